@@ -1,0 +1,3 @@
+"""reportgen: declarative fairness reports with honest uncertainty."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,4 @@
+from reportgen.cli import main
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,197 @@
+"""Command line: reportgen run | validate | schema | samplesize."""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from pathlib import Path
+
+import click
+
+from reportgen import __version__
+from reportgen.errors import SpecError
+
+EXIT_OK, EXIT_GATE, EXIT_SPEC, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def _progress(quiet: bool):
+    if quiet or not sys.stderr.isatty():
+        return None
+    return lambda msg: click.echo(f"  … {msg}", err=True)
+
+
+def _fail_spec(e: SpecError) -> None:
+    click.echo(e.render(), err=True)
+    sys.exit(EXIT_SPEC)
+
+
+def _guard(fn):
+    """Map exceptions to exit codes: SpecError -> 2 (no traceback), anything else -> 3."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*a, **kw):
+        try:
+            return fn(*a, **kw)
+        except SpecError as e:
+            _fail_spec(e)
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            click.echo("interrupted; nothing was written", err=True)
+            sys.exit(130)
+        except Exception:  # pragma: no cover - internal errors
+            click.echo("reportgen: internal error (exit 3). Please report it with the spec and this trace:", err=True)
+            click.echo(traceback.format_exc(), err=True)
+            sys.exit(EXIT_INTERNAL)
+
+    return wrapper
+
+
+class _Group(click.Group):
+    def main(self, *args, **kwargs):  # usage errors exit 2 as click does; keep that
+        return super().main(*args, **kwargs)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="reportgen")
+def main() -> None:
+    """reportgen: fairness reports from a YAML spec (see README.md)."""
+
+
+@main.command()
+@click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output directory (default: report-<spec name>/ beside the current directory).")
+@click.option("--format", "formats", default=None, help="Comma-separated formats: html,pdf,json (default: spec's).")
+@click.option("--seed", type=int, default=None, help="Override intervals.bootstrap.seed.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+@_guard
+def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, quiet: bool) -> None:
+    """Compute every metric in SPEC and write OUT/results.json (exit 1 if a gate fails)."""
+    from reportgen.results import dumps, write_outputs
+    from reportgen.runner import run_spec
+    from reportgen.spec import load_spec
+
+    ls = load_spec(spec)
+    fmts = [f.strip() for f in formats.split(",")] if formats else list(ls.spec.output.formats)
+    bad = [f for f in fmts if f not in ("html", "pdf", "json")]
+    if bad:
+        raise click.BadParameter(f"unknown format(s) {bad}; choose from html, pdf, json", param_hint="--format")
+    results = run_spec(ls, seed=seed, progress=_progress(quiet))
+    out = out or Path(f"report-{spec.stem}")
+    files = {"results.json": dumps(results).encode("utf-8")}
+    skipped = [f for f in fmts if f in ("html", "pdf")]
+    write_outputs(out, files)
+    if not quiet:
+        _summary(results, out, skipped)
+    sys.exit(EXIT_OK if results["passed"] else EXIT_GATE)
+
+
+def _summary(results: dict, out: Path, skipped: list[str]) -> None:
+    click.echo(f"{results['report']['title']} — {results['report']['model']['name']} "
+               f"{results['report']['model']['version']}")
+    for m in results["metrics"]:
+        iv = m.get("interval") or {}
+        if m.get("value") is None:
+            click.echo(f"  {m['name']:<20} {m['attribute']:<14} n/a  ({m.get('reason')})")
+            continue
+        ivs = f"[{iv['lower']:+.4f}, {iv['upper']:+.4f}]" if iv.get("lower") is not None else ""
+        click.echo(f"  {m['name']:<20} {m['attribute']:<14} {m['value']:+.4f} {ivs}")
+    for g in results["gates"]:
+        click.echo(f"  gate {g['metric']} ({g['attribute']}): {g['status'].upper()} — {g['reason']}")
+    click.echo(f"wrote {out / 'results.json'}")
+    if skipped:
+        click.echo(f"note: {', '.join(skipped)} rendering is not available in this version; wrote results.json only",
+                   err=True)
+
+
+@main.command()
+@click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+@_guard
+def validate(spec: Path) -> None:
+    """Check SPEC and its data files without computing metrics."""
+    from reportgen.runner import load_all
+    from reportgen.spec import load_spec
+
+    ls = load_spec(spec)
+    L = load_all(ls)
+    click.echo(f"{spec}: OK — {len(L.attrs)} attribute(s), {len(L.tasks)} task(s), {len(ls.spec.metrics)} metric(s)")
+    for e in ([L.train] if L.train else []) + ([L.validation] if L.validation else []) + L.predictions:
+        drops = "; ".join(f"{d['rows']} {d['reason']}" for d in e.dropped) or "none dropped"
+        click.echo(f"  {e.role:<10} {e.display_path}: {e.rows} rows, {e.rows_used} used ({drops})")
+    for a in L.attrs:
+        for e in L.predictions[:1]:
+            import numpy as np
+
+            c = np.bincount(e.groups[a.name], minlength=len(a.groups))
+            sizes = ", ".join(f"{g}: {int(n)}" for g, n in zip(a.groups, c))
+            click.echo(f"  groups of {a.name}: {sizes}")
+            small = [g for g, n in zip(a.groups, c) if n < 30]
+            if small:
+                click.echo(f"  warning: group(s) {small} have fewer than 30 test rows; intervals will be wide", err=True)
+    for label, rec in L.calibration.items():
+        click.echo(f"  calibrated threshold for {label}: {rec['threshold']:.6g} "
+                   f"({rec['achieved_positives']} of {rec['rows']} validation rows positive, target "
+                   f"{rec['target_positives']})")
+
+
+@main.command()
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write to a file.")
+def schema(out: Path | None) -> None:
+    """Print the JSON Schema of the spec (for editor autocompletion)."""
+    from reportgen.spec import json_schema
+
+    text = json.dumps(json_schema(), indent=2) + "\n"
+    if out:
+        out.write_text(text)
+    else:
+        click.echo(text, nl=False)
+
+
+@main.command()
+@click.option("--delta", type=float, required=True, help="Size of the bias to be able to claim (e.g. 0.05).")
+@click.option("--confidence", type=float, default=0.95, show_default=True)
+@click.option("--gamma", type=float, default=0.5, show_default=True,
+              help="Lower bound on the smaller group's share of the population.")
+@click.option("--variance", type=float, default=None, help="Variance of the amortised disparity (default: maximal, (C/gamma)^2).")
+@click.option("--max-cost", type=float, default=1.0, show_default=True)
+@click.option("--n", "n", type=int, default=None, help="Also report the smallest bias claimable with N examples.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def samplesize(delta: float, confidence: float, gamma: float, variance: float | None, max_cost: float,
+               n: int | None, as_json: bool) -> None:
+    """Examples needed to claim a bias of size DELTA (Ethayarajh 2020 Bernstein bound)."""
+    import math
+
+    from reportgen.intervals import samplesize as ss
+    from reportgen.intervals import smallest_detectable
+
+    problems = []
+    if not 0 < confidence < 1:
+        problems.append(f"--confidence: expected a number in (0, 1), got {confidence}")
+    if not 0 < gamma <= 0.5:
+        problems.append(f"--gamma: expected a number in (0, 0.5], got {gamma}")
+    if delta <= 0:
+        problems.append(f"--delta: expected a positive number, got {delta}")
+    if variance is not None and variance < 0:
+        problems.append(f"--variance: expected a non-negative number, got {variance}")
+    if problems:
+        click.echo("\n".join(problems), err=True)
+        sys.exit(EXIT_SPEC)
+    bound = ss(delta, confidence=confidence, gamma=gamma, variance=variance, max_cost=max_cost)
+    need = math.floor(bound) + 1
+    res = {"delta": delta, "confidence": confidence, "gamma": gamma,
+           "variance": variance if variance is not None else (max_cost / gamma) ** 2,
+           "variance_assumed_maximal": variance is None, "max_cost": max_cost, "bound": bound, "examples_needed": need}
+    if n:
+        res["n"] = n
+        res["smallest_claimable_delta"] = smallest_detectable(n, confidence=confidence, gamma=gamma, variance=variance,
+                                                              max_cost=max_cost)
+    if as_json:
+        click.echo(json.dumps(res, indent=2))
+        return
+    click.echo(f"n > {bound:,.1f}: at least {need:,} examples to claim a bias of {delta} at confidence {confidence}")
+    click.echo(f"  (gamma {gamma}, variance {res['variance']:g}{' — maximal' if variance is None else ''}, C {max_cost})")
+    if n:
+        click.echo(f"with n = {n:,}, the smallest claimable bias is {res['smallest_claimable_delta']:.4f}")

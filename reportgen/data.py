@@ -1,0 +1,440 @@
+"""Reading data files and encoding them into the arrays metrics work on.
+
+Everything here checks the data against the spec and reports problems in the
+spec's terms (``spec.yaml:LINE: attributes.race.column: column 'rase' not found
+in test.csv (did you mean 'race'?)``). Encoded data is a few integer/boolean
+arrays per file: group codes per attribute, true and predicted task indicators.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from reportgen.errors import (
+    MSG_COLUMN_NOT_FOUND,
+    MSG_FILE_NOT_FOUND,
+    MSG_GROUP_EMPTY,
+    MSG_LABEL_VALUES,
+    MSG_MISSING_VALUES,
+    Problem,
+    SpecError,
+    did_you_mean,
+)
+from reportgen.spec import LoadedSpec, Task
+
+INTERSECTION_SEP = "×"
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def read_table(path: Path, columns: list[str] | None = None) -> pd.DataFrame:
+    """Read CSV or Parquet (by extension). ``columns`` restricts what is loaded."""
+    suffix = "".join(path.suffixes[-2:]).lower()
+    if suffix.endswith(".parquet") or suffix.endswith(".pq"):
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path, columns=columns)
+        return table.to_pandas()
+    usecols = (lambda c: c in set(columns)) if columns is not None else None
+    return pd.read_csv(path, usecols=usecols, low_memory=False, keep_default_na=True)
+
+
+def read_header(path: Path) -> list[str]:
+    suffix = path.suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(path).names)
+    return list(pd.read_csv(path, nrows=0).columns)
+
+
+def _is_parquet(path: Path) -> bool:
+    return path.suffix.lower() in (".parquet", ".pq")
+
+
+def _line_of(path: Path, row: int) -> str:
+    """Human position of 0-based data row ``row`` (CSV line with header = row + 2)."""
+    return str(row + 2) if not _is_parquet(path) else f"row {row + 1}"
+
+
+def match_values(series: pd.Series, values: list) -> np.ndarray:
+    """Code each cell by the index of the declared value it equals, -1 if none.
+
+    Numbers compare numerically when the column is numeric (``1`` matches
+    ``1.0``); everything else compares as text.
+    """
+    codes = np.full(len(series), -1, dtype=np.int16)
+    numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+    as_str = None
+    arr = series.to_numpy()
+    for j, v in enumerate(values):
+        hit = None
+        if numeric and isinstance(v, (int, float)) and not isinstance(v, bool):
+            hit = arr == v
+        elif pd.api.types.is_bool_dtype(series) and isinstance(v, (bool, int)):
+            hit = arr == bool(v)
+        else:
+            if as_str is None:
+                as_str = series.astype(str).str.strip().to_numpy()
+                if numeric:  # '1.0' -> '1' for integral floats
+                    as_str = np.array([_num_text(x) for x in arr], dtype=object)
+            hit = as_str == _num_text(v)
+        codes[(codes < 0) & hit] = j
+    return codes
+
+
+def _num_text(v) -> str:
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v).strip()
+
+
+@dataclass
+class TaskColumns:
+    """One task as the data sees it."""
+
+    name: str  # spec task name (for a `columns:` set: the column name)
+    label: str  # e.g. "recidivism=1"
+    spec_key: str  # key in spec.tasks
+    column: str
+    positive: object
+    predicted: str | None = None
+    score: str | None = None
+    threshold: float | str | None = None
+    favorable: str = "positive"
+
+
+def expand_tasks(ls: LoadedSpec, header: list[str]) -> tuple[list[TaskColumns], list[Problem]]:
+    """Turn spec tasks (including `columns:` patterns and `classes:`) into task columns."""
+    out: list[TaskColumns] = []
+    problems: list[Problem] = []
+    for key, t in ls.spec.tasks.items():
+        if t.columns is not None:
+            if isinstance(t.columns, str):
+                cols = [c for c in header if fnmatch.fnmatchcase(c, t.columns)]
+            else:
+                cols = list(t.columns)
+            pattern_pred = t.predicted or t.score or ""
+            derived = {pattern_pred.replace("{column}", c) for c in cols}
+            cols = [c for c in cols if c not in derived]
+            if not cols:
+                problems.append(ls.problem(("tasks", key, "columns"),
+                                           f"pattern {t.columns!r} matches no column of the test file; columns are: "
+                                           f"{_few(header)}"))
+                continue
+            if pattern_pred and "{column}" not in pattern_pred:
+                problems.append(ls.problem(("tasks", key, "predicted" if t.predicted else "score"),
+                                           "with `columns:`, the prediction needs a pattern containing {column}, "
+                                           "e.g. '{column}_pred'"))
+                continue
+            pos = 1 if t.positive is None else t.positive
+            for c in cols:
+                out.append(TaskColumns(
+                    name=c, label=f"{c}={_num_text(pos)}", spec_key=key, column=c, positive=pos,
+                    predicted=t.predicted.replace("{column}", c) if t.predicted else None,
+                    score=t.score.replace("{column}", c) if t.score else None,
+                    threshold=t.threshold, favorable=t.favorable))
+        elif t.classes is not None:
+            for cls in t.classes:
+                out.append(TaskColumns(name=f"{key}={_num_text(cls)}", label=f"{key}={_num_text(cls)}", spec_key=key,
+                                       column=t.column, positive=cls, predicted=t.predicted, score=t.score,
+                                       threshold=t.threshold, favorable=t.favorable))
+        else:
+            pos = 1 if t.positive is None else t.positive
+            out.append(TaskColumns(name=key, label=f"{key}={_num_text(pos)}", spec_key=key, column=t.column,
+                                   positive=pos, predicted=t.predicted, score=t.score, threshold=t.threshold,
+                                   favorable=t.favorable))
+    return out, problems
+
+
+def _few(items: list[str], k: int = 12) -> str:
+    s = ", ".join(items[:k])
+    return s + (f", ... ({len(items)} in all)" if len(items) > k else "")
+
+
+@dataclass
+class AttributeDef:
+    name: str
+    groups: list[str]  # labels as shown, e.g. "African-American" or "Female×White"
+    columns: list[str]  # one column, or several for an intersection
+    group_values: list[tuple]  # per group, the declared value per column
+    predicted: list[str] | None  # predicted columns (None when not declared)
+    spec_path: tuple
+
+    def label(self, j: int) -> str:
+        return f"{self.name}={self.groups[j]}"
+
+
+def attribute_defs(ls: LoadedSpec) -> list[AttributeDef]:
+    s = ls.spec
+    out: list[AttributeDef] = []
+    for name, a in s.attributes.items():
+        out.append(AttributeDef(name, [_num_text(g) for g in a.groups], [a.column], [(g,) for g in a.groups],
+                                [a.predicted] if a.predicted else None, ("attributes", name)))
+    for i, inter in enumerate(s.intersections):
+        attrs = [s.attributes[n] for n in inter]
+        combos: list[tuple] = [()]
+        for a in attrs:
+            combos = [c + (g,) for c in combos for g in a.groups]
+        preds = [a.predicted for a in attrs]
+        out.append(AttributeDef(
+            INTERSECTION_SEP.join(inter),
+            [INTERSECTION_SEP.join(_num_text(v) for v in c) for c in combos],
+            [a.column for a in attrs], combos,
+            preds if all(p is not None for p in preds) else None, ("intersections", i)))
+    return out
+
+
+@dataclass
+class Encoded:
+    """One data file reduced to the arrays the statistics core needs."""
+
+    role: str
+    path: Path
+    display_path: str
+    sha256: str
+    rows: int  # rows in the file
+    rows_used: int
+    dropped: list[dict] = field(default_factory=list)  # [{"reason": ..., "rows": ...}]
+    groups: dict[str, np.ndarray] = field(default_factory=dict)  # attribute -> codes (n,)
+    groups_pred: dict[str, np.ndarray] = field(default_factory=dict)  # attribute -> codes, -1 = none
+    Y: np.ndarray | None = None  # (n, K) bool true task indicators
+    Yhat: np.ndarray | None = None  # (n, K) bool predicted indicators (test/runs)
+    scores: dict[int, np.ndarray] = field(default_factory=dict)  # task index -> score (validation)
+
+    @property
+    def n(self) -> int:
+        return self.rows_used
+
+
+def _columns_needed(attrs: list[AttributeDef], tasks: list[TaskColumns], role: str) -> list[tuple[str, tuple]]:
+    need: list[tuple[str, tuple]] = []
+    for a in attrs:
+        if a.spec_path[0] != "attributes":
+            continue
+        need.append((a.columns[0], a.spec_path + ("column",)))
+        if a.predicted and role in ("test", "run"):
+            need.append((a.predicted[0], a.spec_path + ("predicted",)))
+    for t in tasks:
+        base = ("tasks", t.spec_key)
+        need.append((t.column, base + (("columns",) if t.name == t.column and t.spec_key != t.name else ("column",))))
+        if role in ("test", "run"):
+            if t.predicted:
+                need.append((t.predicted, base + ("predicted",)))
+            if t.score:
+                need.append((t.score, base + ("score",)))
+        if role == "validation" and t.score:
+            need.append((t.score, base + ("score",)))
+    seen: set[str] = set()
+    uniq = []
+    for c, p in need:
+        if c not in seen:
+            seen.add(c)
+            uniq.append((c, p))
+    return uniq
+
+
+def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list[AttributeDef],
+              tasks: list[TaskColumns], thresholds: dict[int, float] | None = None) -> Encoded:
+    """Load, check and encode one data file. Raises SpecError with all problems."""
+    path = ls.resolve(rel)
+    problems: list[Problem] = []
+    if not path.is_file():
+        raise SpecError([ls.problem(spec_path, MSG_FILE_NOT_FOUND.format(path=rel, resolved=path))])
+    try:
+        header = read_header(path)
+    except Exception as exc:  # unreadable / not a table
+        raise SpecError([ls.problem(spec_path, f"cannot read {rel} as a table ({type(exc).__name__}: {exc}); "
+                                               "give a CSV with a header row or a Parquet file")]) from None
+    kind = "validation" if role == "validation" else ("run" if role.startswith("run") else role)
+    needed = _columns_needed(attrs, tasks, kind)
+    for col, p in needed:
+        if col not in header:
+            problems.append(ls.problem(p, MSG_COLUMN_NOT_FOUND.format(column=col, file=rel,
+                                                                     hint=did_you_mean(col, header))))
+    if problems:
+        raise SpecError(problems)
+    cols = [c for c, _ in needed]
+    try:
+        df = read_table(path, cols)
+    except Exception as exc:
+        raise SpecError([ls.problem(spec_path, f"cannot read {rel} ({type(exc).__name__}: {exc})")]) from None
+    n_file = len(df)
+    keep = np.ones(n_file, dtype=bool)
+    dropped: list[dict] = []
+
+    # missing values
+    for col, p in needed:
+        miss = df[col].isna().to_numpy()
+        if miss.any():
+            if ls.spec.data.missing == "error":
+                first = int(np.argmax(miss))
+                problems.append(ls.problem(p, MSG_MISSING_VALUES.format(column=col, count=int(miss.sum()), file=rel,
+                                                                         line=_line_of(path, first))))
+            else:
+                newly = miss & keep
+                if newly.any():
+                    dropped.append({"reason": f"missing value in column '{col}'", "rows": int(newly.sum())})
+                keep &= ~miss
+    if problems:
+        raise SpecError(problems)
+
+    # attribute groups: rows outside the declared groups are dropped and counted
+    raw_codes: dict[str, np.ndarray] = {}
+    for a in attrs:
+        if a.spec_path[0] != "attributes":
+            continue
+        codes = match_values(df[a.columns[0]], [v[0] for v in a.group_values])
+        raw_codes[a.name] = codes
+        out = (codes < 0) & keep
+        if out.any():
+            dropped.append({"reason": f"{a.name} not in declared groups ({', '.join(a.groups)})", "rows": int(out.sum())})
+        keep &= codes >= 0
+    for a in attrs:
+        if a.spec_path[0] == "attributes":
+            vals = df[a.columns[0]][keep]
+            counts = np.bincount(raw_codes[a.name][keep], minlength=len(a.groups))
+            for j, c in enumerate(counts):
+                if c == 0 and kind != "validation":
+                    present = _few(sorted({_num_text(v) for v in vals.unique()}), 10) if len(vals) else "(none)"
+                    if not len(vals):
+                        present = _few(sorted({_num_text(v) for v in df[a.columns[0]].dropna().unique()}), 10)
+                    problems.append(ls.problem(a.spec_path + ("groups",),
+                                               MSG_GROUP_EMPTY.format(group=a.groups[j], file=rel, values=present)))
+    if problems:
+        raise SpecError(problems)
+
+    idx = np.flatnonzero(keep)
+    sub = df.iloc[idx].reset_index(drop=True)
+    enc = Encoded(role=role, path=path, display_path=rel, sha256=sha256_file(path), rows=n_file,
+                  rows_used=len(idx), dropped=dropped)
+
+    # groups (and intersections as combined codes)
+    for a in attrs:
+        if a.spec_path[0] == "attributes":
+            enc.groups[a.name] = raw_codes[a.name][idx].astype(np.int16)
+            if a.predicted and kind in ("test", "run"):
+                enc.groups_pred[a.name] = match_values(sub[a.predicted[0]], [v[0] for v in a.group_values])
+    for a in attrs:
+        if a.spec_path[0] == "intersections":
+            parts = ls.spec.intersections[a.spec_path[1]]
+            code = np.zeros(len(idx), dtype=np.int32)
+            pcode = np.zeros(len(idx), dtype=np.int32) if a.predicted and kind in ("test", "run") else None
+            for pname in parts:
+                g = len(ls.spec.attributes[pname].groups)
+                code = code * g + enc.groups[pname]
+                if pcode is not None:
+                    pp = enc.groups_pred[pname].astype(np.int32)
+                    pcode = np.where((pcode < 0) | (pp < 0), -1, pcode * g + pp)
+            enc.groups[a.name] = code.astype(np.int16)
+            if pcode is not None:
+                enc.groups_pred[a.name] = pcode.astype(np.int16)
+
+    # tasks
+    K = len(tasks)
+    Y = np.zeros((len(idx), K), dtype=bool)
+    Yhat = np.zeros((len(idx), K), dtype=bool) if kind in ("test", "run") else None
+    label_checked: set[tuple[str, str]] = set()
+    for k, t in enumerate(tasks):
+        base = ("tasks", t.spec_key)
+        col = sub[t.column]
+        Y[:, k] = match_values(col, [t.positive]) == 0
+        if (t.column, t.spec_key) not in label_checked:
+            label_checked.add((t.column, t.spec_key))
+            problems += _check_labels(ls, t, col, rel, base)
+        if kind in ("test", "run"):
+            if t.predicted:
+                pcol = sub[t.predicted]
+                Yhat[:, k] = match_values(pcol, [t.positive]) == 0
+                problems += _check_predictions(ls, t, col, pcol, rel, base)
+            else:
+                s = sub[t.score]
+                if not pd.api.types.is_numeric_dtype(s):
+                    problems.append(ls.problem(base + ("score",),
+                                               f"score column '{t.score}' in {rel} is not numeric (e.g. {s.iloc[0]!r}); "
+                                               "name a numeric column"))
+                    continue
+                thr = thresholds.get(k) if thresholds and k in thresholds else t.threshold
+                if isinstance(thr, (int, float)):
+                    Yhat[:, k] = s.to_numpy(dtype=float) >= float(thr)
+        if kind == "validation" and t.score:
+            s = sub[t.score]
+            if pd.api.types.is_numeric_dtype(s):
+                enc.scores[k] = s.to_numpy(dtype=float)
+    if problems:
+        raise SpecError(problems)
+    enc.Y = Y
+    enc.Yhat = Yhat
+    return enc
+
+
+def _check_labels(ls: LoadedSpec, t: TaskColumns, col: pd.Series, rel: str, base: tuple) -> list[Problem]:
+    spec_task: Task = ls.spec.tasks[t.spec_key]
+    values = sorted({_num_text(v) for v in col.unique()})
+    if spec_task.classes is not None:
+        declared = [_num_text(c) for c in spec_task.classes]
+        absent = [c for c in declared if c not in values]
+        if absent:
+            return [ls.problem(base + ("classes",), MSG_LABEL_VALUES.format(
+                column=t.column, file=rel, found=_few(values, 10), declared=f"classes {declared}",
+                todo=f"Class(es) {absent} never occur; fix the spelling or remove them."))]
+        return []
+    pos = _num_text(t.positive)
+    key = "positive"
+    if pos not in values:
+        return [ls.problem(base + (key,), MSG_LABEL_VALUES.format(
+            column=t.column, file=rel, found=_few(values, 10), declared=f"positive: {pos}",
+            todo="Set `positive:` to the value that marks the positive class."))]
+    if len(values) > 2:
+        return [ls.problem(base + ("column" if spec_task.column else "columns",), MSG_LABEL_VALUES.format(
+            column=t.column, file=rel, found=_few(values, 10), declared=f"a binary label with positive: {pos}",
+            todo="List the classes to use with `classes: [...]`, one task per class."))]
+    return []
+
+
+def _check_predictions(ls: LoadedSpec, t: TaskColumns, col: pd.Series, pcol: pd.Series, rel: str,
+                       base: tuple) -> list[Problem]:
+    label_values = {_num_text(v) for v in col.unique()}
+    pred_values = {_num_text(v) for v in pcol.unique()}
+    extra = sorted(pred_values - label_values - {_num_text(t.positive)})
+    spec_task = ls.spec.tasks[t.spec_key]
+    if extra and spec_task.classes is None:
+        return [ls.problem(base + ("predicted",), MSG_LABEL_VALUES.format(
+            column=t.predicted, file=rel, found=_few(sorted(pred_values), 10),
+            declared=f"labels like the true column ({', '.join(sorted(label_values))})",
+            todo=f"Values {extra[:5]} are not labels; if this is a score, use `score:` with `threshold:`."))]
+    return []
+
+
+def load_table_base(ls: LoadedSpec, attrs: list[AttributeDef], tasks: list[TaskColumns]) -> tuple[pd.DataFrame, str, str]:
+    rel = ls.spec.base.table
+    path = ls.resolve(rel)
+    if not path.is_file():
+        raise SpecError([ls.problem(("base", "table"), MSG_FILE_NOT_FOUND.format(path=rel, resolved=path))])
+    df = read_table(path)
+    need = ["group", "task", "p_group_given_task"]
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise SpecError([ls.problem(("base", "table"),
+                                    f"{rel} lacks column(s) {missing}; a base table has columns group, task, "
+                                    "p_group_given_task (and optionally p_group)")])
+    bad = df[(df["p_group_given_task"] < 0) | (df["p_group_given_task"] > 1) | df["p_group_given_task"].isna()]
+    if len(bad):
+        raise SpecError([ls.problem(("base", "table"),
+                                    f"{rel}:{int(bad.index[0]) + 2}: p_group_given_task must be a probability in [0, 1], "
+                                    f"got {bad['p_group_given_task'].iloc[0]!r}")])
+    return df, rel, sha256_file(path)

@@ -1,0 +1,76 @@
+"""Error types and the user-facing message texts (pinned by tests).
+
+Every problem in a spec or data file becomes a :class:`Problem` with a file,
+line, column, dotted key path and a message that says what is wrong and what
+to do. All problems found are raised together as one :class:`SpecError`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+# Message constants: tests pin these texts.
+MSG_UNKNOWN_KEY = "unknown key '{key}'{hint}; allowed keys: {allowed}"
+MSG_UNKNOWN_METRIC = "unknown metric '{name}'{hint}; known metrics: {known}"
+MSG_MISSING_KEY = "required key '{key}' is missing; add it"
+MSG_DUPLICATE_KEY = "key '{key}' appears twice (first at line {first}); keep one"
+MSG_FILE_NOT_FOUND = "file '{path}' not found (resolved to {resolved}); paths are relative to the spec file"
+MSG_COLUMN_NOT_FOUND = "column '{column}' not found in {file}{hint}"
+MSG_MISSING_VALUES = (
+    "column '{column}' has {count} missing value(s) in {file} (first at line {line}); "
+    "fill them, or set data.missing: drop to drop such rows"
+)
+MSG_NOT_A_MAPPING = "the spec must be a YAML mapping of keys (version, data, attributes, ...), got {got}"
+MSG_YAML_SYNTAX = "YAML syntax error: {problem}"
+MSG_GROUP_EMPTY = "group '{group}' has no rows in {file}; check the spelling against the values present: {values}"
+MSG_LABEL_VALUES = "column '{column}' in {file} has values {found}; the spec declares {declared}. {todo}"
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """Return ``"; did you mean 'x'?"``-style hint text, or an empty string."""
+    match = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean '{match[0]}'?)" if match else ""
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int | None
+    col: int | None
+    path: str
+    message: str
+
+    def format(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.col is not None:
+                where += f":{self.col}"
+        key = f" {self.path}:" if self.path else ""
+        return f"{where}:{key} {self.message}"
+
+
+@dataclass
+class SpecError(Exception):
+    """One or more problems with the spec or the data it names (exit code 2)."""
+
+    problems: list[Problem] = field(default_factory=list)
+    context: str = ""  # e.g. YAML excerpt around a syntax error
+
+    def __str__(self) -> str:  # pragma: no cover - convenience
+        return self.render()
+
+    def render(self) -> str:
+        lines = [p.format() for p in self.problems]
+        if self.context:
+            lines.append(self.context)
+        n = len(self.problems)
+        lines.append(f"{n} problem{'s' if n != 1 else ''} found; nothing was written.")
+        return "\n".join(lines)
+
+
+def raise_if(problems: Sequence[Problem]) -> None:
+    if problems:
+        raise SpecError(list(problems))

@@ -1,0 +1,75 @@
+"""Interval methods: percentile bootstrap, Bernstein (Ethayarajh 2020), across runs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats as sps
+
+VERDICT_AGAINST_PROTECTED = "against_protected"
+VERDICT_AGAINST_REFERENCE = "against_reference"
+VERDICT_INSUFFICIENT = "insufficient_evidence"
+
+
+def percentile(reps: np.ndarray, level: float) -> tuple[float | None, float | None, int]:
+    """Percentile interval over the defined replicates; (lower, upper, undefined replicate count)."""
+    reps = np.asarray(reps, dtype=float)
+    ok = reps[~np.isnan(reps)]
+    undefined = int(reps.size - ok.size)
+    if ok.size < 2:
+        return None, None, undefined
+    alpha = 1.0 - level
+    lo, hi = np.quantile(ok, [alpha / 2, 1 - alpha / 2])
+    return float(lo), float(hi), undefined
+
+
+def bernstein_halfwidth(n: float, variance: float, *, confidence: float, gamma: float, max_cost: float = 1.0) -> float:
+    """t with δ̄ ± t the two-sided Bernstein interval at confidence ρ (METRICS.md §3)."""
+    L = math.log((1.0 - confidence) / 2.0)
+    B = -(2.0 * max_cost / (3.0 * gamma)) * L
+    return (B + math.sqrt(B * B - 8.0 * n * variance * L)) / (2.0 * n)
+
+
+def samplesize(delta: float, *, confidence: float, gamma: float, variance: float | None = None,
+               max_cost: float = 1.0) -> float:
+    """The bound n > (2σ² + (2C/(3γ))δ)(−L)/δ²; σ² defaults to its maximum (C/γ)²."""
+    if variance is None:
+        variance = (max_cost / gamma) ** 2
+    L = math.log((1.0 - confidence) / 2.0)
+    return (2.0 * variance + (2.0 * max_cost / (3.0 * gamma)) * delta) * (-L) / (delta * delta)
+
+
+def smallest_detectable(n: float, *, confidence: float, gamma: float, variance: float | None = None,
+                        max_cost: float = 1.0) -> float:
+    """Smallest δ̄ claimable with n examples (solves the sample-size bound for δ̄)."""
+    if variance is None:
+        variance = (max_cost / gamma) ** 2
+    L = -math.log((1.0 - confidence) / 2.0)
+    b = (2.0 * max_cost / (3.0 * gamma)) * L
+    # n δ² − b δ − 2σ² L = 0
+    return (b + math.sqrt(b * b + 8.0 * n * variance * L)) / (2.0 * n)
+
+
+def verdict(lower: float, upper: float) -> str:
+    if lower > 0:
+        return VERDICT_AGAINST_PROTECTED
+    if upper < 0:
+        return VERDICT_AGAINST_REFERENCE
+    return VERDICT_INSUFFICIENT
+
+
+def across_runs(values: list[float | None], level: float) -> dict:
+    """Mean ± t-interval over runs (METRICS.md §4)."""
+    vals = [v for v in values if v is not None and not math.isnan(v)]
+    out: dict = {"method": "across_runs", "level": level, "runs": len(values), "runs_defined": len(vals)}
+    if len(vals) < 2:
+        out.update(lower=None, upper=None, reason="needs at least two runs with a defined value")
+        return out
+    arr = np.array(vals)
+    m = float(arr.mean())
+    s = float(arr.std(ddof=1))
+    q = float(sps.t.ppf(0.5 + level / 2, len(vals) - 1))
+    half = q * s / math.sqrt(len(vals))
+    out.update(mean=m, sd=s, lower=m - half, upper=m + half)
+    return out

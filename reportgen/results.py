@@ -1,0 +1,41 @@
+"""Writing results: deterministic JSON, written atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+
+def dumps(results: dict) -> str:
+    """Canonical JSON text: fixed key order (as built), no NaN, trailing newline."""
+    return json.dumps(results, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_outputs(out_dir: Path, files: dict[str, bytes]) -> list[Path]:
+    """Write every output only after all of them were produced (all-or-nothing per file)."""
+    written = []
+    for name, data in files.items():
+        p = out_dir / name
+        write_atomic(p, data)
+        written.append(p)
+    return written

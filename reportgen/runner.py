@@ -1,0 +1,737 @@
+"""spec → data → sufficient statistics → metrics → intervals → results tree.
+
+The results tree is plain JSON-able data (floats stay floats; ``None`` with a
+``reason`` where a statistic is undefined). :func:`run_spec` does the work;
+:mod:`reportgen.results` writes it.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from reportgen import __version__, intervals, metrics, stats, thresholds
+from reportgen.data import AttributeDef, Encoded, TaskColumns, attribute_defs, expand_tasks, load_role, \
+    load_table_base, read_header
+from reportgen.errors import MSG_FILE_NOT_FOUND, Problem, SpecError
+from reportgen.spec import DISPARITY_METRICS, LoadedSpec, Metric
+
+SCHEMA_VERSION = 1
+
+Progress = Callable[[str], None]
+
+
+def _f(x) -> float | None:
+    """Float for JSON, or None for NaN/None."""
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) or math.isinf(x) else x
+
+
+# --------------------------------------------------------------------------- loading
+
+
+@dataclass
+class Loaded:
+    attrs: list[AttributeDef]
+    tasks: list[TaskColumns]
+    predictions: list[Encoded]  # test, or the runs
+    train: Encoded | None = None
+    validation: Encoded | None = None
+    base_table: tuple | None = None
+    calibration: dict = field(default_factory=dict)  # task label -> calibration record
+
+
+def load_all(ls: LoadedSpec) -> Loaded:
+    s = ls.spec
+    problems: list[Problem] = []
+    if s.data.test and s.data.runs:
+        raise SpecError([ls.problem(("data", "runs"), "data.test and data.runs are alternatives: give the test file "
+                                                      "as `test:`, or several runs of one model as `runs:`")])
+    first_rel, first_path = (s.data.test, ("data", "test")) if s.data.test else (s.data.runs[0], ("data", "runs", 0))
+    fp = ls.resolve(first_rel)
+    if not fp.is_file():
+        raise SpecError([ls.problem(first_path, MSG_FILE_NOT_FOUND.format(path=first_rel, resolved=fp))])
+    try:
+        header = read_header(fp)
+    except Exception as exc:
+        raise SpecError([ls.problem(first_path, f"cannot read {first_rel} as a table ({type(exc).__name__}: {exc}); "
+                                                "give a CSV with a header row or a Parquet file")]) from None
+    attrs = attribute_defs(ls)
+    tasks, probs = expand_tasks(ls, header)
+    if probs:
+        raise SpecError(probs)
+    out = Loaded(attrs, tasks, [])
+
+    def attempt(fn):
+        try:
+            return fn()
+        except SpecError as e:
+            problems.extend(e.problems)
+            return None
+
+    needs_train = bool(s.data.train)
+    if needs_train:
+        out.train = attempt(lambda: load_role(ls, "train", s.data.train, ("data", "train"), attrs, tasks))
+    if s.data.validation:
+        out.validation = attempt(lambda: load_role(ls, "validation", s.data.validation, ("data", "validation"),
+                                                   attrs, tasks))
+    thr: dict[int, float] = {}
+    if any(t.threshold == "calibrate" for t in tasks) and out.train is not None and out.validation is not None:
+        for k, t in enumerate(tasks):
+            if t.threshold == "calibrate" and k in out.validation.scores:
+                p = float(out.train.Y[:, k].mean()) if out.train.n else 0.0
+                rec = thresholds.calibrate(out.validation.scores[k], p)
+                thr[k] = rec["threshold"]
+                out.calibration[t.label] = rec
+    if s.data.test:
+        enc = attempt(lambda: load_role(ls, "test", s.data.test, ("data", "test"), attrs, tasks, thr))
+        if enc is not None:
+            out.predictions.append(enc)
+    else:
+        for i, rel in enumerate(s.data.runs):
+            enc = attempt(lambda i=i, rel=rel: load_role(ls, f"run{i}", rel, ("data", "runs", i), attrs, tasks, thr))
+            if enc is not None:
+                out.predictions.append(enc)
+    if s.base.table:
+        out.base_table = attempt(lambda: load_table_base(ls, attrs, tasks))
+    if problems:
+        raise SpecError(problems)
+    return out
+
+
+# --------------------------------------------------------------------------- base correlations
+
+
+@dataclass
+class BaseInfo:
+    source: str
+    direction: np.ndarray  # (K, A) in {-1, 0, 1} or NaN
+    mals_p: np.ndarray | None  # (K, A) P(A|T) from base, or None -> from the test replicate (source: test)
+    mals_indicator: np.ndarray  # (K, A) in {0, 1}
+    note: str = ""
+
+
+def _units(enc: Encoded, attr: AttributeDef, with_pred: bool = True) -> stats.Units:
+    g = enc.groups[attr.name]
+    gp = enc.groups_pred.get(attr.name) if with_pred else None
+    Yh = enc.Yhat if enc.Yhat is not None else enc.Y
+    return stats.make_units(g, gp, enc.Y, Yh, len(attr.groups))
+
+
+def _table_arrays(L: Loaded, attr: AttributeDef, eps: float, tie: str) -> tuple[np.ndarray, np.ndarray]:
+    df = L.base_table[0]
+    K, A = len(L.tasks), len(attr.groups)
+    p = np.full((K, A), np.nan)
+    ref = np.full((K, A), 1.0 / A)
+    gkeys = {str(x): j for j, x in enumerate(attr.groups)} | {attr.label(j): j for j in range(A)}
+    tkeys = {t.name: k for k, t in enumerate(L.tasks)} | {t.label: k for k, t in enumerate(L.tasks)}
+    has_pg = "p_group" in df.columns
+    for row in df.itertuples(index=False):
+        j = gkeys.get(str(row.group))
+        k = tkeys.get(str(row.task))
+        if j is None or k is None:
+            continue
+        p[k, j] = float(row.p_group_given_task)
+        if has_pg and row.p_group == row.p_group:
+            ref[k, j] = float(row.p_group)
+    shift = eps if tie == "positive" else -eps
+    direction = np.sign((p + shift) - ref)
+    return p, direction
+
+
+def base_info(ls: LoadedSpec, L: Loaded, attr: AttributeDef, source: str) -> BaseInfo:
+    A = len(attr.groups)
+    b = ls.spec.base
+
+    def counts_of(role: str) -> np.ndarray:
+        enc = L.train if role == "train" else L.predictions[0]
+        return stats.tally(_units(enc, attr, with_pred=False))
+
+    if source in ("train", "test"):
+        Nb = counts_of(source)
+        direction = metrics.direction_from_counts(Nb)
+        p = metrics.group_given_task_from_counts(Nb)[0]
+        ind = (p > 1.0 / A).astype(float)
+        ind[np.isnan(p)] = np.nan
+        return BaseInfo(source, direction, None if source == "test" else p, ind)
+    if source == "table":
+        p, direction = _table_arrays(L, attr, b.epsilon, b.tie_direction)
+        shift = b.epsilon if b.tie_direction == "positive" else -b.epsilon
+        ind = ((p + shift) > 1.0 / A).astype(float)
+        ind[np.isnan(p)] = np.nan
+        return BaseInfo("table", direction, p, ind, note="P(A|T) from the user table")
+    # uniform: P(A|T) = 1/|A| ties every direction; take it from `direction` (default train, else test)
+    dsrc = b.direction or ("train" if L.train is not None else "test")
+    d = base_info(ls, L, attr, dsrc)
+    K = len(L.tasks)
+    return BaseInfo("uniform", d.direction, np.full((K, A), 1.0 / A), d.mals_indicator,
+                    note=f"uniform P(A|T) = 1/{A}; direction y_at from {dsrc}")
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+@dataclass
+class Evaluation:
+    """Point estimates and replicates of one metric on one prediction file."""
+
+    value: float  # NaN when undefined
+    reps: np.ndarray  # (B,)
+    pair_point: np.ndarray  # (P,)
+    pair_reps: np.ndarray  # (B, P)
+    extra_point: dict = field(default_factory=dict)
+    extra_reps: dict = field(default_factory=dict)
+
+
+def _amplification(name: str, N1: np.ndarray, NB: np.ndarray, base: BaseInfo) -> tuple[Evaluation, np.ndarray]:
+    """Returns the evaluation and the point Δ (K, A) for reasons."""
+    fn = metrics.REGISTRY[name].fn
+    if name == "biasamp_mals":
+        def call(N):
+            bp = base.mals_p if base.mals_p is not None else metrics.group_given_task_from_counts(N)
+            return fn(N, base_p=bp, indicator=np.nan_to_num(base.mals_indicator, nan=np.nan))
+    else:
+        def call(N):
+            return fn(N, direction=base.direction)
+    v1, d1 = call(N1)
+    if NB.shape[0]:
+        vB, dB = call(NB)
+    else:
+        vB, dB = np.zeros(0), np.zeros((0,) + d1.shape[1:])
+    # pairs ordered (group, task): transpose (K, A) -> (A, K)
+    p1 = np.swapaxes(d1[0], 0, 1).reshape(-1)
+    pB = np.swapaxes(dB, 1, 2).reshape(dB.shape[0], -1)
+    return Evaluation(float(v1[0]), vB, p1, pB), d1[0]
+
+
+def _combination_units(L: Loaded, enc: Encoded, base_enc: Encoded, attr: AttributeDef, m: Metric):
+    """Kept combinations M and per-row combination indices for the test file."""
+    def keys(Y: np.ndarray) -> np.ndarray:
+        packed = np.ascontiguousarray(np.packbits(Y, axis=1))
+        return packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+
+    bk = keys(base_enc.Y)
+    tk, tk_pred = keys(enc.Y), keys(enc.Yhat)
+    ub, cb = np.unique(bk, return_counts=True)
+    ut, ct = np.unique(tk, return_counts=True)
+    test_counts = dict(zip(ut.tolist(), ct.tolist()))
+    sizes = {u: int(np.unpackbits(np.frombuffer(u, np.uint8))[: L.predictions[0].Y.shape[1]].sum()) for u in ub.tolist()}
+    kept = [u for u, c in zip(ub.tolist(), cb.tolist())
+            if c > m.min_count and test_counts.get(u, 0) > m.min_count and sizes[u] >= m.min_size]
+    index = {u: i for i, u in enumerate(kept)}
+    Mn = len(kept)
+
+    def idx(arr: np.ndarray) -> np.ndarray:
+        u, inv = np.unique(arr, return_inverse=True)
+        lut = np.array([index.get(x, Mn) for x in u.tolist()], dtype=np.int64)
+        return lut[inv.ravel()]
+
+    return kept, idx(tk), idx(tk_pred), idx(bk)
+
+
+def _combo_tallies(block: np.ndarray, mt: np.ndarray, mp: np.ndarray, nblocks: int, Mn: int, B: int,
+                   seed: int, stream: int, G: int, Gp: int):
+    """Point and replicate tallies T_true, T_pred of shape (B, G, Gp, M+1)."""
+    import scipy.sparse as sp
+
+    C = Mn + 1
+    code = (block.astype(np.int64) * C + mt) * C + mp
+    u, cnt = np.unique(code, return_counts=True)
+    blk_u, rest = np.divmod(u, C * C)
+    mt_u, mp_u = np.divmod(rest, C)
+    cols_t = blk_u * C + mt_u
+    cols_p = blk_u * C + mp_u
+    P = len(u)
+    Ot = sp.csr_matrix((np.ones(P), (np.arange(P), cols_t)), shape=(P, nblocks * C))
+    Op = sp.csr_matrix((np.ones(P), (np.arange(P), cols_p)), shape=(P, nblocks * C))
+
+    def shape(T):
+        return np.asarray(T).reshape(-1, G, Gp, C)
+
+    W1 = cnt[None, :].astype(float)
+    point = (shape((Ot.T @ W1.T).T), shape((Op.T @ W1.T).T))
+    if B == 0:
+        z = np.zeros((0, G, Gp, C))
+        return point, (z, z), "none"
+    if P <= stats.MULTINOMIAL_MAX_PATTERNS:
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, stream])))
+        W = rng.multinomial(int(cnt.sum()), cnt / cnt.sum(), size=B).astype(float)
+        return point, (shape((Ot.T @ W.T).T), shape((Op.T @ W.T).T)), "multinomial"
+    n = len(code)
+    Tt = np.zeros((B, nblocks * C))
+    Tp = np.zeros((B, nblocks * C))
+    ct_rows = block.astype(np.int64) * C + mt
+    cp_rows = block.astype(np.int64) * C + mp
+    for start in range(0, n, stats.CHUNK_ROWS):
+        stop = min(n, start + stats.CHUNK_ROWS)
+        W = stats.POISSON_TABLE[stats.poisson_weights(seed, stream, start, stop - start, B)]
+        r = np.arange(stop - start)
+        Oc = sp.csr_matrix((np.ones(stop - start), (r, ct_rows[start:stop])), shape=(stop - start, nblocks * C))
+        Tt += (Oc.T @ W).T
+        Oc = sp.csr_matrix((np.ones(stop - start), (r, cp_rows[start:stop])), shape=(stop - start, nblocks * C))
+        Tp += (Oc.T @ W).T
+    return point, (shape(Tt), shape(Tp)), "poisson"
+
+
+# --------------------------------------------------------------------------- results assembly
+
+
+def _interval(reps: np.ndarray, level: float, resamples: int, seed: int, scheme: str) -> dict | None:
+    if resamples == 0:
+        return None
+    lo, hi, undefined = intervals.percentile(reps, level)
+    iv = {"method": "bootstrap", "level": level, "lower": lo, "upper": hi, "resamples": resamples, "seed": seed,
+          "scheme": scheme}
+    if undefined:
+        iv["replicates_undefined"] = undefined
+    if lo is None:
+        iv["reason"] = "fewer than two bootstrap replicates have a defined value"
+    return iv
+
+
+def _combine(evals: list[Evaluation]) -> Evaluation:
+    """Average over runs (a single file passes through)."""
+    if len(evals) == 1:
+        return evals[0]
+    with np.errstate(invalid="ignore"):
+        return Evaluation(
+            float(np.mean([e.value for e in evals])),
+            np.mean([e.reps for e in evals], axis=0),
+            np.mean([e.pair_point for e in evals], axis=0),
+            np.mean([e.pair_reps for e in evals], axis=0),
+            {k: float(np.mean([e.extra_point[k] for e in evals])) for k in evals[0].extra_point},
+            {k: np.mean([e.extra_reps[k] for e in evals], axis=0) for k in evals[0].extra_reps},
+        )
+
+
+def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | None = None) -> dict:
+    s = ls.spec
+    say = progress or (lambda msg: None)
+    say("loading data")
+    L = load_all(ls)
+    boot = s.intervals.bootstrap
+    seed = boot.seed if seed is None else seed
+    B = boot.resamples
+    level = s.intervals.confidence
+    requested = [m for m in s.metrics]
+    metric_entries: list[dict] = []
+    schemes: set[str] = set()
+
+    by_attr_metrics: dict[str, list[Metric]] = {}
+    for m in requested:
+        for a in L.attrs:
+            if m.attribute is None or m.attribute == a.name:
+                by_attr_metrics.setdefault(a.name, []).append(m)
+
+    for attr in L.attrs:
+        ms = by_attr_metrics.get(attr.name, [])
+        if not ms:
+            continue
+        has_pred = all(attr.name in e.groups_pred for e in L.predictions)
+        joint = any(m.name in DISPARITY_METRICS for m in ms)
+        count_needed = any(metrics.REGISTRY[m.name].family in ("amplification", "disparity") for m in ms)
+        # sufficient statistics per prediction file: point and replicates
+        tallies = []
+        if count_needed:
+            for enc in L.predictions:
+                say(f"counting {attr.name} on {enc.display_path}")
+                units = _units(enc, attr, with_pred=has_pred)
+                N1 = stats.tally(units, joint=joint)
+                NB, scheme = stats.replicates(units, B, seed=seed, stream=stats.stream_id(enc.role, attr.name, "counts"),
+                                              method=boot.method, joint=joint)
+                schemes.add(scheme)
+                tallies.append((N1, NB, scheme))
+        sources = [s.base.source] + [c for c in s.base.compare if c != s.base.source]
+        bases = {}
+        for m in ms:
+            mdef = metrics.REGISTRY[m.name]
+            say(f"{m.name} on {attr.name}")
+            if mdef.family == "predictability":
+                metric_entries.append({"name": m.name, "attribute": attr.name, "value": None,
+                                       "reason": metrics.REASON_NOT_IMPLEMENTED, "interval": None, "pairs": []})
+                continue
+            if mdef.needs_predicted_attribute and not has_pred:
+                metric_entries.append({"name": m.name, "attribute": attr.name, "value": None,
+                                       "reason": metrics.REASON_NO_PREDICTED_ATTRIBUTE, "interval": None, "pairs": []})
+                continue
+            task_idx = [k for k, t in enumerate(L.tasks) if m.tasks is None or t.spec_key in m.tasks]
+            if mdef.family == "amplification":
+                entry = None
+                for si, src in enumerate(sources):
+                    if src not in bases:
+                        bases[src] = base_info(ls, L, attr, src)
+                    e = _amplification_entry(m, attr, L, tallies, bases[src], task_idx, level, B, seed)
+                    if si == 0:
+                        entry = e
+                        entry["base"] = {"source": src, **({"note": bases[src].note} if bases[src].note else {})}
+                        entry["by_source"] = []
+                    entry["by_source"].append({"source": src, "value": e["value"], "interval": e["interval"]})
+                if len(sources) == 1:
+                    entry.pop("by_source")
+                metric_entries.append(entry)
+            elif mdef.family == "multi":
+                metric_entries.append(_multi_entry(ls, m, attr, L, has_pred, level, B, seed, schemes))
+            else:
+                metric_entries.append(_disparity_entry(ls, m, attr, L, tallies, task_idx, level, B, seed))
+
+    gates = evaluate_gates(ls, metric_entries)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "reportgen_version": __version__,
+        "report": {"title": s.report.title, "model": {"name": s.report.model.name, "version": s.report.model.version},
+                   "description": s.report.description, "organisation": s.report.organisation},
+        "spec": {"path": str(ls.path), "sha256": ls.sha256},
+        "data": _data_entries(L),
+        "attributes": [{"name": a.name, "groups": [a.label(j) for j in range(len(a.groups))],
+                        "columns": a.columns, "predicted": a.predicted,
+                        "group_sizes": _group_sizes(L, a)} for a in L.attrs],
+        "tasks": [{"name": t.name, "label": t.label, "column": t.column, "prediction": t.predicted or t.score,
+                   "threshold": _f(t.threshold) if isinstance(t.threshold, (int, float)) else t.threshold,
+                   "favorable": t.favorable} for t in L.tasks],
+        "calibration": L.calibration,
+        "seed": seed,
+        "intervals": {"confidence": level, "bootstrap": {"resamples": B, "seed": seed,
+                                                         "schemes": sorted(schemes - {"none"})},
+                      "bernstein": {"gamma": s.intervals.bernstein.gamma, "max_cost": s.intervals.bernstein.max_cost}},
+        "versions": _versions(),
+        "metrics": metric_entries,
+        "gates": gates,
+        "passed": all(g["passed"] for g in gates),
+    }
+
+
+def _group_sizes(L: Loaded, a: AttributeDef) -> list[dict]:
+    out = []
+    for enc in L.predictions:
+        c = np.bincount(enc.groups[a.name], minlength=len(a.groups))
+        out.append({"role": enc.role, "sizes": {a.label(j): int(c[j]) for j in range(len(a.groups))}})
+    return out
+
+
+def _data_entries(L: Loaded) -> list[dict]:
+    encs = ([L.train] if L.train else []) + ([L.validation] if L.validation else []) + L.predictions
+    out = []
+    for e in encs:
+        out.append({"role": "runs" if e.role.startswith("run") else e.role, "path": e.display_path, "sha256": e.sha256,
+                    "rows": e.rows, "rows_used": e.rows_used, "rows_dropped": e.rows - e.rows_used,
+                    "dropped": e.dropped})
+    if L.base_table:
+        out.append({"role": "base_table", "path": L.base_table[1], "sha256": L.base_table[2],
+                    "rows": int(len(L.base_table[0])), "rows_used": int(len(L.base_table[0])), "rows_dropped": 0,
+                    "dropped": []})
+    return out
+
+
+def _versions() -> dict:
+    import numpy
+    import pandas
+    import pyarrow
+    import pydantic
+    import scipy
+    import yaml
+
+    return {"reportgen": __version__, "python": platform.python_version(), "numpy": numpy.__version__,
+            "pandas": pandas.__version__, "pyarrow": pyarrow.__version__, "scipy": scipy.__version__,
+            "pydantic": pydantic.__version__, "pyyaml": yaml.__version__}
+
+
+def _runs_block(evals: list[Evaluation], level: float) -> dict | None:
+    if len(evals) < 2:
+        return None
+    return intervals.across_runs([e.value for e in evals], level)
+
+
+def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, tallies, base: BaseInfo, task_idx: list[int],
+                         level: float, B: int, seed: int) -> dict:
+    evals = []
+    d_point = None
+    for N1, NB, _ in tallies:
+        N1s, NBs = N1[:, task_idx], NB[:, task_idx]
+        sub = BaseInfo(base.source, base.direction[task_idx],
+                       None if base.mals_p is None else base.mals_p[task_idx], base.mals_indicator[task_idx])
+        ev, d = _amplification(m.name, N1s, NBs, sub)
+        evals.append(ev)
+        d_point = d if d_point is None else d_point
+    ev = _combine(evals)
+    scheme = tallies[0][2]
+    A = len(attr.groups)
+    pairs = []
+    direction = base.direction[task_idx]
+    N1 = tallies[0][0][:, task_idx]
+    cnt_a = N1[0].sum(axis=(2, 3, 4))  # (K, A)
+    cnt_t = N1[0][..., 1, :].sum(axis=(1, 2, 3))  # (K,)
+    cnt_th = N1[0][..., :, 1].sum(axis=(1, 2, 3))
+    for j in range(A):
+        for kk, k in enumerate(task_idx):
+            p = j * len(task_idx) + kk
+            dval = ev.pair_point[p]
+            y = direction[kk, j] if m.name != "biasamp_mals" else base.mals_indicator[k, j]
+            reason = None
+            if np.isnan(y):
+                reason = metrics.REASON_NO_BASE
+            elif m.name == "biasamp_a_to_t" and cnt_a[kk, j] == 0:
+                reason = metrics.REASON_EMPTY_GROUP
+            elif m.name == "biasamp_t_to_a" and cnt_t[kk] == 0:
+                reason = metrics.REASON_TASK_NEVER_TRUE
+            elif m.name == "biasamp_mals" and cnt_th[kk] == 0:
+                reason = metrics.REASON_TASK_NEVER_PREDICTED
+            elif np.isnan(dval):
+                reason = metrics.REASON_EMPTY_GROUP
+            pair = {"group": attr.label(j), "task": L.tasks[k].label,
+                    "y": None if np.isnan(y) else int(y), "delta": None if reason else _f(dval)}
+            if reason:
+                pair["reason"] = reason
+            else:
+                pair["contribution"] = _f(y * dval)
+                iv = _interval(ev.pair_reps[:, p], level, B, seed, scheme)
+                if iv:
+                    pair["interval"] = iv
+            pairs.append(pair)
+    entry = {"name": m.name, "attribute": attr.name, "direction": metrics.REGISTRY[m.name].direction,
+             "value": _f(ev.value)}
+    if entry["value"] is None:
+        entry["reason"] = metrics.REASON_NO_PAIRS
+        entry["interval"] = None
+    else:
+        entry["interval"] = _interval(ev.reps, level, B, seed, scheme)
+    entry["pairs_defined"] = sum(1 for p in pairs if "reason" not in p)
+    entry["pairs_undefined"] = len(pairs) - entry["pairs_defined"]
+    runs = _runs_block(evals, level)
+    if runs:
+        entry["across_runs"] = runs
+        entry["per_run"] = [_f(e.value) for e in evals]
+    entry["pairs"] = pairs
+    return entry
+
+
+def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_pred: bool, level: float, B: int,
+                 seed: int, schemes: set) -> dict:
+    src = ls.spec.base.source
+    if src in ("uniform", "table"):
+        src = ls.spec.base.direction if ls.spec.base.direction in ("train", "test") else (
+            "train" if L.train is not None else "test")
+    evals, kept = [], None
+    A = len(attr.groups)
+    Gp = A + 1 if has_pred else 1
+    scheme = "none"
+    for enc in L.predictions:
+        base_enc = L.train if src == "train" else L.predictions[0]
+        kept, mt, mp, mb = _combination_units(L, enc, base_enc, attr, m)
+        Mn = len(kept)
+        # direction from base rows: sign(n c_am − c_a c_m)
+        gb = base_enc.groups[attr.name].astype(np.int64)
+        cam = np.zeros((A, Mn + 1), dtype=np.int64)
+        np.add.at(cam, (gb, mb), 1)
+        nb = len(gb)
+        direction = np.sign(nb * cam[:, :Mn] - cam.sum(axis=1, keepdims=True) * cam[:, :Mn].sum(axis=0, keepdims=True)
+                            ).astype(float)
+        gp = enc.groups_pred.get(attr.name) if has_pred else None
+        block = enc.groups[attr.name].astype(np.int64) * Gp + (
+            np.where(gp < 0, A, gp).astype(np.int64) if gp is not None else 0)
+        point, reps, scheme = _combo_tallies(block, mt, mp, A * Gp, Mn, B, seed,
+                                             stats.stream_id(enc.role, attr.name, m.name), A, Gp)
+        schemes.add(scheme)
+        if m.name == "multi_a_to_t":
+            r1 = metrics.multi_a_to_t(point[0], point[1], direction=direction)
+            rB = metrics.multi_a_to_t(reps[0], reps[1], direction=direction) if B else None
+        else:
+            r1 = metrics.multi_t_to_a(point[0], direction=direction)
+            rB = metrics.multi_t_to_a(reps[0], direction=direction) if B else None
+        d1 = r1["delta"][0].reshape(-1)
+        dB = rB["delta"].reshape(B, -1) if B else np.zeros((0, d1.size))
+        evals.append(Evaluation(float(r1["value"][0]), rB["value"] if B else np.zeros(0), d1, dB,
+                                {"signed": float(r1["signed"][0]), "variance": float(r1["variance"][0])},
+                                {"signed": rB["signed"] if B else np.zeros(0),
+                                 "variance": rB["variance"] if B else np.zeros(0)}))
+    ev = _combine(evals)
+    names = []
+    K = len(L.tasks)
+    for u in kept:
+        bits = np.unpackbits(np.frombuffer(u, np.uint8))[:K]
+        names.append("{" + ", ".join(L.tasks[k].label for k in np.flatnonzero(bits)) + "}")
+    entry = {"name": m.name, "attribute": attr.name, "direction": metrics.REGISTRY[m.name].direction,
+             "value": _f(ev.value), "combinations": len(kept),
+             "options": {"min_count": m.min_count, "min_size": m.min_size}, "base": {"source": src}}
+    if entry["value"] is None:
+        entry["reason"] = metrics.REASON_NO_COMBINATIONS if not kept else metrics.REASON_NO_PAIRS
+        entry["interval"] = None
+    else:
+        entry["interval"] = _interval(ev.reps, level, B, seed, scheme)
+    entry["signed_mean"] = {"value": _f(ev.extra_point["signed"]),
+                            "interval": _interval(ev.extra_reps["signed"], level, B, seed, scheme)}
+    entry["variance"] = _f(ev.extra_point["variance"])
+    runs = _runs_block(evals, level)
+    if runs:
+        entry["across_runs"] = runs
+        entry["per_run"] = [_f(e.value) for e in evals]
+    pairs = []
+    for j in range(A):
+        for i, nm in enumerate(names):
+            p = j * len(names) + i
+            dv = ev.pair_point[p]
+            pair = {"group": attr.label(j), "task": nm, "delta": _f(dv)}
+            if np.isnan(dv):
+                pair["reason"] = metrics.REASON_EMPTY_GROUP
+            else:
+                iv = _interval(ev.pair_reps[:, p], level, B, seed, scheme)
+                if iv:
+                    pair["interval"] = iv
+            pairs.append(pair)
+    entry["pairs"] = pairs
+    return entry
+
+
+def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, tallies, task_idx: list[int],
+                     level: float, B: int, seed: int) -> dict:
+    groups = attr.groups
+    ref = groups.index(str(m.reference)) if m.reference is not None else 0
+    prots = [groups.index(str(m.protected))] if m.protected is not None else [j for j in range(len(groups)) if j != ref]
+    bern = ls.spec.intervals.bernstein
+    scheme = tallies[0][2]
+    comps = metrics.DISPARITY_COMPONENTS[m.name]
+    pairs = []
+    for k in task_idx:
+        t = L.tasks[k]
+        favpos = t.favorable == "positive"
+        cost = metrics.cost_table(m.name, favpos)
+        for p in prots:
+            for cname, cond in comps:
+                mask = metrics.subset_mask(cond, favpos)
+                evals, points = [], []
+                for N1, NB, _ in tallies:
+                    r1 = metrics.disparity(N1[:, k], protected=p, reference=ref, cost=cost, mask=mask)
+                    rB = metrics.disparity(NB[:, k], protected=p, reference=ref, cost=cost, mask=mask) if B else None
+                    evals.append(Evaluation(float(r1["delta"][0]), rB["delta"] if B else np.zeros(0),
+                                            np.zeros(0), np.zeros((0, 0))))
+                    points.append(r1)
+                ev = _combine(evals)
+                r1 = points[0]
+                label_cond = cname
+                if cond == "fav":
+                    label_cond = "y=1" if favpos else "y=0"
+                pair = {"group": attr.label(p), "reference": attr.label(ref), "task": t.label,
+                        "condition": label_cond, "cost": _cost_name(m.name, favpos),
+                        "rate_protected": _f(r1["rate_protected"][0]), "rate_reference": _f(r1["rate_reference"][0]),
+                        "delta": _f(ev.value), "n": int(r1["n"][0]), "n_protected": int(r1["n_plus"][0]),
+                        "n_reference": int(r1["n_minus"][0])}
+                if pair["delta"] is None:
+                    pair["reason"] = metrics.REASON_EMPTY_COMPARISON
+                else:
+                    iv = _interval(ev.reps, level, B, seed, scheme)
+                    if iv:
+                        pair["interval"] = iv
+                    pair["bernstein"] = _bernstein(r1, bern.gamma, bern.max_cost, level, attr.label(p), attr.label(ref))
+                    runs = _runs_block(evals, level)
+                    if runs:
+                        pair["across_runs"] = runs
+                        pair["per_run"] = [_f(e.value) for e in evals]
+                pairs.append(pair)
+    defined = [p for p in pairs if p["delta"] is not None]
+    entry = {"name": m.name, "attribute": attr.name, "reference": attr.label(ref),
+             "protected": [attr.label(p) for p in prots]}
+    if defined:
+        sel = max(defined, key=lambda p: abs(p["delta"]))
+        entry["value"] = sel["delta"]
+        entry["value_is"] = "the only pair" if len(pairs) == 1 else f"the pair with the largest |delta| of {len(pairs)}"
+        entry["selected_pair"] = pairs.index(sel)
+        entry["interval"] = sel.get("interval")
+        entry["bernstein"] = sel.get("bernstein")
+    else:
+        entry.update(value=None, reason=metrics.REASON_EMPTY_COMPARISON, interval=None)
+    entry["groups"] = [{"group": attr.label(j), "task": L.tasks[k].label,
+                        **metrics.group_rates(tallies[0][0][:, k], j)} for k in task_idx for j in range(len(groups))]
+    entry["pairs"] = pairs
+    return entry
+
+
+def _cost_name(metric: str, favpos: bool) -> str:
+    if metric == "accuracy_gap":
+        return "error (1[y != y_hat])"
+    return "1 - y_hat (positive prediction is favourable)" if favpos else "y_hat (positive prediction is unfavourable)"
+
+
+def _bernstein(r1: dict, gamma: float | None, max_cost: float, level: float, prot: str, ref: str) -> dict:
+    n = float(r1["n"][0])
+    share = min(float(r1["n_plus"][0]), float(r1["n_minus"][0])) / n
+    g = gamma if gamma is not None else share
+    out = {"method": "bernstein", "level": level, "gamma": g, "gamma_source": "spec" if gamma is not None else "observed",
+           "max_cost": max_cost, "variance": _f(r1["variance"][0]), "n": int(n)}
+    if g <= 0:
+        out.update(lower=None, upper=None, verdict=None, reason="a compared group has no annotated rows")
+        return out
+    t = intervals.bernstein_halfwidth(n, float(r1["variance"][0]), confidence=level, gamma=g, max_cost=max_cost)
+    d = float(r1["delta"][0])
+    lo, hi = d - t, d + t
+    v = intervals.verdict(lo, hi)
+    text = {intervals.VERDICT_AGAINST_PROTECTED: f"biased against {prot}",
+            intervals.VERDICT_AGAINST_REFERENCE: f"biased against {ref}",
+            intervals.VERDICT_INSUFFICIENT: "insufficient evidence"}[v]
+    out.update(lower=lo, upper=hi, halfwidth=t, verdict=v, verdict_text=text,
+               n_needed=math.ceil(intervals.samplesize(abs(d), confidence=level, gamma=g,
+                                                         variance=float(r1["variance"][0]), max_cost=max_cost))
+               if abs(d) > 0 else None)
+    if gamma is None:
+        out["note"] = "gamma is the observed share of the smaller compared group, not a known bound"
+    return out
+
+
+# --------------------------------------------------------------------------- gates
+
+
+def evaluate_gates(ls: LoadedSpec, entries: list[dict]) -> list[dict]:
+    out = []
+    for gi, g in enumerate(ls.spec.gates):
+        matched = [e for e in entries if e["name"] == g.metric and (g.attribute is None or e["attribute"] == g.attribute)]
+        for e in matched:
+            res = {"metric": g.metric, "attribute": e["attribute"]}
+            for key in ("max", "min", "abs_max"):
+                if getattr(g, key) is not None:
+                    res[key] = getattr(g, key)
+            value, iv = e.get("value"), e.get("interval")
+            if value is None:
+                status, why = "inconclusive", f"the metric is undefined: {e.get('reason', '')}"
+                lo = hi = None
+            elif iv and iv.get("lower") is not None:
+                lo, hi = iv["lower"], iv["upper"]
+                status, why = _gate_status(g, lo, hi)
+                why += f" ({iv['method']} {int(iv['level'] * 100)}% interval [{lo:.4g}, {hi:.4g}])"
+            else:
+                lo = hi = value
+                status, why = _gate_status(g, value, value)
+                why += " (no interval: decided on the point value)"
+            res.update(value=value, lower=lo, upper=hi, status=status,
+                       passed=status == "pass" or (status == "inconclusive" and g.inconclusive == "pass"),
+                       inconclusive_policy=g.inconclusive, reason=why)
+            out.append(res)
+    return out
+
+
+def _gate_status(g, lo: float, hi: float) -> tuple[str, str]:
+    if g.max is not None:
+        if hi <= g.max:
+            st = ("pass", f"upper bound {hi:.4g} <= max {g.max}")
+        elif lo > g.max:
+            return "fail", f"lower bound {lo:.4g} > max {g.max}"
+        else:
+            return "inconclusive", f"interval straddles max {g.max}"
+    if g.min is not None:
+        if lo >= g.min:
+            st = ("pass", f"lower bound {lo:.4g} >= min {g.min}")
+        elif hi < g.min:
+            return "fail", f"upper bound {hi:.4g} < min {g.min}"
+        else:
+            return "inconclusive", f"interval straddles min {g.min}"
+    if g.abs_max is not None:
+        if -g.abs_max <= lo and hi <= g.abs_max:
+            st = ("pass", f"interval inside [-{g.abs_max}, {g.abs_max}]")
+        elif lo > g.abs_max or hi < -g.abs_max:
+            return "fail", f"interval outside [-{g.abs_max}, {g.abs_max}]"
+        else:
+            return "inconclusive", f"interval straddles +-{g.abs_max}"
+    return st

@@ -1,0 +1,547 @@
+"""The report spec: pydantic models (unknown keys rejected) and the loader.
+
+``load_spec(path)`` reads YAML with ``safe_load`` semantics, validates it and
+returns a :class:`Spec`; every problem is reported at once as a
+:class:`~reportgen.errors.SpecError` whose lines read
+``spec.yaml:LINE:COL: key.path: message``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path as FsPath
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from reportgen.errors import (
+    MSG_MISSING_KEY,
+    MSG_NOT_A_MAPPING,
+    MSG_UNKNOWN_KEY,
+    MSG_UNKNOWN_METRIC,
+    Problem,
+    SpecError,
+    did_you_mean,
+)
+from reportgen.yamlmap import load_with_marks
+
+Scalar = Union[bool, int, float, str]
+
+COUNT_METRICS = (
+    "biasamp_mals",
+    "biasamp_a_to_t",
+    "biasamp_t_to_a",
+    "multi_a_to_t",
+    "multi_t_to_a",
+    "demographic_parity",
+    "equal_opportunity",
+    "equalized_odds",
+    "accuracy_gap",
+)
+PLANNED_METRICS = ("leakage", "dpa_a_to_t", "dpa_t_to_a")
+KNOWN_METRICS = COUNT_METRICS + PLANNED_METRICS
+DISPARITY_METRICS = ("demographic_parity", "equal_opportunity", "equalized_odds", "accuracy_gap")
+NEEDS_PREDICTED_ATTRIBUTE = ("biasamp_mals", "biasamp_t_to_a", "multi_t_to_a")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False, populate_by_name=True)
+
+
+class ModelInfo(Strict):
+    name: str = Field("model", description="Model name, shown on the report's first page.")
+    version: str = Field("unversioned", description="Model version (quote it: \"2.3.1\").")
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_str(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+
+class Report(Strict):
+    title: str = Field("Fairness audit", description="Report title.")
+    model: ModelInfo = Field(default_factory=ModelInfo)
+    description: str = ""
+    organisation: str = Field("", description="Organisation that commissioned the audit.")
+
+
+class Data(Strict):
+    test: str | None = Field(None, description="Test file (CSV or Parquet) with labels and predictions.")
+    train: str | None = Field(None, description="Training file; the default base-correlation source.")
+    validation: str | None = Field(None, description="Validation file, for threshold calibration.")
+    runs: list[str] | None = Field(
+        None, description="Several prediction files of one model (seeds, retrainings): across-run intervals."
+    )
+    missing: Literal["error", "drop"] = Field(
+        "error", description="What to do with missing values in used columns: error (default) or drop the row."
+    )
+
+    @model_validator(mode="after")
+    def _need_test(self) -> "Data":
+        if not self.test and not self.runs:
+            raise ValueError("data needs `test:` (a file) or `runs:` (a list of files); add one")
+        if self.runs is not None and len(self.runs) == 0:
+            raise ValueError("data.runs is empty; list at least one file or remove it")
+        return self
+
+
+class Attribute(Strict):
+    column: str = Field(..., description="Column holding the protected attribute.")
+    groups: list[Scalar] = Field(..., min_length=1, description="Groups to compare; rows with other values are dropped and counted.")
+    predicted: str | None = Field(None, description="Column with the model's predicted attribute (needed for T->A metrics).")
+
+    @field_validator("groups")
+    @classmethod
+    def _distinct(cls, v: list[Scalar]) -> list[Scalar]:
+        if len({str(g) for g in v}) != len(v):
+            raise ValueError("groups must be distinct")
+        return v
+
+
+class Task(Strict):
+    column: str | None = Field(None, description="Label column (one task).")
+    columns: str | list[str] | None = Field(
+        None, description="Many label columns at once: a glob pattern such as 'obj_*' or a list (multi-label)."
+    )
+    positive: Scalar | None = Field(None, description="The label value that makes the task indicator 1 (default 1).")
+    classes: list[Scalar] | None = Field(None, description="Treat each listed class as its own task.")
+    predicted: str | None = Field(
+        None, description="Column of predicted labels; with `columns`, a pattern using {column}, e.g. '{column}_pred'."
+    )
+    score: str | None = Field(None, description="Score column (or pattern); needs `threshold`.")
+    threshold: float | Literal["calibrate"] | None = Field(
+        None, description="Predicted positive when score >= threshold; `calibrate` uses data.validation (METRICS.md s5)."
+    )
+    favorable: Literal["positive", "negative"] = Field(
+        "positive",
+        description="Which prediction is the favourable outcome for disparity costs (COMPAS 'high risk' is not: negative).",
+    )
+
+    @model_validator(mode="after")
+    def _shape(self) -> "Task":
+        if (self.column is None) == (self.columns is None):
+            raise ValueError("a task needs exactly one of `column` (one task) or `columns` (many); add one")
+        if self.positive is not None and self.classes is not None:
+            raise ValueError("use either `positive` or `classes`, not both")
+        if self.predicted is None and self.score is None:
+            raise ValueError("a task needs `predicted` (predicted labels) or `score` with `threshold`; add one")
+        if self.predicted is not None and self.score is not None:
+            raise ValueError("use either `predicted` or `score`, not both")
+        if self.score is not None and self.threshold is None:
+            raise ValueError("`score` needs `threshold: <number>` or `threshold: calibrate`")
+        if self.threshold is not None and self.score is None:
+            raise ValueError("`threshold` applies only with `score`")
+        if self.classes is not None and len(self.classes) < 1:
+            raise ValueError("classes must list at least one value")
+        if self.columns is not None and self.classes is not None:
+            raise ValueError("`classes` applies to a single `column`; with `columns` use `positive`")
+        return self
+
+
+class Base(Strict):
+    source: Literal["train", "test", "uniform", "table"] = Field(
+        "train", description="Where the 'dataset' side of amplification metrics comes from."
+    )
+    table: str | None = Field(None, description="CSV with columns group, task, p_group_given_task (source: table).")
+    direction: Literal["train", "test", "table"] | None = Field(
+        None, description="With source: uniform, where the direction y_at comes from (default train, else test)."
+    )
+    epsilon: float = Field(1e-7, ge=0, description="Tie-breaking epsilon for a table with ties.")
+    tie_direction: Literal["positive", "negative"] = Field("positive", description="Direction in which table ties are broken.")
+    compare: list[Literal["train", "test", "uniform", "table"]] = Field(
+        default_factory=list, description="Further sources computed side by side (sensitivity to the base choice)."
+    )
+
+    @model_validator(mode="after")
+    def _table(self) -> "Base":
+        uses_table = self.source == "table" or "table" in self.compare or self.direction == "table"
+        if uses_table and not self.table:
+            raise ValueError("source `table` needs `table: <csv file>`")
+        return self
+
+
+class Metric(Strict):
+    name: str = Field(..., description="Metric name (see METRICS.md).")
+    attribute: str | None = Field(None, description="Restrict to one attribute (default: every attribute).")
+    tasks: list[str] | None = Field(None, description="Restrict to these task names.")
+    protected: Scalar | None = Field(None, description="Disparity metrics: the group compared (A).")
+    reference: Scalar | None = Field(None, description="Disparity metrics: the reference group (B); default the first listed.")
+    min_count: int = Field(0, ge=0, description="Multi->: keep combinations seen more than this often in base and test.")
+    min_size: int = Field(1, ge=0, description="Multi->: smallest combination size kept.")
+    attacker: Literal["lookup", "logistic", "mlp"] | None = Field(None, description="Predictability metrics: the attacker.")
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v not in KNOWN_METRICS:
+            raise ValueError(
+                MSG_UNKNOWN_METRIC.format(name=v, hint=did_you_mean(v, KNOWN_METRICS), known=", ".join(KNOWN_METRICS))
+            )
+        return v
+
+    @model_validator(mode="after")
+    def _options(self) -> "Metric":
+        if (self.protected is not None or self.reference is not None) and self.name not in DISPARITY_METRICS:
+            raise ValueError(f"`protected`/`reference` apply only to {', '.join(DISPARITY_METRICS)}")
+        if self.attacker is not None and self.name not in PLANNED_METRICS:
+            raise ValueError("`attacker` applies only to leakage, dpa_a_to_t, dpa_t_to_a")
+        return self
+
+
+class Bootstrap(Strict):
+    resamples: int = Field(1000, ge=0, le=1_000_000, description="Bootstrap resamples (0 turns the bootstrap off).")
+    seed: int = Field(0, ge=0, description="Seed for every random step.")
+    method: Literal["auto", "multinomial", "poisson"] = Field(
+        "auto", description="multinomial over row-pattern counts (exact row bootstrap) or Poisson(1) row weights."
+    )
+
+
+class Bernstein(Strict):
+    gamma: float | None = Field(
+        None, gt=0, le=0.5, description="Known lower bound on the smaller group's share; default the observed share (flagged)."
+    )
+    max_cost: float = Field(1.0, gt=0, description="Upper bound C of the cost function.")
+
+
+class Intervals(Strict):
+    confidence: float = Field(0.95, gt=0, lt=1, description="Confidence level of every interval.")
+    bootstrap: Bootstrap = Field(default_factory=Bootstrap)
+    bernstein: Bernstein = Field(default_factory=Bernstein)
+
+
+class Gate(Strict):
+    metric: str = Field(..., description="Metric name the gate checks.")
+    attribute: str | None = Field(None, description="Restrict the gate to one attribute's result.")
+    max: float | None = Field(None, description="Fails when the whole interval lies above max; passes when it lies below.")
+    min: float | None = Field(None, description="Fails when the whole interval lies below min.")
+    abs_max: float | None = Field(None, ge=0, description="Bound on |value|: passes when the interval lies inside [-abs_max, abs_max].")
+    inconclusive: Literal["fail", "pass"] = Field(
+        "fail", description="Whether an interval straddling the bound fails the run (default) or passes."
+    )
+
+    @field_validator("metric")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v not in KNOWN_METRICS:
+            raise ValueError(
+                MSG_UNKNOWN_METRIC.format(name=v, hint=did_you_mean(v, KNOWN_METRICS), known=", ".join(KNOWN_METRICS))
+            )
+        return v
+
+    @model_validator(mode="after")
+    def _bound(self) -> "Gate":
+        if self.max is None and self.min is None and self.abs_max is None:
+            raise ValueError("a gate needs a bound: `max`, `min` or `abs_max`")
+        return self
+
+
+class LocalBias(Strict):
+    attribute: str
+    task: str
+    features: list[str] | dict[str, str]
+    k: int = Field(10, ge=2)
+    lambdas: list[float] = Field(default_factory=lambda: [1.0, 5.0, 10.0, 100.0])
+    seed: int | None = None
+
+
+class Output(Strict):
+    formats: list[Literal["html", "pdf", "json"]] = Field(
+        default_factory=lambda: ["html", "pdf", "json"], description="Files to write into the output directory."
+    )
+    templates: str | None = Field(None, description="Folder of templates overriding the built-in partials by name.")
+
+
+class Spec(Strict):
+    schema_: str | None = Field(None, alias="$schema", description="JSON Schema reference for editors; ignored.")
+    version: Literal[1] = Field(1, description="Spec format version.")
+    report: Report = Field(default_factory=Report)
+    data: Data
+    attributes: dict[str, Attribute] = Field(..., min_length=1)
+    intersections: list[list[str]] = Field(
+        default_factory=list, description="Opt-in intersections, e.g. [[gender, race]]: each becomes an attribute."
+    )
+    tasks: dict[str, Task] = Field(..., min_length=1)
+    base: Base = Field(default_factory=Base)
+    metrics: list[Metric] = Field(..., min_length=1)
+    intervals: Intervals = Field(default_factory=Intervals)
+    local_bias: LocalBias | None = None
+    gates: list[Gate] = Field(default_factory=list)
+    output: Output = Field(default_factory=Output)
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _metric_strings(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            return [{"name": m} if isinstance(m, str) else m for m in v]
+        return v
+
+
+# --------------------------------------------------------------------------- loading
+
+
+class LoadedSpec:
+    """A validated spec plus where it came from."""
+
+    def __init__(self, spec: Spec, path: FsPath, text: str, marks: Any) -> None:
+        self.spec = spec
+        self.path = path
+        self.text = text
+        self.marks = marks
+        self.sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    @property
+    def dir(self) -> FsPath:
+        return self.path.parent
+
+    def resolve(self, rel: str) -> FsPath:
+        p = FsPath(rel).expanduser()
+        return p if p.is_absolute() else (self.dir / p)
+
+    def problem(self, path: tuple, message: str) -> Problem:
+        line, col = self.marks.get(path)
+        return Problem(str(self.path), line, col, _dotted(path), message)
+
+
+def _dotted(path: tuple) -> str:
+    out = ""
+    for p in path:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += ("." if out else "") + str(p)
+    return out
+
+
+def _model_at(path: tuple) -> type[BaseModel] | None:
+    """The pydantic model class that owns the mapping at ``path`` (for key hints)."""
+    model: Any = Spec
+    for p in path:
+        if model is None:
+            return None
+        if isinstance(p, int):
+            continue
+        field = model.model_fields.get(p) or next(
+            (f for f in model.model_fields.values() if f.alias == p), None
+        )
+        if field is None:
+            if model in (Spec,) and p not in model.model_fields:
+                return None
+            return None
+        ann = field.annotation
+        model = _inner_model(ann)
+        # dict[str, Model]: the next path element is a free name
+        if _is_dict_of_model(ann):
+            model = _DictOf(_inner_model(ann))
+    return model if isinstance(model, type) else None
+
+
+class _DictOf:
+    def __init__(self, m: Any) -> None:
+        self.inner = m
+        self.model_fields: dict = {}
+
+
+def _inner_model(ann: Any) -> Any:
+    import typing
+
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return ann
+    for arg in typing.get_args(ann):
+        m = _inner_model(arg)
+        if m is not None:
+            return m
+    return None
+
+
+def _is_dict_of_model(ann: Any) -> bool:
+    import typing
+
+    origin = typing.get_origin(ann)
+    if origin is dict:
+        return True
+    return any(_is_dict_of_model(a) for a in typing.get_args(ann))
+
+
+def _fields_of(path: tuple) -> list[str] | None:
+    model: Any = Spec
+    i = 0
+    while i < len(path):
+        p = path[i]
+        if isinstance(p, int):
+            i += 1
+            continue
+        if isinstance(model, _DictOf):
+            model = model.inner
+            i += 1
+            continue
+        fields = {(f.alias or k): f for k, f in model.model_fields.items()}
+        f = fields.get(p)
+        if f is None:
+            return None
+        ann = f.annotation
+        if _is_dict_of_model(ann):
+            model = _DictOf(_inner_model(ann))
+        else:
+            model = _inner_model(ann)
+        if model is None:
+            return None
+        i += 1
+    if isinstance(model, _DictOf) or model is None:
+        return None
+    return [(f.alias or k) for k, f in model.model_fields.items()]
+
+
+def _clean_msg(err: dict) -> str:
+    msg = err.get("msg", "invalid value")
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix):]
+    etype = err.get("type", "")
+    inp = err.get("input")
+    if etype in ("literal_error", "enum"):
+        expected = err.get("ctx", {}).get("expected", "")
+        hint = ""
+        if isinstance(inp, str) and expected:
+            opts = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",")]
+            hint = did_you_mean(inp, opts)
+        return f"expected {expected}, got {inp!r}{hint}"
+    if etype.endswith("_type") or etype.endswith("_parsing") or etype in ("model_type", "dict_type", "list_type"):
+        return f"{msg.lower().rstrip('.')}, got {_short(inp)}"
+    return msg
+
+
+def _short(v: Any) -> str:
+    s = repr(v)
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+def _map_validation_error(exc: ValidationError, file: str, marks: Any, raw: Any) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: set[tuple] = set()
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        etype = err["type"]
+        # pydantic reports unions as function-after/before noise; drop non-path tokens
+        loc = tuple(p for p in loc if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
+        if etype == "extra_forbidden":
+            key = loc[-1]
+            allowed = _fields_of(loc[:-1]) or []
+            msg = MSG_UNKNOWN_KEY.format(key=key, hint=did_you_mean(key, allowed), allowed=", ".join(allowed))
+            line, col = marks.get(loc)
+        elif etype == "missing":
+            key = loc[-1]
+            msg = MSG_MISSING_KEY.format(key=key)
+            line, col = marks.get(loc[:-1])
+        else:
+            msg = _clean_msg(err)
+            line, col = marks.get(loc)
+        ident = (loc, msg)
+        if ident in seen:
+            continue
+        seen.add(ident)
+        problems.append(Problem(file, line, col, _dotted(loc), msg))
+    problems.sort(key=lambda p: (p.line or 0, p.col or 0))
+    return problems
+
+
+def _cross_checks(ls: LoadedSpec) -> list[Problem]:
+    """Checks that span several sections (names referring to each other)."""
+    s = ls.spec
+    out: list[Problem] = []
+    attr_names = set(s.attributes)
+    for i, inter in enumerate(s.intersections):
+        if len(inter) < 2:
+            out.append(ls.problem(("intersections", i), "an intersection names at least two attributes"))
+        for j, a in enumerate(inter):
+            if a not in attr_names:
+                out.append(ls.problem(("intersections", i, j),
+                                      f"unknown attribute '{a}'{did_you_mean(a, attr_names)}; declared: {', '.join(attr_names)}"))
+    all_attrs = attr_names | {"×".join(i) for i in s.intersections}
+    for i, m in enumerate(s.metrics):
+        if m.attribute is not None and m.attribute not in all_attrs:
+            out.append(ls.problem(("metrics", i, "attribute"),
+                                  f"unknown attribute '{m.attribute}'{did_you_mean(m.attribute, all_attrs)}; declared: {', '.join(sorted(all_attrs))}"))
+        if m.tasks:
+            for j, t in enumerate(m.tasks):
+                if t not in s.tasks:
+                    out.append(ls.problem(("metrics", i, "tasks", j),
+                                          f"unknown task '{t}'{did_you_mean(t, s.tasks)}; declared: {', '.join(s.tasks)}"))
+        if m.name in DISPARITY_METRICS:
+            targets = [m.attribute] if m.attribute else [a for a in s.attributes]
+            for a in targets:
+                if a not in s.attributes:
+                    continue
+                groups = [str(g) for g in s.attributes[a].groups]
+                for key in ("protected", "reference"):
+                    v = getattr(m, key)
+                    if v is not None and str(v) not in groups:
+                        out.append(ls.problem(("metrics", i, key),
+                                              f"'{v}' is not a group of attribute '{a}'{did_you_mean(str(v), groups)}; groups: {', '.join(groups)}"))
+                if len(groups) < 2:
+                    out.append(ls.problem(("attributes", a, "groups"),
+                                          f"{m.name} compares two groups; attribute '{a}' declares only {len(groups)}"))
+        if m.name in NEEDS_PREDICTED_ATTRIBUTE:
+            targets = [m.attribute] if m.attribute else list(s.attributes)
+            if targets and all(a in s.attributes and s.attributes[a].predicted is None for a in targets):
+                out.append(ls.problem(("metrics", i, "name"),
+                                      f"{m.name} needs predicted attributes; add `predicted: <column>` to "
+                                      f"attributes.{targets[0]} or remove this metric"))
+    metric_names = {m.name for m in s.metrics}
+    for i, g in enumerate(s.gates):
+        if g.metric not in metric_names:
+            out.append(ls.problem(("gates", i, "metric"),
+                                  f"gate on '{g.metric}', which is not in `metrics:`; add it there or fix the name"))
+    for name, t in s.tasks.items():
+        if t.threshold == "calibrate":
+            if not s.data.validation:
+                out.append(ls.problem(("tasks", name, "threshold"),
+                                      "threshold: calibrate needs data.validation (and data.train for the positive rate)"))
+            if not s.data.train:
+                out.append(ls.problem(("tasks", name, "threshold"),
+                                      "threshold: calibrate needs data.train for the target positive rate"))
+    sources = [s.base.source] + list(s.base.compare)
+    if "train" in sources and not s.data.train:
+        out.append(ls.problem(("base", "source") if s.base.source == "train" else ("base", "compare"),
+                              "base source `train` needs data.train; add it, or set base.source: test"))
+    if s.local_bias is not None:
+        lb = s.local_bias
+        if lb.attribute not in s.attributes:
+            out.append(ls.problem(("local_bias", "attribute"), f"unknown attribute '{lb.attribute}'{did_you_mean(lb.attribute, s.attributes)}"))
+        if lb.task not in s.tasks:
+            out.append(ls.problem(("local_bias", "task"), f"unknown task '{lb.task}'{did_you_mean(lb.task, s.tasks)}"))
+    return out
+
+
+def parse_spec(text: str, file: str) -> LoadedSpec:
+    raw, marks = load_with_marks(text, file)
+    if not isinstance(raw, dict):
+        raise SpecError([Problem(file, 1, 1, "", MSG_NOT_A_MAPPING.format(got=type(raw).__name__))])
+    try:
+        spec = Spec.model_validate(raw)
+    except ValidationError as exc:
+        raise SpecError(_map_validation_error(exc, file, marks, raw)) from None
+    ls = LoadedSpec(spec, FsPath(file), text, marks)
+    problems = _cross_checks(ls)
+    if problems:
+        raise SpecError(problems)
+    return ls
+
+
+def load_spec(path: str | FsPath) -> LoadedSpec:
+    p = FsPath(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError([Problem(str(p), None, None, "", "spec file not found; check the path")]) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError([Problem(str(p), None, None, "", f"spec is not UTF-8 text ({exc.reason}); save it as UTF-8")]) from None
+    except IsADirectoryError:
+        raise SpecError([Problem(str(p), None, None, "", "is a directory; name the spec YAML file")]) from None
+    return parse_spec(text, str(p))
+
+
+def json_schema() -> dict:
+    schema = Spec.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "reportgen spec"
+    return schema
