@@ -290,3 +290,124 @@ for _name, _summary in [
                        "Group disparity (Ethayarajh 2020): " + _summary, disparity))
 for _name in ("leakage", "dpa_a_to_t", "dpa_t_to_a"):
     register(MetricDef(_name, "predictability", None, False, False, REASON_NOT_IMPLEMENTED, None))
+
+
+# --------------------------------------------------------------------------- task combinations (Multi→)
+
+
+def combination_codes(base_Y: np.ndarray, test_Y: np.ndarray, test_Yhat: np.ndarray, *, min_count: int = 0,
+                      min_size: int = 1) -> tuple[list[tuple[int, ...]], np.ndarray, np.ndarray, np.ndarray]:
+    """Kept task combinations M and per-row combination indices.
+
+    A combination is an exact per-row set of positive tasks seen in the base
+    rows; it is kept when it occurs more than ``min_count`` times in the base
+    rows and in the test rows and has at least ``min_size`` tasks. Returns
+    (combinations as task-index tuples, test true index, test predicted index,
+    base index), with index ``len(M)`` meaning "not a kept combination".
+    """
+    def keys(Y: np.ndarray) -> np.ndarray:
+        packed = np.ascontiguousarray(np.packbits(np.asarray(Y, dtype=bool), axis=1))
+        return packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+
+    K = base_Y.shape[1]
+    bk, tk, tkp = keys(base_Y), keys(test_Y), keys(test_Yhat)
+    ub, cb = np.unique(bk, return_counts=True)
+    ut, ct = np.unique(tk, return_counts=True)
+    test_counts = dict(zip(ut.tolist(), ct.tolist()))
+    kept, combos = [], []
+    for u, c in zip(ub.tolist(), cb.tolist()):
+        members = tuple(int(k) for k in np.flatnonzero(np.unpackbits(np.frombuffer(u, np.uint8))[:K]))
+        if c > min_count and test_counts.get(u, 0) > min_count and len(members) >= min_size:
+            kept.append(u)
+            combos.append(members)
+    index = {u: i for i, u in enumerate(kept)}
+    Mn = len(kept)
+
+    def idx(arr: np.ndarray) -> np.ndarray:
+        u, inv = np.unique(arr, return_inverse=True)
+        lut = np.array([index.get(x, Mn) for x in u.tolist()], dtype=np.int64)
+        return lut[inv.ravel()]
+
+    return combos, idx(tk), idx(tkp), idx(bk)
+
+
+def combination_direction(base_groups: np.ndarray, base_index: np.ndarray, n_groups: int, n_combos: int) -> np.ndarray:
+    """y_am = sign(n·c_am − c_a·c_m) on base rows, shape (A, M)."""
+    cam = np.zeros((n_groups, n_combos + 1), dtype=np.int64)
+    np.add.at(cam, (np.asarray(base_groups, dtype=np.int64), base_index), 1)
+    n = int(cam.sum())
+    return np.sign(n * cam[:, :n_combos] - cam.sum(axis=1, keepdims=True) * cam[:, :n_combos].sum(axis=0, keepdims=True)
+                   ).astype(float)
+
+
+def combination_tallies(groups, groups_pred, true_index, pred_index, n_groups: int, n_combos: int,
+                        weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """T_true, T_pred of shape (B, A, Ap, M+1) from per-row indices and row weights (B, n)."""
+    g = np.asarray(groups, dtype=np.int64)
+    Gp = 1 if groups_pred is None else n_groups + 1
+    gp = 0 if groups_pred is None else np.where(np.asarray(groups_pred) < 0, n_groups, groups_pred).astype(np.int64)
+    C = n_combos + 1
+    cols_t = (g * Gp + gp) * C + true_index
+    cols_p = (g * Gp + gp) * C + pred_index
+    size = n_groups * Gp * C
+    if weights is None:
+        weights = np.ones((1, len(g)))
+    Tt = np.stack([np.bincount(cols_t, weights=w, minlength=size) for w in weights])
+    Tp = np.stack([np.bincount(cols_p, weights=w, minlength=size) for w in weights])
+    return Tt.reshape(-1, n_groups, Gp, C), Tp.reshape(-1, n_groups, Gp, C)
+
+
+# --------------------------------------------------------------------------- row-level convenience API
+
+
+def compute(name: str, *, groups, y_true, y_pred, n_groups: int | None = None, groups_pred=None,
+            base_groups=None, base_y=None, protected: int = 1, reference: int = 0,
+            favorable_positive: bool = True, min_count: int = 0, min_size: int = 1) -> dict:
+    """Any registered count-based metric from plain arrays (sklearn-style).
+
+    ``groups``: (n,) int codes; ``y_true``/``y_pred``: (n,) or (n, K) 0/1;
+    ``groups_pred``: predicted group codes (-1 = none), needed for T→A metrics;
+    ``base_groups``/``base_y``: base-correlation rows (default: the test rows).
+    Returns ``{"value": float, "pairs": ndarray}`` (NaN where undefined); pairs
+    are Δ per (group, task) for amplification, per (group, combination) for
+    Multi→, and δ per (task, component) for disparities.
+    """
+    if name not in REGISTRY or REGISTRY[name].fn is None:
+        raise ValueError(f"unknown or non-count metric {name!r}; known: {sorted(k for k, d in REGISTRY.items() if d.fn)}")
+    d = REGISTRY[name]
+    g = np.asarray(groups)
+    Y = np.asarray(y_true).astype(bool)
+    Yh = np.asarray(y_pred).astype(bool)
+    if Y.ndim == 1:
+        Y, Yh = Y[:, None], Yh[:, None]
+    G = int(n_groups if n_groups is not None else g.max() + 1)
+    bg = g if base_groups is None else np.asarray(base_groups)
+    bY = Y if base_y is None else np.asarray(base_y).astype(bool).reshape(len(bg), -1)
+    if d.needs_predicted_attribute and groups_pred is None:
+        raise ValueError(REASON_NO_PREDICTED_ATTRIBUTE)
+    if d.family == "multi":
+        combos, ti, pi, bi = combination_codes(bY, Y, Yh, min_count=min_count, min_size=min_size)
+        direction = combination_direction(bg, bi, G, len(combos))
+        Tt, Tp = combination_tallies(g, groups_pred, ti, pi, G, len(combos))
+        r = multi_a_to_t(Tt, Tp, direction=direction) if name == "multi_a_to_t" else multi_t_to_a(Tt, direction=direction)
+        return {"value": float(r["value"][0]), "pairs": r["delta"][0], "combinations": combos}
+    N = counts_from_arrays(g, Y, Yh, groups_pred=groups_pred, n_groups=G)
+    Nb = counts_from_arrays(bg, bY, bY, n_groups=G)
+    if d.family == "amplification":
+        if name == "biasamp_mals":
+            p = group_given_task_from_counts(Nb)[0]
+            v, delta = biasamp_mals(N, base_p=p, indicator=np.where(np.isnan(p), np.nan, (p > 1 / G).astype(float)))
+        else:
+            v, delta = d.fn(N, direction=direction_from_counts(Nb))
+        return {"value": float(v[0]), "pairs": np.swapaxes(delta[0], 0, 1)}
+    cost = cost_table(name, favorable_positive)
+    out = []
+    for k in range(N.shape[1]):
+        for _, cond in DISPARITY_COMPONENTS[name]:
+            r = disparity(N[:, k], protected=protected, reference=reference, cost=cost,
+                          mask=subset_mask(cond, favorable_positive))
+            out.append(r["delta"][0])
+    pairs = np.array(out)
+    ok = pairs[~np.isnan(pairs)]
+    value = float(ok[np.argmax(np.abs(ok))]) if ok.size else float("nan")
+    return {"value": value, "pairs": pairs}

@@ -30,7 +30,7 @@ def _f(x) -> float | None:
     if x is None:
         return None
     x = float(x)
-    return None if math.isnan(x) or math.isinf(x) else x
+    return None if math.isnan(x) or math.isinf(x) else x + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
 # --------------------------------------------------------------------------- loading
@@ -210,31 +210,6 @@ def _amplification(name: str, N1: np.ndarray, NB: np.ndarray, base: BaseInfo) ->
     return Evaluation(float(v1[0]), vB, p1, pB), d1[0]
 
 
-def _combination_units(L: Loaded, enc: Encoded, base_enc: Encoded, attr: AttributeDef, m: Metric):
-    """Kept combinations M and per-row combination indices for the test file."""
-    def keys(Y: np.ndarray) -> np.ndarray:
-        packed = np.ascontiguousarray(np.packbits(Y, axis=1))
-        return packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
-
-    bk = keys(base_enc.Y)
-    tk, tk_pred = keys(enc.Y), keys(enc.Yhat)
-    ub, cb = np.unique(bk, return_counts=True)
-    ut, ct = np.unique(tk, return_counts=True)
-    test_counts = dict(zip(ut.tolist(), ct.tolist()))
-    sizes = {u: int(np.unpackbits(np.frombuffer(u, np.uint8))[: L.predictions[0].Y.shape[1]].sum()) for u in ub.tolist()}
-    kept = [u for u, c in zip(ub.tolist(), cb.tolist())
-            if c > m.min_count and test_counts.get(u, 0) > m.min_count and sizes[u] >= m.min_size]
-    index = {u: i for i, u in enumerate(kept)}
-    Mn = len(kept)
-
-    def idx(arr: np.ndarray) -> np.ndarray:
-        u, inv = np.unique(arr, return_inverse=True)
-        lut = np.array([index.get(x, Mn) for x in u.tolist()], dtype=np.int64)
-        return lut[inv.ravel()]
-
-    return kept, idx(tk), idx(tk_pred), idx(bk)
-
-
 def _combo_tallies(block: np.ndarray, mt: np.ndarray, mp: np.ndarray, nblocks: int, Mn: int, B: int,
                    seed: int, stream: int, G: int, Gp: int):
     """Point and replicate tallies T_true, T_pred of shape (B, G, Gp, M+1)."""
@@ -290,6 +265,9 @@ def _interval(reps: np.ndarray, level: float, resamples: int, seed: int, scheme:
           "scheme": scheme}
     if undefined:
         iv["replicates_undefined"] = undefined
+    if lo is not None and lo == hi:
+        iv["note"] = ("every replicate gave the same value: the resampled test-side term does not vary "
+                      "(base-side quantities are held fixed), so this interval shows no sampling uncertainty")
     if lo is None:
         iv["reason"] = "fewer than two bootstrap replicates have a defined value"
     return iv
@@ -522,15 +500,10 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
     scheme = "none"
     for enc in L.predictions:
         base_enc = L.train if src == "train" else L.predictions[0]
-        kept, mt, mp, mb = _combination_units(L, enc, base_enc, attr, m)
+        kept, mt, mp, mb = metrics.combination_codes(base_enc.Y, enc.Y, enc.Yhat, min_count=m.min_count,
+                                                     min_size=m.min_size)
         Mn = len(kept)
-        # direction from base rows: sign(n c_am − c_a c_m)
-        gb = base_enc.groups[attr.name].astype(np.int64)
-        cam = np.zeros((A, Mn + 1), dtype=np.int64)
-        np.add.at(cam, (gb, mb), 1)
-        nb = len(gb)
-        direction = np.sign(nb * cam[:, :Mn] - cam.sum(axis=1, keepdims=True) * cam[:, :Mn].sum(axis=0, keepdims=True)
-                            ).astype(float)
+        direction = metrics.combination_direction(base_enc.groups[attr.name], mb, A, Mn)
         gp = enc.groups_pred.get(attr.name) if has_pred else None
         block = enc.groups[attr.name].astype(np.int64) * Gp + (
             np.where(gp < 0, A, gp).astype(np.int64) if gp is not None else 0)
@@ -552,9 +525,8 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
     ev = _combine(evals)
     names = []
     K = len(L.tasks)
-    for u in kept:
-        bits = np.unpackbits(np.frombuffer(u, np.uint8))[:K]
-        names.append("{" + ", ".join(L.tasks[k].label for k in np.flatnonzero(bits)) + "}")
+    for members in kept:
+        names.append("{" + ", ".join(L.tasks[k].label for k in members) + "}")
     entry = {"name": m.name, "attribute": attr.name, "direction": metrics.REGISTRY[m.name].direction,
              "value": _f(ev.value), "combinations": len(kept),
              "options": {"min_count": m.min_count, "min_size": m.min_size}, "base": {"source": src}}

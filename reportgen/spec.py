@@ -312,29 +312,6 @@ def _dotted(path: tuple) -> str:
     return out
 
 
-def _model_at(path: tuple) -> type[BaseModel] | None:
-    """The pydantic model class that owns the mapping at ``path`` (for key hints)."""
-    model: Any = Spec
-    for p in path:
-        if model is None:
-            return None
-        if isinstance(p, int):
-            continue
-        field = model.model_fields.get(p) or next(
-            (f for f in model.model_fields.values() if f.alias == p), None
-        )
-        if field is None:
-            if model in (Spec,) and p not in model.model_fields:
-                return None
-            return None
-        ann = field.annotation
-        model = _inner_model(ann)
-        # dict[str, Model]: the next path element is a free name
-        if _is_dict_of_model(ann):
-            model = _DictOf(_inner_model(ann))
-    return model if isinstance(model, type) else None
-
-
 class _DictOf:
     def __init__(self, m: Any) -> None:
         self.inner = m
@@ -405,8 +382,12 @@ def _clean_msg(err: dict) -> str:
             opts = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",")]
             hint = did_you_mean(inp, opts)
         return f"expected {expected}, got {inp!r}{hint}"
-    if etype.endswith("_type") or etype.endswith("_parsing") or etype in ("model_type", "dict_type", "list_type"):
+    if msg.startswith("Input should be "):
+        return f"expected {msg[len('Input should be '):].rstrip('.')}, got {_short(inp)}"
+    if etype.endswith("_type") or etype.endswith("_parsing"):
         return f"{msg.lower().rstrip('.')}, got {_short(inp)}"
+    if etype == "too_short":
+        return f"{msg.rstrip('.')}; add at least one entry"
     return msg
 
 

@@ -1,0 +1,409 @@
+"""Build the sample data sets shipped in ``samples/``.
+
+Run from the repository root::
+
+    python samples/build_samples.py
+
+Inputs are read from ``../shared/data/`` next to the repository (resolved from
+this file's location, so the working directory does not matter).  Every random
+step is seeded, and files are written with fixed formatting, so re-running the
+script reproduces the committed files byte for byte.  See ``samples/README.md``
+for what each file holds and how it was made.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.compose import ColumnTransformer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+SAMPLES = Path(__file__).resolve().parent
+REPO = SAMPLES.parent
+DATA = (REPO / ".." / "shared" / "data").resolve()
+
+SPLIT_SEED = 2017
+SYNTH_SEED = 7
+
+
+# ----------------------------------------------------------------------------
+# shared helpers
+# ----------------------------------------------------------------------------
+
+def write_csv(df: pd.DataFrame, path: Path) -> None:
+    """Write without index, with '\\n' line endings, so output is stable."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(path, index=False, lineterminator="\n")
+
+
+def fmt_fixed(values, decimals: int) -> list[str]:
+    """Format floats with a fixed number of decimals (as text, for exact output)."""
+    return [f"{v:.{decimals}f}" for v in np.asarray(values, dtype=float)]
+
+
+def stratified_split(df: pd.DataFrame, by: list[str], fractions: list[float],
+                     seed: int) -> list[np.ndarray]:
+    """Split row positions of ``df`` into parts of the given fractions.
+
+    Each stratum (a combination of the ``by`` columns) is shuffled on its own
+    and cut by cumulative rounding, so every part gets its share of every
+    stratum, however small.  Strata are visited in sorted order and rows
+    within a stratum start in file order, which makes the result depend only
+    on the data and the seed.  Returns sorted row positions per part.
+    """
+    rng = np.random.default_rng(seed)
+    cuts = np.cumsum(fractions)
+    if not np.isclose(cuts[-1], 1.0):
+        raise ValueError("fractions must add up to 1")
+    parts: list[list[np.ndarray]] = [[] for _ in fractions]
+    groups = df.groupby(by, sort=True, dropna=False).indices
+    for key in sorted(groups, key=lambda k: tuple(map(str, np.atleast_1d(k)))):
+        rows = np.sort(groups[key])
+        rows = rows[rng.permutation(len(rows))]
+        bounds = [0] + [int(np.floor(c * len(rows) + 0.5)) for c in cuts[:-1]] + [len(rows)]
+        for i in range(len(fractions)):
+            parts[i].append(rows[bounds[i]:bounds[i + 1]])
+    return [np.sort(np.concatenate(p)) for p in parts]
+
+
+# ----------------------------------------------------------------------------
+# COMPAS
+# ----------------------------------------------------------------------------
+
+COMPAS_KEEP = [
+    "id", "sex", "age", "age_cat", "race", "juv_fel_count", "juv_misd_count",
+    "juv_other_count", "priors_count", "c_charge_degree",
+    "days_b_screening_arrest", "is_recid", "decile_score", "score_text",
+    "v_decile_score", "two_year_recid",
+]
+COMPAS_NUMERIC = ["age", "priors_count", "juv_fel_count", "juv_misd_count", "juv_other_count"]
+COMPAS_CATEGORICAL = ["sex", "c_charge_degree"]
+RACE_PAIR = ["African-American", "Caucasian"]
+
+
+def compas_model() -> Pipeline:
+    features = ColumnTransformer(
+        [
+            ("num", StandardScaler(), COMPAS_NUMERIC),
+            ("cat", OneHotEncoder(handle_unknown="error", sparse_output=False), COMPAS_CATEGORICAL),
+        ]
+    )
+    return Pipeline([("features", features), ("logreg", LogisticRegression(max_iter=1000))])
+
+
+def rate(pred: pd.Series, mask: pd.Series) -> float:
+    return float(pred[mask].mean())
+
+
+def build_compas() -> dict:
+    src = DATA / "compas" / "compas-scores-two-years.csv"
+    raw = pd.read_csv(src, low_memory=False)
+    if len(raw) != 7214:
+        raise SystemExit(f"{src}: expected 7214 rows, found {len(raw)}")
+    # The raw file repeats two column names; pandas reads the second copy as
+    # "<name>.1".  Keep the first copy after checking the two are the same.
+    for dup in ("decile_score", "priors_count"):
+        if not raw[dup].equals(raw[f"{dup}.1"]):
+            raise SystemExit(f"{src}: the two '{dup}' columns differ")
+    if not raw["id"].is_unique:
+        raise SystemExit(f"{src}: ids are not unique")
+
+    df = raw[COMPAS_KEEP].copy()
+    # Whole numbers with some blanks: keep them as integers, blanks stay empty.
+    df["days_b_screening_arrest"] = df["days_b_screening_arrest"].round().astype("Int64")
+
+    df["decile_high"] = (df["decile_score"] >= 5).astype(int)
+
+    train, val, test = stratified_split(df, ["race", "two_year_recid"], [0.6, 0.2, 0.2], SPLIT_SEED)
+    is_train = np.zeros(len(df), dtype=bool)
+    is_train[train] = True
+
+    x_cols = COMPAS_NUMERIC + COMPAS_CATEGORICAL
+
+    # Recidivism model: race is not a feature.
+    recid = compas_model().fit(df.loc[is_train, x_cols], df.loc[is_train, "two_year_recid"])
+    score = np.round(recid.predict_proba(df[x_cols])[:, list(recid.classes_).index(1)], 4)
+    # Threshold the rounded score so the file is self-consistent.
+    df["recid_pred"] = (score >= 0.5).astype(int)
+    df["recid_score"] = fmt_fixed(score, 4)
+
+    # Race model: two classes only, trained on train rows of those two races,
+    # applied to everyone.
+    pair_train = is_train & df["race"].isin(RACE_PAIR).to_numpy()
+    race_model = compas_model().fit(df.loc[pair_train, x_cols], df.loc[pair_train, "race"])
+    df["race_pred"] = race_model.predict(df[x_cols])
+    if not set(df["race_pred"]) <= set(RACE_PAIR):
+        raise SystemExit("race_pred has unexpected values")
+
+    out = SAMPLES / "compas"
+    # Five retrainings of the recidivism model, each on a bootstrap resample of
+    # the training rows (seeds 0-4), scored on the test split: several runs of
+    # one model, for across-run intervals.
+    train_idx = np.flatnonzero(is_train)
+    test_rows = df.iloc[test]
+    runs_dir = out / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    for run_seed in range(5):
+        pick = np.random.default_rng(run_seed).choice(train_idx, size=len(train_idx), replace=True)
+        m = compas_model().fit(df.iloc[pick][x_cols], df.iloc[pick]["two_year_recid"])
+        s_run = np.round(m.predict_proba(test_rows[x_cols])[:, list(m.classes_).index(1)], 4)
+        run_df = test_rows[["id", "sex", "race", "race_pred", "two_year_recid"]].copy()
+        run_df["recid_pred"] = (s_run >= 0.5).astype(int)
+        run_df["recid_score"] = fmt_fixed(s_run, 4)
+        write_csv(run_df, runs_dir / f"run{run_seed}.csv")
+
+    write_csv(df, out / "all.csv")
+    write_csv(df.iloc[train], out / "train.csv")
+    write_csv(df.iloc[val], out / "val.csv")
+    write_csv(df.iloc[test], out / "test.csv")
+
+    # ProPublica's published error rates for decile_score >= 5.
+    checks = {}
+    for race in RACE_PAIR:
+        r = df["race"] == race
+        checks[race] = {
+            "fpr": rate(df["decile_high"], r & (df["two_year_recid"] == 0)),
+            "fnr": rate(1 - df["decile_high"], r & (df["two_year_recid"] == 1)),
+        }
+    pair = df["race"].isin(RACE_PAIR)
+    info = {
+        "rows": {"all": len(df), "train": len(train), "val": len(val), "test": len(test)},
+        "checks": checks,
+        "recid_accuracy_test": float((df["recid_pred"].iloc[test] == df["two_year_recid"].iloc[test]).mean()),
+        "race_pred_accuracy_test_pair": float(
+            (df["race_pred"].iloc[test] == df["race"].iloc[test])[pair.iloc[test]].mean()
+        ),
+        "race_pred_counts": df["race_pred"].value_counts().sort_index().to_dict(),
+    }
+    return info
+
+
+# ----------------------------------------------------------------------------
+# Adult (Aequitas sample)
+# ----------------------------------------------------------------------------
+
+def build_adult() -> dict:
+    src_dir = DATA / "aequitas"
+    raw = pd.read_csv(src_dir / "adult_rf_binary.csv")
+    if not set(raw["score"].unique()) <= {0.0, 1.0}:
+        raise SystemExit("adult: score is not a 0/1 prediction")
+    df = pd.DataFrame({
+        "entity_id": raw["entity_id"].astype(int),
+        "income_gt_50k": raw["label_value"].astype(int),
+        "income_pred": raw["score"].astype(int),
+        "education": raw["education"],
+        "gender": raw["gender"],
+        "race": raw["race"],
+    })
+    train, test = stratified_split(df, ["gender", "race", "income_gt_50k"], [0.5, 0.5], SPLIT_SEED)
+    out = SAMPLES / "adult"
+    write_csv(df.iloc[train], out / "train.csv")
+    write_csv(df.iloc[test], out / "test.csv")
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src_dir / "LICENSE.aequitas", out / "LICENSE.aequitas")
+    cells = pd.crosstab(df.iloc[test]["gender"], df.iloc[test]["race"], margins=True, margins_name="total")
+    return {"rows": {"train": len(train), "test": len(test)}, "test_cells": cells}
+
+
+# ----------------------------------------------------------------------------
+# Synthetic multi-label data
+# ----------------------------------------------------------------------------
+
+N_TASKS = 24
+TASKS = [f"obj_{t:02d}" for t in range(N_TASKS)]
+
+# Per task: base rate for women, base rate for men, and what the simulated
+# model does with the gender correlation:
+#   "amp"  the model over-predicts the task for the group that already has the
+#          higher base rate and under-predicts it for the other group;
+#   "red"  the reverse (it pulls the two groups' predicted rates together);
+#   "neu"  the same error rates for both groups.
+TASK_TABLE = [
+    # rate_woman, rate_man, behaviour
+    (0.30, 0.12, "amp"),  # obj_00  woman-leaning
+    (0.10, 0.28, "amp"),  # obj_01  man-leaning
+    (0.20, 0.20, "neu"),  # obj_02
+    (0.26, 0.10, "red"),  # obj_03  woman-leaning
+    (0.08, 0.08, "neu"),  # obj_04
+    (0.12, 0.32, "amp"),  # obj_05  man-leaning
+    (0.15, 0.15, "neu"),  # obj_06
+    (0.32, 0.16, "neu"),  # obj_07  woman-leaning
+    (0.25, 0.25, "neu"),  # obj_08
+    (0.08, 0.20, "red"),  # obj_09  man-leaning
+    (0.12, 0.12, "neu"),  # obj_10
+    (0.22, 0.08, "amp"),  # obj_11  woman-leaning
+    (0.30, 0.30, "neu"),  # obj_12
+    (0.14, 0.30, "neu"),  # obj_13  man-leaning
+    (0.06, 0.06, "neu"),  # obj_14
+    (0.28, 0.14, "amp"),  # obj_15  woman-leaning
+    (0.18, 0.18, "neu"),  # obj_16
+    (0.06, 0.18, "amp"),  # obj_17  man-leaning
+    (0.10, 0.10, "neu"),  # obj_18
+    (0.22, 0.22, "neu"),  # obj_19
+    (0.18, 0.07, "red"),  # obj_20  woman-leaning
+    (0.16, 0.16, "neu"),  # obj_21
+    (0.10, 0.24, "neu"),  # obj_22  man-leaning
+    (0.27, 0.27, "neu"),  # obj_23
+]
+# Tasks whose base rate also shifts with age group: +shift for young, -shift for old.
+AGE_SHIFT = {2: 0.04, 6: -0.04, 12: 0.04, 16: -0.03, 19: 0.03, 23: -0.04}
+
+P_WOMAN = 0.45
+P_YOUNG = 0.55
+# Error rates: each task draws a baseline true-positive rate and false-positive
+# rate; "amp" and "red" tasks add (tpr, fpr) shifts of these sizes for the
+# group the task leans towards and subtract them for the other group ("red"
+# uses them with the opposite sign, and smaller, so it weakens the
+# correlation without turning it round).
+TPR_RANGE = (0.70, 0.90)
+FPR_RANGE = (0.02, 0.05)
+SHIFTS = {"amp": (0.10, 0.03), "red": (0.06, 0.012)}
+# Gender classifier: logit of P(predict woman) = +/-GENDER_STRENGTH for the
+# true gender, plus GENDER_CUE times the number of positive woman-leaning tasks
+# minus the number of positive man-leaning tasks.  So it errs more often when
+# a person appears with objects that lean towards the other gender.
+GENDER_STRENGTH = 1.5
+GENDER_CUE = 0.35
+
+
+def build_multilabel() -> dict:
+    rng = np.random.default_rng(SYNTH_SEED)
+    n_train, n_test = 6000, 4000
+    n = n_train + n_test
+
+    rate_w = np.array([r[0] for r in TASK_TABLE])
+    rate_m = np.array([r[1] for r in TASK_TABLE])
+    behaviour = np.array([r[2] for r in TASK_TABLE])
+    lean = np.sign(rate_w - rate_m)  # +1 woman-leaning, -1 man-leaning, 0 neither
+    age_shift = np.array([AGE_SHIFT.get(t, 0.0) for t in range(N_TASKS)])
+    assert ((rate_w >= 0.05) & (rate_w <= 0.35) & (rate_m >= 0.05) & (rate_m <= 0.35)).all()
+
+    tpr_base = rng.uniform(*TPR_RANGE, size=N_TASKS)
+    fpr_base = rng.uniform(*FPR_RANGE, size=N_TASKS)
+
+    woman = rng.random(n) < P_WOMAN
+    young = rng.random(n) < P_YOUNG
+
+    # True labels: independent Bernoulli per task given gender and age group.
+    p = np.where(woman[:, None], rate_w, rate_m) + np.where(young[:, None], age_shift, -age_shift)
+    p = np.clip(p, 0.05, 0.35)
+    y = (rng.random((n, N_TASKS)) < p).astype(np.int8)
+    # Every image shows at least one object: rows with none get one task,
+    # picked in proportion to that row's base rates.
+    empty = np.flatnonzero(y.sum(axis=1) == 0)
+    for i in empty:
+        y[i, rng.choice(N_TASKS, p=p[i] / p[i].sum())] = 1
+
+    # Predictions. direction = +1 where the row's group is the one the task
+    # leans towards, -1 for the other group, 0 for tasks that lean neither way.
+    g_sign = np.where(woman, 1.0, -1.0)
+    direction = g_sign[:, None] * lean[None, :]
+    tpr_shift = np.array([SHIFTS[b][0] if b in SHIFTS else 0.0 for b in behaviour])
+    fpr_shift = np.array([SHIFTS[b][1] if b in SHIFTS else 0.0 for b in behaviour])
+    sign = np.select([behaviour == "amp", behaviour == "red"], [1.0, -1.0], 0.0)
+    push = (sign * direction)  # +1 over-predict, -1 under-predict, 0 unchanged
+    tpr = np.clip(tpr_base[None, :] + tpr_shift[None, :] * push, 0.0, 1.0)
+    fpr = np.clip(fpr_base[None, :] + fpr_shift[None, :] * push, 0.0, 1.0)
+    u = rng.random((n, N_TASKS))
+    y_pred = np.where(y == 1, u < tpr, u < fpr).astype(np.int8)
+
+    # Gender prediction, with errors that depend on the objects present.
+    cue = (y * lean[None, :]).sum(axis=1)
+    logit = GENDER_STRENGTH * g_sign + GENDER_CUE * cue
+    pred_woman = rng.random(n) < 1.0 / (1.0 + np.exp(-logit))
+
+    df = pd.DataFrame({
+        "gender": np.where(woman, "woman", "man"),
+        "gender_pred": np.where(pred_woman, "woman", "man"),
+        "age_group": np.where(young, "young", "old"),
+    })
+    for t, name in enumerate(TASKS):
+        df[name] = y[:, t].astype(int)
+    for t, name in enumerate(TASKS):
+        df[f"{name}_pred"] = y_pred[:, t].astype(int)
+
+    train = df.iloc[:n_train].reset_index(drop=True)
+    test = df.iloc[n_train:].reset_index(drop=True)
+    out = SAMPLES / "multilabel"
+    write_csv(train, out / "train.csv")
+    write_csv(test, out / "test.csv")
+
+    # "External statistics": P(gender = g | obj_t = 1) from train.csv, 2 decimals.
+    rows = []
+    for name in TASKS:
+        pos = train[train[name] == 1]
+        for g in ("woman", "man"):
+            rows.append({"group": g, "task": name,
+                         "p_group_given_task": f"{(pos['gender'] == g).mean():.2f}"})
+    write_csv(pd.DataFrame(rows), out / "base_table.csv")
+
+    labels_per_row = train[TASKS].sum(axis=1)
+    return {
+        "rows": {"train": len(train), "test": len(test)},
+        "gender_pred_accuracy_train": float((train["gender"] == train["gender_pred"]).mean()),
+        "labels_per_row_train": (float(labels_per_row.mean()), int(labels_per_row.min()),
+                                 int(labels_per_row.max())),
+        "rows_forced_nonempty": len(empty),
+        "task_summary": summarise_tasks(train),
+    }
+
+
+def summarise_tasks(df: pd.DataFrame) -> pd.DataFrame:
+    """Per task: share of women among true and among predicted positives."""
+    w = df["gender"] == "woman"
+    rows = []
+    for t, name in enumerate(TASKS):
+        true_pos = df[name] == 1
+        pred_pos = df[f"{name}_pred"] == 1
+        rows.append({
+            "task": name,
+            "behaviour": TASK_TABLE[t][2],
+            "rate_woman": round(float(df.loc[w, name].mean()), 3),
+            "rate_man": round(float(df.loc[~w, name].mean()), 3),
+            "woman_share_true": round(float(w[true_pos].mean()), 3),
+            "woman_share_pred": round(float(w[pred_pos].mean()), 3),
+        })
+    return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------
+
+def main() -> None:
+    compas = build_compas()
+    adult = build_adult()
+    multi = build_multilabel()
+
+    print("COMPAS rows:", compas["rows"])
+    print("COMPAS recid_pred accuracy on test: %.4f" % compas["recid_accuracy_test"])
+    print("COMPAS race_pred accuracy on test (African-American/Caucasian rows): %.4f"
+          % compas["race_pred_accuracy_test_pair"])
+    print("COMPAS race_pred counts (all rows):", compas["race_pred_counts"])
+    print("Adult rows:", adult["rows"])
+    print("Adult test.csv gender x race cell sizes:")
+    print(adult["test_cells"].to_string())
+    print("Multilabel rows:", multi["rows"])
+    print("Multilabel gender_pred accuracy (train): %.4f" % multi["gender_pred_accuracy_train"])
+    print("Multilabel positives per row (train) mean/min/max:", multi["labels_per_row_train"])
+    print("Multilabel rows given one forced positive:", multi["rows_forced_nonempty"])
+    print(multi["task_summary"].to_string(index=False))
+
+    print()
+    print("Sanity check (COMPAS all.csv, prediction decile_high = decile_score >= 5):")
+    expected = {
+        "African-American": {"fpr": 0.4485, "fnr": 0.2799},
+        "Caucasian": {"fpr": 0.2345, "fnr": 0.4772},
+    }
+    for race, rates in compas["checks"].items():
+        print(f"  {race:<17} false-positive rate {rates['fpr']:.4f}   false-negative rate {rates['fnr']:.4f}")
+        for k, v in expected[race].items():
+            assert round(rates[k], 4) == v, (race, k, rates[k], v)
+    print("  matches ProPublica's published figures.")
+
+
+if __name__ == "__main__":
+    main()

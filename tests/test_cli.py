@@ -1,0 +1,196 @@
+"""End to end through the CLI on the shipped samples."""
+
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import run_cli
+
+
+@pytest.fixture(scope="module")
+def compas_run(tmp_path_factory, root):
+    out = tmp_path_factory.mktemp("compas") / "out"
+    r = run_cli("run", root / "specs" / "compas.yaml", "--out", out, "--quiet")
+    assert r.returncode in (0, 1), r.stderr
+    return r, out, json.loads((out / "results.json").read_text())
+
+
+def test_compas_results_have_the_contract_keys(compas_run, root):
+    _, out, res = compas_run
+    for key in ("schema_version", "reportgen_version", "spec", "data", "metrics", "gates", "versions", "seed"):
+        assert key in res
+    assert len(res["spec"]["sha256"]) == 64
+    import hashlib
+
+    assert res["spec"]["sha256"] == hashlib.sha256((root / "specs" / "compas.yaml").read_bytes()).hexdigest()
+    roles = {d["role"] for d in res["data"]}
+    assert {"train", "validation", "test"} <= roles
+    test = next(d for d in res["data"] if d["role"] == "test")
+    raw = pd.read_csv(root / "samples" / "compas" / "test.csv")
+    assert test["rows"] == len(raw)
+    kept = raw["race"].isin(["Caucasian", "African-American"]) & raw["sex"].isin(["Male", "Female"])
+    assert test["rows_used"] == int(kept.sum())
+    assert test["rows_dropped"] == len(raw) - int(kept.sum())
+    assert test["sha256"] == hashlib.sha256((root / "samples" / "compas" / "test.csv").read_bytes()).hexdigest()
+    for m in res["metrics"]:
+        assert "name" in m and "pairs" in m
+        assert (m["value"] is None) == ("reason" in m)
+        if m["value"] is not None:
+            iv = m["interval"]
+            assert iv["method"] == "bootstrap" and iv["level"] == 0.95 and iv["resamples"] == 1000
+            assert iv["lower"] <= iv["upper"]
+
+
+def test_compas_biasamp_matches_independent_computation(compas_run, root):
+    """BiasAmp A→T for race recomputed here with pandas from the sample files."""
+    _, _, res = compas_run
+    train = pd.read_csv(root / "samples" / "compas" / "train.csv")
+    test = pd.read_csv(root / "samples" / "compas" / "test.csv")
+    groups = ["Caucasian", "African-American"]
+    keep = lambda d: d[d["race"].isin(groups) & d["sex"].isin(["Male", "Female"])]  # noqa: E731
+    train, test = keep(train), keep(test)
+    thr = res["calibration"]["recidivism=1"]["threshold"]
+    test = test.assign(pred=(test["recid_score"] >= thr).astype(int))
+    total = 0.0
+    for g in groups:
+        pa = (train["race"] == g).mean()
+        pt = (train["two_year_recid"] == 1).mean()
+        pat = ((train["race"] == g) & (train["two_year_recid"] == 1)).mean()
+        y = 1 if pat > pa * pt else -1
+        sub = test[test["race"] == g]
+        total += y * (sub["pred"].mean() - sub["two_year_recid"].mean())
+    expected = total / 2
+    m = next(m for m in res["metrics"] if m["name"] == "biasamp_a_to_t" and m["attribute"] == "race")
+    assert m["value"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_calibration_hits_train_positive_rate(compas_run, root):
+    _, _, res = compas_run
+    cal = res["calibration"]["recidivism=1"]
+    train = pd.read_csv(root / "samples" / "compas" / "train.csv")
+    val = pd.read_csv(root / "samples" / "compas" / "val.csv")
+    keep = lambda d: d[d["race"].isin(["Caucasian", "African-American"]) & d["sex"].isin(["Male", "Female"])]  # noqa
+    p = keep(train)["two_year_recid"].mean()
+    v = keep(val)
+    assert cal["target_positives"] == round(len(v) * p)
+    assert cal["achieved_positives"] == int((v["recid_score"] >= cal["threshold"]).sum())
+    assert abs(cal["achieved_positives"] - cal["target_positives"]) <= 5
+
+
+def test_same_spec_same_bytes(tmp_path, root):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for out in (a, b):
+        r = run_cli("run", root / "specs" / "compas.yaml", "--out", out, "-q")
+        assert r.returncode in (0, 1), r.stderr
+    assert (a / "results.json").read_bytes() == (b / "results.json").read_bytes()
+
+
+def test_seed_override_changes_only_intervals(tmp_path, root):
+    outs = []
+    for seed in ("1", "2"):
+        out = tmp_path / seed
+        run_cli("run", root / "specs" / "compas.yaml", "--out", out, "--seed", seed, "-q")
+        outs.append(json.loads((out / "results.json").read_text()))
+    m1 = {(m["name"], m["attribute"]): m for m in outs[0]["metrics"]}
+    m2 = {(m["name"], m["attribute"]): m for m in outs[1]["metrics"]}
+    assert outs[0]["seed"] == 1 and outs[1]["seed"] == 2
+    changed = 0
+    for k in m1:
+        assert m1[k]["value"] == m2[k]["value"]
+        if m1[k]["interval"]:
+            changed += m1[k]["interval"]["lower"] != m2[k]["interval"]["lower"]
+    assert changed > 0
+
+
+def test_propublica_figures_via_equalized_odds(tmp_path, root):
+    """ProPublica's published rates on all 7,214 rows, prediction decile_score >= 5."""
+    out = tmp_path / "pp"
+    r = run_cli("run", root / "specs" / "compas_propublica.yaml", "--out", out, "-q")
+    assert r.returncode in (0, 1), r.stderr
+    res = json.loads((out / "results.json").read_text())
+    assert next(d for d in res["data"] if d["role"] == "test")["rows"] == 7214
+    eo = next(m for m in res["metrics"] if m["name"] == "equalized_odds")
+    rates = {g["group"]: g for g in eo["groups"]}
+    aa, ca = rates["race=African-American"], rates["race=Caucasian"]
+    assert round(aa["false_positive_rate"], 4) == 0.4485
+    assert round(ca["false_positive_rate"], 4) == 0.2345
+    assert round(aa["false_negative_rate"], 4) == 0.2799
+    assert round(ca["false_negative_rate"], 4) == 0.4772
+    fpr_pair = next(p for p in eo["pairs"] if p["condition"] == "y=0")
+    assert fpr_pair["delta"] == pytest.approx(0.4485 - 0.2345, abs=1e-4)
+    assert fpr_pair["bernstein"]["verdict"] == "against_protected"
+
+
+def test_gate_exit_codes(tmp_path, root):
+    spec = (root / "specs" / "compas_propublica.yaml").read_text()
+    spec = spec.replace("../samples/", str(root / "samples") + "/")
+    # a bound the model clearly violates: FPR gap ~0.21 > 0.05 -> exit 1
+    failing = tmp_path / "fail.yaml"
+    failing.write_text(spec + "gates:\n  - {metric: equalized_odds, abs_max: 0.05}\n")
+    r = run_cli("run", failing, "--out", tmp_path / "o1", "-q")
+    assert r.returncode == 1, r.stderr
+    g = json.loads((tmp_path / "o1" / "results.json").read_text())["gates"]
+    assert g[0]["status"] == "fail" and g[0]["passed"] is False
+    # a generous bound: pass -> exit 0
+    passing = tmp_path / "pass.yaml"
+    passing.write_text(spec + "gates:\n  - {metric: equalized_odds, abs_max: 0.9}\n")
+    r = run_cli("run", passing, "--out", tmp_path / "o2", "-q")
+    assert r.returncode == 0, r.stderr
+    # a bound inside the interval: inconclusive; fails by default, passes when the spec says so
+    res = json.loads((tmp_path / "o1" / "results.json").read_text())
+    iv = next(m for m in res["metrics"] if m["name"] == "equalized_odds")["interval"]
+    mid = (iv["lower"] + iv["upper"]) / 2
+    for policy, code in (("fail", 1), ("pass", 0)):
+        p = tmp_path / f"inc-{policy}.yaml"
+        p.write_text(spec + f"gates:\n  - {{metric: equalized_odds, abs_max: {mid}, inconclusive: {policy}}}\n")
+        r = run_cli("run", p, "--out", tmp_path / f"o-{policy}", "-q")
+        assert r.returncode == code, r.stderr
+        gate = json.loads((tmp_path / f"o-{policy}" / "results.json").read_text())["gates"][0]
+        assert gate["status"] == "inconclusive"
+
+
+def test_failed_run_leaves_previous_results_intact(tmp_path, root):
+    out = tmp_path / "out"
+    r = run_cli("run", root / "specs" / "compas_propublica.yaml", "--out", out, "-q")
+    before = (out / "results.json").read_bytes()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text((root / "specs" / "compas_propublica.yaml").read_text().replace("column: race", "column: rase"))
+    shutil.copy(root / "samples" / "compas" / "all.csv", tmp_path / "all.csv")
+    r = run_cli("run", bad, "--out", out, "-q")
+    assert r.returncode == 2
+    assert (out / "results.json").read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == ["results.json"]  # no temp files left
+
+
+def test_validate_reports_rows_groups_and_threshold(root):
+    r = run_cli("validate", root / "specs" / "compas.yaml")
+    assert r.returncode == 0, r.stderr
+    assert "OK" in r.stdout and "groups of race" in r.stdout and "calibrated threshold" in r.stdout
+
+
+@pytest.mark.parametrize("spec", ["compas.yaml", "compas_propublica.yaml", "adult.yaml", "multilabel.yaml",
+                                  "compas_runs.yaml"])
+def test_every_sample_spec_validates_and_runs(spec, root, tmp_path):
+    r = run_cli("validate", root / "specs" / spec)
+    assert r.returncode == 0, r.stderr
+    r = run_cli("run", root / "specs" / spec, "--out", tmp_path / "o", "-q")
+    assert r.returncode in (0, 1), r.stderr
+    res = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert res["metrics"]
+    text = (tmp_path / "o" / "results.json").read_text()
+    assert "NaN" not in text and "Infinity" not in text
+
+
+def test_python_dash_m_works_like_the_console_command(root):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = Path(sys.executable).parent / "reportgen"
+    a = subprocess.run([str(exe), "--version"], capture_output=True, text=True)
+    b = run_cli("--version")
+    assert a.returncode == b.returncode == 0
+    assert a.stdout == b.stdout and "0.1.0" in a.stdout

@@ -1,0 +1,106 @@
+"""Statistics core: counts add across chunks; bootstrap schemes; keyed weights."""
+
+import numpy as np
+import pytest
+
+from reportgen import metrics, stats
+
+
+def _data(n=5000, K=4, G=2, seed=0):
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, G, n)
+    gp = np.where(rng.random(n) < 0.9, g, -1)
+    Y = rng.random((n, K)) < np.where(g[:, None] == 0, 0.2, 0.4)
+    Yh = np.where(rng.random((n, K)) < 0.1, ~Y, Y)
+    return g, gp, Y, Yh, G
+
+
+def test_counts_from_chunks_add_up_to_counts_of_all_rows():
+    g, gp, Y, Yh, G = _data()
+    whole = stats.tally(stats.make_units(g, gp, Y, Yh, G))
+    cuts = [0, 17, 1000, 1001, 3333, len(g)]
+    parts = sum(stats.tally(stats.make_units(g[a:b], gp[a:b], Y[a:b], Yh[a:b], G)) for a, b in zip(cuts, cuts[1:]))
+    assert np.array_equal(whole, parts)
+
+
+def test_tally_matches_direct_counting():
+    g, gp, Y, Yh, G = _data(n=800, K=2)
+    N = stats.tally(stats.make_units(g, gp, Y, Yh, G))
+    for k in range(2):
+        for a in range(G):
+            for ap in range(G + 1):
+                pred_code = np.where(gp < 0, G, gp)
+                for y in (0, 1):
+                    for yh in (0, 1):
+                        direct = np.sum((g == a) & (pred_code == ap) & (Y[:, k] == y) & (Yh[:, k] == yh))
+                        assert N[0, k, a, ap, y, yh] == direct
+
+
+def test_margins_only_tensor_has_exact_margins():
+    g, gp, Y, Yh, G = _data()
+    u = stats.make_units(g, gp, Y, Yh, G)
+    full, marg = stats.tally(u, joint=True), stats.tally(u, joint=False)
+    assert np.array_equal(full.sum(axis=-1), marg.sum(axis=-1))  # y margins
+    assert np.array_equal(full.sum(axis=-2), marg.sum(axis=-2))  # ŷ margins
+
+
+def test_compress_keeps_counts():
+    g, gp, Y, Yh, G = _data(K=2)
+    u = stats.make_units(g, gp, Y, Yh, G)
+    c = stats.compress(u)
+    assert len(c.count) < len(u.count)
+    assert np.array_equal(stats.tally(u), stats.tally(c))
+
+
+def test_poisson_weights_do_not_depend_on_chunking():
+    whole = stats.poisson_weights(11, 3, 0, 5000, 37)
+    pieces = np.concatenate([stats.poisson_weights(11, 3, a, b - a, 37)
+                             for a, b in [(0, 1), (1, 1023), (1023, 1025), (1025, 4999), (4999, 5000)]])
+    assert np.array_equal(whole, pieces)
+
+
+def test_poisson_table_moments():
+    t = stats.POISSON_TABLE.astype(float)
+    assert len(t) == 65536
+    assert t.mean() == pytest.approx(1.0, abs=1e-4)
+    assert t.var() == pytest.approx(1.0, abs=2e-3)
+    # frequencies match Poisson(1) to the quantisation
+    from scipy.stats import poisson
+
+    for k in range(6):
+        assert np.mean(t == k) == pytest.approx(poisson.pmf(k, 1), abs=1 / 65536 + 1e-12)
+
+
+def test_multinomial_replicates_sum_to_n_and_poisson_is_close():
+    g, gp, Y, Yh, G = _data(n=20000, K=3)
+    u = stats.make_units(g, gp, Y, Yh, G)
+    Nm, sm = stats.replicates(u, 400, seed=1, stream=1, method="multinomial")
+    Np, sp = stats.replicates(u, 400, seed=1, stream=1, method="poisson")
+    assert (sm, sp) == ("multinomial", "poisson")
+    assert np.allclose(Nm.sum(axis=(2, 3, 4, 5)), 20000)  # every replicate has n rows (per task)
+    d = metrics.direction_from_counts(stats.tally(u))
+    vm, _ = metrics.biasamp_a_to_t(Nm, direction=d)
+    vp, _ = metrics.biasamp_a_to_t(Np, direction=d)
+    # both schemes estimate the same sampling spread
+    assert np.std(vm) == pytest.approx(np.std(vp), rel=0.2)
+    assert np.mean(vm) == pytest.approx(np.mean(vp), abs=np.std(vm) / 2)
+
+
+def test_poisson_gemm_path_equals_direct_weighted_counts():
+    g, gp, Y, Yh, G = _data(n=3000, K=2)
+    u = stats.make_units(g, gp, Y, Yh, G)
+    B = 5
+    N = stats.tally_poisson(u, B, seed=4, stream=9)
+    W = stats.POISSON_TABLE[stats.poisson_weights(4, 9, 0, 3000, B)].astype(float).T  # (B, n)
+    assert np.allclose(N, stats.tally(u, W))
+
+
+def test_multinomial_equals_row_resampling_in_distribution():
+    """The multinomial over patterns has the row bootstrap's mean and variance for a count."""
+    g, gp, Y, Yh, G = _data(n=2000, K=1)
+    u = stats.make_units(g, gp, Y, Yh, G)
+    Nm, _ = stats.replicates(u, 3000, seed=2, stream=2, method="multinomial")
+    cnt = Nm[:, 0, 1].sum(axis=(1, 2, 3))  # rows of group 1 per replicate
+    p = np.mean(g == 1)
+    assert cnt.mean() == pytest.approx(2000 * p, rel=0.01)
+    assert cnt.var() == pytest.approx(2000 * p * (1 - p), rel=0.1)
