@@ -409,5 +409,5 @@ def compute(name: str, *, groups, y_true, y_pred, n_groups: int | None = None, g
             out.append(r["delta"][0])
     pairs = np.array(out)
     ok = pairs[~np.isnan(pairs)]
-    value = float(ok[np.argmax(np.abs(ok))]) if ok.size else float("nan")
+    value = float(max(ok.tolist(), key=lambda v: (abs(v), v))) if ok.size else float("nan")
     return {"value": value, "pairs": pairs}

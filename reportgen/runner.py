@@ -608,7 +608,7 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, t
     entry = {"name": m.name, "attribute": attr.name, "reference": attr.label(ref),
              "protected": [attr.label(p) for p in prots]}
     if defined:
-        sel = max(defined, key=lambda p: abs(p["delta"]))
+        sel = max(defined, key=lambda p: (abs(p["delta"]), p["delta"]))  # ties: the positive one, order-free
         entry["value"] = sel["delta"]
         entry["value_is"] = "the only pair" if len(pairs) == 1 else f"the pair with the largest |delta| of {len(pairs)}"
         entry["selected_pair"] = pairs.index(sel)

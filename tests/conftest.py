@@ -23,6 +23,6 @@ def run_cli(*args, cwd=None):
                           cwd=cwd)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def root():
     return ROOT
