@@ -74,7 +74,9 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, qui
     from reportgen.runner import run_spec
     from reportgen.spec import load_spec
 
-    ls = load_spec(spec)
+    ls = load_spec(spec, strict=False)
+    if ls.spec is None:
+        ls.raise_problems()
     fmts = [f.strip() for f in formats.split(",")] if formats else list(ls.spec.output.formats)
     bad = [f for f in fmts if f not in ("html", "pdf", "json")]
     if bad:
@@ -115,7 +117,7 @@ def validate(spec: Path) -> None:
     from reportgen.runner import load_all
     from reportgen.spec import load_spec
 
-    ls = load_spec(spec)
+    ls = load_spec(spec, strict=False)
     L = load_all(ls)
     click.echo(f"{spec}: OK — {len(L.attrs)} attribute(s), {len(L.tasks)} task(s), {len(ls.spec.metrics)} metric(s)")
     for e in ([L.train] if L.train else []) + ([L.validation] if L.validation else []) + L.predictions:

@@ -47,8 +47,12 @@ def read_table(path: Path, columns: list[str] | None = None) -> pd.DataFrame:
 
         table = pq.read_table(path, columns=columns)
         return table.to_pandas()
-    usecols = (lambda c: c in set(columns)) if columns is not None else None
-    return pd.read_csv(path, usecols=usecols, low_memory=False, keep_default_na=True)
+    return pd.read_csv(path, usecols=columns, low_memory=False, keep_default_na=True)
+
+
+def missing_file_message(rel: str, path: Path) -> str:
+    siblings = [p.name for p in path.parent.iterdir()] if path.parent.is_dir() else []
+    return MSG_FILE_NOT_FOUND.format(path=rel, resolved=path) + did_you_mean(path.name, siblings)
 
 
 def read_header(path: Path) -> list[str]:
@@ -254,11 +258,11 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     path = ls.resolve(rel)
     problems: list[Problem] = []
     if not path.is_file():
-        raise SpecError([ls.problem(spec_path, MSG_FILE_NOT_FOUND.format(path=rel, resolved=path))])
+        raise SpecError([ls.problem(spec_path, missing_file_message(rel, path))])
     try:
         header = read_header(path)
     except Exception as exc:  # unreadable / not a table
-        raise SpecError([ls.problem(spec_path, f"cannot read {rel} as a table ({type(exc).__name__}: {exc}); "
+        raise SpecError([ls.problem(spec_path, f"cannot read {rel} as a table ({_plain_error(exc)}); "
                                                "give a CSV with a header row or a Parquet file")]) from None
     kind = "validation" if role == "validation" else ("run" if role.startswith("run") else role)
     needed = _columns_needed(attrs, tasks, kind)
@@ -306,13 +310,11 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
         keep &= codes >= 0
     for a in attrs:
         if a.spec_path[0] == "attributes":
-            vals = df[a.columns[0]][keep]
-            counts = np.bincount(raw_codes[a.name][keep], minlength=len(a.groups))
+            counts = np.bincount(raw_codes[a.name][keep & (raw_codes[a.name] >= 0)], minlength=len(a.groups))
             for j, c in enumerate(counts):
                 if c == 0 and kind != "validation":
-                    present = _few(sorted({_num_text(v) for v in vals.unique()}), 10) if len(vals) else "(none)"
-                    if not len(vals):
-                        present = _few(sorted({_num_text(v) for v in df[a.columns[0]].dropna().unique()}), 10)
+                    present = _few(sorted({_num_text(v) for v in df[a.columns[0]].dropna().unique()}), 10)
+                    present += did_you_mean(a.groups[j], [_num_text(v) for v in df[a.columns[0]].dropna().unique()])
                     problems.append(ls.problem(a.spec_path + ("groups",),
                                                MSG_GROUP_EMPTY.format(group=a.groups[j], file=rel, values=present)))
     if problems:
@@ -423,18 +425,39 @@ def _check_predictions(ls: LoadedSpec, t: TaskColumns, col: pd.Series, pcol: pd.
 def load_table_base(ls: LoadedSpec, attrs: list[AttributeDef], tasks: list[TaskColumns]) -> tuple[pd.DataFrame, str, str]:
     rel = ls.spec.base.table
     path = ls.resolve(rel)
+    where = ("base", "table")
     if not path.is_file():
-        raise SpecError([ls.problem(("base", "table"), MSG_FILE_NOT_FOUND.format(path=rel, resolved=path))])
-    df = read_table(path)
+        raise SpecError([ls.problem(where, missing_file_message(rel, path))])
+    try:
+        df = read_table(path)
+    except Exception as exc:
+        raise SpecError([ls.problem(where, f"cannot read {rel} as a table ({_plain_error(exc)}); a base table is a "
+                                           "CSV with columns group, task, p_group_given_task")]) from None
     need = ["group", "task", "p_group_given_task"]
     missing = [c for c in need if c not in df.columns]
     if missing:
-        raise SpecError([ls.problem(("base", "table"),
-                                    f"{rel} lacks column(s) {missing}; a base table has columns group, task, "
-                                    "p_group_given_task (and optionally p_group)")])
-    bad = df[(df["p_group_given_task"] < 0) | (df["p_group_given_task"] > 1) | df["p_group_given_task"].isna()]
-    if len(bad):
-        raise SpecError([ls.problem(("base", "table"),
-                                    f"{rel}:{int(bad.index[0]) + 2}: p_group_given_task must be a probability in [0, 1], "
-                                    f"got {bad['p_group_given_task'].iloc[0]!r}")])
+        raise SpecError([ls.problem(where, f"{rel} lacks column(s) {missing}; a base table has columns group, task, "
+                                           "p_group_given_task (and optionally p_group)")])
+    problems = []
+    for col in ("p_group_given_task", "p_group"):
+        if col not in df.columns:
+            continue
+        num = pd.to_numeric(df[col], errors="coerce")
+        bad = num.isna() | (num < 0) | (num > 1)
+        if col == "p_group":
+            bad &= df[col].notna()
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            problems.append(ls.problem(where, f"{rel}:{_line_of(path, i)}: {col} must be a probability in [0, 1], "
+                                              f"got {df[col].iloc[i]!r}; fix that row"))
+        else:
+            df[col] = num
+    if problems:
+        raise SpecError(problems)
     return df, rel, sha256_file(path)
+
+
+def _plain_error(exc: Exception) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return "it is not text: is it a CSV or Parquet file?"
+    return f"{type(exc).__name__}: {exc}"

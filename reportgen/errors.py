@@ -22,6 +22,7 @@ MSG_MISSING_VALUES = (
     "column '{column}' has {count} missing value(s) in {file} (first at line {line}); "
     "fill them, or set data.missing: drop to drop such rows"
 )
+MSG_EMPTY_SPEC = "the spec file is empty; start from one of the examples in specs/ (e.g. specs/compas.yaml)"
 MSG_NOT_A_MAPPING = "the spec must be a YAML mapping of keys (version, data, attributes, ...), got {got}"
 MSG_YAML_SYNTAX = "YAML syntax error: {problem}"
 MSG_GROUP_EMPTY = "group '{group}' has no rows in {file}; check the spelling against the values present: {values}"

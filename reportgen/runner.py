@@ -48,6 +48,23 @@ class Loaded:
 
 
 def load_all(ls: LoadedSpec) -> Loaded:
+    """Load and check every data file; raises every spec and data problem at once."""
+    if ls.spec is None or not ls.data_checkable:
+        ls.raise_problems()
+    try:
+        L = _load_all(ls)
+    except SpecError as e:
+        ls.raise_problems(e.problems)
+    except Exception:
+        if ls.problems:  # a spec already known to be wrong: its problems are the report
+            ls.raise_problems()
+        raise
+    if ls.problems:
+        ls.raise_problems()
+    return L
+
+
+def _load_all(ls: LoadedSpec) -> Loaded:
     s = ls.spec
     problems: list[Problem] = []
     if s.data.test and s.data.runs:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from reportgen.errors import (
     MSG_MISSING_KEY,
+    MSG_EMPTY_SPEC,
     MSG_NOT_A_MAPPING,
     MSG_UNKNOWN_KEY,
     MSG_UNKNOWN_METRIC,
@@ -93,8 +94,11 @@ class Attribute(Strict):
     @field_validator("groups")
     @classmethod
     def _distinct(cls, v: list[Scalar]) -> list[Scalar]:
-        if len({str(g) for g in v}) != len(v):
-            raise ValueError("groups must be distinct")
+        seen: set[str] = set()
+        for g in v:
+            if str(g) in seen:
+                raise ValueError(f"group {g!r} is listed twice; list each group once")
+            seen.add(str(g))
         return v
 
 
@@ -205,6 +209,13 @@ class Bernstein(Strict):
 
 class Intervals(Strict):
     confidence: float = Field(0.95, gt=0, lt=1, description="Confidence level of every interval.")
+
+    @field_validator("confidence", mode="before")
+    @classmethod
+    def _percent(cls, v: Any) -> Any:
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and 1 < v < 100:
+            raise ValueError(f"expected a fraction between 0 and 1, got {v}; did you mean {v / 100:g}?")
+        return v
     bootstrap: Bootstrap = Field(default_factory=Bootstrap)
     bernstein: Bernstein = Field(default_factory=Bernstein)
 
@@ -282,12 +293,22 @@ class Spec(Strict):
 class LoadedSpec:
     """A validated spec plus where it came from."""
 
-    def __init__(self, spec: Spec, path: FsPath, text: str, marks: Any) -> None:
+    def __init__(self, spec: Spec | None, path: FsPath, text: str, marks: Any,
+                 index_maps: dict[str, list[int]] | None = None) -> None:
         self.spec = spec
         self.path = path
         self.text = text
         self.marks = marks
+        self.index_maps = index_maps or {}
+        self.problems: list[Problem] = []
+        self.data_checkable = spec is not None
         self.sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def raise_problems(self, more: list[Problem] | None = None) -> None:
+        """Raise every problem found (spec problems first), if any."""
+        allp = list(self.problems) + list(more or [])
+        if allp or self.spec is None:
+            raise SpecError(allp)
 
     @property
     def dir(self) -> FsPath:
@@ -298,6 +319,9 @@ class LoadedSpec:
         return p if p.is_absolute() else (self.dir / p)
 
     def problem(self, path: tuple, message: str) -> Problem:
+        path = tuple(path)
+        if len(path) >= 2 and path[0] in self.index_maps and isinstance(path[1], int):
+            path = (path[0], self.index_maps[path[0]][path[1]]) + path[2:]  # back to the file's numbering
         line, col = self.marks.get(path)
         return Problem(str(self.path), line, col, _dotted(path), message)
 
@@ -382,6 +406,11 @@ def _clean_msg(err: dict) -> str:
             opts = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",")]
             hint = did_you_mean(inp, opts)
         return f"expected {expected}, got {inp!r}{hint}"
+    plain = {"float": "a number", "int": "a whole number", "string": "text", "bool": "true or false",
+             "list": "a list", "dict": "a mapping", "model": "a mapping"}
+    for prefix, words in plain.items():
+        if etype in (f"{prefix}_type", f"{prefix}_parsing", f"{prefix}_from_float"):
+            return f"expected {words}, got {_short(inp)}"
     if msg.startswith("Input should be "):
         return f"expected {msg[len('Input should be '):].rstrip('.')}, got {_short(inp)}"
     if etype.endswith("_type") or etype.endswith("_parsing"):
@@ -396,31 +425,54 @@ def _short(v: Any) -> str:
     return s if len(s) <= 60 else s[:57] + "..."
 
 
+_UNION_TAGS = {"float", "int", "str", "bool", "none", "list", "dict"}
+
+
+def _key_in_message(loc: tuple, msg: str, marks: Any) -> tuple:
+    """A model-level message naming `key` points at that key's line when it is in the file."""
+    import re
+
+    for key in re.findall(r"`([A-Za-z_]+)", msg):
+        if marks.has(loc + (key,)):
+            return loc + (key,)
+    return loc
+
+
 def _map_validation_error(exc: ValidationError, file: str, marks: Any, raw: Any) -> list[Problem]:
-    problems: list[Problem] = []
-    seen: set[tuple] = set()
+    grouped: dict[tuple, list[dict]] = {}
     for err in exc.errors():
-        loc = tuple(err["loc"])
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-")
+                                                                         or p in _UNION_TAGS)))
+        grouped.setdefault(loc, []).append(err)
+    problems: list[Problem] = []
+    for loc, errs in grouped.items():
+        err = errs[0]
         etype = err["type"]
-        # pydantic reports unions as function-after/before noise; drop non-path tokens
-        loc = tuple(p for p in loc if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
         if etype == "extra_forbidden":
             key = loc[-1]
             allowed = _fields_of(loc[:-1]) or []
             msg = MSG_UNKNOWN_KEY.format(key=key, hint=did_you_mean(key, allowed), allowed=", ".join(allowed))
-            line, col = marks.get(loc)
+            where = loc
         elif etype == "missing":
-            key = loc[-1]
-            msg = MSG_MISSING_KEY.format(key=key)
+            msg = MSG_MISSING_KEY.format(key=loc[-1])
             line, col = marks.get(loc[:-1])
+            problems.append(Problem(file, line, col, _dotted(loc), msg))
+            continue
+        elif len(errs) > 1:  # a union (e.g. a number or 'calibrate'): one message listing the alternatives
+            wanted = []
+            for e in errs:
+                m = _clean_msg(e)
+                m = m.split(", got ")[0]
+                m = m[len("expected "):] if m.startswith("expected ") else m
+                if m not in wanted:
+                    wanted.append(m)
+            msg = f"expected {' or '.join(wanted)}, got {_short(err.get('input'))}"
+            where = loc
         else:
             msg = _clean_msg(err)
-            line, col = marks.get(loc)
-        ident = (loc, msg)
-        if ident in seen:
-            continue
-        seen.add(ident)
-        problems.append(Problem(file, line, col, _dotted(loc), msg))
+            where = _key_in_message(loc, msg, marks)
+        line, col = marks.get(where)
+        problems.append(Problem(file, line, col, _dotted(where), msg))
     problems.sort(key=lambda p: (p.line or 0, p.col or 0))
     return problems
 
@@ -436,7 +488,7 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
         for j, a in enumerate(inter):
             if a not in attr_names:
                 out.append(ls.problem(("intersections", i, j),
-                                      f"unknown attribute '{a}'{did_you_mean(a, attr_names)}; declared: {', '.join(attr_names)}"))
+                                      f"unknown attribute '{a}'{did_you_mean(a, attr_names)}; declared: {', '.join(s.attributes)}"))
     all_attrs = attr_names | {"×".join(i) for i in s.intersections}
     for i, m in enumerate(s.metrics):
         if m.attribute is not None and m.attribute not in all_attrs:
@@ -482,8 +534,11 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
                                       "threshold: calibrate needs data.train for the target positive rate"))
     sources = [s.base.source] + list(s.base.compare)
     if "train" in sources and not s.data.train:
-        out.append(ls.problem(("base", "source") if s.base.source == "train" else ("base", "compare"),
-                              "base source `train` needs data.train; add it, or set base.source: test"))
+        where = ("base", "source") if ls.marks.has(("base", "source")) else ("data",)
+        if s.base.source != "train":
+            where = ("base", "compare")
+        out.append(ls.problem(where, "base source `train` (the default) needs data.train; add data.train, "
+                                     "or set base.source: test"))
     if s.local_bias is not None:
         lb = s.local_bias
         if lb.attribute not in s.attributes:
@@ -493,32 +548,98 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
     return out
 
 
+def _prune(raw: dict, errors: list[dict]) -> tuple[dict, dict[str, list[int]]] | None:
+    """A copy of ``raw`` without the offending keys / list items, to check the rest.
+
+    Returns (pruned, index maps for pruned lists) or None when an error cannot
+    be pruned away (e.g. a required key is missing).
+    """
+    import copy
+
+    pruned = copy.deepcopy(raw)
+    drop_items: dict[str, set[int]] = {}
+    for err in errors:
+        loc = [p for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p in _UNION_TAGS))]
+        if err["type"] == "missing":
+            return None
+        if len(loc) >= 2 and loc[0] in ("metrics", "gates") and isinstance(loc[1], int):
+            drop_items.setdefault(loc[0], set()).add(loc[1])
+            continue
+        parent: Any = pruned
+        for p in loc[:-1]:
+            try:
+                parent = parent[p]
+            except (KeyError, IndexError, TypeError):
+                return None
+        if isinstance(parent, dict) and loc and loc[-1] in parent:
+            del parent[loc[-1]]
+        else:
+            return None
+    maps: dict[str, list[int]] = {}
+    for key, idx in drop_items.items():
+        items = pruned.get(key)
+        if not isinstance(items, list):
+            return None
+        maps[key] = [i for i in range(len(items)) if i not in idx]
+        pruned[key] = [items[i] for i in maps[key]]
+    return pruned, maps
+
+
 def parse_spec(text: str, file: str) -> LoadedSpec:
-    raw, marks = load_with_marks(text, file)
+    """Validate spec text. Returns a LoadedSpec; problems found so far are in ``.problems``.
+
+    When the spec has schema errors, the rest of it is still checked (cross
+    references, and the data when loaded) on a copy without the offending
+    keys, so that one run reports every problem. ``.spec`` is None when
+    nothing more can be checked.
+    """
+    raw, marks, problems = load_with_marks(text, file)
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        raise SpecError([Problem(file, 1, 1, "", MSG_EMPTY_SPEC)])
     if not isinstance(raw, dict):
         raise SpecError([Problem(file, 1, 1, "", MSG_NOT_A_MAPPING.format(got=type(raw).__name__))])
+    maps: dict[str, list[int]] = {}
     try:
         spec = Spec.model_validate(raw)
     except ValidationError as exc:
-        raise SpecError(_map_validation_error(exc, file, marks, raw)) from None
-    ls = LoadedSpec(spec, FsPath(file), text, marks)
-    problems = _cross_checks(ls)
-    if problems:
-        raise SpecError(problems)
+        problems += _map_validation_error(exc, file, marks, raw)
+        spec = None
+        pr = _prune(raw, exc.errors())
+        if pr is not None:
+            try:
+                spec = Spec.model_validate(pr[0])
+                maps = pr[1]
+            except ValidationError:
+                spec = None
+    ls = LoadedSpec(spec, FsPath(file), text, marks, maps)
+    ls.problems = problems
+    if spec is not None:
+        cross = _cross_checks(ls)
+        ls.problems += cross
+        ls.data_checkable = not cross  # names that point nowhere: data checks would be guesswork
     return ls
 
 
-def load_spec(path: str | FsPath) -> LoadedSpec:
+def load_spec(path: str | FsPath, *, strict: bool = True) -> LoadedSpec:
+    """Read and validate a spec file. With ``strict``, raise on any problem."""
     p = FsPath(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        raw_bytes = p.read_bytes()
     except FileNotFoundError:
         raise SpecError([Problem(str(p), None, None, "", "spec file not found; check the path")]) from None
-    except UnicodeDecodeError as exc:
-        raise SpecError([Problem(str(p), None, None, "", f"spec is not UTF-8 text ({exc.reason}); save it as UTF-8")]) from None
     except IsADirectoryError:
         raise SpecError([Problem(str(p), None, None, "", "is a directory; name the spec YAML file")]) from None
-    return parse_spec(text, str(p))
+    try:
+        text = raw_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw_bytes[: exc.start].count(b"\n") + 1
+        col = exc.start - (raw_bytes.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise SpecError([Problem(str(p), line, col, "", f"spec is not UTF-8 text (byte 0x{raw_bytes[exc.start]:02x} "
+                                                          "here); save the file as UTF-8")]) from None
+    ls = parse_spec(text, str(p))
+    if strict:
+        ls.raise_problems()
+    return ls
 
 
 def json_schema() -> dict:

@@ -23,6 +23,9 @@ class Marks:
     def set(self, path: Path, mark: yaml.Mark) -> None:
         self._pos.setdefault(path, (mark.line + 1, mark.column + 1))
 
+    def has(self, path: Path) -> bool:
+        return tuple(path) in self._pos
+
     def get(self, path: Path) -> tuple[int | None, int | None]:
         """Position of ``path``, or of its nearest ancestor that has one."""
         path = tuple(path)
@@ -65,25 +68,43 @@ def excerpt(text: str, line: int, radius: int = 2) -> str:
     return "\n".join(out)
 
 
-def load_with_marks(text: str, file: str) -> tuple[Any, Marks]:
+def _syntax_problem(exc: yaml.MarkedYAMLError, text: str, file: str) -> SpecError:
+    nlines = max(1, len(text.splitlines()))
+    mark, ctx = exc.problem_mark, exc.context_mark
+    problem = exc.problem or str(exc)
+    # An unclosed bracket or quote is reported by PyYAML where it gave up; the
+    # reader needs the line where the construct was opened.
+    opened = ctx is not None and exc.context and ("while parsing a flow" in exc.context or "quoted scalar" in exc.context)
+    where = ctx if opened else (mark or ctx)
+    line = min(where.line + 1, nlines) if where else None
+    col = where.column + 1 if where and where.line + 1 <= nlines else 1
+    if "'\\t'" in problem or "\t" in problem:
+        msg = "YAML syntax error: a tab character; YAML does not allow tabs for indentation, indent with spaces"
+    elif opened and "flow" in exc.context:
+        opener, close = ("[", "]") if "sequence" in exc.context else ("{", "}")
+        msg = (f"YAML syntax error: the '{opener}' opened here is not closed "
+               f"(PyYAML: {problem} at line {min(mark.line + 1, nlines) if mark else '?'}); add the missing '{close}'")
+    elif opened:
+        msg = "YAML syntax error: the quoted text that starts here is never closed; add the closing quote"
+    else:
+        msg = MSG_YAML_SYNTAX.format(problem=problem)
+        if exc.context:
+            msg += f" ({exc.context})"
+        msg += "; fix the indentation or quoting at this line"
+    return SpecError([Problem(file, line, col, "", msg)], context=excerpt(text, line) if line else "")
+
+
+def load_with_marks(text: str, file: str) -> tuple[Any, Marks, list[Problem]]:
+    """(data, marks, non-fatal problems such as duplicate keys). Raises SpecError on syntax errors."""
     marks = Marks()
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506 - SafeLoader
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
-        col = mark.column + 1 if mark else None
-        msg = MSG_YAML_SYNTAX.format(problem=exc.problem or str(exc))
-        if exc.context:
-            msg += f" ({exc.context})"
-        msg += "; fix the indentation or quoting at this line"
-        raise SpecError([Problem(file, line, col, "", msg)], context=excerpt(text, line) if line else "")
+        raise _syntax_problem(exc, text, file) from None
     except yaml.YAMLError as exc:  # pragma: no cover - non-marked errors are rare
-        raise SpecError([Problem(file, None, None, "", MSG_YAML_SYNTAX.format(problem=exc))])
+        raise SpecError([Problem(file, None, None, "", MSG_YAML_SYNTAX.format(problem=exc))]) from None
     problems: list[Problem] = []
     if node is not None:
         _walk(node, (), marks, problems, file)
-    if problems:
-        raise SpecError(problems)
-    return data, marks
+    return data, marks, problems
