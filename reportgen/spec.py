@@ -406,7 +406,7 @@ def _clean_msg(err: dict) -> str:
             opts = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",")]
             hint = did_you_mean(inp, opts)
         return f"expected {expected}, got {inp!r}{hint}"
-    plain = {"float": "a number", "int": "a whole number", "string": "text", "bool": "true or false",
+    plain = {"float": "a number", "int": "an integer", "string": "text", "bool": "true or false",
              "list": "a list", "dict": "a mapping", "model": "a mapping"}
     for prefix, words in plain.items():
         if etype in (f"{prefix}_type", f"{prefix}_parsing", f"{prefix}_from_float"):
