@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-POISSON_BLOCK = 1024  # rows per counter block of the keyed generator
-CHUNK_ROWS = 1 << 15  # rows per GEMM chunk in the Poisson path
+POISSON_BLOCK = 1 << 15  # rows per counter block of the keyed generator
+CHUNK_ROWS = POISSON_BLOCK  # rows per GEMM chunk in the Poisson path (aligned: one generator call each)
 MULTINOMIAL_MAX_PATTERNS = 20_000
 
 
@@ -72,7 +72,7 @@ def poisson_weights(seed: int, stream: int, row_start: int, rows: int, B: int) -
         parts.append(raw)
     u = np.concatenate(parts) if len(parts) > 1 else parts[0]
     off = row_start - first_block * POISSON_BLOCK
-    return u[off:off + rows, :B]
+    return u[off:off + rows, :B] if (off or rows != len(u) or Bp != B) else u
 
 
 @dataclass
@@ -104,19 +104,66 @@ def make_units(groups: np.ndarray, groups_pred: np.ndarray | None, Y: np.ndarray
     return Units(block, Y, Yhat, np.ones(len(block), dtype=np.int64), G, Gp)
 
 
+def _pattern_codes(units: Units) -> np.ndarray | None:
+    """Each unit's pattern as one int64 (block, y bits, ŷ bits), when it fits in 62 bits."""
+    K = units.Y.shape[1]
+    nblocks = units.G * units.Gp
+    if 2 * K + max(1, int(nblocks - 1).bit_length()) > 62:
+        return None
+    code = units.block.astype(np.int64)
+    for k in range(K):
+        code = (code << 2) | (units.Y[:, k].astype(np.int64) << 1) | units.Yhat[:, k].astype(np.int64)
+    return code
+
+
+def _from_codes(codes: np.ndarray, counts: np.ndarray, K: int, G: int, Gp: int) -> Units:
+    Y = np.zeros((len(codes), K), dtype=bool)
+    Yh = np.zeros((len(codes), K), dtype=bool)
+    c = codes.copy()
+    for k in range(K - 1, -1, -1):
+        Yh[:, k] = (c & 1).astype(bool)
+        Y[:, k] = ((c >> 1) & 1).astype(bool)
+        c >>= 2
+    return Units(c, Y, Yh, counts.astype(np.int64), G, Gp)
+
+
 def compress(units: Units) -> Units:
     """Distinct patterns with multiplicities, in a canonical (sorted) order."""
     n, K = units.Y.shape
     if n == 0:
         return units
+    codes = _pattern_codes(units)
+    if codes is not None:
+        hi = int(codes.max()) + 1
+        if hi <= (1 << 22):
+            counts = np.bincount(codes, weights=units.count if not _all_ones(units) else None, minlength=hi)
+            uniq = np.flatnonzero(counts)
+            return _from_codes(uniq, counts[uniq], K, units.G, units.Gp)
+        uniq, inv = np.unique(codes, return_inverse=True)
+        counts = np.bincount(inv.ravel(), weights=units.count, minlength=len(uniq))
+        return _from_codes(uniq, counts, K, units.G, units.Gp)
     bits = np.concatenate([units.Y, units.Yhat], axis=1)
-    packed = np.packbits(bits, axis=1) if K else np.zeros((n, 0), np.uint8)
+    packed = np.packbits(bits, axis=1)
     key = np.concatenate([units.block.astype(">u4").view(np.uint8).reshape(n, 4), packed], axis=1)
     key = np.ascontiguousarray(key)
     view = key.view(np.dtype((np.void, key.shape[1]))).ravel()
     _, first, inv = np.unique(view, return_index=True, return_inverse=True)
     counts = np.bincount(inv.ravel(), weights=units.count, minlength=len(first)).astype(np.int64)
     return Units(units.block[first], units.Y[first], units.Yhat[first], counts, units.G, units.Gp)
+
+
+def _all_ones(units: Units) -> bool:
+    return bool(np.all(units.count == 1))
+
+
+def too_many_patterns(units: Units, limit: int = MULTINOMIAL_MAX_PATTERNS, sample: int = 65_536) -> bool:
+    """Cheap early exit: more than ``limit`` distinct patterns already in a prefix sample."""
+    n = len(units.block)
+    if n <= limit:
+        return False
+    m = min(n, max(sample, 2 * limit))
+    head = Units(units.block[:m], units.Y[:m], units.Yhat[:m], units.count[:m], units.G, units.Gp)
+    return len(compress(head).count) > limit
 
 
 def _features(Y: np.ndarray, Yhat: np.ndarray, joint: bool, dtype) -> np.ndarray:
@@ -154,6 +201,8 @@ def tally(units: Units, weights: np.ndarray | None = None, *, joint: bool = True
     """N tensor for weights (B, U) over units (default: the units' own counts)."""
     K = units.Y.shape[1]
     nblocks = units.G * units.Gp
+    if weights is None and _all_ones(units):
+        return _count_rows(units, joint)
     if weights is None:
         weights = units.count[None, :].astype(np.float64)
     B = weights.shape[0]
@@ -168,6 +217,31 @@ def tally(units: Units, weights: np.ndarray | None = None, *, joint: bool = True
     return _to_tensor(S, K, units.G, units.Gp, joint)
 
 
+def _count_rows(units: Units, joint: bool) -> np.ndarray:
+    """Point tally of plain rows by counting booleans per block (no floating point)."""
+    K = units.Y.shape[1]
+    nblocks = units.G * units.Gp
+    S = np.zeros((1, nblocks, 1 + (3 if joint else 2) * K))
+    order = np.argsort(units.block, kind="stable")
+    bounds = np.searchsorted(units.block[order], np.arange(nblocks + 1))
+    contiguous = bool(np.all(order[1:] > order[:-1])) if len(order) else True
+    for j in range(nblocks):
+        lo, hi = bounds[j], bounds[j + 1]
+        if hi == lo:
+            continue
+        if contiguous:
+            Yj, Yhj = units.Y[lo:hi], units.Yhat[lo:hi]
+        else:
+            sl = order[lo:hi]
+            Yj, Yhj = units.Y[sl], units.Yhat[sl]
+        S[0, j, 0] = hi - lo
+        S[0, j, 1:1 + K] = np.count_nonzero(Yj, axis=0)
+        S[0, j, 1 + K:1 + 2 * K] = np.count_nonzero(Yhj, axis=0)
+        if joint:
+            S[0, j, 1 + 2 * K:] = np.count_nonzero(Yj & Yhj, axis=0)
+    return _to_tensor(S, K, units.G, units.Gp, joint)
+
+
 def multinomial_counts(units: Units, B: int, rng: np.random.Generator) -> np.ndarray:
     """(B, U) multinomial draws of n rows over the pattern multiplicities."""
     n = units.n
@@ -175,27 +249,51 @@ def multinomial_counts(units: Units, B: int, rng: np.random.Generator) -> np.nda
     return rng.multinomial(n, p, size=B).astype(np.float64)
 
 
-def tally_poisson(units: Units, B: int, seed: int, stream: int, *, joint: bool = True) -> np.ndarray:
-    """N replicates with keyed Poisson(1) row weights (units must be rows, count 1)."""
+def _workers() -> int:
+    import os
+
+    return max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+
+def _poisson_chunk(units: Units, start: int, stop: int, B: int, seed: int, stream: int, joint: bool) -> np.ndarray:
     K = units.Y.shape[1]
     nblocks = units.G * units.Gp
-    nf = 1 + (3 if joint else 2) * K
-    S = np.zeros((B, nblocks, nf))
+    S = np.zeros((B, nblocks, 1 + (3 if joint else 2) * K))
+    u16 = poisson_weights(seed, stream, start, stop - start, B)
+    blk = units.block[start:stop]
+    order = np.argsort(blk, kind="stable")
+    bounds = np.searchsorted(blk[order], np.arange(nblocks + 1))
+    Yc, Yhc = units.Y[start:stop], units.Yhat[start:stop]
+    for j in range(nblocks):
+        sl = order[bounds[j]:bounds[j + 1]]
+        if not len(sl):
+            continue
+        W = POISSON_TABLE[u16[sl]]  # (rows_j, B) float32; integer sums stay exact below 2**24
+        Fj = _features(Yc[sl], Yhc[sl], joint, np.float32)
+        S[:, j, :] = (Fj.T @ W).T
+    return S
+
+
+def tally_poisson(units: Units, B: int, seed: int, stream: int, *, joint: bool = True) -> np.ndarray:
+    """N replicates with keyed Poisson(1) row weights (units must be rows, count 1).
+
+    Chunks run on a thread pool (NumPy releases the GIL in the generator, the
+    table lookup and BLAS) with single-threaded BLAS, so the cores are not
+    oversubscribed. Chunk sums are integers, so the result does not depend on
+    the order in which chunks finish.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
+    K = units.Y.shape[1]
+    nblocks = units.G * units.Gp
+    S = np.zeros((B, nblocks, 1 + (3 if joint else 2) * K))
     n = len(units.block)
-    for start in range(0, n, CHUNK_ROWS):
-        stop = min(n, start + CHUNK_ROWS)
-        u16 = poisson_weights(seed, stream, start, stop - start, B)
-        blk = units.block[start:stop]
-        order = np.argsort(blk, kind="stable")
-        bounds = np.searchsorted(blk[order], np.arange(nblocks + 1))
-        Yc, Yhc = units.Y[start:stop], units.Yhat[start:stop]
-        for j in range(nblocks):
-            sl = order[bounds[j]:bounds[j + 1]]
-            if not len(sl):
-                continue
-            W = POISSON_TABLE[u16[sl]]  # (rows_j, B) float32
-            Fj = _features(Yc[sl], Yhc[sl], joint, np.float32)
-            S[:, j, :] += (Fj.T @ W).T.astype(np.float64)
+    starts = range(0, n, CHUNK_ROWS)
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(_workers()) as ex:
+        for part in ex.map(lambda a: _poisson_chunk(units, a, min(n, a + CHUNK_ROWS), B, seed, stream, joint), starts):
+            S += part
     return _to_tensor(S, K, units.G, units.Gp, joint)
 
 
@@ -204,7 +302,7 @@ def replicates(units: Units, B: int, *, seed: int, stream: int, method: str = "a
     """(N replicates (B, ...), scheme used). Compresses rows to patterns when that pays."""
     if B == 0:
         return np.zeros((0, units.Y.shape[1], units.G, units.Gp, 2, 2)), "none"
-    if method in ("auto", "multinomial"):
+    if method == "multinomial" or (method == "auto" and not too_many_patterns(units)):
         pat = compress(units)
         if method == "multinomial" or len(pat.count) <= MULTINOMIAL_MAX_PATTERNS:
             rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, stream])))

@@ -104,3 +104,21 @@ def test_multinomial_equals_row_resampling_in_distribution():
     p = np.mean(g == 1)
     assert cnt.mean() == pytest.approx(2000 * p, rel=0.01)
     assert cnt.var() == pytest.approx(2000 * p * (1 - p), rel=0.1)
+
+
+@pytest.mark.parametrize("K", [1, 5, 40])  # 40 tasks: too wide for integer codes, byte keys instead
+def test_compress_paths_agree_with_row_tally(K):
+    g, gp, Y, Yh, G = _data(n=3000, K=K)
+    Y[:, 1:] = False if K > 1 else Y[:, 1:]  # few patterns so compression matters
+    u = stats.make_units(g, gp, Y, Yh, G)
+    c = stats.compress(u)
+    assert c.n == 3000
+    assert np.array_equal(stats.tally(u), stats.tally(c))
+    assert np.array_equal(stats.compress(c).count, c.count)  # idempotent
+
+
+def test_too_many_patterns_early_exit():
+    g, gp, Y, Yh, G = _data(n=30000, K=40)
+    assert stats.too_many_patterns(stats.make_units(g, gp, Y, Yh, G))
+    g, gp, Y, Yh, G = _data(n=30000, K=2)
+    assert not stats.too_many_patterns(stats.make_units(g, gp, Y, Yh, G))

@@ -1,0 +1,181 @@
+"""The audit report: one self-contained HTML file and an archival PDF/A-3b from the same templates.
+
+    from reportgen.report import render_html, render_pdf
+    html = render_html(results, spec_text, generated="2025-06-30")
+    pdf = render_pdf(results, spec_text, generated="2025-06-30", page_size="A4")
+
+Both are pure functions of their inputs: no clock is read (the report's date
+is ``generated``, shown as given), nothing is fetched, and the same inputs give
+the same output. Templates are looked up in ``templates_dir`` first (any
+template there replaces the built-in one of the same name, e.g.
+``partials/summary.html``), then in the built-in folder.
+"""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+import re
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from pathlib import Path, PurePosixPath
+
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, TemplateNotFound
+from markupsafe import Markup
+
+from . import filters as _filters
+from .context import build_context
+
+__all__ = ["render_html", "render_pdf", "builtin_templates_dir", "make_environment", "PDF_VARIANT",
+           "ATTACHMENT_SPEC", "ATTACHMENT_RESULTS"]
+
+PDF_VARIANT = "pdf/a-3b"
+ATTACHMENT_SPEC = "spec.yaml"
+ATTACHMENT_RESULTS = "results.json"
+
+# A4, letter, "A4 landscape", "210mm 297mm", ...: nothing that could close the CSS rule it goes into.
+_PAGE_SIZE = re.compile(
+    r"^(?:[A-Za-z][A-Za-z0-9-]{0,15}|\d{1,4}(?:\.\d{1,3})?(?:mm|cm|in|pt|px)\s+\d{1,4}(?:\.\d{1,3})?(?:mm|cm|in|pt|px))"
+    r"(?:\s+(?:portrait|landscape))?$")
+_W3C_DATE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2}))?)?)?$")
+
+
+def builtin_templates_dir() -> Path:
+    """The shipped ``templates/`` folder: package data when installed, the repository folder otherwise."""
+    try:
+        from importlib.resources import files
+
+        root = files("reportgen.templates")
+        path = Path(str(root))
+        if (path / "base.html").is_file():
+            return path
+    except (ModuleNotFoundError, TypeError, ValueError):
+        pass
+    return Path(__file__).resolve().parents[2] / "templates"
+
+
+def _search_path(templates_dir: Path | str | None) -> list[Path]:
+    dirs = []
+    if templates_dir is not None:
+        d = Path(templates_dir)
+        if not d.is_dir():
+            raise FileNotFoundError(f"template folder not found: {d}")
+        dirs.append(d.resolve())
+    dirs.append(builtin_templates_dir().resolve())
+    return dirs
+
+
+def _find_asset(dirs: list[Path], name: str) -> Path:
+    rel = PurePosixPath(name)
+    if rel.is_absolute() or ".." in rel.parts or not rel.parts:
+        raise ValueError(f"asset name must be a relative path inside the template folder: {name!r}")
+    for d in dirs:
+        p = (d / rel).resolve()
+        if (d in p.parents) and p.is_file():
+            return p
+    raise FileNotFoundError(f"asset {name!r} not found in the template folders")
+
+
+def make_environment(templates_dir: Path | str | None = None, *, mode: str = "html") -> Environment:
+    """The Jinja environment: user folder first, then the built-in one; autoescape on, strict undefined."""
+    dirs = _search_path(templates_dir)
+    env = Environment(
+        loader=ChoiceLoader([FileSystemLoader(str(d)) for d in dirs]),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+    env.filters.update(_filters.FILTERS)
+
+    def include_raw(name: str) -> Markup:
+        """A template file's text, unrendered (CSS), found through the same override order."""
+        try:
+            source, _, _ = env.loader.get_source(env, name)
+        except TemplateNotFound:
+            raise
+        return Markup(source.replace("</style", "<\\/style"))
+
+    def asset_url(name: str) -> str:
+        """URL for an image or font of the template folder: inlined (data:) in HTML, a checked file: URL in PDF."""
+        path = _find_asset(dirs, name)
+        if mode == "pdf":
+            return path.as_uri()
+        mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
+
+    env.globals.update(include_raw=include_raw, asset_url=asset_url, template_dirs=dirs)
+    return env
+
+
+def _render(results: Mapping, spec_text: str | bytes, *, templates_dir, generated, mode: str,
+            page_size: str = "A4") -> str:
+    if not isinstance(results, Mapping):
+        raise TypeError("results must be the dict loaded from results.json")
+    if isinstance(spec_text, bytes):
+        spec_text = spec_text.decode("utf-8", errors="replace")
+    if generated is not None and not isinstance(generated, str):
+        raise TypeError("generated must be a string (the report date, e.g. '2025-06-30') or None")
+    if not _PAGE_SIZE.match(page_size or ""):
+        raise ValueError(f"page_size {page_size!r} is not a CSS page size (e.g. 'A4', 'letter', 'A4 landscape', "
+                         "'210mm 297mm')")
+    env = make_environment(templates_dir, mode=mode)
+    ctx = build_context(results, spec_text, generated=generated, mode=mode, page_size=page_size)
+    ctx["w3c_date"] = generated if generated and _W3C_DATE.match(generated) else None
+    return env.get_template("base.html").render(ctx)
+
+
+def render_html(results: dict, spec_text: str, *, templates_dir: Path | None = None,
+                generated: str | None = None) -> str:
+    """The report as one self-contained HTML document (CSS and SVG plots inline, no script, no fetch)."""
+    return _render(results, spec_text, templates_dir=templates_dir, generated=generated, mode="html")
+
+
+def _results_bytes(results: Mapping) -> bytes:
+    from ..results import dumps
+
+    return dumps(dict(results)).encode("utf-8")
+
+
+def render_pdf(results: dict, spec_text: str, *, templates_dir: Path | None = None, generated: str | None = None,
+               page_size: str = "A4", results_bytes: bytes | None = None, fetch_log: list | None = None) -> bytes:
+    """The report as PDF/A-3b with ``spec.yaml`` and ``results.json`` attached.
+
+    ``spec_text`` may be ``bytes`` to attach the spec file byte for byte.
+    ``results_bytes`` attaches that exact text as results.json (default: the
+    canonical serialisation of ``results``, which is what ``reportgen run``
+    writes). ``fetch_log``, if given, receives every URL WeasyPrint asked for.
+    """
+    import weasyprint
+
+    from .fetcher import make_fetcher
+
+    spec_bytes = spec_text if isinstance(spec_text, bytes) else spec_text.encode("utf-8")
+    html = _render(results, spec_text, templates_dir=templates_dir, generated=generated, mode="pdf",
+                   page_size=page_size)
+    dirs = _search_path(templates_dir)
+    fetcher = make_fetcher(dirs, fetch_log)
+    stamp = _attachment_time(generated)
+    attachments = [
+        weasyprint.Attachment(string=spec_bytes, name=ATTACHMENT_SPEC, description="The audit spec, verbatim",
+                              created=stamp, modified=stamp, relationship="Source", url_fetcher=fetcher),
+        weasyprint.Attachment(string=results_bytes if results_bytes is not None else _results_bytes(results),
+                              name=ATTACHMENT_RESULTS, description="Every number of this report (reportgen results)",
+                              created=stamp, modified=stamp, relationship="Data", url_fetcher=fetcher),
+    ]
+    doc = weasyprint.HTML(string=html, base_url=dirs[0].as_uri() + "/", url_fetcher=fetcher, media_type="print")
+    return doc.write_pdf(pdf_variant=PDF_VARIANT, attachments=attachments, uncompressed_pdf=False,
+                         pdf_identifier=None)
+
+
+def _attachment_time(generated: str | None) -> datetime:
+    """Attachment dates come from ``generated`` (never the clock); the epoch when it is not a date."""
+    if generated:
+        m = re.match(r"^(\d{4})-(\d{2})-(\d{2})", generated)
+        if m:
+            try:
+                return datetime(int(m[1]), int(m[2]), int(m[3]), tzinfo=timezone.utc)
+            except ValueError:
+                pass
+    return datetime(1970, 1, 1, tzinfo=timezone.utc)

@@ -1,0 +1,291 @@
+"""From results.json to what the templates show.
+
+Nothing here rounds or formats a number (that is ``filters``); it only orders,
+groups and derives: metric families, pairs sorted by |delta|, verdicts, which
+papers the methods appendix needs, and the plots.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from . import filters as F
+from . import plots
+from .highlight import highlight_yaml
+
+# name -> (family, title, short name)
+METRIC_INFO: dict[str, tuple[str, str, str]] = {
+    "biasamp_a_to_t": ("amplification", "Directional bias amplification, attribute → task", "BiasAmp→ A→T"),
+    "biasamp_t_to_a": ("amplification", "Directional bias amplification, task → attribute", "BiasAmp→ T→A"),
+    "biasamp_mals": ("amplification", "Bias amplification (Men Also Like Shopping)", "BiasAmp MALS"),
+    "multi_a_to_t": ("amplification", "Multi-attribute bias amplification, attribute → task", "Multi→ A→T"),
+    "multi_t_to_a": ("amplification", "Multi-attribute bias amplification, task → attribute", "Multi→ T→A"),
+    "leakage": ("amplification", "Leakage amplification", "Leakage"),
+    "dpa_a_to_t": ("amplification", "Directional predictability amplification, attribute → task", "DPA A→T"),
+    "dpa_t_to_a": ("amplification", "Directional predictability amplification, task → attribute", "DPA T→A"),
+    "demographic_parity": ("disparity", "Demographic parity gap", "Demographic parity"),
+    "equal_opportunity": ("disparity", "Equal opportunity gap", "Equal opportunity"),
+    "equalized_odds": ("disparity", "Equalized odds gaps", "Equalized odds"),
+    "accuracy_gap": ("disparity", "Accuracy gap", "Accuracy gap"),
+}
+
+# Which paper each metric rests on (keys of REFERENCES).
+METRIC_PAPERS = {
+    "biasamp_mals": ["zhao2017"],
+    "biasamp_a_to_t": ["wang2021"],
+    "biasamp_t_to_a": ["wang2021"],
+    "multi_a_to_t": ["zhao2023", "wang2021"],
+    "multi_t_to_a": ["zhao2023", "wang2021"],
+    "leakage": ["wang2019"],
+    "demographic_parity": ["ethayarajh2020"],
+    "equal_opportunity": ["ethayarajh2020"],
+    "equalized_odds": ["ethayarajh2020"],
+    "accuracy_gap": ["ethayarajh2020"],
+}
+
+REFERENCES = {
+    "zhao2017": "Jieyu Zhao, Tianlu Wang, Mark Yatskar, Vicente Ordonez and Kai-Wei Chang (2017). "
+                "Men Also Like Shopping: Reducing Gender Bias Amplification using Corpus-level Constraints. "
+                "Proceedings of EMNLP 2017.",
+    "wang2021": "Angelina Wang and Olga Russakovsky (2021). Directional Bias Amplification. "
+                "Proceedings of ICML 2021.",
+    "zhao2023": "Dora Zhao, Jerone T. A. Andrews and Alice Xiang (2023). Men Also Do Laundry: "
+                "Multi-Attribute Bias Amplification. Proceedings of ICML 2023.",
+    "ethayarajh2020": "Kawin Ethayarajh (2020). Is Your Classifier Actually Biased? Measuring Fairness under "
+                      "Uncertainty with Bernstein Bounds. Proceedings of ACL 2020.",
+    "wang2019": "Tianlu Wang, Jieyu Zhao, Mark Yatskar, Kai-Wei Chang and Vicente Ordonez (2019). Balanced "
+                "Datasets Are Not Enough: Estimating and Mitigating Gender Bias in Deep Image Representations. "
+                "Proceedings of ICCV 2019.",
+    "efron1979": "Bradley Efron (1979). Bootstrap Methods: Another Look at the Jackknife. "
+                 "The Annals of Statistics 7(1).",
+}
+REFERENCE_LABELS = {
+    "zhao2017": "Zhao et al. 2017",
+    "wang2021": "Wang & Russakovsky 2021",
+    "zhao2023": "Zhao, Andrews & Xiang 2023",
+    "ethayarajh2020": "Ethayarajh 2020",
+    "wang2019": "Wang et al. 2019",
+    "efron1979": "Efron 1979",
+}
+
+CONDITION_TEXT = {
+    "all": "everyone",
+    "y=1": "truly positive",
+    "y=0": "truly negative",
+}
+
+# Methods appendix: metrics that share one method are described once, in this order of first appearance.
+METHOD_GROUP = {
+    "biasamp_a_to_t": "directional", "biasamp_t_to_a": "directional", "biasamp_mals": "mals",
+    "multi_a_to_t": "multi", "multi_t_to_a": "multi", "leakage": "leakage", "dpa_a_to_t": "dpa",
+    "dpa_t_to_a": "dpa", "demographic_parity": "disparity", "equal_opportunity": "disparity",
+    "equalized_odds": "disparity", "accuracy_gap": "disparity",
+}
+METHOD_TITLES = {
+    "directional": "Directional bias amplification (BiasAmp→)",
+    "mals": "Bias amplification, Men Also Like Shopping (BiasAmp MALS)",
+    "multi": "Multi-attribute bias amplification (Multi→)",
+    "leakage": "Leakage amplification",
+    "dpa": "Directional predictability amplification (DPA)",
+    "disparity": "Group disparity with Bernstein bounds",
+}
+
+
+def cost_text(cost: str | None, task: str | None) -> str:
+    """results' cost strings in words: which outcome counts as costly."""
+    c = (cost or "").strip()
+    t = task or "the task"
+    if c.startswith("1 - y_hat"):
+        return f"not being predicted {t} (a positive prediction is favourable, so being denied it is the cost)"
+    if c.startswith("y_hat"):
+        return f"being predicted {t} (a positive prediction is unfavourable)"
+    if c.startswith("error"):
+        return "a wrong prediction"
+    return c or "not stated"
+
+
+def family_of(entry: Mapping) -> str:
+    info = METRIC_INFO.get(entry.get("name", ""))
+    if info:
+        return info[0]
+    if "bernstein" in entry or "groups" in entry:
+        return "disparity"
+    return "amplification"
+
+
+def _pair_view(p: Mapping, amplification: bool) -> dict:
+    v = dict(p)
+    v["defined"] = F._finite(p.get("delta"))
+    v["excludes_zero"] = v["defined"] and F.excludes_zero(p.get("interval"))
+    if not v["defined"]:
+        kind, text = "undefined", F.NOT_DEFINED
+    elif amplification and "y" in p:            # direction of amplification is y·Δ
+        kind, text = F.verdict_of(p)
+    elif not amplification and isinstance(p.get("bernstein"), Mapping):
+        kind, text = F.verdict_of(p)
+    else:                                        # Multi→ pairs carry no direction
+        kind, text = "", ""
+    v["verdict_kind"], v["verdict_text"] = kind, text
+    v["interval_note"] = (p.get("interval") or {}).get("note")
+    v["condition_text"] = CONDITION_TEXT.get(p.get("condition"), p.get("condition"))
+    return v
+
+
+def _sorted_pairs(pairs: list[Mapping], amplification: bool) -> tuple[list[dict], list[dict]]:
+    views = [_pair_view(p, amplification) for p in pairs or []]
+    defined = sorted((v for v in views if v["defined"]), key=lambda v: -abs(v["delta"]))
+    undefined = [v for v in views if not v["defined"]]
+    return defined, undefined
+
+
+def _metric_view(entry: Mapping, index: int) -> dict:
+    fam = family_of(entry)
+    name = entry.get("name", "")
+    info = METRIC_INFO.get(name, (fam, name.replace("_", " ").capitalize(), name))
+    v: dict[str, Any] = dict(entry)
+    v["id"] = f"metric-{index}"
+    v["family"] = fam
+    v["title"] = info[1]
+    v["short"] = info[2]
+    v["defined"] = F._finite(entry.get("value"))
+    v["reason"] = entry.get("reason")
+    v["verdict_kind"], v["verdict_text"] = F.verdict_of(entry)
+    v["is_multi"] = isinstance(entry.get("signed_mean"), Mapping)
+    v["interval_note"] = (entry.get("interval") or {}).get("note")
+    pairs, undefined = _sorted_pairs(entry.get("pairs") or [], fam == "amplification")
+    v["pairs_sorted"] = pairs
+    v["pairs_undefined_list"] = undefined
+    v["pairs_highlighted"] = sum(1 for p in pairs if p["excludes_zero"])
+    by_source = [dict(s) for s in entry.get("by_source") or []]
+    for s in by_source:
+        s["verdict_kind"], s["verdict_text"] = F.verdict_of({"value": s.get("value"), "interval": s.get("interval")})
+    signs = {math.copysign(1, s["value"]) for s in by_source if F._finite(s.get("value")) and s["value"] != 0}
+    v["by_source_views"] = by_source
+    v["by_source_sign_flip"] = len(signs) > 1
+    ar = entry.get("across_runs")
+    if isinstance(ar, Mapping):
+        v["across_runs_kind"], v["across_runs_text"] = (
+            F.verdict_of({"value": ar.get("mean"), "interval": ar}) if fam == "amplification" else ("", ""))
+    first = (entry.get("pairs") or [{}])[0]
+    v["cost_text"] = cost_text(first.get("cost"), first.get("task")) if fam == "disparity" else ""
+    v["plot_forest"] = None
+    v["plot_samplesize"] = None
+    return v
+
+
+def _plots(v: dict) -> None:
+    if not v["defined"]:
+        return
+    what = f"{v['short']} for {v.get('attribute')}"
+    if v["family"] == "amplification":
+        xlabel = "difference Δ (model − data) for each group and task"
+        title = (f"Forest plot of {what}: each row is one group and task, the point is the difference Δ between "
+                 f"the model's rate and the data's rate, the bar its 95% bootstrap interval.")
+        v["plot_forest"] = plots.forest(v["pairs_sorted"], plot_id=f"{v['id']}-forest", title=title, xlabel=xlabel)
+    else:
+        xlabel = "difference δ in cost rate (protected − reference)"
+        title = (f"Forest plot of {what}: each row is one compared group, task and condition; the point is the "
+                 f"difference δ in the rate of the costly outcome, the solid bar its 95% bootstrap interval, the "
+                 f"dashed bar its Bernstein interval.")
+        v["plot_forest"] = plots.forest(v["pairs_sorted"], plot_id=f"{v['id']}-forest", title=title, xlabel=xlabel,
+                                        bernstein=True)
+        b = v.get("bernstein")
+        if isinstance(b, Mapping):
+            v["plot_samplesize"] = plots.samplesize_curve(b, plot_id=f"{v['id']}-n", what=what)
+
+
+def build_context(results: Mapping, spec_text: str, *, generated: str | None, mode: str,
+                  page_size: str = "A4", with_plots: bool = True) -> dict:
+    metrics = [_metric_view(m, i) for i, m in enumerate(results.get("metrics") or [])]
+    if with_plots:
+        for v in metrics:
+            _plots(v)
+    # Families in a fixed order; within one, metrics grouped by name in order of first appearance.
+    families = []
+    for key, title in (("amplification", "Bias amplification"), ("disparity", "Group disparity")):
+        ms = [m for m in metrics if m["family"] == key]
+        order = {n: i for i, n in reversed(list(enumerate(m["name"] for m in ms)))}
+        ms.sort(key=lambda m: order[m["name"]])
+        if ms:
+            families.append({"key": key, "title": title, "id": f"family-{key}", "metrics": ms})
+    names = []
+    for m in metrics:
+        if m["name"] not in names:
+            names.append(m["name"])
+    method_groups: list[dict] = []
+    for n in names:
+        key = METHOD_GROUP.get(n, n)
+        group = next((g for g in method_groups if g["key"] == key), None)
+        if group is None:
+            group = {"key": key, "title": METHOD_TITLES.get(key, METRIC_INFO.get(n, ("", n, n))[1]), "names": []}
+            method_groups.append(group)
+        group["names"].append(n)
+    papers = []
+    for n in names:
+        for p in METRIC_PAPERS.get(n, []):
+            if p not in papers:
+                papers.append(p)
+    papers.append("efron1979")
+    gates = [dict(g) for g in results.get("gates") or []]
+    for g in gates:
+        for mv in metrics:
+            if mv["name"] == g.get("metric") and mv.get("attribute") == g.get("attribute"):
+                g["metric_id"] = mv["id"]
+                g["metric_short"] = mv["short"]
+                break
+        else:
+            g["metric_id"] = None
+            g["metric_short"] = g.get("metric")
+        rule = []
+        for key, text in (("max", "at most"), ("min", "at least"), ("abs_max", "within ±")):
+            if g.get(key) is not None:
+                rule.append((text, g[key]))
+        g["rules"] = rule
+    data = results.get("data") or []
+    test_roles = [d for d in data if d.get("role") in ("test", "runs")]
+    report = results.get("report") or {}
+    model = dict(report.get("model") or {})
+    model["name"] = model.get("name") or "unnamed model"
+    model["version"] = model.get("version") or ""
+    bern = (results.get("intervals") or {}).get("bernstein") or {}
+    return {
+        "mode": mode,
+        "page_size": page_size,
+        "generated": generated,
+        "results": results,
+        "report": report,
+        "model": model,
+        "title": report.get("title") or "Fairness audit",
+        "organisation": report.get("organisation") or "",
+        "description": report.get("description") or "",
+        "data": data,
+        "test_data": test_roles,
+        "attributes": results.get("attributes") or [],
+        "tasks": results.get("tasks") or [],
+        "calibration": results.get("calibration") or {},
+        "intervals": results.get("intervals") or {},
+        "bernstein_settings": bern,
+        "versions": results.get("versions") or {},
+        "seed": results.get("seed"),
+        "metrics": metrics,
+        "families": families,
+        "metric_names": names,
+        "metric_titles": {m["name"]: m["title"] for m in metrics},
+        "method_groups": method_groups,
+        "gates": gates,
+        "passed": results.get("passed"),
+        "has_across_runs": any(isinstance(m.get("across_runs"), Mapping) for m in metrics),
+        "has_disparity": any(m["family"] == "disparity" for m in metrics),
+        "has_amplification": any(m["family"] == "amplification" for m in metrics),
+        "gamma_observed": any((m.get("bernstein") or {}).get("gamma_source") == "observed" for m in metrics),
+        "papers": papers,
+        "references": REFERENCES,
+        "reference_labels": REFERENCE_LABELS,
+        "spec": results.get("spec") or {},
+        "spec_text": spec_text,
+        "spec_highlighted": highlight_yaml(spec_text),
+        "reportgen_version": results.get("reportgen_version") or (results.get("versions") or {}).get("reportgen"),
+        "schema_version": results.get("schema_version"),
+    }

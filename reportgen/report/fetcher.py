@@ -1,0 +1,50 @@
+"""WeasyPrint URL fetcher that refuses everything but files inside the template folders.
+
+The report's CSS and plots are inlined, so a normal report makes no fetch at
+all. A user template may reference an asset of its own folder (a logo), which
+``asset_url`` turns into a ``file:`` URL for the PDF; that is the only kind of
+URL allowed. http(s), ftp, data, file URLs outside the folders (``..`` and
+symlinks resolved first): all raise ``FetchRefused``, which WeasyPrint turns
+into a warning and a missing resource, never a request.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+from urllib.request import url2pathname
+
+
+class FetchRefused(ValueError):
+    """A URL outside the template folders was asked for."""
+
+
+def resolve_allowed(url: str, roots: list[Path]) -> Path:
+    """The local file a ``file:`` URL names, if it lies inside one of ``roots``; else raise."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() != "file":
+        raise FetchRefused(f"refused to fetch {url[:200]!r}: only files inside the template folders are allowed")
+    if parts.netloc not in ("", "localhost"):
+        raise FetchRefused(f"refused to fetch {url[:200]!r}: remote file URL")
+    path = Path(url2pathname(unquote(parts.path))).resolve()
+    for root in roots:
+        root = Path(root).resolve()
+        if path == root or root in path.parents:
+            if path.is_file():
+                return path
+            raise FetchRefused(f"refused to fetch {url[:200]!r}: no such file in the template folder")
+    raise FetchRefused(f"refused to fetch {url[:200]!r}: outside the template folders")
+
+
+def make_fetcher(roots: list[Path], log: list[str] | None = None):
+    """A ``weasyprint.URLFetcher`` restricted to files under ``roots``; every URL asked for is appended to ``log``."""
+    from weasyprint.urls import URLFetcher, URLFetcherResponse
+
+    class TemplateOnlyFetcher(URLFetcher):
+        def fetch(self, url, headers=None):  # noqa: D401 - WeasyPrint's interface
+            if log is not None:
+                log.append(url)
+            path = resolve_allowed(url, roots)
+            return URLFetcherResponse(path.as_uri(), body=path.read_bytes())
+
+    return TemplateOnlyFetcher(allowed_protocols=("file",), allow_redirects=False, timeout=1)

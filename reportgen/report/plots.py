@@ -1,0 +1,234 @@
+"""Plots as inline SVG: forest plots of per-pair values and Bernstein sample-size curves.
+
+Every plot is drawn with matplotlib's Agg/SVG backends in black and greys, told
+apart by marker shape and line style so it survives greyscale printing, and is
+returned as an ``<svg role="img">`` string with a ``<title>`` (alt text).
+Output is deterministic: the SVG id salt is fixed per plot, the metadata block
+(date, creator) is removed, and no clock is read.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import json
+import math
+import re
+import warnings
+from io import StringIO
+
+from markupsafe import Markup
+
+from .. import intervals as _iv
+from . import filters as F
+
+MAX_FOREST_ROWS = 30
+LABEL_CHARS = 48
+
+_RC = {
+    "svg.fonttype": "none",          # text stays text: small, searchable, escaped by matplotlib
+    "text.parse_math": False,        # a "$" in a group name is a dollar sign, not TeX
+    "text.usetex": False,
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans"],
+    "font.size": 8,
+    "axes.edgecolor": "#333333",
+    "axes.linewidth": 0.8,
+    "axes.grid": False,
+    "xtick.color": "#222222",
+    "ytick.color": "#222222",
+    "lines.antialiased": True,
+    "path.simplify": False,
+}
+
+_XML_DECL = re.compile(r"<\?xml[^>]*\?>\s*")
+_DOCTYPE = re.compile(r"<!DOCTYPE[^>]*>\s*", re.S)
+_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
+_SVG_OPEN = re.compile(r"<svg\b[^>]*>")
+_ID_ATTR = re.compile(r'\sid="([^"]*)"')
+_ID_REF = re.compile(r'(?:href="#|url\(#)([^")]+)')
+
+
+def _mpl():
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return matplotlib, plt
+
+
+def _finish(fig, plt, matplotlib, salt: str, alt: str, plot_id: str) -> Markup:
+    buf = StringIO()
+    with warnings.catch_warnings(), matplotlib.rc_context({**_RC, "svg.hashsalt": f"reportgen:{salt}"}):
+        warnings.simplefilter("ignore")
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight",
+                    pad_inches=0.05)
+    plt.close(fig)
+    svg = buf.getvalue()
+    svg = _XML_DECL.sub("", svg)
+    svg = _DOCTYPE.sub("", svg)
+    svg = _METADATA.sub("", svg)
+    # Several plots share one HTML page: drop the ids nothing refers to (figure_1, axes_1, ...) so none repeats;
+    # the referenced ones (clip paths, markers) are unique already, salted with the plot id.
+    used = set(_ID_REF.findall(svg))
+    svg = _ID_ATTR.sub(lambda m: m.group(0) if m.group(1) in used else "", svg)
+    m = _SVG_OPEN.search(svg)
+    if not m:  # pragma: no cover - matplotlib always writes one
+        raise RuntimeError("matplotlib produced no <svg> element")
+    open_tag = m.group(0)
+    title_id = f"{plot_id}-title"
+    open_tag = open_tag[:-1] + (f' class="plot" role="img" aria-labelledby="{title_id}"'
+                                f' aria-label="{html.escape(alt, quote=True)}">')
+    svg = svg[: m.start()] + open_tag + f'<title id="{title_id}">{html.escape(alt, quote=False)}</title>' \
+        + svg[m.end():]
+    return Markup(svg.strip())
+
+
+def _label(pair: dict) -> str:
+    g = F.short(pair.get("group"), LABEL_CHARS)
+    t = pair.get("task")
+    cond = pair.get("condition")
+    s = f"{g} · {F.short(t, 28)}" if t is not None else g
+    if cond and cond != "all":
+        s += f" ({cond})"
+    return s
+
+
+def _memo(fn):
+    """Cache a plot by the JSON of its arguments: rendering HTML and PDF from one result draws each plot once."""
+    cache: dict[str, Markup | None] = {}
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        key = json.dumps([args, kwargs], sort_keys=True, default=repr)
+        if key not in cache:
+            if len(cache) >= 512:
+                cache.clear()
+            cache[key] = fn(*args, **kwargs)
+        return cache[key]
+
+    wrapper.cache = cache
+    return wrapper
+
+
+@_memo
+def forest(pairs: list[dict], *, plot_id: str, title: str, xlabel: str, bernstein: bool = False) -> Markup | None:
+    """Forest plot: one row per pair (largest |delta| on top), point and bootstrap interval.
+
+    Filled circles: the interval excludes 0; open circles: it does not. With
+    ``bernstein`` a dashed line under each point shows the Bernstein interval.
+    """
+    rows = [p for p in pairs if F._finite(p.get("delta"))]
+    if not rows:
+        return None
+    rows.sort(key=lambda p: -abs(p["delta"]))
+    shown = rows[:MAX_FOREST_ROWS]
+    matplotlib, plt = _mpl()
+    with warnings.catch_warnings(), matplotlib.rc_context(_RC):
+        warnings.simplefilter("ignore")  # missing glyphs (emoji) in label measuring
+        n = len(shown)
+        fig, ax = plt.subplots(figsize=(4.4, 0.7 + 0.27 * n * (1.25 if bernstein else 1.0)))
+        ys = list(range(n))[::-1]
+        for y, p in zip(ys, shown):
+            iv = p.get("interval") or {}
+            lo, hi = iv.get("lower"), iv.get("upper")
+            if F._finite(lo) and F._finite(hi):
+                ax.plot([lo, hi], [y, y], color="black", linewidth=1.6, solid_capstyle="butt")
+                ax.plot([lo, lo], [y - 0.12, y + 0.12], color="black", linewidth=1.0)
+                ax.plot([hi, hi], [y - 0.12, y + 0.12], color="black", linewidth=1.0)
+            if bernstein:
+                b = p.get("bernstein") or {}
+                blo, bhi = b.get("lower"), b.get("upper")
+                if F._finite(blo) and F._finite(bhi):
+                    ax.plot([blo, bhi], [y - 0.28, y - 0.28], color="#555555", linewidth=1.0, linestyle=(0, (4, 2)))
+            filled = F.excludes_zero(iv)
+            ax.plot([p["delta"]], [y], marker="o", markersize=6, linestyle="none",
+                    markerfacecolor="black" if filled else "white", markeredgecolor="black", markeredgewidth=1.2)
+        ax.axvline(0.0, color="#777777", linewidth=0.8, linestyle=(0, (1, 2)))
+        ax.set_yticks(ys)
+        ax.set_yticklabels([_label(p) for p in shown])
+        ax.set_ylim(-0.8, n - 0.4)
+        ax.set_xlabel(xlabel)
+        ax.spines["top"].set_visible(False)
+        ax.spines["right"].set_visible(False)
+        from matplotlib.lines import Line2D
+
+        handles = [
+            Line2D([], [], color="black", marker="o", markerfacecolor="black", linewidth=1.6,
+                   label="estimate, 95% interval excludes 0"),
+            Line2D([], [], color="black", marker="o", markerfacecolor="white", linewidth=1.6,
+                   label="estimate, interval includes 0"),
+        ]
+        if bernstein:
+            handles.append(Line2D([], [], color="#555555", linestyle=(0, (4, 2)), linewidth=1.0,
+                                  label="Bernstein interval"))
+        ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=len(handles), frameon=False,
+                  fontsize=7, handlelength=2.2, borderaxespad=0.2, columnspacing=1.2)
+    alt = title
+    if len(rows) > len(shown):
+        alt += f" Showing the {len(shown)} pairs with the largest |difference| of {len(rows)}."
+    alt += " " + "; ".join(
+        f"{_label(p)}: {F.num(p['delta'], p.get('interval'))} {F.interval(p.get('interval'), p['delta'])}"
+        for p in shown[:12]) + ("; …" if len(shown) > 12 else ".")
+    return _finish(fig, plt, matplotlib, plot_id, alt, plot_id)
+
+
+@_memo
+def samplesize_curve(b: dict, *, plot_id: str, what: str) -> Markup | None:
+    """Examples needed to claim a bias of size δ (Ethayarajh 2020), current n and estimate marked.
+
+    ``b`` is a ``bernstein`` block of results.json (level, gamma, variance,
+    max_cost, n, lower/upper). Two curves: with the observed variance (solid)
+    and with the largest possible variance (C/γ)² (dashed).
+    """
+    needed = ("level", "gamma", "variance", "n", "lower", "upper")
+    if not all(F._finite(b.get(k)) for k in needed) or b["gamma"] <= 0:
+        return None
+    conf, gamma, var, n = float(b["level"]), float(b["gamma"]), float(b["variance"]), float(b["n"])
+    C = float(b.get("max_cost") or 1.0)
+    est = abs((b["lower"] + b["upper"]) / 2.0)
+    var_max = (C / gamma) ** 2
+    hi = min(C, max(0.5, 1.6 * est))
+    xs = [hi * i / 120 for i in range(2, 121)]
+    obs = [_iv.samplesize(x, confidence=conf, gamma=gamma, variance=var, max_cost=C) for x in xs]
+    worst = [_iv.samplesize(x, confidence=conf, gamma=gamma, variance=var_max, max_cost=C) for x in xs]
+    smallest = _iv.smallest_detectable(n, confidence=conf, gamma=gamma, variance=var, max_cost=C)
+    matplotlib, plt = _mpl()
+    with warnings.catch_warnings(), matplotlib.rc_context(_RC):
+        warnings.simplefilter("ignore")
+        fig, ax = plt.subplots(figsize=(4.6, 3.0))
+        ax.plot(xs, obs, color="black", linewidth=1.6, label=f"observed variance σ² = {F.num(var)}")
+        ax.plot(xs, worst, color="#555555", linewidth=1.2, linestyle=(0, (5, 2)),
+                label=f"largest possible variance (C/γ)² = {F.num(var_max)}")
+        ax.axhline(n, color="black", linewidth=0.9, linestyle=(0, (1, 1.5)), label=f"examples in this test set: n = {F.count(n)}")
+        if est > 0:
+            ax.axvline(est, color="black", linewidth=0.9, linestyle=(0, (6, 2, 1, 2)),
+                       label=f"estimated bias |δ| = {F.num(est)}")
+            n_est = _iv.samplesize(est, confidence=conf, gamma=gamma, variance=var, max_cost=C)
+            ax.plot([est], [n_est], marker="D", markersize=6, markerfacecolor="white", markeredgecolor="black",
+                    linestyle="none", label=f"needed for |δ| = {F.num(est)}: {F.count(math.ceil(n_est))}")
+        if smallest <= hi:
+            ax.plot([smallest], [n], marker="s", markersize=5, color="black", linestyle="none",
+                    label=f"smallest bias claimable with n: {F.num(smallest)}")
+        ax.set_yscale("log")
+        from matplotlib.ticker import FuncFormatter, NullFormatter
+
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlim(0, hi)
+        ax.set_xlabel("size of the bias |δ| (difference in cost rate)")
+        ax.set_ylabel("examples needed")
+        ax.spines["top"].set_visible(False)
+        ax.spines["right"].set_visible(False)
+        ax.grid(True, which="major", axis="y", color="#dddddd", linewidth=0.6)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7.5, frameon=False)
+    alt = (f"Examples needed to claim a bias in {what} at {F.num(conf * 100)}% confidence, as a function of the "
+           f"bias size (γ = {F.num(gamma)}, σ² = {F.num(var)}, C = {F.num(C)}). "
+           f"This test set has n = {F.count(n)}; ")
+    if est > 0:
+        alt += (f"the estimated |δ| = {F.num(est)} needs "
+                f"{F.count(math.ceil(_iv.samplesize(est, confidence=conf, gamma=gamma, variance=var, max_cost=C)))}"
+                f" examples; ")
+    alt += f"the smallest bias claimable with n examples is {F.num(smallest)}."
+    return _finish(fig, plt, matplotlib, plot_id, alt, plot_id)
