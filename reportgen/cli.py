@@ -38,6 +38,9 @@ def _guard(fn):
             _fail_spec(e)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
+        except BrokenPipeError:  # e.g. `reportgen run ... | head`
+            sys.stderr.close()
+            sys.exit(0)
         except KeyboardInterrupt:
             click.echo("interrupted; nothing was written", err=True)
             sys.exit(130)
@@ -81,17 +84,43 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, qui
     bad = [f for f in fmts if f not in ("html", "pdf", "json")]
     if bad:
         raise click.BadParameter(f"unknown format(s) {bad}; choose from html, pdf, json", param_hint="--format")
-    results = run_spec(ls, seed=seed, progress=_progress(quiet))
+    say = _progress(quiet)
+    results = run_spec(ls, seed=seed, progress=say)
     out = out or Path(f"report-{spec.stem}")
-    files = {"results.json": dumps(results).encode("utf-8")}
-    skipped = [f for f in fmts if f in ("html", "pdf")]
+    results_bytes = dumps(results).encode("utf-8")
+    files: dict[str, bytes] = {}
+    if "html" in fmts or "pdf" in fmts:
+        from reportgen import report
+
+        tdir = ls.resolve(ls.spec.output.templates) if ls.spec.output.templates else None
+        generated = _report_date()
+        spec_bytes = ls.text.encode("utf-8")
+        if "html" in fmts:
+            say and say("rendering report.html")
+            files["report.html"] = report.render_html(results, spec_bytes, templates_dir=tdir,
+                                                      generated=generated).encode("utf-8")
+        if "pdf" in fmts:
+            say and say("rendering report.pdf")
+            files["report.pdf"] = report.render_pdf(results, spec_bytes, templates_dir=tdir, generated=generated,
+                                                    page_size=ls.spec.output.page_size, results_bytes=results_bytes)
+    files["results.json"] = results_bytes  # always: the machine-readable record
     write_outputs(out, files)
     if not quiet:
-        _summary(results, out, skipped)
+        _summary(results, out, sorted(files))
     sys.exit(EXIT_OK if results["passed"] else EXIT_GATE)
 
 
-def _summary(results: dict, out: Path, skipped: list[str]) -> None:
+def _report_date() -> str:
+    """The date printed on reports: SOURCE_DATE_EPOCH when set (reproducible builds), else today (UTC)."""
+    import datetime as dt
+    import os
+
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc) if epoch else dt.datetime.now(dt.timezone.utc)
+    return when.strftime("%Y-%m-%d")
+
+
+def _summary(results: dict, out: Path, written: list[str]) -> None:
     click.echo(f"{results['report']['title']} — {results['report']['model']['name']} "
                f"{results['report']['model']['version']}")
     for m in results["metrics"]:
@@ -103,10 +132,7 @@ def _summary(results: dict, out: Path, skipped: list[str]) -> None:
         click.echo(f"  {m['name']:<20} {m['attribute']:<14} {m['value']:+.4f} {ivs}")
     for g in results["gates"]:
         click.echo(f"  gate {g['metric']} ({g['attribute']}): {g['status'].upper()} — {g['reason']}")
-    click.echo(f"wrote {out / 'results.json'}")
-    if skipped:
-        click.echo(f"note: {', '.join(skipped)} rendering is not available in this version; wrote results.json only",
-                   err=True)
+    click.echo(f"wrote {', '.join(str(out / f) for f in written)}")
 
 
 @main.command()

@@ -44,14 +44,19 @@ def counts_from_arrays(groups, y_true, y_pred, *, groups_pred=None, n_groups: in
 
     ``y_true``/``y_pred`` are (n,) or (n, K); ``groups_pred`` uses -1 for "none".
     """
+    g, Y, Yh, G = _as_arrays(groups, y_true, y_pred, n_groups)
+    gp = None if groups_pred is None else np.asarray(groups_pred)
+    return stats.tally(stats.make_units(g, gp, Y, Yh, G))
+
+
+def _as_arrays(groups, y_true, y_pred, n_groups):
+    """(group codes, Y (n, K) bool, Ŷ (n, K) bool, number of groups) from array-likes."""
     g = np.asarray(groups)
     Y = np.asarray(y_true).astype(bool)
     Yh = np.asarray(y_pred).astype(bool)
     if Y.ndim == 1:
         Y, Yh = Y[:, None], Yh[:, None]
-    G = int(n_groups if n_groups is not None else g.max() + 1)
-    gp = None if groups_pred is None else np.asarray(groups_pred)
-    return stats.tally(stats.make_units(g, gp, Y, Yh, G))
+    return g, Y, Yh, int(n_groups if n_groups is not None else g.max() + 1)
 
 
 # --------------------------------------------------------------------------- base-correlation helpers
@@ -375,12 +380,7 @@ def compute(name: str, *, groups, y_true, y_pred, n_groups: int | None = None, g
     if name not in REGISTRY or REGISTRY[name].fn is None:
         raise ValueError(f"unknown or non-count metric {name!r}; known: {sorted(k for k, d in REGISTRY.items() if d.fn)}")
     d = REGISTRY[name]
-    g = np.asarray(groups)
-    Y = np.asarray(y_true).astype(bool)
-    Yh = np.asarray(y_pred).astype(bool)
-    if Y.ndim == 1:
-        Y, Yh = Y[:, None], Yh[:, None]
-    G = int(n_groups if n_groups is not None else g.max() + 1)
+    g, Y, Yh, G = _as_arrays(groups, y_true, y_pred, n_groups)
     bg = g if base_groups is None else np.asarray(base_groups)
     bY = Y if base_y is None else np.asarray(base_y).astype(bool).reshape(len(bg), -1)
     if d.needs_predicted_attribute and groups_pred is None:

@@ -260,6 +260,7 @@ class Output(Strict):
         default_factory=lambda: ["html", "pdf", "json"], description="Files to write into the output directory."
     )
     templates: str | None = Field(None, description="Folder of templates overriding the built-in partials by name.")
+    page_size: str = Field("A4", description="PDF page size: A4, letter, 'A4 landscape' or '210mm 297mm'.")
 
 
 class Spec(Strict):

@@ -14,13 +14,15 @@ template there replaces the built-in one of the same name, e.g.
 from __future__ import annotations
 
 import base64
+import contextlib
 import mimetypes
+import os
 import re
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, TemplateNotFound
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from . import filters as _filters
@@ -91,10 +93,7 @@ def make_environment(templates_dir: Path | str | None = None, *, mode: str = "ht
 
     def include_raw(name: str) -> Markup:
         """A template file's text, unrendered (CSS), found through the same override order."""
-        try:
-            source, _, _ = env.loader.get_source(env, name)
-        except TemplateNotFound:
-            raise
+        source, _, _ = env.loader.get_source(env, name)
         return Markup(source.replace("</style", "<\\/style"))
 
     def asset_url(name: str) -> str:
@@ -165,8 +164,22 @@ def render_pdf(results: dict, spec_text: str, *, templates_dir: Path | None = No
                               created=stamp, modified=stamp, relationship="Data", url_fetcher=fetcher),
     ]
     doc = weasyprint.HTML(string=html, base_url=dirs[0].as_uri() + "/", url_fetcher=fetcher, media_type="print")
-    return doc.write_pdf(pdf_variant=PDF_VARIANT, attachments=attachments, uncompressed_pdf=False,
-                         pdf_identifier=None)
+    with _font_timestamp(stamp):
+        return doc.write_pdf(pdf_variant=PDF_VARIANT, attachments=attachments)
+
+
+@contextlib.contextmanager
+def _font_timestamp(stamp: datetime):
+    """Without HarfBuzz-Subset, WeasyPrint subsets fonts with fontTools, which stamps them with the clock
+    unless SOURCE_DATE_EPOCH is set: set it to the report date for the duration of the write."""
+    if "SOURCE_DATE_EPOCH" in os.environ:
+        yield
+        return
+    os.environ["SOURCE_DATE_EPOCH"] = str(int(stamp.timestamp()))
+    try:
+        yield
+    finally:
+        os.environ.pop("SOURCE_DATE_EPOCH", None)
 
 
 def _attachment_time(generated: str | None) -> datetime:

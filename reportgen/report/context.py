@@ -121,10 +121,8 @@ def _pair_view(p: Mapping, amplification: bool) -> dict:
     v["excludes_zero"] = v["defined"] and F.excludes_zero(p.get("interval"))
     if not v["defined"]:
         kind, text = "undefined", F.NOT_DEFINED
-    elif amplification and "y" in p:            # direction of amplification is y·Δ
-        kind, text = F.verdict_of(p)
-    elif not amplification and isinstance(p.get("bernstein"), Mapping):
-        kind, text = F.verdict_of(p)
+    elif (amplification and "y" in p) or (not amplification and isinstance(p.get("bernstein"), Mapping)):
+        kind, text = F.verdict_of(p)             # amplification: direction y·Δ; disparity: Bernstein verdict
     else:                                        # Multi→ pairs carry no direction
         kind, text = "", ""
     v["verdict_kind"], v["verdict_text"] = kind, text
@@ -175,22 +173,23 @@ def _metric_view(entry: Mapping, index: int) -> dict:
     return v
 
 
-def _plots(v: dict) -> None:
+def _plots(v: dict, conf: str) -> None:
     if not v["defined"]:
         return
     what = f"{v['short']} for {v.get('attribute')}"
     if v["family"] == "amplification":
         xlabel = "difference Δ (model − data) for each group and task"
         title = (f"Forest plot of {what}: each row is one group and task, the point is the difference Δ between "
-                 f"the model's rate and the data's rate, the bar its 95% bootstrap interval.")
-        v["plot_forest"] = plots.forest(v["pairs_sorted"], plot_id=f"{v['id']}-forest", title=title, xlabel=xlabel)
+                 f"the model's rate and the data's rate, the bar its {conf} bootstrap interval.")
+        v["plot_forest"] = plots.forest(v["pairs_sorted"], plot_id=f"{v['id']}-forest", title=title, xlabel=xlabel,
+                                        conf=conf)
     else:
         xlabel = "difference δ in cost rate (protected − reference)"
         title = (f"Forest plot of {what}: each row is one compared group, task and condition; the point is the "
-                 f"difference δ in the rate of the costly outcome, the solid bar its 95% bootstrap interval, the "
+                 f"difference δ in the rate of the costly outcome, the solid bar its {conf} bootstrap interval, the "
                  f"dashed bar its Bernstein interval.")
         v["plot_forest"] = plots.forest(v["pairs_sorted"], plot_id=f"{v['id']}-forest", title=title, xlabel=xlabel,
-                                        bernstein=True)
+                                        conf=conf, bernstein=True)
         b = v.get("bernstein")
         if isinstance(b, Mapping):
             v["plot_samplesize"] = plots.samplesize_curve(b, plot_id=f"{v['id']}-n", what=what)
@@ -199,9 +198,11 @@ def _plots(v: dict) -> None:
 def build_context(results: Mapping, spec_text: str, *, generated: str | None, mode: str,
                   page_size: str = "A4", with_plots: bool = True) -> dict:
     metrics = [_metric_view(m, i) for i, m in enumerate(results.get("metrics") or [])]
+    confidence = (results.get("intervals") or {}).get("confidence")
+    conf = F.level(confidence) if F._finite(confidence) else "95%"
     if with_plots:
         for v in metrics:
-            _plots(v)
+            _plots(v, conf)
     # Families in a fixed order; within one, metrics grouped by name in order of first appearance.
     families = []
     for key, title in (("amplification", "Bias amplification"), ("disparity", "Group disparity")):
@@ -209,7 +210,12 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
         order = {n: i for i, n in reversed(list(enumerate(m["name"] for m in ms)))}
         ms.sort(key=lambda m: order[m["name"]])
         if ms:
-            families.append({"key": key, "title": title, "id": f"family-{key}", "metrics": ms})
+            by_name: list[dict] = []
+            for m in ms:
+                if not by_name or by_name[-1]["name"] != m["name"]:
+                    by_name.append({"name": m["name"], "short": m["short"], "title": m["title"], "metrics": []})
+                by_name[-1]["metrics"].append(m)
+            families.append({"key": key, "title": title, "id": f"family-{key}", "metrics": ms, "by_name": by_name})
     names = []
     for m in metrics:
         if m["name"] not in names:
@@ -252,6 +258,7 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
     bern = (results.get("intervals") or {}).get("bernstein") or {}
     return {
         "mode": mode,
+        "conf": conf,
         "page_size": page_size,
         "generated": generated,
         "results": results,

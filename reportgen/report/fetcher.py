@@ -41,7 +41,7 @@ def make_fetcher(roots: list[Path], log: list[str] | None = None):
     from weasyprint.urls import URLFetcher, URLFetcherResponse
 
     class TemplateOnlyFetcher(URLFetcher):
-        def fetch(self, url, headers=None):  # noqa: D401 - WeasyPrint's interface
+        def fetch(self, url, headers=None):  # WeasyPrint's interface
             if log is not None:
                 log.append(url)
             path = resolve_allowed(url, roots)

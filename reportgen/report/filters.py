@@ -153,7 +153,7 @@ def verdict_of(entry: Mapping) -> tuple[str, str]:
     """
     b = entry.get("bernstein")
     if isinstance(b, Mapping):
-        if entry.get("value", entry.get("delta")) is None and "value" in entry:
+        if "value" in entry and entry.get("value") is None:
             return "undefined", NOT_DEFINED
         v = b.get("verdict")
         if v is None:

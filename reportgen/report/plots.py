@@ -45,44 +45,59 @@ _XML_DECL = re.compile(r"<\?xml[^>]*\?>\s*")
 _DOCTYPE = re.compile(r"<!DOCTYPE[^>]*>\s*", re.S)
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
 _SVG_OPEN = re.compile(r"<svg\b[^>]*>")
+_STYLE_ATTR = re.compile(r'\sstyle="([^"]*)"')
+_SVG_STYLE_EL = re.compile(r"<style[^>]*>.*?</style>\s*", re.S)
 _ID_ATTR = re.compile(r'\sid="([^"]*)"')
 _ID_REF = re.compile(r'(?:href="#|url\(#)([^")]+)')
 
 
 def _mpl():
+    """matplotlib without pyplot: a bare Figure renders through the Agg/SVG canvases and leaves the caller's
+    backend and open figures alone."""
     import matplotlib
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    return matplotlib, plt
+    return matplotlib, Figure
 
 
-def _finish(fig, plt, matplotlib, salt: str, alt: str, plot_id: str) -> Markup:
+def _finish(fig, matplotlib, alt: str, plot_id: str) -> Markup:
     buf = StringIO()
-    with warnings.catch_warnings(), matplotlib.rc_context({**_RC, "svg.hashsalt": f"reportgen:{salt}"}):
+    with warnings.catch_warnings(), matplotlib.rc_context({**_RC, "svg.hashsalt": f"reportgen:{plot_id}"}):
         warnings.simplefilter("ignore")
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight",
                     pad_inches=0.05)
-    plt.close(fig)
     svg = buf.getvalue()
     svg = _XML_DECL.sub("", svg)
     svg = _DOCTYPE.sub("", svg)
     svg = _METADATA.sub("", svg)
-    # Several plots share one HTML page: drop the ids nothing refers to (figure_1, axes_1, ...) so none repeats;
+    # Inline SVG lives inside the HTML document: a <style> element in it would apply to the whole page, and
+    # style="" declarations would go through the HTML cascade; SVG presentation attributes do neither.
+    svg = _SVG_STYLE_EL.sub("", svg)
+    svg = _STYLE_ATTR.sub(_style_to_attributes, svg)
+    # Several plots share one page: drop the ids nothing refers to (figure_1, axes_1, ...) so that none repeats;
     # the referenced ones (clip paths, markers) are unique already, salted with the plot id.
     used = set(_ID_REF.findall(svg))
     svg = _ID_ATTR.sub(lambda m: m.group(0) if m.group(1) in used else "", svg)
     m = _SVG_OPEN.search(svg)
     if not m:  # pragma: no cover - matplotlib always writes one
         raise RuntimeError("matplotlib produced no <svg> element")
-    open_tag = m.group(0)
     title_id = f"{plot_id}-title"
-    open_tag = open_tag[:-1] + (f' class="plot" role="img" aria-labelledby="{title_id}"'
-                                f' aria-label="{html.escape(alt, quote=True)}">')
-    svg = svg[: m.start()] + open_tag + f'<title id="{title_id}">{html.escape(alt, quote=False)}</title>' \
-        + svg[m.end():]
+    open_tag = (m.group(0)[:-1] + ' stroke-linejoin="round" stroke-linecap="butt" class="plot" role="img"'
+                f' aria-labelledby="{title_id}" aria-label="{html.escape(alt, quote=True)}">')
+    svg = (svg[: m.start()] + open_tag + f'<title id="{title_id}">{html.escape(alt, quote=False)}</title>'
+           + svg[m.end():])
     return Markup(svg.strip())
+
+
+def _style_to_attributes(m: re.Match) -> str:
+    out = []
+    for decl in m.group(1).split(";"):
+        if ":" not in decl:
+            continue
+        key, value = (x.strip() for x in decl.split(":", 1))
+        if re.fullmatch(r"[a-z-]+", key) and value:
+            out.append(f' {key}="{html.escape(value, quote=True)}"')
+    return "".join(out)
 
 
 def _label(pair: dict) -> str:
@@ -113,7 +128,8 @@ def _memo(fn):
 
 
 @_memo
-def forest(pairs: list[dict], *, plot_id: str, title: str, xlabel: str, bernstein: bool = False) -> Markup | None:
+def forest(pairs: list[dict], *, plot_id: str, title: str, xlabel: str, conf: str = "95%",
+           bernstein: bool = False) -> Markup | None:
     """Forest plot: one row per pair (largest |delta| on top), point and bootstrap interval.
 
     Filled circles: the interval excludes 0; open circles: it does not. With
@@ -124,11 +140,12 @@ def forest(pairs: list[dict], *, plot_id: str, title: str, xlabel: str, bernstei
         return None
     rows.sort(key=lambda p: -abs(p["delta"]))
     shown = rows[:MAX_FOREST_ROWS]
-    matplotlib, plt = _mpl()
+    matplotlib, Figure = _mpl()
     with warnings.catch_warnings(), matplotlib.rc_context(_RC):
         warnings.simplefilter("ignore")  # missing glyphs (emoji) in label measuring
         n = len(shown)
-        fig, ax = plt.subplots(figsize=(4.4, 0.7 + 0.27 * n * (1.25 if bernstein else 1.0)))
+        fig = Figure(figsize=(4.4, 0.7 + 0.27 * n * (1.25 if bernstein else 1.0)))
+        ax = fig.subplots()
         ys = list(range(n))[::-1]
         for y, p in zip(ys, shown):
             iv = p.get("interval") or {}
@@ -150,13 +167,16 @@ def forest(pairs: list[dict], *, plot_id: str, title: str, xlabel: str, bernstei
         ax.set_yticklabels([_label(p) for p in shown])
         ax.set_ylim(-0.8, n - 0.4)
         ax.set_xlabel(xlabel)
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
         ax.spines["top"].set_visible(False)
         ax.spines["right"].set_visible(False)
         from matplotlib.lines import Line2D
 
         handles = [
             Line2D([], [], color="black", marker="o", markerfacecolor="black", linewidth=1.6,
-                   label="estimate, 95% interval excludes 0"),
+                   label=f"estimate, {conf} interval excludes 0"),
             Line2D([], [], color="black", marker="o", markerfacecolor="white", linewidth=1.6,
                    label="estimate, interval includes 0"),
         ]
@@ -171,7 +191,7 @@ def forest(pairs: list[dict], *, plot_id: str, title: str, xlabel: str, bernstei
     alt += " " + "; ".join(
         f"{_label(p)}: {F.num(p['delta'], p.get('interval'))} {F.interval(p.get('interval'), p['delta'])}"
         for p in shown[:12]) + ("; …" if len(shown) > 12 else ".")
-    return _finish(fig, plt, matplotlib, plot_id, alt, plot_id)
+    return _finish(fig, matplotlib, alt, plot_id)
 
 
 @_memo
@@ -194,14 +214,16 @@ def samplesize_curve(b: dict, *, plot_id: str, what: str) -> Markup | None:
     obs = [_iv.samplesize(x, confidence=conf, gamma=gamma, variance=var, max_cost=C) for x in xs]
     worst = [_iv.samplesize(x, confidence=conf, gamma=gamma, variance=var_max, max_cost=C) for x in xs]
     smallest = _iv.smallest_detectable(n, confidence=conf, gamma=gamma, variance=var, max_cost=C)
-    matplotlib, plt = _mpl()
+    matplotlib, Figure = _mpl()
     with warnings.catch_warnings(), matplotlib.rc_context(_RC):
         warnings.simplefilter("ignore")
-        fig, ax = plt.subplots(figsize=(4.6, 3.0))
+        fig = Figure(figsize=(4.6, 3.0))
+        ax = fig.subplots()
         ax.plot(xs, obs, color="black", linewidth=1.6, label=f"observed variance σ² = {F.num(var)}")
         ax.plot(xs, worst, color="#555555", linewidth=1.2, linestyle=(0, (5, 2)),
                 label=f"largest possible variance (C/γ)² = {F.num(var_max)}")
-        ax.axhline(n, color="black", linewidth=0.9, linestyle=(0, (1, 1.5)), label=f"examples in this test set: n = {F.count(n)}")
+        ax.axhline(n, color="black", linewidth=0.9, linestyle=(0, (1, 1.5)),
+                   label=f"examples in this test set: n = {F.count(n)}")
         if est > 0:
             ax.axvline(est, color="black", linewidth=0.9, linestyle=(0, (6, 2, 1, 2)),
                        label=f"estimated bias |δ| = {F.num(est)}")
@@ -223,7 +245,7 @@ def samplesize_curve(b: dict, *, plot_id: str, what: str) -> Markup | None:
         ax.spines["right"].set_visible(False)
         ax.grid(True, which="major", axis="y", color="#dddddd", linewidth=0.6)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7.5, frameon=False)
-    alt = (f"Examples needed to claim a bias in {what} at {F.num(conf * 100)}% confidence, as a function of the "
+    alt = (f"Examples needed to claim a bias in {what} at {F.level(conf)} confidence, as a function of the "
            f"bias size (γ = {F.num(gamma)}, σ² = {F.num(var)}, C = {F.num(C)}). "
            f"This test set has n = {F.count(n)}; ")
     if est > 0:
@@ -231,4 +253,4 @@ def samplesize_curve(b: dict, *, plot_id: str, what: str) -> Markup | None:
                 f"{F.count(math.ceil(_iv.samplesize(est, confidence=conf, gamma=gamma, variance=var, max_cost=C)))}"
                 f" examples; ")
     alt += f"the smallest bias claimable with n examples is {F.num(smallest)}."
-    return _finish(fig, plt, matplotlib, plot_id, alt, plot_id)
+    return _finish(fig, matplotlib, alt, plot_id)

@@ -1,0 +1,1 @@
+"""reportgen's built-in report templates (package data; see reportgen.report)."""

@@ -1,0 +1,545 @@
+"""The audit report (reportgen.report): filters, macros, HTML, PDF/A-3b, hostile inputs, template overrides."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import re
+import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+from jinja2.exceptions import UndefinedError
+
+from reportgen.report import (
+    ATTACHMENT_RESULTS,
+    ATTACHMENT_SPEC,
+    builtin_templates_dir,
+    make_environment,
+    render_html,
+    render_pdf,
+)
+from reportgen.report import filters as F
+from reportgen.report.context import _metric_view
+from reportgen.report.fetcher import FetchRefused, resolve_allowed
+from reportgen.report.highlight import highlight_yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+DATE = "2025-06-30"
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+@pytest.fixture(scope="session")
+def compas(tmp_path_factory):
+    """The real pipeline on the COMPAS sample: (results dict, results.json bytes, spec bytes)."""
+    out = tmp_path_factory.mktemp("compas")
+    proc = subprocess.run([sys.executable, "-m", "reportgen", "run", "specs/compas.yaml", "--out", str(out), "-q"],
+                          cwd=ROOT, capture_output=True, text=True, check=False)
+    assert proc.returncode in (0, 1), proc.stderr  # 1: a gate failed, results are written
+    raw = (out / "results.json").read_bytes()
+    return json.loads(raw), raw, (ROOT / "specs" / "compas.yaml").read_bytes()
+
+
+@pytest.fixture(scope="session")
+def compas_html(compas):
+    results, _, spec = compas
+    return render_html(results, spec.decode(), generated=DATE)
+
+
+@pytest.fixture(scope="session")
+def compas_pdf(compas):
+    results, _, spec = compas
+    log: list[str] = []
+    pdf = render_pdf(results, spec, generated=DATE, fetch_log=log)
+    return pdf, log
+
+
+def _iv(lo, hi, **extra):
+    return {"method": "bootstrap", "level": 0.95, "lower": lo, "upper": hi, "resamples": 200, "seed": 0,
+            "scheme": "multinomial", **extra}
+
+
+def mini_results(a="g=A", b="g=B", *, title="Mini audit", model="mini-model", organisation="Org",
+                 attribute="g") -> dict:
+    """A small hand-made results dict with one metric of each family and a gate."""
+    bern = {"method": "bernstein", "level": 0.95, "gamma": 0.3, "gamma_source": "spec", "max_cost": 1.0,
+            "variance": 1.5, "n": 400, "lower": 0.02, "upper": 0.3, "halfwidth": 0.14,
+            "verdict": "against_protected", "verdict_text": f"biased against {b}", "n_needed": 250}
+    return {
+        "schema_version": 1, "reportgen_version": "0.1.0",
+        "report": {"title": title, "model": {"name": model, "version": "2.0"}, "description": "",
+                   "organisation": organisation},
+        "spec": {"path": "spec.yaml", "sha256": "0" * 64},
+        "data": [{"role": "test", "path": "test.csv", "sha256": "1" * 64, "rows": 410, "rows_used": 400,
+                  "rows_dropped": 10, "dropped": [{"reason": "missing value", "rows": 10}]}],
+        "attributes": [{"name": attribute, "groups": [a, b], "columns": ["g"], "predicted": None,
+                        "group_sizes": [{"role": "test", "sizes": {a: 150, b: 250}}]}],
+        "tasks": [{"name": "t", "label": "t=1", "column": "t", "prediction": "t_pred", "threshold": None,
+                   "favorable": "positive"}],
+        "calibration": {}, "seed": 0,
+        "intervals": {"confidence": 0.95, "bootstrap": {"resamples": 200, "seed": 0, "schemes": ["multinomial"]},
+                      "bernstein": {"gamma": 0.3, "max_cost": 1.0}},
+        "versions": {"reportgen": "0.1.0", "python": "3.11"},
+        "metrics": [
+            {"name": "biasamp_a_to_t", "attribute": attribute, "direction": "A->T", "value": 0.0421,
+             "interval": _iv(0.0112, 0.0733), "pairs_defined": 2, "pairs_undefined": 0, "base": {"source": "train"},
+             "pairs": [
+                 {"group": a, "task": "t=1", "y": 1, "delta": 0.0123, "contribution": 0.0123,
+                  "interval": _iv(-0.0101, 0.0344)},
+                 {"group": b, "task": "t=1", "y": -1, "delta": -0.0719, "contribution": 0.0719,
+                  "interval": _iv(-0.1102, -0.0331)},
+             ]},
+            {"name": "biasamp_t_to_a", "attribute": attribute, "value": None,
+             "reason": "needs predicted attributes: add `predicted:` to the attribute", "interval": None},
+            {"name": "demographic_parity", "attribute": attribute, "reference": a, "protected": [b],
+             "value": 0.16, "value_is": "the only pair", "selected_pair": 0, "interval": _iv(0.07, 0.25),
+             "bernstein": bern,
+             "groups": [{"group": g, "task": "t=1", "n": n, "positives": n // 2, "selection_rate": s,
+                         "base_rate": 0.5, "true_positive_rate": 0.6, "false_negative_rate": 0.4,
+                         "false_positive_rate": 0.3, "true_negative_rate": 0.7, "accuracy": 0.65}
+                        for g, n, s in ((a, 150, 0.4), (b, 250, 0.56))],
+             "pairs": [{"group": b, "reference": a, "task": "t=1", "condition": "all",
+                        "cost": "1 - y_hat (positive prediction is favourable)", "rate_protected": 0.6,
+                        "rate_reference": 0.44, "delta": 0.16, "n": 400, "n_protected": 250, "n_reference": 150,
+                        "interval": _iv(0.07, 0.25), "bernstein": bern}]},
+        ],
+        "gates": [{"metric": "biasamp_a_to_t", "attribute": attribute, "max": 0.1, "value": 0.0421,
+                   "lower": 0.0112, "upper": 0.0733, "status": "pass", "passed": True,
+                   "inconclusive_policy": "fail", "reason": "upper bound 0.0733 <= max 0.1"}],
+        "passed": True,
+    }
+
+
+# --------------------------------------------------------------------------- filters (golden)
+
+
+@pytest.mark.parametrize("args, expected", [
+    ((0.05527643730587661, {"lower": 0.023537036564693158, "upper": 0.08857870975064192}), "0.055"),
+    ((0.23560209424083767, 0.1914480515318549, 0.2802228327228327), "0.236"),
+    ((0.14406161784225385, 0.07798754916460021, 0.21334520882238756), "0.14"),
+    ((0.33701336432306794, 0.33701336432306794, 0.33701336432306794), "0.3370"),   # degenerate: 4 digits
+    ((0.5, 0.49999, 0.50001), "0.5000"),                                            # never more than 4
+    ((0.0008386462722836417, -0.0007641105281845056, 0.002347349796143993), "0.0008"),
+    ((12346.0, 12000.0, 12700.0), "12350"),
+    ((-0.0001, -0.3, 0.2), "0.00"),                                                 # no "-0.00"
+    ((0.123456,), "0.123"),
+    ((12345.678,), "12300"),
+    ((0,), "0"),
+    ((None,), "not defined"),
+    ((float("nan"),), "not defined"),
+])
+def test_num(args, expected):
+    assert F.num(*args) == expected
+
+
+def test_interval_and_friends():
+    iv = {"lower": 0.023537036564693158, "upper": 0.08857870975064192}
+    assert F.interval(iv, 0.05527643730587661) == "[0.024, 0.089]"
+    assert F.interval({"lower": -0.12906024770834787, "upper": -0.032319980488994565}) == "[-0.129, -0.032]"
+    assert F.interval(None) == "no interval"
+    assert F.interval({"lower": None, "upper": None}) == "no interval"
+    assert F.pct(0.34540389972144847) == "34.5%"
+    assert F.pct(0.3454, 0.30, 0.40) == "35%"
+    assert F.pct(None) == "not defined"
+    assert F.count(11902.8) == "11,903"
+    assert F.level(0.95) == "95%"
+    assert F.level(0.999) == "99.9%"
+    assert F.signed(0.144) == "+0.144"
+    assert F.signed(-0.02) == "-0.0200"
+    assert F.signed(0.0) == "0"
+
+
+def test_interval_bounds_always_differ_when_width_allows():
+    for lo, hi in [(0.1, 0.1004), (0.2, 0.9), (-3.2, 7.1), (1e-5, 3e-5), (0.333, 0.334), (100.0, 100.9)]:
+        s = F.interval({"lower": lo, "upper": hi}, (lo + hi) / 2)
+        a, b = s.strip("[]").split(", ")
+        assert a != b, s
+        assert all(len(x.strip("-").replace(".", "").lstrip("0")) <= 4 for x in (a, b)), s
+
+
+def test_verdict_badge_texts():
+    def amp(lo, hi):
+        return {"name": "biasamp_a_to_t", "value": (lo + hi) / 2, "interval": _iv(lo, hi)}
+
+    assert F.verdict_badge(amp(0.01, 0.2)) == "amplifies"
+    assert F.verdict_badge(amp(-0.2, -0.01)) == "reduces"
+    assert F.verdict_badge(amp(-0.01, 0.2)) == "insufficient evidence"
+    assert F.verdict_badge({"name": "x", "value": None, "interval": None}) == "not defined"
+    multi = {"name": "multi_a_to_t", "value": 0.05, "interval": _iv(0.03, 0.08),
+             "signed_mean": {"value": -0.001, "interval": _iv(-0.01, 0.008)}}
+    assert F.verdict_badge(multi) == "insufficient evidence"  # mean |Δ| > 0 says nothing about direction
+    pair = {"group": "a", "task": "t", "y": -1, "delta": -0.08, "interval": _iv(-0.13, -0.03)}
+    assert F.verdict_badge(pair) == "amplifies"                # y·Δ > 0
+    assert F.verdict_badge({**pair, "y": 0}) == "no contribution (y = 0)"
+    disp = {"name": "accuracy_gap", "value": -0.02, "interval": _iv(-0.07, 0.03),
+            "bernstein": {"verdict": "insufficient_evidence", "verdict_text": "insufficient evidence"}}
+    assert F.verdict_badge(disp) == "insufficient evidence"
+    disp["bernstein"] = {"verdict": "against_reference", "verdict_text": "biased against sex=Male"}
+    assert F.verdict_badge(disp) == "biased against sex=Male"
+    assert F.verdict_kind(disp) == "against"
+
+
+# --------------------------------------------------------------------------- macros (golden)
+
+
+@pytest.fixture(scope="module")
+def macros():
+    return make_environment().get_template("macros.html").module
+
+
+def test_macro_value_interval(macros):
+    iv = {"lower": 0.023537036564693158, "upper": 0.08857870975064192}
+    assert str(macros.value_interval(0.05527643730587661, iv)) == (
+        '<span class="vi"><span class="v">0.055</span> <span class="ci">[0.024, 0.089]</span></span>')
+    assert str(macros.value_interval(0.2, None)) == '<span class="vi"><span class="v">0.200</span></span>'
+    assert str(macros.value_interval(None, None)) == '<span class="vi undefined">not defined</span>'
+
+
+def test_macro_badges(macros):
+    m = {"value": 0.1, "interval": {"lower": 0.05, "upper": 0.2}}
+    assert str(macros.badge(m)) == '<span class="badge badge-amplifies">amplifies</span>'
+    d = {"value": 0.14, "interval": {"lower": 0.08, "upper": 0.21},
+         "bernstein": {"verdict": "against_protected", "verdict_text": "biased against race=<b>"}}
+    assert str(macros.badge(d)) == '<span class="badge badge-against">biased against race=&lt;b&gt;</span>'
+    assert str(macros.gate_badge("inconclusive")) == '<span class="gate gate-inconclusive">INCONCLUSIVE</span>'
+    assert str(macros.gate_badge("pass")) == '<span class="gate gate-pass">PASS</span>'
+    assert str(macros.name("<i>x</i>")) == "<bdi>&lt;i&gt;x&lt;/i&gt;</bdi>"
+
+
+def test_macro_amplification_pair_table(macros):
+    m = _metric_view(mini_results()["metrics"][0], 0)
+    html = str(macros.amplification_pairs(m))
+    rows = re.findall(r"<tr.*?</tr>", html, re.S)
+    assert rows[1] == ('<tr class="hl"><td><bdi>g=B</bdi></td><td class="nw"><bdi>t=1</bdi></td><td class="n">-1</td>'
+                       '<td class="n">-0.072</td><td class="vi">[-0.110, -0.033]</td><td class="n">+0.072</td>'
+                       '<td><span class="badge badge-amplifies">amplifies</span></td></tr>')
+    assert rows[2] == ('<tr><td><bdi>g=A</bdi></td><td class="nw"><bdi>t=1</bdi></td><td class="n">1</td>'
+                       '<td class="n">+0.012</td><td class="vi">[-0.010, 0.034]</td><td class="n">+0.012</td>'
+                       '<td><span class="badge badge-insufficient">insufficient evidence</span></td></tr>')
+    assert "(1 of 2)" in html
+
+
+def test_macro_disparity_pair_table(macros):
+    m = _metric_view(mini_results()["metrics"][2], 2)
+    html = str(macros.disparity_pairs(m))
+    row = re.findall(r"<tr.*?</tr>", html, re.S)[1]
+    assert row == ('<tr class="hl"><td><bdi>g=B</bdi><span class="sub"><bdi>t=1</bdi></span></td>'
+                   '<td class="nw">everyone</td><td class="n">60.0%</td><td class="n">44.0%</td>'
+                   '<td class="n">+0.16</td><td class="vi"><span class="ci-line">[0.07, 0.25] <small>bootstrap</small>'
+                   '</span><span class="ci-line">[0.02, 0.30] <small>Bernstein</small></span></td>'
+                   '<td><span class="badge badge-against">biased against g=B</span></td><td class="n">250</td></tr>')
+
+
+def test_yaml_highlight_escapes():
+    out = str(highlight_yaml("title: <script>x</script>  # <img src=http://e/x>\n- a"))
+    assert out == ('<span class="y-key">title</span><span class="y-punct">:</span> '
+                   '<span class="y-plain">&lt;script&gt;x&lt;/script&gt;</span>  '
+                   '<span class="y-comment"># &lt;img src=http://e/x&gt;</span>\n'
+                   '<span class="y-dash">-</span> <span class="y-plain">a</span>')
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+def test_compas_html_content(compas, compas_html):
+    results, _, _ = compas
+    h = compas_html
+    assert "COMPAS recidivism model — fairness audit" in h
+    assert "compas-logreg" in h and "1.0.0" in h and DATE in h
+    assert '<span class="v">0.055</span> <span class="ci">[0.024, 0.089]</span>' in h    # BiasAmp→ A→T race
+    assert "biased against race=African-American" in h
+    assert "insufficient evidence" in h
+    assert "INCONCLUSIVE" in h
+    assert "not defined: needs predicted attributes" in h
+    assert not re.search(r'class="badge[^"]*">[^<]*unbiased', h)
+    for d in results["data"]:
+        assert d["sha256"] in h
+    assert results["spec"]["sha256"] in h
+    for paper in ("Men Also Like Shopping", "Directional Bias Amplification", "Men Also Do Laundry",
+                  "Is Your Classifier Actually Biased?"):
+        assert paper in h
+
+
+def test_compas_html_self_contained(compas_html):
+    h = compas_html
+    assert "<script" not in h.lower()
+    assert "<link" not in h.lower()
+    assert not re.search(r'(src|href)\s*=\s*"?(https?:|//)', h, re.I)
+    assert "url(http" not in h and "@import" not in h
+    svgs = re.findall(r"<svg\b[^>]*>", h)
+    assert len(svgs) >= 10
+    assert all('role="img"' in s and "aria-label" in s for s in svgs)
+    assert h.count("<title id=") == len(svgs)
+    assert "<?xml" not in h and "<dc:date>" not in h
+
+
+def test_compas_html_ids_unique_and_links_resolve(compas_html):
+    ids = re.findall(r'\sid="([^"]+)"', compas_html)
+    assert len(ids) == len(set(ids)), [i for i in ids if ids.count(i) > 1][:5]
+    for target in set(re.findall(r'href="#([^"]+)"', compas_html)):
+        assert target in ids, target
+
+
+def test_html_deterministic_and_no_clock(compas):
+    results, _, spec = compas
+    a = render_html(results, spec.decode(), generated="2030-01-02")
+    b = render_html(copy.deepcopy(results), spec.decode(), generated="2030-01-02")
+    assert a == b
+    assert "2030-01-02" in a
+    assert "not given" in render_html(results, spec.decode())
+
+
+def test_amplification_table_sorted_by_magnitude(compas_html):
+    # race×sex BiasAmp→ A→T: four pairs, largest |Δ| first
+    sec = compas_html.split('<h3 id="metric-')[1:]
+    target = next(s for s in sec if "BiasAmp→ A→T · <bdi>race×sex</bdi>" in s)
+    deltas = [float(x.replace("+", "")) for x in re.findall(r'<td class="n">([-+]?\d\.\d+)</td><td class="vi">',
+                                                             target)]
+    assert len(deltas) == 4
+    assert [abs(d) for d in deltas] == sorted((abs(d) for d in deltas), reverse=True)
+
+
+# --------------------------------------------------------------------------- hostile inputs
+
+EVIL_SCRIPT = "<script>alert(1)</script>"
+EVIL_IMG = "<img src=http://example.com/x>"
+RTL = "שלום עולם مرحبا"
+EMOJI = "👩🏽‍⚖️ 🎉"
+
+
+@pytest.fixture(scope="module")
+def hostile():
+    r = mini_results(f"g={EVIL_SCRIPT}", f"g={EVIL_IMG}", title="T" * 5000, model=f"{RTL} {EMOJI}",
+                     organisation=EVIL_IMG, attribute=f"{EVIL_SCRIPT}{RTL}")
+    spec = f"report:\n  title: {EVIL_SCRIPT}  # {EVIL_IMG}\n"
+    return r, spec
+
+
+def test_hostile_html_is_escaped(hostile):
+    r, spec = hostile
+    h = render_html(r, spec, generated=DATE)
+    assert "<script" not in h.lower()
+    assert "<img" not in h.lower()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in h
+    assert "&lt;img src=http://example.com/x&gt;" in h
+    assert f"<bdi>{RTL} {EMOJI}</bdi>" in h
+    assert "T" * 5000 in h                          # the full title is kept (provenance) ...
+    assert "<h1>" + "T" * 299 + "…</h1>" in h       # ... the cover shows it shortened
+
+
+def test_hostile_pdf_makes_no_request(hostile, monkeypatch):
+    r, spec = hostile
+    attempts: list[str] = []
+
+    def no_connect(self, address, *a, **k):
+        attempts.append(f"socket {address}")
+        raise OSError("network disabled in tests")
+
+    def no_open(self, url, *a, **k):
+        attempts.append(f"urlopen {getattr(url, 'full_url', url)}")
+        raise OSError("network disabled in tests")
+
+    monkeypatch.setattr(socket.socket, "connect", no_connect)
+    monkeypatch.setattr(urllib.request.OpenerDirector, "open", no_open)
+    log: list[str] = []
+    pdf = render_pdf(r, spec, generated=DATE, fetch_log=log)
+    assert pdf.startswith(b"%PDF-")
+    assert log == [] and attempts == []
+    from pypdf import PdfReader
+
+    text = "".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf)).pages)
+    assert EVIL_SCRIPT in text and "example.com/x" in text   # shown as text, never fetched
+
+
+def test_fetcher_refuses_everything_outside_template_folders(tmp_path):
+    root = tmp_path / "tpl"
+    root.mkdir()
+    (root / "logo.png").write_bytes(b"x")
+    (tmp_path / "secret.txt").write_text("s")
+    assert resolve_allowed((root / "logo.png").as_uri(), [root]) == (root / "logo.png").resolve()
+    for url in ("http://example.com/x", "https://example.com/x.css", "ftp://example.com/x", "data:text/plain,hi",
+                (tmp_path / "secret.txt").as_uri(), (root / ".." / "secret.txt").as_uri(),
+                "file://example.com" + str(root / "logo.png"), (root / "missing.png").as_uri(), "//example.com/x"):
+        with pytest.raises(FetchRefused):
+            resolve_allowed(url, [root])
+
+
+def test_hostile_user_template_cannot_fetch(tmp_path):
+    """Even raw markup in a user's own template gets no network: the fetcher refuses it."""
+    (tmp_path / "partials").mkdir()
+    (tmp_path / "partials" / "header.html").write_text(
+        '<img src="http://example.com/x.png" alt=""><link rel="stylesheet" href="https://example.com/a.css">'
+        '<p>custom header</p>')
+    log: list[str] = []
+    pdf = render_pdf(mini_results(), "a: 1\n", templates_dir=tmp_path, generated=DATE, fetch_log=log)
+    assert pdf.startswith(b"%PDF-")
+    assert any(u.startswith("http://example.com/x.png") for u in log)  # asked for, and refused
+
+
+def test_logo_asset_from_user_folder(tmp_path):
+    (tmp_path / "partials").mkdir()
+    png = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
+           b"\x00\x00\x00\rIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99=\x1d\x00\x00\x00\x00IEND\xaeB`\x82")
+    (tmp_path / "logo.png").write_bytes(png)
+    (tmp_path / "partials" / "header.html").write_text(
+        '<p class="org"><img src="{{ asset_url(\'logo.png\') }}" alt="logo"> {{ organisation }}</p>')
+    h = render_html(mini_results(), "a: 1\n", templates_dir=tmp_path)
+    assert 'src="data:image/png;base64,' in h
+    log: list[str] = []
+    render_pdf(mini_results(), "a: 1\n", templates_dir=tmp_path, fetch_log=log)
+    assert log == [(tmp_path / "logo.png").resolve().as_uri()]
+    with pytest.raises(ValueError):
+        render_html(mini_results(), "a: 1\n", templates_dir=_override(tmp_path / "bad", "{{ asset_url('../x') }}"))
+
+
+def _override(folder: Path, header: str) -> Path:
+    (folder / "partials").mkdir(parents=True)
+    (folder / "partials" / "header.html").write_text(header)
+    return folder
+
+
+# --------------------------------------------------------------------------- template override
+
+
+def test_template_override_by_name(tmp_path):
+    (tmp_path / "partials").mkdir()
+    (tmp_path / "partials" / "summary.html").write_text(
+        '<section id="summary"><h1>OVERRIDDEN {{ title }}</h1></section>')
+    (tmp_path / "report.css").write_text("body { --custom-css: 1; }")
+    r = mini_results(title="<b>bold</b>")
+    h = render_html(r, "a: 1\n", templates_dir=tmp_path)
+    assert "<h1>OVERRIDDEN &lt;b&gt;bold&lt;/b&gt;</h1>" in h   # autoescape applies to user templates too
+    assert 'id="findings-h"' not in h
+    assert "--custom-css: 1" in h                                # CSS found through the same order
+    assert 'id="provenance"' in h                                # everything else still built in
+    with pytest.raises(FileNotFoundError):
+        render_html(r, "a: 1\n", templates_dir=tmp_path / "missing")
+
+
+def test_builtin_templates_found():
+    d = builtin_templates_dir()
+    for name in ("base.html", "macros.html", "report.css", "print.css", "partials/summary.html",
+                 "partials/amplification.html", "partials/disparity.html", "partials/provenance.html",
+                 "partials/methods.html"):
+        assert (d / name).is_file(), name
+
+
+def test_strict_undefined():
+    env = make_environment()
+    with pytest.raises(UndefinedError):
+        env.from_string("{{ nothing_here }}").render()
+
+
+# --------------------------------------------------------------------------- PDF
+
+
+def test_pdf_text_and_numbers(compas_pdf):
+    from pypdf import PdfReader
+
+    pdf, log = compas_pdf
+    assert log == []
+    reader = PdfReader(io.BytesIO(pdf))
+    n = len(reader.pages)
+    assert n >= 8
+    first = reader.pages[0].extract_text()
+    assert "COMPAS recidivism model" in first and "compas-logreg" in first and DATE in first
+    assert f"Page 1 of {n}" in first
+    text = "\n".join(p.extract_text() for p in reader.pages)
+    for needle in ("0.055", "[0.024, 0.089]", "biased against race=African-American", "insufficient evidence",
+                   "INCONCLUSIVE", "not defined", "Ethayarajh", "Contents"):
+        assert needle in text, needle
+    assert "compas-logreg 1.0.0" in reader.pages[1].extract_text()   # running header
+
+
+def test_pdf_is_pdfa3b_with_metadata(compas, compas_pdf):
+    from pypdf import PdfReader
+
+    results, _, _ = compas
+    pdf, _ = compas_pdf
+    reader = PdfReader(io.BytesIO(pdf))
+    xmp = reader.trailer["/Root"]["/Metadata"].get_object().get_data().decode("utf-8")
+    assert re.search(r'pdfaid:part(="3"|>3<)', xmp)
+    assert re.search(r'pdfaid:conformance(="B"|>B<)', xmp)
+    assert "/OutputIntents" in reader.trailer["/Root"]
+    meta = reader.metadata
+    assert meta.title == results["report"]["title"]
+    assert meta.author == results["report"]["organisation"]
+    assert "compas-logreg" in meta.subject
+    assert "fairness audit" in meta.get("/Keywords", "")
+
+
+def test_pdf_attachments_round_trip(compas, compas_pdf):
+    from pypdf import PdfReader
+
+    _, raw, spec = compas
+    pdf, _ = compas_pdf
+    att = PdfReader(io.BytesIO(pdf)).attachments
+    assert att[ATTACHMENT_SPEC] == [spec]
+    assert att[ATTACHMENT_RESULTS] == [raw]
+
+
+def test_pdf_toc_links_and_page_size(compas_pdf):
+    from pypdf import PdfReader
+
+    pdf, _ = compas_pdf
+    reader = PdfReader(io.BytesIO(pdf))
+    box = reader.pages[0].mediabox
+    assert abs(float(box.width) - 595.3) < 1 and abs(float(box.height) - 841.9) < 1   # A4
+    internal = 0
+    for page in reader.pages[:3]:
+        for a in page.get("/Annots") or []:
+            a = a.get_object()
+            if a.get("/Subtype") == "/Link" and ("/Dest" in a or a.get("/A", {}).get("/S") == "/GoTo"):
+                internal += 1
+    assert internal >= 10   # the contents page and the first page's metric links
+
+
+def test_pdf_page_size_option_and_validation():
+    from pypdf import PdfReader
+
+    pdf = render_pdf(mini_results(), "a: 1\n", page_size="letter")
+    box = PdfReader(io.BytesIO(pdf)).pages[0].mediabox
+    assert abs(float(box.width) - 612) < 1 and abs(float(box.height) - 792) < 1
+    with pytest.raises(ValueError):
+        render_pdf(mini_results(), "a: 1\n", page_size="A4; } body { display: none")
+
+
+def test_pdf_deterministic():
+    a = render_pdf(mini_results(), "a: 1\n", generated=DATE)
+    b = render_pdf(mini_results(), "a: 1\n", generated=DATE)
+    assert a == b
+
+
+# --------------------------------------------------------------------------- other shapes of results
+
+
+def test_confidence_level_follows_results():
+    r = mini_results()
+    r["intervals"]["confidence"] = 0.9
+    for m in r["metrics"]:
+        if m.get("interval"):
+            m["interval"]["level"] = 0.9
+    h = render_html(r, "a: 1\n")
+    assert "Value [90% interval]" in h and "[95% interval]" not in h
+
+
+def test_across_runs_report(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "reportgen", "run", "specs/compas_runs.yaml", "--out", str(tmp_path),
+                           "-q"], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert proc.returncode in (0, 1), proc.stderr
+    results = json.loads((tmp_path / "results.json").read_text())
+    h = render_html(results, (ROOT / "specs" / "compas_runs.yaml").read_text(), generated=DATE)
+    runs = next(m for m in results["metrics"] if m.get("across_runs"))
+    assert "Across runs" in h and f"across {runs['across_runs']['runs']} runs" in h
+    assert f'<th class="n">run {len(runs["per_run"]) - 1}</th>' in h
+    assert "The spec sets no gates" in h
+
+
+def test_no_unrendered_template_syntax(compas_html):
+    assert "{{" not in compas_html and "{%" not in compas_html and "}}" not in compas_html
