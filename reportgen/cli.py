@@ -95,14 +95,16 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, qui
         tdir = ls.resolve(ls.spec.output.templates) if ls.spec.output.templates else None
         generated = _report_date()
         spec_bytes = ls.text.encode("utf-8")
+        extra = {"logo": ls.resolve(ls.spec.report.logo)} if ls.spec.report.logo else {}
         if "html" in fmts:
             say and say("rendering report.html")
             files["report.html"] = report.render_html(results, spec_bytes, templates_dir=tdir,
-                                                      generated=generated).encode("utf-8")
+                                                      generated=generated, **extra).encode("utf-8")
         if "pdf" in fmts:
             say and say("rendering report.pdf")
             files["report.pdf"] = report.render_pdf(results, spec_bytes, templates_dir=tdir, generated=generated,
-                                                    page_size=ls.spec.output.page_size, results_bytes=results_bytes)
+                                                    page_size=ls.spec.output.page_size, results_bytes=results_bytes,
+                                                    **extra)
     files["results.json"] = results_bytes  # always: the machine-readable record
     write_outputs(out, files)
     if not quiet:

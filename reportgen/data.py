@@ -218,7 +218,7 @@ class Encoded:
     groups_pred: dict[str, np.ndarray] = field(default_factory=dict)  # attribute -> codes, -1 = none
     Y: np.ndarray | None = None  # (n, K) bool true task indicators
     Yhat: np.ndarray | None = None  # (n, K) bool predicted indicators (test/runs)
-    scores: dict[int, np.ndarray] = field(default_factory=dict)  # task index -> score (validation)
+    scores: dict[int, np.ndarray] = field(default_factory=dict)  # task index -> score column (validation, test)
 
     @property
     def n(self) -> int:
@@ -371,8 +371,9 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
                                                "name a numeric column"))
                     continue
                 thr = thresholds.get(k) if thresholds and k in thresholds else t.threshold
+                enc.scores[k] = s.to_numpy(dtype=float)
                 if isinstance(thr, (int, float)):
-                    Yhat[:, k] = s.to_numpy(dtype=float) >= float(thr)
+                    Yhat[:, k] = enc.scores[k] >= float(thr)
         if kind == "validation" and t.score:
             s = sub[t.score]
             if pd.api.types.is_numeric_dtype(s):

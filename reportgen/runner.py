@@ -375,6 +375,8 @@ def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | No
             else:
                 metric_entries.append(_disparity_entry(ls, m, attr, L, tallies, task_idx, level, B, seed))
 
+    say("threshold sweeps")
+    sweeps = threshold_sweeps(ls, L, by_attr_metrics)
     gates = evaluate_gates(ls, metric_entries)
     return {
         "schema_version": SCHEMA_VERSION,
@@ -396,6 +398,7 @@ def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | No
                       "bernstein": {"gamma": s.intervals.bernstein.gamma, "max_cost": s.intervals.bernstein.max_cost}},
         "versions": _versions(),
         "metrics": metric_entries,
+        "sweeps": sweeps,
         "gates": gates,
         "passed": all(g["passed"] for g in gates),
     }
@@ -668,6 +671,78 @@ def _bernstein(r1: dict, gamma: float | None, max_cost: float, level: float, pro
     if gamma is None:
         out["note"] = "gamma is the observed share of the smaller compared group, not a known bound"
     return out
+
+
+# --------------------------------------------------------------------------- threshold sweeps
+
+SWEEP_POINTS = 21
+
+
+def sweep_grid(scores: np.ndarray, used: float) -> list[float]:
+    """Thresholds to sweep: every distinct score when there are few, else score quantiles; plus the one used."""
+    distinct = np.unique(scores[~np.isnan(scores)])
+    if len(distinct) <= 2 * SWEEP_POINTS:
+        grid = distinct
+    else:
+        grid = np.unique(np.quantile(distinct, np.linspace(0.0, 1.0, SWEEP_POINTS)))
+    return sorted({float(x) for x in grid} | {float(used)})
+
+
+def threshold_sweeps(ls: LoadedSpec, L: Loaded, by_attr_metrics: dict[str, list[Metric]]) -> list[dict]:
+    """Point values of the count metrics over a grid of thresholds, per task with a score (METRICS.md §5).
+
+    Computed on the (first) test file; the base side stays as in the main run.
+    """
+    enc = L.predictions[0]
+    out = []
+    for k, t in enumerate(L.tasks):
+        if t.score is None or k not in enc.scores:
+            continue
+        used = L.calibration[t.label]["threshold"] if t.label in L.calibration else float(t.threshold)
+        grid = sweep_grid(enc.scores[k], used)
+        series = []
+        for attr in L.attrs:
+            ms = [m for m in by_attr_metrics.get(attr.name, [])
+                  if (m.tasks is None or t.spec_key in m.tasks)
+                  and metrics.REGISTRY[m.name].family in ("amplification", "disparity")]
+            if not ms:
+                continue
+            has_pred = attr.name in enc.groups_pred
+            base = base_info(ls, L, attr, ls.spec.base.source)
+            vals: dict[str, list] = {m.name: [] for m in ms}
+            for thr in grid:
+                Yh = enc.Yhat.copy()
+                Yh[:, k] = enc.scores[k] >= thr
+                units = stats.make_units(enc.groups[attr.name], enc.groups_pred.get(attr.name) if has_pred else None,
+                                         enc.Y[:, [k]], Yh[:, [k]], len(attr.groups))
+                N = stats.tally(units, joint=True)
+                for m in ms:
+                    vals[m.name].append(_f(_sweep_value(m, attr, N, base, k, t, has_pred)))
+            series += [{"metric": m.name, "attribute": attr.name, "values": vals[m.name]} for m in ms]
+        if series:
+            out.append({"task": t.label, "score": t.score, "threshold": used, "thresholds": grid, "series": series})
+    return out
+
+
+def _sweep_value(m: Metric, attr: AttributeDef, N: np.ndarray, base: BaseInfo, k: int, t: TaskColumns,
+                 has_pred: bool) -> float:
+    name = m.name
+    if metrics.REGISTRY[name].needs_predicted_attribute and not has_pred:
+        return float("nan")
+    if name == "biasamp_mals":
+        bp = base.mals_p[[k]] if base.mals_p is not None else metrics.group_given_task_from_counts(N)
+        return float(metrics.biasamp_mals(N, base_p=bp, indicator=base.mals_indicator[[k]])[0][0])
+    if name in ("biasamp_a_to_t", "biasamp_t_to_a"):
+        return float(metrics.REGISTRY[name].fn(N, direction=base.direction[[k]])[0][0])
+    groups = attr.groups
+    ref = groups.index(str(m.reference)) if m.reference is not None else 0
+    prots = [groups.index(str(m.protected))] if m.protected is not None else [j for j in range(len(groups)) if j != ref]
+    favpos = t.favorable == "positive"
+    deltas = [float(metrics.disparity(N[:, 0], protected=p, reference=ref, cost=metrics.cost_table(name, favpos),
+                                      mask=metrics.subset_mask(cond, favpos))["delta"][0])
+              for p in prots for _, cond in metrics.DISPARITY_COMPONENTS[name]]
+    ok = [d for d in deltas if not math.isnan(d)]
+    return max(ok, key=lambda d: (abs(d), d)) if ok else float("nan")
 
 
 # --------------------------------------------------------------------------- gates

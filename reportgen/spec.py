@@ -64,6 +64,7 @@ class Report(Strict):
     model: ModelInfo = Field(default_factory=ModelInfo)
     description: str = ""
     organisation: str = Field("", description="Organisation that commissioned the audit.")
+    logo: str | None = Field(None, description="Organisation logo (PNG, JPEG or SVG, at most 2 MB) for the report's first page.")
 
 
 class Data(Strict):
@@ -540,6 +541,15 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
             where = ("base", "compare")
         out.append(ls.problem(where, "base source `train` (the default) needs data.train; add data.train, "
                                      "or set base.source: test"))
+    if s.report.logo:
+        lp = ls.resolve(s.report.logo)
+        if not lp.is_file():
+            out.append(ls.problem(("report", "logo"), f"logo file '{s.report.logo}' not found (resolved to {lp}); "
+                                                      "paths are relative to the spec file"))
+        elif lp.suffix.lower() not in (".png", ".jpg", ".jpeg", ".svg"):
+            out.append(ls.problem(("report", "logo"), f"logo must be a PNG, JPEG or SVG file, got '{lp.suffix}'"))
+        elif lp.stat().st_size > 2_000_000:
+            out.append(ls.problem(("report", "logo"), "logo is larger than 2 MB; use a smaller image"))
     if s.local_bias is not None:
         lb = s.local_bias
         if lb.attribute not in s.attributes:

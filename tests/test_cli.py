@@ -13,7 +13,7 @@ from conftest import run_cli
 @pytest.fixture(scope="module")
 def compas_run(tmp_path_factory, root):
     out = tmp_path_factory.mktemp("compas") / "out"
-    r = run_cli("run", root / "specs" / "compas.yaml", "--out", out, "--quiet")
+    r = run_cli("run", root / "specs" / "compas.yaml", "--out", out, "--quiet", "--format", "json")
     assert r.returncode in (0, 1), r.stderr
     return r, out, json.loads((out / "results.json").read_text())
 
@@ -83,7 +83,7 @@ def test_calibration_hits_train_positive_rate(compas_run, root):
 def test_same_spec_same_bytes(tmp_path, root):
     a, b = tmp_path / "a", tmp_path / "b"
     for out in (a, b):
-        r = run_cli("run", root / "specs" / "compas.yaml", "--out", out, "-q")
+        r = run_cli("run", root / "specs" / "compas.yaml", "--out", out, "-q", "--format", "json")
         assert r.returncode in (0, 1), r.stderr
     assert (a / "results.json").read_bytes() == (b / "results.json").read_bytes()
 
@@ -92,7 +92,7 @@ def test_seed_override_changes_only_intervals(tmp_path, root):
     outs = []
     for seed in ("1", "2"):
         out = tmp_path / seed
-        run_cli("run", root / "specs" / "compas.yaml", "--out", out, "--seed", seed, "-q")
+        run_cli("run", root / "specs" / "compas.yaml", "--out", out, "--seed", seed, "-q", "--format", "json")
         outs.append(json.loads((out / "results.json").read_text()))
     m1 = {(m["name"], m["attribute"]): m for m in outs[0]["metrics"]}
     m2 = {(m["name"], m["attribute"]): m for m in outs[1]["metrics"]}

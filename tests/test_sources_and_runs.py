@@ -178,3 +178,26 @@ def test_across_run_interval_is_the_t_interval_of_run_values(root, tmp_path):
     assert m["value"] == pytest.approx(vals.mean(), abs=1e-12)
     runs = [d for d in res["data"] if d["role"] == "runs"]
     assert len(runs) == 5 and all(len(d["sha256"]) == 64 for d in runs)
+
+
+def test_threshold_sweep_extremes_and_used_threshold(root, tmp_path):
+    """At the lowest threshold every row is predicted positive: BiasAmp A→T computed here by hand."""
+    r = run_cli("run", root / "specs" / "compas_propublica.yaml", "--out", tmp_path / "o", "-q", "--format", "json")
+    assert r.returncode in (0, 1), r.stderr
+    res = json.loads((tmp_path / "o" / "results.json").read_text())
+    sw = res["sweeps"][0]
+    assert sw["task"] == "recidivism=1" and sw["threshold"] == 5.0
+    assert sw["thresholds"] == sorted(sw["thresholds"]) and sw["thresholds"][0] == 1.0  # decile scores 1..10
+    series = {s["metric"]: s["values"] for s in sw["series"]}
+    df = pd.read_csv(root / "samples" / "compas" / "all.csv")
+    df = df[df["race"].isin(["Caucasian", "African-American"])]
+    total = 0.0
+    for g in ("Caucasian", "African-American"):
+        pa, pt = (df["race"] == g).mean(), df["two_year_recid"].mean()
+        pat = ((df["race"] == g) & (df["two_year_recid"] == 1)).mean()
+        total += np.sign(pat - pa * pt) * (1.0 - df.loc[df["race"] == g, "two_year_recid"].mean())
+    assert series["biasamp_a_to_t"][0] == pytest.approx(total / 2, abs=1e-12)
+    # at the threshold used, the sweep reproduces the reported values
+    i = sw["thresholds"].index(5.0)
+    for m in res["metrics"]:
+        assert series[m["name"]][i] == pytest.approx(m["value"], abs=1e-12)
