@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import copy
 import io
 import json
+import math
 import re
 import socket
 import subprocess
@@ -18,12 +20,14 @@ from jinja2.exceptions import UndefinedError
 from reportgen.report import (
     ATTACHMENT_RESULTS,
     ATTACHMENT_SPEC,
+    LOGO_MAX_BYTES,
     builtin_templates_dir,
     make_environment,
     render_html,
     render_pdf,
 )
 from reportgen.report import filters as F
+from reportgen.report import plots
 from reportgen.report.context import _metric_view
 from reportgen.report.fetcher import FetchRefused, resolve_allowed
 from reportgen.report.highlight import highlight_yaml
@@ -114,6 +118,48 @@ def mini_results(a="g=A", b="g=B", *, title="Mini audit", model="mini-model", or
                    "inconclusive_policy": "fail", "reason": "upper bound 0.0733 <= max 0.1"}],
         "passed": True,
     }
+
+
+SWEEP_SENTENCE = ("Fairness metrics can swing with the threshold; the vertical line marks the threshold this audit "
+                  "used.")
+SWEEP_USED = 0.4692
+
+
+def make_sweep(n_series: int = 2, *, task: str = "t=1", score: str = "t_score", attribute: str = "g",
+               threshold: float = SWEEP_USED) -> dict:
+    """A hand-made entry of results.json's "sweeps": 21 grid thresholds plus the one used (22, ascending); the
+    first series has a gap (null) at 0.25, the second is a disparity; further series get attributes a02, a03, ..."""
+    grid = sorted({round(0.05 * i, 2) for i in range(21)} | {threshold})
+    names = ["biasamp_a_to_t", "demographic_parity", "equal_opportunity", "accuracy_gap", "biasamp_mals"]
+    series = []
+    for j in range(n_series):
+        values = [round((j + 1) * 0.02 * math.sin(6 * t + j) - 0.01 * j, 6) for t in grid]
+        if j == 0:
+            values[grid.index(0.25)] = None
+        series.append({"metric": names[j % len(names)], "attribute": attribute if j < 2 else f"a{j:02d}",
+                       "values": values})
+    return {"task": task, "score": score, "threshold": threshold, "thresholds": grid, "series": series}
+
+
+def sweep_svg(h: str, index: int = 0) -> str:
+    m = re.search(rf'<svg\b[^>]*aria-labelledby="sweep-{index}-plot-title".*?</svg>', h, re.S)
+    assert m, "no sweep plot"
+    return m.group(0)
+
+
+def make_png(path: Path, size: int = 64) -> Path:
+    """A small logo drawn with matplotlib (no pyplot): a dark square with a white disc."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Circle
+
+    fig = Figure(figsize=(1, 1), dpi=size)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_axis_off()
+    fig.patch.set_facecolor("#1f3a5f")
+    ax.add_patch(Circle((0.5, 0.5), 0.3, color="white"))
+    fmt = "jpeg" if path.suffix.lower() in (".jpg", ".jpeg") else "png"
+    fig.savefig(path, format=fmt, metadata={"Software": None} if fmt == "png" else None)
+    return path
 
 
 # --------------------------------------------------------------------------- filters (golden)
@@ -317,6 +363,7 @@ EMOJI = "👩🏽‍⚖️ 🎉"
 def hostile():
     r = mini_results(f"g={EVIL_SCRIPT}", f"g={EVIL_IMG}", title="T" * 5000, model=f"{RTL} {EMOJI}",
                      organisation=EVIL_IMG, attribute=f"{EVIL_SCRIPT}{RTL}")
+    r["sweeps"] = [make_sweep(task=f"t={EVIL_SCRIPT}", score=EVIL_IMG, attribute=f"{EVIL_SCRIPT}{RTL}")]
     spec = f"report:\n  title: {EVIL_SCRIPT}  # {EVIL_IMG}\n"
     return r, spec
 
@@ -329,6 +376,7 @@ def test_hostile_html_is_escaped(hostile):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in h
     assert "&lt;img src=http://example.com/x&gt;" in h
     assert f"<bdi>{RTL} {EMOJI}</bdi>" in h
+    assert 'id="sweeps"' in h and SWEEP_SENTENCE in h      # the sweep, with its hostile names escaped
     assert "T" * 5000 in h                          # the full title is kept (provenance) ...
     assert "<h1>" + "T" * 299 + "…</h1>" in h       # ... the cover shows it shortened
 
@@ -543,3 +591,307 @@ def test_across_runs_report(tmp_path):
 
 def test_no_unrendered_template_syntax(compas_html):
     assert "{{" not in compas_html and "{%" not in compas_html and "}}" not in compas_html
+
+
+# --------------------------------------------------------------------------- threshold sweeps
+
+
+def test_sweep_section_rendered():
+    r = mini_results()
+    r["sweeps"] = [make_sweep()]
+    h = render_html(r, "a: 1\n", generated=DATE)
+    assert '<section class="sweeps" id="sweeps" aria-labelledby="sweeps-h">' in h
+    assert '<h2 id="sweeps-h">Sensitivity to the decision threshold</h2>' in h
+    assert '<li><a href="#sweeps">Sensitivity to the decision threshold</a>' in h             # contents
+    assert '<a href="#sweep-0"><bdi>t=1</bdi> · t_score</a>' in h
+    assert h.index('id="family-disparity"') < h.index('id="sweeps"') < h.index('id="provenance"')
+    assert h.count(SWEEP_SENTENCE) == 1
+    svg = sweep_svg(h)
+    alt = re.search(r'<title id="sweep-0-plot-title">(.*?)</title>', svg).group(1)
+    assert alt.startswith("Line plot of 2 fairness metrics for t=1 against the decision threshold on t_score, "
+                          "from 0 to 1 (22 thresholds); the dotted vertical line marks the threshold used, 0.4692")
+    assert "BiasAmp→ A→T · g: from" in alt and "not defined at 1 of 22 thresholds" in alt   # the null: a gap
+    assert "Demographic parity · g: from" in alt
+    assert 'aria-label="Line plot of 2 fairness metrics' in svg
+    # the threshold used, in the caption and in the plot's own legend
+    assert re.search(r"<figcaption>2 lines \(metric · attribute\) over 22 thresholds from 0 to 1\. Dotted vertical "
+                     r"line: the threshold used, 0\.4692\. Solid horizontal line: 0\.</figcaption>", h)
+    assert re.search(r"<text\b[^>]*>threshold used: 0\.4692</text>", svg)
+    assert re.search(r"<text\b[^>]*>BiasAmp→ A→T · g</text>", svg)
+    assert "left out of the plot" not in h
+
+
+def test_sweep_vertical_line_at_threshold_used():
+    """The dotted line sits where 0.4692 falls on the x axis (interpolated from two tick positions)."""
+    r = mini_results()
+    r["sweeps"] = [make_sweep()]
+    svg = sweep_svg(render_html(r, "a: 1\n"))
+    ticks = sorted((float(v), float(x)) for x, v in re.findall(
+        r'<text\b[^>]*text-anchor="middle"[^>]*\bx="([\d.]+)"[^>]*rotate\(-0 [^>]*>(-?\d+\.\d+)</text>', svg))
+    assert len(ticks) >= 2, "x tick labels not found"
+    (v0, x0), (v1, x1) = ticks[0], ticks[-1]
+    expected = x0 + (SWEEP_USED - v0) * (x1 - x0) / (v1 - v0)
+    dotted = [float(a) for a, b in re.findall(r'<path d="M ([\d.]+) [\d.]+\s+L ([\d.]+) [\d.]+\s*"[^>]*'
+                                              r'stroke-dasharray=', svg) if a == b]
+    assert len(dotted) == 1 and abs(dotted[0] - expected) < 0.5, (expected, dotted)
+
+
+@pytest.mark.parametrize("sweeps", ["absent", None, []])
+def test_sweep_section_absent(sweeps):
+    r = mini_results()
+    if sweeps != "absent":
+        r["sweeps"] = sweeps
+    h = render_html(r, "a: 1\n")
+    assert 'id="sweeps"' not in h and "Sensitivity to the decision threshold" not in h
+    assert SWEEP_SENTENCE not in h and 'href="#sweeps"' not in h
+
+
+def test_sweep_many_series_undefined_and_malformed():
+    sw = make_sweep(11)
+    sw["series"][10]["values"] = [None] * len(sw["thresholds"])        # never defined: listed, not drawn
+    sw["series"].append({"metric": "accuracy_gap", "attribute": "short", "values": [0.1, 0.2]})  # wrong length
+    r = mini_results()
+    r["sweeps"] = [sw, make_sweep(1, task="u=1", score="u_score", threshold=0.3)]
+    h = render_html(r, "a: 1\n")
+    svg = sweep_svg(h, 0)
+    assert 'aria-label="Line plot of 8 fairness metrics' in svg
+    assert "2 more series are not drawn." in svg
+    legend = re.findall(r"<text\b[^>]*>([^<]+ · [^<]+)</text>", svg)
+    assert len(legend) == 8 and legend[0] == "BiasAmp→ A→T · g" and legend[-1] == "Equal opportunity · a07"
+    assert ("2 more series are left out of the plot (only the first 8 are drawn): "
+            "<bdi>Accuracy gap · a08</bdi>; <bdi>BiasAmp MALS · a09</bdi>.") in h
+    assert "Not defined at any threshold, so not drawn: <bdi>BiasAmp→ A→T · a10</bdi>." in h
+    assert "do not match the threshold grid: <bdi>Accuracy gap · short</bdi>." in h
+    # a second sweep: its own subsection, plot, caption and contents entry
+    assert 'id="sweep-1"' in h and '<a href="#sweep-1"><bdi>u=1</bdi> · u_score</a>' in h
+    assert "Dotted vertical line: the threshold used, 0.3." in h
+    assert 'aria-label="Line plot of 1 fairness metric for u=1' in sweep_svg(h, 1)
+    assert h.count(SWEEP_SENTENCE) == 2
+
+
+def test_sweep_nothing_defined():
+    sw = make_sweep(2)
+    for se in sw["series"]:
+        se["values"] = [None] * len(sw["thresholds"])
+    r = mini_results()
+    r["sweeps"] = [sw]
+    h = render_html(r, "a: 1\n")
+    assert 'aria-labelledby="sweep-0-plot-title"' not in h
+    assert "No metric is defined at any threshold of this sweep (threshold used: 0.4692)." in h
+
+
+def test_sweep_plot_deterministic():
+    r = mini_results()
+    r["sweeps"] = [make_sweep(9)]
+    a = render_html(r, "a: 1\n", generated=DATE)
+    plots.sweep.cache.clear()                     # draw again rather than reuse the memoised SVG
+    b = render_html(copy.deepcopy(r), "a: 1\n", generated=DATE)
+    assert a == b
+    ids = re.findall(r'\sid="([^"]+)"', a)
+    assert len(ids) == len(set(ids))                 # the sweep plot's ids do not collide with other plots'
+
+
+def test_setting_filter():
+    assert F.setting(0.4692) == "0.4692"
+    assert F.setting(0.5) == "0.5"
+    assert F.setting(0.123456) == "0.1235"
+    assert F.setting(1.0) == "1" and F.setting(0) == "0"
+    assert F.setting(None) == "not defined"
+
+
+# --------------------------------------------------------------------------- organisation logo
+
+
+def test_logo_html_data_uri(tmp_path):
+    png = make_png(tmp_path / "logo.png")
+    data = png.read_bytes()
+    h = render_html(mini_results(organisation='Acme & "Co" <x>'), "a: 1\n", logo=png)
+    m = re.search(r'<p class="org"><img class="logo" src="data:image/png;base64,([A-Za-z0-9+/=]+)" alt="([^"]*)">'
+                  r'<bdi>Acme &amp; &#34;Co&#34; &lt;x&gt;</bdi></p>', h)
+    assert m, "logo not beside the organisation name"
+    assert m.group(1).startswith(base64.b64encode(data[:48]).decode("ascii"))   # the file's bytes ...
+    assert base64.b64decode(m.group(1)) == data                                 # ... all of them
+    assert m.group(2) == "Acme &amp; &#34;Co&#34; &lt;x&gt;"                      # alt: the organisation, escaped
+    assert not re.search(r'(src|href)\s*=\s*"?(https?:|//|file:)', h, re.I)     # still self-contained
+    assert h.count("<img") == 1
+    assert "<img" not in render_html(mini_results(), "a: 1\n")                  # no logo: no image
+
+
+@pytest.mark.parametrize("name, mime", [("logo.JPG", "image/jpeg"), ("logo.jpeg", "image/jpeg"),
+                                        ("logo.svg", "image/svg+xml")])
+def test_logo_html_other_types(tmp_path, name, mime):
+    path = tmp_path / name
+    if name.endswith(".svg"):
+        path.write_text('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><rect width="10" height="10"/>'
+                        "</svg>")
+    else:
+        make_png(path)
+    h = render_html(mini_results(organisation=""), "a: 1\n", logo=path)
+    m = re.search(rf'<img class="logo" src="data:{re.escape(mime)};base64,([A-Za-z0-9+/=]+)" alt="Organisation logo">',
+                  h)
+    assert m and base64.b64decode(m.group(1)) == path.read_bytes()
+
+
+def _bad_logo(tmp_path: Path, kind: str) -> Path:
+    if kind == "missing":
+        return tmp_path / "nope.png"
+    if kind == "directory":
+        (tmp_path / "dir.png").mkdir()
+        return tmp_path / "dir.png"
+    if kind == "gif":
+        p = tmp_path / "logo.gif"
+        p.write_bytes(b"GIF89a" + b"\0" * 20)
+        return p
+    if kind == "no extension":
+        return make_png(tmp_path / "logo.png").rename(tmp_path / "logo")
+    if kind == "too large":
+        p = tmp_path / "big.png"
+        p.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * (LOGO_MAX_BYTES - 7))
+        return p
+    if kind == "not a png":
+        p = tmp_path / "fake.png"
+        p.write_text("<html>not an image</html>")
+        return p
+    if kind == "not a jpeg":
+        return make_png(tmp_path / "a.png").rename(tmp_path / "fake.jpg")
+    if kind == "svg root":
+        p = tmp_path / "page.svg"
+        p.write_text('<html xmlns="http://www.w3.org/1999/xhtml"><body/></html>')
+        return p
+    if kind == "svg entity":
+        p = tmp_path / "lol.svg"
+        p.write_text('<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+                     '<svg xmlns="http://www.w3.org/2000/svg"><text>&x;</text></svg>')
+        return p
+    if kind == "svg broken":
+        p = tmp_path / "broken.svg"
+        p.write_text('<svg xmlns="http://www.w3.org/2000/svg"><rect></svg>')
+        return p
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("missing", "not an existing file"), ("directory", "not an existing file"),
+    ("gif", r"must be a \.png, \.jpg, \.jpeg or \.svg file"), ("no extension", "must be a .png"),
+    ("too large", "larger than 2 MB"), ("not a png", "not a PNG image"), ("not a jpeg", "not a JPEG image"),
+    ("svg root", "root element is not <svg>"), ("svg entity", "entity declarations"), ("svg broken", "XML error"),
+])
+def test_bad_logo_rejected(tmp_path, kind, message):
+    logo = _bad_logo(tmp_path, kind)
+    with pytest.raises(ValueError, match=message):
+        render_html(mini_results(), "a: 1\n", logo=logo)
+    with pytest.raises(ValueError, match=message):
+        render_pdf(mini_results(), "a: 1\n", logo=logo)
+
+
+def test_logo_size_limit_is_inclusive(tmp_path):
+    p = tmp_path / "edge.png"
+    p.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * (LOGO_MAX_BYTES - 8))
+    assert 'src="data:image/png;base64,iVBORw0KGgo' in render_html(mini_results(), "a: 1\n", logo=p)
+
+
+def test_fetcher_allows_exactly_the_logo(tmp_path):
+    root = tmp_path / "tpl"
+    root.mkdir()
+    (tmp_path / "brand").mkdir()
+    logo = make_png(tmp_path / "brand" / "logo.png")
+    (tmp_path / "brand" / "secret.png").write_bytes(logo.read_bytes())
+    assert resolve_allowed(logo.as_uri(), [root], (logo,)) == logo.resolve()
+    for url in ((tmp_path / "brand" / "secret.png").as_uri(), (tmp_path / "brand").as_uri(),
+                (tmp_path / "brand" / "x" / ".." / "secret.png").as_uri(), logo.as_uri().replace("file://", "http://")):
+        with pytest.raises(FetchRefused):
+            resolve_allowed(url, [root], (logo,))
+    with pytest.raises(FetchRefused):
+        resolve_allowed(logo.as_uri(), [root])                 # not without being given
+
+
+def test_pdf_logo_and_sweep(compas, tmp_path):
+    """COMPAS with a hand-made sweep and a 64×64 PNG logo: the logo is an image on page 1 (and only there), the
+    sweep has its page, the only fetch is the logo."""
+    from pypdf import PdfReader
+
+    results, _, spec = compas
+    r = copy.deepcopy(results)
+    sw = make_sweep(3, task="recidivism=1", score="recid_score", attribute="race")
+    r["sweeps"] = [sw]
+    logo = make_png(tmp_path / "logo.png")
+    log: list[str] = []
+    pdf = render_pdf(r, spec, generated=DATE, fetch_log=log, logo=logo)
+    assert log == [logo.resolve().as_uri()]
+    reader = PdfReader(io.BytesIO(pdf))
+
+    def images_drawn(page):
+        names = re.findall(r"/([^\s/]+) Do\b", page.get_contents().get_data().decode("latin-1"))
+        xobjects = page["/Resources"].get("/XObject") or {}
+        return [xobjects[f"/{n}"].get_object() for n in names
+                if f"/{n}" in xobjects and xobjects[f"/{n}"].get_object().get("/Subtype") == "/Image"]
+
+    first = images_drawn(reader.pages[0])
+    assert len(first) == 1 and (first[0]["/Width"], first[0]["/Height"]) == (64, 64)
+    assert all(not images_drawn(p) for p in reader.pages[1:])
+    texts = [" ".join(p.extract_text().split()) for p in reader.pages]
+    assert "reportgen samples" in texts[0]
+    sweep_pages = [i for i, t in enumerate(texts) if SWEEP_SENTENCE in t]
+    assert len(sweep_pages) == 1
+    page = texts[sweep_pages[0]]
+    assert "Sensitivity to the decision threshold" in page
+    assert "Dotted vertical line: the threshold used, 0.4692." in page
+    assert "threshold used: 0.4692" in page                        # the legend inside the plot, as text
+    toc = re.search(r"Sensitivity to the decision threshold ?\.{3,} ?(\d+)", " ".join(texts))  # contents entry
+    assert toc and int(toc.group(1)) == sweep_pages[0] + 1
+
+
+def test_pdf_logo_deterministic(tmp_path):
+    logo = make_png(tmp_path / "logo.png")
+    r = mini_results()
+    r["sweeps"] = [make_sweep()]
+    a = render_pdf(r, "a: 1\n", generated=DATE, logo=logo)
+    plots.sweep.cache.clear()
+    b = render_pdf(copy.deepcopy(r), "a: 1\n", generated=DATE, logo=logo)
+    assert a == b
+
+
+HOSTILE_SVGS = {
+    "image": ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="64" '
+              'height="64" viewBox="0 0 64 64"><rect width="64" height="64" fill="#333"/>'
+              '<image href="http://example.com/x.png" width="64" height="64"/>'
+              '<image xlink:href="secret.png" width="8" height="8"/>'
+              '<image href="file:///etc/passwd" width="8" height="8"/>'
+              '<use href="http://example.com/u.svg#a"/>'
+              '<rect width="8" height="8" fill="url(http://example.com/p.svg#g)"/></svg>'),
+    "style": ('<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64">'
+              '<style>@import url(http://example.com/a.css); @font-face { font-family: x; '
+              'src: url(http://example.com/f.woff); } text { font-family: x; }</style>'
+              '<text x="4" y="30">x</text></svg>'),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_SVGS))
+def test_hostile_svg_logo_fetches_nothing(tmp_path, monkeypatch, kind):
+    attempts: list[str] = []
+
+    def no_connect(self, address, *a, **k):
+        attempts.append(f"socket {address}")
+        raise OSError("network disabled in tests")
+
+    def no_open(self, url, *a, **k):
+        attempts.append(f"urlopen {getattr(url, 'full_url', url)}")
+        raise OSError("network disabled in tests")
+
+    monkeypatch.setattr(socket.socket, "connect", no_connect)
+    monkeypatch.setattr(urllib.request.OpenerDirector, "open", no_open)
+    logo = tmp_path / "logo.svg"
+    logo.write_text(HOSTILE_SVGS[kind])
+    make_png(tmp_path / "secret.png")                      # beside the logo: still not allowed
+    log: list[str] = []
+    pdf = render_pdf(mini_results(), "a: 1\n", generated=DATE, fetch_log=log, logo=logo)
+    assert pdf.startswith(b"%PDF-")
+    assert attempts == []
+    assert log[0] == logo.resolve().as_uri()
+    if kind == "image":
+        assert "http://example.com/x.png" in log            # asked for, and refused
+    for url in log[1:]:
+        with pytest.raises(FetchRefused):
+            resolve_allowed(url, [builtin_templates_dir()], (logo,))
+    h = render_html(mini_results(), "a: 1\n", logo=logo)   # HTML: inlined in <img>, which loads nothing
+    assert "example.com" not in h and 'src="data:image/svg+xml;base64,' in h

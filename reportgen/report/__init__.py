@@ -2,19 +2,23 @@
 
     from reportgen.report import render_html, render_pdf
     html = render_html(results, spec_text, generated="2025-06-30")
-    pdf = render_pdf(results, spec_text, generated="2025-06-30", page_size="A4")
+    pdf = render_pdf(results, spec_text, generated="2025-06-30", page_size="A4", logo=Path("logo.png"))
 
 Both are pure functions of their inputs: no clock is read (the report's date
 is ``generated``, shown as given), nothing is fetched, and the same inputs give
-the same output. Templates are looked up in ``templates_dir`` first (any
-template there replaces the built-in one of the same name, e.g.
-``partials/summary.html``), then in the built-in folder.
+the same output. ``logo`` (a PNG, JPEG or SVG file of at most 2 MB) is shown
+beside the organisation name on the first page: inlined as a ``data:`` URI in
+HTML, fetched in the PDF through the restricted fetcher, which allows exactly
+that one file besides the template folders. Templates are looked up in
+``templates_dir`` first (any template there replaces the built-in one of the
+same name, e.g. ``partials/summary.html``), then in the built-in folder.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import dataclasses
 import mimetypes
 import os
 import re
@@ -29,11 +33,14 @@ from . import filters as _filters
 from .context import build_context
 
 __all__ = ["render_html", "render_pdf", "builtin_templates_dir", "make_environment", "PDF_VARIANT",
-           "ATTACHMENT_SPEC", "ATTACHMENT_RESULTS"]
+           "ATTACHMENT_SPEC", "ATTACHMENT_RESULTS", "LOGO_MAX_BYTES", "LOGO_TYPES"]
 
 PDF_VARIANT = "pdf/a-3b"
 ATTACHMENT_SPEC = "spec.yaml"
 ATTACHMENT_RESULTS = "results.json"
+
+LOGO_MAX_BYTES = 2 * 1024 * 1024
+LOGO_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".svg": "image/svg+xml"}
 
 # A4, letter, "A4 landscape", "210mm 297mm", ...: nothing that could close the CSS rule it goes into.
 _PAGE_SIZE = re.compile(
@@ -108,8 +115,69 @@ def make_environment(templates_dir: Path | str | None = None, *, mode: str = "ht
     return env
 
 
+@dataclasses.dataclass(frozen=True)
+class _Logo:
+    path: Path      # resolved
+    mime: str
+    data: bytes
+
+    def src(self, mode: str) -> str:
+        if mode == "pdf":
+            return self.path.as_uri()
+        return f"data:{self.mime};base64,{base64.b64encode(self.data).decode('ascii')}"
+
+
+def _load_logo(logo: Path | str | None) -> _Logo | None:
+    """Check a logo file and read it once: an existing PNG, JPEG or SVG file of at most 2 MB whose content
+    matches its extension. Raises ``ValueError`` otherwise."""
+    if logo is None:
+        return None
+    if not isinstance(logo, (str, os.PathLike)):
+        raise TypeError("logo must be a path (pathlib.Path) or None")
+    path = Path(logo)
+    mime = LOGO_TYPES.get(path.suffix.lower())
+    if mime is None:
+        raise ValueError(f"logo {str(path)!r} must be a .png, .jpg, .jpeg or .svg file")
+    if not path.is_file():
+        raise ValueError(f"logo {str(path)!r} is not an existing file")
+    limit = f"{LOGO_MAX_BYTES // (1024 * 1024)} MB"
+    if path.stat().st_size > LOGO_MAX_BYTES:
+        raise ValueError(f"logo {str(path)!r} is larger than {limit} ({path.stat().st_size:,} bytes)")
+    with path.open("rb") as fh:
+        data = fh.read(LOGO_MAX_BYTES + 1)
+    if len(data) > LOGO_MAX_BYTES:
+        raise ValueError(f"logo {str(path)!r} is larger than {limit}")
+    problem = _logo_content_problem(data, mime)
+    if problem:
+        raise ValueError(f"logo {str(path)!r}: {problem}")
+    return _Logo(path.resolve(), mime, data)
+
+
+def _logo_content_problem(data: bytes, mime: str) -> str | None:
+    """Why the bytes are not an image of the type the extension says (None: they are)."""
+    if mime == "image/png":
+        return None if data.startswith(b"\x89PNG\r\n\x1a\n") else "not a PNG image (wrong signature)"
+    if mime == "image/jpeg":
+        return None if data.startswith(b"\xff\xd8\xff") else "not a JPEG image (wrong signature)"
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return "not an SVG image (not UTF-8 text)"
+    if re.search(r"<!ENTITY", text, re.I):
+        return "SVG with entity declarations is not accepted"
+    from xml.etree import ElementTree
+
+    try:
+        root = ElementTree.fromstring(data)
+    except ElementTree.ParseError as exc:
+        return f"not an SVG image (XML error: {exc})"
+    if root.tag not in ("svg", "{http://www.w3.org/2000/svg}svg"):
+        return "not an SVG image (the root element is not <svg>)"
+    return None
+
+
 def _render(results: Mapping, spec_text: str | bytes, *, templates_dir, generated, mode: str,
-            page_size: str = "A4") -> str:
+            page_size: str = "A4", logo: _Logo | None = None) -> str:
     if not isinstance(results, Mapping):
         raise TypeError("results must be the dict loaded from results.json")
     if isinstance(spec_text, bytes):
@@ -122,13 +190,19 @@ def _render(results: Mapping, spec_text: str | bytes, *, templates_dir, generate
     env = make_environment(templates_dir, mode=mode)
     ctx = build_context(results, spec_text, generated=generated, mode=mode, page_size=page_size)
     ctx["w3c_date"] = generated if generated and _W3C_DATE.match(generated) else None
+    ctx["logo"] = ({"src": logo.src(mode), "alt": ctx["organisation"] or "Organisation logo"}
+                   if logo is not None else None)
     return env.get_template("base.html").render(ctx)
 
 
 def render_html(results: dict, spec_text: str, *, templates_dir: Path | None = None,
-                generated: str | None = None) -> str:
-    """The report as one self-contained HTML document (CSS and SVG plots inline, no script, no fetch)."""
-    return _render(results, spec_text, templates_dir=templates_dir, generated=generated, mode="html")
+                generated: str | None = None, logo: Path | None = None) -> str:
+    """The report as one self-contained HTML document (CSS, SVG plots and the logo inline, no script, no fetch).
+
+    ``logo``: a PNG, JPEG or SVG file (at most 2 MB) shown beside the organisation name, as a ``data:`` URI.
+    """
+    return _render(results, spec_text, templates_dir=templates_dir, generated=generated, mode="html",
+                   logo=_load_logo(logo))
 
 
 def _results_bytes(results: Mapping) -> bytes:
@@ -138,23 +212,29 @@ def _results_bytes(results: Mapping) -> bytes:
 
 
 def render_pdf(results: dict, spec_text: str, *, templates_dir: Path | None = None, generated: str | None = None,
-               page_size: str = "A4", results_bytes: bytes | None = None, fetch_log: list | None = None) -> bytes:
+               page_size: str = "A4", results_bytes: bytes | None = None, fetch_log: list | None = None,
+               logo: Path | None = None) -> bytes:
     """The report as PDF/A-3b with ``spec.yaml`` and ``results.json`` attached.
 
     ``spec_text`` may be ``bytes`` to attach the spec file byte for byte.
     ``results_bytes`` attaches that exact text as results.json (default: the
     canonical serialisation of ``results``, which is what ``reportgen run``
     writes). ``fetch_log``, if given, receives every URL WeasyPrint asked for.
+    ``logo``: a PNG, JPEG or SVG file (at most 2 MB) shown beside the
+    organisation name; the fetcher allows that one file, served from the bytes
+    checked here. URLs inside an SVG logo are refused like any other.
     """
     import weasyprint
 
     from .fetcher import make_fetcher
 
     spec_bytes = spec_text if isinstance(spec_text, bytes) else spec_text.encode("utf-8")
+    checked_logo = _load_logo(logo)
     html = _render(results, spec_text, templates_dir=templates_dir, generated=generated, mode="pdf",
-                   page_size=page_size)
+                   page_size=page_size, logo=checked_logo)
     dirs = _search_path(templates_dir)
-    fetcher = make_fetcher(dirs, fetch_log)
+    files = {checked_logo.path: (checked_logo.data, checked_logo.mime)} if checked_logo else None
+    fetcher = make_fetcher(dirs, fetch_log, files)
     stamp = _attachment_time(generated)
     attachments = [
         weasyprint.Attachment(string=spec_bytes, name=ATTACHMENT_SPEC, description="The audit spec, verbatim",

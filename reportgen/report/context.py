@@ -195,6 +195,75 @@ def _plots(v: dict, conf: str) -> None:
             v["plot_samplesize"] = plots.samplesize_curve(b, plot_id=f"{v['id']}-n", what=what)
 
 
+def _series_label(series: Mapping) -> str:
+    name = str(series.get("metric") or "metric")
+    short = METRIC_INFO.get(name, ("", "", name))[2]
+    attribute = series.get("attribute")
+    return f"{short} · {F.short(attribute, 40)}" if attribute is not None else short
+
+
+def _sweep_views(sweeps: Any, with_plots: bool) -> list[dict]:
+    """One view per threshold sweep: which series are drawn, which are left out and why, and the plot.
+
+    Series with no defined value at any threshold are listed, not drawn; of the others the first
+    ``plots.MAX_SWEEP_SERIES`` are drawn and the rest named as left out. A series whose length differs from the
+    threshold grid is listed as malformed rather than drawn against the wrong thresholds.
+    """
+    if not isinstance(sweeps, list):
+        return []
+    views = []
+    for i, sw in enumerate(sweeps):
+        if not isinstance(sw, Mapping):
+            continue
+        grid = sw.get("thresholds")
+        grid_ok = isinstance(grid, list) and bool(grid) and all(F._finite(t) for t in grid)
+        drawable, undefined, malformed = [], [], []
+        for se in sw.get("series") or []:
+            if not isinstance(se, Mapping):
+                continue
+            label = _series_label(se)
+            values = se.get("values")
+            if not grid_ok or not isinstance(values, list) or len(values) != len(grid):
+                malformed.append(label)
+            elif any(F._finite(v) for v in values):
+                drawable.append((label, values))
+            else:
+                undefined.append(label)
+        shown = drawable[: plots.MAX_SWEEP_SERIES]
+        left_out = [label for label, _ in drawable[plots.MAX_SWEEP_SERIES:]]
+        threshold = sw.get("threshold")
+        v: dict[str, Any] = {
+            "id": f"sweep-{i}",
+            "task": sw.get("task"),
+            "score": sw.get("score"),
+            "threshold": threshold if F._finite(threshold) else None,
+            "points": len(grid) if grid_ok else 0,
+            "low": min(grid) if grid_ok else None,
+            "high": max(grid) if grid_ok else None,
+            "shown": [label for label, _ in shown],
+            "left_out": left_out,
+            "undefined": undefined,
+            "malformed": malformed,
+            "plot": None,
+        }
+        if with_plots and shown:
+            task = F.short(v["task"], 60) if v["task"] is not None else "the task"
+            score = F.short(v["score"], 60) if v["score"] is not None else "the score"
+            title = (f"Line plot of {len(shown)} fairness metric{'s' if len(shown) != 1 else ''} for {task} "
+                     f"against the decision threshold on {score}, from {F.setting(v['low'])} to "
+                     f"{F.setting(v['high'])} ({v['points']} thresholds)")
+            if v["threshold"] is not None:
+                title += f"; the dotted vertical line marks the threshold used, {F.setting(v['threshold'])}"
+            title += "; a solid horizontal line marks 0."
+            if left_out:
+                title += f" {len(left_out)} more series {'are' if len(left_out) != 1 else 'is'} not drawn."
+            v["plot"] = plots.sweep(list(grid), [(label, list(values)) for label, values in shown],
+                                    threshold=v["threshold"], plot_id=f"{v['id']}-plot", title=title,
+                                    xlabel=f"decision threshold on {score}")
+        views.append(v)
+    return views
+
+
 def build_context(results: Mapping, spec_text: str, *, generated: str | None, mode: str,
                   page_size: str = "A4", with_plots: bool = True) -> dict:
     metrics = [_metric_view(m, i) for i, m in enumerate(results.get("metrics") or [])]
@@ -282,6 +351,7 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
         "metric_titles": {m["name"]: m["title"] for m in metrics},
         "method_groups": method_groups,
         "gates": gates,
+        "sweeps": _sweep_views(results.get("sweeps"), with_plots),
         "passed": results.get("passed"),
         "has_across_runs": any(isinstance(m.get("across_runs"), Mapping) for m in metrics),
         "has_disparity": any(m["family"] == "disparity" for m in metrics),

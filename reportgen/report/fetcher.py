@@ -1,15 +1,18 @@
-"""WeasyPrint URL fetcher that refuses everything but files inside the template folders.
+"""WeasyPrint URL fetcher that refuses everything but files inside the template folders (and a given logo).
 
 The report's CSS and plots are inlined, so a normal report makes no fetch at
 all. A user template may reference an asset of its own folder (a logo), which
 ``asset_url`` turns into a ``file:`` URL for the PDF; that is the only kind of
-URL allowed. http(s), ftp, data, file URLs outside the folders (``..`` and
-symlinks resolved first): all raise ``FetchRefused``, which WeasyPrint turns
-into a warning and a missing resource, never a request.
+URL allowed, plus the exact files passed as ``files`` (the ``logo=`` of
+``render_pdf``, served from the bytes read when it was checked). http(s), ftp,
+data, file URLs outside the folders (``..`` and symlinks resolved first): all
+raise ``FetchRefused``, which WeasyPrint turns into a warning and a missing
+resource, never a request. That includes every URL inside an SVG logo.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
@@ -19,14 +22,20 @@ class FetchRefused(ValueError):
     """A URL outside the template folders was asked for."""
 
 
-def resolve_allowed(url: str, roots: list[Path]) -> Path:
-    """The local file a ``file:`` URL names, if it lies inside one of ``roots``; else raise."""
+def resolve_allowed(url: str, roots: list[Path], files: tuple[Path, ...] | list[Path] = ()) -> Path:
+    """The local file a ``file:`` URL names, if it lies inside one of ``roots`` or is one of ``files``; else
+    raise."""
     parts = urlsplit(url)
     if parts.scheme.lower() != "file":
         raise FetchRefused(f"refused to fetch {url[:200]!r}: only files inside the template folders are allowed")
     if parts.netloc not in ("", "localhost"):
         raise FetchRefused(f"refused to fetch {url[:200]!r}: remote file URL")
     path = Path(url2pathname(unquote(parts.path))).resolve()
+    for f in files:
+        if path == Path(f).resolve():
+            if path.is_file():
+                return path
+            raise FetchRefused(f"refused to fetch {url[:200]!r}: no such file")
     for root in roots:
         root = Path(root).resolve()
         if path == root or root in path.parents:
@@ -36,15 +45,25 @@ def resolve_allowed(url: str, roots: list[Path]) -> Path:
     raise FetchRefused(f"refused to fetch {url[:200]!r}: outside the template folders")
 
 
-def make_fetcher(roots: list[Path], log: list[str] | None = None):
-    """A ``weasyprint.URLFetcher`` restricted to files under ``roots``; every URL asked for is appended to ``log``."""
+def make_fetcher(roots: list[Path], log: list[str] | None = None,
+                 files: Mapping[Path, tuple[bytes, str]] | None = None):
+    """A ``weasyprint.URLFetcher`` restricted to files under ``roots``; every URL asked for is appended to ``log``.
+
+    ``files`` allows single files outside the folders: ``{path: (body, mime type)}``. Each is served from the
+    given bytes (not read again from disk) and resolves ``path`` first, so a symlink points at what was checked.
+    """
     from weasyprint.urls import URLFetcher, URLFetcherResponse
+
+    extra = {Path(p).resolve(): v for p, v in (files or {}).items()}
 
     class TemplateOnlyFetcher(URLFetcher):
         def fetch(self, url, headers=None):  # WeasyPrint's interface
             if log is not None:
                 log.append(url)
-            path = resolve_allowed(url, roots)
+            path = resolve_allowed(url, roots, tuple(extra))
+            if path in extra:
+                body, mime = extra[path]
+                return URLFetcherResponse(path.as_uri(), body=body, headers={"Content-Type": mime})
             return URLFetcherResponse(path.as_uri(), body=path.read_bytes())
 
     return TemplateOnlyFetcher(allowed_protocols=("file",), allow_redirects=False, timeout=1)

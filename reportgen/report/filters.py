@@ -194,6 +194,21 @@ def verdict_kind(entry: Mapping) -> str:
     return verdict_of(entry)[0]
 
 
+def setting(value: Any) -> str:
+    """A number the user chose or a calibration found (a threshold): up to four significant digits, no
+    trailing zeros, never rounded to look like a different setting more than that: ``0.4692`` -> ``"0.4692"``,
+    ``0.5`` -> ``"0.5"``."""
+    if not _finite(value):
+        return NOT_DEFINED
+    x = float(value)
+    if x == 0:
+        return "0"
+    s = _fmt(x, max(0, MAX_SIG - 1 - math.floor(math.log10(abs(x)))))
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
+    return s
+
+
 def short(text: Any, limit: int = 60) -> str:
     """Shorten a user string for tight places (plot labels, running header)."""
     s = "" if text is None else str(text)
@@ -210,5 +225,6 @@ FILTERS = {
     "verdict_badge": verdict_badge,
     "verdict_kind": verdict_kind,
     "short": short,
+    "setting": setting,
     "excludes_zero": excludes_zero,
 }

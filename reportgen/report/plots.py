@@ -1,4 +1,4 @@
-"""Plots as inline SVG: forest plots of per-pair values and Bernstein sample-size curves.
+"""Plots as inline SVG: forest plots of per-pair values, Bernstein sample-size curves and threshold sweeps.
 
 Every plot is drawn with matplotlib's Agg/SVG backends in black and greys, told
 apart by marker shape and line style so it survives greyscale printing, and is
@@ -23,7 +23,21 @@ from .. import intervals as _iv
 from . import filters as F
 
 MAX_FOREST_ROWS = 30
+MAX_SWEEP_SERIES = 8
 LABEL_CHARS = 48
+
+# Threshold sweeps: (grey, line style, marker, filled marker) per series, told apart without colour. Dotted
+# (1, 1.5) is kept for the threshold-used line.
+SWEEP_STYLES = [
+    ("#000000", "solid", "o", True),
+    ("#000000", (0, (5, 2)), "s", False),
+    ("#555555", "solid", "^", True),
+    ("#555555", (0, (6, 2, 1, 2)), "D", False),
+    ("#000000", (0, (2, 1)), "v", True),
+    ("#777777", "solid", "P", True),
+    ("#000000", (0, (8, 2, 2, 2, 2, 2)), "X", False),
+    ("#777777", (0, (5, 2)), "*", True),
+]
 
 _RC = {
     "svg.fonttype": "none",          # text stays text: small, searchable, escaped by matplotlib
@@ -254,3 +268,67 @@ def samplesize_curve(b: dict, *, plot_id: str, what: str) -> Markup | None:
                 f" examples; ")
     alt += f"the smallest bias claimable with n examples is {F.num(smallest)}."
     return _finish(fig, matplotlib, alt, plot_id)
+
+
+@_memo
+def sweep(thresholds: list[float], series: list[tuple[str, list]], *, threshold: float | None, plot_id: str,
+          title: str, xlabel: str) -> Markup | None:
+    """Line plot of each series' values against the decision threshold (one line per metric and attribute).
+
+    ``series`` is ``[(label, values), ...]`` with ``values`` as long as ``thresholds``; ``None`` (undefined)
+    leaves a gap. At most ``MAX_SWEEP_SERIES`` series (the caller picks which). A dotted vertical line marks
+    ``threshold`` (the one used), a thin solid line the value 0.
+    """
+    xs = [float(t) for t in thresholds]
+    lines = [(label, [float(v) if F._finite(v) else math.nan for v in values])
+             for label, values in series[:MAX_SWEEP_SERIES]]
+    lines = [(label, ys) for label, ys in lines if len(ys) == len(xs) and any(math.isfinite(y) for y in ys)]
+    if not xs or not lines:
+        return None
+    matplotlib, Figure = _mpl()
+    with warnings.catch_warnings(), matplotlib.rc_context(_RC):
+        warnings.simplefilter("ignore")
+        fig = Figure(figsize=(6.2, 3.4))
+        ax = fig.subplots()
+        ax.axhline(0.0, color="#444444", linewidth=0.9, zorder=1)
+        for (label, ys), (grey, style, marker, filled) in zip(lines, SWEEP_STYLES):
+            ax.plot(xs, ys, color=grey, linestyle=style, linewidth=1.2, marker=marker, markersize=4,
+                    markerfacecolor=grey if filled else "white", markeredgecolor=grey, markeredgewidth=0.9,
+                    label=label, zorder=3)
+        if F._finite(threshold):
+            ax.axvline(float(threshold), color="black", linewidth=1.3, linestyle=(0, (1, 1.5)), zorder=2,
+                       label=f"threshold used: {F.setting(threshold)}")
+        ax.margins(x=0.02)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("metric value")
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=8))
+        ax.yaxis.set_major_locator(MaxNLocator(nbins=6))
+        ax.spines["top"].set_visible(False)
+        ax.spines["right"].set_visible(False)
+        ax.grid(True, which="major", axis="y", color="#e2e2e2", linewidth=0.6, zorder=0)
+        ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.16), ncol=2, fontsize=7, frameon=False,
+                  handlelength=3.2, borderaxespad=0.0, columnspacing=1.6)
+    alt = title
+    at = _index_of(xs, threshold)
+    parts = []
+    for label, ys in lines:
+        finite = [y for y in ys if math.isfinite(y)]
+        text = f"{label}: from {F.num(min(finite))} to {F.num(max(finite))}"
+        if at is not None:
+            text += f", {F.num(ys[at])} at the threshold used"
+        if len(finite) < len(ys):
+            text += f", not defined at {len(ys) - len(finite)} of {len(ys)} thresholds"
+        parts.append(text)
+    alt += " " + "; ".join(parts) + "."
+    return _finish(fig, matplotlib, alt, plot_id)
+
+
+def _index_of(xs: list[float], x) -> int | None:
+    if not F._finite(x):
+        return None
+    for i, t in enumerate(xs):
+        if math.isclose(t, float(x), rel_tol=1e-9, abs_tol=1e-12):
+            return i
+    return None
