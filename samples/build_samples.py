@@ -379,10 +379,37 @@ def summarise_tasks(df: pd.DataFrame) -> pd.DataFrame:
 
 # ----------------------------------------------------------------------------
 
+def build_compas_balanced() -> dict:
+    """Balanced COMPAS: equal row counts in every race x outcome cell, per split.
+
+    Subsampled (seed 2017) from samples/compas/{train,test}.csv, African-American
+    and Caucasian rows only. In such data race and outcome are exactly
+    independent, so co-occurrence metrics (BiasAmp->) have no direction to
+    amplify and report 0, while a model can still amplify through proxies.
+    """
+    out = SAMPLES / "compas_balanced"
+    sizes = {}
+    for split in ("train", "test"):
+        df = pd.read_csv(SAMPLES / "compas" / f"{split}.csv", low_memory=False)
+        df = df[df["race"].isin(RACE_PAIR)]
+        cells = df.groupby(["race", "two_year_recid"])
+        m = int(cells.size().min())
+        rng = np.random.default_rng(SPLIT_SEED)
+        keep = []
+        for _, idx in sorted(cells.groups.items()):
+            keep.extend(sorted(rng.choice(np.asarray(idx), size=m, replace=False).tolist()))
+        bal = df.loc[sorted(keep)]
+        write_csv(bal, out / f"{split}.csv")
+        sizes[split] = {"per_cell": m, "rows": len(bal)}
+    return sizes
+
+
 def main() -> None:
     compas = build_compas()
     adult = build_adult()
     multi = build_multilabel()
+    balanced = build_compas_balanced()
+    print("COMPAS balanced (rows per race x outcome cell):", balanced)
 
     print("COMPAS rows:", compas["rows"])
     print("COMPAS recid_pred accuracy on test: %.4f" % compas["recid_accuracy_test"])
