@@ -30,7 +30,6 @@ REASON_NO_PAIRS = "no (group, task) pair is defined"
 REASON_NO_PREDICTED_ATTRIBUTE = "needs predicted attributes: add `predicted:` to the attribute"
 REASON_EMPTY_COMPARISON = "a compared group has no annotated rows (e.g. no positives in that group)"
 REASON_NO_COMBINATIONS = "no task combination passes the count thresholds in both base and test data"
-REASON_NOT_IMPLEMENTED = "not implemented in this version of reportgen (planned: predictability family)"
 
 
 def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -293,8 +292,15 @@ for _name, _summary in [
 ]:
     register(MetricDef(_name, "disparity", None, False, True,
                        "Group disparity (Ethayarajh 2020): " + _summary, disparity))
-for _name in ("leakage", "dpa_a_to_t", "dpa_t_to_a"):
-    register(MetricDef(_name, "predictability", None, False, False, REASON_NOT_IMPLEMENTED, None))
+register(MetricDef("leakage", "predictability", "T->A", False, False,
+                   "Leakage amplification (Wang et al. 2019): how much better an attacker predicts the group from the "
+                   "model's task predictions than from the (error-matched) true tasks.", None))
+register(MetricDef("dpa_a_to_t", "predictability", "A->T", False, False,
+                   "Directional predictability amplification A→T (Tokas et al.): is the task easier to predict from "
+                   "the group in the model's output than in the data?", None))
+register(MetricDef("dpa_t_to_a", "predictability", "T->A", True, False,
+                   "Directional predictability amplification T→A: is the predicted group easier to predict from the "
+                   "tasks than the true group is?", None))
 
 
 # --------------------------------------------------------------------------- task combinations (Multi→)

@@ -283,8 +283,9 @@ def _interval(reps: np.ndarray, level: float, resamples: int, seed: int, scheme:
     if undefined:
         iv["replicates_undefined"] = undefined
     if lo is not None and lo == hi:
-        iv["note"] = ("every replicate gave the same value: the resampled test-side term does not vary "
-                      "(base-side quantities are held fixed), so this interval shows no sampling uncertainty")
+        iv["note"] = ("every bootstrap replicate gave the same value, so this interval shows no sampling "
+                      "uncertainty: the value is fixed by the base side (e.g. no pair has a base direction, as on "
+                      "balanced data) or by a test-side term that does not vary")
     if lo is None:
         iv["reason"] = "fewer than two bootstrap replicates have a defined value"
     return iv
@@ -348,8 +349,7 @@ def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | No
             mdef = metrics.REGISTRY[m.name]
             say(f"{m.name} on {attr.name}")
             if mdef.family == "predictability":
-                metric_entries.append({"name": m.name, "attribute": attr.name, "value": None,
-                                       "reason": metrics.REASON_NOT_IMPLEMENTED, "interval": None, "pairs": []})
+                metric_entries.append(_predictability_entry(m, attr, L, has_pred, level, seed))
                 continue
             if mdef.needs_predicted_attribute and not has_pred:
                 metric_entries.append({"name": m.name, "attribute": attr.name, "value": None,
@@ -671,6 +671,57 @@ def _bernstein(r1: dict, gamma: float | None, max_cost: float, level: float, pro
     if gamma is None:
         out["note"] = "gamma is the observed share of the smaller compared group, not a known bound"
     return out
+
+
+# --------------------------------------------------------------------------- predictability family
+
+
+def _predictability_entry(m: Metric, attr: AttributeDef, L: Loaded, has_pred: bool, level: float,
+                          seed: int) -> dict:
+    """Leakage and DPA (METRICS.md §2) on each prediction file; several runs are averaged."""
+    from reportgen import predictability as P
+
+    entry = {"name": m.name, "attribute": attr.name, "direction": metrics.REGISTRY[m.name].direction,
+             "value": None, "interval": None, "pairs": []}
+    if m.name == "dpa_t_to_a" and not has_pred:
+        entry["reason"] = metrics.REASON_NO_PREDICTED_ATTRIBUTE
+        return entry
+    task_idx = [k for k, t in enumerate(L.tasks) if m.tasks is None or t.spec_key in m.tasks]
+    opts = {"attacker": m.attacker or "lookup", "quality": m.quality or "accuracy", "trials": m.trials or 10,
+            "split": m.split or 0.8, "equalize": True if m.equalize is None else m.equalize, "seed": seed}
+    if opts["attacker"] == "mlp":
+        opts["hidden"] = tuple(m.hidden or (64,))
+    per_file = []
+    for enc in L.predictions:
+        a = enc.groups[attr.name].astype(np.int64)
+        t, th = enc.Y[:, task_idx].astype(np.int64), enc.Yhat[:, task_idx].astype(np.int64)
+        if m.name == "leakage":
+            r = P.leakage(a, t, th, **opts)
+        elif m.name == "dpa_a_to_t":
+            r = P.dpa(a, t, t_hat=th, direction="A->T", **opts)
+        else:
+            ah = enc.groups_pred[attr.name].astype(np.int64)
+            r = P.dpa(a, t, a_hat=ah, direction="T->A", **opts)
+        per_file.append(r)
+    vals = [r.get("value") for r in per_file]
+    if any(v is None for v in vals):
+        entry["reason"] = next((r.get("reason") for r in per_file if r.get("value") is None), "undefined")
+        return entry
+    trials = [float(x) for r in per_file for x in r["trials"]]
+    entry["value"] = _f(float(np.mean(vals)))
+    iv = intervals.across_runs(trials, level)  # mean ± t over the seeded trials
+    entry["interval"] = {"method": "trials", "level": level, "lower": _f(iv.get("lower")), "upper": _f(iv.get("upper")),
+                         "trials": len(trials)}
+    if iv.get("lower") is None:
+        entry["interval"]["reason"] = iv.get("reason")
+    sides = ("lambda_d", "lambda_m") if m.name == "leakage" else ("psi_d", "psi_m")
+    for key in sides:
+        entry[key] = _f(float(np.mean([r[key] for r in per_file])))
+    entry["settings"] = {**per_file[0]["settings"], "tasks": [L.tasks[k].label for k in task_idx]}
+    if len(per_file) > 1:
+        entry["per_run"] = [_f(v) for v in vals]
+        entry["across_runs"] = intervals.across_runs(vals, level)
+    return entry
 
 
 # --------------------------------------------------------------------------- threshold sweeps

@@ -39,10 +39,10 @@ COUNT_METRICS = (
     "equalized_odds",
     "accuracy_gap",
 )
-PLANNED_METRICS = ("leakage", "dpa_a_to_t", "dpa_t_to_a")
-KNOWN_METRICS = COUNT_METRICS + PLANNED_METRICS
+PREDICTABILITY_METRICS = ("leakage", "dpa_a_to_t", "dpa_t_to_a")
+KNOWN_METRICS = COUNT_METRICS + PREDICTABILITY_METRICS
 DISPARITY_METRICS = ("demographic_parity", "equal_opportunity", "equalized_odds", "accuracy_gap")
-NEEDS_PREDICTED_ATTRIBUTE = ("biasamp_mals", "biasamp_t_to_a", "multi_t_to_a")
+NEEDS_PREDICTED_ATTRIBUTE = ("biasamp_mals", "biasamp_t_to_a", "multi_t_to_a", "dpa_t_to_a")
 
 
 class Strict(BaseModel):
@@ -173,7 +173,13 @@ class Metric(Strict):
     reference: Scalar | None = Field(None, description="Disparity metrics: the reference group (B); default the first listed.")
     min_count: int = Field(0, ge=0, description="Multi->: keep combinations seen more than this often in base and test.")
     min_size: int = Field(1, ge=0, description="Multi->: smallest combination size kept.")
-    attacker: Literal["lookup", "logistic", "mlp"] | None = Field(None, description="Predictability metrics: the attacker.")
+    attacker: Literal["lookup", "logistic", "mlp"] | None = Field(
+        None, description="Predictability metrics: the attacker (default lookup, the exact Bayes-optimal table).")
+    quality: str | None = Field(None, description="Predictability metrics: quality function, accuracy (default) or f1.")
+    trials: int | None = Field(None, ge=1, le=1000, description="Predictability metrics: seeded trials (default 10).")
+    split: float | None = Field(None, gt=0, lt=1, description="Predictability metrics: attacker training share (default 0.8).")
+    equalize: bool | None = Field(None, description="Predictability metrics: quality equalisation on the data side (default true).")
+    hidden: list[int] | None = Field(None, min_length=1, description="attacker: mlp hidden layer sizes (default [64]).")
 
     @field_validator("name")
     @classmethod
@@ -188,8 +194,18 @@ class Metric(Strict):
     def _options(self) -> "Metric":
         if (self.protected is not None or self.reference is not None) and self.name not in DISPARITY_METRICS:
             raise ValueError(f"`protected`/`reference` apply only to {', '.join(DISPARITY_METRICS)}")
-        if self.attacker is not None and self.name not in PLANNED_METRICS:
-            raise ValueError("`attacker` applies only to leakage, dpa_a_to_t, dpa_t_to_a")
+        for key in ("attacker", "quality", "trials", "split", "equalize", "hidden"):
+            if getattr(self, key) is not None and self.name not in PREDICTABILITY_METRICS:
+                raise ValueError(f"`{key}` applies only to leakage, dpa_a_to_t, dpa_t_to_a")
+        if self.quality is not None:
+            from reportgen.predictability import validate_quality
+
+            try:
+                validate_quality(self.quality)
+            except ValueError as e:  # e.g. a loss is not a quality
+                raise ValueError(f"`quality`: {e}") from None
+        if self.hidden is not None and self.attacker != "mlp":
+            raise ValueError("`hidden` applies only with `attacker: mlp`")
         return self
 
 

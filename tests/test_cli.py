@@ -172,11 +172,11 @@ def test_validate_reports_rows_groups_and_threshold(root):
 
 
 @pytest.mark.parametrize("spec", ["compas.yaml", "compas_propublica.yaml", "adult.yaml", "multilabel.yaml",
-                                  "compas_runs.yaml"])
+                                  "compas_runs.yaml", "compas_balanced.yaml"])
 def test_every_sample_spec_validates_and_runs(spec, root, tmp_path):
     r = run_cli("validate", root / "specs" / spec)
     assert r.returncode == 0, r.stderr
-    r = run_cli("run", root / "specs" / spec, "--out", tmp_path / "o", "-q")
+    r = run_cli("run", root / "specs" / spec, "--out", tmp_path / "o", "-q", "--format", "json")
     assert r.returncode in (0, 1), r.stderr
     res = json.loads((tmp_path / "o" / "results.json").read_text())
     assert res["metrics"]
@@ -194,3 +194,22 @@ def test_python_dash_m_works_like_the_console_command(root):
     b = run_cli("--version")
     assert a.returncode == b.returncode == 0
     assert a.stdout == b.stdout and "0.1.0" in a.stdout
+
+
+def test_balanced_data_biasamp_is_zero_while_dpa_sees_the_model(root, tmp_path):
+    """Equal race x outcome cells: no base direction, so BiasAmp→ is exactly 0; the model still amplifies (DPA > 0)."""
+    test = pd.read_csv(root / "samples" / "compas_balanced" / "test.csv")
+    cells = test.groupby(["race", "two_year_recid"]).size()
+    assert cells.nunique() == 1  # balanced by construction
+    r = run_cli("run", root / "specs" / "compas_balanced.yaml", "--out", tmp_path / "o", "-q", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    res = {m["name"]: m for m in json.loads((tmp_path / "o" / "results.json").read_text())["metrics"]}
+    assert res["biasamp_a_to_t"]["value"] == 0.0
+    assert all(p["y"] == 0 for p in res["biasamp_a_to_t"]["pairs"])
+    dpa = res["dpa_a_to_t"]
+    assert dpa["interval"]["method"] == "trials" and dpa["interval"]["trials"] == 20
+    assert dpa["interval"]["lower"] > 0
+    assert dpa["value"] == pytest.approx((dpa["psi_m"] - dpa["psi_d"]) / (dpa["psi_m"] + dpa["psi_d"]), abs=0.02)
+    assert dpa["settings"]["attacker"] == "lookup" and dpa["settings"]["split"] == 0.8
+    lk = res["leakage"]
+    assert lk["value"] == pytest.approx(lk["lambda_m"] - lk["lambda_d"], abs=1e-12)
