@@ -489,6 +489,8 @@ def _map_validation_error(exc: ValidationError, file: str, marks: Any, raw: Any)
         else:
             msg = _clean_msg(err)
             where = _key_in_message(loc, msg, marks)
+            if where and msg.startswith(f"`{where[-1]}`: "):
+                msg = msg[len(f"`{where[-1]}`: "):]
         line, col = marks.get(where)
         problems.append(Problem(file, line, col, _dotted(where), msg))
     problems.sort(key=lambda p: (p.line or 0, p.col or 0))
