@@ -422,10 +422,80 @@ def _check_rows(named: dict[str, np.ndarray]) -> int:
 # --------------------------------------------------------------------------- DPA
 
 
+# --------------------------------------------------------------------------- bootstrap for the lookup attacker
+
+
+def _boot_lookup_accuracy(W: np.ndarray, is_train: np.ndarray, key: np.ndarray, y: np.ndarray, n_keys: int,
+                          c: int) -> np.ndarray:
+    """Accuracy of the lookup attacker per replicate, from pattern weights W (B, P).
+
+    The table is the majority target per input key among the replicate's
+    training rows (ties -> smaller class, unseen key -> overall majority), scored
+    on the replicate's test rows. Vectorised over replicates.
+    """
+    B = W.shape[0]
+    tr = np.flatnonzero(is_train)
+    te = np.flatnonzero(~is_train)
+    counts = np.zeros((B, n_keys * c))
+    np.add.at(counts.T, key[tr] * c + y[tr], W[:, tr].T)
+    counts = counts.reshape(B, n_keys, c)
+    table = counts.argmax(axis=2)  # (B, n_keys); first maximum = smaller class
+    overall = counts.sum(axis=1).argmax(axis=1)  # (B,)
+    empty = counts.sum(axis=2) == 0
+    table = np.where(empty, overall[:, None], table)
+    hit = table[:, key[te]] == y[te][None, :]  # (B, P_test)
+    wt = W[:, te]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (wt * hit).sum(axis=1) / wt.sum(axis=1)
+
+
+def _boot_trial(rng, is_train: np.ndarray, sides: list[tuple[np.ndarray, int, np.ndarray, int]],
+                B: int) -> list[np.ndarray]:
+    """Replicate accuracies of lookup attackers from one multinomial draw of rows.
+
+    ``sides``: (input key (n,), number of keys, target codes (n,), classes) per
+    attacker; all are resampled jointly (the same rows), over the distinct
+    patterns of split membership, inputs and targets.
+    """
+    cols = [is_train.astype(np.int64)]
+    for key, _, y, _ in sides:
+        cols += [key.astype(np.int64), y.astype(np.int64)]
+    pat, counts = np.unique(np.stack(cols, axis=1), axis=0, return_counts=True)
+    W = rng.multinomial(int(counts.sum()), counts / counts.sum(), size=B).astype(float)
+    return [_boot_lookup_accuracy(W, pat[:, 0].astype(bool), pat[:, 1 + 2 * i], pat[:, 2 + 2 * i], n_keys, c)
+            for i, (_, n_keys, _, c) in enumerate(sides)]
+
+
+def _boot_ratio(parts_d: list[np.ndarray], parts_m: list[np.ndarray], kind: str) -> np.ndarray:
+    d, m = np.mean(parts_d, axis=0), np.mean(parts_m, axis=0)
+    if kind == "difference":
+        return m - d
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(m + d != 0, (m - d) / (m + d), np.nan)
+
+
+def _percentile(values: np.ndarray, level: float = 0.95) -> dict:
+    ok = values[~np.isnan(values)]
+    if ok.size < 2:
+        return {"lower": None, "upper": None, "reason": "fewer than two defined bootstrap replicates"}
+    lo, hi = np.quantile(ok, [(1 - level) / 2, 1 - (1 - level) / 2])
+    out = {"lower": float(lo), "upper": float(hi)}
+    if ok.size < values.size:
+        out["replicates_undefined"] = int(values.size - ok.size)
+    return out
+
+
 def dpa(a, t, a_hat=None, t_hat=None, *, direction: str = "A->T", attacker: str = "lookup",
         quality: str | Callable = "accuracy", trials: int = 10, split: float = 0.8, seed: int = 0,
-        equalize: bool = True, hidden: Sequence[int] = (64,)) -> dict[str, Any]:
+        equalize: bool = True, hidden: Sequence[int] = (64,), bootstrap: int = 0,
+        level: float = 0.95) -> dict[str, Any]:
     """Directional predictability amplification (Tokas et al.).
+
+    With ``attacker="lookup"``, ``quality="accuracy"`` and ``bootstrap=B > 0``,
+    also a percentile bootstrap interval: in each trial the rows are resampled
+    (multinomial over their split × input × target patterns, the split and the
+    equalised labels held as drawn) and the lookup tables refitted per replicate;
+    replicate DPA is averaged over trials like the estimate.
 
     A->T: Ψ_D = Q(f(A) -> T), Ψ_M = Q(f(A) -> T̂)  (needs ``t_hat``).
     T->A: Ψ_D = Q(f(T) -> A), Ψ_M = Q(f(T) -> Â)  (needs ``a_hat``).
@@ -463,6 +533,8 @@ def dpa(a, t, a_hat=None, t_hat=None, *, direction: str = "A->T", attacker: str 
     correct = (y_true.codes == y_model.codes).sum(axis=0)  # model's correct labels per target column
 
     psi_d, psi_m, values = [], [], []
+    do_boot = bootstrap > 0 and attacker == "lookup" and quality == "accuracy"
+    boot = np.zeros(bootstrap) if do_boot else None
     for trial in range(trials):
         rng = np.random.default_rng([seed, trial])
         train, test = _split(rng, n, split)
@@ -474,6 +546,16 @@ def dpa(a, t, a_hat=None, t_hat=None, *, direction: str = "A->T", attacker: str 
         psi_d.append(d)
         psi_m.append(m)
         values.append((m - d) / (m + d) if (m + d) != 0 else None)
+        if do_boot:
+            key, n_keys = _row_keys(inp.codes, inp.n_classes)
+            is_train = np.zeros(n, dtype=bool)
+            is_train[train] = True
+            brng = np.random.default_rng([seed, trial, 7919])
+            sides = [(key, n_keys, target_d[:, j], len(cl)) for j, cl in enumerate(y_true.classes)] + \
+                    [(key, n_keys, y_model.codes[:, j], len(cl)) for j, cl in enumerate(y_model.classes)]
+            accs = _boot_trial(brng, is_train, sides, bootstrap)
+            K = len(y_true.classes)
+            boot += _boot_ratio(accs[:K], accs[K:], "ratio")
 
     bad = sum(v is None for v in values)
     out: dict[str, Any] = {
@@ -493,6 +575,9 @@ def dpa(a, t, a_hat=None, t_hat=None, *, direction: str = "A->T", attacker: str 
         out["interval"], reason = _interval(values)
         if reason:
             out["interval_reason"] = reason
+    if do_boot:
+        out["bootstrap"] = {"method": "bootstrap", "level": level, "resamples": bootstrap,
+                            **_percentile(boot / trials, level)}
     out["settings"] = _settings(attacker, quality, trials, split, seed, equalize, hidden, n,
                                 direction=dir_norm,
                                 equalization_n="all rows" if equalize else None,
@@ -505,8 +590,11 @@ def dpa(a, t, a_hat=None, t_hat=None, *, direction: str = "A->T", attacker: str 
 
 def leakage(a, t, t_hat, *, attacker: str = "lookup", quality: str | Callable = "accuracy", trials: int = 10,
             split: float = 0.8, seed: int = 0, equalize: bool = True,
-            hidden: Sequence[int] = (64,)) -> dict[str, Any]:
+            hidden: Sequence[int] = (64,), bootstrap: int = 0, level: float = 0.95) -> dict[str, Any]:
     """Leakage amplification (Wang et al. 2019): mean over trials of λ_M - λ_D.
+
+    ``bootstrap`` > 0 with the lookup attacker and accuracy: a percentile
+    bootstrap interval as for :func:`dpa`.
 
     λ_D = Q(f_D(T) -> A) with T's labels flipped at the model's per-task error
     rate (fresh random flips each trial, if ``equalize``); λ_M = Q(f_M(T̂) -> A).
@@ -526,6 +614,8 @@ def leakage(a, t, t_hat, *, attacker: str = "lookup", quality: str | Callable = 
     correct = (x_true.codes == x_model.codes).sum(axis=0)
 
     lam_d, lam_m, values = [], [], []
+    do_boot = bootstrap > 0 and attacker == "lookup" and quality == "accuracy"
+    boot = np.zeros(bootstrap) if do_boot else None
     for trial in range(trials):
         rng = np.random.default_rng([seed, trial])
         train, test = _split(rng, n, split)
@@ -537,6 +627,16 @@ def leakage(a, t, t_hat, *, attacker: str = "lookup", quality: str | Callable = 
         lam_d.append(d)
         lam_m.append(m)
         values.append(m - d)
+        if do_boot:
+            kd, nd = _row_keys(xd.codes, xd.n_classes)
+            km, nm = _row_keys(x_model.codes, x_model.n_classes)
+            is_train = np.zeros(n, dtype=bool)
+            is_train[train] = True
+            K = len(target.classes)
+            sides = [(kd, nd, target.codes[:, j], len(cl)) for j, cl in enumerate(target.classes)] + \
+                    [(km, nm, target.codes[:, j], len(cl)) for j, cl in enumerate(target.classes)]
+            accs = _boot_trial(np.random.default_rng([seed, trial, 7919]), is_train, sides, bootstrap)
+            boot += _boot_ratio(accs[:K], accs[K:], "difference")
 
     out: dict[str, Any] = {
         "value": float(np.mean(values)),
@@ -549,6 +649,9 @@ def leakage(a, t, t_hat, *, attacker: str = "lookup", quality: str | Callable = 
     out["interval"], reason = _interval(values)
     if reason:
         out["interval_reason"] = reason
+    if do_boot:
+        out["bootstrap"] = {"method": "bootstrap", "level": level, "resamples": bootstrap,
+                            **_percentile(boot / trials, level)}
     out["settings"] = _settings(attacker, quality, trials, split, seed, equalize, hidden, n,
                                 equalization_n="all rows, per task column" if equalize else None,
                                 model_task_error=[1 - int(c) / n for c in correct])

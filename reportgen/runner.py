@@ -349,7 +349,7 @@ def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | No
             mdef = metrics.REGISTRY[m.name]
             say(f"{m.name} on {attr.name}")
             if mdef.family == "predictability":
-                metric_entries.append(_predictability_entry(m, attr, L, has_pred, level, seed))
+                metric_entries.append(_predictability_entry(m, attr, L, has_pred, level, seed, B))
                 continue
             if mdef.needs_predicted_attribute and not has_pred:
                 metric_entries.append({"name": m.name, "attribute": attr.name, "value": None,
@@ -677,7 +677,7 @@ def _bernstein(r1: dict, gamma: float | None, max_cost: float, level: float, pro
 
 
 def _predictability_entry(m: Metric, attr: AttributeDef, L: Loaded, has_pred: bool, level: float,
-                          seed: int) -> dict:
+                          seed: int, B: int) -> dict:
     """Leakage and DPA (METRICS.md §2) on each prediction file; several runs are averaged."""
     from reportgen import predictability as P
 
@@ -696,12 +696,12 @@ def _predictability_entry(m: Metric, attr: AttributeDef, L: Loaded, has_pred: bo
         a = enc.groups[attr.name].astype(np.int64)
         t, th = enc.Y[:, task_idx].astype(np.int64), enc.Yhat[:, task_idx].astype(np.int64)
         if m.name == "leakage":
-            r = P.leakage(a, t, th, **opts)
+            r = P.leakage(a, t, th, bootstrap=B, level=level, **opts)
         elif m.name == "dpa_a_to_t":
-            r = P.dpa(a, t, t_hat=th, direction="A->T", **opts)
+            r = P.dpa(a, t, t_hat=th, direction="A->T", bootstrap=B, level=level, **opts)
         else:
             ah = enc.groups_pred[attr.name].astype(np.int64)
-            r = P.dpa(a, t, a_hat=ah, direction="T->A", **opts)
+            r = P.dpa(a, t, a_hat=ah, direction="T->A", bootstrap=B, level=level, **opts)
         per_file.append(r)
     vals = [r.get("value") for r in per_file]
     if any(v is None for v in vals):
@@ -717,6 +717,9 @@ def _predictability_entry(m: Metric, attr: AttributeDef, L: Loaded, has_pred: bo
     sides = ("lambda_d", "lambda_m") if m.name == "leakage" else ("psi_d", "psi_m")
     for key in sides:
         entry[key] = _f(float(np.mean([r[key] for r in per_file])))
+    boots = [r["bootstrap"] for r in per_file if r.get("bootstrap")]
+    if len(boots) == 1:  # the lookup attacker: rows resampled within each trial (one prediction file)
+        entry["bootstrap_interval"] = {**boots[0], "seed": seed}
     entry["settings"] = {**per_file[0]["settings"], "tasks": [L.tasks[k].label for k in task_idx]}
     if len(per_file) > 1:
         entry["per_run"] = [_f(v) for v in vals]

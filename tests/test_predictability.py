@@ -326,3 +326,54 @@ def test_lookup_runs_on_a_million_rows():
     # t_hat agrees with a w.p. .7*.8 + .3*.2 = 0.62; equalised t' likewise -> DPA ≈ 0
     assert r["psi_m"] == pytest.approx(0.62, abs=0.005)
     assert r["value"] == pytest.approx(0.0, abs=0.01)
+
+
+def test_lookup_bootstrap_accuracy_equals_refitting_on_expanded_rows():
+    """Replicate accuracy from pattern weights == a lookup table refitted on the rows those weights stand for."""
+    from reportgen.predictability import _boot_lookup_accuracy
+
+    rng = np.random.default_rng(11)
+    P_ = 40
+    is_train = rng.random(P_) < 0.7
+    key = rng.integers(0, 3, P_)
+    y = rng.integers(0, 2, P_)
+    W = rng.integers(0, 4, size=(25, P_)).astype(float)
+    got = _boot_lookup_accuracy(W, is_train, key, y, 3, 2)
+    for b in range(25):
+        rows = np.repeat(np.arange(P_), W[b].astype(int))  # the resampled rows
+        tr = rows[is_train[rows]]
+        te = rows[~is_train[rows]]
+        table = {}
+        overall = np.bincount(y[tr], minlength=2).argmax() if len(tr) else 0
+        for k in range(3):
+            ys = y[tr][key[tr] == k]
+            table[k] = np.bincount(ys, minlength=2).argmax() if len(ys) else overall
+        expected = np.mean([table[key[r]] == y[r] for r in te]) if len(te) else np.nan
+        assert (np.isnan(expected) and np.isnan(got[b])) or got[b] == pytest.approx(expected, abs=1e-12)
+
+
+def test_lookup_bootstrap_interval_is_seeded_and_brackets_the_estimate():
+    rng = np.random.default_rng(2)
+    n = 5000
+    a = rng.integers(0, 2, n)
+    t = (rng.random(n) < np.where(a == 1, 0.6, 0.3)).astype(int)
+    th = np.where(rng.random(n) < 0.2, a, t)
+    r1 = dpa(a, t, t_hat=th, trials=5, bootstrap=300, seed=4)
+    r2 = dpa(a, t, t_hat=th, trials=5, bootstrap=300, seed=4)
+    assert r1["bootstrap"] == r2["bootstrap"]
+    b = r1["bootstrap"]
+    assert b["lower"] < r1["value"] < b["upper"]
+    assert 0 < b["upper"] - b["lower"] < 0.2
+    assert "bootstrap" not in dpa(a, t, t_hat=th, trials=5, bootstrap=300, attacker="logistic")
+
+
+def test_leakage_lookup_bootstrap_brackets_the_estimate():
+    rng = np.random.default_rng(8)
+    n = 4000
+    a = rng.integers(0, 2, n)
+    t = (rng.random((n, 2)) < np.where(a[:, None] == 1, 0.6, 0.3)).astype(int)
+    th = np.where(rng.random((n, 2)) < 0.2, a[:, None], t)
+    r = leakage(a, t, th, trials=5, bootstrap=300, seed=1, level=0.9)
+    b = r["bootstrap"]
+    assert b["level"] == 0.9 and b["resamples"] == 300
+    assert b["lower"] < r["value"] < b["upper"]
