@@ -89,6 +89,9 @@ __all__ = [
 
 ATTACKERS = ("lookup", "logistic", "mlp")
 QUALITIES = ("accuracy", "f1")
+# Further named qualities from scikit-learn: higher is better, and none is a loss.
+SKLEARN_QUALITIES = {"balanced_accuracy": "balanced_accuracy_score", "precision": "precision_score",
+                     "recall": "recall_score", "jaccard": "jaccard_score", "matthews": "matthews_corrcoef"}
 LOSS_MARKERS = ("loss", "error", "neg_")
 
 # Message constants: tests pin these texts.
@@ -101,7 +104,8 @@ MSG_QUALITY_LOSS_CALLABLE = (
     "predictor ({constant:g}), so it behaves like a loss; predictability needs a quality that grows "
     "with predictability: use 'accuracy' or 'f1', or negate your function"
 )
-MSG_QUALITY_UNKNOWN = "unknown quality '{name}'; known qualities: accuracy, f1 (or pass a callable q(y_true, y_pred))"
+MSG_QUALITY_UNKNOWN = ("unknown quality '{name}'; known qualities: accuracy, f1, balanced_accuracy, precision, recall, "
+                       "jaccard, matthews (or pass a callable q(y_true, y_pred))")
 MSG_QUALITY_TYPE = "quality must be 'accuracy', 'f1' or a callable q(y_true, y_pred) -> float, got {got}"
 MSG_ATTACKER_UNKNOWN = "unknown attacker '{name}'; known attackers: lookup, logistic, mlp"
 MSG_DIRECTION = "direction must be 'A->T' or 'T->A', got '{got}'"
@@ -128,6 +132,8 @@ def validate_quality(quality: str | Callable) -> str | Callable:
         low = quality.lower()
         if any(m in low for m in LOSS_MARKERS):
             raise ValueError(MSG_QUALITY_LOSS_NAME.format(name=quality))
+        if low in SKLEARN_QUALITIES:
+            return _sklearn_quality(low)
         if low not in QUALITIES:
             raise ValueError(MSG_QUALITY_UNKNOWN.format(name=quality))
         return low
@@ -140,6 +146,24 @@ def validate_quality(quality: str | Callable) -> str | Callable:
                                                               constant=constant))
         return quality
     raise ValueError(MSG_QUALITY_TYPE.format(got=type(quality).__name__))
+
+
+def _sklearn_quality(name: str) -> Callable:
+    """A named scikit-learn score as q(y_true, y_pred); binary targets score the larger class, others macro."""
+    from sklearn import metrics as skm
+
+    fn = getattr(skm, SKLEARN_QUALITIES[name])
+
+    def q(y_true, y_pred) -> float:
+        kw = {}
+        if name in ("precision", "recall", "jaccard"):
+            classes = np.unique(np.concatenate([np.asarray(y_true), np.asarray(y_pred)]))
+            kw = {"zero_division": 0, **({"average": "binary", "pos_label": classes.max()} if len(classes) <= 2
+                                         else {"average": "macro"})}
+        return float(fn(y_true, y_pred, **kw))
+
+    q.__name__ = name
+    return q
 
 
 def _score_codes(quality, true: np.ndarray, pred: np.ndarray, n_classes: int, classes: np.ndarray) -> float:

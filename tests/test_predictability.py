@@ -377,3 +377,24 @@ def test_leakage_lookup_bootstrap_brackets_the_estimate():
     b = r["bootstrap"]
     assert b["level"] == 0.9 and b["resamples"] == 300
     assert b["lower"] < r["value"] < b["upper"]
+
+
+@pytest.mark.parametrize("name", ["balanced_accuracy", "precision", "recall", "jaccard", "matthews"])
+def test_named_sklearn_qualities_are_accepted_and_computed(name):
+    from sklearn import metrics as skm
+
+    from reportgen.predictability import quality_score, validate_quality
+
+    y = np.array([0, 1, 1, 0, 1, 0, 0, 1, 1, 1])
+    p = np.array([0, 1, 0, 0, 1, 1, 0, 1, 1, 0])
+    direct = {"balanced_accuracy": skm.balanced_accuracy_score(y, p), "precision": skm.precision_score(y, p),
+              "recall": skm.recall_score(y, p), "jaccard": skm.jaccard_score(y, p),
+              "matthews": skm.matthews_corrcoef(y, p)}[name]
+    q = validate_quality(name)
+    assert q(y, p) == pytest.approx(direct, abs=1e-12)
+    assert quality_score(y, p, quality=name) == pytest.approx(direct, abs=1e-12)
+    # usable in the protocol
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 2, 400)
+    t = (rng.random(400) < np.where(a == 1, 0.7, 0.3)).astype(int)
+    assert dpa(a, t, t_hat=t, quality=name, trials=3, equalize=False)["value"] == 0.0
