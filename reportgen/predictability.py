@@ -482,9 +482,21 @@ def _boot_trial(rng, is_train: np.ndarray, sides: list[tuple[np.ndarray, int, np
     patterns of split membership, inputs and targets.
     """
     cols = [is_train.astype(np.int64)]
-    for key, _, y, _ in sides:
+    radix = [2]
+    for key, n_keys, y, c in sides:
         cols += [key.astype(np.int64), y.astype(np.int64)]
-    pat, counts = np.unique(np.stack(cols, axis=1), axis=0, return_counts=True)
+        radix += [max(int(n_keys), 1), max(int(c), 1)]
+    if float(np.prod(np.array(radix, dtype=float))) < 2**62:  # one int64 code per row: counting, no row sort
+        code = np.zeros(len(is_train), dtype=np.int64)
+        for col, r in zip(cols, radix):
+            code = code * r + col
+        uniq, counts = np.unique(code, return_counts=True)
+        pat = np.empty((len(uniq), len(cols)), dtype=np.int64)
+        rest = uniq.copy()
+        for i in range(len(cols) - 1, -1, -1):
+            rest, pat[:, i] = np.divmod(rest, radix[i])
+    else:
+        pat, counts = np.unique(np.stack(cols, axis=1), axis=0, return_counts=True)
     W = rng.multinomial(int(counts.sum()), counts / counts.sum(), size=B).astype(float)
     return [_boot_lookup_accuracy(W, pat[:, 0].astype(bool), pat[:, 1 + 2 * i], pat[:, 2 + 2 * i], n_keys, c)
             for i, (_, n_keys, _, c) in enumerate(sides)]
