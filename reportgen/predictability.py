@@ -297,6 +297,18 @@ def _canonical_order(sides: list[_Side]) -> np.ndarray:
 # --------------------------------------------------------------------------- attackers
 
 
+def _in_canonical_order(*sides: "_Side") -> list["_Side"]:
+    """The sides with their rows sorted by content (so nothing depends on the input's row order)."""
+    order = _canonical_order(list(sides))
+    return [_Side(side.codes[order], side.classes) for side in sides]
+
+
+def _train_mask(n: int, train: np.ndarray) -> np.ndarray:
+    mask = np.zeros(n, dtype=bool)
+    mask[train] = True
+    return mask
+
+
 def _features(codes: np.ndarray, classes: list[np.ndarray]) -> np.ndarray:
     cols = []
     for j, cls in enumerate(classes):
@@ -562,10 +574,7 @@ def dpa(a, t, a_hat=None, t_hat=None, *, direction: str = "A->T", attacker: str 
         inp, _ = _encode_pair(T, None)
         y_true, y_model = _encode_pair(A, Y_hat)
 
-    order = _canonical_order([inp, y_true, y_model])
-    inp = _Side(inp.codes[order], inp.classes)
-    y_true = _Side(y_true.codes[order], y_true.classes)
-    y_model = _Side(y_model.codes[order], y_model.classes)
+    inp, y_true, y_model = _in_canonical_order(inp, y_true, y_model)
     correct = (y_true.codes == y_model.codes).sum(axis=0)  # model's correct labels per target column
 
     psi_d, psi_m, values = [], [], []
@@ -584,8 +593,7 @@ def dpa(a, t, a_hat=None, t_hat=None, *, direction: str = "A->T", attacker: str 
         values.append((m - d) / (m + d) if (m + d) != 0 else None)
         if do_boot:
             key, n_keys = _row_keys(inp.codes, inp.n_classes)
-            is_train = np.zeros(n, dtype=bool)
-            is_train[train] = True
+            is_train = _train_mask(n, train)
             brng = np.random.default_rng([seed, trial, 7919])
             sides = [(key, n_keys, target_d[:, j], len(cl)) for j, cl in enumerate(y_true.classes)] + \
                     [(key, n_keys, y_model.codes[:, j], len(cl)) for j, cl in enumerate(y_model.classes)]
@@ -643,10 +651,7 @@ def leakage(a, t, t_hat, *, attacker: str = "lookup", quality: str | Callable = 
     target, _ = _encode_pair(A, None)
     x_true, x_model = _encode_pair(T, T_hat)
 
-    order = _canonical_order([target, x_true, x_model])
-    target = _Side(target.codes[order], target.classes)
-    x_true = _Side(x_true.codes[order], x_true.classes)
-    x_model = _Side(x_model.codes[order], x_model.classes)
+    target, x_true, x_model = _in_canonical_order(target, x_true, x_model)
     correct = (x_true.codes == x_model.codes).sum(axis=0)
 
     lam_d, lam_m, values = [], [], []
@@ -666,8 +671,7 @@ def leakage(a, t, t_hat, *, attacker: str = "lookup", quality: str | Callable = 
         if do_boot:
             kd, nd = _row_keys(xd.codes, xd.n_classes)
             km, nm = _row_keys(x_model.codes, x_model.n_classes)
-            is_train = np.zeros(n, dtype=bool)
-            is_train[train] = True
+            is_train = _train_mask(n, train)
             K = len(target.classes)
             sides = [(kd, nd, target.codes[:, j], len(cl)) for j, cl in enumerate(target.classes)] + \
                     [(km, nm, target.codes[:, j], len(cl)) for j, cl in enumerate(target.classes)]
