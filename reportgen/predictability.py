@@ -555,24 +555,19 @@ def dpa(a, t, a_hat=None, t_hat=None, *, direction: str = "A->T", attacker: str 
         raise ValueError(MSG_DIRECTION.format(got=direction))
     quality, hidden = _check_common(attacker, quality, trials, split, hidden)
     A, T = _as2d(a, "a"), _as2d(t, "t")
+    # A->T: the attacker sees the group and predicts the task; T->A the other way round.
     if dir_norm == "A->T":
-        if t_hat is None:
-            raise ValueError("DPA A->T needs t_hat (the model's task predictions)")
-        Y_hat = _as2d(t_hat, "t_hat")
-        if Y_hat.shape[1] != T.shape[1]:
-            raise ValueError(f"t_hat has {Y_hat.shape[1]} column(s), t has {T.shape[1]}")
-        n = _check_rows({"a": A, "t": T, "t_hat": Y_hat})
-        inp, _ = _encode_pair(A, None)
-        y_true, y_model = _encode_pair(T, Y_hat)
+        source, target, hat, hat_name, what = A, T, t_hat, "t_hat", "task"
     else:
-        if a_hat is None:
-            raise ValueError("DPA T->A needs a_hat (the model's attribute predictions)")
-        Y_hat = _as2d(a_hat, "a_hat")
-        if Y_hat.shape[1] != A.shape[1]:
-            raise ValueError(f"a_hat has {Y_hat.shape[1]} column(s), a has {A.shape[1]}")
-        n = _check_rows({"a": A, "t": T, "a_hat": Y_hat})
-        inp, _ = _encode_pair(T, None)
-        y_true, y_model = _encode_pair(A, Y_hat)
+        source, target, hat, hat_name, what = T, A, a_hat, "a_hat", "attribute"
+    if hat is None:
+        raise ValueError(f"DPA {dir_norm} needs {hat_name} (the model's {what} predictions)")
+    Y_hat = _as2d(hat, hat_name)
+    if Y_hat.shape[1] != target.shape[1]:
+        raise ValueError(f"{hat_name} has {Y_hat.shape[1]} column(s), {hat_name[0]} has {target.shape[1]}")
+    n = _check_rows({"a": A, "t": T, hat_name: Y_hat})
+    inp, _ = _encode_pair(source, None)
+    y_true, y_model = _encode_pair(target, Y_hat)
 
     inp, y_true, y_model = _in_canonical_order(inp, y_true, y_model)
     correct = (y_true.codes == y_model.codes).sum(axis=0)  # model's correct labels per target column
