@@ -60,19 +60,29 @@ class _Group(click.Group):
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="reportgen")
 def main() -> None:
-    """reportgen: fairness reports from a YAML spec (see README.md)."""
+    """reportgen: fairness audit reports from a YAML spec.
+
+    Start with `reportgen validate SPEC`, then `reportgen run SPEC --out DIR`.
+    Example specs: specs/*.yaml; every key: `reportgen schema` or README.md.
+    """
 
 
 @main.command()
 @click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Output directory (default: report-<spec name>/ beside the current directory).")
-@click.option("--format", "formats", default=None, help="Comma-separated formats: html,pdf,json (default: spec's).")
+              help="Output directory (default: ./report-<spec name>/).")
+@click.option("--format", "formats", default=None,
+              help="Comma-separated formats from html,pdf,json (default: the spec's output.formats).")
 @click.option("--seed", type=int, default=None, help="Override intervals.bootstrap.seed.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
 @_guard
 def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, quiet: bool) -> None:
-    """Compute every metric in SPEC and write OUT/results.json (exit 1 if a gate fails)."""
+    """Compute every metric in SPEC; write OUT/report.html, report.pdf and results.json.
+
+    Exit codes: 0 every gate passed; 1 a gate failed (or was inconclusive and the
+    spec counts that as failing); 2 the spec or data is wrong (nothing written);
+    3 internal error.
+    """
     from reportgen.results import dumps, write_outputs
     from reportgen.runner import run_spec
     from reportgen.spec import load_spec
