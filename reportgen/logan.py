@@ -1,0 +1,342 @@
+"""Local group bias: LOGAN (Zhao & Chang 2020), METRICS.md section 6.
+
+Pure, seeded functions over numpy arrays.
+
+Algorithm (``logan``)
+---------------------
+1. Rows are put in a *canonical order* (lexicographic over the columns of X,
+   then group, then correct) and everything below runs on that order; labels
+   are mapped back at the end. Results therefore do not depend on the order in
+   which rows are given (identical rows are interchangeable).
+2. Initial centroids: ``sklearn.cluster.kmeans_plusplus(X, k,
+   random_state=seed)`` on the canonically ordered rows.
+3. Iterate (at most ``max_iter`` assignment passes):
+
+   * assignment: row i goes to ``argmin_c ||x_i - mu_c||^2 - lam * gap_c(i)^2``
+     (ties -> smallest cluster index). ``gap_c(i) = acc_c(group 1) -
+     acc_c(group 0)`` computed from the per-cluster counts (rows and correct
+     rows per group) of the *previous* assignment, with row i counted in c:
+     for the cluster row i is currently in, the counts as they are; for any
+     other cluster, the counts plus row i. If either group has 0 rows in the
+     cluster (after adding i) the gap term is 0. The first pass has no
+     previous assignment, so it is the plain nearest-centroid assignment.
+     Everything is an (n, k) matrix: O(n k d) per pass, no loop over rows.
+   * update: each centroid becomes the mean of its rows; an empty cluster
+     keeps its previous centroid.
+   * stop when the number of changed assignments is <= ``tol_changes``
+     (default 0: no change) or after ``max_iter`` passes.
+
+4. Merge rule: while some cluster has fewer than ``min_group`` (20) rows of
+   either group and more than ``min_clusters`` (5) clusters remain, the
+   smallest such cluster (fewest rows; ties -> smallest index) is merged into
+   the cluster whose centroid is nearest to its centroid (Euclidean; ties ->
+   smallest index) and that centroid is recomputed as the mean of the merged
+   rows. Clusters are then renumbered 0..k_final-1 keeping their order.
+   Clusters with >= ``min_group`` rows of each group are *detectable*.
+
+With ``lam = 0`` the procedure is exactly Lloyd's k-means from the k-means++
+centroids; ``kmeans_plain`` is that path.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.cluster import kmeans_plusplus
+
+MIN_GROUP = 20
+MIN_CLUSTERS = 5
+DEFAULT_GRID = (1, 5, 10, 100)
+
+
+# ---------------------------------------------------------------- validation
+
+
+def _validate(X, group, correct, k):
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n, d), got shape {X.shape}")
+    if not np.issubdtype(X.dtype, np.floating):
+        X = X.astype(np.float64)
+    n = X.shape[0]
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X contains NaN or infinite values")
+    group = np.asarray(group)
+    correct = np.asarray(correct)
+    if group.shape != (n,) or correct.shape != (n,):
+        raise ValueError(
+            f"group and correct must have shape ({n},), got {group.shape} and {correct.shape}"
+        )
+    if not np.all(np.isin(group, (0, 1))):
+        raise ValueError("group must contain only 0 and 1")
+    if not np.all(np.isin(correct, (0, 1))):
+        raise ValueError("correct must contain only 0 and 1")
+    if not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    if k > n:
+        raise ValueError(f"k={k} is larger than the number of rows n={n}")
+    return X, group.astype(np.int64), correct.astype(np.int64)
+
+
+# ---------------------------------------------------------- canonical order
+
+
+def canonical_order(X, group=None, correct=None):
+    """Permutation putting rows in lexicographic order of (X columns..., group,
+    correct). Fast path: a stable sort on the first column, with the full
+    lexicographic sort only on rows whose first-column value is tied."""
+    X = np.asarray(X)
+    n, d = X.shape
+    extra = [a for a in (group, correct) if a is not None]
+    if n == 0:
+        return np.arange(0)
+    if d == 0:
+        keys = extra[::-1]
+        return np.lexsort(keys) if keys else np.arange(n)
+    order = np.argsort(X[:, 0], kind="stable")
+    v = X[order, 0]
+    eq = v[1:] == v[:-1]
+    tied = np.zeros(n, dtype=bool)
+    tied[1:] |= eq
+    tied[:-1] |= eq
+    if tied.any():
+        idx = order[tied]
+        # np.lexsort: last key is the primary one.
+        keys = [a[idx] for a in extra[::-1]] + [X[idx, j] for j in range(d - 1, -1, -1)]
+        order[tied] = idx[np.lexsort(keys)]
+    return order
+
+
+# ------------------------------------------------------------------- helpers
+
+
+def _counts(labels, group, correct, k):
+    """(k, 2) arrays: rows per (cluster, group) and correct rows per (cluster, group)."""
+    key = labels * 2 + group
+    n_cg = np.bincount(key, minlength=2 * k).reshape(k, 2)
+    r_cg = np.bincount(key, weights=correct, minlength=2 * k).reshape(k, 2)
+    return n_cg.astype(np.float64), r_cg
+
+
+def _gap_sq(N0, R0, N1, R1):
+    ok = (N0 > 0) & (N1 > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gap = np.where(ok, R1 / N1 - R0 / N0, 0.0)
+    return gap * gap
+
+
+def _bias_term(labels, group, correct, k):
+    """(n, k) matrix of gap_c(i)^2 with row i counted in cluster c.
+
+    A row only matters through its type (group, correct), so the gaps are
+    computed for the k clusters as they are (the row's own cluster) and for
+    the 4 x k (row type, cluster) pairs with one row added, then gathered."""
+    n_cg, r_cg = _counts(labels, group, correct, k)
+    same = _gap_sq(n_cg[:, 0], r_cg[:, 0], n_cg[:, 1], r_cg[:, 1])  # (k,)
+    added = np.empty((4, k))
+    for t in range(4):
+        g, y = divmod(t, 2)
+        N = n_cg.copy()
+        R = r_cg.copy()
+        N[:, g] += 1
+        R[:, g] += y
+        added[t] = _gap_sq(N[:, 0], R[:, 0], N[:, 1], R[:, 1])
+    out = added[group * 2 + correct]  # (n, k) gather
+    out[np.arange(labels.shape[0]), labels] = same[labels]
+    return out
+
+
+def _sq_dist_offset(X, C):
+    """||mu_c||^2 - 2 x_i . mu_c : squared distance minus the per-row constant
+    ||x_i||^2 (which does not change any argmin)."""
+    return (C * C).sum(axis=1)[None, :] - 2.0 * (X @ C.T)
+
+
+def _centroids(X, labels, k, previous):
+    n = X.shape[0]
+    M = np.zeros((k, n), dtype=X.dtype)  # one-hot: the sums are one BLAS product
+    M[labels, np.arange(n)] = 1
+    sums = M @ X
+    sizes = np.bincount(labels, minlength=k)
+    C = previous.copy()
+    nz = sizes > 0
+    C[nz] = sums[nz] / sizes[nz, None].astype(X.dtype)
+    return C
+
+
+def _inertia(X, C, labels):
+    diff = X - C[labels]
+    return float(np.einsum("ij,ij->", diff, diff, dtype=np.float64))
+
+
+def _table(labels, group, correct, k, min_group):
+    n_cg, r_cg = _counts(labels, group, correct, k)
+    rows = []
+    for c in range(k):
+        n0, n1 = int(n_cg[c, 0]), int(n_cg[c, 1])
+        acc0 = float(r_cg[c, 0] / n0) if n0 else float("nan")
+        acc1 = float(r_cg[c, 1] / n1) if n1 else float("nan")
+        gap = acc1 - acc0 if (n0 and n1) else float("nan")
+        rows.append(
+            {
+                "cluster": c,
+                "n0": n0,
+                "n1": n1,
+                "size": n0 + n1,
+                "acc0": acc0,
+                "acc1": acc1,
+                "gap": gap,
+                "detectable": bool(n0 >= min_group and n1 >= min_group),
+            }
+        )
+    return rows
+
+
+def _merge(X, labels, C, group, min_group, min_clusters):
+    """Apply the merge rule; returns (labels renumbered, centroids)."""
+    k = C.shape[0]
+    alive = list(range(k))
+    labels = labels.copy()
+    C = C.copy()
+    key = labels * 2 + group
+    n_cg = np.bincount(key, minlength=2 * k).reshape(k, 2)
+    while len(alive) > min_clusters:
+        small = [c for c in alive if n_cg[c].min() < min_group]
+        if not small:
+            break
+        src = min(small, key=lambda c: (n_cg[c].sum(), c))
+        others = [c for c in alive if c != src]
+        d2 = ((C[others] - C[src]) ** 2).sum(axis=1, dtype=np.float64)
+        dst = others[int(np.argmin(d2))]  # ties -> first = smallest index
+        labels[labels == src] = dst
+        n_cg[dst] += n_cg[src]
+        n_cg[src] = 0
+        members = labels == dst
+        if members.any():
+            C[dst] = X[members].mean(axis=0, dtype=np.float64).astype(X.dtype)
+        alive.remove(src)
+    remap = np.full(k, -1, dtype=np.int64)
+    remap[alive] = np.arange(len(alive))
+    return remap[labels], C[alive]
+
+
+# ------------------------------------------------------------------ core
+
+
+def _run(X, group, correct, init, lam, max_iter, tol_changes):
+    """Alternating assignment/update on already-ordered rows."""
+    k = init.shape[0]
+    C = init.astype(X.dtype, copy=True)
+    labels = None
+    it = 0
+    converged = False
+    for it in range(1, max_iter + 1):
+        cost = _sq_dist_offset(X, C)
+        if labels is not None and lam != 0:
+            cost = cost.astype(np.float64) - lam * _bias_term(labels, group, correct, k)
+        new = np.argmin(cost, axis=1)  # ties -> smallest cluster index
+        changes = X.shape[0] if labels is None else int(np.count_nonzero(new != labels))
+        labels = new
+        C = _centroids(X, labels, k, C)
+        if it > 1 and changes <= tol_changes:
+            converged = True
+            break
+    return labels, C, it, converged
+
+
+def logan(
+    X,
+    group,
+    correct,
+    *,
+    k=10,
+    lam=1.0,
+    seed=0,
+    max_iter=100,
+    tol_changes=0,
+    min_group=MIN_GROUP,
+    min_clusters=MIN_CLUSTERS,
+    merge=True,
+):
+    """LOGAN clustering (see module docstring). Returns a dict with
+    ``labels`` (n,), ``centroids`` (k_final, d), ``table`` (list of per-cluster
+    dicts: cluster, n0, n1, size, acc0, acc1, gap = acc1 - acc0, detectable),
+    ``inertia``, ``iterations``, ``converged``, ``lam``, ``k``, ``k_final``,
+    ``init_centroids`` (k-means++ centroids, before any iteration)."""
+    X, group, correct = _validate(X, group, correct, k)
+    if max_iter < 1:
+        raise ValueError("max_iter must be >= 1")
+    lam = float(lam)
+    if not np.isfinite(lam) or lam < 0:
+        raise ValueError(f"lam must be a finite number >= 0, got {lam}")
+    order = canonical_order(X, group, correct)
+    Xs, gs, ys = X[order], group[order], correct[order]
+    init, _ = kmeans_plusplus(Xs, k, random_state=seed)
+    labels_s, C, iters, converged = _run(Xs, gs, ys, init, lam, max_iter, tol_changes)
+    if merge:
+        labels_s, C = _merge(Xs, labels_s, C, gs, min_group, min_clusters)
+    k_final = C.shape[0]
+    labels = np.empty_like(labels_s)
+    labels[order] = labels_s
+    return {
+        "labels": labels,
+        "centroids": C,
+        "init_centroids": init,
+        "table": _table(labels_s, gs, ys, k_final, min_group),
+        "inertia": _inertia(Xs, C, labels_s),
+        "iterations": iters,
+        "converged": converged,
+        "lam": lam,
+        "k": int(k),
+        "k_final": int(k_final),
+    }
+
+
+def kmeans_plain(X, *, k, seed, max_iter=100, group=None, correct=None, merge=False):
+    """Plain k-means: the LOGAN code path with lam = 0. ``group``/``correct``
+    are only needed for the per-cluster table (zeros if omitted); set
+    ``merge=True`` to apply the merge rule as LOGAN does."""
+    X = np.asarray(X)
+    n = X.shape[0]
+    group = np.zeros(n, dtype=np.int64) if group is None else group
+    correct = np.zeros(n, dtype=np.int64) if correct is None else correct
+    return logan(X, group, correct, k=k, lam=0.0, seed=seed, max_iter=max_iter, merge=merge)
+
+
+# ------------------------------------------------------------------ summary
+
+
+def summary(table, *, threshold=0.05):
+    """Over detectable clusters only: ``max_gap`` (largest |gap|), ``bcr``
+    (share of detectable clusters with |gap| >= threshold), ``bir`` (share of
+    all rows in the table that lie in those biased clusters),
+    ``mean_abs_gap_biased`` (mean |gap| of the biased clusters). With no
+    detectable (resp. biased) cluster the shares are 0 and the gaps NaN."""
+    det = [r for r in table if r["detectable"]]
+    biased = [r for r in det if abs(r["gap"]) >= threshold]
+    total = sum(r["n0"] + r["n1"] for r in table)
+    nan = float("nan")
+    return {
+        "max_gap": max((abs(r["gap"]) for r in det), default=nan),
+        "bcr": len(biased) / len(det) if det else 0.0,
+        "bir": sum(r["n0"] + r["n1"] for r in biased) / total if total else 0.0,
+        "mean_abs_gap_biased": float(np.mean([abs(r["gap"]) for r in biased])) if biased else nan,
+        "n_detectable": len(det),
+        "n_biased": len(biased),
+    }
+
+
+def choose_lambda(X, group, correct, *, k=10, seed=0, grid=DEFAULT_GRID, threshold=0.05, **kw):
+    """Run LOGAN for every lam in ``grid``; pick the one with the most biased
+    (detectable, |gap| >= threshold) clusters, ties -> smaller lam. Returns
+    ``(lam, {lam: logan result})``."""
+    if len(grid) == 0:
+        raise ValueError("grid must not be empty")
+    results = {}
+    best, best_count = None, -1
+    for lam in sorted(float(g) for g in grid):
+        res = logan(X, group, correct, k=k, lam=lam, seed=seed, **kw)
+        results[lam] = res
+        count = summary(res["table"], threshold=threshold)["n_biased"]
+        if count > best_count:
+            best, best_count = lam, count
+    return best, results
