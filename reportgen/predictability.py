@@ -303,6 +303,13 @@ def _in_canonical_order(*sides: "_Side") -> list["_Side"]:
     return [_Side(side.codes[order], side.classes) for side in sides]
 
 
+def _trial(seed: int, trial: int, n: int, split: float):
+    """One trial's generator, train/test split and attacker seed (the same draws for every metric)."""
+    rng = np.random.default_rng([seed, trial])
+    train, test = _split(rng, n, split)
+    return rng, train, test, int(rng.integers(0, 2**31 - 1))
+
+
 def _train_mask(n: int, train: np.ndarray) -> np.ndarray:
     mask = np.zeros(n, dtype=bool)
     mask[train] = True
@@ -576,9 +583,7 @@ def dpa(a, t, a_hat=None, t_hat=None, *, direction: str = "A->T", attacker: str 
     do_boot = bootstrap > 0 and attacker == "lookup" and quality == "accuracy"
     boot = np.zeros(bootstrap) if do_boot else None
     for trial in range(trials):
-        rng = np.random.default_rng([seed, trial])
-        train, test = _split(rng, n, split)
-        rs = int(rng.integers(0, 2**31 - 1))
+        rng, train, test, rs = _trial(seed, trial, n, split)
         target_d = _equalize(y_true.codes, y_true.n_classes, correct, rng) if equalize else y_true.codes
         kw = dict(quality=quality, hidden=hidden, rs=rs)
         d = _attack(attacker, inp, target_d, y_true.classes, train, test, **kw)
@@ -653,9 +658,7 @@ def leakage(a, t, t_hat, *, attacker: str = "lookup", quality: str | Callable = 
     do_boot = bootstrap > 0 and attacker == "lookup" and quality == "accuracy"
     boot = np.zeros(bootstrap) if do_boot else None
     for trial in range(trials):
-        rng = np.random.default_rng([seed, trial])
-        train, test = _split(rng, n, split)
-        rs = int(rng.integers(0, 2**31 - 1))
+        rng, train, test, rs = _trial(seed, trial, n, split)
         xd = _Side(_equalize(x_true.codes, x_true.n_classes, correct, rng), x_true.classes) if equalize else x_true
         kw = dict(quality=quality, hidden=hidden, rs=rs)
         d = _attack(attacker, xd, target.codes, target.classes, train, test, **kw)

@@ -32,6 +32,23 @@ from reportgen.report.context import _metric_view
 from reportgen.report.fetcher import FetchRefused, resolve_allowed
 from reportgen.report.highlight import highlight_yaml
 
+def block_network(monkeypatch) -> list[str]:
+    """Make every socket connect and urlopen fail, recording the attempts."""
+    attempts: list[str] = []
+
+    def no_connect(self, address, *a, **k):
+        attempts.append(f"socket {address}")
+        raise OSError("network disabled in tests")
+
+    def no_open(self, url, *a, **k):
+        attempts.append(f"urlopen {getattr(url, 'full_url', url)}")
+        raise OSError("network disabled in tests")
+
+    monkeypatch.setattr(socket.socket, "connect", no_connect)
+    monkeypatch.setattr(urllib.request.OpenerDirector, "open", no_open)
+    return attempts
+
+
 ROOT = Path(__file__).resolve().parents[1]
 DATE = "2025-06-30"
 
@@ -180,6 +197,7 @@ def make_png(path: Path, size: int = 64) -> Path:
     ((None,), "not defined"),
     ((float("nan"),), "not defined"),
 ])
+
 def test_num(args, expected):
     assert F.num(*args) == expected
 
@@ -383,18 +401,7 @@ def test_hostile_html_is_escaped(hostile):
 
 def test_hostile_pdf_makes_no_request(hostile, monkeypatch):
     r, spec = hostile
-    attempts: list[str] = []
-
-    def no_connect(self, address, *a, **k):
-        attempts.append(f"socket {address}")
-        raise OSError("network disabled in tests")
-
-    def no_open(self, url, *a, **k):
-        attempts.append(f"urlopen {getattr(url, 'full_url', url)}")
-        raise OSError("network disabled in tests")
-
-    monkeypatch.setattr(socket.socket, "connect", no_connect)
-    monkeypatch.setattr(urllib.request.OpenerDirector, "open", no_open)
+    attempts = block_network(monkeypatch)
     log: list[str] = []
     pdf = render_pdf(r, spec, generated=DATE, fetch_log=log)
     assert pdf.startswith(b"%PDF-")
@@ -868,18 +875,7 @@ HOSTILE_SVGS = {
 
 @pytest.mark.parametrize("kind", sorted(HOSTILE_SVGS))
 def test_hostile_svg_logo_fetches_nothing(tmp_path, monkeypatch, kind):
-    attempts: list[str] = []
-
-    def no_connect(self, address, *a, **k):
-        attempts.append(f"socket {address}")
-        raise OSError("network disabled in tests")
-
-    def no_open(self, url, *a, **k):
-        attempts.append(f"urlopen {getattr(url, 'full_url', url)}")
-        raise OSError("network disabled in tests")
-
-    monkeypatch.setattr(socket.socket, "connect", no_connect)
-    monkeypatch.setattr(urllib.request.OpenerDirector, "open", no_open)
+    attempts = block_network(monkeypatch)
     logo = tmp_path / "logo.svg"
     logo.write_text(HOSTILE_SVGS[kind])
     make_png(tmp_path / "secret.png")                      # beside the logo: still not allowed
