@@ -219,6 +219,7 @@ class Encoded:
     Y: np.ndarray | None = None  # (n, K) bool true task indicators
     Yhat: np.ndarray | None = None  # (n, K) bool predicted indicators (test/runs)
     scores: dict[int, np.ndarray] = field(default_factory=dict)  # task index -> score column (validation, test)
+    row_index: np.ndarray | None = None  # 0-based data-row positions in the file of the rows used
 
     @property
     def n(self) -> int:
@@ -323,7 +324,7 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     idx = np.flatnonzero(keep)
     sub = df.iloc[idx].reset_index(drop=True)
     enc = Encoded(role=role, path=path, display_path=rel, sha256=sha256_file(path), rows=n_file,
-                  rows_used=len(idx), dropped=dropped)
+                  rows_used=len(idx), dropped=dropped, row_index=idx)
 
     # groups (and intersections as combined codes)
     for a in attrs:

@@ -51,7 +51,7 @@ DEFAULT_GRID = (1, 5, 10, 100)
 # ---------------------------------------------------------------- validation
 
 
-def _validate(X, group, correct, k):
+def _validate(X, group, correct, k, support=None):
     X = np.asarray(X)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D (n, d), got shape {X.shape}")
@@ -70,23 +70,28 @@ def _validate(X, group, correct, k):
         raise ValueError("group must contain only 0 and 1")
     if not np.all(np.isin(correct, (0, 1))):
         raise ValueError("correct must contain only 0 and 1")
+    if support is None:
+        support = np.ones(n, dtype=np.int64)
+    support = np.asarray(support)
+    if support.shape != (n,) or not np.all(np.isin(support, (0, 1))):
+        raise ValueError(f"support must have shape ({n},) and contain only 0 and 1")
     if not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a positive integer, got {k!r}")
     if k > n:
         raise ValueError(f"k={k} is larger than the number of rows n={n}")
-    return X, group.astype(np.int64), correct.astype(np.int64)
+    return X, group.astype(np.int64), correct.astype(np.int64), support.astype(np.int64)
 
 
 # ---------------------------------------------------------- canonical order
 
 
-def canonical_order(X, group=None, correct=None):
+def canonical_order(X, group=None, correct=None, support=None):
     """Permutation putting rows in lexicographic order of (X columns..., group,
-    correct). Fast path: a stable sort on the first column, with the full
+    correct, support). Fast path: a stable sort on the first column, with the full
     lexicographic sort only on rows whose first-column value is tied."""
     X = np.asarray(X)
     n, d = X.shape
-    extra = [a for a in (group, correct) if a is not None]
+    extra = [a for a in (group, correct, support) if a is not None]
     if n == 0:
         return np.arange(0)
     if d == 0:
@@ -109,12 +114,12 @@ def canonical_order(X, group=None, correct=None):
 # ------------------------------------------------------------------- helpers
 
 
-def _counts(labels, group, correct, k):
-    """(k, 2) arrays: rows per (cluster, group) and correct rows per (cluster, group)."""
+def _counts(labels, group, correct, k, support):
+    """(k, 2) arrays: support rows per (cluster, group) and correct support rows per (cluster, group)."""
     key = labels * 2 + group
-    n_cg = np.bincount(key, minlength=2 * k).reshape(k, 2)
-    r_cg = np.bincount(key, weights=correct, minlength=2 * k).reshape(k, 2)
-    return n_cg.astype(np.float64), r_cg
+    n_cg = np.bincount(key, weights=support, minlength=2 * k).reshape(k, 2)
+    r_cg = np.bincount(key, weights=correct * support, minlength=2 * k).reshape(k, 2)
+    return n_cg, r_cg
 
 
 def _gap_sq(N0, R0, N1, R1):
@@ -124,15 +129,17 @@ def _gap_sq(N0, R0, N1, R1):
     return gap * gap
 
 
-def _bias_term(labels, group, correct, k):
+def _bias_term(labels, group, correct, k, support):
     """(n, k) matrix of gap_c(i)^2 with row i counted in cluster c.
 
-    A row only matters through its type (group, correct), so the gaps are
-    computed for the k clusters as they are (the row's own cluster) and for
-    the 4 x k (row type, cluster) pairs with one row added, then gathered."""
-    n_cg, r_cg = _counts(labels, group, correct, k)
+    A row only matters through its type (group, correct, support), so the gaps
+    are computed for the k clusters as they are (the row's own cluster, and
+    every cluster for a row outside the performance denominator, which cannot
+    move a gap) and for the 4 x k (group, correct, cluster) combinations with
+    one supported row added, then gathered."""
+    n_cg, r_cg = _counts(labels, group, correct, k, support)
     same = _gap_sq(n_cg[:, 0], r_cg[:, 0], n_cg[:, 1], r_cg[:, 1])  # (k,)
-    added = np.empty((4, k))
+    added = np.empty((5, k))
     for t in range(4):
         g, y = divmod(t, 2)
         N = n_cg.copy()
@@ -140,7 +147,8 @@ def _bias_term(labels, group, correct, k):
         N[:, g] += 1
         R[:, g] += y
         added[t] = _gap_sq(N[:, 0], R[:, 0], N[:, 1], R[:, 1])
-    out = added[group * 2 + correct]  # (n, k) gather
+    added[4] = same
+    out = added[np.where(support == 1, group * 2 + correct, 4)]  # (n, k) gather
     out[np.arange(labels.shape[0]), labels] = same[labels]
     return out
 
@@ -168,37 +176,44 @@ def _inertia(X, C, labels):
     return float(np.einsum("ij,ij->", diff, diff, dtype=np.float64))
 
 
-def _table(labels, group, correct, k, min_group):
-    n_cg, r_cg = _counts(labels, group, correct, k)
+def _table(labels, group, correct, k, min_group, support):
+    s_cg, r_cg = _counts(labels, group, correct, k, support)
+    n_cg = np.bincount(labels * 2 + group, minlength=2 * k).reshape(k, 2)
     rows = []
     for c in range(k):
         n0, n1 = int(n_cg[c, 0]), int(n_cg[c, 1])
-        acc0 = float(r_cg[c, 0] / n0) if n0 else float("nan")
-        acc1 = float(r_cg[c, 1] / n1) if n1 else float("nan")
-        gap = acc1 - acc0 if (n0 and n1) else float("nan")
+        s0, s1 = int(s_cg[c, 0]), int(s_cg[c, 1])
+        acc0 = float(r_cg[c, 0] / s0) if s0 else float("nan")
+        acc1 = float(r_cg[c, 1] / s1) if s1 else float("nan")
+        gap = acc1 - acc0 if (s0 and s1) else float("nan")
         rows.append(
             {
                 "cluster": c,
                 "n0": n0,
                 "n1": n1,
+                "s0": s0,
+                "s1": s1,
+                "r0": int(r_cg[c, 0]),
+                "r1": int(r_cg[c, 1]),
                 "size": n0 + n1,
                 "acc0": acc0,
                 "acc1": acc1,
                 "gap": gap,
-                "detectable": bool(n0 >= min_group and n1 >= min_group),
+                "detectable": bool(s0 >= min_group and s1 >= min_group),
             }
         )
     return rows
 
 
-def _merge(X, labels, C, group, min_group, min_clusters):
-    """Apply the merge rule; returns (labels renumbered, centroids)."""
+def _merge(X, labels, C, group, min_group, min_clusters, support):
+    """Apply the merge rule (on rows in the performance denominator); returns
+    (labels renumbered, centroids)."""
     k = C.shape[0]
     alive = list(range(k))
     labels = labels.copy()
     C = C.copy()
     key = labels * 2 + group
-    n_cg = np.bincount(key, minlength=2 * k).reshape(k, 2)
+    n_cg = np.bincount(key, weights=support, minlength=2 * k).reshape(k, 2)
     while len(alive) > min_clusters:
         small = [c for c in alive if n_cg[c].min() < min_group]
         if not small:
@@ -222,7 +237,7 @@ def _merge(X, labels, C, group, min_group, min_clusters):
 # ------------------------------------------------------------------ core
 
 
-def _run(X, group, correct, init, lam, max_iter, tol_changes):
+def _run(X, group, correct, support, init, lam, max_iter, tol_changes):
     """Alternating assignment/update on already-ordered rows."""
     k = init.shape[0]
     C = init.astype(X.dtype, copy=True)
@@ -232,7 +247,7 @@ def _run(X, group, correct, init, lam, max_iter, tol_changes):
     for it in range(1, max_iter + 1):
         cost = _sq_dist_offset(X, C)
         if labels is not None and lam != 0:
-            cost = cost.astype(np.float64) - lam * _bias_term(labels, group, correct, k)
+            cost = cost.astype(np.float64) - lam * _bias_term(labels, group, correct, k, support)
         new = np.argmin(cost, axis=1)  # ties -> smallest cluster index
         changes = X.shape[0] if labels is None else int(np.count_nonzero(new != labels))
         labels = new
@@ -256,24 +271,25 @@ def logan(
     min_group=MIN_GROUP,
     min_clusters=MIN_CLUSTERS,
     merge=True,
+    support=None,
 ):
     """LOGAN clustering (see module docstring). Returns a dict with
     ``labels`` (n,), ``centroids`` (k_final, d), ``table`` (list of per-cluster
     dicts: cluster, n0, n1, size, acc0, acc1, gap = acc1 - acc0, detectable),
     ``inertia``, ``iterations``, ``converged``, ``lam``, ``k``, ``k_final``,
     ``init_centroids`` (k-means++ centroids, before any iteration)."""
-    X, group, correct = _validate(X, group, correct, k)
+    X, group, correct, support = _validate(X, group, correct, k, support)
     if max_iter < 1:
         raise ValueError("max_iter must be >= 1")
     lam = float(lam)
     if not np.isfinite(lam) or lam < 0:
         raise ValueError(f"lam must be a finite number >= 0, got {lam}")
-    order = canonical_order(X, group, correct)
-    Xs, gs, ys = X[order], group[order], correct[order]
+    order = canonical_order(X, group, correct, support)
+    Xs, gs, ys, ss = X[order], group[order], correct[order], support[order]
     init, _ = kmeans_plusplus(Xs, k, random_state=seed)
-    labels_s, C, iters, converged = _run(Xs, gs, ys, init, lam, max_iter, tol_changes)
+    labels_s, C, iters, converged = _run(Xs, gs, ys, ss, init, lam, max_iter, tol_changes)
     if merge:
-        labels_s, C = _merge(Xs, labels_s, C, gs, min_group, min_clusters)
+        labels_s, C = _merge(Xs, labels_s, C, gs, min_group, min_clusters, ss)
     k_final = C.shape[0]
     labels = np.empty_like(labels_s)
     labels[order] = labels_s
@@ -281,7 +297,7 @@ def logan(
         "labels": labels,
         "centroids": C,
         "init_centroids": init,
-        "table": _table(labels_s, gs, ys, k_final, min_group),
+        "table": _table(labels_s, gs, ys, k_final, min_group, ss),
         "inertia": _inertia(Xs, C, labels_s),
         "iterations": iters,
         "converged": converged,
@@ -325,18 +341,30 @@ def summary(table, *, threshold=0.05):
     }
 
 
-def choose_lambda(X, group, correct, *, k=10, seed=0, grid=DEFAULT_GRID, threshold=0.05, **kw):
+def choose_lambda(X, group, correct, *, k=10, seed=0, grid=DEFAULT_GRID, threshold=0.05, max_inertia_ratio=None,
+                  reference_inertia=None, **kw):
     """Run LOGAN for every lam in ``grid``; pick the one with the most biased
-    (detectable, |gap| >= threshold) clusters, ties -> smaller lam. Returns
-    ``(lam, {lam: logan result})``."""
+    (detectable, |gap| >= threshold) clusters, ties -> smaller lam. With
+    ``max_inertia_ratio`` and ``reference_inertia`` (plain k-means'), a lam
+    whose inertia exceeds ``max_inertia_ratio * reference_inertia`` is not
+    eligible; if none is, the smallest lam is used. Returns ``(lam, {lam:
+    logan result}, {lam: eligible})``."""
     if len(grid) == 0:
         raise ValueError("grid must not be empty")
     results = {}
+    eligible = {}
     best, best_count = None, -1
     for lam in sorted(float(g) for g in grid):
         res = logan(X, group, correct, k=k, lam=lam, seed=seed, **kw)
         results[lam] = res
+        ok = (max_inertia_ratio is None or reference_inertia is None or reference_inertia <= 0
+              or res["inertia"] <= max_inertia_ratio * reference_inertia)
+        eligible[lam] = bool(ok)
+        if not ok:
+            continue
         count = summary(res["table"], threshold=threshold)["n_biased"]
         if count > best_count:
             best, best_count = lam, count
-    return best, results
+    if best is None:
+        best = min(results)
+    return best, results, eligible

@@ -45,6 +45,7 @@ class Loaded:
     validation: Encoded | None = None
     base_table: tuple | None = None
     calibration: dict = field(default_factory=dict)  # task label -> calibration record
+    local: object | None = None  # local_bias.Prepared
 
 
 def load_all(ls: LoadedSpec) -> Loaded:
@@ -117,6 +118,12 @@ def _load_all(ls: LoadedSpec) -> Loaded:
                 out.predictions.append(enc)
     if s.base.table:
         out.base_table = attempt(lambda: load_table_base(ls, attrs, tasks))
+    if s.local_bias is not None and out.predictions:
+        from reportgen import local_bias
+
+        out.local = attempt(lambda: local_bias.prepare(ls, attrs, tasks, out.predictions[0]))
+        if out.local is not None and len(out.predictions) > 1:
+            out.local.notes.append(f"computed on the first run, {out.predictions[0].display_path}")
     if problems:
         raise SpecError(problems)
     return out
@@ -378,6 +385,13 @@ def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | No
     say("threshold sweeps")
     sweeps = threshold_sweeps(ls, L, by_attr_metrics)
     gates = evaluate_gates(ls, metric_entries)
+    extra = {}
+    if L.local is not None:
+        from reportgen import local_bias
+
+        lb = s.local_bias
+        extra["local_bias"] = local_bias.evaluate(L.local, lb, seed=int(lb.seed if lb.seed is not None else seed),
+                                                  level=level, say=say)
     return {
         "schema_version": SCHEMA_VERSION,
         "reportgen_version": __version__,
@@ -399,6 +413,7 @@ def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | No
         "versions": _versions(),
         "metrics": metric_entries,
         "sweeps": sweeps,
+        **extra,
         "gates": gates,
         "passed": all(g["passed"] for g in gates),
     }

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path as FsPath
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
 
 from reportgen.errors import (
     MSG_MISSING_KEY,
@@ -263,13 +263,74 @@ class Gate(Strict):
         return self
 
 
+class EmbeddingFeatures(Strict):
+    file: str = Field(..., description="Embeddings file, relative to the spec: .npy (one row per data row, in file "
+                                       "order) or Parquet (numeric columns or one list column).")
+    id: str | None = Field(None, description="Column present in both the test data and the Parquet file; rows are "
+                                             "matched by it instead of by position.")
+    columns: list[str] | None = Field(None, min_length=1, description="Parquet: the columns holding the vector "
+                                                                      "(default: every numeric column but `id`).")
+
+
+class TextFeatures(Strict):
+    text: str = Field(..., description="Text column of the test data; features are TF-IDF + truncated SVD.")
+    dims: int = Field(100, ge=2, le=1000, description="SVD dimensions.")
+    max_terms: int = Field(20000, ge=10, description="Vocabulary size cap for TF-IDF.")
+    min_df: int = Field(2, ge=1, description="Ignore terms in fewer rows than this.")
+    ngrams: int = Field(1, ge=1, le=3, description="Longest word n-gram (1 = words only).")
+
+
+def _feature_kind(v: Any) -> str | None:
+    if isinstance(v, (list, str)):
+        return "[columns]"
+    if isinstance(v, dict):
+        if "text" in v:
+            return "[text]"
+        if "file" in v:
+            return "[file]"
+    return None
+
+
+FEATURES_EXPECTED = ("expected a list of numeric columns, {file: embeddings.npy} or {text: <text column>}")
+
+LOCAL_BIAS_PERFORMANCE = ("accuracy", "positive_rate", "true_positive_rate", "false_positive_rate")
+
+
 class LocalBias(Strict):
-    attribute: str
-    task: str
-    features: list[str] | dict[str, str]
-    k: int = Field(10, ge=2)
-    lambdas: list[float] = Field(default_factory=lambda: [1.0, 5.0, 10.0, 100.0])
-    seed: int | None = None
+    attribute: str = Field(..., description="Attribute whose two groups are compared.")
+    groups: list[Scalar] | None = Field(None, description="The two groups compared (default: the attribute's groups "
+                                                          "when it has exactly two).")
+    task: str = Field(..., description="Task whose predictions are judged.")
+    features: Annotated[
+        Union[Annotated[list[str], Tag("[columns]")], Annotated[EmbeddingFeatures, Tag("[file]")],
+              Annotated[TextFeatures, Tag("[text]")]],
+        Discriminator(_feature_kind, custom_error_type="features", custom_error_message=FEATURES_EXPECTED),
+    ] = Field(..., description="Numeric columns [a, b, ...], {file: emb.npy | emb.parquet, id: ...} or "
+                               "{text: column, dims: 100}.")
+    standardize: bool | None = Field(None, description="Scale each feature to mean 0, sd 1 (default: true for "
+                                                        "columns, false for embeddings and text).")
+    performance: Literal["accuracy", "positive_rate", "true_positive_rate", "false_positive_rate"] = Field(
+        "accuracy", description="Per-group quantity whose gap is sought: accuracy (accuracy_gap), positive_rate "
+                                "(demographic_parity), true_positive_rate (equal_opportunity), false_positive_rate.")
+    k: int = Field(10, ge=2, description="Number of clusters.")
+    lambdas: list[Annotated[float, Field(ge=0)]] = Field(
+        default_factory=lambda: [1.0, 5.0, 10.0, 100.0], min_length=1,
+        description="Grid for λ: the value giving the most biased clusters is used.")
+    lambda_: float | None = Field(None, alias="lambda", ge=0, description="Fixed λ (skips the grid).")
+    threshold: float = Field(0.05, gt=0, lt=1, description="|gap| at which a cluster counts as biased.")
+    max_inertia_ratio: float = Field(1.5, ge=1, description="A λ from the grid is eligible only if its clustering's "
+                                                           "inertia is at most this multiple of k-means'.")
+    min_group: int = Field(20, ge=1, description="Rows of each group a cluster needs to count.")
+    min_clusters: int = Field(5, ge=1, description="Merging stops at this many clusters.")
+    max_iter: int = Field(100, ge=1, description="Iteration cap.")
+    seed: int | None = Field(None, description="Seed for k-means++ and SVD (default: intervals.bootstrap.seed).")
+
+    @field_validator("groups")
+    @classmethod
+    def _two_groups(cls, v):
+        if v is not None and len(v) != 2:
+            raise ValueError(f"expected exactly two groups, got {len(v)}")
+        return v
 
 
 class Output(Strict):
@@ -456,6 +517,9 @@ def _key_in_message(loc: tuple, msg: str, marks: Any) -> tuple:
     return loc
 
 
+_TAGGED_MODELS = {"[text]": TextFeatures, "[file]": EmbeddingFeatures}
+
+
 def _map_validation_error(exc: ValidationError, file: str, marks: Any, raw: Any) -> list[Problem]:
     grouped: dict[tuple, list[dict]] = {}
     for err in exc.errors():
@@ -468,7 +532,8 @@ def _map_validation_error(exc: ValidationError, file: str, marks: Any, raw: Any)
         etype = err["type"]
         if etype == "extra_forbidden":
             key = loc[-1]
-            allowed = _fields_of(loc[:-1]) or []
+            tagged = next((_TAGGED_MODELS[p] for p in err["loc"] if p in _TAGGED_MODELS), None)
+            allowed = list(tagged.model_fields) if tagged else (_fields_of(loc[:-1]) or [])
             msg = MSG_UNKNOWN_KEY.format(key=key, hint=did_you_mean(key, allowed), allowed=", ".join(allowed))
             where = loc
         elif etype == "missing":
@@ -570,10 +635,29 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
             out.append(ls.problem(("report", "logo"), "logo is larger than 2 MB; use a smaller image"))
     if s.local_bias is not None:
         lb = s.local_bias
-        if lb.attribute not in s.attributes:
-            out.append(ls.problem(("local_bias", "attribute"), f"unknown attribute '{lb.attribute}'{did_you_mean(lb.attribute, s.attributes)}"))
+        if lb.attribute not in all_attrs:
+            out.append(ls.problem(("local_bias", "attribute"),
+                                  f"unknown attribute '{lb.attribute}'{did_you_mean(lb.attribute, all_attrs)}; "
+                                  f"declared: {', '.join(sorted(all_attrs))}"))
+        elif lb.attribute in s.attributes:
+            groups = [str(g) for g in s.attributes[lb.attribute].groups]
+            if lb.groups is None and len(groups) != 2:
+                out.append(ls.problem(("local_bias", "attribute"),
+                                      f"LOGAN compares two groups and attribute '{lb.attribute}' has {len(groups)} "
+                                      f"({', '.join(groups)}); name the two with `groups: [..., ...]`"))
+            for j, g in enumerate(lb.groups or []):
+                if str(g) not in groups:
+                    out.append(ls.problem(("local_bias", "groups", j),
+                                          f"'{g}' is not a group of attribute '{lb.attribute}'"
+                                          f"{did_you_mean(str(g), groups)}; groups: {', '.join(groups)}"))
+            if lb.groups is not None and len(lb.groups) == 2 and str(lb.groups[0]) == str(lb.groups[1]):
+                out.append(ls.problem(("local_bias", "groups"), "the two groups must differ"))
         if lb.task not in s.tasks:
-            out.append(ls.problem(("local_bias", "task"), f"unknown task '{lb.task}'{did_you_mean(lb.task, s.tasks)}"))
+            out.append(ls.problem(("local_bias", "task"),
+                                  f"unknown task '{lb.task}'{did_you_mean(lb.task, s.tasks)}; declared: {', '.join(s.tasks)}"))
+        if lb.k < lb.min_clusters:
+            out.append(ls.problem(("local_bias", "k"), f"k = {lb.k} is below min_clusters = {lb.min_clusters}; "
+                                                       "raise k or lower min_clusters"))
     return out
 
 

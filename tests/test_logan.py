@@ -75,7 +75,7 @@ def test_planted_global_gap_is_small(data):
 
 def test_logan_finds_planted_region_and_bcr_at_least_kmeans(data):
     X, g, y, region = data
-    lam, results = choose_lambda(X, g, y, k=10, seed=0)
+    lam, results, _ = choose_lambda(X, g, y, k=10, seed=0)
     assert lam in (1.0, 5.0, 10.0, 100.0)
     res = results[lam]
     labels = res["labels"]
@@ -204,7 +204,7 @@ def test_bias_term_by_hand():
     labels = np.array([0, 0, 0, 0, 1, 1])
     group = np.array([0, 0, 1, 1, 0, 1])
     correct = np.array([1, 1, 1, 0, 1, 1])
-    got = _bias_term(labels, group, correct, 3)
+    got = _bias_term(labels, group, correct, 3, np.ones(6, dtype=np.int64))
     # cluster 0 as is: acc1 .5 - acc0 1 = -.5 -> .25 for its own rows.
     # row 4 (g0 ok) added to c0: acc0 3/3, acc1 .5 -> .25
     # row 5 (g1 ok) added to c0: acc1 2/3, acc0 1 -> 1/9
@@ -218,6 +218,32 @@ def test_bias_term_by_hand():
             [0.25, 0.0, 0.0],
             [0.25, 0.25, 0.0],
             [0.25, 0.0, 0.0],
+            [1 / 9, 0.0, 0.0],
+        ]
+    )
+    np.testing.assert_allclose(got, want, atol=1e-15)
+
+
+def test_bias_term_rows_outside_the_denominator():
+    # Same clusters as above, but performance is a rate over a subset (e.g. the
+    # true-positive rate over y = 1): rows 1 and 4 are outside the denominator.
+    # They neither count in any gap nor move one when added to a cluster.
+    labels = np.array([0, 0, 0, 0, 1, 1])
+    group = np.array([0, 0, 1, 1, 0, 1])
+    correct = np.array([1, 1, 1, 0, 1, 1])
+    support = np.array([1, 0, 1, 1, 0, 1])
+    got = _bias_term(labels, group, correct, 3, support)
+    # c0: g0 {row0 ok} -> 1, g1 {ok, wrong} -> .5: gap^2 .25.
+    # c1: g0 has no supported row -> gap term 0; adding row 0 (g0 ok) gives
+    # 1 - 1 = 0; adding row 3 (g1 wrong): g0 still empty -> 0.
+    # row 5 (g1 ok) added to c0: acc1 2/3, acc0 1 -> 1/9.
+    want = np.array(
+        [
+            [0.25, 0.0, 0.0],
+            [0.25, 0.0, 0.0],  # outside the denominator: every cluster as it is
+            [0.25, 0.0, 0.0],
+            [0.25, 0.0, 0.0],
+            [0.25, 0.0, 0.0],  # outside: c0 as it is (.25), c1 as it is (0)
             [1 / 9, 0.0, 0.0],
         ]
     )
@@ -265,7 +291,7 @@ def test_summary_by_hand():
 def test_choose_lambda_tie_goes_to_smaller(data):
     X, g, _, _ = data
     y = np.ones(len(X), dtype=int)  # no gap anywhere: every lam gives 0 biased clusters
-    lam, results = choose_lambda(X, g, y, k=6, seed=0, grid=(100, 5, 1, 10))
+    lam, results, _ = choose_lambda(X, g, y, k=6, seed=0, grid=(100, 5, 1, 10))
     assert lam == 1.0 and sorted(results) == [1.0, 5.0, 10.0, 100.0]
 
 
