@@ -195,10 +195,11 @@ def _column_features(ls, enc: Encoded, cols: list[str], base: tuple):
                 column=c, file=enc.display_path, hint=did_you_mean(c, header))))
     if len(set(cols)) != len(cols):
         problems.append(ls.problem(base, "a feature column is listed twice"))
-    if problems:
-        raise SpecError(problems)
-    df = read_table(enc.path, list(dict.fromkeys(cols))).iloc[enc.row_index].reset_index(drop=True)
+    present = [c for c in dict.fromkeys(cols) if c in header]
+    df = read_table(enc.path, present).iloc[enc.row_index].reset_index(drop=True)
     for j, c in enumerate(cols):
+        if c not in present:
+            continue
         s = df[c]
         if s.dtype == bool:
             df[c] = s.astype(np.float64)

@@ -238,6 +238,27 @@ CASES = [
         P("column_not_found.yaml:6", "attributes.race.column", "'rase' not found", "data/test.csv",
           "(did you mean 'race'?)"),
     ], fix=fx(("column: rase", "column: race"))),
+    # local_bias: a misspelt feature column and a text column given as a numeric feature, both reported
+    Case("local_bias_features.yaml", [
+        P("local_bias_features.yaml:16", "local_bias.features[2]", "'prior' not found", "data/lb.csv",
+          "(did you mean 'priors'?)"),
+        P("local_bias_features.yaml:16", "local_bias.features[1]", "'name'", "not numeric", "{text: column}"),
+    ], fix=fx(("[age, name, prior]", "[age, priors]"))),
+    # local_bias: an embeddings file with fewer rows than the data file
+    Case("local_bias_embeddings_rows.yaml", [
+        P("local_bias_embeddings_rows.yaml:16", "local_bias.features.file", "50 rows", "data/lb.csv has 60",
+          "id:"),
+    ], fix=fx(("lb_emb.npy", "lb_emb60.npy"))),
+    # local_bias: a misspelt text option, an unknown performance, a 3-group attribute without `groups:`, a
+    # misspelt task name: all four at once
+    Case("local_bias_options.yaml", [
+        P("local_bias_options.yaml:16", "local_bias.features.dim", "unknown key 'dim'", "(did you mean 'dims'?)",
+          "allowed keys: text, dims"),
+        P("local_bias_options.yaml:17", "local_bias.performance", "'accuracy'", "got 'recall'"),
+        P("local_bias_options.yaml:14", "local_bias.attribute", "two groups", "has 3", "groups: ["),
+        P("local_bias_options.yaml:15", "local_bias.task", "unknown task 'outcom'", "(did you mean 'outcome'?)"),
+    ], fix=fx(("dim: 5", "dims: 5"), ("performance: recall", "performance: true_positive_rate"),
+              ("task: outcom\n", "task: outcome\n  groups: [White, Black]\n"))),
     # misspelt a group value (Blak), so that group has no rows; the message must show the real values
     Case("group_never_occurs.yaml", [
         P("group_never_occurs.yaml:7", "attributes.race.groups", "'Blak'", "data/test.csv", "no rows", "Black"),
