@@ -469,7 +469,8 @@ def _summary_block(res: dict, prep: Prepared, perf_label: str, level: float, lb,
              "inertia_ratio": _f(res["inertia"] / inertia_kmeans) if inertia_kmeans > 0 else None,
              "mean_abs_gap_biased": _f(s["mean_abs_gap_biased"]),
              "n_clusters": int(res["k_final"]), "n_detectable": int(s["n_detectable"]),
-             "n_biased": int(s["n_biased"]), "iterations": int(res["iterations"]), "converged": bool(res["converged"])}
+             "n_biased": int(s["n_biased"]), "iterations": int(res["iterations"]), "converged": bool(res["converged"]),
+             "displaced": _f(res["displaced"])}
     reasons = {}
     if not s["n_detectable"]:
         reasons["max_gap"] = REASON_NO_DETECTABLE.format(min_group=lb.min_group)
@@ -502,7 +503,8 @@ def cluster(prep: Prepared, lb, *, seed: int, say=lambda msg: None) -> dict:
         say(f"local bias: LOGAN over λ ∈ {{{', '.join(f'{x:g}' for x in lb.lambdas)}}}")
         lam, runs, eligible = LG.choose_lambda(X, g, v, grid=lb.lambdas, threshold=lb.threshold,
                                                max_inertia_ratio=lb.max_inertia_ratio,
-                                               reference_inertia=km["inertia"], **opts)
+                                               reference_inertia=km["inertia"], max_displaced=lb.max_displaced,
+                                               **opts)
     return {"kmeans": km, "logan": runs[lam], "lambda": lam, "source": source, "runs": runs, "eligible": eligible}
 
 
@@ -519,14 +521,19 @@ def evaluate(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: Non
                "bcr": _f(s["bcr"]) if s["n_detectable"] else None,
                "bir": _f(s["bir"]) if s["n_detectable"] else None, "max_gap": _f(s["max_gap"]),
                "inertia_ratio": _f(runs[x]["inertia"] / km["inertia"]) if km["inertia"] > 0 else None,
-               "eligible": cl["eligible"][x], "chosen": x == lam}
+               "displaced": _f(runs[x]["displaced"]), "eligible": cl["eligible"][x], "chosen": x == lam}
         if not cl["eligible"][x]:
-            row["reason"] = (f"inertia above {lb.max_inertia_ratio:g}× k-means': the clusters are no longer "
-                             "neighbourhoods in feature space")
+            why = []
+            if row["inertia_ratio"] is not None and row["inertia_ratio"] > lb.max_inertia_ratio:
+                why.append(f"inertia {row['inertia_ratio']:.2f}× k-means' (limit {lb.max_inertia_ratio:g})")
+            if runs[x]["displaced"] > lb.max_displaced:
+                why.append(f"{runs[x]['displaced']:.0%} of rows outside their nearest centroid's cluster "
+                           f"(limit {lb.max_displaced:.0%})")
+            row["reason"] = "; ".join(why) + ": the clusters are no longer neighbourhoods in feature space"
         grid_rows.append(row)
     if source == "grid" and not any(cl["eligible"].values()):
-        prep.notes.append(f"no λ in the grid kept inertia within {lb.max_inertia_ratio:g}× k-means'; the smallest "
-                          "was used")
+        prep.notes.append("no λ in the grid passed the neighbourhood checks (max_inertia_ratio, max_displaced); "
+                          "the smallest was used")
     # global: the corpus as one cluster
     n = X.shape[0]
     whole = LG._table(np.zeros(n, dtype=np.int64), g, v, 1, lb.min_group, sup)
@@ -548,7 +555,7 @@ def evaluate(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: Non
         "k": lb.k, "threshold": lb.threshold, "min_group": lb.min_group, "min_clusters": lb.min_clusters,
         "max_iter": lb.max_iter, "seed": seed, "confidence": level,
         "lambda": lam, "lambda_source": source, "lambda_grid": grid_rows,
-        "max_inertia_ratio": lb.max_inertia_ratio,
+        "max_inertia_ratio": lb.max_inertia_ratio, "max_displaced": lb.max_displaced,
         "merge": "the merge rule (METRICS.md §6) is applied to k-means and LOGAN alike",
         "global": glob, "kmeans": kmb, "logan": lgb, "projection": proj,
     }

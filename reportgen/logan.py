@@ -277,7 +277,9 @@ def logan(
     ``labels`` (n,), ``centroids`` (k_final, d), ``table`` (list of per-cluster
     dicts: cluster, n0, n1, size, acc0, acc1, gap = acc1 - acc0, detectable),
     ``inertia``, ``iterations``, ``converged``, ``lam``, ``k``, ``k_final``,
-    ``init_centroids`` (k-means++ centroids, before any iteration)."""
+    ``init_centroids`` (k-means++ centroids, before any iteration), ``displaced`` (share of rows that, when
+    the iterations end and before any merge, are not in the cluster of their nearest centroid: 0 for a
+    converged k-means; what the bias term moved)."""
     X, group, correct, support = _validate(X, group, correct, k, support)
     if max_iter < 1:
         raise ValueError("max_iter must be >= 1")
@@ -288,6 +290,8 @@ def logan(
     Xs, gs, ys, ss = X[order], group[order], correct[order], support[order]
     init, _ = kmeans_plusplus(Xs, k, random_state=seed)
     labels_s, C, iters, converged = _run(Xs, gs, ys, ss, init, lam, max_iter, tol_changes)
+    nearest = np.argmin(_sq_dist_offset(Xs, C), axis=1)
+    displaced = float(np.count_nonzero(nearest != labels_s)) / Xs.shape[0]
     if merge:
         labels_s, C = _merge(Xs, labels_s, C, gs, min_group, min_clusters, ss)
     k_final = C.shape[0]
@@ -301,6 +305,7 @@ def logan(
         "inertia": _inertia(Xs, C, labels_s),
         "iterations": iters,
         "converged": converged,
+        "displaced": displaced,
         "lam": lam,
         "k": int(k),
         "k_final": int(k_final),
@@ -342,13 +347,16 @@ def summary(table, *, threshold=0.05):
 
 
 def choose_lambda(X, group, correct, *, k=10, seed=0, grid=DEFAULT_GRID, threshold=0.05, max_inertia_ratio=None,
-                  reference_inertia=None, **kw):
+                  reference_inertia=None, max_displaced=None, **kw):
     """Run LOGAN for every lam in ``grid``; pick the one with the most biased
-    (detectable, |gap| >= threshold) clusters, ties -> smaller lam. With
-    ``max_inertia_ratio`` and ``reference_inertia`` (plain k-means'), a lam
-    whose inertia exceeds ``max_inertia_ratio * reference_inertia`` is not
-    eligible; if none is, the smallest lam is used. Returns ``(lam, {lam:
-    logan result}, {lam: eligible})``."""
+    (detectable, |gap| >= threshold) clusters, ties -> smaller lam.
+
+    Guards (each optional): a lam is not eligible when its inertia exceeds
+    ``max_inertia_ratio * reference_inertia`` (plain k-means' inertia) or when
+    more than ``max_displaced`` of the rows end up outside the cluster of
+    their nearest centroid -- then the clusters are no longer neighbourhoods
+    but rows sorted by outcome. If no lam is eligible, the smallest is used.
+    Returns ``(lam, {lam: logan result}, {lam: eligible})``."""
     if len(grid) == 0:
         raise ValueError("grid must not be empty")
     results = {}
@@ -357,8 +365,11 @@ def choose_lambda(X, group, correct, *, k=10, seed=0, grid=DEFAULT_GRID, thresho
     for lam in sorted(float(g) for g in grid):
         res = logan(X, group, correct, k=k, lam=lam, seed=seed, **kw)
         results[lam] = res
-        ok = (max_inertia_ratio is None or reference_inertia is None or reference_inertia <= 0
-              or res["inertia"] <= max_inertia_ratio * reference_inertia)
+        ok = True
+        if max_inertia_ratio is not None and reference_inertia is not None and reference_inertia > 0:
+            ok &= res["inertia"] <= max_inertia_ratio * reference_inertia
+        if max_displaced is not None:
+            ok &= res["displaced"] <= max_displaced
         eligible[lam] = bool(ok)
         if not ok:
             continue

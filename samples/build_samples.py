@@ -13,12 +13,14 @@ for what each file holds and how it was made.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from sklearn.compose import ColumnTransformer
+from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
@@ -378,6 +380,144 @@ def summarise_tasks(df: pd.DataFrame) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------------------
+# Toxicity (text, for LOGAN local-bias detection)
+# ----------------------------------------------------------------------------
+
+# Identity terms, matched as whole words, case-insensitively (a space inside a
+# term matches any run of whitespace).  These are the 50 identity terms of the
+# bias madlibs, split into two groups.  `lgbtq`: sexual-orientation and
+# gender-identity minority terms.  `straight` and `heterosexual` name the
+# majority orientation and go to `other`, with every other identity term
+# (gender, race and ethnicity, nationality, religion, age, disability).
+TOX_LGBTQ_TERMS = [
+    "lesbian", "gay", "bisexual", "transgender", "trans", "queer", "lgbt",
+    "lgbtq", "homosexual", "nonbinary",
+]
+TOX_OTHER_TERMS = [
+    "straight", "heterosexual", "male", "female",
+    "african american", "african", "black", "white", "european", "hispanic",
+    "latino", "latina", "latinx", "mexican", "canadian", "american", "asian",
+    "indian", "middle eastern", "chinese", "japanese",
+    "christian", "muslim", "jewish", "buddhist", "catholic", "protestant",
+    "sikh", "taoist",
+    "old", "older", "young", "younger", "teenage", "millenial", "middle aged",
+    "elderly",
+    "blind", "deaf", "paralyzed",
+]
+TOX_WIKI_TRAIN = 0.65      # share of the Wikipedia comments used for training
+TOX_MADLIBS_TRAIN = 0.002  # share of the madlibs sentences used for training
+TOX_MADLIBS_TEST = 0.05    # share of the remaining madlibs sentences in test.csv
+TOX_C = 10.0               # logistic-regression inverse regularisation
+TOX_THRESHOLD = 0.5
+TOX_STRATA = ["template", "identity", "toxic"]
+
+
+def _term_regex(terms: list[str]) -> re.Pattern:
+    # Longest first, so "african american" wins over "african" at one position.
+    alts = sorted(terms, key=lambda t: (-len(t), t))
+    return re.compile(r"\b(" + "|".join(re.escape(t).replace(r"\ ", r"\s+") for t in alts) + r")\b")
+
+
+TOX_LGBTQ_RE = _term_regex(TOX_LGBTQ_TERMS)
+TOX_OTHER_RE = _term_regex(TOX_OTHER_TERMS)
+
+
+def identity_of(text: str) -> tuple[str, str]:
+    """(group, term): the leftmost lgbtq term if there is one, else the leftmost other term."""
+    low = text.lower()
+    for group, rx in (("lgbtq", TOX_LGBTQ_RE), ("other", TOX_OTHER_RE)):
+        m = rx.search(low)
+        if m:
+            return group, " ".join(m.group(1).split())
+    return "none", ""
+
+
+def _tox_frame(ids, source: str, texts, toxic, template) -> pd.DataFrame:
+    text = pd.Series(texts).astype(str).str.replace(r"\s+", " ", regex=True).str.strip()
+    tagged = [identity_of(t) for t in text]
+    return pd.DataFrame({
+        "id": list(ids),
+        "source": source,
+        "text": text.to_numpy(),
+        "identity": [g for g, _ in tagged],
+        "term": [t for _, t in tagged],
+        "toxic": np.asarray(toxic).astype(int),
+        "template": list(template),
+    })
+
+
+def _tox_rates(df: pd.DataFrame) -> dict:
+    neg, pos = df["toxic"] == 0, df["toxic"] == 1
+    return {
+        "n": len(df),
+        "acc": float((df["toxic_pred"] == df["toxic"]).mean()) if len(df) else float("nan"),
+        "fpr": float(df.loc[neg, "toxic_pred"].mean()) if neg.any() else float("nan"),
+        "fnr": float(1 - df.loc[pos, "toxic_pred"].mean()) if pos.any() else float("nan"),
+    }
+
+
+def build_toxicity() -> dict:
+    src_dir = DATA / "toxicity"
+    wiki_raw = pd.read_csv(src_dir / "toxicity_nonfuzzed_testset.csv")
+    mad_raw = pd.read_csv(src_dir / "bias_madlibs_77k.csv")
+    if len(wiki_raw) != 1492 or not wiki_raw["rev_id"].is_unique:
+        raise SystemExit("toxicity: expected 1,492 comments with unique rev_id")
+    if len(mad_raw) != 76564 or set(mad_raw["Label"]) != {"BAD", "NOT_BAD"}:
+        raise SystemExit("toxicity: expected 76,564 madlibs sentences labelled BAD / NOT_BAD")
+
+    wiki = _tox_frame("wiki-" + wiki_raw["rev_id"].astype(str), "wikipedia", wiki_raw["comment"],
+                      wiki_raw["toxic"].astype(bool), [""] * len(wiki_raw))
+    mad = _tox_frame([f"madlib-{i}" for i in range(len(mad_raw))], "madlibs", mad_raw["Text"],
+                     mad_raw["Label"] == "BAD", mad_raw["Template"])
+    # Every madlibs sentence but the occupation template names exactly one term.
+    occupation = mad["template"] == "you_occupation"
+    if (mad.loc[~occupation, "identity"] == "none").any() or (mad.loc[occupation, "identity"] != "none").any():
+        raise SystemExit("toxicity: identity terms do not match the madlibs templates")
+
+    wiki_train, wiki_test = stratified_split(wiki, ["identity", "toxic"],
+                                             [TOX_WIKI_TRAIN, 1 - TOX_WIKI_TRAIN], SPLIT_SEED)
+    mad_train, mad_rest = stratified_split(mad, TOX_STRATA, [TOX_MADLIBS_TRAIN, 1 - TOX_MADLIBS_TRAIN], SPLIT_SEED)
+    rest = mad.iloc[mad_rest]
+    pick, _ = stratified_split(rest, TOX_STRATA, [TOX_MADLIBS_TEST, 1 - TOX_MADLIBS_TEST], SPLIT_SEED + 1)
+    train = pd.concat([wiki.iloc[wiki_train], mad.iloc[mad_train]], ignore_index=True)
+    test = pd.concat([wiki.iloc[wiki_test], rest.iloc[pick]], ignore_index=True)
+
+    vec = TfidfVectorizer(lowercase=True, ngram_range=(1, 2), sublinear_tf=True, min_df=2)
+    clf = LogisticRegression(C=TOX_C, class_weight="balanced", solver="liblinear", random_state=0)
+    clf.fit(vec.fit_transform(train["text"]), train["toxic"])
+    score = np.round(clf.predict_proba(vec.transform(test["text"]))[:, list(clf.classes_).index(1)], 4)
+    test["toxic_pred"] = (score >= TOX_THRESHOLD).astype(int)
+    test["toxic_score"] = fmt_fixed(score, 4)
+
+    cols = ["id", "source", "text", "identity", "term", "toxic"]
+    out = SAMPLES / "toxicity"
+    write_csv(train[cols], out / "train.csv")
+    write_csv(test[cols + ["toxic_score", "toxic_pred"]], out / "test.csv")
+    shutil.copyfile(src_dir / "LICENSE.apache-2.0", out / "LICENSE.apache-2.0")
+
+    # Summary for the README.
+    groups = {}
+    for source in ("all", "wikipedia", "madlibs"):
+        part = test if source == "all" else test[test["source"] == source]
+        groups[source] = {g: _tox_rates(part[part["identity"] == g]) for g in ("lgbtq", "other", "none")}
+        groups[source]["total"] = _tox_rates(part)
+    m = test[test["source"] == "madlibs"]
+    by_template = {(t, g, y): _tox_rates(d) for (t, g, y), d in m.groupby(["template", "identity", "toxic"])}
+    clean = m[m["toxic"] == 0]
+    term_fpr = clean.groupby("term")["toxic_pred"].agg(["size", "mean"]).sort_values("mean", ascending=False)
+    vocab = vec.vocabulary_
+    weights = {t: float(clf.coef_[0][vocab[t]]) for t in TOX_LGBTQ_TERMS + TOX_OTHER_TERMS if t in vocab}
+    return {
+        "rows": {"train": len(train), "train_wikipedia": len(wiki_train), "train_madlibs": len(mad_train),
+                 "test": len(test), "test_wikipedia": len(wiki_test), "test_madlibs": len(pick)},
+        "groups": groups,
+        "by_template": by_template,
+        "term_fpr": term_fpr,
+        "weights": weights,
+    }
+
+
+# ----------------------------------------------------------------------------
 
 def build_compas_balanced() -> dict:
     """Balanced COMPAS: equal row counts in every race x outcome cell, per split.
@@ -404,11 +544,29 @@ def build_compas_balanced() -> dict:
     return sizes
 
 
+def print_toxicity(tox: dict) -> None:
+    print("Toxicity rows:", tox["rows"])
+    print("Toxicity test.csv, accuracy / false-positive rate / false-negative rate (n rows):")
+    for source, groups in tox["groups"].items():
+        for g, r in groups.items():
+            print(f"  {source:<9} {g:<5}  acc {r['acc']:.4f}  fpr {r['fpr']:.4f}  fnr {r['fnr']:.4f}  (n={r['n']})")
+    acc = tox["groups"]["all"]
+    print("  accuracy gap lgbtq - other: %+.4f" % (acc["lgbtq"]["acc"] - acc["other"]["acc"]))
+    print("Toxicity madlibs rows of test.csv by template x identity x toxic:")
+    for (t, g, y), r in sorted(tox["by_template"].items()):
+        print(f"  {t:<14} {g:<5} toxic={y}  acc {r['acc']:.4f}  (n={r['n']})")
+    print("Toxicity non-toxic madlibs rows: share predicted toxic, by term (top 12):")
+    print(tox["term_fpr"].head(12).round(4).to_string())
+    w = sorted(tox["weights"].items(), key=lambda kv: -kv[1])
+    print("Toxicity model weights of identity unigrams (top 8):", [(t, round(v, 2)) for t, v in w[:8]])
+
+
 def main() -> None:
     compas = build_compas()
     adult = build_adult()
     multi = build_multilabel()
     balanced = build_compas_balanced()
+    tox = build_toxicity()
     print("COMPAS balanced (rows per race x outcome cell):", balanced)
 
     print("COMPAS rows:", compas["rows"])
@@ -424,6 +582,7 @@ def main() -> None:
     print("Multilabel positives per row (train) mean/min/max:", multi["labels_per_row_train"])
     print("Multilabel rows given one forced positive:", multi["rows_forced_nonempty"])
     print(multi["task_summary"].to_string(index=False))
+    print_toxicity(tox)
 
     print()
     print("Sanity check (COMPAS all.csv, prediction decile_high = decile_score >= 5):")

@@ -250,8 +250,26 @@ def test_lambda_grid_guard(tmp_path: Path):
     res = run_spec(load_spec(spec))["local_bias"]
     grid = {g["lambda"]: g for g in res["lambda_grid"]}
     assert grid[100000.0]["inertia_ratio"] > 1.5 and grid[100000.0]["eligible"] is False
-    assert "neighbourhoods" in grid[100000.0]["reason"]
+    assert grid[100000.0]["displaced"] > 0.2
+    assert "neighbourhoods" in grid[100000.0]["reason"] and "nearest centroid" in grid[100000.0]["reason"]
     assert res["lambda"] == 1.0 and grid[1.0]["chosen"]
+
+
+def test_displaced_share_by_hand(tmp_path: Path):
+    """`displaced` = share of rows not in their nearest centroid's cluster, centroids = cluster means (no merges
+    here: min_group 1), recomputed from the labels in the test."""
+    df = small_case(seed=15)
+    spec = write_case(tmp_path, df, "  features: [f1, f2, f3]\n  k: 6\n  lambda: 20\n  min_group: 1\n  max_iter: 3")
+    ls = load_spec(spec)
+    prep = load_all(ls).local
+    cl = LB.cluster(prep, ls.spec.local_bias, seed=3)
+    for which in ("kmeans", "logan"):
+        lab = cl[which]["labels"]
+        C = np.array([prep.X[lab == c].mean(axis=0) for c in range(lab.max() + 1)])
+        d = ((prep.X[:, None, :] - C[None]) ** 2).sum(axis=2)
+        want = (d.argmin(axis=1) != lab).mean()
+        assert cl[which]["displaced"] == pytest.approx(want, abs=1e-12)
+    assert cl["logan"]["displaced"] > 0  # λ = 20 on standardised features moves rows
 
 
 # --------------------------------------------------------------------------- feature sources

@@ -60,6 +60,8 @@ REFERENCES = {
                 "Proceedings of ICCV 2019.",
     "efron1979": "Bradley Efron (1979). Bootstrap Methods: Another Look at the Jackknife. "
                  "The Annals of Statistics 7(1).",
+    "zhao2020": "Jieyu Zhao and Kai-Wei Chang (2020). LOGAN: Local Group Bias Detection by Clustering. "
+                "Findings of the Association for Computational Linguistics: EMNLP 2020.",
 }
 REFERENCE_LABELS = {
     "zhao2017": "Zhao et al. 2017",
@@ -68,6 +70,7 @@ REFERENCE_LABELS = {
     "ethayarajh2020": "Ethayarajh 2020",
     "wang2019": "Wang et al. 2019",
     "efron1979": "Efron 1979",
+    "zhao2020": "Zhao & Chang 2020",
 }
 
 CONDITION_TEXT = {
@@ -264,6 +267,203 @@ def _sweep_views(sweeps: Any, with_plots: bool) -> list[dict]:
     return views
 
 
+# --------------------------------------------------------------------------- local group bias (LOGAN)
+
+LOCAL_BIAS_ID = "local-bias"
+FEATURE_KIND_TEXT = {
+    "columns": "columns of the test data",
+    "embeddings": "embedding vectors from a file",
+    "text": "TF-IDF of a text column, reduced by truncated SVD",
+}
+PROJECTION_METHOD_TEXT = {"pca": "principal component analysis (PCA)", "svd": "truncated SVD",
+                          "tsne": "t-SNE", "umap": "UMAP"}
+# Rows of the side-by-side table: (key, label, kind); the kind says which filter the template uses.
+LOCAL_BIAS_ROWS = [
+    ("max_gap", "Largest cluster |gap|", "num"),
+    ("bcr", "BCR: share of detectable clusters that are biased", "pct"),
+    ("bir", "BIR: share of rows in biased clusters", "pct"),
+    ("inertia_ratio", "Inertia (k-means = 1.00)", "num"),
+    ("mean_abs_gap_biased", "Mean |gap| of biased clusters", "num"),
+    ("clusters", "Clusters (detectable / total)", "clusters"),
+]
+
+
+def _abs_gap_key(c: Mapping) -> tuple:
+    g = c.get("gap")
+    return (0, -abs(g), c.get("cluster", 0)) if F._finite(g) else (1, 0, c.get("cluster", 0))
+
+
+def _cluster_view(c: Mapping, groups: list) -> dict:
+    v = dict(c)
+    v["defined"] = F._finite(c.get("gap"))
+    v["abs_gap"] = abs(c["gap"]) if v["defined"] else None
+    iv = c.get("interval") if isinstance(c.get("interval"), Mapping) else None
+    v["iv"] = iv
+    if not v["defined"]:
+        v["verdict_kind"], v["verdict_text"] = "undefined", F.NOT_DEFINED
+    elif iv is None or iv.get("verdict") is None:
+        v["verdict_kind"], v["verdict_text"] = "undefined", F.NO_INTERVAL
+    elif iv.get("verdict") == "insufficient_evidence":
+        v["verdict_kind"], v["verdict_text"] = "insufficient", iv.get("verdict_text") or F.INSUFFICIENT
+    else:
+        v["verdict_kind"], v["verdict_text"] = "against", iv.get("verdict_text") or str(iv["verdict"]).replace("_", " ")
+    if c.get("biased"):
+        v["status"], v["status_text"] = "biased", "biased"
+    elif c.get("detectable"):
+        v["status"], v["status_text"] = "detectable", "below threshold"
+    else:
+        v["status"], v["status_text"] = "small", "too few rows"
+    sizes, support = c.get("sizes") or {}, c.get("support") or {}
+    v["group_cells"] = [{"group": g, "size": sizes.get(g), "support": support.get(g),
+                         "support_differs": g in support and support.get(g) != sizes.get(g),
+                         "performance": (c.get("performance") or {}).get(g)} for g in groups]
+    v["top_words"] = list(c.get("top_words") or [])
+    return v
+
+
+def _clustering_view(block: Any, groups: list, key: str, title: str) -> dict | None:
+    if not isinstance(block, Mapping):
+        return None
+    v = dict(block)
+    v["key"], v["title"] = key, title
+    clusters = [_cluster_view(c, groups) for c in block.get("clusters") or [] if isinstance(c, Mapping)]
+    v["clusters_sorted"] = sorted(clusters, key=_abs_gap_key)
+    v["has_top_words"] = any(c["top_words"] for c in clusters)
+    v["has_support"] = any(gc["support_differs"] for c in clusters for gc in c["group_cells"])
+    largest = block.get("max_gap_cluster")
+    v["largest"] = next((c for c in clusters if c.get("cluster") == largest), None) if largest is not None else None
+    return v
+
+
+def _side_by_side(lb: Mapping, views: list[dict]) -> tuple[list[dict], list[str]]:
+    """The Global | k-means | LOGAN table: per row and column the value, the filter kind and, for a null, the
+    number of its footnote (reasons are collected once, in order of first appearance)."""
+    notes: list[str] = []
+
+    def note(reason: Any) -> int:
+        text = str(reason) if reason else "no reason was given"
+        if text not in notes:
+            notes.append(text)
+        return notes.index(text) + 1
+
+    rows = []
+    for key, label, kind in LOCAL_BIAS_ROWS:
+        cells = []
+        for col in views:
+            block = col["block"]
+            if kind == "clusters":
+                n, d = block.get("n_clusters"), block.get("n_detectable")
+                if col["key"] == "global" and n is None:
+                    n = len(block.get("clusters") or []) or 1
+                    d = sum(1 for c in block.get("clusters") or [] if c.get("detectable"))
+                cells.append({"kind": kind, "value": n, "detectable": d, "note": None if n is not None
+                              else note(block.get("reason"))})
+                continue
+            value = block.get(key)
+            cell = {"kind": kind, "value": value if F._finite(value) else None, "note": None, "iv": None}
+            if key == "max_gap" and col["key"] == "global" and F._finite(block.get("gap")):
+                cell["value"], cell["kind"] = block["gap"], "signed"
+                gclusters = [c for c in block.get("clusters") or [] if isinstance(c, Mapping)]
+                if gclusters and isinstance(gclusters[0].get("interval"), Mapping):
+                    cell["iv"] = gclusters[0]["interval"]          # digits from the interval, as elsewhere
+            if cell["value"] is None:
+                cell["note"] = note(block.get(f"{key}_reason") or block.get("reason"))
+            elif key == "max_gap" and col.get("largest") is not None:
+                cell["cluster"] = col["largest"]
+                cell["iv"] = col["largest"].get("iv")
+            cells.append(cell)
+        rows.append({"key": key, "label": label, "cells": cells})
+    return rows, notes
+
+
+def local_bias_view(lb: Any, *, with_plots: bool = True) -> dict | None:
+    """What the local-bias section shows, from results' ``local_bias`` block (None when there is none)."""
+    if not isinstance(lb, Mapping):
+        return None
+    groups = [str(g) for g in (lb.get("groups") or [])][:2]
+    while len(groups) < 2:
+        groups.append(f"group {len(groups) + 1}")
+    v: dict[str, Any] = dict(lb)
+    for key in ("attribute", "task", "gap_definition", "k", "threshold", "min_group", "min_clusters", "max_iter",
+                "seed", "confidence", "lambda_source", "lambda_grid", "max_inertia_ratio", "max_displaced"):
+        v.setdefault(key, None)
+    v["gap_definition"] = v["gap_definition"] or "the difference in performance between the two groups"
+    v["id"] = LOCAL_BIAS_ID
+    v["groups"] = groups
+    v["performance_label"] = lb.get("performance_label") or lb.get("performance") or "performance"
+    feats = dict(lb.get("features") or {})
+    feats["kind_text"] = FEATURE_KIND_TEXT.get(feats.get("kind"), feats.get("kind") or "not stated")
+    v["features"] = feats
+    glob = lb.get("global") if isinstance(lb.get("global"), Mapping) else {}
+    gclusters = [c for c in glob.get("clusters") or [] if isinstance(c, Mapping)]
+    v["global_cluster"] = _cluster_view(gclusters[0], groups) if gclusters else None
+    v["global_performance"] = [((gclusters[0].get("performance") or {}).get(g) if gclusters else None)
+                               for g in groups]
+    v["kmeans_view"] = _clustering_view(lb.get("kmeans"), groups, "kmeans", "k-means")
+    v["logan_view"] = _clustering_view(lb.get("logan"), groups, "logan", "LOGAN")
+    lam = lb.get("lambda")
+    if lam is None and isinstance(lb.get("logan"), Mapping):
+        lam = lb["logan"].get("lambda")
+    v["lambda_value"] = lam if F._finite(lam) else None
+    v["lambda_from_grid"] = lb.get("lambda_source") == "grid"
+    cols = [{"key": "global", "title": "Global", "block": glob, "largest": None}]
+    for cv in (v["kmeans_view"], v["logan_view"]):
+        if cv is not None:
+            cols.append({"key": cv["key"], "title": cv["title"], "block": cv, "largest": cv["largest"]})
+    v["columns"] = [{"key": c["key"], "title": c["title"]} for c in cols]
+    v["compare_rows"], v["compare_notes"] = _side_by_side(lb, cols)
+    grid = []
+    for row in lb.get("lambda_grid") or []:
+        if not isinstance(row, Mapping):
+            continue
+        r = dict(row)
+        r["chosen"] = (v["lambda_value"] is not None and F._finite(row.get("lambda"))
+                       and math.isclose(float(row["lambda"]), float(v["lambda_value"]), rel_tol=1e-9, abs_tol=1e-12))
+        grid.append(r)
+    v["grid"] = grid
+    proj = lb.get("projection") if isinstance(lb.get("projection"), Mapping) else None
+    v["projection_view"] = None
+    if proj is not None:
+        ev = [e for e in (proj.get("explained_variance") or []) if F._finite(e)]
+        v["projection_view"] = {
+            "method": proj.get("method"),
+            "method_text": PROJECTION_METHOD_TEXT.get(str(proj.get("method")).lower(), proj.get("method")
+                                                      or "not stated"),
+            "explained_variance": ev,
+            "explained_total": sum(ev) if ev else None,
+            "rows": proj.get("rows"),
+            "shown": proj.get("shown") if proj.get("shown") is not None else len(proj.get("x") or []),
+        }
+    v["plot_gaps"] = v["plot_projection"] = None
+    if with_plots:
+        panels = [(f"{cv['title']}" + (f" (λ = {F.setting(v['lambda_value'])})" if cv["key"] == "logan"
+                                       and v["lambda_value"] is not None else ""),
+                   [c for c in (lb.get(cv["key"]) or {}).get("clusters") or [] if isinstance(c, Mapping)])
+                  for cv in (v["logan_view"], v["kmeans_view"]) if cv is not None]
+        panels = [(t, [{k: c.get(k) for k in ("cluster", "gap", "performance", "detectable", "biased")} for c in cl])
+                  for t, cl in panels if cl]
+        if panels:
+            v["plot_gaps"] = plots.cluster_gaps(panels, groups, v["global_performance"], plot_id=f"{LOCAL_BIAS_ID}-gaps",
+                                                ylabel=v["performance_label"], threshold=lb.get("threshold"))
+        logan = lb.get("logan") if isinstance(lb.get("logan"), Mapping) else None
+        if proj is not None and logan is not None and proj.get("logan"):
+            pv = v["projection_view"]
+            ev = pv["explained_variance"]
+            axis = [f"component {i + 1}" + (f" ({F.pct(ev[i])} of the variance)" if i < len(ev) else "")
+                    for i in range(2)]
+            centroids = [{"cluster": c.get("cluster"), "x": (c.get("centroid") or {}).get("x"),
+                          "y": (c.get("centroid") or {}).get("y"), "biased": bool(c.get("biased")),
+                          "detectable": bool(c.get("detectable"))}
+                         for c in logan.get("clusters") or [] if isinstance(c, Mapping)]
+            title = (f"Scatter plot of the test rows in a 2-D {pv['method_text']} projection of the features, "
+                     f"coloured by LOGAN cluster.")
+            v["plot_projection"] = plots.projection(
+                list(proj.get("x") or []), list(proj.get("y") or []), list(proj.get("logan") or []),
+                list(proj.get("group") or []), centroids, groups, plot_id=f"{LOCAL_BIAS_ID}-projection",
+                xlabel=axis[0], ylabel=axis[1], title=title)
+    return v
+
+
 def build_context(results: Mapping, spec_text: str, *, generated: str | None, mode: str,
                   page_size: str = "A4", with_plots: bool = True) -> dict:
     metrics = [_metric_view(m, i) for i, m in enumerate(results.get("metrics") or [])]
@@ -302,6 +502,9 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
         for p in METRIC_PAPERS.get(n, []):
             if p not in papers:
                 papers.append(p)
+    local_bias = local_bias_view(results.get("local_bias"), with_plots=with_plots)
+    if local_bias is not None and "zhao2020" not in papers:
+        papers.append("zhao2020")
     papers.append("efron1979")
     gates = [dict(g) for g in results.get("gates") or []]
     for g in gates:
@@ -352,6 +555,7 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
         "method_groups": method_groups,
         "gates": gates,
         "sweeps": _sweep_views(results.get("sweeps"), with_plots),
+        "local_bias": local_bias,
         "passed": results.get("passed"),
         "has_across_runs": any(isinstance(m.get("across_runs"), Mapping) for m in metrics),
         "has_disparity": any(m["family"] == "disparity" for m in metrics),
