@@ -129,14 +129,11 @@ def _gap_sq(N0, R0, N1, R1):
     return gap * gap
 
 
-def _bias_term(labels, group, correct, k, support):
-    """(n, k) matrix of gap_c(i)^2 with row i counted in cluster c.
-
-    A row only matters through its type (group, correct, support), so the gaps
-    are computed for the k clusters as they are (the row's own cluster, and
-    every cluster for a row outside the performance denominator, which cannot
-    move a gap) and for the 4 x k (group, correct, cluster) combinations with
-    one supported row added, then gathered."""
+def _bias_tables(labels, group, correct, k, support):
+    """Per-cluster gap^2 as the clusters are (``same``, (k,)) and with one
+    supported row of each (group, correct) type added (``added``, (5, k); row
+    4 is for rows outside the performance denominator, which cannot move a
+    gap: equal to ``same``)."""
     n_cg, r_cg = _counts(labels, group, correct, k, support)
     same = _gap_sq(n_cg[:, 0], r_cg[:, 0], n_cg[:, 1], r_cg[:, 1])  # (k,)
     added = np.empty((5, k))
@@ -148,32 +145,71 @@ def _bias_term(labels, group, correct, k, support):
         R[:, g] += y
         added[t] = _gap_sq(N[:, 0], R[:, 0], N[:, 1], R[:, 1])
     added[4] = same
-    out = added[np.where(support == 1, group * 2 + correct, 4)]  # (n, k) gather
+    return same, added
+
+
+def _row_types(group, correct, support):
+    return np.where(support == 1, group * 2 + correct, 4)
+
+
+def _gather_bias(same, added, types, labels):
+    out = added[types]  # (n, k) gather
     out[np.arange(labels.shape[0]), labels] = same[labels]
     return out
 
 
-def _sq_dist_offset(X, C):
-    """||mu_c||^2 - 2 x_i . mu_c : squared distance minus the per-row constant
-    ||x_i||^2 (which does not change any argmin)."""
-    return (C * C).sum(axis=1)[None, :] - 2.0 * (X @ C.T)
+def _bias_term(labels, group, correct, k, support):
+    """(n, k) matrix of gap_c(i)^2 with row i counted in cluster c.
+
+    A row only matters through its type (group, correct, support), so the gaps
+    are computed for the k clusters as they are (the row's own cluster, and
+    every cluster for a row outside the performance denominator) and for the
+    4 x k (group, correct, cluster) combinations with one supported row added,
+    then gathered."""
+    same, added = _bias_tables(labels, group, correct, k, support)
+    return _gather_bias(same, added, _row_types(group, correct, support), labels)
 
 
-def _centroids(X, labels, k, previous):
-    n = X.shape[0]
-    M = np.zeros((k, n), dtype=X.dtype)  # one-hot: the sums are one BLAS product
-    M[labels, np.arange(n)] = 1
-    sums = M @ X
-    sizes = np.bincount(labels, minlength=k)
-    C = previous.copy()
-    nz = sizes > 0
-    C[nz] = sums[nz] / sizes[nz, None].astype(X.dtype)
-    return C
+BLOCK_ROWS = 4096  # rows per block: distances, bias, argmin and partial sums while the block is in cache
 
 
-def _inertia(X, C, labels):
-    diff = X - C[labels]
-    return float(np.einsum("ij,ij->", diff, diff, dtype=np.float64))
+def _blocks(n):
+    return [(lo, min(n, lo + BLOCK_ROWS)) for lo in range(0, n, BLOCK_ROWS)]
+
+
+def _assign_block(X, lo, hi, C, cnorm, lam, tables, prev, types):
+    """One block of the assignment step: labels and the block's per-cluster sums (float64)."""
+    Xb = X[lo:hi]
+    cost = cnorm[None, :] - 2.0 * (Xb @ C.T)
+    if tables is not None:
+        cost = cost.astype(np.float64) - lam * _gather_bias(tables[0], tables[1], types[lo:hi], prev[lo:hi])
+    lab = np.argmin(cost, axis=1)  # ties -> smallest cluster index
+    M = np.zeros((C.shape[0], hi - lo), dtype=X.dtype)  # one-hot: the sums are one BLAS product
+    M[lab, np.arange(hi - lo)] = 1
+    return lab, (M @ Xb).astype(np.float64)
+
+
+def _nearest_block(X, lo, hi, C, cnorm, labels):
+    """Rows of the block not in their nearest centroid's cluster, and the block's inertia."""
+    Xb = X[lo:hi]
+    d = cnorm[None, :] - 2.0 * (Xb @ C.T)
+    off = int(np.count_nonzero(np.argmin(d, axis=1) != labels[lo:hi]))
+    diff = Xb - C[labels[lo:hi]]
+    return off, float(np.einsum("ij,ij->", diff, diff, dtype=np.float64))
+
+
+def _pool():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from reportgen.stats import _workers
+
+    return ThreadPoolExecutor(_workers())
+
+
+def _nearest_and_inertia(X, C, labels, ex):
+    cnorm = (C * C).sum(axis=1)
+    parts = list(ex.map(lambda b: _nearest_block(X, b[0], b[1], C, cnorm, labels), _blocks(X.shape[0])))
+    return sum(p[0] for p in parts), sum(p[1] for p in parts)  # fixed block order: deterministic
 
 
 def _table(labels, group, correct, k, min_group, support):
@@ -237,21 +273,33 @@ def _merge(X, labels, C, group, min_group, min_clusters, support):
 # ------------------------------------------------------------------ core
 
 
-def _run(X, group, correct, support, init, lam, max_iter, tol_changes):
-    """Alternating assignment/update on already-ordered rows."""
+def _run(X, group, correct, support, init, lam, max_iter, tol_changes, ex):
+    """Alternating assignment/update on already-ordered rows, in blocks of rows on a thread pool.
+
+    Block boundaries do not depend on the number of threads and partial sums
+    are added in block order, so the result is the same on any machine."""
     k = init.shape[0]
     C = init.astype(X.dtype, copy=True)
+    types = _row_types(group, correct, support)
+    blocks = _blocks(X.shape[0])
     labels = None
     it = 0
     converged = False
     for it in range(1, max_iter + 1):
-        cost = _sq_dist_offset(X, C)
-        if labels is not None and lam != 0:
-            cost = cost.astype(np.float64) - lam * _bias_term(labels, group, correct, k, support)
-        new = np.argmin(cost, axis=1)  # ties -> smallest cluster index
+        cnorm = (C * C).sum(axis=1)
+        tables = _bias_tables(labels, group, correct, k, support) if labels is not None and lam != 0 else None
+        prev = labels
+        parts = list(ex.map(lambda b: _assign_block(X, b[0], b[1], C, cnorm, lam, tables, prev, types), blocks))
+        new = np.concatenate([p[0] for p in parts])
+        sums = parts[0][1].copy()
+        for p in parts[1:]:
+            sums += p[1]
         changes = X.shape[0] if labels is None else int(np.count_nonzero(new != labels))
         labels = new
-        C = _centroids(X, labels, k, C)
+        sizes = np.bincount(labels, minlength=k)
+        nz = sizes > 0
+        C = C.copy()
+        C[nz] = (sums[nz] / sizes[nz, None]).astype(X.dtype)  # an empty cluster keeps its centroid
         if it > 1 and changes <= tol_changes:
             converged = True
             break
@@ -286,23 +334,31 @@ def logan(
     lam = float(lam)
     if not np.isfinite(lam) or lam < 0:
         raise ValueError(f"lam must be a finite number >= 0, got {lam}")
+    from threadpoolctl import threadpool_limits
+
     order = canonical_order(X, group, correct, support)
     Xs, gs, ys, ss = X[order], group[order], correct[order], support[order]
     init, _ = kmeans_plusplus(Xs, k, random_state=seed)
-    labels_s, C, iters, converged = _run(Xs, gs, ys, ss, init, lam, max_iter, tol_changes)
-    nearest = np.argmin(_sq_dist_offset(Xs, C), axis=1)
-    displaced = float(np.count_nonzero(nearest != labels_s)) / Xs.shape[0]
-    if merge:
-        labels_s, C = _merge(Xs, labels_s, C, gs, min_group, min_clusters, ss)
+    # Iterate on centred data (as scikit-learn does): distances are unchanged, float32 rounding is smaller.
+    mu = Xs.mean(axis=0, dtype=np.float64)
+    Xs -= mu.astype(Xs.dtype)
+    with threadpool_limits(limits=1, user_api="blas"), _pool() as ex:
+        labels_s, C, iters, converged = _run(Xs, gs, ys, ss, (init - mu).astype(Xs.dtype), lam, max_iter,
+                                             tol_changes, ex)
+        off, _ = _nearest_and_inertia(Xs, C, labels_s, ex)
+        displaced = off / Xs.shape[0]
+        if merge:
+            labels_s, C = _merge(Xs, labels_s, C, gs, min_group, min_clusters, ss)
+        _, inertia = _nearest_and_inertia(Xs, C, labels_s, ex)
     k_final = C.shape[0]
     labels = np.empty_like(labels_s)
     labels[order] = labels_s
     return {
         "labels": labels,
-        "centroids": C,
+        "centroids": (C + mu).astype(C.dtype),
         "init_centroids": init,
         "table": _table(labels_s, gs, ys, k_final, min_group, ss),
-        "inertia": _inertia(Xs, C, labels_s),
+        "inertia": inertia,
         "iterations": iters,
         "converged": converged,
         "displaced": displaced,
