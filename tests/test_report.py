@@ -425,6 +425,25 @@ def test_fetcher_refuses_everything_outside_template_folders(tmp_path):
             resolve_allowed(url, [root])
 
 
+def test_fetcher_decodes_inline_png_and_nothing_else(tmp_path):
+    """Inline data:image/png (a plot's raster layer) is decoded locally and must be a PNG; other data URLs and
+    malformed ones are refused, and none of them is logged as a fetch."""
+    import base64
+
+    from reportgen.report.fetcher import make_fetcher
+
+    png = make_png(tmp_path / "p.png").read_bytes()
+    log: list[str] = []
+    f = make_fetcher([tmp_path / "tpl"], log)
+    got = f.fetch("data:image/png;base64," + base64.b64encode(png).decode())
+    body = got.read()
+    assert body == png and log == []
+    for url in ("data:image/png;base64," + base64.b64encode(b"<svg/>").decode(), "data:image/png;base64,@@@",
+                "data:image/svg+xml;base64," + base64.b64encode(b"<svg/>").decode(), "data:text/html,<b>x</b>"):
+        with pytest.raises(FetchRefused):
+            f.fetch(url)
+
+
 def test_hostile_user_template_cannot_fetch(tmp_path):
     """Even raw markup in a user's own template gets no network: the fetcher refuses it."""
     (tmp_path / "partials").mkdir()
@@ -835,7 +854,12 @@ def test_pdf_logo_and_sweep(compas, tmp_path):
 
     first = images_drawn(reader.pages[0])
     assert len(first) == 1 and (first[0]["/Width"], first[0]["/Height"]) == (64, 64)
-    assert all(not images_drawn(p) for p in reader.pages[1:])
+    # the only other image: the raster layer (points) of the local-bias projection scatter, on its page
+    others = [(i, images_drawn(p)) for i, p in enumerate(reader.pages[1:], 1)]
+    others = [(i, im) for i, im in others if im]
+    assert len(others) == 1 and len(others[0][1]) == 1
+    assert "principal component analysis" in reader.pages[others[0][0]].extract_text()
+    assert (others[0][1][0]["/Width"], others[0][1][0]["/Height"]) != (64, 64)
     texts = [" ".join(p.extract_text().split()) for p in reader.pages]
     assert "reportgen samples" in texts[0]
     sweep_pages = [i for i, t in enumerate(texts) if SWEEP_SENTENCE in t]

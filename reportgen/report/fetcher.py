@@ -4,8 +4,10 @@ The report's CSS and plots are inlined, so a normal report makes no fetch at
 all. A user template may reference an asset of its own folder (a logo), which
 ``asset_url`` turns into a ``file:`` URL for the PDF; that is the only kind of
 URL allowed, plus the exact files passed as ``files`` (the ``logo=`` of
-``render_pdf``, served from the bytes read when it was checked). http(s), ftp,
-data, file URLs outside the folders (``..`` and symlinks resolved first): all
+``render_pdf``, served from the bytes read when it was checked), plus inline
+``data:image/png;base64`` URLs (the raster layer of a scatter plot: decoded
+here, checked to be a PNG, nothing fetched). http(s), ftp, other data URLs,
+file URLs outside the folders (``..`` and symlinks resolved first): all
 raise ``FetchRefused``, which WeasyPrint turns into a warning and a missing
 resource, never a request. That includes every URL inside an SVG logo.
 """
@@ -16,6 +18,22 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
+
+
+PNG_DATA_PREFIX = "data:image/png;base64,"
+
+
+def _png_data(url: str) -> bytes:
+    import base64
+    import binascii
+
+    try:
+        body = base64.b64decode(url[len(PNG_DATA_PREFIX):], validate=True)
+    except binascii.Error:
+        raise FetchRefused("refused a malformed data:image/png URL") from None
+    if not body.startswith(b"\x89PNG\r\n\x1a\n"):
+        raise FetchRefused("refused a data:image/png URL that does not hold a PNG")
+    return body
 
 
 class FetchRefused(ValueError):
@@ -58,6 +76,8 @@ def make_fetcher(roots: list[Path], log: list[str] | None = None,
 
     class TemplateOnlyFetcher(URLFetcher):
         def fetch(self, url, headers=None):  # WeasyPrint's interface
+            if url.startswith(PNG_DATA_PREFIX):  # a plot's embedded raster layer: decoded here, no fetch
+                return URLFetcherResponse("data:image/png", body=_png_data(url), headers={"Content-Type": "image/png"})
             if log is not None:
                 log.append(url)
             path = resolve_allowed(url, roots, tuple(extra))

@@ -74,12 +74,12 @@ def _mpl():
     return matplotlib, Figure
 
 
-def _finish(fig, matplotlib, alt: str, plot_id: str) -> Markup:
+def _finish(fig, matplotlib, alt: str, plot_id: str, dpi: int = 100) -> Markup:
     buf = StringIO()
     with warnings.catch_warnings(), matplotlib.rc_context({**_RC, "svg.hashsalt": f"reportgen:{plot_id}"}):
         warnings.simplefilter("ignore")
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight",
-                    pad_inches=0.05)
+                    pad_inches=0.05, dpi=dpi)
     svg = buf.getvalue()
     svg = _XML_DECL.sub("", svg)
     svg = _DOCTYPE.sub("", svg)
@@ -478,7 +478,7 @@ def projection(x: list, y: list, cluster: list, group: list, centroids: list[dic
             if sel:
                 ax.scatter([p[0] for p in sel], [p[1] for p in sel], s=7 if gi == 0 else 9,
                            marker=GROUP_MARKERS[gi], c=[colour.get(p[2], "#999999") for p in sel],
-                           linewidths=0, alpha=0.75, zorder=2)
+                           linewidths=0, alpha=0.75, zorder=2, rasterized=True)  # points: one embedded PNG
         for c in centroids:
             if not (F._finite(c.get("x")) and F._finite(c.get("y"))):
                 continue
@@ -502,4 +502,4 @@ def projection(x: list, y: list, cluster: list, group: list, centroids: list[dic
     alt = (f"{title} {len(pts):,} rows, marker shape by group ({groups[0]}: dots, {groups[1]}: triangles), colour by "
            f"cluster; each cluster's number is written at its centroid. "
            + (f"Biased clusters (boxed): {', '.join(biased)}." if biased else "No cluster is biased."))
-    return _finish(fig, matplotlib, alt, plot_id)
+    return _finish(fig, matplotlib, alt, plot_id, dpi=200)
