@@ -74,9 +74,14 @@ def main() -> None:
 @click.option("--format", "formats", default=None,
               help="Comma-separated formats from html,pdf,json (default: the spec's output.formats).")
 @click.option("--seed", type=int, default=None, help="Override intervals.bootstrap.seed.")
+@click.option("--baseline", type=click.Path(path_type=Path), default=None,
+              help="Previous release's results.json or report folder, for `max_increase` gates (overrides the "
+                   "spec's `baseline:`).")
+@click.option("--replicates", is_flag=True, help="Also write replicates.json (as output.replicates: true).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
 @_guard
-def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, quiet: bool) -> None:
+def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, baseline: Path | None,
+        replicates: bool, quiet: bool) -> None:
     """Compute every metric in SPEC; write OUT/report.html, report.pdf and results.json.
 
     Exit codes: 0 every gate passed; 1 a gate failed (or was inconclusive and the
@@ -95,7 +100,8 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, qui
     if bad:
         raise click.BadParameter(f"unknown format(s) {bad}; choose from html, pdf, json", param_hint="--format")
     say = _progress(quiet)
-    results = run_spec(ls, seed=seed, progress=say)
+    reps: dict | None = {} if (replicates or ls.spec.output.replicates) else None
+    results = run_spec(ls, seed=seed, progress=say, baseline=baseline, replicates_out=reps)
     out = out or Path(f"report-{spec.stem}")
     results_bytes = dumps(results).encode("utf-8")
     files: dict[str, bytes] = {}
@@ -116,7 +122,15 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, qui
                                                     page_size=ls.spec.output.page_size, results_bytes=results_bytes,
                                                     **extra)
     files["results.json"] = results_bytes  # always: the machine-readable record
+    if reps is not None:
+        import hashlib
+
+        reps["results_sha256"] = hashlib.sha256(results_bytes).hexdigest()  # ties the replicates to these results
+        files["replicates.json"] = (json.dumps(reps, separators=(",", ":"), allow_nan=False) + "\n").encode("utf-8")
     write_outputs(out, files)
+    stale = out / "replicates.json"
+    if reps is None and stale.is_file():  # from an earlier run: it would not belong to these results
+        stale.unlink()
     if not quiet:
         _summary(results, out, sorted(files))
     sys.exit(EXIT_OK if results["passed"] else EXIT_GATE)
@@ -143,7 +157,12 @@ def _summary(results: dict, out: Path, written: list[str]) -> None:
         ivs = f"[{iv['lower']:+.4f}, {iv['upper']:+.4f}]" if iv.get("lower") is not None else ""
         click.echo(f"  {m['name']:<20} {m['attribute']:<14} {m['value']:+.4f} {ivs}")
     for g in results["gates"]:
-        click.echo(f"  gate {g['metric']} ({g['attribute']}): {g['status'].upper()} — {g['reason']}")
+        pair = g.get("pair")
+        where = f"{g['attribute']}" + (f", {' / '.join(str(v) for v in pair.values())}" if pair else "")
+        click.echo(f"  gate {g['metric']} ({where}): {g['status'].upper()} — {g['reason']}")
+    gating = results.get("gating") or {}
+    if gating.get("hypotheses", 0) > 1:
+        click.echo(f"  gates: {gating['hypotheses']} tested values, multiple testing: {gating['multiple_testing']}")
     click.echo(f"wrote {', '.join(str(out / f) for f in written)}")
 
 

@@ -313,9 +313,64 @@ def _combine(evals: list[Evaluation]) -> Evaluation:
         )
 
 
-def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | None = None) -> dict:
+def _load_baseline(ls: LoadedSpec, override) -> tuple[dict | None, dict | None, dict | None]:
+    """(baseline results, its replicates.json or None, provenance) from --baseline or the spec's `baseline:`."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    from reportgen import gates as G
+
+    s = ls.spec
+    needs = [i for i, g in enumerate(s.gates) if g.max_increase is not None]
+    if override is not None:
+        path, where = Path(override), None
+    elif s.baseline:
+        path, where = ls.resolve(s.baseline), ("baseline",)
+    else:
+        if needs:
+            raise SpecError([ls.problem(("gates", needs[0], "max_increase"), G.MSG_NO_BASELINE)])
+        return None, None, None
+
+    def problem(msg):
+        if where is None:
+            return SpecError([Problem(str(path), None, None, "--baseline", msg)])
+        return SpecError([ls.problem(where, msg)])
+
+    f = path / "results.json" if path.is_dir() else path
+    if not f.is_file():
+        raise problem(f"baseline results not found at {path}; give the previous release's results.json or its "
+                      "report folder")
+    raw = f.read_bytes()
+    try:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise problem(f"{f} is not JSON ({exc}); give a results.json written by reportgen") from None
+    if not isinstance(doc, dict) or "schema_version" not in doc or "metrics" not in doc:
+        raise problem(f"{f} is not a reportgen results.json (no schema_version / metrics)")
+    reps = None
+    rf = f.parent / "replicates.json"
+    if rf.is_file():
+        try:
+            reps = json.loads(rf.read_bytes())
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            reps = None
+        if not isinstance(reps, dict) or reps.get("results_sha256") != hashlib.sha256(raw).hexdigest():
+            reps = None  # not the replicates of these results
+    info = {"path": str(f), "sha256": hashlib.sha256(raw).hexdigest(),
+            "model": (doc.get("report") or {}).get("model"), "replicates": reps is not None}
+    return doc, reps, info
+
+
+def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | None = None, baseline=None,
+             replicates_out: dict | None = None) -> dict:
+    """Compute everything the spec asks for. ``baseline``: a results.json or report folder overriding the spec's
+    `baseline:`. ``replicates_out``: a dict that receives the replicates.json document."""
+    from reportgen import gates as G
+
     s = ls.spec
     say = progress or (lambda msg: None)
+    base_doc, base_reps, baseline_info = _load_baseline(ls, baseline)
     say("loading data")
     L = load_all(ls)
     boot = s.intervals.bootstrap
@@ -384,8 +439,15 @@ def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | No
 
     say("threshold sweeps")
     sweeps = threshold_sweeps(ls, L, by_attr_metrics)
-    gates = evaluate_gates(ls, metric_entries)
+    data_entries = _data_entries(L)
+    paired = G.paired_replicates(base_reps, seed=seed, resamples=B, data=data_entries)
+    gates, gating = G.evaluate(s, metric_entries, level=level, baseline=base_doc, baseline_reps=paired)
+    if replicates_out is not None:
+        replicates_out.update(G.replicates_document(metric_entries, seed=seed, resamples=B, data=data_entries))
+    G.strip_replicates(metric_entries)
     extra = {}
+    if baseline_info is not None:
+        extra["baseline"] = {**baseline_info, "paired_replicates": paired is not None}
     if L.local is not None:
         from reportgen import local_bias
 
@@ -398,7 +460,7 @@ def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | No
         "report": {"title": s.report.title, "model": {"name": s.report.model.name, "version": s.report.model.version},
                    "description": s.report.description, "organisation": s.report.organisation},
         "spec": {"path": str(ls.path), "sha256": ls.sha256},
-        "data": _data_entries(L),
+        "data": data_entries,
         "attributes": [{"name": a.name, "groups": [a.label(j) for j in range(len(a.groups))],
                         "columns": a.columns, "predicted": a.predicted,
                         "group_sizes": _group_sizes(L, a)} for a in L.attrs],
@@ -415,6 +477,7 @@ def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | No
         "sweeps": sweeps,
         **extra,
         "gates": gates,
+        "gating": gating,
         "passed": all(g["passed"] for g in gates),
     }
 
@@ -502,6 +565,7 @@ def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, tallies, base
                 pair["reason"] = reason
             else:
                 pair["contribution"] = _f(y * dval)
+                pair["_reps"] = ev.pair_reps[:, p]
                 iv = _interval(ev.pair_reps[:, p], level, B, seed, scheme)
                 if iv:
                     pair["interval"] = iv
@@ -513,6 +577,7 @@ def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, tallies, base
         entry["interval"] = None
     else:
         entry["interval"] = _interval(ev.reps, level, B, seed, scheme)
+        entry["_reps"] = ev.reps
     entry["pairs_defined"] = sum(1 for p in pairs if "reason" not in p)
     entry["pairs_undefined"] = len(pairs) - entry["pairs_defined"]
     runs = _runs_block(evals, level)
@@ -570,6 +635,7 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
         entry["interval"] = None
     else:
         entry["interval"] = _interval(ev.reps, level, B, seed, scheme)
+        entry["_reps"] = ev.reps
     entry["signed_mean"] = {"value": _f(ev.extra_point["signed"]),
                             "interval": _interval(ev.extra_reps["signed"], level, B, seed, scheme)}
     entry["variance"] = _f(ev.extra_point["variance"])
@@ -586,6 +652,7 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
             if np.isnan(dv):
                 pair["reason"] = metrics.REASON_EMPTY_GROUP
             else:
+                pair["_reps"] = ev.pair_reps[:, p]
                 iv = _interval(ev.pair_reps[:, p], level, B, seed, scheme)
                 if iv:
                     pair["interval"] = iv
@@ -630,6 +697,7 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, t
                 if pair["delta"] is None:
                     pair["reason"] = metrics.REASON_EMPTY_COMPARISON
                 else:
+                    pair["_reps"] = ev.reps
                     iv = _interval(ev.reps, level, B, seed, scheme)
                     if iv:
                         pair["interval"] = iv
@@ -649,6 +717,8 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, t
         entry["selected_pair"] = pairs.index(sel)
         entry["interval"] = sel.get("interval")
         entry["bernstein"] = sel.get("bernstein")
+        if "_reps" in sel:
+            entry["_reps"] = sel["_reps"]
     else:
         entry.update(value=None, reason=metrics.REASON_EMPTY_COMPARISON, interval=None)
     entry["groups"] = [{"group": attr.label(j), "task": L.tasks[k].label,
@@ -815,56 +885,3 @@ def _sweep_value(m: Metric, attr: AttributeDef, N: np.ndarray, base: BaseInfo, k
 
 
 # --------------------------------------------------------------------------- gates
-
-
-def evaluate_gates(ls: LoadedSpec, entries: list[dict]) -> list[dict]:
-    out = []
-    for gi, g in enumerate(ls.spec.gates):
-        matched = [e for e in entries if e["name"] == g.metric and (g.attribute is None or e["attribute"] == g.attribute)]
-        for e in matched:
-            res = {"metric": g.metric, "attribute": e["attribute"]}
-            for key in ("max", "min", "abs_max"):
-                if getattr(g, key) is not None:
-                    res[key] = getattr(g, key)
-            value, iv = e.get("value"), e.get("interval")
-            if value is None:
-                status, why = "inconclusive", f"the metric is undefined: {e.get('reason', '')}"
-                lo = hi = None
-            elif iv and iv.get("lower") is not None:
-                lo, hi = iv["lower"], iv["upper"]
-                status, why = _gate_status(g, lo, hi)
-                why += f" ({iv['method']} {int(iv['level'] * 100)}% interval [{lo:.4g}, {hi:.4g}])"
-            else:
-                lo = hi = value
-                status, why = _gate_status(g, value, value)
-                why += " (no interval: decided on the point value)"
-            res.update(value=value, lower=lo, upper=hi, status=status,
-                       passed=status == "pass" or (status == "inconclusive" and g.inconclusive == "pass"),
-                       inconclusive_policy=g.inconclusive, reason=why)
-            out.append(res)
-    return out
-
-
-def _gate_status(g, lo: float, hi: float) -> tuple[str, str]:
-    if g.max is not None:
-        if hi <= g.max:
-            st = ("pass", f"upper bound {hi:.4g} <= max {g.max}")
-        elif lo > g.max:
-            return "fail", f"lower bound {lo:.4g} > max {g.max}"
-        else:
-            return "inconclusive", f"interval straddles max {g.max}"
-    if g.min is not None:
-        if lo >= g.min:
-            st = ("pass", f"lower bound {lo:.4g} >= min {g.min}")
-        elif hi < g.min:
-            return "fail", f"upper bound {hi:.4g} < min {g.min}"
-        else:
-            return "inconclusive", f"interval straddles min {g.min}"
-    if g.abs_max is not None:
-        if -g.abs_max <= lo and hi <= g.abs_max:
-            st = ("pass", f"interval inside [-{g.abs_max}, {g.abs_max}]")
-        elif lo > g.abs_max or hi < -g.abs_max:
-            return "fail", f"interval outside [-{g.abs_max}, {g.abs_max}]"
-        else:
-            return "inconclusive", f"interval straddles +-{g.abs_max}"
-    return st

@@ -243,6 +243,12 @@ class Gate(Strict):
     max: float | None = Field(None, description="Fails when the whole interval lies above max; passes when it lies below.")
     min: float | None = Field(None, description="Fails when the whole interval lies below min.")
     abs_max: float | None = Field(None, ge=0, description="Bound on |value|: passes when the interval lies inside [-abs_max, abs_max].")
+    max_increase: float | None = Field(None, ge=0, description="Must not worsen by more than this relative to the "
+                                                                "baseline results (top-level `baseline:` or --baseline): "
+                                                                "worse = larger value (amplification, predictability) or "
+                                                                "larger |value| (disparity).")
+    per_pair: bool = Field(False, description="Apply the bounds to every pair (group × task × condition) instead of "
+                                              "the metric's headline value: 'no pair may amplify by more than X'.")
     inconclusive: Literal["fail", "pass"] = Field(
         "fail", description="Whether an interval straddling the bound fails the run (default) or passes."
     )
@@ -258,8 +264,8 @@ class Gate(Strict):
 
     @model_validator(mode="after")
     def _bound(self) -> "Gate":
-        if self.max is None and self.min is None and self.abs_max is None:
-            raise ValueError("a gate needs a bound: `max`, `min` or `abs_max`")
+        if self.max is None and self.min is None and self.abs_max is None and self.max_increase is None:
+            raise ValueError("a gate needs a bound: `max`, `min`, `abs_max` or `max_increase`")
         return self
 
 
@@ -342,6 +348,8 @@ class Output(Strict):
     )
     templates: str | None = Field(None, description="Folder of templates overriding the built-in partials by name.")
     page_size: str = Field("A4", description="PDF page size: A4, letter, 'A4 landscape' or '210mm 297mm'.")
+    replicates: bool = Field(False, description="Also write replicates.json: every bootstrap replicate of every "
+                                                "value and pair, so `reportgen diff` can test changes paired.")
 
 
 class Spec(Strict):
@@ -359,6 +367,10 @@ class Spec(Strict):
     intervals: Intervals = Field(default_factory=Intervals)
     local_bias: LocalBias | None = None
     gates: list[Gate] = Field(default_factory=list)
+    multiple_testing: Literal["holm", "none"] = Field(
+        "holm", description="Correction across every gated value and pair: holm (default) or none.")
+    baseline: str | None = Field(None, description="results.json (or report folder) of the previous release, for "
+                                                   "`max_increase` gates; relative to this file.")
     output: Output = Field(default_factory=Output)
 
     @field_validator("metrics", mode="before")

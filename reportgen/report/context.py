@@ -517,10 +517,13 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
             g["metric_id"] = None
             g["metric_short"] = g.get("metric")
         rule = []
-        for key, text in (("max", "at most"), ("min", "at least"), ("abs_max", "within ±")):
+        for key, text in (("max", "at most"), ("min", "at least"), ("abs_max", "within ±"),
+                          ("max_increase", "worsening vs baseline at most")):
             if g.get(key) is not None:
                 rule.append((text, g[key]))
         g["rules"] = rule
+        pair = g.get("pair")
+        g["pair_text"] = " · ".join(str(v) for v in pair.values() if v is not None) if isinstance(pair, Mapping) else ""
     data = results.get("data") or []
     test_roles = [d for d in data if d.get("role") in ("test", "runs")]
     report = results.get("report") or {}
@@ -554,6 +557,8 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
         "metric_titles": {m["name"]: m["title"] for m in metrics},
         "method_groups": method_groups,
         "gates": gates,
+        "gating": results.get("gating") or {},
+        "baseline": results.get("baseline"),
         "sweeps": _sweep_views(results.get("sweeps"), with_plots),
         "local_bias": local_bias,
         "passed": results.get("passed"),
