@@ -15,10 +15,10 @@ from reportgen.errors import SpecError
 EXIT_OK, EXIT_GATE, EXIT_SPEC, EXIT_INTERNAL = 0, 1, 2, 3
 
 
-def _progress(quiet: bool):
-    if quiet or not sys.stderr.isatty():
-        return None
-    return lambda msg: click.echo(f"  … {msg}", err=True)
+def _reporter(quiet: bool, json_log: bool):
+    from reportgen.progress import Reporter, choose_mode
+
+    return Reporter(choose_mode(quiet=quiet, json_log=json_log))
 
 
 def _fail_spec(e: SpecError) -> None:
@@ -78,10 +78,11 @@ def main() -> None:
               help="Previous release's results.json or report folder, for `max_increase` gates (overrides the "
                    "spec's `baseline:`).")
 @click.option("--replicates", is_flag=True, help="Also write replicates.json (as output.replicates: true).")
-@click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress output and no summary (errors still go to stderr).")
+@click.option("--json-log", is_flag=True, help="Progress and the outcome as JSON lines on stderr (for machines).")
 @_guard
 def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, baseline: Path | None,
-        replicates: bool, quiet: bool) -> None:
+        replicates: bool, quiet: bool, json_log: bool) -> None:
     """Compute every metric in SPEC; write OUT/report.html, report.pdf and results.json.
 
     Exit codes: 0 every gate passed; 1 a gate failed (or was inconclusive and the
@@ -92,16 +93,30 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
     from reportgen.runner import run_spec
     from reportgen.spec import load_spec
 
-    ls = load_spec(spec, strict=False)
-    if ls.spec is None:
-        ls.raise_problems()
+    say = _reporter(quiet, json_log)
+    try:
+        ls = load_spec(spec, strict=False)
+        if ls.spec is None:
+            ls.raise_problems()
+    except SpecError as e:
+        say.close()
+        say.event("error", exit=EXIT_SPEC, problems=[p.format() for p in e.problems])
+        raise
     fmts = [f.strip() for f in formats.split(",")] if formats else list(ls.spec.output.formats)
     bad = [f for f in fmts if f not in ("html", "pdf", "json")]
     if bad:
+        say.close()
         raise click.BadParameter(f"unknown format(s) {bad}; choose from html, pdf, json", param_hint="--format")
-    say = _progress(quiet)
     reps: dict | None = {} if (replicates or ls.spec.output.replicates) else None
-    results = run_spec(ls, seed=seed, progress=say, baseline=baseline, replicates_out=reps)
+    try:
+        results = run_spec(ls, seed=seed, progress=say, baseline=baseline, replicates_out=reps)
+    except SpecError as e:
+        say.close()
+        say.event("error", exit=EXIT_SPEC, problems=[p.format() for p in e.problems])
+        raise
+    except BaseException:
+        say.close()
+        raise
     out = out or Path(f"report-{spec.stem}")
     results_bytes = dumps(results).encode("utf-8")
     files: dict[str, bytes] = {}
@@ -113,11 +128,11 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
         spec_bytes = ls.text.encode("utf-8")
         extra = {"logo": ls.resolve(ls.spec.report.logo)} if ls.spec.report.logo else {}
         if "html" in fmts:
-            say and say("rendering report.html")
+            say("rendering report.html")
             files["report.html"] = report.render_html(results, spec_bytes, templates_dir=tdir,
                                                       generated=generated, **extra).encode("utf-8")
         if "pdf" in fmts:
-            say and say("rendering report.pdf")
+            say("rendering report.pdf")
             files["report.pdf"] = report.render_pdf(results, spec_bytes, templates_dir=tdir, generated=generated,
                                                     page_size=ls.spec.output.page_size, results_bytes=results_bytes,
                                                     **extra)
@@ -127,13 +142,19 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
 
         reps["results_sha256"] = hashlib.sha256(results_bytes).hexdigest()  # ties the replicates to these results
         files["replicates.json"] = (json.dumps(reps, separators=(",", ":"), allow_nan=False) + "\n").encode("utf-8")
+    say("writing outputs")
     write_outputs(out, files)
     stale = out / "replicates.json"
     if reps is None and stale.is_file():  # from an earlier run: it would not belong to these results
         stale.unlink()
-    if not quiet:
+    say.close()
+    code = EXIT_OK if results["passed"] else EXIT_GATE
+    if json_log:
+        say.event("done", exit=code, passed=results["passed"], outputs=[str(out / f) for f in sorted(files)],
+                  gates=[{k: g.get(k) for k in ("metric", "attribute", "pair", "status")} for g in results["gates"]])
+    elif not quiet:
         _summary(results, out, sorted(files))
-    sys.exit(EXIT_OK if results["passed"] else EXIT_GATE)
+    sys.exit(code)
 
 
 def _report_date() -> str:
