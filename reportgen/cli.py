@@ -275,3 +275,95 @@ def samplesize(delta: float, confidence: float, gamma: float, variance: float | 
     click.echo(f"  (gamma {gamma}, variance {res['variance']:g}{' — maximal' if variance is None else ''}, C {max_cost})")
     if n:
         click.echo(f"with n = {n:,}, the smallest claimable bias is {res['smallest_claimable_delta']:.4f}")
+
+
+@main.command()
+@click.argument("data", type=click.Path(path_type=Path))
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=Path("spec.yaml"),
+              show_default=True, help="Where to write the starter spec (not overwritten if it exists).")
+@_guard
+def init(data: Path, out: Path) -> None:
+    """Write a commented starter spec for DATA (CSV or Parquet), guessing the label, prediction, score and
+    attribute columns from their names and values. Check the lines marked 'check', then `reportgen validate`."""
+    from reportgen.init import MSG_OUT_EXISTS, InitError, starter_spec
+    from reportgen.results import write_atomic
+
+    if out.exists():
+        raise InitError(str(out), MSG_OUT_EXISTS)
+    text, notes = starter_spec(data, spec_path=out)
+    for n in notes:
+        click.echo(f"  {n}", err=True)
+    write_atomic(out, text.encode("utf-8"))
+    click.echo(f"wrote {out}; next: reportgen validate {out}")
+
+
+def _side(ref: str):
+    """A results.json, a report folder, or an archive reference DIR@model[:version]."""
+    from reportgen import diff as D
+
+    if "@" in ref and not Path(ref).exists():
+        from reportgen import archive
+
+        try:
+            return D.load_side(archive.resolve_ref(ref))
+        except archive.ArchiveError as e:
+            raise D.DiffError(str(e)) from None
+    return D.load_side(Path(ref))
+
+
+def _max_increase(values: tuple[str, ...]):
+    out: dict[str, float] = {}
+    single = None
+    for v in values:
+        name, sep, num = v.rpartition("=")
+        try:
+            x = float(num)
+        except ValueError:
+            raise click.BadParameter(f"{v!r}: expected X or METRIC=X with X a number", param_hint="--max-increase")
+        if sep:
+            out[name] = x
+        else:
+            single = x
+    if single is not None and out:
+        return {**{"*": single}, **out}
+    return single if single is not None else (out or None)
+
+
+@main.command()
+@click.argument("old")
+@click.argument("new")
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table",
+              show_default=True, help="Terminal table, Markdown for a pull-request comment, or JSON.")
+@click.option("--max-increase", "max_increase", multiple=True, metavar="[METRIC=]X",
+              help="Gate: a metric must not worsen by more than X (repeatable; X alone applies to every metric).")
+@click.option("--force", is_flag=True, help="Compare even when metric definitions or base sources differ.")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the output to this file.")
+@_guard
+def diff(old: str, new: str, fmt: str, max_increase: tuple[str, ...], force: bool, out: Path | None) -> None:
+    """Compare two audits: OLD and NEW are results.json files, report folders or archive references
+    (ARCHIVE_DIR@model:version). Per metric and pair: old, new, change, and whether the change is beyond noise.
+
+    Exit codes: 0 compared, no gate failed; 1 a --max-increase gate failed; 2 the inputs cannot be compared
+    (different metric definitions or base sources: --force compares anyway) or are not results.
+    """
+    from reportgen import diff as D
+
+    try:
+        a, b = _side(old), _side(new)
+        mi = _max_increase(max_increase)
+        if isinstance(mi, dict) and "*" in mi:
+            default = mi.pop("*")
+            names = {m["name"] for side in (a, b) for m in side.results.get("metrics") or []}
+            mi = {n: mi.get(n, default) for n in sorted(names)}
+        result = D.diff(a, b, force=force, max_increase=mi)
+    except D.DiffError as e:
+        click.echo(f"reportgen diff: {e}", err=True)
+        sys.exit(EXIT_SPEC)
+    text = {"table": D.to_table, "markdown": D.to_markdown, "json": D.to_json}[fmt](result)
+    click.echo(text, nl=not text.endswith("\n"))
+    if out is not None:
+        from reportgen.results import write_atomic
+
+        write_atomic(out, text.encode("utf-8"))
+    sys.exit(EXIT_GATE if result.failed else EXIT_OK)

@@ -124,36 +124,56 @@ def holm(pvalues: list[float]) -> list[float]:
     return adjusted
 
 
-def _quantity(kind: str, g, metric: str, obj: dict, base_obj: dict | None, paired_base_reps):
-    """(point, reps or None, interval (lo, hi) or None, words, note) for one bound."""
+def _oriented(metric: str, obj: dict):
+    """(value, reps, interval, words) of a metric result or pair, oriented so that larger = more amplification
+    for BiasAmp pairs: their contribution y·Δ (a pair with y = −1 amplifies when Δ falls)."""
     value = obj.get("delta") if "delta" in obj else obj.get("value")
     reps = obj.get("_reps")
     iv = obj.get("interval") or {}
     interval = (iv.get("lower"), iv.get("upper")) if iv.get("lower") is not None else None
+    if "delta" in obj and metric.startswith("biasamp_") and obj.get("y") is not None and value is not None:
+        y = obj["y"]
+        value = y * value
+        reps = None if reps is None else y * reps
+        interval = None if interval is None else tuple(sorted((y * interval[0], y * interval[1])))
+        return value, reps, interval, "contribution y·Δ"
+    return value, reps, interval, "delta" if "delta" in obj else "value"
+
+
+def _quantity(kind: str, g, metric: str, obj: dict, base_obj: dict | None, paired_base_reps):
+    """(point, reps or None, interval (lo, hi) or None, words, note) for one bound."""
+    value, reps, interval, words = _oriented(metric, obj)
     if kind != "max_increase":
-        return value, reps, interval, "value" if "delta" not in obj else "delta", None
+        return value, reps, interval, words, None
     # worsening against the baseline
     if base_obj is None:
         return None, None, None, "change", MSG_NOT_IN_BASELINE
-    old = base_obj.get("delta") if "delta" in base_obj else base_obj.get("value")
+    old = _oriented(metric, base_obj)[0]
+    if paired_base_reps is not None and "delta" in base_obj and metric.startswith("biasamp_") \
+            and base_obj.get("y") is not None:
+        paired_base_reps = base_obj["y"] * paired_base_reps
     if value is None or old is None:
         return None, None, None, "change", "undefined in this run or in the baseline"
-    point = worsening(metric, value) - worsening(metric, old)
+    def worse(v):  # Multi→ is a mean of |Δ|: a pair of it worsens when |Δ| grows
+        return worsening(metric, v) if not ("delta" in obj and metric.startswith("multi_")) else (
+            abs(v) if np.isscalar(v) else np.abs(v))
+
+    point = worse(value) - worse(old)
     note = None
     if reps is not None:
         if paired_base_reps is not None:
-            reps = worsening(metric, reps) - worsening(metric, paired_base_reps)
+            reps = worse(reps) - worse(paired_base_reps)
             note = "paired bootstrap against the baseline's replicates (same rows, same seed)"
         else:
-            reps = worsening(metric, reps) - worsening(metric, old)
+            reps = worse(reps) - worse(old)
             note = "the baseline's value is taken as fixed (no paired baseline replicates)"
         interval = None
     elif interval is not None:
         lo, hi = interval
-        w = [worsening(metric, lo), worsening(metric, hi)]
+        w = [worse(lo), worse(hi)]
         if metric not in AMPLIFICATION_LIKE and lo < 0 < hi:
             w = [0.0, max(w)]
-        interval = (min(w) - worsening(metric, old), max(w) - worsening(metric, old))
+        interval = (min(w) - worse(old), max(w) - worse(old))
         note = "decided on this run's interval, the baseline's value taken as fixed"
     return point, reps, interval, "worsening vs baseline", note
 

@@ -122,7 +122,13 @@ def test_per_pair_gates_with_holm(tmp_path: Path):
         limit = g.get("max", g.get("abs_max"))
         if by_key.get(key) is None:
             continue
-        pp, pf = p_values(by_key[key], kind, limit)
+        reps_k = by_key[key]
+        if "pair" in g and g["metric"].startswith("biasamp_"):
+            # a BiasAmp pair amplifies through its contribution y·Δ: orient the replicates by the pair's y
+            m = next(m for m in r["metrics"] if m["name"] == g["metric"] and m["attribute"] == g["attribute"])
+            y = next(p["y"] for p in m["pairs"] if all(p.get(k) == v for k, v in g["pair"].items()))
+            reps_k = [None if v is None else y * v for v in reps_k]
+        pp, pf = p_values(reps_k, kind, limit)
         assert g["bounds"][0]["p_pass"] == pytest.approx(pp) and g["bounds"][0]["p_fail"] == pytest.approx(pf)
         tested.append((g, pp, pf))
     assert r["gating"]["hypotheses"] == len(tested) and r["gating"]["multiple_testing"] == "holm"

@@ -1,0 +1,779 @@
+"""Compare two audit results (an old model release and a new one) for release pipelines.
+
+``load_side`` reads a results.json (or a report folder holding one, with its
+replicates.json when present and tied to those results by ``results_sha256``).
+``compatibility`` lists the reasons the two cannot be compared like for like;
+``diff`` refuses on any (:class:`DiffRefused`) unless ``force=True``, in which
+case the reasons become warnings in the output.
+
+Rows
+----
+One row per metric result (name, attribute) and one per pair (pair identity:
+group/task for amplification pairs; group/reference/task/condition for
+disparity pairs). ``change`` = new − old. ``worse`` = the change in the
+direction that is worse for fairness: ``new − old`` for amplification and
+predictability metrics (larger = more amplification / more leakage), ``|new| −
+|old|`` for disparities (a larger gap in either direction is worse).
+``direction``: "worse" (worse > 0), "better" (worse < 0), "same" (0), for
+disparities "sign flip" when old and new have opposite signs (the gap now
+disadvantages the other group; the size change is in ``worse``), for BiasAmp
+pairs with y = 0 "not counted".
+
+Pairs: disparity pairs and Multi→ pairs as above (|delta|; Multi→ is the mean
+|delta|). BiasAmp-family pairs (biasamp_*, they carry ``y``, the base
+direction) count through their contribution y·delta as in the metric's mean,
+so ``worse = y_new·new − y_old·old``: a larger delta is worse only when y = +1.
+
+Noise rule (the verdict is on the change in the value, new − old)
+-----------------------------------------------------------------
+:data:`RULE_NOISE` states it; in short:
+
+1. *Paired bootstrap* when both sides have replicates for the row, drawn with
+   the same seed and resample count on the same test data (sha256): the
+   b-th replicates are the same resample of the same rows, so
+   ``d_b = new_b − old_b`` (over the b defined on both sides) is a bootstrap
+   replicate of the change. Interval: percentile at the results' confidence
+   level, ``numpy.quantile(d, [α/2, 1 − α/2])`` with numpy's default ('linear')
+   method, α = 1 − confidence. "beyond noise" iff the interval excludes 0.
+2. Otherwise, when both sides have an interval: "beyond noise" iff the two
+   intervals do not overlap (touching counts as overlapping). Non-overlap of
+   two 95% intervals is a *stricter* test than a 95% test on the difference
+   (for independent estimates with equal widths it corresponds to about
+   99.4%), so changes are called "within noise" more often than a test on the
+   difference would; a "beyond noise" verdict is conservative.
+3. Otherwise "n/a", with the reason (undefined on a side, no interval, added or
+   removed).
+
+Gates ("must not worsen by more than X")
+----------------------------------------
+``max_increase``: one number for every metric, or ``{metric name: X}``. Gates
+apply to metric-level rows only (every attribute of a gated metric), not to
+pairs: the metric value is what the report and the spec's gates use (for
+disparities it already is the largest |gap| over the pairs), and testing every
+pair separately without a multiplicity correction would make false failures
+likely (use ``per_pair`` gates with ``max_increase`` in ``reportgen run`` for
+Holm-corrected per-pair checks). Each gated row is decided on its own at the
+results' confidence level, without a correction across rows. See
+:data:`RULE_GATE_PAIRED` and :data:`RULE_GATE_UNPAIRED`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from reportgen.gates import AMPLIFICATION_LIKE, pair_key, worsening
+
+DIFF_VERSION = 1
+
+# --------------------------------------------------------------------------- message texts (pinned by tests)
+
+MSG_NOT_FOUND = "{path}: not found; give a results.json file or the report folder that contains it"
+MSG_NO_RESULTS_IN_DIR = ("{path}: no results.json in this folder; give a report folder written by `reportgen run` "
+                         "with json among its formats, or a results.json file")
+MSG_NOT_JSON = "{path}: not JSON ({error}); give a results.json written by `reportgen run`"
+MSG_NOT_RESULTS = ("{path}: not a reportgen results.json (no schema_version); "
+                   "give a results.json written by `reportgen run`")
+MSG_REPLICATES_STALE = "replicates.json ignored: it belongs to other results (its results_sha256 differs)"
+MSG_REPLICATES_BAD = "replicates.json ignored: not a replicates document ({error})"
+
+MSG_REFUSED = "cannot compare: {reasons}; use --force to compare anyway"
+MSG_FORCED = "compared anyway (--force) although: {reason}"
+MSG_SCHEMA = "schema_version differs (old {old}, new {new})"
+MSG_CONFIDENCE = "confidence level differs (old {old}, new {new})"
+MSG_TASK = "task '{task}': {field} differs (old {old}, new {new})"
+MSG_ATTRIBUTE = "attribute '{attribute}': {field} differ (old {old}, new {new})"
+MSG_BASE_SOURCE = "{metric}: base source differs (old {old}, new {new})"
+MSG_INTERVAL = "{metric}: interval differs (old {old}, new {new})"
+MSG_GROUPS = "{metric}: compared groups differ (old {old}, new {new})"
+MSG_OPTIONS = "{metric}: {field} differ (old {old}, new {new})"
+
+MSG_UNPAIRED_NO_REPLICATES = "no paired bootstrap: {side} has no usable replicates.json"
+MSG_UNPAIRED_MISMATCH = "no paired bootstrap: the replicates differ in {what}, so they are not the same resamples"
+MSG_PAIRED = "paired bootstrap: both sides have replicates from the same seed, resamples and test data"
+
+MSG_ADDED = "only in new"
+MSG_REMOVED = "only in old"
+MSG_UNDEFINED = "undefined in {side}: {reason}"
+MSG_NO_INTERVAL = "no interval in {side}"
+
+MSG_GATE_UNKNOWN_METRIC = "max_increase names metric '{metric}', which is in neither result; known: {known}"
+MSG_GATE_NEGATIVE = "max_increase for '{metric}' is {limit}; give a number >= 0"
+
+RULE_NOISE = (
+    "change = new - old. Paired bootstrap (both sides have replicates with the same seed, resamples and test-data "
+    "sha256): beyond noise iff the percentile interval (numpy.quantile, 'linear', at the results' confidence level) "
+    "of new_b - old_b over the replicates defined on both sides excludes 0. Otherwise, with an interval on both "
+    "sides: beyond noise iff the two intervals do not overlap (stricter than a test on the difference). Otherwise "
+    "n/a.")
+RULE_GATE_PAIRED = (
+    "paired bootstrap: w_b = worse(new_b) - worse(old_b) with worse(v) = v (amplification, predictability) or |v| "
+    "(disparities); interval = percentile interval of w_b at the results' confidence level. pass iff upper <= X; "
+    "fail iff lower > X; otherwise inconclusive.")
+RULE_GATE_UNPAIRED = (
+    "intervals: w = worse(new) - worse(old); the worsening is beyond noise iff the intervals of worse(old) and "
+    "worse(new) (for disparities the interval of |v|: [0, max|end|] when it contains 0) do not overlap. fail iff w > X "
+    "and the worsening is beyond noise with new above old; pass iff w <= X and it is not (within noise, or better "
+    "beyond noise); otherwise (0 < w <= X shown beyond noise, or w > X within noise) inconclusive.")
+
+GATE_PASS, GATE_FAIL, GATE_INCONCLUSIVE = "pass", "fail", "inconclusive"
+BEYOND, WITHIN, NA = "beyond noise", "within noise", "n/a"
+DISPARITY = ("demographic_parity", "equal_opportunity", "equalized_odds", "accuracy_gap")
+
+
+class DiffError(Exception):
+    """A side cannot be read (the CLI exits 2)."""
+
+
+class DiffRefused(DiffError):
+    """The two results cannot be compared like for like; ``reasons`` says why."""
+
+    def __init__(self, reasons: list[str]):
+        self.reasons = list(reasons)
+        super().__init__(MSG_REFUSED.format(reasons="; ".join(self.reasons)))
+
+
+# --------------------------------------------------------------------------- loading
+
+
+@dataclass
+class Side:
+    path: str
+    results: dict
+    sha256: str
+    replicates: dict | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def model(self) -> str:
+        m = (self.results.get("report") or {}).get("model") or {}
+        name, version = m.get("name"), m.get("version")
+        return " ".join(str(x) for x in (name, version) if x) or Path(self.path).name
+
+    @property
+    def level(self) -> float | None:
+        return (self.results.get("intervals") or {}).get("confidence")
+
+
+def load_side(path) -> Side:
+    """A results.json file, or a folder holding results.json (and maybe replicates.json)."""
+    p = Path(path)
+    if not p.exists():
+        raise DiffError(MSG_NOT_FOUND.format(path=path))
+    f = p / "results.json" if p.is_dir() else p
+    if not f.is_file():
+        raise DiffError(MSG_NO_RESULTS_IN_DIR.format(path=path))
+    raw = f.read_bytes()
+    try:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DiffError(MSG_NOT_JSON.format(path=f, error=exc)) from None
+    if not isinstance(doc, dict) or "schema_version" not in doc:
+        raise DiffError(MSG_NOT_RESULTS.format(path=f))
+    sha = hashlib.sha256(raw).hexdigest()
+    side = Side(str(path), doc, sha)
+    rf = f.parent / "replicates.json"
+    if rf.is_file():
+        try:
+            reps = json.loads(rf.read_bytes())
+            if not isinstance(reps, dict) or not isinstance(reps.get("metrics"), list):
+                raise ValueError("no metrics list")
+        except (UnicodeDecodeError, ValueError) as exc:
+            side.notes.append(MSG_REPLICATES_BAD.format(error=exc))
+        else:
+            if reps.get("results_sha256") != sha:
+                side.notes.append(MSG_REPLICATES_STALE)
+            else:
+                side.replicates = reps
+    return side
+
+
+# --------------------------------------------------------------------------- compatibility
+
+
+def _label(name, attribute) -> str:
+    return f"{name} ({attribute})" if attribute is not None else str(name)
+
+
+def _metric_index(results: dict) -> dict:
+    return {(m.get("name"), m.get("attribute")): m for m in results.get("metrics") or []}
+
+
+def _interval_text(iv: dict | None) -> str:
+    if not iv:
+        return "none"
+    lvl = iv.get("level")
+    return f"{iv.get('method')} {lvl:.0%}" if isinstance(lvl, (int, float)) else str(iv.get("method"))
+
+
+_SETTINGS_COMPARED = ("attacker", "quality", "split", "equalize", "hidden", "tasks")
+
+
+def compatibility(old: Side, new: Side) -> list[str]:
+    """Reasons the two results cannot be compared like for like (empty: comparable).
+
+    Metrics on one side only are not reasons (they are reported as added/removed rows). A task's
+    ``threshold`` and score column are the model under audit, not the measurement, so they may differ."""
+    o, n = old.results, new.results
+    reasons = []
+    if o.get("schema_version") != n.get("schema_version"):
+        reasons.append(MSG_SCHEMA.format(old=o.get("schema_version"), new=n.get("schema_version")))
+    if old.level != new.level:
+        reasons.append(MSG_CONFIDENCE.format(old=old.level, new=new.level))
+    ot = {t.get("name"): t for t in o.get("tasks") or []}
+    nt = {t.get("name"): t for t in n.get("tasks") or []}
+    for name in [k for k in ot if k in nt]:
+        for fld in ("column", "label", "favorable"):
+            if ot[name].get(fld) != nt[name].get(fld):
+                reasons.append(MSG_TASK.format(task=name, field=fld, old=ot[name].get(fld), new=nt[name].get(fld)))
+    oa = {a.get("name"): a for a in o.get("attributes") or []}
+    na = {a.get("name"): a for a in n.get("attributes") or []}
+    for name in [k for k in oa if k in na]:
+        for fld in ("groups", "columns"):
+            a, b = oa[name].get(fld), na[name].get(fld)
+            if sorted(map(str, a or [])) != sorted(map(str, b or [])):
+                reasons.append(MSG_ATTRIBUTE.format(attribute=name, field=fld, old=a, new=b))
+    om, nm = _metric_index(o), _metric_index(n)
+    for key in [k for k in om if k in nm]:
+        a, b = om[key], nm[key]
+        lab = _label(*key)
+        sa, sb = (a.get("base") or {}).get("source"), (b.get("base") or {}).get("source")
+        if (a.get("base") or b.get("base")) and sa != sb:
+            reasons.append(MSG_BASE_SOURCE.format(metric=lab, old=sa, new=sb))
+        ia, ib = a.get("interval"), b.get("interval")
+        if ia and ib and (ia.get("method"), ia.get("level")) != (ib.get("method"), ib.get("level")):
+            reasons.append(MSG_INTERVAL.format(metric=lab, old=_interval_text(ia), new=_interval_text(ib)))
+        if key[0] in DISPARITY and (a.get("value") is not None or a.get("reference") is not None) and (
+                b.get("value") is not None or b.get("reference") is not None):
+            ga = (a.get("reference"), sorted(a.get("protected") or []))
+            gb = (b.get("reference"), sorted(b.get("protected") or []))
+            if ga != gb:
+                reasons.append(MSG_GROUPS.format(metric=lab, old=f"{ga[1]} vs {ga[0]}", new=f"{gb[1]} vs {gb[0]}"))
+        if "options" in a and "options" in b and a["options"] != b["options"]:
+            reasons.append(MSG_OPTIONS.format(metric=lab, field="options", old=a["options"], new=b["options"]))
+        if "settings" in a and "settings" in b:
+            sa_ = {k: a["settings"].get(k) for k in _SETTINGS_COMPARED}
+            sb_ = {k: b["settings"].get(k) for k in _SETTINGS_COMPARED}
+            if sa_ != sb_:
+                diff = sorted(k for k in _SETTINGS_COMPARED if sa_[k] != sb_[k])
+                reasons.append(MSG_OPTIONS.format(metric=lab, field="settings " + ", ".join(diff),
+                                                  old={k: sa_[k] for k in diff}, new={k: sb_[k] for k in diff}))
+    return reasons
+
+
+# --------------------------------------------------------------------------- rows
+
+
+@dataclass
+class Row:
+    kind: str  # metric | pair
+    name: str
+    attribute: str | None
+    pair: dict | None  # the pair identity (kind == pair)
+    status: str  # both | added | removed
+    old: float | None
+    new: float | None
+    old_interval: tuple | None
+    new_interval: tuple | None
+    change: float | None = None
+    worse: float | None = None
+    direction: str | None = None  # worse | better | same | sign flip
+    noise: str = NA
+    method: str | None = None  # paired_bootstrap | interval_overlap
+    change_interval: tuple | None = None  # paired bootstrap interval of new_b - old_b
+    replicates_used: int | None = None
+    reason: str | None = None
+
+    @property
+    def label(self) -> str:
+        return _label(self.name, self.attribute)
+
+    @property
+    def pair_text(self) -> str:
+        return pair_text(self.pair) if self.pair else ""
+
+
+def pair_text(pair: dict) -> str:
+    s = str(pair.get("group"))
+    if pair.get("reference") is not None:
+        s += f" vs {pair['reference']}"
+    extra = [str(pair[k]) for k in ("task", "condition") if pair.get(k) is not None]
+    return s + (f" [{', '.join(extra)}]" if extra else "")
+
+
+def short_pair(r: "Row", single_task: bool = False) -> str:
+    """The pair without the attribute prefix on its groups (the row names the attribute) and without the task
+    when both results have a single task."""
+    p = r.pair or {}
+    strip = lambda g: str(g)[len(f"{r.attribute}="):] if str(g).startswith(f"{r.attribute}=") else str(g)  # noqa
+    s = strip(p.get("group"))
+    if p.get("reference") is not None:
+        s += f" vs {strip(p['reference'])}"
+    extra = [str(p[k]) for k in ("task", "condition") if p.get(k) is not None and not (k == "task" and single_task)]
+    return s + (f" [{', '.join(extra)}]" if extra else "")
+
+
+def _single_task(result) -> bool:
+    names = {t.get("label") for s in (result.old, result.new) for t in s.results.get("tasks") or []}
+    return len(names) <= 1
+
+
+@dataclass
+class Gate:
+    metric: str
+    attribute: str | None
+    limit: float
+    status: str
+    worsening: float | None
+    lower: float | None
+    upper: float | None
+    method: str | None
+    reason: str
+
+    @property
+    def label(self) -> str:
+        return _label(self.metric, self.attribute)
+
+
+@dataclass
+class DiffResult:
+    old: Side
+    new: Side
+    level: float
+    paired: bool
+    pairing_note: str
+    rows: list[Row]
+    gates: list[Gate]
+    warnings: list[str]
+
+    @property
+    def failed(self) -> bool:
+        return any(g.status == GATE_FAIL for g in self.gates)
+
+    @property
+    def metric_rows(self) -> list[Row]:
+        return [r for r in self.rows if r.kind == "metric"]
+
+    @property
+    def pair_rows(self) -> list[Row]:
+        return [r for r in self.rows if r.kind == "pair"]
+
+    def counts(self, kind: str = "metric") -> dict:
+        rows = [r for r in self.rows if r.kind == kind]
+        beyond = [r for r in rows if r.noise == BEYOND]
+        return {"worse": sum(r.direction == "worse" for r in beyond),
+                "better": sum(r.direction == "better" for r in beyond),
+                "sign_flip": sum(r.direction == "sign flip" for r in beyond),
+                "beyond_noise": len(beyond),
+                "within_noise": sum(r.noise == WITHIN for r in rows),
+                "not_assessed": sum(r.noise == NA and r.status == "both" for r in rows),
+                "added": sum(r.status == "added" for r in rows),
+                "removed": sum(r.status == "removed" for r in rows)}
+
+
+def _fl(x):
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) or math.isinf(x) else x + 0.0
+
+
+def _iv(obj: dict | None):
+    iv = (obj or {}).get("interval") or {}
+    lo, hi = _fl(iv.get("lower")), _fl(iv.get("upper"))
+    return (lo, hi) if lo is not None and hi is not None else None
+
+
+def _val(obj: dict | None):
+    if obj is None:
+        return None
+    return _fl(obj.get("delta") if "delta" in obj else obj.get("value"))
+
+
+def _rep_index(doc: dict | None) -> dict:
+    out = {}
+    for m in (doc or {}).get("metrics") or []:
+        if m.get("value") is not None:
+            out[(m.get("name"), m.get("attribute"), None)] = m["value"]
+        for p in m.get("pairs") or []:
+            out[(m.get("name"), m.get("attribute"), pair_key(p.get("key") or {}))] = p.get("replicates")
+    return out
+
+
+def _pairing(old: Side, new: Side) -> tuple[bool, str]:
+    missing = [s for s, side in (("old", old), ("new", new)) if side.replicates is None]
+    if missing:
+        return False, MSG_UNPAIRED_NO_REPLICATES.format(side=" and ".join(missing))
+    a, b = old.replicates, new.replicates
+    roles = lambda d: sorted((x.get("role"), x.get("sha256")) for x in d.get("data") or []  # noqa: E731
+                             if x.get("role") in ("test", "runs") or str(x.get("role", "")).startswith("run"))
+    what = [w for w, same in (("seed", a.get("seed") == b.get("seed")),
+                              ("resamples", a.get("resamples") == b.get("resamples")),
+                              ("test data", roles(a) == roles(b))) if not same]
+    if what:
+        return False, MSG_UNPAIRED_MISMATCH.format(what=", ".join(what))
+    return True, MSG_PAIRED
+
+
+def _arr(reps) -> np.ndarray:
+    return np.array([np.nan if v is None else v for v in reps], dtype=float)
+
+
+def _paired_diff(old_reps, new_reps):
+    """(old_b, new_b) over the replicates defined on both sides, or None."""
+    if old_reps is None or new_reps is None or len(old_reps) != len(new_reps):
+        return None
+    a, b = _arr(old_reps), _arr(new_reps)
+    ok = ~np.isnan(a) & ~np.isnan(b)
+    if np.count_nonzero(ok) < 2:
+        return None
+    return a[ok], b[ok]
+
+
+def _quantiles(d: np.ndarray, level: float) -> tuple[float, float]:
+    alpha = 1.0 - level
+    lo, hi = np.quantile(d, [alpha / 2, 1 - alpha / 2])  # numpy default method: 'linear'
+    return float(lo) + 0.0, float(hi) + 0.0
+
+
+def _worse(name: str, kind: str, o: dict, n: dict, old: float, new: float) -> float:
+    """The change in the worse direction (module docstring). Pairs of the BiasAmp family (they carry ``y``, the
+    base direction) count through their contribution y·delta, as in the metric's mean: a larger delta is worse only
+    when y = +1 (y = −1: smaller is worse; y = 0 (MALS): the pair does not count)."""
+    if kind == "pair" and name in AMPLIFICATION_LIKE and ("y" in o or "y" in n):
+        yo, yn = o.get("y"), n.get("y")
+        if yo is None or yn is None:
+            return math.nan
+        return yn * new - yo * old
+    if kind == "pair" and name.startswith("multi_"):  # Multi→ is the mean |delta| over its pairs
+        return abs(new) - abs(old)
+    return worsening(name, new) - worsening(name, old)
+
+
+def _row(kind, name, attribute, pair, o, n, level, reps) -> Row:
+    status = "both" if o is not None and n is not None else ("added" if o is None else "removed")
+    r = Row(kind, name, attribute, pair, status, _val(o), _val(n), _iv(o), _iv(n))
+    if status != "both":
+        r.reason = MSG_ADDED if status == "added" else MSG_REMOVED
+        return r
+    if r.old is None or r.new is None:
+        which = "old" if r.old is None else "new"
+        r.reason = MSG_UNDEFINED.format(side=which, reason=(o if r.old is None else n).get("reason") or "no value")
+        return r
+    r.change = r.new - r.old + 0.0
+    r.worse = _fl(_worse(name, kind, o, n, r.old, r.new))
+    if r.worse is None:
+        r.direction = None
+    elif kind == "pair" and o.get("y") == 0 and n.get("y") == 0:
+        r.direction = "not counted"  # y = 0 (MALS): the pair does not enter the metric
+    elif name not in AMPLIFICATION_LIKE and r.old * r.new < 0:
+        r.direction = "sign flip"
+    else:
+        r.direction = "worse" if r.worse > 0 else "better" if r.worse < 0 else "same"
+    pd_ = _paired_diff(*reps) if reps is not None else None
+    if pd_ is not None:
+        ob, nb = pd_
+        r.method, r.replicates_used = "paired_bootstrap", int(ob.size)
+        r.change_interval = _quantiles(nb - ob, level)
+        r.noise = BEYOND if r.change_interval[0] > 0 or r.change_interval[1] < 0 else WITHIN
+    elif r.old_interval and r.new_interval:
+        r.method = "interval_overlap"
+        (olo, ohi), (nlo, nhi) = r.old_interval, r.new_interval
+        r.noise = BEYOND if nlo > ohi or nhi < olo else WITHIN
+    else:
+        r.reason = MSG_NO_INTERVAL.format(side=" and ".join(s for s, iv in (("old", r.old_interval),
+                                                                             ("new", r.new_interval)) if not iv))
+    return r
+
+
+def _fold(name: str, iv: tuple) -> tuple[float, float]:
+    """Interval of worse(v) from the interval of v."""
+    lo, hi = iv
+    if name in AMPLIFICATION_LIKE:
+        return lo, hi
+    if lo >= 0:
+        return lo, hi
+    if hi <= 0:
+        return -hi, -lo
+    return 0.0, max(-lo, hi)
+
+
+def _gate(row: Row, limit: float, level: float, reps) -> Gate:
+    g = Gate(row.name, row.attribute, float(limit), GATE_INCONCLUSIVE, row.worse, None, None, None, "")
+    if row.status != "both":
+        g.reason = row.reason
+        return g
+    if row.worse is None:
+        g.reason = row.reason
+        return g
+    pd_ = _paired_diff(*reps) if reps is not None else None
+    if pd_ is not None:
+        ob, nb = pd_
+        w = worsening(row.name, nb) - worsening(row.name, ob)
+        g.method = "paired_bootstrap"
+        g.lower, g.upper = _quantiles(w, level)
+        iv = f"paired bootstrap {level:.0%} interval of the worsening [{g.lower:.4g}, {g.upper:.4g}]"
+        if g.upper <= limit:
+            g.status, g.reason = GATE_PASS, f"upper end {g.upper:.4g} <= {limit:g} ({iv})"
+        elif g.lower > limit:
+            g.status, g.reason = GATE_FAIL, f"lower end {g.lower:.4g} > {limit:g} ({iv})"
+        else:
+            g.reason = f"interval straddles {limit:g} ({iv})"
+        return g
+    if not (row.old_interval and row.new_interval):
+        g.reason = f"worsening {row.worse:.4g}: {row.reason or 'no interval'}; cannot tell it from noise"
+        return g
+    g.method = "interval_overlap"
+    (olo, ohi), (nlo, nhi) = _fold(row.name, row.old_interval), _fold(row.name, row.new_interval)
+    g.lower, g.upper = nlo - ohi, nhi - olo  # the range of worsenings both intervals allow
+    worse_beyond, better_beyond = nlo > ohi, nhi < olo
+    w = row.worse
+    ivs = f"{level:.0%} intervals old [{olo:.4g}, {ohi:.4g}], new [{nlo:.4g}, {nhi:.4g}]"
+    if w > limit and worse_beyond:
+        g.status, g.reason = GATE_FAIL, f"worsening {w:.4g} > {limit:g} and beyond noise ({ivs} do not overlap)"
+    elif w <= limit and not worse_beyond:
+        why = "better beyond noise" if better_beyond else "within noise"
+        g.status, g.reason = GATE_PASS, f"worsening {w:.4g} <= {limit:g} and {why} ({ivs})"
+    elif w > limit:
+        g.reason = f"worsening {w:.4g} > {limit:g} but within noise ({ivs} overlap)"
+    else:
+        g.reason = f"worsening {w:.4g} <= {limit:g} but a worsening beyond noise ({ivs} do not overlap)"
+    return g
+
+
+def diff(old: Side, new: Side, *, force: bool = False,
+         max_increase: dict[str, float] | float | None = None) -> DiffResult:
+    reasons = compatibility(old, new)
+    if reasons and not force:
+        raise DiffRefused(reasons)
+    level = float(old.level if old.level is not None else (new.level if new.level is not None else 0.95))
+    paired, note = _pairing(old, new)
+    oreps, nreps = (_rep_index(old.replicates), _rep_index(new.replicates)) if paired else ({}, {})
+    om, nm = _metric_index(old.results), _metric_index(new.results)
+    keys = list(om) + [k for k in nm if k not in om]
+    known = sorted({str(k[0]) for k in keys})
+    if isinstance(max_increase, dict):
+        for metric, limit in max_increase.items():
+            if metric not in known:
+                raise DiffError(MSG_GATE_UNKNOWN_METRIC.format(metric=metric, known=", ".join(known)))
+    limits = max_increase if isinstance(max_increase, dict) else (
+        {} if max_increase is None else {k: max_increase for k in known})
+    for metric, limit in limits.items():
+        if limit is None or not (float(limit) >= 0):
+            raise DiffError(MSG_GATE_NEGATIVE.format(metric=metric, limit=limit))
+    rows: list[Row] = []
+    gates: list[Gate] = []
+
+    def reps_for(k):
+        if not paired:
+            return None
+        return oreps.get(k), nreps.get(k)
+
+    for key in keys:
+        name, attr = key
+        o, n = om.get(key), nm.get(key)
+        mrow = _row("metric", name, attr, None, o, n, level, reps_for((name, attr, None)))
+        rows.append(mrow)
+        opairs = {pair_key(p): p for p in (o or {}).get("pairs") or []}
+        npairs = {pair_key(p): p for p in (n or {}).get("pairs") or []}
+        for pk in list(opairs) + [k for k in npairs if k not in opairs]:
+            rows.append(_row("pair", name, attr, dict(pk), opairs.get(pk), npairs.get(pk), level,
+                             reps_for((name, attr, pk))))
+        if name in limits:
+            gates.append(_gate(mrow, float(limits[name]), level, reps_for((name, attr, None))))
+    warnings = [MSG_FORCED.format(reason=r) for r in reasons]
+    return DiffResult(old, new, level, paired, note, rows, gates, warnings)
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _num(x, signed=False) -> str:
+    if x is None:
+        return "—"
+    return f"{x:+.4f}" if signed else f"{x:.4f}"
+
+
+def _cut(s: str, width: int) -> str:
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+def headline(result: DiffResult) -> str:
+    c = result.counts("metric")
+    parts = [f"{c['worse']} metric{'s' if c['worse'] != 1 else ''} worse beyond noise", f"{c['better']} better"]
+    if c["sign_flip"]:
+        parts.append(f"{c['sign_flip']} changed sign")
+    if c["added"] or c["removed"]:
+        parts.append(f"{c['added']} added, {c['removed']} removed")
+    if result.gates:
+        g = {s: sum(x.status == s for x in result.gates) for s in (GATE_FAIL, GATE_INCONCLUSIVE, GATE_PASS)}
+        parts.append(f"gates: {g[GATE_FAIL]} failed, {g[GATE_INCONCLUSIVE]} inconclusive, {g[GATE_PASS]} passed")
+    else:
+        parts.append("gates: none")
+    return ", ".join(parts)
+
+
+def _flag(r: Row) -> str:
+    if r.status != "both":
+        return r.status
+    if r.noise == BEYOND:
+        return r.direction or ""
+    return ""
+
+
+def _noise_text(r: Row) -> str:
+    return r.noise if r.status == "both" else "n/a"
+
+
+def to_table(result: DiffResult) -> str:
+    """Plain text for a terminal (fits 100 columns): metric rows, then only the pairs whose change is
+    beyond noise or that were added/removed (a count says how many pairs are not shown)."""
+    out = [_cut(f"old: {result.old.model}  ({result.old.path})", 100),
+           _cut(f"new: {result.new.model}  ({result.new.path})", 100)]
+    out += textwrap.wrap(headline(result), 100) + textwrap.wrap(f"noise: {result.pairing_note}", 100) + [""]
+    for w in result.warnings:
+        out += textwrap.wrap(f"warning: {w}", 98, subsequent_indent="  ")
+    for side in (result.old, result.new):
+        for note in side.notes:
+            out += textwrap.wrap(f"note ({'old' if side is result.old else 'new'}): {note}", 98,
+                                 subsequent_indent="  ")
+    if result.warnings:
+        out.append("")
+    head = ("metric", "attribute", "old", "new", "change", "worse", "noise", "")
+    widths = (18, 14, 8, 8, 8, 8, 12, 10)
+
+    def line(cells):
+        s = ""
+        for i, (c, w) in enumerate(zip(cells, widths)):
+            c = _cut(str(c), w)
+            s += (c.ljust(w) if i in (0, 1, 6, 7) else c.rjust(w)) + "  "
+        return s.rstrip()
+
+    out.append(line(head))
+    out.append(line(["-" * w for w in widths[:-1]] + [""]))
+    for r in result.metric_rows:
+        out.append(line((r.name, r.attribute or "", _num(r.old), _num(r.new), _num(r.change, True),
+                         _num(r.worse, True), _noise_text(r), _flag(r))))
+    single = _single_task(result)
+    shown = [r for r in result.pair_rows if r.noise == BEYOND or r.status != "both"]
+    hidden = len(result.pair_rows) - len(shown)
+    out.append("")
+    out.append(f"pairs changed beyond noise, added or removed: {len(shown)}")
+    out.append(f"({hidden} more within noise or not assessed, not shown; --format json lists every pair)")
+    if shown:
+        out.append(f"  {'pair':<44}  {'old':>8}  {'new':>8}  {'change':>8}  {'worse':>8}")
+        current = None
+        for r in shown:
+            if (r.name, r.attribute) != current:
+                current = (r.name, r.attribute)
+                out.append(f"  {_cut(r.label, 96)}")
+            cells = (_cut("  " + short_pair(r, single), 44).ljust(44), _num(r.old).rjust(8), _num(r.new).rjust(8),
+                     _num(r.change, True).rjust(8), _num(r.worse, True).rjust(8), _flag(r))
+            out.append(("  " + "  ".join(cells)).rstrip())
+    if result.gates:
+        out.append("")
+        out.append("gates (must not worsen by more than X):")
+        for g in result.gates:
+            out.append(f"  {g.status.upper():<12}  {_cut(g.label, 34):<34}  X = {g.limit:g}  worse by "
+                       f"{_num(g.worsening, True)}")
+            out += textwrap.wrap(g.reason, 98, initial_indent=" " * 16, subsequent_indent=" " * 16)
+    return "\n".join(out) + "\n"
+
+
+def md_escape(s) -> str:
+    s = "" if s is None else str(s)
+    s = s.replace("\\", "\\\\").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = s.replace("|", "\\|").replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    return s
+
+
+def _md_noise(r: Row) -> str:
+    if r.status != "both":
+        return f"{r.status}"
+    if r.noise == BEYOND:
+        return f"**{r.direction}** (beyond noise)"
+    return r.noise
+
+
+def to_markdown(result: DiffResult) -> str:
+    """For a pull-request comment: headline, gates, metric table, pairs in a collapsible block."""
+    e = md_escape
+    status = "❌ gate failed" if result.failed else "✅ no gate failed"
+    out = [f"### Fairness diff: {e(result.old.model)} → {e(result.new.model)}", "",
+           f"**{e(headline(result))}** — {status}", ""]
+    for w in result.warnings:
+        out.append(f"> ⚠️ {e(w)}")
+    if result.warnings:
+        out.append("")
+    if result.gates:
+        out += ["| gate | X | worse by | interval | status | reason |", "|---|---:|---:|---|---|---|"]
+        for g in result.gates:
+            iv = f"[{g.lower:+.4f}, {g.upper:+.4f}]" if g.lower is not None else "—"
+            out.append(f"| {e(g.label)} | {g.limit:g} | {_num(g.worsening, True)} | {iv} | **{g.status}** | "
+                       f"{e(g.reason)} |")
+        out.append("")
+    out += ["| metric | attribute | old | new | change | worse by | verdict |", "|---|---|---:|---:|---:|---:|---|"]
+    for r in result.metric_rows:
+        out.append(f"| {e(r.name)} | {e(r.attribute)} | {_num(r.old)} | {_num(r.new)} | {_num(r.change, True)} | "
+                   f"{_num(r.worse, True)} | {_md_noise(r)} |")
+    out.append("")
+    pairs = result.pair_rows
+    single = _single_task(result)
+    nb = sum(r.noise == BEYOND for r in pairs)
+    out += [f"<details><summary>{len(pairs)} pairs ({nb} changed beyond noise)</summary>", "",
+            "| metric | attribute | pair | old | new | change | worse by | verdict |",
+            "|---|---|---|---:|---:|---:|---:|---|"]
+    for r in pairs:
+        out.append(f"| {e(r.name)} | {e(r.attribute)} | {e(short_pair(r, single))} | {_num(r.old)} | {_num(r.new)} | "
+                   f"{_num(r.change, True)} | {_num(r.worse, True)} | {_md_noise(r)} |")
+    out += ["", "</details>", "", f"<sub>{e(result.pairing_note)}. {e(RULE_NOISE)}</sub>", ""]
+    return "\n".join(out)
+
+
+def _row_json(r: Row) -> dict:
+    d = {"kind": r.kind, "name": r.name, "attribute": r.attribute}
+    if r.kind == "pair":
+        d["pair"] = {k: r.pair[k] for k in ("group", "reference", "task", "condition") if k in r.pair}
+    d.update({"status": r.status, "old": r.old, "new": r.new, "change": _fl(r.change), "worse": _fl(r.worse),
+              "direction": r.direction, "noise": r.noise, "method": r.method,
+              "old_interval": list(r.old_interval) if r.old_interval else None,
+              "new_interval": list(r.new_interval) if r.new_interval else None,
+              "change_interval": list(r.change_interval) if r.change_interval else None,
+              "replicates_used": r.replicates_used, "reason": r.reason})
+    return d
+
+
+def to_dict(result: DiffResult) -> dict:
+    def side(s: Side) -> dict:
+        m = (s.results.get("report") or {}).get("model") or {}
+        return {"path": s.path, "results_sha256": s.sha256, "model": {"name": m.get("name"),
+                                                                       "version": m.get("version")},
+                "replicates": s.replicates is not None, "notes": list(s.notes)}
+
+    return {
+        "diff_version": DIFF_VERSION,
+        "old": side(result.old),
+        "new": side(result.new),
+        "level": _fl(result.level),
+        "paired_bootstrap": result.paired,
+        "pairing_note": result.pairing_note,
+        "rules": {"noise": RULE_NOISE, "gate_paired": RULE_GATE_PAIRED, "gate_unpaired": RULE_GATE_UNPAIRED},
+        "warnings": list(result.warnings),
+        "summary": {"metrics": result.counts("metric"), "pairs": result.counts("pair"), "headline": headline(result)},
+        "gates": [{"metric": g.metric, "attribute": g.attribute, "max_increase": _fl(g.limit), "status": g.status,
+                   "worsening": _fl(g.worsening), "lower": _fl(g.lower), "upper": _fl(g.upper), "method": g.method,
+                   "reason": g.reason} for g in result.gates],
+        "failed": result.failed,
+        "rows": [_row_json(r) for r in result.rows],
+    }
+
+
+def to_json(result: DiffResult) -> str:
+    """Deterministic JSON (key order as built, floats as floats, null for undefined), trailing newline."""
+    return json.dumps(to_dict(result), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
