@@ -78,11 +78,13 @@ def main() -> None:
               help="Previous release's results.json or report folder, for `max_increase` gates (overrides the "
                    "spec's `baseline:`).")
 @click.option("--replicates", is_flag=True, help="Also write replicates.json (as output.replicates: true).")
+@click.option("--archive", "archive_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Also file the outputs into this audit archive (SQLite index with a hash chain).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output and no summary (errors still go to stderr).")
 @click.option("--json-log", is_flag=True, help="Progress and the outcome as JSON lines on stderr (for machines).")
 @_guard
 def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, baseline: Path | None,
-        replicates: bool, quiet: bool, json_log: bool) -> None:
+        replicates: bool, archive_dir: Path | None, quiet: bool, json_log: bool) -> None:
     """Compute every metric in SPEC; write OUT/report.html, report.pdf and results.json.
 
     Exit codes: 0 every gate passed; 1 a gate failed (or was inconclusive and the
@@ -147,14 +149,41 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
     stale = out / "replicates.json"
     if reps is None and stale.is_file():  # from an earlier run: it would not belong to these results
         stale.unlink()
+    filed = None
+    if archive_dir is not None:
+        from reportgen import archive
+
+        say("filing into the archive")
+        try:
+            filed = archive.file_run(archive_dir, out, results=results, run_time=_run_time(), only=sorted(files))
+        except archive.ArchiveError as e:
+            say.close()
+            click.echo(f"reportgen: the report was written to {out} but not filed: {e}", err=True)
+            sys.exit(EXIT_SPEC)
     say.close()
     code = EXIT_OK if results["passed"] else EXIT_GATE
     if json_log:
+        extra = {"archived": {"seq": filed["seq"], "path": filed["path"], "entry_hash": filed["entry_hash"]}} \
+            if filed else {}
         say.event("done", exit=code, passed=results["passed"], outputs=[str(out / f) for f in sorted(files)],
-                  gates=[{k: g.get(k) for k in ("metric", "attribute", "pair", "status")} for g in results["gates"]])
+                  gates=[{k: g.get(k) for k in ("metric", "attribute", "pair", "status")} for g in results["gates"]],
+                  **extra)
     elif not quiet:
         _summary(results, out, sorted(files))
+        if filed:
+            click.echo(f"filed as entry {filed['seq']} in {archive_dir} ({filed['path']}); entry hash "
+                       f"{filed['entry_hash']}: keep it outside the archive to prove later that nothing was removed")
     sys.exit(code)
+
+
+def _run_time() -> str:
+    """The archive's run time: SOURCE_DATE_EPOCH when set, else now (UTC)."""
+    import os
+
+    from reportgen import archive
+
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    return archive.utc_timestamp(int(epoch) if epoch else None)
 
 
 def _report_date() -> str:
@@ -367,3 +396,58 @@ def diff(old: str, new: str, fmt: str, max_increase: tuple[str, ...], force: boo
 
         write_atomic(out, text.encode("utf-8"))
     sys.exit(EXIT_GATE if result.failed else EXIT_OK)
+
+
+@main.command()
+@click.argument("archive_dir", type=click.Path(path_type=Path))
+@click.option("--model", default=None, help="Only this model's runs.")
+@click.option("--json", "as_json", is_flag=True, help="JSON lines instead of a table.")
+@_guard
+def history(archive_dir: Path, model: str | None, as_json: bool) -> None:
+    """List the runs filed in ARCHIVE_DIR, oldest first (seq, time, model, version, gates, spec hash)."""
+    from reportgen import archive
+
+    try:
+        entries = archive.history(archive_dir, model=model)
+    except archive.ArchiveError as e:
+        click.echo(f"reportgen history: {e}", err=True)
+        sys.exit(EXIT_SPEC)
+    if as_json:
+        for e in entries:
+            click.echo(json.dumps(e, ensure_ascii=False, sort_keys=True))
+        return
+    if not entries:
+        click.echo(f"no runs filed in {archive_dir}" + (f" for model {model!r}" if model else ""))
+        return
+    click.echo(f"{'seq':>4}  {'run time (UTC)':<20}  {'model':<24} {'version':<12} {'gates':<14} spec sha256")
+    for e in entries:
+        gates = e.get("gates") or []
+        failed = sum(1 for g in gates if g.get("status") != "pass")
+        gtext = "no gates" if not gates else (f"passed {len(gates)}" if e.get("passed") else
+                                             f"FAILED {failed}/{len(gates)}")
+        click.echo(f"{e['seq']:>4}  {e['run_time']:<20}  {str(e['model'])[:24]:<24} {str(e['version'])[:12]:<12} "
+                   f"{gtext:<14} {str(e.get('spec_sha256'))[:12]}")
+    click.echo(f"head entry hash: {entries[-1]['entry_hash']}")
+
+
+@main.command()
+@click.argument("target", type=click.Path(path_type=Path))
+@click.option("--archive", "archive_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The archive the report was filed in (found automatically inside an archive).")
+@_guard
+def verify(target: Path, archive_dir: Path | None) -> None:
+    """Check that a filed report is what was filed: TARGET is a report PDF, a report folder or an archive.
+
+    PDF: its embedded spec and results match their recorded hashes (and the results.json beside it). Folder:
+    every file matches the archive index. Archive: the hash chain is intact, every entry's files match.
+    Exit codes: 0 intact; 1 something differs (each difference is named); 2 not a report, folder or archive.
+    """
+    from reportgen import archive
+
+    try:
+        rep = archive.verify(target, archive_dir=archive_dir)
+    except archive.ArchiveError as e:
+        click.echo(f"reportgen verify: {e}", err=True)
+        sys.exit(EXIT_SPEC)
+    click.echo(rep.format())
+    sys.exit(rep.exit_code)

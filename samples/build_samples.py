@@ -543,6 +543,62 @@ def build_compas_balanced() -> dict:
         sizes[split] = {"per_cell": m, "rows": len(bal)}
     return sizes
 
+# ----------------------------------------------------------------------------
+# NYC stop-and-frisk, four models scoring the same stops (Aequitas example)
+# ----------------------------------------------------------------------------
+
+NYC_MODELS = [1, 3, 5, 7]
+NYC_RACES = ["BLACK", "WHITE HISPANIC", "BLACK HISPANIC", "WHITE", "ASIAN/PAC.ISL"]
+
+
+def build_nyc_sqf() -> dict:
+    """One prediction file per model_id of ``nyc_sqf_for_aequitas_4models.csv``.
+
+    The four models score the same 11,296 stops, in the same order: the source's
+    unnamed index column runs 0..11295 within every model, and race, sex and
+    label_value agree row by row (checked here). So the spread across the files
+    is the spread across four models on identical data. Rows with a missing
+    label_value (12 per model, the same stops) and the AMER IND stops (9 per
+    model) are left out; label and score are written as 0/1 integers.
+    """
+    src_dir = DATA / "aequitas"
+    raw = pd.read_csv(src_dir / "nyc_sqf_for_aequitas_4models.csv")
+    raw = raw.rename(columns={raw.columns[0]: "stop_id"})
+    if sorted(raw["model_id"].unique().tolist()) != NYC_MODELS:
+        raise SystemExit(f"nyc_sqf: expected model_id {NYC_MODELS}")
+    if not set(raw["score"].unique()) <= {0.0, 1.0}:
+        raise SystemExit("nyc_sqf: score is not a 0/1 prediction")
+    per_model = {m: g.reset_index(drop=True) for m, g in raw.groupby("model_id", sort=True)}
+    first = per_model[NYC_MODELS[0]]
+    for m, g in per_model.items():
+        for col in ("stop_id", "race", "sex", "label_value"):
+            if not g[col].equals(first[col]):
+                raise SystemExit(f"nyc_sqf: model {m} differs from model {NYC_MODELS[0]} in {col}")
+    keep = first["label_value"].notna() & first["race"].isin(NYC_RACES)
+    out = SAMPLES / "nyc_sqf"
+    info = {"rows_per_model": len(first), "missing_label": int(first["label_value"].isna().sum()),
+            "amer_ind": int((first["race"] == "AMER IND").sum()), "rows_kept": int(keep.sum()), "models": {}}
+    for m, g in per_model.items():
+        g = g[keep]
+        df = pd.DataFrame({
+            "stop_id": g["stop_id"].astype(int),
+            "race": g["race"],
+            "sex": g["sex"],
+            "label": g["label_value"].astype(int),
+            "pred": g["score"].astype(int),
+        })
+        write_csv(df, out / "runs" / f"model_{m}.csv")
+        info["models"][m] = {
+            "accuracy": float((df["label"] == df["pred"]).mean()),
+            "predicted_positive": float(df["pred"].mean()),
+            "agree_with_first": float((g["score"].to_numpy() == first.loc[keep, "score"].to_numpy()).mean()),
+        }
+    info["base_rate"] = float(first.loc[keep, "label_value"].mean())
+    info["race_counts"] = first.loc[keep, "race"].value_counts().to_dict()
+    info["sex_counts"] = first.loc[keep, "sex"].value_counts().to_dict()
+    shutil.copyfile(src_dir / "LICENSE.aequitas", out / "LICENSE.aequitas")
+    return info
+
 
 def print_toxicity(tox: dict) -> None:
     print("Toxicity rows:", tox["rows"])
@@ -567,6 +623,7 @@ def main() -> None:
     multi = build_multilabel()
     balanced = build_compas_balanced()
     tox = build_toxicity()
+    nyc = build_nyc_sqf()
     print("COMPAS balanced (rows per race x outcome cell):", balanced)
 
     print("COMPAS rows:", compas["rows"])
@@ -583,6 +640,12 @@ def main() -> None:
     print("Multilabel rows given one forced positive:", multi["rows_forced_nonempty"])
     print(multi["task_summary"].to_string(index=False))
     print_toxicity(tox)
+    print("NYC SQF: %(rows_per_model)d stops per model (the same stops for every model), %(missing_label)d "
+          "without a label and %(amer_ind)d AMER IND left out: %(rows_kept)d rows per file" % nyc)
+    print("NYC SQF base rate (label = 1): %.4f" % nyc["base_rate"], "race:", nyc["race_counts"], "sex:", nyc["sex_counts"])
+    for m, r in nyc["models"].items():
+        print(f"  model {m}: accuracy {r['accuracy']:.4f}  predicted positive {r['predicted_positive']:.4f}"
+              f"  same prediction as model 1 on {r['agree_with_first']:.4f} of rows")
 
     print()
     print("Sanity check (COMPAS all.csv, prediction decile_high = decile_score >= 5):")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from pathlib import PurePosixPath
 from typing import Any
 
 from . import filters as F
@@ -79,6 +80,99 @@ CONDITION_TEXT = {
     "y=0": "truly negative",
 }
 
+# Runs: which source of variation dominates a value's uncertainty. The ratio is the half-width of the t-interval
+# over runs divided by the half-width of the bootstrap interval of the run mean (same confidence level).
+RUNS_DOMINATE_ABOVE = 1.5        # ratio above this: run-to-run variation dominates
+SAMPLING_DOMINATES_BELOW = 1 / 1.5   # ratio below this (0.67): sampling variation dominates; in between: comparable
+DOMINANCE_RUNS = "runs"
+DOMINANCE_SAMPLING = "sampling"
+DOMINANCE_COMPARABLE = "comparable"
+DOMINANCE_UNDEFINED = "undefined"
+
+
+def half_width(iv: Any) -> float | None:
+    """Half the width of an interval mapping ({lower, upper}); None without two finite bounds."""
+    if not isinstance(iv, Mapping):
+        return None
+    lo, hi = iv.get("lower"), iv.get("upper")
+    if not (F._finite(lo) and F._finite(hi)):
+        return None
+    return abs(float(hi) - float(lo)) / 2
+
+
+def dominance_kind(ratio: float | None) -> str:
+    """The rule: ``runs`` above RUNS_DOMINATE_ABOVE, ``sampling`` below SAMPLING_DOMINATES_BELOW, else ``comparable``.
+
+    ``None`` stands for an infinite ratio (runs vary, the bootstrap interval has zero width)."""
+    if ratio is None or ratio > RUNS_DOMINATE_ABOVE:
+        return DOMINANCE_RUNS
+    if ratio < SAMPLING_DOMINATES_BELOW:
+        return DOMINANCE_SAMPLING
+    return DOMINANCE_COMPARABLE
+
+
+def bootstrap_of(entry: Mapping) -> Mapping | None:
+    """The bootstrap interval of a metric entry or pair: ``interval`` when it is one, else ``bootstrap_interval``."""
+    iv = entry.get("interval")
+    if isinstance(iv, Mapping) and iv.get("method") == "bootstrap":
+        return iv
+    b = entry.get("bootstrap_interval")
+    return b if isinstance(b, Mapping) else None
+
+
+def variation_dominance(across: Any, bootstrap: Any) -> dict | None:
+    """Compare the spread across runs with the bootstrap interval of the run mean.
+
+    Returns None when there is no ``across_runs`` block; otherwise ``kind`` (runs / sampling / comparable /
+    undefined), ``ratio`` (None when infinite or undefined), both half-widths, the runs' sd and count, the
+    thresholds, and for ``undefined`` a ``reason``.
+    """
+    if not isinstance(across, Mapping):
+        return None
+    d: dict[str, Any] = {"kind": DOMINANCE_UNDEFINED, "ratio": None, "runs_half": half_width(across),
+                         "bootstrap_half": half_width(bootstrap), "sd": across.get("sd"),
+                         "runs": across.get("runs"), "runs_defined": across.get("runs_defined"),
+                         "level": across.get("level"), "mean": across.get("mean"), "reason": None,
+                         "above": RUNS_DOMINATE_ABOVE, "below": SAMPLING_DOMINATES_BELOW, "zero_bootstrap": False}
+    if d["runs_half"] is None:
+        d["reason"] = across.get("reason") or "no interval over runs"
+        return d
+    if d["bootstrap_half"] is None:
+        d["reason"] = "no bootstrap interval of the mean to compare it with"
+        return d
+    if d["bootstrap_half"] == 0:
+        if d["runs_half"] == 0:
+            d["kind"], d["ratio"] = DOMINANCE_COMPARABLE, 1.0
+            d["reason"] = "neither interval has any width"
+        else:
+            d["kind"], d["zero_bootstrap"] = DOMINANCE_RUNS, True
+        return d
+    d["ratio"] = d["runs_half"] / d["bootstrap_half"]
+    d["kind"] = dominance_kind(d["ratio"])
+    return d
+
+
+def runs_summary(metrics: list[Mapping]) -> dict | None:
+    """The first page's line: over the headline values with a defined comparison, how many fall in each case, and
+    the case of the median ratio (infinite ratios count as the largest)."""
+    ds = [m["runs_view"]["dominance"] for m in metrics if m.get("runs_view")]
+    if not ds:
+        return None
+    defined = [d for d in ds if d["kind"] != DOMINANCE_UNDEFINED]
+    counts = {k: sum(1 for d in defined if d["kind"] == k)
+              for k in (DOMINANCE_RUNS, DOMINANCE_SAMPLING, DOMINANCE_COMPARABLE)}
+    out: dict[str, Any] = {"n_values": len(ds), "n_compared": len(defined), "counts": counts,
+                           "runs": max((d.get("runs") or 0) for d in ds), "median_ratio": None, "kind": None,
+                           "above": RUNS_DOMINATE_ABOVE, "below": SAMPLING_DOMINATES_BELOW}
+    if defined:
+        ratios = sorted(math.inf if d["ratio"] is None else d["ratio"] for d in defined)
+        n = len(ratios)
+        med = ratios[n // 2] if n % 2 else (ratios[n // 2 - 1] + ratios[n // 2]) / 2
+        out["median_ratio"] = None if math.isinf(med) else med
+        out["kind"] = dominance_kind(out["median_ratio"])
+    return out
+
+
 # Methods appendix: metrics that share one method are described once, in this order of first appearance.
 METHOD_GROUP = {
     "biasamp_a_to_t": "directional", "biasamp_t_to_a": "directional", "biasamp_mals": "mals",
@@ -141,7 +235,43 @@ def _sorted_pairs(pairs: list[Mapping], amplification: bool) -> tuple[list[dict]
     return defined, undefined
 
 
-def _metric_view(entry: Mapping, index: int) -> dict:
+def _runs_row(source: Mapping, label: str, value: Any) -> dict | None:
+    ar = source.get("across_runs")
+    if not isinstance(ar, Mapping):
+        return None
+    boot = bootstrap_of(source)
+    per_run = source.get("per_run") if isinstance(source.get("per_run"), list) else []
+    return {"label": label, "value": value, "bootstrap": boot, "across": ar, "per_run": per_run,
+            "dominance": variation_dominance(ar, boot)}
+
+
+def _runs_views(entry: Mapping, v: Mapping, run_labels: list[str]) -> tuple[dict | None, list[dict]]:
+    """The headline's runs view (the metric's own ``across_runs``, or for a disparity the selected pair's) and one
+    row per value with runs (the headline for amplification; every defined pair for a disparity)."""
+    head = _runs_row(entry, "headline", entry.get("value"))
+    rows: list[dict] = []
+    if v["family"] == "disparity":
+        pairs = entry.get("pairs") or []
+        sel = entry.get("selected_pair")
+        if head is None and isinstance(sel, int) and 0 <= sel < len(pairs) and isinstance(pairs[sel], Mapping):
+            head = _runs_row(pairs[sel], "headline", pairs[sel].get("delta"))
+        for p in v["pairs_sorted"]:
+            label = str(p.get("group"))
+            if p.get("condition_text") and p.get("condition") != "all":
+                label += f" · among {p['condition_text']}"
+            r = _runs_row(p, label, p.get("delta"))
+            if r is not None:
+                r["group"], r["task"], r["condition"] = p.get("group"), p.get("task"), p.get("condition")
+                rows.append(r)
+    elif head is not None:
+        rows.append({**head, "label": f"{v['short']} · {v.get('attribute')}"})
+    if head is not None:
+        n = len(head["per_run"])
+        head["run_labels"] = [run_labels[i] if i < len(run_labels) else f"run {i}" for i in range(n)]
+    return head, rows
+
+
+def _metric_view(entry: Mapping, index: int, run_labels: list[str] | None = None) -> dict:
     fam = family_of(entry)
     name = entry.get("name", "")
     info = METRIC_INFO.get(name, (fam, name.replace("_", " ").capitalize(), name))
@@ -169,10 +299,12 @@ def _metric_view(entry: Mapping, index: int) -> dict:
     if isinstance(ar, Mapping):
         v["across_runs_kind"], v["across_runs_text"] = (
             F.verdict_of({"value": ar.get("mean"), "interval": ar}) if fam == "amplification" else ("", ""))
+    v["runs_view"], v["runs_rows"] = _runs_views(entry, v, run_labels or [])
     first = (entry.get("pairs") or [{}])[0]
     v["cost_text"] = cost_text(first.get("cost"), first.get("task")) if fam == "disparity" else ""
     v["plot_forest"] = None
     v["plot_samplesize"] = None
+    v["plot_runs"] = None
     return v
 
 
@@ -196,6 +328,16 @@ def _plots(v: dict, conf: str) -> None:
         b = v.get("bernstein")
         if isinstance(b, Mapping):
             v["plot_samplesize"] = plots.samplesize_curve(b, plot_id=f"{v['id']}-n", what=what)
+    if v.get("runs_rows"):
+        rows = [{"label": r["label"], "value": r["value"], "bootstrap": r["bootstrap"], "across": r["across"],
+                 "per_run": r["per_run"]} for r in v["runs_rows"]]
+        k = len(rows[0]["per_run"])
+        title = (f"Dot strip of {what} across {k} runs: for each {'value' if len(rows) == 1 else 'comparison'}, the "
+                 f"bootstrap interval of the mean over runs (solid bar), the {conf} t-interval over runs (grey band) "
+                 f"and each run's value (diamonds).")
+        v["plot_runs"] = plots.runs_strip(rows, plot_id=f"{v['id']}-runs", title=title,
+                                          xlabel="value" if v["family"] == "amplification"
+                                          else "difference δ in cost rate (protected − reference)", conf=conf)
 
 
 def _series_label(series: Mapping) -> str:
@@ -466,7 +608,9 @@ def local_bias_view(lb: Any, *, with_plots: bool = True) -> dict | None:
 
 def build_context(results: Mapping, spec_text: str, *, generated: str | None, mode: str,
                   page_size: str = "A4", with_plots: bool = True) -> dict:
-    metrics = [_metric_view(m, i) for i, m in enumerate(results.get("metrics") or [])]
+    run_labels = [str(PurePosixPath(str(d.get("path") or f"run {i}").replace("\\", "/")).stem)
+                  for i, d in enumerate(d for d in results.get("data") or [] if d.get("role") == "runs")]
+    metrics = [_metric_view(m, i, run_labels) for i, m in enumerate(results.get("metrics") or [])]
     confidence = (results.get("intervals") or {}).get("confidence")
     conf = F.level(confidence) if F._finite(confidence) else "95%"
     if with_plots:
@@ -557,12 +701,15 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
         "metric_titles": {m["name"]: m["title"] for m in metrics},
         "method_groups": method_groups,
         "gates": gates,
-        "gating": results.get("gating") or {},
+        "gating": {"multiple_testing": None, "hypotheses": 0, "outside_correction": 0, "alpha_one_sided": None,
+                   **(results.get("gating") or {})},
         "baseline": results.get("baseline"),
         "sweeps": _sweep_views(results.get("sweeps"), with_plots),
         "local_bias": local_bias,
         "passed": results.get("passed"),
-        "has_across_runs": any(isinstance(m.get("across_runs"), Mapping) for m in metrics),
+        "has_across_runs": any(isinstance(m.get("across_runs"), Mapping) or m.get("runs_view") for m in metrics),
+        "runs_summary": runs_summary(metrics),
+        "run_labels": run_labels,
         "has_disparity": any(m["family"] == "disparity" for m in metrics),
         "has_amplification": any(m["family"] == "amplification" for m in metrics),
         "gamma_observed": any((m.get("bernstein") or {}).get("gamma_source") == "observed" for m in metrics),

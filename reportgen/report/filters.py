@@ -215,6 +215,27 @@ def short(text: Any, limit: int = 60) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
+def spread(value: Any) -> str:
+    """An interval half-width as ``±0.031``: two significant digits (it is compared, not read off)."""
+    if not _finite(value):
+        return NOT_DEFINED
+    x = abs(float(value))
+    if x == 0:
+        return "±0"
+    return "±" + _fmt(x, max(0, WIDTH_SIG - 1 - math.floor(math.log10(x))))
+
+
+def ratio(value: Any) -> str:
+    """A ratio of two widths as ``2.4×``: two significant digits, at least one decimal below 10."""
+    if not _finite(value):
+        return NOT_DEFINED
+    x = float(value)
+    if x == 0:
+        return "0×"
+    p = max(0, WIDTH_SIG - 1 - math.floor(math.log10(abs(x))))
+    return _fmt(x, p) + "×"
+
+
 FILTERS = {
     "num": num,
     "interval": interval,
@@ -227,4 +248,6 @@ FILTERS = {
     "short": short,
     "setting": setting,
     "excludes_zero": excludes_zero,
+    "spread": spread,
+    "ratio": ratio,
 }

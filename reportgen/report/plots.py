@@ -209,6 +209,76 @@ def forest(pairs: list[dict], *, plot_id: str, title: str, xlabel: str, conf: st
 
 
 @_memo
+def runs_strip(rows: list[dict], *, plot_id: str, title: str, xlabel: str, conf: str = "95%") -> Markup | None:
+    """Runs beside the bootstrap: one row per value (``label``, ``value`` the mean over runs, ``bootstrap`` and
+    ``across`` intervals, ``per_run`` values).
+
+    On each row a grey band is the t-interval over runs, the black bar above it the bootstrap interval of the
+    mean, the circle the mean and the open diamonds the single runs, so the two widths can be compared by eye.
+    """
+    shown = [r for r in rows if F._finite(r.get("value"))][:MAX_FOREST_ROWS]
+    if not shown:
+        return None
+    matplotlib, Figure = _mpl()
+    with warnings.catch_warnings(), matplotlib.rc_context(_RC):
+        warnings.simplefilter("ignore")
+        n = len(shown)
+        fig = Figure(figsize=(4.4, 0.75 + 0.42 * n))
+        ax = fig.subplots()
+        ys = list(range(n))[::-1]
+        for y, r in zip(ys, shown):
+            ar = r.get("across") or {}
+            alo, ahi = ar.get("lower"), ar.get("upper")
+            if F._finite(alo) and F._finite(ahi):
+                if ahi > alo:
+                    ax.fill_between([alo, ahi], [y - 0.26] * 2, [y + 0.04] * 2, color="#d0d0d0", linewidth=0)
+                else:
+                    ax.plot([alo, alo], [y - 0.26, y + 0.04], color="#999999", linewidth=1.2)
+            iv = r.get("bootstrap") or {}
+            lo, hi = iv.get("lower"), iv.get("upper")
+            if F._finite(lo) and F._finite(hi):
+                ax.plot([lo, hi], [y + 0.18, y + 0.18], color="black", linewidth=1.6, solid_capstyle="butt")
+                ax.plot([lo, lo], [y + 0.08, y + 0.28], color="black", linewidth=1.0)
+                ax.plot([hi, hi], [y + 0.08, y + 0.28], color="black", linewidth=1.0)
+            runs = [v for v in r.get("per_run") or [] if F._finite(v)]
+            if runs:
+                ax.plot(runs, [y - 0.11] * len(runs), marker="D", markersize=4.5, linestyle="none",
+                        markerfacecolor="white", markeredgecolor="black", markeredgewidth=0.9)
+            ax.plot([r["value"]], [y + 0.18], marker="o", markersize=5, linestyle="none", markerfacecolor="black",
+                    markeredgecolor="black")
+        ax.axvline(0.0, color="#777777", linewidth=0.8, linestyle=(0, (1, 2)))
+        ax.set_yticks(ys)
+        ax.set_yticklabels([F.short(r.get("label"), LABEL_CHARS) for r in shown])
+        ax.set_ylim(-0.7, n - 0.3)
+        ax.set_xlabel(xlabel)
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
+        ax.spines["top"].set_visible(False)
+        ax.spines["right"].set_visible(False)
+        from matplotlib.lines import Line2D
+        from matplotlib.patches import Patch
+
+        handles = [
+            Line2D([], [], color="black", marker="o", markerfacecolor="black", linewidth=1.6,
+                   label=f"mean, bootstrap {conf}"),
+            Patch(facecolor="#d0d0d0", edgecolor="none", label=f"t-interval over runs {conf}"),
+            Line2D([], [], color="black", marker="D", markerfacecolor="white", linestyle="none", markersize=4.5,
+                   label="one run"),
+        ]
+        ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=3, frameon=False,
+                  fontsize=7, handlelength=1.8, borderaxespad=0.2, columnspacing=1.0)
+    parts = []
+    for r in shown[:12]:
+        runs = ", ".join(F.num(v, r.get("across")) for v in r.get("per_run") or [])
+        parts.append(f"{r.get('label')}: mean {F.num(r['value'], r.get('bootstrap'))}, bootstrap "
+                     f"{F.interval(r.get('bootstrap'), r['value'])}, over runs {F.interval(r.get('across'), r['value'])}"
+                     f", runs {runs}")
+    alt = title + " " + "; ".join(parts) + ("; …" if len(shown) > 12 else ".")
+    return _finish(fig, matplotlib, alt, plot_id)
+
+
+@_memo
 def samplesize_curve(b: dict, *, plot_id: str, what: str) -> Markup | None:
     """Examples needed to claim a bias of size δ (Ethayarajh 2020), current n and estimate marked.
 
