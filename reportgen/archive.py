@@ -89,6 +89,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import did_you_mean
+from .results import sha256_file
 
 FORMAT_VERSION = 1
 INDEX_NAME = "index.sqlite"
@@ -169,14 +170,6 @@ def _check_run_time(run_time: str) -> str:
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _safe_component(text: str) -> str:
@@ -768,7 +761,7 @@ def _check_pdf(report: VerifyReport, pdf: Path, *, beside: Path | None, label: s
 
 
 def _check_pdf_filed(report: VerifyReport, con: sqlite3.Connection, archive: Path, pdf: Path) -> None:
-    sha = _file_sha256(pdf)
+    sha = sha256_file(pdf)
     rows = [_decode_lenient(r) for r in con.execute("SELECT seq, files, path FROM runs ORDER BY seq")]
     hits = [r["seq"] for r in rows if r["files"].get("report.pdf") == sha]
     if hits:
@@ -806,7 +799,7 @@ def _verify_dir(report: VerifyReport, path: Path, archive: Path | None) -> None:
     con = _open_existing(archive)
     try:
         rows = _chain(report, con, quiet=True)
-        present = {n: _file_sha256(path / n) for n in FILED_FILES if (path / n).is_file()}
+        present = {n: sha256_file(path / n) for n in FILED_FILES if (path / n).is_file()}
         entry = None
         if enclosing is not None and enclosing.resolve() == archive.resolve():
             rel = path.resolve().relative_to(archive.resolve()).as_posix()
@@ -836,7 +829,7 @@ def _check_replicates(report: VerifyReport, path: Path) -> None:
         claimed = json.loads(rep.read_bytes()).get("results_sha256")
     except (ValueError, AttributeError):
         claimed = None
-    actual = _file_sha256(res)
+    actual = sha256_file(res)
     if claimed != actual:
         report.add("warning", "replicates", f"replicates.json belongs to another results.json (results_sha256 "
                    f"{claimed}, results.json here {actual}); it is stale and must be ignored", file="replicates.json")
@@ -927,7 +920,7 @@ def _verify_archive(report: VerifyReport, archive: Path) -> None:
             report.add("problem", "files", f"entry seq {seq}: run directory {rel} is missing", seq=seq, file=rel)
             continue
         run = archive / rel
-        present = {p.name: _file_sha256(p) for p in sorted(run.iterdir()) if p.is_file()}
+        present = {p.name: sha256_file(p) for p in sorted(run.iterdir()) if p.is_file()}
         others = [p.name for p in run.iterdir() if not p.is_file()]
         for name in others:
             report.add("problem", "files", f"entry seq {seq}: {rel}/{name} is not recorded in the index", seq=seq,

@@ -9,7 +9,6 @@ arrays per file: group codes per attribute, true and predicted task indicators.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,17 +25,10 @@ from reportgen.errors import (
     SpecError,
     did_you_mean,
 )
+from reportgen.results import sha256_file  # noqa: F401  (re-exported)
 from reportgen.spec import LoadedSpec, Task
 
 INTERSECTION_SEP = "×"
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def read_table(path: Path, columns: list[str] | None = None) -> pd.DataFrame:

@@ -68,6 +68,8 @@ from pathlib import Path
 
 import numpy as np
 
+from reportgen.results import jfloat as _fl
+
 from reportgen.gates import AMPLIFICATION_LIKE, pair_key, worsening
 
 DIFF_VERSION = 1
@@ -375,13 +377,6 @@ class DiffResult:
                 "not_assessed": sum(r.noise == NA and r.status == "both" for r in rows),
                 "added": sum(r.status == "added" for r in rows),
                 "removed": sum(r.status == "removed" for r in rows)}
-
-
-def _fl(x):
-    if x is None:
-        return None
-    x = float(x)
-    return None if math.isnan(x) or math.isinf(x) else x + 0.0
 
 
 def _iv(obj: dict | None):

@@ -27,10 +27,11 @@ so.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from reportgen.results import jfloat as _f
 
 MSG_NO_BASELINE = ("gate `max_increase` needs a baseline: set `baseline: <previous results.json or report folder>` "
                    "in the spec or pass --baseline")
@@ -275,13 +276,6 @@ def evaluate(spec, entries: list[dict], *, level: float, baseline: dict | None =
     summary = {"multiple_testing": correction, "hypotheses": len(tested), "alpha_one_sided": alpha,
                "outside_correction": sum(1 for c in checks for b in c.bounds if b.p_fail is None)}
     return out, summary
-
-
-def _f(x):
-    if x is None:
-        return None
-    x = float(x)
-    return None if math.isnan(x) or math.isinf(x) else x + 0.0
 
 
 # --------------------------------------------------------------------------- baseline and replicates files

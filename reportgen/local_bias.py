@@ -18,7 +18,6 @@ on the order of the rows in the file, not even in the last bit of a float.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen import intervals, logan as LG
+from reportgen.results import jfloat as _f
 from reportgen.data import AttributeDef, Encoded, TaskColumns, read_header, read_table, _few, _line_of, match_values
 from reportgen.errors import MSG_COLUMN_NOT_FOUND, Problem, SpecError, did_you_mean
 
@@ -369,13 +369,6 @@ def _text_features(ls, prep: Prepared, texts: np.ndarray, lb, seed: int) -> None
 
 
 # --------------------------------------------------------------------------- evaluation
-
-
-def _f(x) -> float | None:
-    if x is None:
-        return None
-    x = float(x)
-    return None if math.isnan(x) or math.isinf(x) else x + 0.0
 
 
 def gap_intervals(s0, r0, s1, r1, n, *, level: float) -> list[dict | None]:

@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
+
+
+def sha256_file(path: Path) -> str:
+    """sha256 of a file, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def jfloat(x) -> float | None:
+    """A number for results.json: float, or None for None/NaN/inf; -0.0 becomes 0.0."""
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) or math.isinf(x) else x + 0.0
 
 
 def dumps(results: dict) -> str:

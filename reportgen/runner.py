@@ -18,19 +18,12 @@ from reportgen import __version__, intervals, metrics, stats, thresholds
 from reportgen.data import AttributeDef, Encoded, TaskColumns, attribute_defs, expand_tasks, load_role, \
     load_table_base, read_header
 from reportgen.errors import MSG_FILE_NOT_FOUND, Problem, SpecError
+from reportgen.results import jfloat as _f
 from reportgen.spec import DISPARITY_METRICS, LoadedSpec, Metric
 
 SCHEMA_VERSION = 1
 
 Progress = Callable[[str], None]
-
-
-def _f(x) -> float | None:
-    """Float for JSON, or None for NaN/None."""
-    if x is None:
-        return None
-    x = float(x)
-    return None if math.isnan(x) or math.isinf(x) else x + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
 # --------------------------------------------------------------------------- loading
@@ -624,7 +617,6 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
                                  "variance": rB["variance"] if B else np.zeros(0)}))
     ev = _combine(evals)
     names = []
-    K = len(L.tasks)
     for members in kept:
         names.append("{" + ", ".join(L.tasks[k].label for k in members) + "}")
     entry = {"name": m.name, "attribute": attr.name, "direction": metrics.REGISTRY[m.name].direction,

@@ -114,6 +114,20 @@ def _style_to_attributes(m: re.Match) -> str:
     return "".join(out)
 
 
+def _row_axes(ax, ys, labels, ylim, xlabel) -> None:
+    """One labelled row per item (forest plots, run strips): y tick labels, at most 5 x ticks, no top/right
+    spines."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.set_yticks(ys)
+    ax.set_yticklabels(labels)
+    ax.set_ylim(*ylim)
+    ax.set_xlabel(xlabel)
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
+    ax.spines["top"].set_visible(False)
+    ax.spines["right"].set_visible(False)
+
+
 def _label(pair: dict) -> str:
     g = F.short(pair.get("group"), LABEL_CHARS)
     t = pair.get("task")
@@ -177,15 +191,7 @@ def forest(pairs: list[dict], *, plot_id: str, title: str, xlabel: str, conf: st
             ax.plot([p["delta"]], [y], marker="o", markersize=6, linestyle="none",
                     markerfacecolor="black" if filled else "white", markeredgecolor="black", markeredgewidth=1.2)
         ax.axvline(0.0, color="#777777", linewidth=0.8, linestyle=(0, (1, 2)))
-        ax.set_yticks(ys)
-        ax.set_yticklabels([_label(p) for p in shown])
-        ax.set_ylim(-0.8, n - 0.4)
-        ax.set_xlabel(xlabel)
-        from matplotlib.ticker import MaxNLocator
-
-        ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
-        ax.spines["top"].set_visible(False)
-        ax.spines["right"].set_visible(False)
+        _row_axes(ax, ys, [_label(p) for p in shown], (-0.8, n - 0.4), xlabel)
         from matplotlib.lines import Line2D
 
         handles = [
@@ -247,15 +253,7 @@ def runs_strip(rows: list[dict], *, plot_id: str, title: str, xlabel: str, conf:
             ax.plot([r["value"]], [y + 0.18], marker="o", markersize=5, linestyle="none", markerfacecolor="black",
                     markeredgecolor="black")
         ax.axvline(0.0, color="#777777", linewidth=0.8, linestyle=(0, (1, 2)))
-        ax.set_yticks(ys)
-        ax.set_yticklabels([F.short(r.get("label"), LABEL_CHARS) for r in shown])
-        ax.set_ylim(-0.7, n - 0.3)
-        ax.set_xlabel(xlabel)
-        from matplotlib.ticker import MaxNLocator
-
-        ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
-        ax.spines["top"].set_visible(False)
-        ax.spines["right"].set_visible(False)
+        _row_axes(ax, ys, [F.short(r.get("label"), LABEL_CHARS) for r in shown], (-0.7, n - 0.3), xlabel)
         from matplotlib.lines import Line2D
         from matplotlib.patches import Patch
 
