@@ -243,9 +243,10 @@ def evaluate(spec, entries: list[dict], *, level: float, baseline: dict | None =
             corr = f", Holm-adjusted over {len(tested)} = {adj:.3g}" if correction == "holm" and len(tested) > 1 else ""
             b.status, b.reason = "fail", (f"{b.quantity} beyond {lim}: p = {b.p_fail:.3g}{corr} ≤ {alpha:.3g} ({iv})")
         else:
-            corr = f" (Holm-adjusted over {len(tested)}: {adj:.3g})" if correction == "holm" and len(tested) > 1 else ""
-            b.status, b.reason = "inconclusive", (f"{b.quantity}: neither side shown at {level:.0%} ({iv}; p for "
-                                                  f"failing {b.p_fail:.3g}{corr})")
+            corr = (f"; Holm-adjusted over {len(tested)} gated values: {adj:.3g}"
+                    if correction == "holm" and len(tested) > 1 else "")
+            b.status, b.reason = "inconclusive", (f"the {b.quantity} is on neither side of {'±' if b.kind == 'abs_max' else ''}{lim} at {level:.0%}: "
+                                                  f"{iv} (p for failing {b.p_fail:.3g}{corr})")
     out = []
     for c in checks:
         g, e = c.gate, c.entry
