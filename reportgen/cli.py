@@ -101,23 +101,23 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
         if ls.spec is None:
             ls.raise_problems()
     except SpecError as e:
-        say.close()
+        say.close(ok=False)
         say.event("error", exit=EXIT_SPEC, problems=[p.format() for p in e.problems])
         raise
     fmts = [f.strip() for f in formats.split(",")] if formats else list(ls.spec.output.formats)
     bad = [f for f in fmts if f not in ("html", "pdf", "json")]
     if bad:
-        say.close()
+        say.close(ok=False)
         raise click.BadParameter(f"unknown format(s) {bad}; choose from html, pdf, json", param_hint="--format")
     reps: dict | None = {} if (replicates or ls.spec.output.replicates) else None
     try:
         results = run_spec(ls, seed=seed, progress=say, baseline=baseline, replicates_out=reps)
     except SpecError as e:
-        say.close()
+        say.close(ok=False)
         say.event("error", exit=EXIT_SPEC, problems=[p.format() for p in e.problems])
         raise
     except BaseException:
-        say.close()
+        say.close(ok=False)
         raise
     out = out or Path(f"report-{spec.stem}")
     results_bytes = dumps(results).encode("utf-8")
@@ -157,7 +157,7 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
         try:
             filed = archive.file_run(archive_dir, out, results=results, run_time=_run_time(), only=sorted(files))
         except archive.ArchiveError as e:
-            say.close()
+            say.close(ok=False)
             click.echo(f"reportgen: the report was written to {out} but not filed: {e}", err=True)
             sys.exit(EXIT_SPEC)
     say.close()

@@ -68,7 +68,7 @@ class Reporter:
         rec = {"t": round(self.elapsed(), 3), "event": event, **fields}
         print(json.dumps(rec, ensure_ascii=False, sort_keys=False), file=self.stream, flush=True)
 
-    def close(self) -> None:
+    def close(self, *, ok: bool = True) -> None:
         if self.mode == "terminal" and self._status is not None:
             self._finish_step(time.perf_counter())
             self._status.stop()
@@ -76,7 +76,7 @@ class Reporter:
         elif self.mode == "plain" and self._step is not None:
             now = time.perf_counter()
             self._finish_step(now)
-            print(f"reportgen [{now - self.t0:6.1f} s] done", file=self.stream, flush=True)
+            print(f"reportgen [{now - self.t0:6.1f} s] {'done' if ok else 'stopped'}", file=self.stream, flush=True)
             self._step = None
 
 
