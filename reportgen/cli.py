@@ -82,9 +82,14 @@ def main() -> None:
               help="Also file the outputs into this audit archive (SQLite index with a hash chain).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output and no summary (errors still go to stderr).")
 @click.option("--json-log", is_flag=True, help="Progress and the outcome as JSON lines on stderr (for machines).")
+@click.option("--engine", type=click.Choice(["auto", "memory", "stream", "dask"]), default=None,
+              help="Override data.engine: memory, stream (record batches, constant memory) or dask.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Dask scheduler address (implies --engine dask); default: a LocalCluster.")
 @_guard
 def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, baseline: Path | None,
-        replicates: bool, archive_dir: Path | None, quiet: bool, json_log: bool) -> None:
+        replicates: bool, archive_dir: Path | None, quiet: bool, json_log: bool, engine: str | None,
+        scheduler: str | None) -> None:
     """Compute every metric in SPEC; write OUT/report.html, report.pdf and results.json.
 
     Exit codes: 0 every gate passed; 1 a gate failed (or was inconclusive and the
@@ -111,7 +116,9 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
         raise click.BadParameter(f"unknown format(s) {bad}; choose from html, pdf, json", param_hint="--format")
     reps: dict | None = {} if (replicates or ls.spec.output.replicates) else None
     try:
-        results = run_spec(ls, seed=seed, progress=say, baseline=baseline, replicates_out=reps)
+        eng = "dask" if scheduler and engine in (None, "auto") else engine
+        results = run_spec(ls, seed=seed, progress=say, baseline=baseline, replicates_out=reps,
+                           engine=None if eng == "auto" else eng, scheduler=scheduler)
     except SpecError as e:
         say.close(ok=False)
         say.event("error", exit=EXIT_SPEC, problems=[p.format() for p in e.problems])
@@ -226,6 +233,8 @@ def validate(spec: Path) -> None:
 
     ls = load_spec(spec, strict=False)
     L = load_all(ls)
+    if L.executor is not None:
+        L.executor.close()
     click.echo(f"{spec}: OK — {len(L.attrs)} attribute(s), {len(L.tasks)} task(s), {len(ls.spec.metrics)} metric(s)")
     for e in ([L.train] if L.train else []) + ([L.validation] if L.validation else []) + L.predictions:
         drops = "; ".join(f"{d['rows']} {d['reason']}" for d in e.dropped) or "none dropped"
@@ -234,7 +243,8 @@ def validate(spec: Path) -> None:
         for e in L.predictions[:1]:
             import numpy as np
 
-            c = np.bincount(e.groups[a.name], minlength=len(a.groups))
+            c = e.group_counts(a.name) if hasattr(e, "group_counts") else np.bincount(e.groups[a.name],
+                                                                                        minlength=len(a.groups))
             sizes = ", ".join(f"{g}: {int(n)}" for g, n in zip(a.groups, c))
             click.echo(f"  groups of {a.name}: {sizes}")
             small = [g for g, n in zip(a.groups, c) if n < 30]

@@ -31,8 +31,56 @@ from reportgen.spec import LoadedSpec, Task
 INTERSECTION_SEP = "×"
 
 
-def read_table(path: Path, columns: list[str] | None = None) -> pd.DataFrame:
-    """Read CSV or Parquet (by extension). ``columns`` restricts what is loaded."""
+DATA_SUFFIXES = (".parquet", ".pq", ".csv")
+GLOB_CHARS = "*?["
+
+
+def is_dataset_pattern(rel: str) -> bool:
+    return any(c in str(rel) for c in GLOB_CHARS)
+
+
+def dataset_files(path: Path) -> list[Path]:
+    """The files of one data set: a file, a directory of CSV/Parquet part files, or a glob.
+
+    Parts are in sorted path order; rows are numbered across them in that
+    order (row ``i`` of the data set is what every engine calls row ``i``).
+    """
+    import glob as _glob
+
+    if is_dataset_pattern(str(path)):
+        found = [Path(p) for p in sorted(_glob.glob(str(path), recursive=True))]
+        return [p for p in found if p.is_file() and p.suffix.lower() in DATA_SUFFIXES]
+    if path.is_dir():
+        return sorted((p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in DATA_SUFFIXES
+                       and not any(part.startswith((".", "_")) for part in p.relative_to(path).parts)),
+                      key=lambda p: p.relative_to(path).as_posix())
+    return [path] if path.is_file() else []
+
+
+def dataset_sha256(files: list[Path], root: Path) -> str:
+    """sha256 of a single file; for several parts, of the lines 'relative/path sha256'."""
+    if len(files) == 1 and files[0] == root:
+        return sha256_file(files[0])
+    import hashlib
+
+    base = root if root.is_dir() else files[0].parent
+    lines = "".join(f"{_rel(p, base)} {sha256_file(p)}\n" for p in files)
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+def _rel(p: Path, base: Path) -> str:
+    try:
+        return p.relative_to(base).as_posix()
+    except ValueError:
+        return p.as_posix()
+
+
+def read_table(path: Path | list[Path], columns: list[str] | None = None) -> pd.DataFrame:
+    """Read CSV or Parquet (by extension), or every part of a data set. ``columns`` restricts what is loaded."""
+    if isinstance(path, list) or path.is_dir() or is_dataset_pattern(str(path)):
+        files = path if isinstance(path, list) else dataset_files(path)
+        frames = [read_table(f, columns) for f in files]
+        return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     suffix = "".join(path.suffixes[-2:]).lower()
     if suffix.endswith(".parquet") or suffix.endswith(".pq"):
         import pyarrow.parquet as pq
@@ -48,6 +96,11 @@ def missing_file_message(rel: str, path: Path) -> str:
 
 
 def read_header(path: Path) -> list[str]:
+    if path.is_dir() or is_dataset_pattern(str(path)):
+        files = dataset_files(path)
+        if not files:
+            raise ValueError(f"no CSV or Parquet files in {path}")
+        path = files[0]
     suffix = path.suffix.lower()
     if suffix in (".parquet", ".pq"):
         import pyarrow.parquet as pq
@@ -57,6 +110,8 @@ def read_header(path: Path) -> list[str]:
 
 
 def _is_parquet(path: Path) -> bool:
+    if path.is_dir() or is_dataset_pattern(str(path)):
+        return True  # rows of a data set are numbered, not lines of one file
     return path.suffix.lower() in (".parquet", ".pq")
 
 
@@ -212,10 +267,24 @@ class Encoded:
     Yhat: np.ndarray | None = None  # (n, K) bool predicted indicators (test/runs)
     scores: dict[int, np.ndarray] = field(default_factory=dict)  # task index -> score column (validation, test)
     row_index: np.ndarray | None = None  # 0-based data-row positions in the file of the rows used
+    frame: pd.DataFrame | None = None  # raw columns of the rows used, when not to be re-read from ``path`` (a sample)
+    sample: dict | None = None  # when these rows are a sample of a streamed data set: how it was drawn
 
     @property
     def n(self) -> int:
         return self.rows_used
+
+
+def enc_header(enc: Encoded) -> list[str]:
+    """Columns available for the rows of ``enc`` (its file's header, or its sample frame's columns)."""
+    return list(enc.frame.columns) if enc.frame is not None else read_header(enc.path)
+
+
+def enc_columns(enc: Encoded, cols: list[str]) -> pd.DataFrame:
+    """Columns ``cols`` for exactly the rows used by ``enc``, in its row order."""
+    if enc.frame is not None:
+        return enc.frame[cols].reset_index(drop=True)
+    return read_table(enc.path, cols).iloc[enc.row_index].reset_index(drop=True)
 
 
 def _columns_needed(attrs: list[AttributeDef], tasks: list[TaskColumns], role: str) -> list[tuple[str, tuple]]:
@@ -245,31 +314,57 @@ def _columns_needed(attrs: list[AttributeDef], tasks: list[TaskColumns], role: s
     return uniq
 
 
-def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list[AttributeDef],
-              tasks: list[TaskColumns], thresholds: dict[int, float] | None = None) -> Encoded:
-    """Load, check and encode one data file. Raises SpecError with all problems."""
+def role_kind(role: str) -> str:
+    return "validation" if role == "validation" else ("run" if role.startswith("run") else role)
+
+
+def open_dataset(ls: LoadedSpec, rel: str, spec_path: tuple) -> tuple[Path, list[Path], list[str]]:
+    """(resolved path, its files, header of the first file); SpecError when missing or unreadable."""
     path = ls.resolve(rel)
-    problems: list[Problem] = []
-    if not path.is_file():
+    files = dataset_files(path)
+    if not files:
+        if path.is_dir() or is_dataset_pattern(rel):
+            raise SpecError([ls.problem(spec_path, f"'{rel}' (resolved to {path}) holds no .csv, .parquet or .pq "
+                                                   "files; point it at a file, a folder of part files or a glob "
+                                                   "such as 'parts/*.parquet'")])
         raise SpecError([ls.problem(spec_path, missing_file_message(rel, path))])
     try:
-        header = read_header(path)
+        header = read_header(files[0])
     except Exception as exc:  # unreadable / not a table
         raise SpecError([ls.problem(spec_path, f"cannot read {rel} as a table ({_plain_error(exc)}); "
                                                "give a CSV with a header row or a Parquet file")]) from None
-    kind = "validation" if role == "validation" else ("run" if role.startswith("run") else role)
-    needed = _columns_needed(attrs, tasks, kind)
-    for col, p in needed:
-        if col not in header:
-            problems.append(ls.problem(p, MSG_COLUMN_NOT_FOUND.format(column=col, file=rel,
-                                                                     hint=did_you_mean(col, header))))
+    return path, files, header
+
+
+def check_columns(ls: LoadedSpec, needed: list[tuple[str, tuple]], header: list[str], rel: str) -> None:
+    problems = [ls.problem(p, MSG_COLUMN_NOT_FOUND.format(column=col, file=rel, hint=did_you_mean(col, header)))
+                for col, p in needed if col not in header]
     if problems:
         raise SpecError(problems)
-    cols = [c for c, _ in needed]
-    try:
-        df = read_table(path, cols)
-    except Exception as exc:
-        raise SpecError([ls.problem(spec_path, f"cannot read {rel} ({type(exc).__name__}: {exc})")]) from None
+
+
+def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list[AttributeDef],
+              tasks: list[TaskColumns], thresholds: dict[int, float] | None = None, *,
+              frame: pd.DataFrame | None = None) -> Encoded:
+    """Load, check and encode one data file (or data set). Raises SpecError with all problems.
+
+    ``frame``: encode these rows instead of reading the file (the streaming
+    engine's sample); file provenance is then the caller's to fill in.
+    """
+    problems: list[Problem] = []
+    kind = role_kind(role)
+    needed = _columns_needed(attrs, tasks, kind)
+    if frame is None:
+        path, files, header = open_dataset(ls, rel, spec_path)
+        check_columns(ls, needed, header, rel)
+        cols = [c for c, _ in needed]
+        try:
+            df = read_table(files, cols)
+        except Exception as exc:
+            raise SpecError([ls.problem(spec_path, f"cannot read {rel} ({type(exc).__name__}: {exc})")]) from None
+        sha = dataset_sha256(files, path)
+    else:
+        path, df, sha = ls.resolve(rel), frame, ""
     n_file = len(df)
     keep = np.ones(n_file, dtype=bool)
     dropped: list[dict] = []
@@ -315,7 +410,7 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
 
     idx = np.flatnonzero(keep)
     sub = df.iloc[idx].reset_index(drop=True)
-    enc = Encoded(role=role, path=path, display_path=rel, sha256=sha256_file(path), rows=n_file,
+    enc = Encoded(role=role, path=path, display_path=rel, sha256=sha, rows=n_file,
                   rows_used=len(idx), dropped=dropped, row_index=idx)
 
     # groups (and intersections as combined codes)

@@ -26,7 +26,7 @@ import pandas as pd
 
 from reportgen import intervals, logan as LG
 from reportgen.results import jfloat as _f
-from reportgen.data import AttributeDef, Encoded, TaskColumns, read_header, read_table, _few, _line_of, match_values
+from reportgen.data import AttributeDef, Encoded, TaskColumns, _few, _line_of, enc_columns, enc_header, match_values
 from reportgen.errors import MSG_COLUMN_NOT_FOUND, Problem, SpecError, did_you_mean
 
 PERFORMANCE_LABELS = {
@@ -173,11 +173,11 @@ def _load_features(ls, enc: Encoded, lb):
     if isinstance(f, list):
         return _column_features(ls, enc, f, base)
     if hasattr(f, "text"):
-        header = read_header(enc.path)
+        header = enc_header(enc)
         if f.text not in header:
             raise SpecError([ls.problem(base + ("text",), MSG_COLUMN_NOT_FOUND.format(
                 column=f.text, file=enc.display_path, hint=did_you_mean(f.text, header)))])
-        col = read_table(enc.path, [f.text])[f.text].iloc[enc.row_index]
+        col = enc_columns(enc, [f.text])[f.text]
         miss = col.isna().to_numpy()
         keep = ~miss
         dropped = [{"reason": f"missing text in column '{f.text}'", "rows": int(miss.sum())}] if miss.any() else []
@@ -187,7 +187,7 @@ def _load_features(ls, enc: Encoded, lb):
 
 
 def _column_features(ls, enc: Encoded, cols: list[str], base: tuple):
-    header = read_header(enc.path)
+    header = enc_header(enc)
     problems = []
     for j, c in enumerate(cols):
         if c not in header:
@@ -196,7 +196,7 @@ def _column_features(ls, enc: Encoded, cols: list[str], base: tuple):
     if len(set(cols)) != len(cols):
         problems.append(ls.problem(base, "a feature column is listed twice"))
     present = [c for c in dict.fromkeys(cols) if c in header]
-    df = read_table(enc.path, present).iloc[enc.row_index].reset_index(drop=True)
+    df = enc_columns(enc, present)
     for j, c in enumerate(cols):
         if c not in present:
             continue
@@ -313,7 +313,7 @@ def _parquet_embeddings(ls, enc: Encoded, f, base: tuple, path: Path) -> np.ndar
             raise SpecError([ls.problem(base + ("file",), f"{f.file} has {E.shape[0]} rows but {enc.display_path} has "
                                         f"{enc.rows}; match rows by an id column with `id:`")])
         return E[enc.row_index]
-    header = read_header(enc.path)
+    header = enc_header(enc)
     if f.id not in header:
         raise SpecError([ls.problem(base + ("id",), MSG_COLUMN_NOT_FOUND.format(
             column=f.id, file=enc.display_path, hint=did_you_mean(f.id, header)))])
@@ -321,8 +321,8 @@ def _parquet_embeddings(ls, enc: Encoded, f, base: tuple, path: Path) -> np.ndar
     if emb_ids.duplicated().any():
         raise SpecError([ls.problem(base + ("id",), f"ids in {f.file} repeat (e.g. {emb_ids[emb_ids.duplicated()].iloc[0]!r}); "
                                     "each id needs one vector")])
-    data_ids = read_table(enc.path, [f.id])[f.id].iloc[enc.row_index]
-    pos = match_values(data_ids.reset_index(drop=True), list(emb_ids))
+    data_ids = enc_columns(enc, [f.id])[f.id]
+    pos = match_values(data_ids, list(emb_ids))
     missing = pos < 0
     if missing.any():
         example = data_ids.iloc[int(np.argmax(missing))]

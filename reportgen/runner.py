@@ -16,7 +16,7 @@ import numpy as np
 
 from reportgen import __version__, intervals, metrics, stats, thresholds
 from reportgen.data import AttributeDef, Encoded, TaskColumns, attribute_defs, expand_tasks, load_role, \
-    load_table_base, read_header
+    load_table_base, open_dataset
 from reportgen.errors import MSG_FILE_NOT_FOUND, Problem, SpecError
 from reportgen.results import jfloat as _f
 from reportgen.spec import DISPARITY_METRICS, LoadedSpec, Metric
@@ -39,14 +39,53 @@ class Loaded:
     base_table: tuple | None = None
     calibration: dict = field(default_factory=dict)  # task label -> calibration record
     local: object | None = None  # local_bias.Prepared
+    engine: dict | None = None  # how the data were read (stream / dask)
+    executor: object | None = None
+
+    @property
+    def row_predictions(self) -> list[Encoded]:
+        """Row-level data for metrics that cannot stream: the files, or the streamed data sets' samples."""
+        return [_rows(e) for e in self.predictions]
+
+    @property
+    def row_train(self) -> Encoded | None:
+        return _rows(self.train) if self.train is not None else None
 
 
-def load_all(ls: LoadedSpec) -> Loaded:
-    """Load and check every data file; raises every spec and data problem at once."""
+def _rows(enc):
+    from reportgen.stream import Streamed
+
+    return enc.sample if isinstance(enc, Streamed) else enc
+
+
+def _streamed(enc) -> bool:
+    from reportgen.stream import Streamed
+
+    return isinstance(enc, Streamed)
+
+
+def _has_pred(enc, name: str) -> bool:
+    return enc.has_pred(name) if _streamed(enc) else name in enc.groups_pred
+
+
+def sample_note(encs: list) -> dict | None:
+    """The sample record when row-level metrics ran on a sample rather than on every row."""
+    for e in encs:
+        if e is not None and e.sample is not None and not e.sample.get("all_rows"):
+            return e.sample
+    return None
+
+
+def load_all(ls: LoadedSpec, *, engine: str | None = None, scheduler: str | None = None,
+             say: Progress | None = None) -> Loaded:
+    """Load and check every data file; raises every spec and data problem at once.
+
+    ``engine`` / ``scheduler`` override ``data.engine`` / ``data.dask.scheduler``.
+    """
     if ls.spec is None or not ls.data_checkable:
         ls.raise_problems()
     try:
-        L = _load_all(ls)
+        L = _load_all(ls, engine, scheduler, say or (lambda m: None))
     except SpecError as e:
         ls.raise_problems(e.problems)
     except Exception:
@@ -58,26 +97,34 @@ def load_all(ls: LoadedSpec) -> Loaded:
     return L
 
 
-def _load_all(ls: LoadedSpec) -> Loaded:
+def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Progress) -> Loaded:
+    from reportgen import stream
+
     s = ls.spec
     problems: list[Problem] = []
     if s.data.test and s.data.runs:
         raise SpecError([ls.problem(("data", "runs"), "data.test and data.runs are alternatives: give the test file "
                                                       "as `test:`, or several runs of one model as `runs:`")])
     first_rel, first_path = (s.data.test, ("data", "test")) if s.data.test else (s.data.runs[0], ("data", "runs", 0))
-    fp = ls.resolve(first_rel)
-    if not fp.is_file():
-        raise SpecError([ls.problem(first_path, MSG_FILE_NOT_FOUND.format(path=first_rel, resolved=fp))])
-    try:
-        header = read_header(fp)
-    except Exception as exc:
-        raise SpecError([ls.problem(first_path, f"cannot read {first_rel} as a table ({type(exc).__name__}: {exc}); "
-                                                "give a CSV with a header row or a Parquet file")]) from None
+    _, _, header = open_dataset(ls, first_rel, first_path)
     attrs = attribute_defs(ls)
     tasks, probs = expand_tasks(ls, header)
     if probs:
         raise SpecError(probs)
     out = Loaded(attrs, tasks, [])
+    pred_rels = [s.data.test] if s.data.test else list(s.data.runs)
+    eng = engine or stream.choose_engine(ls, pred_rels)
+    executor = stream.make_executor(ls, eng, scheduler) if eng != "memory" else None
+    out.executor = executor
+    names = {m.name for m in s.metrics}
+    row_metrics = sorted(n for n in names if metrics.REGISTRY[n].family in ("predictability", "multi"))
+    need_sample = bool(row_metrics) or s.local_bias is not None or any(t.score is not None for t in tasks)
+    train_sample = any(metrics.REGISTRY[n].family == "multi" for n in names)
+
+    def load(role, rel, path, thr=None, sample=True):
+        if executor is None:
+            return load_role(ls, role, rel, path, attrs, tasks, thr)
+        return stream.load_streamed(ls, role, rel, path, attrs, tasks, thr, executor, sample=sample, say=say)
 
     def attempt(fn):
         try:
@@ -88,7 +135,7 @@ def _load_all(ls: LoadedSpec) -> Loaded:
 
     needs_train = bool(s.data.train)
     if needs_train:
-        out.train = attempt(lambda: load_role(ls, "train", s.data.train, ("data", "train"), attrs, tasks))
+        out.train = attempt(lambda: load("train", s.data.train, ("data", "train"), sample=train_sample))
     if s.data.validation:
         out.validation = attempt(lambda: load_role(ls, "validation", s.data.validation, ("data", "validation"),
                                                    attrs, tasks))
@@ -96,17 +143,18 @@ def _load_all(ls: LoadedSpec) -> Loaded:
     if any(t.threshold == "calibrate" for t in tasks) and out.train is not None and out.validation is not None:
         for k, t in enumerate(tasks):
             if t.threshold == "calibrate" and k in out.validation.scores:
-                p = float(out.train.Y[:, k].mean()) if out.train.n else 0.0
+                p = (out.train.y_mean(k) if _streamed(out.train) else float(out.train.Y[:, k].mean())) \
+                    if out.train.n else 0.0
                 rec = thresholds.calibrate(out.validation.scores[k], p)
                 thr[k] = rec["threshold"]
                 out.calibration[t.label] = rec
     if s.data.test:
-        enc = attempt(lambda: load_role(ls, "test", s.data.test, ("data", "test"), attrs, tasks, thr))
+        enc = attempt(lambda: load("test", s.data.test, ("data", "test"), thr, need_sample))
         if enc is not None:
             out.predictions.append(enc)
     else:
         for i, rel in enumerate(s.data.runs):
-            enc = attempt(lambda i=i, rel=rel: load_role(ls, f"run{i}", rel, ("data", "runs", i), attrs, tasks, thr))
+            enc = attempt(lambda i=i, rel=rel: load(f"run{i}", rel, ("data", "runs", i), thr, need_sample))
             if enc is not None:
                 out.predictions.append(enc)
     if s.base.table:
@@ -114,11 +162,20 @@ def _load_all(ls: LoadedSpec) -> Loaded:
     if s.local_bias is not None and out.predictions:
         from reportgen import local_bias
 
-        out.local = attempt(lambda: local_bias.prepare(ls, attrs, tasks, out.predictions[0]))
+        out.local = attempt(lambda: local_bias.prepare(ls, attrs, tasks, out.row_predictions[0]))
         if out.local is not None and len(out.predictions) > 1:
             out.local.notes.append(f"computed on the first run, {out.predictions[0].display_path}")
+        smp = sample_note(out.row_predictions[:1])
+        if out.local is not None and smp:
+            out.local.notes.append(f"computed on a stratified sample of {smp['rows']:,} of {smp['of_rows']:,} rows "
+                                   f"(seed {smp['seed']}): LOGAN cannot stream")
     if problems:
         raise SpecError(problems)
+    if executor is not None:
+        out.engine = {"name": executor.name, "row_level_metrics_on_sample": bool(sample_note(out.row_predictions)),
+                      "sample_rows": s.data.sample.rows, "batch_rows": s.data.batch_rows}
+        if executor.name == "dask":
+            out.engine["workers"] = executor.workers
     return out
 
 
@@ -168,6 +225,8 @@ def base_info(ls: LoadedSpec, L: Loaded, attr: AttributeDef, source: str) -> Bas
 
     def counts_of(role: str) -> np.ndarray:
         enc = L.train if role == "train" else L.predictions[0]
+        if _streamed(enc):
+            return enc.point(attr.name, False, True)
         return stats.tally(_units(enc, attr, with_pred=False))
 
     if source in ("train", "test"):
@@ -356,16 +415,25 @@ def _load_baseline(ls: LoadedSpec, override) -> tuple[dict | None, dict | None, 
 
 
 def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | None = None, baseline=None,
-             replicates_out: dict | None = None) -> dict:
+             replicates_out: dict | None = None, engine: str | None = None, scheduler: str | None = None) -> dict:
     """Compute everything the spec asks for. ``baseline``: a results.json or report folder overriding the spec's
-    `baseline:`. ``replicates_out``: a dict that receives the replicates.json document."""
-    from reportgen import gates as G
-
-    s = ls.spec
+    `baseline:`. ``replicates_out``: a dict that receives the replicates.json document. ``engine``/``scheduler``
+    override data.engine and data.dask.scheduler."""
     say = progress or (lambda msg: None)
     base_doc, base_reps, baseline_info = _load_baseline(ls, baseline)
     say("loading data")
-    L = load_all(ls)
+    L = load_all(ls, engine=engine, scheduler=scheduler, say=say)
+    try:
+        return _run_loaded(ls, L, seed, say, base_doc, base_reps, baseline_info, replicates_out)
+    finally:
+        if L.executor is not None:
+            L.executor.close()
+
+
+def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, baseline_info, replicates_out) -> dict:
+    from reportgen import gates as G
+
+    s = ls.spec
     boot = s.intervals.bootstrap
     seed = boot.seed if seed is None else seed
     B = boot.resamples
@@ -384,7 +452,7 @@ def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | No
         ms = by_attr_metrics.get(attr.name, [])
         if not ms:
             continue
-        has_pred = all(attr.name in e.groups_pred for e in L.predictions)
+        has_pred = all(_has_pred(e, attr.name) for e in L.predictions)
         joint = any(m.name in DISPARITY_METRICS for m in ms)
         count_needed = any(metrics.REGISTRY[m.name].family in ("amplification", "disparity") for m in ms)
         # sufficient statistics per prediction file: point and replicates
@@ -392,10 +460,15 @@ def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | No
         if count_needed:
             for enc in L.predictions:
                 say(f"counting {attr.name} on {enc.display_path}")
-                units = _units(enc, attr, with_pred=has_pred)
-                N1 = stats.tally(units, joint=joint)
-                NB, scheme = stats.replicates(units, B, seed=seed, stream=stats.stream_id(enc.role, attr.name, "counts"),
-                                              method=boot.method, joint=joint)
+                sid = stats.stream_id(enc.role, attr.name, "counts")
+                if _streamed(enc):
+                    N1 = enc.point(attr.name, has_pred, joint)
+                    NB, scheme = enc.replicates(attr.name, B, seed=seed, stream=sid, method=boot.method, joint=joint,
+                                                with_pred=has_pred)
+                else:
+                    units = _units(enc, attr, with_pred=has_pred)
+                    N1 = stats.tally(units, joint=joint)
+                    NB, scheme = stats.replicates(units, B, seed=seed, stream=sid, method=boot.method, joint=joint)
                 schemes.add(scheme)
                 tallies.append((N1, NB, scheme))
         sources = [s.base.source] + [c for c in s.base.compare if c != s.base.source]
@@ -430,8 +503,16 @@ def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | No
             else:
                 metric_entries.append(_disparity_entry(ls, m, attr, L, tallies, task_idx, level, B, seed))
 
+    smp = sample_note(L.row_predictions)
+    if smp:
+        for e in metric_entries:
+            if metrics.REGISTRY[e["name"]].family in ("predictability", "multi"):
+                e["sample"] = smp
     say("threshold sweeps")
     sweeps = threshold_sweeps(ls, L, by_attr_metrics)
+    if smp:
+        for sw in sweeps:
+            sw["sample"] = smp
     data_entries = _data_entries(L)
     paired = G.paired_replicates(base_reps, seed=seed, resamples=B, data=data_entries)
     gates, gating = G.evaluate(s, metric_entries, level=level, baseline=base_doc, baseline_reps=paired)
@@ -466,6 +547,7 @@ def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | No
                                                          "schemes": sorted(schemes - {"none"})},
                       "bernstein": {"gamma": s.intervals.bernstein.gamma, "max_cost": s.intervals.bernstein.max_cost}},
         "versions": _versions(),
+        "engine": L.engine or {"name": "memory"},
         "metrics": metric_entries,
         "sweeps": sweeps,
         **extra,
@@ -478,7 +560,7 @@ def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | No
 def _group_sizes(L: Loaded, a: AttributeDef) -> list[dict]:
     out = []
     for enc in L.predictions:
-        c = np.bincount(enc.groups[a.name], minlength=len(a.groups))
+        c = enc.group_counts(a.name) if _streamed(enc) else np.bincount(enc.groups[a.name], minlength=len(a.groups))
         out.append({"role": enc.role, "sizes": {a.label(j): int(c[j]) for j in range(len(a.groups))}})
     return out
 
@@ -490,6 +572,10 @@ def _data_entries(L: Loaded) -> list[dict]:
         out.append({"role": "runs" if e.role.startswith("run") else e.role, "path": e.display_path, "sha256": e.sha256,
                     "rows": e.rows, "rows_used": e.rows_used, "rows_dropped": e.rows - e.rows_used,
                     "dropped": e.dropped})
+        if _streamed(e):
+            out[-1]["files"] = e.engine["files"]
+            if e.sample is not None:
+                out[-1]["sample"] = e.sample.sample
     if L.base_table:
         out.append({"role": "base_table", "path": L.base_table[1], "sha256": L.base_table[2],
                     "rows": int(len(L.base_table[0])), "rows_used": int(len(L.base_table[0])), "rows_dropped": 0,
@@ -591,8 +677,8 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
     A = len(attr.groups)
     Gp = A + 1 if has_pred else 1
     scheme = "none"
-    for enc in L.predictions:
-        base_enc = L.train if src == "train" else L.predictions[0]
+    for enc in L.row_predictions:
+        base_enc = L.row_train if src == "train" else L.row_predictions[0]
         kept, mt, mp, mb = metrics.combination_codes(base_enc.Y, enc.Y, enc.Yhat, min_count=m.min_count,
                                                      min_size=m.min_size)
         Mn = len(kept)
@@ -769,7 +855,7 @@ def _predictability_entry(m: Metric, attr: AttributeDef, L: Loaded, has_pred: bo
     if opts["attacker"] == "mlp":
         opts["hidden"] = tuple(m.hidden or (64,))
     per_file = []
-    for enc in L.predictions:
+    for enc in L.row_predictions:
         a = enc.groups[attr.name].astype(np.int64)
         t, th = enc.Y[:, task_idx].astype(np.int64), enc.Yhat[:, task_idx].astype(np.int64)
         if m.name == "leakage":
@@ -824,7 +910,7 @@ def threshold_sweeps(ls: LoadedSpec, L: Loaded, by_attr_metrics: dict[str, list[
 
     Computed on the (first) test file; the base side stays as in the main run.
     """
-    enc = L.predictions[0]
+    enc = L.row_predictions[0]
     out = []
     for k, t in enumerate(L.tasks):
         if t.score is None or k not in enc.scores:

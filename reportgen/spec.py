@@ -67,8 +67,21 @@ class Report(Strict):
     logo: str | None = Field(None, description="Organisation logo (PNG, JPEG or SVG, at most 2 MB) for the report's first page.")
 
 
+class Sample(Strict):
+    rows: int = Field(200_000, ge=100, description="Rows in the seeded, stratified sample that metrics which cannot "
+                                                   "stream (leakage/DPA, LOGAN, threshold sweeps) use.")
+    seed: int | None = Field(None, ge=0, description="Seed of the sample (default: intervals.bootstrap.seed).")
+
+
+class DaskOptions(Strict):
+    scheduler: str | None = Field(None, description="Address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 "
+                                                    "(default: start a LocalCluster on this machine).")
+    workers: int = Field(2, ge=1, le=256, description="Workers of the LocalCluster started when no scheduler is given.")
+
+
 class Data(Strict):
-    test: str | None = Field(None, description="Test file (CSV or Parquet) with labels and predictions.")
+    test: str | None = Field(None, description="Test file (CSV or Parquet) with labels and predictions; also a folder "
+                                               "of part files or a glob such as 'preds/*.parquet' (one data set).")
     train: str | None = Field(None, description="Training file; the default base-correlation source.")
     validation: str | None = Field(None, description="Validation file, for threshold calibration.")
     runs: list[str] | None = Field(
@@ -77,6 +90,13 @@ class Data(Strict):
     missing: Literal["error", "drop"] = Field(
         "error", description="What to do with missing values in used columns: error (default) or drop the row."
     )
+    engine: Literal["auto", "memory", "stream", "dask"] = Field(
+        "auto", description="memory: load whole files; stream: read record batches and keep only counts (peak memory "
+                            "does not grow with rows); dask: the same counts computed on Dask workers; auto: stream "
+                            "when the prediction data exceed 1 GiB on disk or are a folder/glob, else memory.")
+    batch_rows: int = Field(1_000_000, ge=1_000, le=100_000_000, description="Rows per record batch when streaming.")
+    sample: Sample = Field(default_factory=Sample)
+    dask: DaskOptions = Field(default_factory=DaskOptions)
 
     @model_validator(mode="after")
     def _need_test(self) -> "Data":

@@ -255,11 +255,12 @@ def _workers() -> int:
     return max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
-def _poisson_chunk(units: Units, start: int, stop: int, B: int, seed: int, stream: int, joint: bool) -> np.ndarray:
+def _poisson_chunk(units: Units, start: int, stop: int, B: int, seed: int, stream: int, joint: bool,
+                   row_offset: int = 0) -> np.ndarray:
     K = units.Y.shape[1]
     nblocks = units.G * units.Gp
     S = np.zeros((B, nblocks, 1 + (3 if joint else 2) * K))
-    u16 = poisson_weights(seed, stream, start, stop - start, B)
+    u16 = poisson_weights(seed, stream, row_offset + start, stop - start, B)
     blk = units.block[start:stop]
     order = np.argsort(blk, kind="stable")
     bounds = np.searchsorted(blk[order], np.arange(nblocks + 1))
@@ -274,13 +275,17 @@ def _poisson_chunk(units: Units, start: int, stop: int, B: int, seed: int, strea
     return S
 
 
-def tally_poisson(units: Units, B: int, seed: int, stream: int, *, joint: bool = True) -> np.ndarray:
-    """N replicates with keyed Poisson(1) row weights (units must be rows, count 1).
+def poisson_sums(units: Units, B: int, seed: int, stream: int, *, joint: bool = True,
+                 row_offset: int = 0) -> np.ndarray:
+    """Block sums S (B, blocks, features) with keyed Poisson(1) weights (units must be rows, count 1).
+
+    Row ``i`` of ``units`` is row ``row_offset + i`` of the data used, so sums over
+    consecutive slices of rows add up to the sums over all of them.
 
     Chunks run on a thread pool (NumPy releases the GIL in the generator, the
     table lookup and BLAS) with single-threaded BLAS, so the cores are not
     oversubscribed. Chunk sums are integers, so the result does not depend on
-    the order in which chunks finish.
+    the order in which chunks finish nor on where the chunks start.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -292,9 +297,16 @@ def tally_poisson(units: Units, B: int, seed: int, stream: int, *, joint: bool =
     n = len(units.block)
     starts = range(0, n, CHUNK_ROWS)
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(_workers()) as ex:
-        for part in ex.map(lambda a: _poisson_chunk(units, a, min(n, a + CHUNK_ROWS), B, seed, stream, joint), starts):
+        for part in ex.map(lambda a: _poisson_chunk(units, a, min(n, a + CHUNK_ROWS), B, seed, stream, joint,
+                                                    row_offset), starts):
             S += part
-    return _to_tensor(S, K, units.G, units.Gp, joint)
+    return S
+
+
+def tally_poisson(units: Units, B: int, seed: int, stream: int, *, joint: bool = True) -> np.ndarray:
+    """N replicates with keyed Poisson(1) row weights (units must be rows, count 1)."""
+    S = poisson_sums(units, B, seed, stream, joint=joint)
+    return _to_tensor(S, units.Y.shape[1], units.G, units.Gp, joint)
 
 
 def replicates(units: Units, B: int, *, seed: int, stream: int, method: str = "auto",

@@ -1,0 +1,808 @@
+"""Streaming and Dask engines: the sufficient statistics of the count metrics from record batches.
+
+A data set (one file, a folder of part files or a glob) is cut into
+*partitions* (a Parquet file's row groups, or a CSV file), each read in
+record batches. Every batch is encoded exactly as the memory engine encodes a
+whole file (:func:`reportgen.data.load_role`), then reduced to
+
+* per attribute, the counts of the distinct row patterns
+  ``(group, predicted group, y-vector, ŷ-vector)`` — the same integer codes
+  :func:`reportgen.stats.compress` gives, so the multinomial bootstrap over
+  them is bit-for-bit the memory engine's;
+* per attribute, the point tallies ``N`` (so the point estimates never need
+  the patterns);
+* what the data checks need (missing values, label values, group counts);
+* a seeded, stratified *sample* of the rows (bottom-k of a keyed hash of the
+  row id within each stratum of the attributes' groups) for the metrics that
+  cannot stream.
+
+Counts add, so the result does not depend on how rows are split into batches
+or partitions, nor on the order partitions finish: :func:`merge` is
+associative and commutative and leaves everything in canonical (sorted)
+order. When an attribute has more distinct patterns than the multinomial
+bootstrap takes (:data:`reportgen.stats.MULTINOMIAL_MAX_PATTERNS`), a second
+pass draws keyed Poisson(1) weights for each row from its position among the
+rows used — the memory engine's weights, row for row.
+
+The Dask engine maps the same partition functions over Dask workers and
+merges their results; nothing else differs.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from reportgen import stats
+from reportgen.data import (
+    INTERSECTION_SEP,
+    AttributeDef,
+    Encoded,
+    TaskColumns,
+    _check_labels,
+    _check_predictions,
+    _columns_needed,
+    _few,
+    _num_text,
+    check_columns,
+    dataset_sha256,
+    load_role,
+    match_values,
+    open_dataset,
+    role_kind,
+)
+from reportgen.errors import MSG_GROUP_EMPTY, MSG_MISSING_VALUES, Problem, SpecError
+
+AUTO_STREAM_BYTES = 1 << 30  # engine: auto streams data sets larger than this on disk
+PARTITION_ROWS = 4_000_000  # Parquet row groups are gathered into partitions of about this many rows
+MAX_PATTERNS = 1_000_000  # per attribute; beyond this the patterns are dropped and the bootstrap uses Poisson weights
+MAX_DISTINCT_VALUES = 200  # distinct label values kept for the checks' messages
+
+MSG_DASK_MISSING = ("data.engine: dask needs the Dask extra, which is not installed; install it with "
+                    "pip install 'reportgen[dask]' (dask and distributed), or use engine: stream on one machine")
+
+
+# --------------------------------------------------------------------------- plan: what to read and how to encode
+
+
+@dataclass(frozen=True)
+class Partition:
+    index: int  # position in the data set
+    file_index: int
+    path: str
+    kind: str  # "parquet" | "csv"
+    row_groups: tuple[int, ...] | None  # Parquet row groups, None = the whole file
+    first_row: int | None  # the partition's first row within its file (None for CSV: counted while reading)
+    rows: int | None  # rows in the partition when known from metadata
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a worker needs to encode batches: plain, picklable data (no spec objects)."""
+
+    role: str
+    rel: str
+    columns: tuple[str, ...]  # columns read (the spec's plus the sample's)
+    needed: tuple[str, ...]  # the spec's columns, in the memory engine's order
+    missing_drop: bool
+    attrs: tuple[AttributeDef, ...]
+    tasks: tuple[TaskColumns, ...]
+    thresholds: tuple[tuple[int, float], ...]
+    predictions: bool  # role test/run: predicted columns are read
+    batch_rows: int
+    sample_rows: int  # 0: no sample
+    sample_seed: int
+    sample_columns: tuple[str, ...]
+
+    @property
+    def base_attrs(self) -> list[AttributeDef]:
+        return [a for a in self.attrs if a.spec_path[0] == "attributes"]
+
+    def has_pred(self, a: AttributeDef) -> bool:
+        return bool(a.predicted) and self.predictions
+
+    def Gp(self, a: AttributeDef) -> int:
+        return len(a.groups) + 1 if self.has_pred(a) else 1
+
+
+def partitions(files: list[Path]) -> list[Partition]:
+    out: list[Partition] = []
+    for fi, f in enumerate(files):
+        if f.suffix.lower() in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            md = pq.ParquetFile(f).metadata
+            groups: list[int] = []
+            first = rows = 0
+            for g in range(md.num_row_groups):
+                groups.append(g)
+                rows += md.row_group(g).num_rows
+                if rows >= PARTITION_ROWS or g == md.num_row_groups - 1:
+                    out.append(Partition(len(out), fi, str(f), "parquet", tuple(groups), first, rows))
+                    first += rows
+                    groups, rows = [], 0
+            if md.num_row_groups == 0:
+                out.append(Partition(len(out), fi, str(f), "parquet", (), 0, 0))
+        else:
+            out.append(Partition(len(out), fi, str(f), "csv", None, 0, None))
+    return out
+
+
+def read_batches(part: Partition, columns: list[str], batch_rows: int):
+    """DataFrames of at most ``batch_rows`` rows, in file order."""
+    if part.kind == "parquet":
+        import pyarrow.parquet as pq
+
+        pf = pq.ParquetFile(part.path)
+        if not part.row_groups:
+            return
+        for batch in pf.iter_batches(batch_size=batch_rows, row_groups=list(part.row_groups), columns=columns,
+                                     use_threads=True):
+            yield batch.to_pandas()
+    else:
+        yield from pd.read_csv(part.path, usecols=columns, low_memory=False, keep_default_na=True,
+                               chunksize=batch_rows)
+
+
+# --------------------------------------------------------------------------- encoding one batch
+
+
+@dataclass
+class BatchCodes:
+    n: int  # rows in the batch
+    keep: np.ndarray  # (n,) bool
+    groups: dict[str, np.ndarray]  # kept rows
+    groups_pred: dict[str, np.ndarray]
+    Y: np.ndarray
+    Yhat: np.ndarray | None
+
+
+def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, row0: int = 0) -> BatchCodes:
+    """The memory engine's encoding (``load_role``) of one batch; checks go into ``acc``.
+
+    ``row0``: the batch's first row within its file (for messages).
+    """
+    n = len(df)
+    keep = np.ones(n, dtype=bool)
+    for i, col in enumerate(plan.needed):
+        miss = df[col].isna().to_numpy()
+        if miss.any():
+            if acc is not None:
+                acc.missing(col, int(miss.sum()), row0 + int(np.argmax(miss)))
+            if plan.missing_drop:
+                newly = miss & keep
+                if acc is not None and newly.any():
+                    acc.drop(i, f"missing value in column '{col}'", int(newly.sum()))
+                keep &= ~miss
+    raw: dict[str, np.ndarray] = {}
+    for j, a in enumerate(plan.base_attrs):
+        codes = match_values(df[a.columns[0]], [v[0] for v in a.group_values])
+        raw[a.name] = codes
+        out = (codes < 0) & keep
+        if acc is not None and out.any():
+            acc.drop(len(plan.needed) + j, f"{a.name} not in declared groups ({', '.join(a.groups)})", int(out.sum()))
+        keep &= codes >= 0
+    if acc is not None:
+        for a in plan.base_attrs:
+            c = raw[a.name]
+            acc.add_group_counts(a.name, np.bincount(c[keep & (c >= 0)], minlength=len(a.groups)))
+            acc.add_values(("attr", a.name), df[a.columns[0]])
+    idx = np.flatnonzero(keep)
+    all_kept = len(idx) == n
+    sub = df if all_kept else df.iloc[idx]
+    groups: dict[str, np.ndarray] = {}
+    groups_pred: dict[str, np.ndarray] = {}
+    for a in plan.base_attrs:
+        groups[a.name] = raw[a.name] if all_kept else raw[a.name][idx]
+        if plan.has_pred(a):
+            groups_pred[a.name] = match_values(sub[a.predicted[0]], [v[0] for v in a.group_values])
+    for a in plan.attrs:
+        if a.spec_path[0] != "intersections":
+            continue
+        parts = a.name.split(INTERSECTION_SEP)
+        code = np.zeros(len(idx), dtype=np.int32)
+        pcode = np.zeros(len(idx), dtype=np.int32) if plan.has_pred(a) else None
+        for pname in parts:
+            g = len(next(b for b in plan.base_attrs if b.name == pname).groups)
+            code = code * g + groups[pname]
+            if pcode is not None:
+                pp = groups_pred[pname].astype(np.int32)
+                pcode = np.where((pcode < 0) | (pp < 0), -1, pcode * g + pp)
+        groups[a.name] = code.astype(np.int16)
+        if pcode is not None:
+            groups_pred[a.name] = pcode.astype(np.int16)
+    K = len(plan.tasks)
+    Y = np.zeros((len(idx), K), dtype=bool)
+    Yhat = np.zeros((len(idx), K), dtype=bool) if plan.predictions else None
+    thr = dict(plan.thresholds)
+    for k, t in enumerate(plan.tasks):
+        col = sub[t.column]
+        Y[:, k] = match_values(col, [t.positive]) == 0
+        if acc is not None:
+            acc.add_values(("label", t.column), col)
+        if plan.predictions:
+            if t.predicted:
+                pcol = sub[t.predicted]
+                Yhat[:, k] = match_values(pcol, [t.positive]) == 0
+                if acc is not None:
+                    acc.add_values(("pred", t.predicted), pcol)
+            else:
+                s = sub[t.score]
+                if not pd.api.types.is_numeric_dtype(s):
+                    if acc is not None and len(s):
+                        acc.non_numeric_score.setdefault(k, repr(s.iloc[0]))
+                    continue
+                th = thr.get(k, t.threshold)
+                if isinstance(th, (int, float)):
+                    Yhat[:, k] = s.to_numpy(dtype=float) >= float(th)
+    return BatchCodes(n, keep, groups, groups_pred, Y, Yhat)
+
+
+def _units(plan: Plan, b: BatchCodes, a: AttributeDef, with_pred: bool = True) -> stats.Units:
+    gp = b.groups_pred.get(a.name) if with_pred and plan.has_pred(a) else None
+    Yh = b.Yhat if b.Yhat is not None else b.Y
+    return stats.make_units(b.groups[a.name], gp, b.Y, Yh, len(a.groups))
+
+
+# --------------------------------------------------------------------------- per-partition statistics
+
+
+def _pattern_keys(u: stats.Units) -> np.ndarray:
+    """Each unit's pattern as int64 (as stats.compress) or, for wide patterns, as a void byte key."""
+    codes = stats._pattern_codes(u)
+    if codes is not None:
+        return codes
+    n = len(u.block)
+    packed = np.packbits(np.concatenate([u.Y, u.Yhat], axis=1), axis=1)
+    key = np.ascontiguousarray(np.concatenate([u.block.astype(">u4").view(np.uint8).reshape(n, 4), packed], axis=1))
+    return key.view(np.dtype((np.void, key.shape[1]))).ravel()
+
+
+def _count_keys(keys: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct keys, int64 counts)."""
+    if len(keys) == 0:
+        return keys, np.zeros(0, dtype=np.int64)
+    if keys.dtype == np.int64:
+        hi = int(keys.max()) + 1
+        if hi <= (1 << 22):
+            c = np.bincount(keys, weights=weights, minlength=hi)
+            u = np.flatnonzero(c)
+            return u.astype(np.int64), np.rint(c[u]).astype(np.int64) if weights is not None else c[u]
+    u, inv = np.unique(keys, return_inverse=True)
+    c = np.bincount(inv.ravel(), weights=weights, minlength=len(u))
+    return u, np.rint(c).astype(np.int64) if weights is not None else c.astype(np.int64)
+
+
+def _splitmix(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        z = x + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def sample_keys(seed: int, file_index: int, rows: np.ndarray) -> np.ndarray:
+    """A keyed pseudo-random uint64 per row id (file, row): the same for any batching or partitioning."""
+    salt = _splitmix(np.array([seed], dtype=np.uint64))[0]
+    x = (np.uint64(file_index) << np.uint64(40)) + rows.astype(np.uint64)
+    return _splitmix(x ^ salt)
+
+
+@dataclass
+class PartStats:
+    """What one partition (or a merge of several) contributes. Everything here adds up."""
+
+    rows: int = 0
+    kept: int = 0
+    drops: dict = field(default_factory=dict)  # order -> [reason, rows]
+    missing_cols: dict = field(default_factory=dict)  # column -> [count, (partition, row)]
+    group_counts: dict = field(default_factory=dict)  # attribute -> counts per group
+    values: dict = field(default_factory=dict)  # ("label"|"pred"|"attr", column) -> set of distinct values
+    non_numeric_score: dict = field(default_factory=dict)  # task index -> example
+    patterns: dict = field(default_factory=dict)  # attribute -> (keys, counts) or None (too many)
+    point: dict = field(default_factory=dict)  # attribute -> N (1, K, G, Gp, 2, 2) joint tally
+    strata: np.ndarray | None = None  # kept rows per stratum of the base attributes' groups
+    sample: pd.DataFrame | None = None  # candidates: sample columns + __u, __file, __row, __stratum
+    part_kept: dict = field(default_factory=dict)  # partition index -> rows kept (offsets for the Poisson pass)
+    part_rows: dict = field(default_factory=dict)  # partition index -> rows read
+    _where: tuple = (0, 0)
+
+    def drop(self, order: int, reason: str, rows: int) -> None:
+        e = self.drops.setdefault(order, [reason, 0])
+        e[1] += rows
+
+    def missing(self, col: str, count: int, row: int) -> None:
+        e = self.missing_cols.get(col)
+        where = (self._where[0], row)
+        if e is None:
+            self.missing_cols[col] = [count, where]
+        else:
+            e[0] += count
+            e[1] = min(e[1], where)
+
+    def add_group_counts(self, name: str, c: np.ndarray) -> None:
+        self.group_counts[name] = self.group_counts.get(name, 0) + c
+
+    def add_values(self, key: tuple, col: pd.Series) -> None:
+        s = self.values.setdefault(key, set())
+        if len(s) < MAX_DISTINCT_VALUES:
+            s.update(pd.unique(col.dropna()).tolist()[:MAX_DISTINCT_VALUES])
+
+
+def part_stats(plan: Plan, part: Partition, *, max_patterns: int = MAX_PATTERNS) -> PartStats:
+    """Pass 1 over one partition."""
+    acc = PartStats()
+    cols = list(plan.columns)
+    row = part.first_row or 0
+    strata_shape = [len(a.groups) for a in plan.base_attrs]
+    nstrata = int(np.prod(strata_shape)) if strata_shape else 1
+    acc.strata = np.zeros(nstrata, dtype=np.int64)
+    for df in read_batches(part, cols, plan.batch_rows):
+        acc._where = (part.file_index, 0)
+        b = encode_batch(plan, df, acc, row)
+        idx = np.flatnonzero(b.keep)
+        acc.rows += b.n
+        acc.kept += len(idx)
+        for a in plan.attrs:
+            u = _units(plan, b, a)
+            N = stats.tally(u, joint=True)
+            acc.point[a.name] = acc.point[a.name] + N if a.name in acc.point else N
+            if acc.patterns.get(a.name, 0) is None:
+                continue
+            keys, counts = _count_keys(_pattern_keys(u))
+            acc.patterns[a.name] = _merge_patterns(acc.patterns.get(a.name, 0), (keys, counts), max_patterns)
+        stratum = _stratum(plan, b)
+        acc.strata += np.bincount(stratum, minlength=nstrata)
+        if plan.sample_rows:
+            acc.sample = _reservoir(acc.sample, _candidates(plan, df, idx, stratum, part.file_index, row,
+                                                            acc.sample), plan.sample_rows)
+        row += b.n
+    acc.part_kept[part.index] = acc.kept
+    acc.part_rows[part.index] = acc.rows
+    return acc
+
+
+def _stratum(plan: Plan, b: BatchCodes) -> np.ndarray:
+    s = np.zeros(len(b.Y), dtype=np.int64)
+    for a in plan.base_attrs:
+        s = s * len(a.groups) + b.groups[a.name]
+    return s
+
+
+def _candidates(plan: Plan, df: pd.DataFrame, idx: np.ndarray, stratum: np.ndarray, file_index: int, row0: int,
+                current: pd.DataFrame | None) -> pd.DataFrame:
+    rows = row0 + idx
+    u = sample_keys(plan.sample_seed, file_index, rows)
+    keep = np.ones(len(idx), dtype=bool)
+    if current is not None and len(current):
+        # only rows below the stratum's current k-th smallest key can enter
+        cut = current.groupby("__stratum")["__u"].max()
+        full = current.groupby("__stratum").size()
+        lim = np.full(int(stratum.max()) + 1 if len(stratum) else 1, np.iinfo(np.uint64).max, dtype=np.uint64)
+        for st, c in full.items():
+            if c >= plan.sample_rows and st < len(lim):
+                lim[st] = np.uint64(cut[st])
+        keep = u < lim[stratum] if len(stratum) else keep
+    sel = idx[keep]
+    frame = df.iloc[sel][list(plan.sample_columns)].reset_index(drop=True)
+    frame["__u"] = u[keep]
+    frame["__file"] = np.int64(file_index)
+    frame["__row"] = rows[keep].astype(np.int64)
+    frame["__stratum"] = stratum[keep]
+    return frame
+
+
+def _reservoir(a: pd.DataFrame | None, b: pd.DataFrame | None, k: int) -> pd.DataFrame | None:
+    """Per stratum, the ``k`` rows with the smallest (key, file, row): the same whatever the merge order."""
+    frames = [f for f in (a, b) if f is not None]
+    if not frames:
+        return None
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    if not len(df):
+        return df
+    df = df.sort_values(["__stratum", "__u", "__file", "__row"], kind="stable")
+    df = df[df.groupby("__stratum").cumcount() < k]
+    return df.reset_index(drop=True)
+
+
+def _merge_patterns(a, b, max_patterns: int):
+    """Merge pattern counts: each side is (keys, counts), None (too many to keep) or 0 (nothing yet)."""
+    if a is None or b is None:
+        return None
+    if isinstance(a, int):
+        res = b
+    elif isinstance(b, int):
+        res = a
+    else:
+        res = _count_keys(np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]]).astype(np.float64))
+    if not isinstance(res, int) and len(res[0]) > max_patterns:
+        return None
+    return res
+
+
+def merge(a: PartStats, b: PartStats, plan: Plan, *, max_patterns: int = MAX_PATTERNS) -> PartStats:
+    out = PartStats(rows=a.rows + b.rows, kept=a.kept + b.kept)
+    for src in (a, b):
+        for k, (reason, n) in src.drops.items():
+            out.drop(k, reason, n)
+        for col, (n, where) in src.missing_cols.items():
+            e = out.missing_cols.get(col)
+            out.missing_cols[col] = [n, where] if e is None else [e[0] + n, min(e[1], where)]
+        for k, c in src.group_counts.items():
+            out.add_group_counts(k, c)
+        for k, vals in src.values.items():
+            s = out.values.setdefault(k, set())
+            s.update(list(vals)[:max(0, MAX_DISTINCT_VALUES - len(s))])
+        for k, ex in src.non_numeric_score.items():
+            out.non_numeric_score.setdefault(k, ex)
+        for k, N in src.point.items():
+            out.point[k] = out.point[k] + N if k in out.point else N
+        out.part_kept.update(src.part_kept)
+        out.part_rows.update(src.part_rows)
+    for name in sorted(set(a.patterns) | set(b.patterns)):
+        out.patterns[name] = _merge_patterns(a.patterns.get(name, 0), b.patterns.get(name, 0), max_patterns)
+    out.strata = (a.strata if a.strata is not None else 0) + (b.strata if b.strata is not None else 0)
+    out.sample = _reservoir(a.sample, b.sample, plan.sample_rows) if plan.sample_rows else None
+    return out
+
+
+def poisson_part(plan: Plan, part: Partition, offset: int, jobs: tuple, B: int, seed: int) -> dict:
+    """Pass 2 over one partition: keyed Poisson(1) replicate sums S per (attribute, stream, joint).
+
+    ``offset``: rows used before this partition (the memory engine's row position of its first kept row).
+    """
+    out = {}
+    for df in read_batches(part, list(plan.needed), plan.batch_rows):
+        b = encode_batch(plan, df)
+        n = len(b.Y)
+        for job in jobs:
+            name, stream, joint, with_pred = job
+            a = next(x for x in plan.attrs if x.name == name)
+            S = stats.poisson_sums(_units(plan, b, a, with_pred), B, seed, stream, joint=joint, row_offset=offset)
+            out[job] = out[job] + S if job in out else S
+        offset += n
+    return out
+
+
+# --------------------------------------------------------------------------- the engines
+
+
+class LocalExecutor:
+    """Partitions on a thread pool in this process (NumPy, pandas and Arrow release the GIL)."""
+
+    name = "stream"
+
+    def map(self, fn, items: list) -> list:
+        from concurrent.futures import ThreadPoolExecutor
+
+        workers = max(1, min(len(items), stats._workers()))
+        if workers == 1:
+            return [fn(x) for x in items]
+        with ThreadPoolExecutor(workers) as ex:
+            return list(ex.map(fn, items))
+
+    def close(self) -> None:
+        pass
+
+
+class DaskExecutor:
+    """The same partition functions on Dask workers (a LocalCluster unless a scheduler address is given)."""
+
+    name = "dask"
+
+    def __init__(self, scheduler: str | None, workers: int):
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise SpecError([Problem("", None, None, "data.engine", MSG_DASK_MISSING)]) from None
+        self.cluster = None
+        if scheduler:
+            self.client = Client(scheduler)
+        else:
+            self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                        dashboard_address=None, silence_logs=40)
+            self.client = Client(self.cluster)
+        self.address = scheduler or "LocalCluster"
+        self.workers = len(self.client.scheduler_info().get("workers", {}))
+
+    def map(self, fn, items: list) -> list:
+        futures = self.client.map(fn, items, pure=False)
+        return self.client.gather(futures)
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def _pass1(args):
+    plan, part = args
+    return part_stats(plan, part)
+
+
+def _pass2(args):
+    plan, part, offset, jobs, B, seed = args
+    return poisson_part(plan, part, offset, jobs, B, seed)
+
+
+@dataclass
+class Streamed:
+    """A streamed prediction (or training) data set: provenance, counts and a sample; duck-types ``Encoded``."""
+
+    role: str
+    path: Path
+    display_path: str
+    sha256: str
+    rows: int
+    rows_used: int
+    dropped: list
+    plan: Plan
+    parts: list[Partition]
+    stats: PartStats
+    executor: object
+    sample: Encoded | None = None
+    engine: dict = field(default_factory=dict)
+    _poisson_cache: dict = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return self.rows_used
+
+    def has_pred(self, name: str) -> bool:
+        a = self._attr(name)
+        return self.plan.has_pred(a)
+
+    def _attr(self, name: str) -> AttributeDef:
+        return next(a for a in self.plan.attrs if a.name == name)
+
+    def group_counts(self, name: str) -> np.ndarray:
+        a = self._attr(name)
+        N = self.stats.point[a.name]
+        return np.rint(N[0, 0].sum(axis=(1, 2, 3))).astype(np.int64) if N.shape[1] else np.zeros(len(a.groups), int)
+
+    def y_mean(self, k: int) -> float:
+        a = self.plan.attrs[0]
+        N = self.stats.point[a.name][0, k]
+        return float(N[..., 1, :].sum() / N.sum()) if N.sum() else 0.0
+
+    def units(self, name: str, with_pred: bool) -> stats.Units | None:
+        """Distinct patterns with counts (None when there were too many to keep)."""
+        a = self._attr(name)
+        pat = self.stats.patterns.get(name)
+        if pat is None or isinstance(pat, int):
+            return None
+        keys, counts = pat
+        K = len(self.plan.tasks)
+        G, Gp = len(a.groups), self.plan.Gp(a)
+        if keys.dtype == np.int64:
+            u = stats._from_codes(keys, counts, K, G, Gp)
+        else:
+            raw = keys.view(np.uint8).reshape(len(keys), -1)
+            block = raw[:, :4].copy().view(">u4").ravel().astype(np.int64)
+            bits = np.unpackbits(raw[:, 4:], axis=1)[:, :2 * K].astype(bool)
+            u = stats.Units(block, bits[:, :K], bits[:, K:], counts.astype(np.int64), G, Gp)
+        if with_pred or Gp == 1:
+            return u
+        return stats.compress(stats.Units(u.block // Gp, u.Y, u.Yhat, u.count, G, 1))
+
+    def point(self, name: str, with_pred: bool, joint: bool) -> np.ndarray:
+        """The point tally N, as ``stats.tally`` gives it on the rows (exact integer counts)."""
+        N = self.stats.point[name]
+        if not with_pred:
+            N = N.sum(axis=3, keepdims=True)
+        return N if joint else _margins(N)
+
+    def replicates(self, name: str, B: int, *, seed: int, stream: int, method: str, joint: bool,
+                   with_pred: bool = True) -> tuple[np.ndarray, str]:
+        u = self.units(name, with_pred)
+        if u is not None and method != "poisson":
+            if method == "multinomial" or len(u.count) <= stats.MULTINOMIAL_MAX_PATTERNS:
+                return stats.replicates(u, B, seed=seed, stream=stream, method="multinomial", joint=joint)
+        a = self._attr(name)
+        Gp = self.plan.Gp(a) if with_pred else 1
+        if B == 0:
+            return np.zeros((0, len(self.plan.tasks), len(a.groups), Gp, 2, 2)), "none"
+        return self._poisson(name, B, seed, stream, joint, with_pred), "poisson"
+
+    def _poisson(self, name: str, B: int, seed: int, stream: int, joint: bool, with_pred: bool) -> np.ndarray:
+        key = (name, stream, joint, with_pred, B, seed)
+        if key not in self._poisson_cache:
+            offsets, total = [], 0
+            for p in self.parts:
+                offsets.append(total)
+                total += self.stats.part_kept[p.index]
+            job = (name, stream, joint, with_pred)
+            jobs = (job,)
+            results = self.executor.map(_pass2, [(self.plan, p, offsets[i], jobs, B, seed)
+                                                 for i, p in enumerate(self.parts)])
+            a = self._attr(name)
+            K = len(self.plan.tasks)
+            Gp = self.plan.Gp(a) if with_pred else 1
+            S = np.zeros((B, len(a.groups) * Gp, 1 + (3 if joint else 2) * K))
+            for r in results:  # integer sums: exact in any order
+                if job in r:
+                    S += r[job]
+            self._poisson_cache[key] = stats._to_tensor(S, K, len(a.groups), Gp, joint)
+        return self._poisson_cache[key]
+
+
+def _margins(N: np.ndarray) -> np.ndarray:
+    """Joint tally -> the margins-only form of ``stats.tally(joint=False)``."""
+    tot = N.sum(axis=(-2, -1))
+    sy = N[..., 1, :].sum(axis=-1)
+    sh = N[..., :, 1].sum(axis=-1)
+    out = np.empty_like(N)
+    out[..., 1, 1] = 0.0
+    out[..., 1, 0] = sy
+    out[..., 0, 1] = sh
+    out[..., 0, 0] = tot - sy - sh
+    return out
+
+
+def choose_engine(ls, rels: list[str]) -> str:
+    eng = ls.spec.data.engine
+    if eng != "auto":
+        return eng
+    from reportgen.data import dataset_files, is_dataset_pattern
+
+    total = 0
+    for rel in rels:
+        p = ls.resolve(rel)
+        if p.is_dir() or is_dataset_pattern(rel):
+            return "stream"
+        if p.is_file():
+            total += p.stat().st_size
+    return "stream" if total > AUTO_STREAM_BYTES else "memory"
+
+
+def make_executor(ls, name: str, scheduler: str | None = None):
+    if name == "dask":
+        d = ls.spec.data.dask
+        try:
+            return DaskExecutor(scheduler or d.scheduler, d.workers)
+        except SpecError as e:
+            raise SpecError([ls.problem(("data", "engine"), p.message) for p in e.problems]) from None
+    return LocalExecutor()
+
+
+def sample_columns(ls, header: list[str], needed: list[str], tasks: list[TaskColumns]) -> list[str]:
+    """Columns the sample keeps: the spec's, scores, and whatever local_bias reads from the data."""
+    cols = list(needed)
+    lb = ls.spec.local_bias
+    if lb is not None:
+        f = lb.features
+        extra = list(f) if isinstance(f, list) else [getattr(f, "text", None), getattr(f, "id", None)]
+        cols += [c for c in extra if c and c in header]
+    return list(dict.fromkeys(cols))
+
+
+def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[AttributeDef], tasks: list[TaskColumns],
+                  thresholds: dict[int, float] | None, executor, *, sample: bool, say=lambda m: None) -> Streamed:
+    """Pass 1 over a data set with ``executor``; checks as the memory engine; the sample as an Encoded."""
+    path, files, header = open_dataset(ls, rel, spec_path)
+    kind = role_kind(role)
+    needed_pairs = _columns_needed(attrs, tasks, kind)
+    check_columns(ls, needed_pairs, header, rel)
+    needed = [c for c, _ in needed_pairs]
+    d = ls.spec.data
+    scols = sample_columns(ls, header, needed, tasks) if sample else []
+    seed = d.sample.seed if d.sample.seed is not None else ls.spec.intervals.bootstrap.seed
+    plan = Plan(role=role, rel=rel, columns=tuple(dict.fromkeys(needed + scols)), needed=tuple(needed),
+                missing_drop=d.missing == "drop", attrs=tuple(attrs), tasks=tuple(tasks),
+                thresholds=tuple(sorted((thresholds or {}).items())), predictions=kind in ("test", "run"),
+                batch_rows=d.batch_rows, sample_rows=d.sample.rows if sample else 0, sample_seed=int(seed),
+                sample_columns=tuple(scols))
+    try:
+        parts = partitions(files)
+    except Exception as exc:
+        raise SpecError([ls.problem(spec_path, f"cannot read {rel} ({type(exc).__name__}: {exc})")]) from None
+    say(f"streaming {rel}: {len(files)} file(s), {len(parts)} partition(s) on {getattr(executor, 'name', 'stream')}")
+    try:
+        results = executor.map(_pass1, [(plan, p) for p in parts])
+    except SpecError:
+        raise
+    except Exception as exc:
+        raise SpecError([ls.problem(spec_path, f"cannot read {rel} ({type(exc).__name__}: {exc})")]) from None
+    acc = results[0]
+    for r in results[1:]:
+        acc = merge(acc, r, plan)
+    _check(ls, plan, acc, files, spec_path, rel, needed_pairs)
+    sha = dataset_sha256(files, path)
+    dropped = [{"reason": r, "rows": int(n)} for _, (r, n) in sorted(acc.drops.items())]
+    st = Streamed(role=role, path=path, display_path=rel, sha256=sha, rows=acc.rows, rows_used=acc.kept,
+                  dropped=dropped, plan=plan, parts=parts, stats=acc, executor=executor)
+    st.engine = {"name": executor.name, "files": len(files), "partitions": len(parts), "batch_rows": d.batch_rows}
+    if sample:
+        st.sample = _sample_encoded(ls, plan, acc, role, rel, spec_path, attrs, tasks, thresholds, st)
+    return st
+
+
+def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, rel: str, needed_pairs) -> None:
+    problems: list[Problem] = []
+    paths = dict(needed_pairs)
+    if not plan.missing_drop:
+        for col, (count, (fi, row)) in sorted(acc.missing_cols.items(), key=lambda kv: plan.needed.index(kv[0])):
+            f = files[fi]
+            line = f"row {row + 1} of {f.name}" if f.suffix.lower() in (".parquet", ".pq") else f"{row + 2} of {f.name}"
+            if len(files) == 1:
+                line = f"row {row + 1}" if f.suffix.lower() in (".parquet", ".pq") else str(row + 2)
+            problems.append(ls.problem(paths[col], MSG_MISSING_VALUES.format(column=col, count=count, file=rel,
+                                                                             line=line)))
+    if problems:
+        raise SpecError(problems)
+    if plan.role != "validation":
+        for a in plan.base_attrs:
+            counts = acc.group_counts.get(a.name, np.zeros(len(a.groups), int))
+            present_raw = acc.values.get(("attr", a.name), set())
+            present_txt = [_num_text(v) for v in present_raw]
+            for j, c in enumerate(np.asarray(counts).tolist()):
+                if c == 0:
+                    values = _few(sorted(set(present_txt)), 10) + _dym(a.groups[j], present_txt)
+                    problems.append(ls.problem(a.spec_path + ("groups",),
+                                               MSG_GROUP_EMPTY.format(group=a.groups[j], file=rel, values=values)))
+    if problems:
+        raise SpecError(problems)
+    checked: set = set()
+    for k, t in enumerate(plan.tasks):
+        base = ("tasks", t.spec_key)
+        col = pd.Series(sorted(acc.values.get(("label", t.column), set()), key=str), dtype=object)
+        if (t.column, t.spec_key) not in checked:
+            checked.add((t.column, t.spec_key))
+            problems += _check_labels(ls, t, col, rel, base)
+        if plan.predictions and t.predicted:
+            pcol = pd.Series(sorted(acc.values.get(("pred", t.predicted), set()), key=str), dtype=object)
+            problems += _check_predictions(ls, t, col, pcol, rel, base)
+        if plan.predictions and not t.predicted and k in acc.non_numeric_score:
+            problems.append(ls.problem(base + ("score",), f"score column '{t.score}' in {rel} is not numeric (e.g. "
+                                                          f"{acc.non_numeric_score[k]}); name a numeric column"))
+    if problems:
+        raise SpecError(problems)
+
+
+def _dym(word: str, choices: list[str]) -> str:
+    from reportgen.errors import did_you_mean
+
+    return did_you_mean(word, choices)
+
+
+def _sample_encoded(ls, plan: Plan, acc: PartStats, role, rel, spec_path, attrs, tasks, thresholds,
+                    st: Streamed) -> Encoded:
+    """The stratified sample: proportional allocation over strata (largest remainder), then the smallest keys."""
+    n_total = int(acc.kept)
+    want = min(plan.sample_rows, n_total)
+    strata = acc.strata if acc.strata is not None else np.zeros(1, np.int64)
+    if want >= n_total:
+        alloc = strata.copy()
+    else:
+        exact = strata * want / max(n_total, 1)
+        alloc = np.floor(exact).astype(np.int64)
+        rem = want - int(alloc.sum())
+        order = np.lexsort((np.arange(len(exact)), -(exact - alloc)))
+        alloc[order[:rem]] += 1
+    df = acc.sample if acc.sample is not None else pd.DataFrame(columns=["__u", "__file", "__row", "__stratum"])
+    df = df.sort_values(["__stratum", "__u", "__file", "__row"], kind="stable")
+    rank = df.groupby("__stratum").cumcount().to_numpy()
+    lim = alloc[df["__stratum"].to_numpy().astype(np.int64)] if len(df) else np.zeros(0, np.int64)
+    df = df[rank < lim].sort_values(["__file", "__row"], kind="stable").reset_index(drop=True)
+    # global row ids: rows of earlier files come first
+    file_rows = np.zeros(len(st.parts) and (max(p.file_index for p in st.parts) + 1), dtype=np.int64)
+    for p in st.parts:
+        file_rows[p.file_index] += acc.part_rows.get(p.index, 0)
+    starts = np.concatenate([[0], np.cumsum(file_rows)[:-1]]) if len(file_rows) else np.zeros(0, np.int64)
+    gid = starts[df["__file"].to_numpy().astype(np.int64)] + df["__row"].to_numpy() if len(df) else np.zeros(0, int)
+    frame = df[list(plan.sample_columns)].reset_index(drop=True)
+    enc = load_role(ls, role, rel, spec_path, attrs, tasks, thresholds, frame=frame)
+    enc.path, enc.sha256, enc.rows = st.path, st.sha256, st.rows
+    enc.row_index = np.asarray(gid, dtype=np.int64)
+    enc.frame = frame
+    strat_by = [a.name for a in plan.base_attrs]
+    enc.sample = {"rows": int(len(frame)), "of_rows": n_total, "seed": plan.sample_seed,
+                  "stratified_by": strat_by, "all_rows": bool(len(frame) == n_total),
+                  "method": "stratified by the groups of " + (", ".join(strat_by) or "nothing") +
+                            "; proportional allocation; within a stratum the rows with the smallest keyed hash of "
+                            "their row id"}
+    return enc
