@@ -87,6 +87,12 @@ QUIET_FLAGS = [
     # CONNECT accounts.google.com:443 (/ListAccounts, the account cookie check) has no off switch; its url is
     # pointed at an empty data: url, so the check fails inside the browser.
     '--gaia-config-contents={"urls":{"list_accounts_url":{"url":"data:,"}}}',
+    # CONNECT update.googleapis.com:443 and POST http://update.googleapis.com/service/update2/json (Chromium 156: the
+    # on-demand update check of the "Optimization Guide On DeviceModels Manifest" component, which
+    # --disable-component-update does not stop and no --disable-features name turns off). The manifest override
+    # takes the component updater's place as the source of that manifest; os.devnull is an empty override (one
+    # "Failed to parse override config as JSON" ERROR line in the log), so no manifest is loaded or fetched.
+    f"--optimization-guide-manifest-override={os.devnull}",
 ]
 
 INSTALL_CHROMIUM = "apt-get install chromium"
