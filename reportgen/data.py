@@ -269,6 +269,7 @@ class Encoded:
     row_index: np.ndarray | None = None  # 0-based data-row positions in the file of the rows used
     frame: pd.DataFrame | None = None  # raw columns of the rows used, when not to be re-read from ``path`` (a sample)
     sample: dict | None = None  # when these rows are a sample of a streamed data set: how it was drawn
+    header: list[str] | None = None  # the data set's columns, when ``frame`` holds only some of them
 
     @property
     def n(self) -> int:
@@ -277,6 +278,8 @@ class Encoded:
 
 def enc_header(enc: Encoded) -> list[str]:
     """Columns available for the rows of ``enc`` (its file's header, or its sample frame's columns)."""
+    if enc.header is not None:
+        return list(enc.header)
     return list(enc.frame.columns) if enc.frame is not None else read_header(enc.path)
 
 

@@ -76,7 +76,8 @@ class Partition:
     path: str
     kind: str  # "parquet" | "csv"
     row_groups: tuple[int, ...] | None  # Parquet row groups, None = the whole file
-    first_row: int | None  # the partition's first row within its file (None for CSV: counted while reading)
+    first_row: int  # the partition's first row within its file
+    file_first_row: int  # the file's first row in the data set (rows are numbered across the parts, in order)
     rows: int | None  # rows in the partition when known from metadata
 
 
@@ -110,7 +111,10 @@ class Plan:
 
 
 def partitions(files: list[Path]) -> list[Partition]:
+    """Partitions in data-set order. Row numbers run across the parts: a Parquet file's rows come from its
+    metadata; a CSV file that is followed by other parts is counted first (one parse of its first column)."""
     out: list[Partition] = []
+    base = 0
     for fi, f in enumerate(files):
         if f.suffix.lower() in (".parquet", ".pq"):
             import pyarrow.parquet as pq
@@ -122,13 +126,16 @@ def partitions(files: list[Path]) -> list[Partition]:
                 groups.append(g)
                 rows += md.row_group(g).num_rows
                 if rows >= PARTITION_ROWS or g == md.num_row_groups - 1:
-                    out.append(Partition(len(out), fi, str(f), "parquet", tuple(groups), first, rows))
+                    out.append(Partition(len(out), fi, str(f), "parquet", tuple(groups), first, base, rows))
                     first += rows
                     groups, rows = [], 0
             if md.num_row_groups == 0:
-                out.append(Partition(len(out), fi, str(f), "parquet", (), 0, 0))
+                out.append(Partition(len(out), fi, str(f), "parquet", (), 0, base, 0))
+            base += md.num_rows
         else:
-            out.append(Partition(len(out), fi, str(f), "csv", None, 0, None))
+            out.append(Partition(len(out), fi, str(f), "csv", None, 0, base, None))
+            if fi < len(files) - 1:
+                base += sum(len(c) for c in pd.read_csv(f, usecols=[0], chunksize=1_000_000))
     return out
 
 
@@ -285,11 +292,10 @@ def _splitmix(x: np.ndarray) -> np.ndarray:
         return z ^ (z >> np.uint64(31))
 
 
-def sample_keys(seed: int, file_index: int, rows: np.ndarray) -> np.ndarray:
-    """A keyed pseudo-random uint64 per row id (file, row): the same for any batching or partitioning."""
+def sample_keys(seed: int, rows: np.ndarray) -> np.ndarray:
+    """A keyed pseudo-random uint64 per row of the data set: the same for any batching or partitioning."""
     salt = _splitmix(np.array([seed], dtype=np.uint64))[0]
-    x = (np.uint64(file_index) << np.uint64(40)) + rows.astype(np.uint64)
-    return _splitmix(x ^ salt)
+    return _splitmix(rows.astype(np.uint64) ^ salt)
 
 
 @dataclass
@@ -337,7 +343,7 @@ def part_stats(plan: Plan, part: Partition, *, max_patterns: int = MAX_PATTERNS)
     """Pass 1 over one partition."""
     acc = PartStats()
     cols = list(plan.columns)
-    row = part.first_row or 0
+    row = part.first_row
     strata_shape = [len(a.groups) for a in plan.base_attrs]
     nstrata = int(np.prod(strata_shape)) if strata_shape else 1
     acc.strata = np.zeros(nstrata, dtype=np.int64)
@@ -358,7 +364,7 @@ def part_stats(plan: Plan, part: Partition, *, max_patterns: int = MAX_PATTERNS)
         stratum = _stratum(plan, b)
         acc.strata += np.bincount(stratum, minlength=nstrata)
         if plan.sample_rows:
-            acc.sample = _reservoir(acc.sample, _candidates(plan, df, idx, stratum, part.file_index, row,
+            acc.sample = _reservoir(acc.sample, _candidates(plan, df, idx, stratum, part.file_first_row + row,
                                                             acc.sample), plan.sample_rows)
         row += b.n
     acc.part_kept[part.index] = acc.kept
@@ -373,10 +379,11 @@ def _stratum(plan: Plan, b: BatchCodes) -> np.ndarray:
     return s
 
 
-def _candidates(plan: Plan, df: pd.DataFrame, idx: np.ndarray, stratum: np.ndarray, file_index: int, row0: int,
+def _candidates(plan: Plan, df: pd.DataFrame, idx: np.ndarray, stratum: np.ndarray, row0: int,
                 current: pd.DataFrame | None) -> pd.DataFrame:
+    """Rows that may enter the sample; ``row0``: the batch's first row in the data set."""
     rows = row0 + idx
-    u = sample_keys(plan.sample_seed, file_index, rows)
+    u = sample_keys(plan.sample_seed, rows)
     keep = np.ones(len(idx), dtype=bool)
     if current is not None and len(current):
         # only rows below the stratum's current k-th smallest key can enter
@@ -390,21 +397,20 @@ def _candidates(plan: Plan, df: pd.DataFrame, idx: np.ndarray, stratum: np.ndarr
     sel = idx[keep]
     frame = df.iloc[sel][list(plan.sample_columns)].reset_index(drop=True)
     frame["__u"] = u[keep]
-    frame["__file"] = np.int64(file_index)
     frame["__row"] = rows[keep].astype(np.int64)
     frame["__stratum"] = stratum[keep]
     return frame
 
 
 def _reservoir(a: pd.DataFrame | None, b: pd.DataFrame | None, k: int) -> pd.DataFrame | None:
-    """Per stratum, the ``k`` rows with the smallest (key, file, row): the same whatever the merge order."""
+    """Per stratum, the ``k`` rows with the smallest (key, row): the same whatever the merge order."""
     frames = [f for f in (a, b) if f is not None]
     if not frames:
         return None
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     if not len(df):
         return df
-    df = df.sort_values(["__stratum", "__u", "__file", "__row"], kind="stable")
+    df = df.sort_values(["__stratum", "__u", "__row"], kind="stable")
     df = df[df.groupby("__stratum").cumcount() < k]
     return df.reset_index(drop=True)
 
@@ -546,6 +552,7 @@ class Streamed:
     executor: object
     sample: Encoded | None = None
     engine: dict = field(default_factory=dict)
+    header: list = field(default_factory=list)
     _poisson_cache: dict = field(default_factory=dict)
 
     @property
@@ -715,6 +722,7 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
     dropped = [{"reason": r, "rows": int(n)} for _, (r, n) in sorted(acc.drops.items())]
     st = Streamed(role=role, path=path, display_path=rel, sha256=sha, rows=acc.rows, rows_used=acc.kept,
                   dropped=dropped, plan=plan, parts=parts, stats=acc, executor=executor)
+    st.header = list(header)
     st.engine = {"name": executor.name, "files": len(files), "partitions": len(parts), "batch_rows": d.batch_rows}
     if sample:
         st.sample = _sample_encoded(ls, plan, acc, role, rel, spec_path, attrs, tasks, thresholds, st)
@@ -783,22 +791,18 @@ def _sample_encoded(ls, plan: Plan, acc: PartStats, role, rel, spec_path, attrs,
         rem = want - int(alloc.sum())
         order = np.lexsort((np.arange(len(exact)), -(exact - alloc)))
         alloc[order[:rem]] += 1
-    df = acc.sample if acc.sample is not None else pd.DataFrame(columns=["__u", "__file", "__row", "__stratum"])
-    df = df.sort_values(["__stratum", "__u", "__file", "__row"], kind="stable")
+    df = acc.sample if acc.sample is not None else pd.DataFrame(columns=["__u", "__row", "__stratum"])
+    df = df.sort_values(["__stratum", "__u", "__row"], kind="stable")
     rank = df.groupby("__stratum").cumcount().to_numpy()
     lim = alloc[df["__stratum"].to_numpy().astype(np.int64)] if len(df) else np.zeros(0, np.int64)
-    df = df[rank < lim].sort_values(["__file", "__row"], kind="stable").reset_index(drop=True)
-    # global row ids: rows of earlier files come first
-    file_rows = np.zeros(len(st.parts) and (max(p.file_index for p in st.parts) + 1), dtype=np.int64)
-    for p in st.parts:
-        file_rows[p.file_index] += acc.part_rows.get(p.index, 0)
-    starts = np.concatenate([[0], np.cumsum(file_rows)[:-1]]) if len(file_rows) else np.zeros(0, np.int64)
-    gid = starts[df["__file"].to_numpy().astype(np.int64)] + df["__row"].to_numpy() if len(df) else np.zeros(0, int)
+    df = df[rank < lim].sort_values("__row", kind="stable").reset_index(drop=True)
+    gid = df["__row"].to_numpy().astype(np.int64) if len(df) else np.zeros(0, np.int64)
     frame = df[list(plan.sample_columns)].reset_index(drop=True)
     enc = load_role(ls, role, rel, spec_path, attrs, tasks, thresholds, frame=frame)
     enc.path, enc.sha256, enc.rows = st.path, st.sha256, st.rows
     enc.row_index = np.asarray(gid, dtype=np.int64)
     enc.frame = frame
+    enc.header = list(st.header)
     strat_by = [a.name for a in plan.base_attrs]
     enc.sample = {"rows": int(len(frame)), "of_rows": n_total, "seed": plan.sample_seed,
                   "stratified_by": strat_by, "all_rows": bool(len(frame) == n_total),
