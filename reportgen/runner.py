@@ -174,8 +174,6 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     if executor is not None:
         out.engine = {"name": executor.name, "row_level_metrics_on_sample": bool(sample_note(out.row_predictions)),
                       "sample_rows": s.data.sample.rows, "batch_rows": s.data.batch_rows}
-        if executor.name == "dask":
-            out.engine["workers"] = executor.workers
     return out
 
 
