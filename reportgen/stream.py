@@ -60,6 +60,7 @@ from reportgen.errors import MSG_GROUP_EMPTY, MSG_MISSING_VALUES, Problem, SpecE
 AUTO_STREAM_BYTES = 1 << 30  # engine: auto streams data sets larger than this on disk
 PARTITION_ROWS = 4_000_000  # Parquet row groups are gathered into partitions of about this many rows
 MAX_PATTERNS = 1_000_000  # per attribute; beyond this the patterns are dropped and the bootstrap uses Poisson weights
+BATCH_PATTERNS = 65_536  # a batch with more distinct patterns is tallied row by row
 MAX_DISTINCT_VALUES = 200  # distinct label values kept for the checks' messages
 
 MSG_DASK_MISSING = ("data.engine: dask needs the Dask extra, which is not installed; install it with "
@@ -164,8 +165,42 @@ class BatchCodes:
     keep: np.ndarray  # (n,) bool
     groups: dict[str, np.ndarray]  # kept rows
     groups_pred: dict[str, np.ndarray]
-    Y: np.ndarray
-    Yhat: np.ndarray | None
+    ycols: list  # per task, (kept,) bool: true label
+    yhcols: list | None  # per task, predicted label (None without predictions)
+
+    @property
+    def kept(self) -> int:
+        return int(self.keep.sum())
+
+    @property
+    def Y(self) -> np.ndarray:
+        return _stack(self.ycols, self.kept)
+
+    @property
+    def Yhat(self) -> np.ndarray | None:
+        return None if self.yhcols is None else _stack(self.yhcols, self.kept)
+
+
+def _stack(cols: list, n: int) -> np.ndarray:
+    return np.column_stack(cols) if cols else np.zeros((n, 0), dtype=bool)
+
+
+def fast_pattern_codes(plan: "Plan", b: BatchCodes, a: AttributeDef) -> np.ndarray | None:
+    """The rows' pattern codes (as ``stats._pattern_codes``) computed column by column in 32-bit integers."""
+    K = len(plan.tasks)
+    G, Gp = len(a.groups), plan.Gp(a)
+    if 2 * K + max(1, int(G * Gp - 1).bit_length()) > 30:
+        return None
+    code = b.groups[a.name].astype(np.int32)
+    if Gp > 1:
+        gp = b.groups_pred[a.name].astype(np.int32)
+        code = code * Gp + np.where(gp < 0, G, gp)
+    yh = b.yhcols if b.yhcols is not None else b.ycols
+    for k in range(K):
+        code <<= 2
+        code |= b.ycols[k].view(np.uint8) << 1
+        code |= yh[k].view(np.uint8)
+    return code
 
 
 def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, row0: int = 0) -> BatchCodes:
@@ -187,7 +222,7 @@ def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, r
                 keep &= ~miss
     raw: dict[str, np.ndarray] = {}
     for j, a in enumerate(plan.base_attrs):
-        codes = match_values(df[a.columns[0]], [v[0] for v in a.group_values])
+        codes = codes_of(df[a.columns[0]], [v[0] for v in a.group_values])
         raw[a.name] = codes
         out = (codes < 0) & keep
         if acc is not None and out.any():
@@ -206,7 +241,7 @@ def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, r
     for a in plan.base_attrs:
         groups[a.name] = raw[a.name] if all_kept else raw[a.name][idx]
         if plan.has_pred(a):
-            groups_pred[a.name] = match_values(sub[a.predicted[0]], [v[0] for v in a.group_values])
+            groups_pred[a.name] = codes_of(sub[a.predicted[0]], [v[0] for v in a.group_values])
     for a in plan.attrs:
         if a.spec_path[0] != "intersections":
             continue
@@ -222,31 +257,69 @@ def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, r
         groups[a.name] = code.astype(np.int16)
         if pcode is not None:
             groups_pred[a.name] = pcode.astype(np.int16)
-    K = len(plan.tasks)
-    Y = np.zeros((len(idx), K), dtype=bool)
-    Yhat = np.zeros((len(idx), K), dtype=bool) if plan.predictions else None
+    ycols: list = []
+    yhcols: list | None = [] if plan.predictions else None
     thr = dict(plan.thresholds)
     for k, t in enumerate(plan.tasks):
         col = sub[t.column]
-        Y[:, k] = match_values(col, [t.positive]) == 0
+        ycols.append(is_value(col, t.positive))
         if acc is not None:
             acc.add_values(("label", t.column), col)
         if plan.predictions:
+            yh = np.zeros(len(idx), dtype=bool)
             if t.predicted:
                 pcol = sub[t.predicted]
-                Yhat[:, k] = match_values(pcol, [t.positive]) == 0
+                yh = is_value(pcol, t.positive)
                 if acc is not None:
                     acc.add_values(("pred", t.predicted), pcol)
             else:
                 s = sub[t.score]
+                th = thr.get(k, t.threshold)
                 if not pd.api.types.is_numeric_dtype(s):
                     if acc is not None and len(s):
                         acc.non_numeric_score.setdefault(k, repr(s.iloc[0]))
-                    continue
-                th = thr.get(k, t.threshold)
-                if isinstance(th, (int, float)):
-                    Yhat[:, k] = s.to_numpy(dtype=float) >= float(th)
-    return BatchCodes(n, keep, groups, groups_pred, Y, Yhat)
+                elif isinstance(th, (int, float)):
+                    yh = s.to_numpy(dtype=float) >= float(th)
+            yhcols.append(yh)
+    return BatchCodes(n, keep, groups, groups_pred, ycols, yhcols)
+
+
+def codes_of(series: pd.Series, values: list) -> np.ndarray:
+    """``match_values`` with a lookup table for one-byte integer columns (the common case at scale)."""
+    arr = series.to_numpy()
+    if arr.dtype.kind in "iu" and arr.dtype.itemsize == 1 and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer() for v in values):
+        info = np.iinfo(arr.dtype)
+        lut = np.full(256, -1, dtype=np.int16)
+        for j, v in enumerate(values):
+            if info.min <= v <= info.max:
+                slot = int(np.array(int(v), dtype=arr.dtype).view(np.uint8))
+                if lut[slot] < 0:
+                    lut[slot] = j
+        return lut[arr.view(np.uint8)]
+    return match_values(series, values)
+
+
+def is_value(series: pd.Series, v) -> np.ndarray:
+    """``match_values(series, [v]) == 0``, by one comparison for integer columns."""
+    arr = series.to_numpy()
+    if arr.dtype.kind in "iu" and isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer():
+        return arr == v
+    return match_values(series, [v]) == 0
+
+
+def distinct_values(series: pd.Series) -> list:
+    """Distinct non-missing values (integers from their range, the rest by hashing)."""
+    arr = series.to_numpy()
+    if arr.dtype.kind in "iu" and len(arr):
+        lo, hi = int(arr.min()), int(arr.max())
+        if hi - lo <= 1:
+            return [lo] if lo == hi else [lo, hi]
+        if hi - lo < 1 << 16:
+            seen = np.zeros(hi - lo + 1, dtype=bool)
+            seen[arr - lo if lo else arr] = True
+            return (np.flatnonzero(seen) + lo).tolist()[:MAX_DISTINCT_VALUES]
+    return pd.unique(series.dropna()).tolist()[:MAX_DISTINCT_VALUES]
 
 
 def _units(plan: Plan, b: BatchCodes, a: AttributeDef, with_pred: bool = True) -> stats.Units:
@@ -267,6 +340,16 @@ def _pattern_keys(u: stats.Units) -> np.ndarray:
     packed = np.packbits(np.concatenate([u.Y, u.Yhat], axis=1), axis=1)
     key = np.ascontiguousarray(np.concatenate([u.block.astype(">u4").view(np.uint8).reshape(n, 4), packed], axis=1))
     return key.view(np.dtype((np.void, key.shape[1]))).ravel()
+
+
+def units_from_keys(keys: np.ndarray, counts: np.ndarray, K: int, G: int, Gp: int) -> stats.Units:
+    """Patterns back to Units (what ``stats.compress`` returns for the same rows)."""
+    if keys.dtype == np.int64:
+        return stats._from_codes(keys, counts, K, G, Gp)
+    raw = keys.view(np.uint8).reshape(len(keys), -1)
+    block = raw[:, :4].copy().view(">u4").ravel().astype(np.int64)
+    bits = np.unpackbits(raw[:, 4:], axis=1)[:, :2 * K].astype(bool)
+    return stats.Units(block, bits[:, :K], bits[:, K:], counts.astype(np.int64), G, Gp)
 
 
 def _count_keys(keys: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -336,7 +419,7 @@ class PartStats:
     def add_values(self, key: tuple, col: pd.Series) -> None:
         s = self.values.setdefault(key, set())
         if len(s) < MAX_DISTINCT_VALUES:
-            s.update(pd.unique(col.dropna()).tolist()[:MAX_DISTINCT_VALUES])
+            s.update(distinct_values(col))
 
 
 def part_stats(plan: Plan, part: Partition, *, max_patterns: int = MAX_PATTERNS) -> PartStats:
@@ -354,16 +437,20 @@ def part_stats(plan: Plan, part: Partition, *, max_patterns: int = MAX_PATTERNS)
         acc.rows += b.n
         acc.kept += len(idx)
         for a in plan.attrs:
-            u = _units(plan, b, a)
-            N = stats.tally(u, joint=True)
+            fast = fast_pattern_codes(plan, b, a)
+            u = _units(plan, b, a) if fast is None else None
+            keys, counts = _count_keys(fast.astype(np.int64) if fast is not None else _pattern_keys(u))
+            if len(keys) <= BATCH_PATTERNS:  # the point tally from the batch's patterns: exact and cheap
+                N = stats.tally(units_from_keys(keys, counts, len(plan.tasks), len(a.groups), plan.Gp(a)), joint=True)
+            else:
+                N = stats.tally(u if u is not None else _units(plan, b, a), joint=True)
             acc.point[a.name] = acc.point[a.name] + N if a.name in acc.point else N
             if acc.patterns.get(a.name, 0) is None:
                 continue
-            keys, counts = _count_keys(_pattern_keys(u))
             acc.patterns[a.name] = _merge_patterns(acc.patterns.get(a.name, 0), (keys, counts), max_patterns)
-        stratum = _stratum(plan, b)
-        acc.strata += np.bincount(stratum, minlength=nstrata)
         if plan.sample_rows:
+            stratum = _stratum(plan, b)
+            acc.strata += np.bincount(stratum, minlength=nstrata)
             acc.sample = _reservoir(acc.sample, _candidates(plan, df, idx, stratum, part.file_first_row + row,
                                                             acc.sample), plan.sample_rows)
         row += b.n
@@ -373,7 +460,7 @@ def part_stats(plan: Plan, part: Partition, *, max_patterns: int = MAX_PATTERNS)
 
 
 def _stratum(plan: Plan, b: BatchCodes) -> np.ndarray:
-    s = np.zeros(len(b.Y), dtype=np.int64)
+    s = np.zeros(int(b.keep.sum()), dtype=np.int64)
     for a in plan.base_attrs:
         s = s * len(a.groups) + b.groups[a.name]
     return s
@@ -464,7 +551,7 @@ def poisson_part(plan: Plan, part: Partition, offset: int, jobs: tuple, B: int, 
     out = {}
     for df in read_batches(part, list(plan.needed), plan.batch_rows):
         b = encode_batch(plan, df)
-        n = len(b.Y)
+        n = b.kept
         for job in jobs:
             name, stream, joint, with_pred = job
             a = next(x for x in plan.attrs if x.name == name)
@@ -583,15 +670,8 @@ class Streamed:
         if pat is None or isinstance(pat, int):
             return None
         keys, counts = pat
-        K = len(self.plan.tasks)
         G, Gp = len(a.groups), self.plan.Gp(a)
-        if keys.dtype == np.int64:
-            u = stats._from_codes(keys, counts, K, G, Gp)
-        else:
-            raw = keys.view(np.uint8).reshape(len(keys), -1)
-            block = raw[:, :4].copy().view(">u4").ravel().astype(np.int64)
-            bits = np.unpackbits(raw[:, 4:], axis=1)[:, :2 * K].astype(bool)
-            u = stats.Units(block, bits[:, :K], bits[:, K:], counts.astype(np.int64), G, Gp)
+        u = units_from_keys(keys, counts, len(self.plan.tasks), G, Gp)
         if with_pred or Gp == 1:
             return u
         return stats.compress(stats.Units(u.block // Gp, u.Y, u.Yhat, u.count, G, 1))
