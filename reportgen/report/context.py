@@ -687,6 +687,7 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
         "organisation": report.get("organisation") or "",
         "description": report.get("description") or "",
         "data": data,
+        "engine": results.get("engine") or {"name": "memory"},
         "test_data": test_roles,
         "attributes": results.get("attributes") or [],
         "tasks": results.get("tasks") or [],
