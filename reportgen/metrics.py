@@ -307,12 +307,15 @@ register(MetricDef("dpa_t_to_a", "predictability", "T->A", True, False,
 
 
 def combination_codes(base_Y: np.ndarray, test_Y: np.ndarray, test_Yhat: np.ndarray, *, min_count: int = 0,
-                      min_size: int = 1) -> tuple[list[tuple[int, ...]], np.ndarray, np.ndarray, np.ndarray]:
+                      min_size: int = 1, base_weights: np.ndarray | None = None,
+                      test_weights: np.ndarray | None = None) -> tuple[list[tuple[int, ...]], np.ndarray, np.ndarray,
+                                                                        np.ndarray]:
     """Kept task combinations M and per-row combination indices.
 
     A combination is an exact per-row set of positive tasks seen in the base
     rows; it is kept when it occurs more than ``min_count`` times in the base
-    rows and in the test rows and has at least ``min_size`` tasks. Returns
+    rows and in the test rows and has at least ``min_size`` tasks (``*_weights``:
+    each row stands for that many identical rows, e.g. pattern counts). Returns
     (combinations as task-index tuples, test true index, test predicted index,
     base index), with index ``len(M)`` meaning "not a kept combination".
     """
@@ -322,8 +325,8 @@ def combination_codes(base_Y: np.ndarray, test_Y: np.ndarray, test_Yhat: np.ndar
 
     K = base_Y.shape[1]
     bk, tk, tkp = keys(base_Y), keys(test_Y), keys(test_Yhat)
-    ub, cb = np.unique(bk, return_counts=True)
-    ut, ct = np.unique(tk, return_counts=True)
+    ub, cb = _weighted_unique(bk, base_weights)
+    ut, ct = _weighted_unique(tk, test_weights)
     test_counts = dict(zip(ut.tolist(), ct.tolist()))
     kept, combos = [], []
     for u, c in zip(ub.tolist(), cb.tolist()):
@@ -342,10 +345,19 @@ def combination_codes(base_Y: np.ndarray, test_Y: np.ndarray, test_Yhat: np.ndar
     return combos, idx(tk), idx(tkp), idx(bk)
 
 
-def combination_direction(base_groups: np.ndarray, base_index: np.ndarray, n_groups: int, n_combos: int) -> np.ndarray:
-    """y_am = sign(n·c_am − c_a·c_m) on base rows, shape (A, M)."""
+def _weighted_unique(keys: np.ndarray, weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    if weights is None:
+        return np.unique(keys, return_counts=True)
+    u, inv = np.unique(keys, return_inverse=True)
+    return u, np.bincount(inv.ravel(), weights=weights, minlength=len(u)).round().astype(np.int64)
+
+
+def combination_direction(base_groups: np.ndarray, base_index: np.ndarray, n_groups: int, n_combos: int,
+                          weights: np.ndarray | None = None) -> np.ndarray:
+    """y_am = sign(n·c_am − c_a·c_m) on base rows (``weights``: rows per row), shape (A, M)."""
     cam = np.zeros((n_groups, n_combos + 1), dtype=np.int64)
-    np.add.at(cam, (np.asarray(base_groups, dtype=np.int64), base_index), 1)
+    np.add.at(cam, (np.asarray(base_groups, dtype=np.int64), base_index),
+              1 if weights is None else np.asarray(weights, dtype=np.int64))
     n = int(cam.sum())
     return np.sign(n * cam[:, :n_combos] - cam.sum(axis=1, keepdims=True) * cam[:, :n_combos].sum(axis=0, keepdims=True)
                    ).astype(float)

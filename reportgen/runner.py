@@ -285,13 +285,17 @@ def _amplification(name: str, N1: np.ndarray, NB: np.ndarray, base: BaseInfo) ->
 
 
 def _combo_tallies(block: np.ndarray, mt: np.ndarray, mp: np.ndarray, nblocks: int, Mn: int, B: int,
-                   seed: int, stream: int, G: int, Gp: int):
-    """Point and replicate tallies T_true, T_pred of shape (B, G, Gp, M+1)."""
+                   seed: int, stream: int, G: int, Gp: int, weights: np.ndarray | None = None):
+    """Point and replicate tallies T_true, T_pred of shape (B, G, Gp, M+1).
+
+    ``weights``: each entry stands for that many rows (a streamed data set's pattern counts). Returns None
+    when such weighted input has too many patterns for the multinomial bootstrap (rows would be needed).
+    """
     import scipy.sparse as sp
 
     C = Mn + 1
     code = (block.astype(np.int64) * C + mt) * C + mp
-    u, cnt = np.unique(code, return_counts=True)
+    u, cnt = metrics._weighted_unique(code, weights)
     blk_u, rest = np.divmod(u, C * C)
     mt_u, mp_u = np.divmod(rest, C)
     cols_t = blk_u * C + mt_u
@@ -312,6 +316,8 @@ def _combo_tallies(block: np.ndarray, mt: np.ndarray, mp: np.ndarray, nblocks: i
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, stream])))
         W = rng.multinomial(int(cnt.sum()), cnt / cnt.sum(), size=B).astype(float)
         return point, (shape((Ot.T @ W.T).T), shape((Op.T @ W.T).T)), "multinomial"
+    if weights is not None:
+        return None
     n = len(code)
     Tt = np.zeros((B, nblocks * C))
     Tp = np.zeros((B, nblocks * C))
@@ -504,7 +510,7 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
     smp = sample_note(L.row_predictions)
     if smp:
         for e in metric_entries:
-            if metrics.REGISTRY[e["name"]].family in ("predictability", "multi"):
+            if metrics.REGISTRY[e["name"]].family == "predictability":
                 e["sample"] = smp
     say("threshold sweeps")
     sweeps = threshold_sweeps(ls, L, by_attr_metrics)
@@ -665,6 +671,59 @@ def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, tallies, base
     return entry
 
 
+def _multi_rows(enc: Encoded, attr: AttributeDef, has_pred: bool) -> tuple:
+    """(block, Y, Yhat, weights) of a prediction file's rows for Multi→ (weights None: one row each)."""
+    A = len(attr.groups)
+    Gp = A + 1 if has_pred else 1
+    gp = enc.groups_pred.get(attr.name) if has_pred else None
+    block = enc.groups[attr.name].astype(np.int64) * Gp + (
+        np.where(gp < 0, A, gp).astype(np.int64) if gp is not None else 0)
+    return block, enc.Y, enc.Yhat, None
+
+
+def _multi_base(enc: Encoded, attr: AttributeDef) -> tuple:
+    return enc.groups[attr.name], enc.Y, None
+
+
+def _multi_inputs(L: Loaded, attr: AttributeDef, src: str, has_pred: bool) -> list | None:
+    """Multi→ inputs with streamed data sets as their distinct patterns weighted by their counts; None when a
+    data set kept no patterns (too many)."""
+    Gp = len(attr.groups) + 1 if has_pred else 1
+
+    def rows(enc):
+        if not _streamed(enc):
+            return _multi_rows(enc, attr, has_pred)
+        u = enc.units(attr.name, has_pred)
+        return None if u is None else (u.block, u.Y, u.Yhat, u.count)
+
+    base_enc = L.train if src == "train" else L.predictions[0]
+    if _streamed(base_enc):
+        bu = base_enc.units(attr.name, False)
+        base = None if bu is None else (bu.block, bu.Y, bu.count)
+    elif src == "test":
+        r = rows(base_enc)
+        base = None if r is None else (r[0] // Gp, r[1], r[3])
+    else:
+        base = _multi_base(base_enc, attr)
+    out = []
+    for enc in L.predictions:
+        r = rows(enc)
+        if r is None or base is None:
+            return None
+        out.append((r, base))
+    return out
+
+
+def _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes) -> dict:
+    """Multi→ on the streamed data sets' samples (rows), marked as such."""
+    L2 = Loaded(L.attrs, L.tasks, L.row_predictions, train=L.row_train)
+    entry = _multi_entry(ls, m, attr, L2, has_pred, level, B, seed, schemes)
+    smp = sample_note(L.row_predictions)
+    if smp:
+        entry["sample"] = smp
+    return entry
+
+
 def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_pred: bool, level: float, B: int,
                  seed: int, schemes: set) -> dict:
     src = ls.spec.base.source
@@ -675,17 +734,24 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
     A = len(attr.groups)
     Gp = A + 1 if has_pred else 1
     scheme = "none"
-    for enc in L.row_predictions:
-        base_enc = L.row_train if src == "train" else L.row_predictions[0]
-        kept, mt, mp, mb = metrics.combination_codes(base_enc.Y, enc.Y, enc.Yhat, min_count=m.min_count,
-                                                     min_size=m.min_size)
+    streamed = any(_streamed(e) for e in L.predictions) or (src == "train" and _streamed(L.train))
+    inputs = _multi_inputs(L, attr, src, has_pred) if streamed else None
+    if inputs is None:
+        base_rows = _multi_base(L.row_train if src == "train" else L.row_predictions[0], attr)
+        inputs = [(_multi_rows(enc, attr, has_pred), base_rows) for enc in L.row_predictions]
+        if streamed:  # some data set kept no patterns (too many): rows are needed, the samples serve
+            return _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes)
+    for i, ((block, Y, Yh, w), (bg, bY, bw)) in enumerate(inputs):
+        enc = L.predictions[i]
+        kept, mt, mp, mb = metrics.combination_codes(bY, Y, Yh, min_count=m.min_count, min_size=m.min_size,
+                                                     base_weights=bw, test_weights=w)
         Mn = len(kept)
-        direction = metrics.combination_direction(base_enc.groups[attr.name], mb, A, Mn)
-        gp = enc.groups_pred.get(attr.name) if has_pred else None
-        block = enc.groups[attr.name].astype(np.int64) * Gp + (
-            np.where(gp < 0, A, gp).astype(np.int64) if gp is not None else 0)
-        point, reps, scheme = _combo_tallies(block, mt, mp, A * Gp, Mn, B, seed,
-                                             stats.stream_id(enc.role, attr.name, m.name), A, Gp)
+        direction = metrics.combination_direction(bg, mb, A, Mn, weights=bw)
+        got = _combo_tallies(block, mt, mp, A * Gp, Mn, B, seed, stats.stream_id(enc.role, attr.name, m.name), A, Gp,
+                             weights=w)
+        if got is None:  # too many patterns for the multinomial draw: rows are needed, the samples serve
+            return _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes)
+        point, reps, scheme = got
         schemes.add(scheme)
         if m.name == "multi_a_to_t":
             r1 = metrics.multi_a_to_t(point[0], point[1], direction=direction)

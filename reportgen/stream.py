@@ -422,8 +422,9 @@ class PartStats:
             s.update(distinct_values(col))
 
 
-def part_stats(plan: Plan, part: Partition, *, max_patterns: int = MAX_PATTERNS) -> PartStats:
+def part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None) -> PartStats:
     """Pass 1 over one partition."""
+    max_patterns = MAX_PATTERNS if max_patterns is None else max_patterns
     acc = PartStats()
     cols = list(plan.columns)
     row = part.first_row
@@ -517,7 +518,8 @@ def _merge_patterns(a, b, max_patterns: int):
     return res
 
 
-def merge(a: PartStats, b: PartStats, plan: Plan, *, max_patterns: int = MAX_PATTERNS) -> PartStats:
+def merge(a: PartStats, b: PartStats, plan: Plan, *, max_patterns: int | None = None) -> PartStats:
+    max_patterns = MAX_PATTERNS if max_patterns is None else max_patterns
     out = PartStats(rows=a.rows + b.rows, kept=a.kept + b.kept)
     for src in (a, b):
         for k, (reason, n) in src.drops.items():

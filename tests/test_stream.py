@@ -251,3 +251,25 @@ def test_peak_memory_does_not_grow_with_rows(tmp_path):
     m_small, m_big = _peak(tmp_path, 200_000, "memory"), _peak(tmp_path, 800_000, "memory")
     assert m_big > 2.5 * m_small  # the control: the memory engine does hold the rows
     assert s_big < 1.3 * s_small, (s_small, s_big)
+
+
+def test_multi_streams_from_pattern_counts_not_the_sample():
+    """Multi→ is count-based (METRICS.md §1.3): with a sample far smaller than the data it still equals the
+    memory engine exactly, and says nothing about a sample."""
+    mem, _ = _metrics(load_spec(ROOT / "specs" / "compas.yaml"), "memory")
+    ls = load_spec(ROOT / "specs" / "compas.yaml")
+    ls.spec.data.sample.rows = 150
+    st, _ = _metrics(ls, "stream", batch_rows=1000)
+    pick = lambda r: [m for m in r["metrics"] if m["name"].startswith("multi_")]  # noqa: E731
+    assert pick(mem) and json.dumps(pick(mem), sort_keys=True) == json.dumps(pick(st), sort_keys=True)
+    assert next(d for d in st["data"] if d["role"] == "test")["sample"]["rows"] == 150  # the sample was small
+    assert st["local_bias"]["notes"] and any("sample of 150" in n for n in st["local_bias"]["notes"])
+
+
+def test_multi_falls_back_to_the_sample_when_patterns_are_dropped(monkeypatch):
+    monkeypatch.setattr(stream, "MAX_PATTERNS", 5)
+    ls = load_spec(ROOT / "specs" / "compas.yaml")
+    ls.spec.data.sample.rows = 300
+    st, _ = _metrics(ls, "stream")
+    multi = [m for m in st["metrics"] if m["name"].startswith("multi_")]
+    assert multi and all(m["sample"]["rows"] == 300 for m in multi)
