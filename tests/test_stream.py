@@ -83,14 +83,17 @@ def test_too_many_patterns_falls_back_to_poisson_like_memory(monkeypatch):
     assert json.dumps(mem_reps, sort_keys=True) == json.dumps(st_reps, sort_keys=True)
 
 
-def _split_to_parts(src: Path, dest: Path, sizes: list[int], row_group: int) -> None:
+def _split_to_parts(src: Path, dest: Path, sizes: list[int], row_group: int, fmt: str = "parquet") -> None:
     df = pd.read_csv(src)
     dest.mkdir(parents=True)
     start = 0
     for i, n in enumerate(sizes + [len(df) - sum(sizes)]):
         part = df.iloc[start:start + n]
-        pq.write_table(pa.Table.from_pandas(part, preserve_index=False), dest / f"part-{i:03d}.parquet",
-                       row_group_size=row_group)
+        if fmt == "csv":
+            part.to_csv(dest / f"part-{i:03d}.csv", index=False)
+        else:
+            pq.write_table(pa.Table.from_pandas(part, preserve_index=False), dest / f"part-{i:03d}.parquet",
+                           row_group_size=row_group)
         start += n
 
 
@@ -273,3 +276,35 @@ def test_multi_falls_back_to_the_sample_when_patterns_are_dropped(monkeypatch):
     st, _ = _metrics(ls, "stream")
     multi = [m for m in st["metrics"] if m["name"].startswith("multi_")]
     assert multi and all(m["sample"]["rows"] == 300 for m in multi)
+
+
+def test_csv_parts_number_rows_across_files(tmp_path):
+    """A folder of CSV parts: same metrics as the single file, and the sample picks the same rows."""
+    _split_to_parts(ROOT / "samples" / "compas_balanced" / "test.csv", tmp_path / "csv", [200, 150], 0, fmt="csv")
+    single = _compas_sample(1000, 250).sample
+    parted = _compas_sample(64, 250, parts_dir=tmp_path / "csv").sample
+    assert np.array_equal(single.row_index, parted.row_index)
+    ls = load_spec(ROOT / "specs" / "compas_balanced.yaml")
+    ls.spec.data.test = str(tmp_path / "csv")
+    got, _ = _metrics(ls, "stream", batch_rows=100)
+    ref, _ = _metrics(load_spec(ROOT / "specs" / "compas_balanced.yaml"), "memory")
+    _same(ref, got, keys=("metrics", "attributes", "gates"))
+
+
+def test_cli_engine_option_and_validate(tmp_path):
+    from tests.conftest import run_cli
+
+    out = tmp_path / "o"
+    r = run_cli("run", ROOT / "specs" / "compas_propublica.yaml", "--engine", "stream", "--format", "json",
+                "--out", out, "--quiet")
+    assert r.returncode in (0, 1), r.stderr
+    res = json.loads((out / "results.json").read_text())
+    assert res["engine"]["name"] == "stream"
+    ref = run_spec(load_spec(ROOT / "specs" / "compas_propublica.yaml"), engine="memory")
+    assert json.dumps(res["metrics"], sort_keys=True) == json.dumps(ref["metrics"], sort_keys=True)
+    spec = tmp_path / "s.yaml"
+    spec.write_text((ROOT / "specs" / "compas_propublica.yaml").read_text().replace(
+        "../samples/", str(ROOT / "samples") + "/").replace("data:\n", "data:\n  engine: stream\n", 1))
+    v = run_cli("validate", spec)
+    assert v.returncode == 0, v.stderr
+    assert "OK" in v.stdout and "rows" in v.stdout

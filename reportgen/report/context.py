@@ -390,6 +390,7 @@ def _sweep_views(sweeps: Any, with_plots: bool) -> list[dict]:
             "undefined": undefined,
             "malformed": malformed,
             "plot": None,
+            "sample": sw.get("sample") if isinstance(sw.get("sample"), Mapping) else None,
         }
         if with_plots and shown:
             task = F.short(v["task"], 60) if v["task"] is not None else "the task"
