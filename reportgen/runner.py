@@ -550,7 +550,7 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
         "intervals": {"confidence": level, "bootstrap": {"resamples": B, "seed": seed,
                                                          "schemes": sorted(schemes - {"none"})},
                       "bernstein": {"gamma": s.intervals.bernstein.gamma, "max_cost": s.intervals.bernstein.max_cost}},
-        "versions": _versions(),
+        "versions": _versions(dask=bool(L.engine) and L.engine["name"] == "dask"),
         "engine": L.engine or {"name": "memory"},
         "metrics": metric_entries,
         "sweeps": sweeps,
@@ -587,7 +587,7 @@ def _data_entries(L: Loaded) -> list[dict]:
     return out
 
 
-def _versions() -> dict:
+def _versions(*, dask: bool = False) -> dict:
     import numpy
     import pandas
     import pyarrow
@@ -597,7 +597,15 @@ def _versions() -> dict:
 
     return {"reportgen": __version__, "python": platform.python_version(), "numpy": numpy.__version__,
             "pandas": pandas.__version__, "pyarrow": pyarrow.__version__, "scipy": scipy.__version__,
-            "pydantic": pydantic.__version__, "pyyaml": yaml.__version__}
+            "pydantic": pydantic.__version__, "pyyaml": yaml.__version__,
+            **(_dask_versions() if dask else {})}
+
+
+def _dask_versions() -> dict:
+    import dask
+    import distributed
+
+    return {"dask": dask.__version__, "distributed": distributed.__version__}
 
 
 def _runs_block(evals: list[Evaluation], level: float) -> dict | None:
