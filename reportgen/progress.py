@@ -53,6 +53,11 @@ class Reporter:
             self._status.update(f"{step}")
         self._step, self._step_t = step, now
 
+    def update(self, text: str) -> None:
+        """Progress within the current step (e.g. partitions read): the spinner's text on a terminal only."""
+        if self.mode == "terminal" and self._status is not None:
+            self._status.update(f"{self._step}: {text}" if self._step else text)
+
     def _finish_step(self, now: float) -> None:
         if self._step is None or now - self._step_t < SLOW_STEP:
             return

@@ -571,14 +571,25 @@ class LocalExecutor:
 
     name = "stream"
 
-    def map(self, fn, items: list) -> list:
-        from concurrent.futures import ThreadPoolExecutor
+    def map(self, fn, items: list, on_done=None) -> list:
+        """``[fn(x) for x in items]`` on a thread pool; ``on_done(done, total)`` after each item."""
+        from concurrent.futures import ThreadPoolExecutor, as_completed
 
         workers = max(1, min(len(items), stats._workers()))
+        out: list = [None] * len(items)
         if workers == 1:
-            return [fn(x) for x in items]
+            for i, x in enumerate(items):
+                out[i] = fn(x)
+                if on_done:
+                    on_done(i + 1, len(items))
+            return out
         with ThreadPoolExecutor(workers) as ex:
-            return list(ex.map(fn, items))
+            futures = {ex.submit(fn, x): i for i, x in enumerate(items)}
+            for done, f in enumerate(as_completed(futures), 1):
+                out[futures[f]] = f.result()
+                if on_done:
+                    on_done(done, len(items))
+        return out
 
     def close(self) -> None:
         pass
@@ -604,8 +615,13 @@ class DaskExecutor:
         self.address = scheduler or "LocalCluster"
         self.workers = len(self.client.scheduler_info().get("workers", {}))
 
-    def map(self, fn, items: list) -> list:
+    def map(self, fn, items: list, on_done=None) -> list:
+        from dask.distributed import as_completed
+
         futures = self.client.map(fn, items, pure=False)
+        if on_done:
+            for done, _ in enumerate(as_completed(futures), 1):
+                on_done(done, len(items))
         return self.client.gather(futures)
 
     def close(self) -> None:
@@ -791,7 +807,9 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
         raise SpecError([ls.problem(spec_path, f"cannot read {rel} ({type(exc).__name__}: {exc})")]) from None
     say(f"streaming {rel}: {len(files)} file(s), {len(parts)} partition(s) on {getattr(executor, 'name', 'stream')}")
     try:
-        results = executor.map(_pass1, [(plan, p) for p in parts])
+        update = getattr(say, "update", None)
+        results = executor.map(_pass1, [(plan, p) for p in parts],
+                               on_done=(lambda d, n: update(f"{d}/{n} partitions")) if update else None)
     except SpecError:
         raise
     except Exception as exc:
