@@ -17,7 +17,7 @@ import numpy as np
 from reportgen import __version__, intervals, metrics, stats, thresholds
 from reportgen.data import AttributeDef, Encoded, TaskColumns, attribute_defs, expand_tasks, load_role, \
     load_table_base, open_dataset
-from reportgen.errors import MSG_FILE_NOT_FOUND, Problem, SpecError
+from reportgen.errors import Problem, SpecError
 from reportgen.results import jfloat as _f
 from reportgen.spec import DISPARITY_METRICS, LoadedSpec, Metric
 

@@ -30,7 +30,6 @@ merges their results; nothing else differs.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -752,7 +751,7 @@ def choose_engine(ls, rels: list[str]) -> str:
     eng = ls.spec.data.engine
     if eng != "auto":
         return eng
-    from reportgen.data import dataset_files, is_dataset_pattern
+    from reportgen.data import is_dataset_pattern
 
     total = 0
     for rel in rels:
