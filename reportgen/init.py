@@ -53,7 +53,8 @@ MSG_DATA_NOT_FOUND = (
     "data file '{path}' not found (resolved to {resolved}); give the path of the CSV or Parquet file "
     "with the labels, predictions and protected attributes"
 )
-MSG_DATA_NOT_A_FILE = "'{path}' is not a file; give the path of a CSV or Parquet file"
+MSG_DATA_NOT_A_FILE = ("'{path}' is neither a file nor a folder of part files; give the path of a CSV or Parquet "
+                       "file, or a folder of .csv / .parquet parts")
 MSG_DATA_UNREADABLE = (
     "cannot read {path} as a table ({error}); give a CSV with a header row or a Parquet file (.parquet, .pq)"
 )
@@ -555,10 +556,18 @@ def starter_spec(data_path: Path, *, spec_path: Path) -> tuple[str, list[str]]:
     shown = str(data_path)
     if not data_path.exists():
         raise InitError(shown, MSG_DATA_NOT_FOUND.format(path=shown, resolved=data_path.resolve()))
-    if not data_path.is_file():
+    sample_from = data_path
+    if data_path.is_dir():  # a data set of part files: the spec names the folder, the guess reads its first part
+        from reportgen.data import dataset_files
+
+        parts = dataset_files(data_path)
+        if not parts:
+            raise InitError(shown, MSG_DATA_NOT_A_FILE.format(path=shown))
+        sample_from = parts[0]
+    elif not data_path.is_file():
         raise InitError(shown, MSG_DATA_NOT_A_FILE.format(path=shown))
     try:
-        df = _read_sample(data_path)
+        df = _read_sample(sample_from)
     except Exception as exc:  # not a table
         err = ("it is not text: is it a CSV or Parquet file?" if isinstance(exc, UnicodeDecodeError)
                else f"{type(exc).__name__}: {exc}")
@@ -571,7 +580,8 @@ def starter_spec(data_path: Path, *, spec_path: Path) -> tuple[str, list[str]]:
     by_name = {c.name: c for c in cols}
     n_rows = len(df)
     notes: list[str] = [f"read {n_rows:,} rows{' (the first ones)' if n_rows >= MAX_ROWS else ''} and "
-                        f"{len(cols)} columns of {shown}"]
+                        f"{len(cols)} columns of {shown}" + (f" (its first part, {sample_from.name})"
+                                                           if sample_from != data_path else "")]
 
     # attributes: named like one, 2..12 values; <attr>_pred is its predicted column
     attrs: list[AttributeGuess] = []

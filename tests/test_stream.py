@@ -308,3 +308,16 @@ def test_cli_engine_option_and_validate(tmp_path):
     v = run_cli("validate", spec)
     assert v.returncode == 0, v.stderr
     assert "OK" in v.stdout and "rows" in v.stdout
+
+
+def test_init_on_a_folder_of_parts_writes_a_spec_that_validates(tmp_path):
+    from tests.conftest import run_cli
+
+    _split_to_parts(ROOT / "samples" / "compas" / "test.csv", tmp_path / "parts", [500], 0, fmt="csv")
+    r = run_cli("init", tmp_path / "parts", "--out", tmp_path / "spec.yaml")
+    assert r.returncode == 0, r.stderr
+    assert "test: parts" in (tmp_path / "spec.yaml").read_text()
+    v = run_cli("validate", tmp_path / "spec.yaml")
+    assert v.returncode == 0, v.stderr
+    rows = len(pd.read_csv(ROOT / "samples" / "compas" / "test.csv"))
+    assert f"{rows} rows" in v.stdout  # the folder's parts together
