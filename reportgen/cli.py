@@ -6,6 +6,7 @@ import json
 import sys
 import traceback
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -24,6 +25,15 @@ def _reporter(quiet: bool, json_log: bool):
 def _fail_spec(e: SpecError) -> None:
     click.echo(e.render(), err=True)
     sys.exit(EXIT_SPEC)
+
+
+def _spec_failed(say, e: SpecError, json_log: bool) -> NoReturn:
+    """Report a SpecError from `run`: with --json-log only as the JSON error event (stderr stays JSON lines)."""
+    say.close(ok=False)
+    say.event("error", exit=EXIT_SPEC, problems=[p.format() for p in e.problems])
+    if json_log:
+        sys.exit(EXIT_SPEC)
+    raise e
 
 
 def _guard(fn):
@@ -106,23 +116,23 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
         if ls.spec is None:
             ls.raise_problems()
     except SpecError as e:
-        say.close(ok=False)
-        say.event("error", exit=EXIT_SPEC, problems=[p.format() for p in e.problems])
-        raise
+        _spec_failed(say, e, json_log)
     fmts = [f.strip() for f in formats.split(",")] if formats else list(ls.spec.output.formats)
     bad = [f for f in fmts if f not in ("html", "pdf", "json")]
     if bad:
         say.close(ok=False)
-        raise click.BadParameter(f"unknown format(s) {bad}; choose from html, pdf, json", param_hint="--format")
+        msg = f"unknown format(s) {bad}; choose from html, pdf, json"
+        if json_log:
+            say.event("error", exit=EXIT_SPEC, problems=[f"--format: {msg}"])
+            sys.exit(EXIT_SPEC)
+        raise click.BadParameter(msg, param_hint="--format")
     reps: dict | None = {} if (replicates or ls.spec.output.replicates) else None
     try:
         eng = "dask" if scheduler and engine in (None, "auto") else engine
         results = run_spec(ls, seed=seed, progress=say, baseline=baseline, replicates_out=reps,
                            engine=None if eng == "auto" else eng, scheduler=scheduler)
     except SpecError as e:
-        say.close(ok=False)
-        say.event("error", exit=EXIT_SPEC, problems=[p.format() for p in e.problems])
-        raise
+        _spec_failed(say, e, json_log)
     except BaseException:
         say.close(ok=False)
         raise
@@ -165,7 +175,11 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
             filed = archive.file_run(archive_dir, out, results=results, run_time=_run_time(), only=sorted(files))
         except archive.ArchiveError as e:
             say.close(ok=False)
-            click.echo(f"reportgen: the report was written to {out} but not filed: {e}", err=True)
+            msg = f"the report was written to {out} but not filed: {e}"
+            if json_log:
+                say.event("error", exit=EXIT_SPEC, problems=[msg])
+            else:
+                click.echo(f"reportgen: {msg}", err=True)
             sys.exit(EXIT_SPEC)
     say.close()
     code = EXIT_OK if results["passed"] else EXIT_GATE

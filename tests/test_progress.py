@@ -118,4 +118,21 @@ def test_cli_json_log_reports_spec_errors_as_json(tmp_path: Path):
     events = [json.loads(ln) for ln in res.output.splitlines() if ln.startswith("{")]
     (err,) = [e for e in events if e["event"] == "error"]
     assert err["exit"] == 2 and any("unknown metric 'biasamp_t2a'" in p for p in err["problems"])
-    assert "unknown metric 'biasamp_t2a'" in res.output  # the human-readable lines are printed too
+    assert all(ln.startswith("{") for ln in res.output.splitlines() if ln.strip())  # JSON lines only
+
+
+def test_cli_json_log_spec_errors_are_json_lines_only(tmp_path: Path):
+    """A spec that fails to load: the problems are in the error event and nowhere else on stderr."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text((ROOT / "specs" / "compas.yaml").read_text().replace("\nmetrics:", "\nmetrcs:"))
+    res = CliRunner().invoke(main, ["run", str(bad), "--out", str(tmp_path / "o"), "--json-log"])
+    assert res.exit_code == 2 and not (tmp_path / "o").exists()
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    recs = [json.loads(ln) for ln in lines]  # raises if a plain-text line slipped in
+    assert recs[-1]["event"] == "error" and recs[-1]["exit"] == 2
+    assert any("metrcs" in p for p in recs[-1]["problems"])
+    plain = CliRunner().invoke(main, ["run", str(bad), "--out", str(tmp_path / "o")])
+    assert plain.exit_code == 2 and plain.stderr.rstrip().endswith("nothing was written.")  # humans still get text
+    fmt = CliRunner().invoke(main, ["run", str(ROOT / "specs" / "compas.yaml"), "--out", str(tmp_path / "o"),
+                                    "--format", "xx", "--json-log"])
+    assert fmt.exit_code == 2 and [json.loads(ln)["event"] for ln in fmt.stderr.splitlines()] == ["error"]
