@@ -58,6 +58,10 @@ class Prepared:
     task: str
     features: dict
     notes: list[str] = field(default_factory=list)
+    # Bernstein cost (METRICS.md §3), as the group-disparity metrics use it: 1 − indicator (accuracy → error;
+    # a favourable positive prediction → 1 − ŷ) or the indicator itself (positive prediction unfavourable → ŷ)
+    complement_cost: bool = True
+    cost: str = "error (1[y != y_hat])"
     terms: np.ndarray | None = None  # text: vocabulary (V,)
     tfidf: object | None = None  # text: (n, V) sparse TF-IDF rows, canonical order
 
@@ -130,8 +134,12 @@ def prepare(ls, attrs: list[AttributeDef], tasks: list[TaskColumns], enc: Encode
     if lb.k > rows.size:
         raise SpecError([ls.problem(base + ("k",), f"k = {lb.k} is more than the {rows.size} rows to cluster")])
     features.update(rows=int(rows.size), dropped=dropped)
+    favpos = tasks[k].favorable == "positive"
+    complement = lb.performance == "accuracy" or favpos
+    cost = "error (1[y != y_hat])" if lb.performance == "accuracy" else ("1 - y_hat" if favpos else "y_hat")
     prep = Prepared(X=np.empty((0, 0)), first=first, value=value, support=support, groups=groups,
-                    attribute=attr.name, task=tasks[k].label, features=features)
+                    attribute=attr.name, task=tasks[k].label, features=features, complement_cost=complement,
+                    cost=cost)
     if text_rows is not None:
         _text_features(ls, prep, np.asarray(text_rows, dtype=object)[rows], ls.spec.local_bias, _seed(ls))
     else:
@@ -371,13 +379,17 @@ def _text_features(ls, prep: Prepared, texts: np.ndarray, lb, seed: int) -> None
 # --------------------------------------------------------------------------- evaluation
 
 
-def gap_intervals(s0, r0, s1, r1, n, *, level: float) -> list[dict | None]:
+def gap_intervals(s0, r0, s1, r1, n, *, level: float, complement_cost: bool = True, gamma: float | None = None,
+                  max_cost: float = 1.0, cost: str | None = None) -> list[dict | None]:
     """Bernstein interval (METRICS.md §3) for each gap = r1/s1 − r0/s0, per cluster.
 
     Within a cluster of n rows, rows of the first group in the denominator are
     annotated +1 (s1 of them, r1 with indicator 1), of the second group −1 (s0,
-    r0) and all others 0; the cost is the 0/1 indicator (C = 1) and γ the
-    observed share of the smaller annotated group in the cluster."""
+    r0) and all others 0. The cost is the one the group-disparity metrics use
+    (``complement_cost``: 1 − indicator, e.g. the error for accuracy; else the
+    indicator): the amortised variance, hence the interval, depends on it. γ is
+    ``gamma`` when given (the spec's bound), else the observed share of the
+    smaller annotated group in the cluster."""
     s0, r0, s1, r1, n = (np.asarray(a, dtype=np.float64) for a in (s0, r0, s1, r1, n))
     out: list[dict | None] = []
     for j in range(n.size):
@@ -389,22 +401,25 @@ def gap_intervals(s0, r0, s1, r1, n, *, level: float) -> list[dict | None]:
             continue
         p1, p0 = s1[j] / n[j], s0[j] / n[j]
         gap = r1[j] / s1[j] - r0[j] / s0[j]
-        e2 = (r1[j] / p1 ** 2 + r0[j] / p0 ** 2) / n[j]
-        var = max((e2 - gap * gap) * n[j] / (n[j] - 1), 0.0)
-        gamma = min(p0, p1)
-        t = intervals.bernstein_halfwidth(n[j], var, confidence=level, gamma=gamma, max_cost=1.0)
+        c1, c0 = (s1[j] - r1[j], s0[j] - r0[j]) if complement_cost else (r1[j], r0[j])  # Σ c² = Σ c (0/1 cost)
+        e2 = (c1 / p1 ** 2 + c0 / p0 ** 2) / n[j]
+        var = max((e2 - gap * gap) * n[j] / (n[j] - 1), 0.0)  # the cost gap is ±gap: same square
+        g = gamma if gamma is not None else min(p0, p1)
+        t = intervals.bernstein_halfwidth(n[j], var, confidence=level, gamma=g, max_cost=max_cost)
         lo, hi = gap - t, gap + t
         out.append({"method": "bernstein", "level": level, "lower": _f(lo), "upper": _f(hi), "halfwidth": _f(t),
-                    "gamma": _f(gamma), "gamma_source": "observed", "variance": _f(var), "n": int(n[j]),
+                    "gamma": _f(g), "gamma_source": "spec" if gamma is not None else "observed",
+                    "max_cost": max_cost, **({"cost": cost} if cost else {}), "variance": _f(var), "n": int(n[j]),
                     "verdict": "first_higher" if lo > 0 else ("second_higher" if hi < 0 else "insufficient_evidence")})
     return out
 
 
 def _cluster_entries(table: list[dict], prep: Prepared, perf_label: str, level: float, threshold: float,
-                     labels: np.ndarray | None = None) -> list[dict]:
+                     labels: np.ndarray | None = None, **bernstein) -> list[dict]:
     g0, g1 = prep.groups  # logan's group code 1 = groups[0]
     ivs = gap_intervals([r["s0"] for r in table], [r["r0"] for r in table], [r["s1"] for r in table],
-                        [r["r1"] for r in table], [r["size"] for r in table], level=level)
+                        [r["r1"] for r in table], [r["size"] for r in table], level=level,
+                        complement_cost=prep.complement_cost, cost=prep.cost, **bernstein)
     words = _top_words(prep, labels, len(table)) if labels is not None and prep.tfidf is not None else None
     out = []
     for r, iv in zip(table, ivs):
@@ -501,8 +516,11 @@ def cluster(prep: Prepared, lb, *, seed: int, say=lambda msg: None) -> dict:
     return {"kmeans": km, "logan": runs[lam], "lambda": lam, "source": source, "runs": runs, "eligible": eligible}
 
 
-def evaluate(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: None) -> dict:
-    """The results.json ``local_bias`` block."""
+def evaluate(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: None, gamma: float | None = None,
+             max_cost: float = 1.0) -> dict:
+    """The results.json ``local_bias`` block. ``gamma`` and ``max_cost`` (the spec's intervals.bernstein) apply to
+    the global gap, which describes the same population as the group-disparity metrics; a cluster's γ is its
+    observed share."""
     perf_label = PERFORMANCE_LABELS[lb.performance]
     X, g, v, sup = prep.X, prep.first, prep.value, prep.support
     cl = cluster(prep, lb, seed=seed, say=say)
@@ -530,7 +548,13 @@ def evaluate(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: Non
     # global: the corpus as one cluster
     n = X.shape[0]
     whole = LG._table(np.zeros(n, dtype=np.int64), g, v, 1, lb.min_group, sup)
-    gclusters = _cluster_entries(whole, prep, perf_label, level, lb.threshold)
+    gclusters = _cluster_entries(whole, prep, perf_label, level, lb.threshold, gamma=gamma, max_cost=max_cost)
+    if gclusters[0]["interval"] is not None and prep.features.get("dropped"):
+        gclusters[0]["interval"]["note"] = (
+            f"on the {n} rows of {prep.groups[0]} and {prep.groups[1]} used for clustering; the group-disparity "
+            "metrics use every test row, and here " + "; ".join(f"{d['rows']} rows were left out ({d['reason']})"
+                                                               for d in prep.features["dropped"])
+            + ", so their Bernstein intervals can differ")
     gap = gclusters[0]["gap"]
     glob = {"gap": gap, "max_gap": _f(abs(gap)) if gap is not None else None, "bcr": None, "bir": None,
             "inertia_ratio": None, "mean_abs_gap_biased": None, "reason": REASON_GLOBAL_SHARES,

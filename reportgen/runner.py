@@ -531,7 +531,8 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
 
         lb = s.local_bias
         extra["local_bias"] = local_bias.evaluate(L.local, lb, seed=int(lb.seed if lb.seed is not None else seed),
-                                                  level=level, say=say)
+                                                  level=level, say=say, gamma=s.intervals.bernstein.gamma,
+                                                  max_cost=s.intervals.bernstein.max_cost)
     return {
         "schema_version": SCHEMA_VERSION,
         "reportgen_version": __version__,

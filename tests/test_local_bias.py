@@ -121,15 +121,20 @@ def small_case(seed=4, n=1500):
     return pd.DataFrame({"f1": X[:, 0], "f2": X[:, 1], "f3": X[:, 2], "grp": grp, "y": y, "yhat": yhat})
 
 
-def bernstein_by_hand(d: pd.DataFrame, value: np.ndarray, support: np.ndarray, level: float):
+def bernstein_by_hand(d: pd.DataFrame, value: np.ndarray, support: np.ndarray, level: float, gamma=None,
+                      complement=True):
     """METRICS.md §3 on the rows of one cluster: f = +1 for group a rows in the denominator, -1 for group b ones,
-    0 otherwise; δ̂_i = c_i f_i / Pr[f = f_i]; σ² their variance (n - 1); γ the smaller annotated share."""
+    0 otherwise; the cost is the one §3 gives the matching disparity metric (accuracy: the error 1 − correct;
+    rates with a favourable positive prediction: 1 − ŷ), i.e. c = 1 − value (``complement``; else c = ŷ); δ̂_i = c_i f_i / Pr[f = f_i];
+    σ² their variance (n - 1); γ the smaller annotated share unless given. Returns the performance gap
+    (= −mean cost gap) and its interval."""
     f = np.where(support == 1, np.where(d.grp.to_numpy() == "a", 1, -1), 0)
     n = len(d)
     p = {1: (f == 1).mean(), -1: (f == -1).mean()}
-    dhat = np.array([value[i] * f[i] / p[f[i]] if f[i] != 0 else 0.0 for i in range(n)])
-    mean, var = dhat.mean(), dhat.var(ddof=1)
-    gamma = min(p.values())
+    cost = 1 - value if complement else value
+    dhat = np.array([cost[i] * f[i] / p[f[i]] if f[i] != 0 else 0.0 for i in range(n)])
+    mean, var = (-1 if complement else 1) * dhat.mean(), dhat.var(ddof=1)
+    gamma = gamma if gamma is not None else min(p.values())
     L = math.log((1 - level) / 2)
     B = -(2 / (3 * gamma)) * L
     t = (B + math.sqrt(B * B - 8 * n * var * L)) / (2 * n)
@@ -192,6 +197,40 @@ def test_cluster_tables_match_an_independent_computation(tmp_path: Path, perform
         assert res[which]["bcr"] == pytest.approx(biased / det)
         assert res[which]["bir"] == pytest.approx(biased_rows / len(d))
     assert res["kmeans"]["inertia_ratio"] == 1.0
+
+
+@pytest.mark.parametrize("gamma", [None, 0.3])
+def test_global_interval_is_the_disparity_metrics_interval(tmp_path: Path, gamma):
+    """On the same rows and groups, the global gap's Bernstein interval is accuracy_gap's (cost: the error, the
+    spec's γ when given), and both equal METRICS.md §3 written out; a favourable-negative positive rate uses
+    cost ŷ, as demographic_parity does."""
+    df = small_case(seed=21)
+    spec = write_case(tmp_path, df, "  features: [f1, f2, f3]\n  k: 6\n  lambda: 1")
+    if gamma is not None:
+        spec.write_text(spec.read_text().replace("intervals:\n", f"intervals:\n  bernstein: {{gamma: {gamma}}}\n"))
+    r = run_spec(load_spec(spec))
+    metric = next(m for m in r["metrics"] if m["name"] == "accuracy_gap")["bernstein"]  # protected b, reference a
+    glob = r["local_bias"]["global"]["clusters"][0]["interval"]
+    gap, lo, hi = bernstein_by_hand(df, (df.y == df.yhat).to_numpy().astype(int), np.ones(len(df), int), 0.95,
+                                    gamma=gamma)
+    # accuracy_gap = error(b) − error(a) = accuracy(a) − accuracy(b) = the LOGAN gap: the same interval
+    assert r["local_bias"]["global"]["gap"] == pytest.approx(gap, abs=1e-12)
+    assert (glob["lower"], glob["upper"]) == pytest.approx((lo, hi), abs=1e-9)
+    assert (metric["lower"], metric["upper"]) == pytest.approx((lo, hi), abs=1e-9)
+    assert glob["gamma_source"] == ("observed" if gamma is None else "spec") and "note" not in glob
+
+    spec.write_text(spec.read_text().replace("metrics: [accuracy_gap]", "metrics: [demographic_parity]")
+                    .replace("    predicted: yhat\n", "    predicted: yhat\n    favorable: negative\n")
+                    .replace("  k: 6\n", "  k: 6\n  performance: positive_rate\n"))
+    r = run_spec(load_spec(spec))
+    metric = next(m for m in r["metrics"] if m["name"] == "demographic_parity")["bernstein"]
+    glob = r["local_bias"]["global"]["clusters"][0]["interval"]
+    gap, lo, hi = bernstein_by_hand(df, df.yhat.to_numpy(), np.ones(len(df), int), 0.95, gamma=gamma,
+                                    complement=False)
+    assert r["local_bias"]["global"]["gap"] == pytest.approx(gap, abs=1e-12)
+    assert (glob["lower"], glob["upper"]) == pytest.approx((lo, hi), abs=1e-9)
+    # demographic_parity = P(ŷ=1 | b) − P(ŷ=1 | a) = −gap: the mirrored interval
+    assert (metric["lower"], metric["upper"]) == pytest.approx((-hi, -lo), abs=1e-9)
 
 
 def test_lambda_zero_is_kmeans(tmp_path: Path):
@@ -333,6 +372,8 @@ def test_missing_feature_values_dropped_and_counted(tmp_path: Path):
     res = run_spec(load_spec(spec))["local_bias"]
     assert res["features"]["rows"] == len(df) - 3
     assert res["features"]["dropped"] == [{"reason": "missing value in feature column 'f2'", "rows": 3}]
+    note = res["global"]["clusters"][0]["interval"]["note"]  # rows differ from the metrics': said so
+    assert f"on the {len(df) - 3} rows" in note and "3 rows were left out (missing value in feature column" in note
 
 
 def test_compas_sample_spec(tmp_path: Path):
