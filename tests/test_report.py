@@ -188,9 +188,10 @@ def make_png(path: Path, size: int = 64) -> Path:
     ((0.14406161784225385, 0.07798754916460021, 0.21334520882238756), "0.14"),
     ((0.33701336432306794, 0.33701336432306794, 0.33701336432306794), "0.3370"),   # degenerate: 4 digits
     ((0.5, 0.49999, 0.50001), "0.5000"),                                            # never more than 4
-    ((0.0008386462722836417, -0.0007641105281845056, 0.002347349796143993), "0.0008"),
+    ((0.0008386462722836417, -0.0007641105281845056, 0.002347349796143993), "0.00084"),  # value keeps 2 digits
     ((12346.0, 12000.0, 12700.0), "12350"),
-    ((-0.0001, -0.3, 0.2), "0.00"),                                                 # no "-0.00"
+    ((-0.0001, -0.3, 0.2), "-0.0001"),                                  # never "0.00" for a non-zero value
+    ((-0.0, -0.3, 0.2), "0.00"),                                                    # no "-0.00"
     ((0.123456,), "0.123"),
     ((12345.678,), "12300"),
     ((0,), "0"),
@@ -217,6 +218,24 @@ def test_interval_and_friends():
     assert F.signed(0.144) == "+0.144"
     assert F.signed(-0.02) == "-0.0200"
     assert F.signed(0.0) == "0"
+
+
+@pytest.mark.parametrize("a, b, lo, hi", [
+    (0.976, 1.0, -0.61, 0.56),   # toxicity cluster: 97.6% vs 100.0%, a small cluster's wide interval
+    (0.936, 1.0, -1.1, 0.97),    # 93.6% vs 100%
+    (0.5, 0.4999, -0.3, 0.3),
+])
+def test_small_gap_with_wide_interval_is_shown_nonzero(a, b, lo, hi):
+    """A gap between two rates keeps at least two significant digits however wide its interval, and its
+    interval prints with the same decimals."""
+    gap = a - b
+    s = F.signed(gap, {"lower": lo, "upper": hi})
+    assert float(s) != 0 and float(s) == pytest.approx(gap, rel=0.05)  # non-zero, and within rounding of a - b
+    digits = s.lstrip("+-").replace(".", "").lstrip("0")
+    assert len(digits) >= 2 or len(digits) == 1 and abs(gap) < 10 ** -4, s
+    iv = F.interval({"lower": lo, "upper": hi}, gap)
+    assert all(len(x.split(".")[1]) == len(s.split(".")[1]) for x in iv.strip("[]").split(", ")), (s, iv)
+    assert float(F.pct(gap, lo, hi).rstrip("%")) == pytest.approx(gap * 100, rel=0.05)  # percentages too
 
 
 def test_interval_bounds_always_differ_when_width_allows():

@@ -214,7 +214,8 @@ def test_side_by_side_table(lb_html):
     rows = rows_of(t)
 
     # the gap's digits come from the Bernstein interval of the cluster (of all rows, for Global), as elsewhere
-    assert rows[0] == ("Largest cluster |gap| +0.01 0.06 cluster 1, 260 rows: -0.06 [-0.15, 0.03] "
+    # (a gap keeps two significant digits however wide its interval: 0.0127 -> 0.013, not 0.01)
+    assert rows[0] == ("Largest cluster |gap| +0.013 0.058 cluster 1, 260 rows: -0.058 [-0.150, 0.033] "
                        "0.10 cluster 0, 120 rows: +0.10 [-0.05, 0.26]")
     assert rows[1] == "BCR: share of detectable clusters that are biased — 1 25.0% 50.0%"   # null -> footnote 1
     assert rows[2] == "BIR: share of rows in biased clusters — 1 28.9% 46.7%"
@@ -239,7 +240,7 @@ def test_cluster_table_sorted_formatted_and_reasons(lb_html):
     assert "71.4%" in txt and "61.0%" in txt and "+0.10" in txt and "[-0.05, 0.26]" in txt
     assert "insufficient evidence" in txt and "biased" in txt
     second = _html.unescape(re.sub(r"<[^>]+>", " ", rows[2]))
-    assert f"accuracy higher for {CA}" in second and "[-0.17, -0.01]" in second and "-0.09" in second
+    assert f"accuracy higher for {CA}" in second and "[-0.171, -0.012]" in second and "-0.092" in second
     assert 'badge-against' in rows[2] and 'badge-lb-biased' in rows[2]
     small = _html.unescape(rows[0])
     assert NULL_IV_REASON in small and "too few rows" in small and "undefined-row" in rows[0]
@@ -294,7 +295,7 @@ def test_summary_line_and_methods(lb_html):
     line = _html.unescape(re.sub(r"<[^>]+>", "", m.group(0)))
     assert "the largest gap in a LOGAN cluster is 0.10 [-0.05, 0.26] (Bernstein)" in line
     assert f"cluster 0 of 120 rows (70 {AA}, 50 {CA})" in line
-    assert "on all rows the gap is 0.01 [-0.06, 0.09]" in line
+    assert "on all rows the gap is 0.013 [-0.060, 0.086]" in line
     assert "2 of 4 detectable clusters have |gap| ≥ 0.05" in line
     methods = lb_html[lb_html.index('id="methods"'):]
     assert "Local group bias (LOGAN)" in methods and "Zhao &amp; Chang 2020" in methods

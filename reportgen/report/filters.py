@@ -6,7 +6,10 @@ Numbers stay floats in results; every rounding decision is made here, once:
   width: the width keeps two significant digits, so the printed lower and upper
   bounds always differ, and no printed number gets more than four significant
   digits. Without an interval a number gets three significant digits; with a
-  degenerate interval (lower == upper) four.
+  degenerate interval (lower == upper) four. A non-zero value is never rounded
+  to fewer than two significant digits within that cap, and never to fewer
+  than one at all: a wide interval must not print a small gap as "0.0" (0.976
+  and 1.000 differ by -0.024, not by 0.0).
 * ``interval(iv, value)`` prints ``[lower, upper]`` with the same decimals as
   ``num(value, iv)`` so that a value and its interval line up.
 * ``pct`` does the same on a percentage scale (rates such as 0.345 -> 34.5%).
@@ -56,6 +59,9 @@ def decimals(value: float | None, lower: float | None = None, upper: float | Non
         p = WIDTH_SIG - 1 - math.floor(math.log10(width))
         if top > 0:
             p = min(p, MAX_SIG - 1 - math.floor(math.log10(top)))
+        if _finite(value) and value != 0:  # the value itself keeps WIDTH_SIG digits (within the cap), at least 1
+            e = math.floor(math.log10(abs(value)))
+            p = max(p, min(WIDTH_SIG - 1 - e, MAX_SIG - 1 - math.floor(math.log10(top))), -e)
         return p
     if top == 0:
         return 0
