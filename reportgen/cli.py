@@ -422,6 +422,22 @@ def diff(old: str, new: str, fmt: str, max_increase: tuple[str, ...], force: boo
     sys.exit(EXIT_GATE if result.failed else EXIT_OK)
 
 
+def _gates_text(gates: list[dict], passed: bool) -> str:
+    """Gate outcomes of one run as counts per status, as `run` prints them (PASS / FAIL / INCONCLUSIVE); the run's
+    overall result is added when inconclusive gates decided it (the spec's `inconclusive:` policy)."""
+    if not gates:
+        return "no gates"
+    counts: dict[str, int] = {}
+    for g in gates:
+        st = str(g.get("status") or "unknown")
+        counts[st] = counts.get(st, 0) + 1
+    order = ["pass", "fail", "inconclusive"] + sorted(set(counts) - {"pass", "fail", "inconclusive"})
+    text = ", ".join(f"{counts[st]} {st}" for st in order if st in counts)
+    if "inconclusive" in counts and "fail" not in counts:
+        text += f" (run {'passed' if passed else 'failed'})"
+    return text
+
+
 @main.command()
 @click.argument("archive_dir", type=click.Path(path_type=Path))
 @click.option("--model", default=None, help="Only this model's runs.")
@@ -443,14 +459,11 @@ def history(archive_dir: Path, model: str | None, as_json: bool) -> None:
     if not entries:
         click.echo(f"no runs filed in {archive_dir}" + (f" for model {model!r}" if model else ""))
         return
-    click.echo(f"{'seq':>4}  {'run time (UTC)':<20}  {'model':<24} {'version':<12} {'gates':<14} spec sha256")
+    click.echo(f"{'seq':>4}  {'run time (UTC)':<20}  {'model':<24} {'version':<12} {'gates':<30} spec sha256")
     for e in entries:
-        gates = e.get("gates") or []
-        failed = sum(1 for g in gates if g.get("status") != "pass")
-        gtext = "no gates" if not gates else (f"passed {len(gates)}" if e.get("passed") else
-                                             f"FAILED {failed}/{len(gates)}")
+        gtext = _gates_text(e.get("gates") or [], bool(e.get("passed")))
         click.echo(f"{e['seq']:>4}  {e['run_time']:<20}  {str(e['model'])[:24]:<24} {str(e['version'])[:12]:<12} "
-                   f"{gtext:<14} {str(e.get('spec_sha256'))[:12]}")
+                   f"{gtext:<30} {str(e.get('spec_sha256'))[:12]}")
     click.echo(f"head entry hash: {entries[-1]['entry_hash']}")
 
 

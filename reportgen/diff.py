@@ -96,7 +96,7 @@ MSG_INTERVAL = "{metric}: interval differs (old {old}, new {new})"
 MSG_GROUPS = "{metric}: compared groups differ (old {old}, new {new})"
 MSG_OPTIONS = "{metric}: {field} differ (old {old}, new {new})"
 
-MSG_UNPAIRED_NO_REPLICATES = "no paired bootstrap: {side} has no usable replicates.json"
+MSG_UNPAIRED_NO_REPLICATES = "no paired bootstrap: {side} {verb} no usable replicates.json"
 MSG_UNPAIRED_MISMATCH = "no paired bootstrap: the replicates differ in {what}, so they are not the same resamples"
 MSG_PAIRED = "paired bootstrap: both sides have replicates from the same seed, resamples and test data"
 
@@ -404,7 +404,8 @@ def _rep_index(doc: dict | None) -> dict:
 def _pairing(old: Side, new: Side) -> tuple[bool, str]:
     missing = [s for s, side in (("old", old), ("new", new)) if side.replicates is None]
     if missing:
-        return False, MSG_UNPAIRED_NO_REPLICATES.format(side=" and ".join(missing))
+        return False, MSG_UNPAIRED_NO_REPLICATES.format(side=" and ".join(missing),
+                                                        verb="have" if len(missing) > 1 else "has")
     a, b = old.replicates, new.replicates
     roles = lambda d: sorted((x.get("role"), x.get("sha256")) for x in d.get("data") or []  # noqa: E731
                              if x.get("role") in ("test", "runs") or str(x.get("role", "")).startswith("run"))
@@ -699,7 +700,15 @@ def _md_noise(r: Row) -> str:
 def to_markdown(result: DiffResult) -> str:
     """For a pull-request comment: headline, gates, metric table, pairs in a collapsible block."""
     e = md_escape
-    status = "❌ gate failed" if result.failed else "✅ no gate failed"
+    inconclusive = sum(g.status == GATE_INCONCLUSIVE for g in result.gates)
+    if not result.gates:
+        status = "no diff gates (none given with --max-increase)"
+    elif result.failed:
+        status = "❌ gate failed"
+    elif inconclusive:
+        status = f"⚠️ no gate failed, {inconclusive} inconclusive"
+    else:
+        status = "✅ every gate passed"
     out = [f"### Fairness diff: {e(result.old.model)} → {e(result.new.model)}", "",
            f"**{e(headline(result))}** — {status}", ""]
     for w in result.warnings:

@@ -57,6 +57,25 @@ def test_run_files_and_history_lists(archived):
     assert set(entries[0]["files"]) == {"results.json", "replicates.json"}  # json only: no report files filed
 
 
+def test_history_counts_gate_outcomes_honestly(archived):
+    from reportgen.cli import _gates_text
+
+    two_inconclusive = [{"status": "inconclusive"}, {"status": "inconclusive"}]
+    assert _gates_text(two_inconclusive, False) == "2 inconclusive (run failed)"  # not "FAILED 2/2"
+    assert _gates_text(two_inconclusive, True) == "2 inconclusive (run passed)"
+    assert _gates_text([{"status": "fail"}, {"status": "pass"}, {"status": "inconclusive"}], False) == \
+        "1 pass, 1 fail, 1 inconclusive"
+    assert _gates_text([{"status": "pass"}] * 3, True) == "3 pass"
+    assert _gates_text([], True) == "no gates"
+    _, arch, _ = archived
+    _, out = cli("history", arch)
+    _, js = cli("history", arch, "--json")
+    for line, e in zip(out.splitlines()[1:], (json.loads(x) for x in js.splitlines())):
+        st = [g["status"] for g in e["gates"]]
+        want = ", ".join(f"{st.count(s)} {s}" for s in ("pass", "fail", "inconclusive") if st.count(s))
+        assert want and want in line and "FAILED" not in line, line
+
+
 def test_verify_intact_then_tampered(archived, tmp_path):
     _, arch, _ = archived
     code, out = cli("verify", arch)

@@ -100,7 +100,7 @@ def test_threshold_change_is_comparable_and_changes_are_new_minus_old_with_the_o
     old, new = D.load_side(compas["old_plain"]), D.load_side(compas["new_plain"])
     assert D.compatibility(old, new) == []  # a new threshold is a new model, not a new measurement
     res = D.diff(old, new)
-    assert not res.paired and res.pairing_note == D.MSG_UNPAIRED_NO_REPLICATES.format(side="old and new")
+    assert not res.paired and res.pairing_note == "no paired bootstrap: old and new have no usable replicates.json"
     oi, ni = _index(_json(compas["old"] / "results.json")), _index(_json(compas["new"] / "results.json"))
     assert {_row_key(r) for r in res.rows} == set(oi) == set(ni)
     beyond = 0
@@ -363,7 +363,7 @@ def test_replicates_that_are_not_paired_or_stale_fall_back_to_overlap(tmp_path):
     for name, reps, stale, note in (
             ("seed", _reps(NEW_AMP, NEW_DP, seed=4), False, D.MSG_UNPAIRED_MISMATCH.format(what="seed")),
             ("data", _reps(NEW_AMP, NEW_DP, sha="bb"), False, D.MSG_UNPAIRED_MISMATCH.format(what="test data")),
-            ("stale", _reps(NEW_AMP, NEW_DP), True, D.MSG_UNPAIRED_NO_REPLICATES.format(side="new"))):
+            ("stale", _reps(NEW_AMP, NEW_DP), True, "no paired bootstrap: new has no usable replicates.json")):
         new = D.load_side(_write_side(tmp_path / name, _tiny(0.155, -0.21), reps, stale=stale))
         if stale:
             assert new.replicates is None and new.notes == [D.MSG_REPLICATES_STALE]
@@ -386,6 +386,28 @@ def test_markdown_escapes_pipes_and_newlines_in_names(tmp_path):
     for line in pair_lines:  # the pairs table has 8 cells: 9 unescaped pipes
         assert line.count("|") - line.count("\\|") == 9
     assert D.md_escape("a|b\nc<d>") == "a\\|b c&lt;d&gt;"
+
+
+def test_markdown_status_line_says_what_the_gates_said(tmp_path):
+    """No --max-increase: the status says there were no diff gates, not that none failed; inconclusive gates are
+    not shown as a success."""
+    old = D.load_side(_write_side(tmp_path / "old", _tiny(0.10, -0.20), _reps(OLD_AMP, OLD_DP)))
+    new = D.load_side(_write_side(tmp_path / "new", _tiny(0.155, -0.21), _reps(NEW_AMP, NEW_DP)))
+    first = lambda md: md.splitlines()[2]  # noqa: E731  the headline line
+    assert first(D.to_markdown(D.diff(old, new))).endswith("— no diff gates (none given with --max-increase)")
+    seen = set()
+    for limit in (0.0, 0.02, 0.05, 0.1, 0.2, 1.0):
+        res = D.diff(old, new, max_increase=limit)
+        statuses = [g.status for g in res.gates]
+        seen.add("fail" if "fail" in statuses else "inconclusive" if "inconclusive" in statuses else "pass")
+        line = first(D.to_markdown(res))
+        if "fail" in statuses:
+            assert line.endswith("❌ gate failed")
+        elif "inconclusive" in statuses:
+            assert line.endswith(f"⚠️ no gate failed, {statuses.count('inconclusive')} inconclusive"), line
+        else:
+            assert statuses and line.endswith("✅ every gate passed")
+    assert seen == {"fail", "inconclusive", "pass"}  # every branch was exercised
 
 
 def test_json_is_deterministic_and_parses_back(tmp_path):
