@@ -238,10 +238,15 @@ def test_cluster_table_sorted_formatted_and_reasons(lb_html):
     assert 'class="hl"' in first_biased
     txt = _html.unescape(re.sub(r"<[^>]+>", " ", first_biased))
     assert "71.4%" in txt and "61.0%" in txt and "+0.10" in txt and "[-0.05, 0.26]" in txt
-    assert "insufficient evidence" in txt and "biased" in txt
+    # the ◆ marker says what it measures, so "insufficient evidence" beside it is not a contradiction
+    assert "insufficient evidence" in txt and "|gap| ≥ 0.05" in txt and not re.search(r"\bbiased\b", txt)
     second = _html.unescape(re.sub(r"<[^>]+>", " ", rows[2]))
     assert f"accuracy higher for {CA}" in second and "[-0.171, -0.012]" in second and "-0.092" in second
     assert 'badge-against' in rows[2] and 'badge-lb-biased' in rows[2]
+    cap = _html.unescape(re.search(r"<caption>.*?</caption>", t, re.S).group(0))
+    assert "◆ shaded rows: |gap| ≥ 0.05" in cap and "a size marker, not a test" in cap
+    rule = re.findall(r"(?m)^\.badge \{[^}]*\}", lb_html)[-1]  # the last plain .badge rule wins the cascade
+    assert "overflow-wrap: normal" in rule and "hyphens: none" in rule  # no mid-word breaks inside a badge
     small = _html.unescape(rows[0])
     assert NULL_IV_REASON in small and "too few rows" in small and "undefined-row" in rows[0]
     null_gap = _html.unescape(rows[-1])

@@ -436,7 +436,7 @@ def _abs_gap_key(c: Mapping) -> tuple:
     return (0, -abs(g), c.get("cluster", 0)) if F._finite(g) else (1, 0, c.get("cluster", 0))
 
 
-def _cluster_view(c: Mapping, groups: list) -> dict:
+def _cluster_view(c: Mapping, groups: list, threshold: Any = None) -> dict:
     v = dict(c)
     v["defined"] = F._finite(c.get("gap"))
     v["abs_gap"] = abs(c["gap"]) if v["defined"] else None
@@ -451,7 +451,9 @@ def _cluster_view(c: Mapping, groups: list) -> dict:
     else:
         v["verdict_kind"], v["verdict_text"] = "against", iv.get("verdict_text") or str(iv["verdict"]).replace("_", " ")
     if c.get("biased"):
-        v["status"], v["status_text"] = "biased", "biased"
+        # a size marker (|gap| ≥ threshold), not a test: worded so it cannot read as contradicting the verdict
+        limit = F.setting(threshold) if F._finite(threshold) else "threshold"
+        v["status"], v["status_text"] = "biased", f"|gap| ≥ {limit}"
     elif c.get("detectable"):
         v["status"], v["status_text"] = "detectable", "below threshold"
     else:
@@ -464,12 +466,12 @@ def _cluster_view(c: Mapping, groups: list) -> dict:
     return v
 
 
-def _clustering_view(block: Any, groups: list, key: str, title: str) -> dict | None:
+def _clustering_view(block: Any, groups: list, key: str, title: str, threshold: Any = None) -> dict | None:
     if not isinstance(block, Mapping):
         return None
     v = dict(block)
     v["key"], v["title"] = key, title
-    clusters = [_cluster_view(c, groups) for c in block.get("clusters") or [] if isinstance(c, Mapping)]
+    clusters = [_cluster_view(c, groups, threshold) for c in block.get("clusters") or [] if isinstance(c, Mapping)]
     v["clusters_sorted"] = sorted(clusters, key=_abs_gap_key)
     v["has_top_words"] = any(c["top_words"] for c in clusters)
     v["has_support"] = any(gc["support_differs"] for c in clusters for gc in c["group_cells"])
@@ -542,8 +544,8 @@ def local_bias_view(lb: Any, *, with_plots: bool = True) -> dict | None:
     v["global_cluster"] = _cluster_view(gclusters[0], groups) if gclusters else None
     v["global_performance"] = [((gclusters[0].get("performance") or {}).get(g) if gclusters else None)
                                for g in groups]
-    v["kmeans_view"] = _clustering_view(lb.get("kmeans"), groups, "kmeans", "k-means")
-    v["logan_view"] = _clustering_view(lb.get("logan"), groups, "logan", "LOGAN")
+    v["kmeans_view"] = _clustering_view(lb.get("kmeans"), groups, "kmeans", "k-means", lb.get("threshold"))
+    v["logan_view"] = _clustering_view(lb.get("logan"), groups, "logan", "LOGAN", lb.get("threshold"))
     lam = lb.get("lambda")
     if lam is None and isinstance(lb.get("logan"), Mapping):
         lam = lb["logan"].get("lambda")
