@@ -339,6 +339,15 @@ def open_dataset(ls: LoadedSpec, rel: str, spec_path: tuple) -> tuple[Path, list
     return path, files, header
 
 
+def part_display(rel: str, root: Path, f: Path) -> str:
+    """How messages name one part of a data set: 'parts/b.csv', 'parts/*.csv (part b.csv)', or the file itself."""
+    if root.is_dir():
+        return f"{rel.rstrip('/')}/{f.relative_to(root).as_posix()}"
+    if is_dataset_pattern(rel):
+        return f"{rel} (part {f.name})"
+    return rel
+
+
 def check_columns(ls: LoadedSpec, needed: list[tuple[str, tuple]], header: list[str], rel: str) -> None:
     problems = [ls.problem(p, MSG_COLUMN_NOT_FOUND.format(column=col, file=rel, hint=did_you_mean(col, header)))
                 for col, p in needed if col not in header]
@@ -361,10 +370,20 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
         path, files, header = open_dataset(ls, rel, spec_path)
         check_columns(ls, needed, header, rel)
         cols = [c for c, _ in needed]
-        try:
-            df = read_table(files, cols)
-        except Exception as exc:
-            raise SpecError([ls.problem(spec_path, f"cannot read {rel} ({type(exc).__name__}: {exc})")]) from None
+        frames = []
+        for f in files:
+            shown = part_display(rel, path, f)
+            try:
+                if f != files[0]:
+                    check_columns(ls, needed, read_header(f), shown)
+                frames.append(read_table(f, cols))
+            except SpecError:
+                raise
+            except Exception as exc:
+                fix = "; fix or remove that part" if shown != rel else ""
+                raise SpecError([ls.problem(spec_path, f"cannot read {shown} ({type(exc).__name__}: {exc}){fix}")]) \
+                    from None
+        df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         sha = dataset_sha256(files, path)
     else:
         path, df, sha = ls.resolve(rel), frame, ""

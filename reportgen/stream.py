@@ -69,6 +69,14 @@ MSG_DASK_MISSING = ("data.engine: dask needs the Dask extra, which is not instal
 # --------------------------------------------------------------------------- plan: what to read and how to encode
 
 
+class PartitionError(Exception):
+    """A part file that cannot be read, or lacks columns (picklable, so it crosses from Dask workers)."""
+
+    def __init__(self, path: str, message: str, missing: tuple = (), header: tuple = ()):
+        super().__init__(path, message, tuple(missing), tuple(header))
+        self.path, self.message, self.missing, self.header = path, message, tuple(missing), tuple(header)
+
+
 @dataclass(frozen=True)
 class Partition:
     index: int  # position in the data set
@@ -116,27 +124,38 @@ def partitions(files: list[Path]) -> list[Partition]:
     out: list[Partition] = []
     base = 0
     for fi, f in enumerate(files):
-        if f.suffix.lower() in (".parquet", ".pq"):
-            import pyarrow.parquet as pq
-
-            md = pq.ParquetFile(f).metadata
-            groups: list[int] = []
-            first = rows = 0
-            for g in range(md.num_row_groups):
-                groups.append(g)
-                rows += md.row_group(g).num_rows
-                if rows >= PARTITION_ROWS or g == md.num_row_groups - 1:
-                    out.append(Partition(len(out), fi, str(f), "parquet", tuple(groups), first, base, rows))
-                    first += rows
-                    groups, rows = [], 0
-            if md.num_row_groups == 0:
-                out.append(Partition(len(out), fi, str(f), "parquet", (), 0, base, 0))
-            base += md.num_rows
-        else:
-            out.append(Partition(len(out), fi, str(f), "csv", None, 0, base, None))
-            if fi < len(files) - 1:
-                base += sum(len(c) for c in pd.read_csv(f, usecols=[0], chunksize=1_000_000))
+        try:
+            base = _file_partitions(out, fi, f, base, last=fi == len(files) - 1)
+        except PartitionError:
+            raise
+        except Exception as exc:
+            raise PartitionError(str(f), f"{type(exc).__name__}: {exc}") from None
     return out
+
+
+def _file_partitions(out: list, fi: int, f: Path, base: int, *, last: bool) -> int:
+    """Append file ``fi``'s partitions to ``out``; returns the next file's first row in the data set."""
+    if f.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        md = pq.ParquetFile(f).metadata
+        groups: list[int] = []
+        first = rows = 0
+        for g in range(md.num_row_groups):
+            groups.append(g)
+            rows += md.row_group(g).num_rows
+            if rows >= PARTITION_ROWS or g == md.num_row_groups - 1:
+                out.append(Partition(len(out), fi, str(f), "parquet", tuple(groups), first, base, rows))
+                first += rows
+                groups, rows = [], 0
+        if md.num_row_groups == 0:
+            out.append(Partition(len(out), fi, str(f), "parquet", (), 0, base, 0))
+        base += md.num_rows
+    else:
+        out.append(Partition(len(out), fi, str(f), "csv", None, 0, base, None))
+        if not last:
+            base += sum(len(c) for c in pd.read_csv(f, usecols=[0], chunksize=1_000_000))
+    return base
 
 
 def read_batches(part: Partition, columns: list[str], batch_rows: int):
@@ -421,8 +440,30 @@ class PartStats:
             s.update(distinct_values(col))
 
 
+def _part_header(part: Partition) -> list[str]:
+    if part.kind == "parquet":
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(part.path).names)
+    return [str(c) for c in pd.read_csv(part.path, nrows=0).columns]
+
+
 def part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None) -> PartStats:
-    """Pass 1 over one partition."""
+    """Pass 1 over one partition; a part that cannot be read or lacks columns raises PartitionError."""
+    try:
+        header = _part_header(part)
+    except Exception as exc:
+        raise PartitionError(part.path, f"{type(exc).__name__}: {exc}") from None
+    missing = [c for c in plan.columns if c not in header]
+    if missing:
+        raise PartitionError(part.path, "missing columns", tuple(missing), tuple(header))
+    try:
+        return _part_stats(plan, part, max_patterns=max_patterns)
+    except Exception as exc:
+        raise PartitionError(part.path, f"{type(exc).__name__}: {exc}") from None
+
+
+def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None) -> PartStats:
     max_patterns = MAX_PATTERNS if max_patterns is None else max_patterns
     acc = PartStats()
     cols = list(plan.columns)
@@ -802,17 +843,15 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
                 sample_columns=tuple(scols))
     try:
         parts = partitions(files)
-    except Exception as exc:
-        raise SpecError([ls.problem(spec_path, f"cannot read {rel} ({type(exc).__name__}: {exc})")]) from None
+    except PartitionError as e:
+        raise _part_problem(ls, e, path, rel, spec_path, needed_pairs) from None
     say(f"streaming {rel}: {len(files)} file(s), {len(parts)} partition(s) on {getattr(executor, 'name', 'stream')}")
     try:
         update = getattr(say, "update", None)
         results = executor.map(_pass1, [(plan, p) for p in parts],
                                on_done=(lambda d, n: update(f"{d}/{n} partitions")) if update else None)
-    except SpecError:
-        raise
-    except Exception as exc:
-        raise SpecError([ls.problem(spec_path, f"cannot read {rel} ({type(exc).__name__}: {exc})")]) from None
+    except PartitionError as e:
+        raise _part_problem(ls, e, path, rel, spec_path, needed_pairs) from None
     acc = results[0]
     for r in results[1:]:
         acc = merge(acc, r, plan)
@@ -826,6 +865,20 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
     if sample:
         st.sample = _sample_encoded(ls, plan, acc, role, rel, spec_path, attrs, tasks, thresholds, st)
     return st
+
+
+def _part_problem(ls, e: PartitionError, root: Path, rel: str, spec_path: tuple, needed_pairs) -> SpecError:
+    """The spec-level problem for a part that cannot be read, naming the part."""
+    from reportgen.data import part_display
+    from reportgen.errors import MSG_COLUMN_NOT_FOUND, did_you_mean
+
+    shown = part_display(rel, root, Path(e.path))
+    if e.missing:
+        paths = dict(needed_pairs)
+        return SpecError([ls.problem(paths.get(c, spec_path), MSG_COLUMN_NOT_FOUND.format(
+            column=c, file=shown, hint=did_you_mean(c, list(e.header)))) for c in e.missing])
+    fix = "; fix or remove that part" if shown != rel else ""
+    return SpecError([ls.problem(spec_path, f"cannot read {shown} ({e.message}){fix}")])
 
 
 def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, rel: str, needed_pairs) -> None:

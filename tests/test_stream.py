@@ -321,3 +321,28 @@ def test_init_on_a_folder_of_parts_writes_a_spec_that_validates(tmp_path):
     assert v.returncode == 0, v.stderr
     rows = len(pd.read_csv(ROOT / "samples" / "compas" / "test.csv"))
     assert f"{rows} rows" in v.stdout  # the folder's parts together
+
+
+@pytest.mark.parametrize("engine", ["memory", "stream"])
+def test_a_bad_part_is_named(tmp_path, engine):
+    """A part lacking a column, or not a table, is reported with its name, the key path and exit 2."""
+    from tests.conftest import run_cli
+
+    src = ROOT / "samples" / "compas_balanced" / "test.csv"
+    _split_to_parts(src, tmp_path / "parts", [300], 0, fmt="csv")
+    b = tmp_path / "parts" / "part-001.csv"
+    b.write_text(b.read_text().replace("race_pred", "racepred", 1))
+    spec = tmp_path / "spec.yaml"
+    spec.write_text((ROOT / "specs" / "compas_balanced.yaml").read_text()
+                    .replace("../samples/compas_balanced/test.csv", "parts")
+                    .replace("../samples/", str(ROOT / "samples") + "/"))
+    r = run_cli("run", spec, "--engine", engine, "--out", tmp_path / "out", "--quiet")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert ("attributes.race.predicted: column 'race_pred' not found in parts/part-001.csv "
+            "(did you mean 'racepred'?)") in r.stderr
+    assert not (tmp_path / "out").exists()
+    b.write_bytes(b"\x00\x01 not a table")
+    b.rename(tmp_path / "parts" / "part-001.parquet")
+    r = run_cli("run", spec, "--engine", engine, "--out", tmp_path / "out", "--quiet")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "data.test: cannot read parts/part-001.parquet (" in r.stderr and "fix or remove that part" in r.stderr
