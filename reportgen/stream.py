@@ -30,6 +30,7 @@ merges their results; nothing else differs.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -631,6 +632,29 @@ class LocalExecutor:
                     on_done(done, len(items))
         return out
 
+    def reduce(self, fn, items: list, combine, on_done=None):
+        """``combine`` the ``fn(x)`` as they finish (at most one result per worker waits in memory)."""
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
+        acc = None
+        workers = max(1, min(len(items), stats._workers()))
+        with ThreadPoolExecutor(workers) as ex:
+            pending = iter(items)
+            running = {ex.submit(fn, x) for x in itertools.islice(pending, workers)}
+            done_n = 0
+            while running:
+                f = next(as_completed(running))
+                running.discard(f)
+                nxt = next(pending, None)
+                if nxt is not None:
+                    running.add(ex.submit(fn, nxt))
+                r = f.result()
+                acc = r if acc is None else combine(acc, r)
+                done_n += 1
+                if on_done:
+                    on_done(done_n, len(items))
+        return acc
+
     def close(self) -> None:
         pass
 
@@ -663,6 +687,20 @@ class DaskExecutor:
             for done, _ in enumerate(as_completed(futures), 1):
                 on_done(done, len(items))
         return self.client.gather(futures)
+
+    def reduce(self, fn, items: list, combine, on_done=None):
+        """``combine`` the partitions' results on this process as workers finish them, releasing each."""
+        from dask.distributed import as_completed
+
+        acc = None
+        futures = self.client.map(fn, items, pure=False)
+        for done, f in enumerate(as_completed(futures), 1):
+            r = f.result()
+            f.release()
+            acc = r if acc is None else combine(acc, r)
+            if on_done:
+                on_done(done, len(items))
+        return acc
 
     def close(self) -> None:
         self.client.close()
@@ -848,13 +886,10 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
     say(f"streaming {rel}: {len(files)} file(s), {len(parts)} partition(s) on {getattr(executor, 'name', 'stream')}")
     try:
         update = getattr(say, "update", None)
-        results = executor.map(_pass1, [(plan, p) for p in parts],
-                               on_done=(lambda d, n: update(f"{d}/{n} partitions")) if update else None)
+        acc = executor.reduce(_pass1, [(plan, p) for p in parts], lambda a, b: merge(a, b, plan),
+                              on_done=(lambda d, n: update(f"{d}/{n} partitions")) if update else None)
     except PartitionError as e:
         raise _part_problem(ls, e, path, rel, spec_path, needed_pairs) from None
-    acc = results[0]
-    for r in results[1:]:
-        acc = merge(acc, r, plan)
     _check(ls, plan, acc, files, spec_path, rel, needed_pairs)
     sha = dataset_sha256(files, path)
     dropped = [{"reason": r, "rows": int(n)} for _, (r, n) in sorted(acc.drops.items())]
