@@ -127,29 +127,50 @@ def _from_codes(codes: np.ndarray, counts: np.ndarray, K: int, G: int, Gp: int) 
     return Units(c, Y, Yh, counts.astype(np.int64), G, Gp)
 
 
-def compress(units: Units) -> Units:
-    """Distinct patterns with multiplicities, in a canonical (sorted) order."""
-    n, K = units.Y.shape
-    if n == 0:
-        return units
+def pattern_keys(units: Units) -> np.ndarray:
+    """Each unit's pattern (block, y bits, ŷ bits) as one int64 when it fits, else as a void byte key
+    (block big-endian, then the packed bits). Both sort into the canonical pattern order."""
     codes = _pattern_codes(units)
     if codes is not None:
-        hi = int(codes.max()) + 1
+        return codes
+    n = len(units.block)
+    packed = np.packbits(np.concatenate([units.Y, units.Yhat], axis=1), axis=1)
+    key = np.ascontiguousarray(np.concatenate([units.block.astype(">u4").view(np.uint8).reshape(n, 4), packed],
+                                              axis=1))
+    return key.view(np.dtype((np.void, key.shape[1]))).ravel()
+
+
+def count_keys(keys: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct keys, int64 counts, weighted by ``weights`` when given)."""
+    if len(keys) == 0:
+        return keys, np.zeros(0, dtype=np.int64)
+    if keys.dtype == np.int64:
+        hi = int(keys.max()) + 1
         if hi <= (1 << 22):
-            counts = np.bincount(codes, weights=units.count if not _all_ones(units) else None, minlength=hi)
-            uniq = np.flatnonzero(counts)
-            return _from_codes(uniq, counts[uniq], K, units.G, units.Gp)
-        uniq, inv = np.unique(codes, return_inverse=True)
-        counts = np.bincount(inv.ravel(), weights=units.count, minlength=len(uniq))
-        return _from_codes(uniq, counts, K, units.G, units.Gp)
-    bits = np.concatenate([units.Y, units.Yhat], axis=1)
-    packed = np.packbits(bits, axis=1)
-    key = np.concatenate([units.block.astype(">u4").view(np.uint8).reshape(n, 4), packed], axis=1)
-    key = np.ascontiguousarray(key)
-    view = key.view(np.dtype((np.void, key.shape[1]))).ravel()
-    _, first, inv = np.unique(view, return_index=True, return_inverse=True)
-    counts = np.bincount(inv.ravel(), weights=units.count, minlength=len(first)).astype(np.int64)
-    return Units(units.block[first], units.Y[first], units.Yhat[first], counts, units.G, units.Gp)
+            c = np.bincount(keys, weights=weights, minlength=hi)
+            u = np.flatnonzero(c)
+            return u.astype(np.int64), np.rint(c[u]).astype(np.int64)
+    u, inv = np.unique(keys, return_inverse=True)
+    c = np.bincount(inv.ravel(), weights=weights, minlength=len(u))
+    return u, np.rint(c).astype(np.int64)
+
+
+def units_from_keys(keys: np.ndarray, counts: np.ndarray, K: int, G: int, Gp: int) -> Units:
+    """Inverse of :func:`pattern_keys`: the patterns as Units with their counts."""
+    if keys.dtype == np.int64:
+        return _from_codes(keys, counts, K, G, Gp)
+    raw = keys.view(np.uint8).reshape(len(keys), -1)
+    block = raw[:, :4].copy().view(">u4").ravel().astype(np.int64)
+    bits = np.unpackbits(raw[:, 4:], axis=1)[:, :2 * K].astype(bool)
+    return Units(block, bits[:, :K], bits[:, K:], np.asarray(counts, dtype=np.int64), G, Gp)
+
+
+def compress(units: Units) -> Units:
+    """Distinct patterns with multiplicities, in a canonical (sorted) order."""
+    if len(units.block) == 0:
+        return units
+    keys, counts = count_keys(pattern_keys(units), None if _all_ones(units) else units.count.astype(np.float64))
+    return units_from_keys(keys, counts, units.Y.shape[1], units.G, units.Gp)
 
 
 def _all_ones(units: Units) -> bool:

@@ -350,42 +350,6 @@ def _units(plan: Plan, b: BatchCodes, a: AttributeDef, with_pred: bool = True) -
 # --------------------------------------------------------------------------- per-partition statistics
 
 
-def _pattern_keys(u: stats.Units) -> np.ndarray:
-    """Each unit's pattern as int64 (as stats.compress) or, for wide patterns, as a void byte key."""
-    codes = stats._pattern_codes(u)
-    if codes is not None:
-        return codes
-    n = len(u.block)
-    packed = np.packbits(np.concatenate([u.Y, u.Yhat], axis=1), axis=1)
-    key = np.ascontiguousarray(np.concatenate([u.block.astype(">u4").view(np.uint8).reshape(n, 4), packed], axis=1))
-    return key.view(np.dtype((np.void, key.shape[1]))).ravel()
-
-
-def units_from_keys(keys: np.ndarray, counts: np.ndarray, K: int, G: int, Gp: int) -> stats.Units:
-    """Patterns back to Units (what ``stats.compress`` returns for the same rows)."""
-    if keys.dtype == np.int64:
-        return stats._from_codes(keys, counts, K, G, Gp)
-    raw = keys.view(np.uint8).reshape(len(keys), -1)
-    block = raw[:, :4].copy().view(">u4").ravel().astype(np.int64)
-    bits = np.unpackbits(raw[:, 4:], axis=1)[:, :2 * K].astype(bool)
-    return stats.Units(block, bits[:, :K], bits[:, K:], counts.astype(np.int64), G, Gp)
-
-
-def _count_keys(keys: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted distinct keys, int64 counts)."""
-    if len(keys) == 0:
-        return keys, np.zeros(0, dtype=np.int64)
-    if keys.dtype == np.int64:
-        hi = int(keys.max()) + 1
-        if hi <= (1 << 22):
-            c = np.bincount(keys, weights=weights, minlength=hi)
-            u = np.flatnonzero(c)
-            return u.astype(np.int64), np.rint(c[u]).astype(np.int64) if weights is not None else c[u]
-    u, inv = np.unique(keys, return_inverse=True)
-    c = np.bincount(inv.ravel(), weights=weights, minlength=len(u))
-    return u, np.rint(c).astype(np.int64) if weights is not None else c.astype(np.int64)
-
-
 def _splitmix(x: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         z = x + np.uint64(0x9E3779B97F4A7C15)
@@ -481,9 +445,10 @@ def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None)
         for a in plan.attrs:
             fast = fast_pattern_codes(plan, b, a)
             u = _units(plan, b, a) if fast is None else None
-            keys, counts = _count_keys(fast.astype(np.int64) if fast is not None else _pattern_keys(u))
+            keys, counts = stats.count_keys(fast.astype(np.int64) if fast is not None else stats.pattern_keys(u))
             if len(keys) <= BATCH_PATTERNS:  # the point tally from the batch's patterns: exact and cheap
-                N = stats.tally(units_from_keys(keys, counts, len(plan.tasks), len(a.groups), plan.Gp(a)), joint=True)
+                pu = stats.units_from_keys(keys, counts, len(plan.tasks), len(a.groups), plan.Gp(a))
+                N = stats.tally(pu, joint=True)
             else:
                 N = stats.tally(u if u is not None else _units(plan, b, a), joint=True)
             acc.point[a.name] = acc.point[a.name] + N if a.name in acc.point else N
@@ -553,7 +518,7 @@ def _merge_patterns(a, b, max_patterns: int):
     elif isinstance(b, int):
         res = a
     else:
-        res = _count_keys(np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]]).astype(np.float64))
+        res = stats.count_keys(np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]]).astype(np.float64))
     if not isinstance(res, int) and len(res[0]) > max_patterns:
         return None
     return res
@@ -767,7 +732,7 @@ class Streamed:
             return None
         keys, counts = pat
         G, Gp = len(a.groups), self.plan.Gp(a)
-        u = units_from_keys(keys, counts, len(self.plan.tasks), G, Gp)
+        u = stats.units_from_keys(keys, counts, len(self.plan.tasks), G, Gp)
         if with_pred or Gp == 1:
             return u
         return stats.compress(stats.Units(u.block // Gp, u.Y, u.Yhat, u.count, G, 1))
