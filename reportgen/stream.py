@@ -55,7 +55,7 @@ from reportgen.data import (
     open_dataset,
     role_kind,
 )
-from reportgen.errors import MSG_GROUP_EMPTY, MSG_MISSING_VALUES, Problem, SpecError
+from reportgen.errors import MSG_GROUP_EMPTY, MSG_MISSING_VALUES, Problem, SpecError, did_you_mean
 
 AUTO_STREAM_BYTES = 1 << 30  # engine: auto streams data sets larger than this on disk
 PARTITION_ROWS = 4_000_000  # Parquet row groups are gathered into partitions of about this many rows
@@ -381,7 +381,7 @@ class PartStats:
     sample: pd.DataFrame | None = None  # candidates: sample columns + __u, __file, __row, __stratum
     part_kept: dict = field(default_factory=dict)  # partition index -> rows kept (offsets for the Poisson pass)
     part_rows: dict = field(default_factory=dict)  # partition index -> rows read
-    _where: tuple = (0, 0)
+    file_index: int = 0  # of the partition being read (for the first missing value's position)
 
     def drop(self, order: int, reason: str, rows: int) -> None:
         e = self.drops.setdefault(order, [reason, 0])
@@ -389,7 +389,7 @@ class PartStats:
 
     def missing(self, col: str, count: int, row: int) -> None:
         e = self.missing_cols.get(col)
-        where = (self._where[0], row)
+        where = (self.file_index, row)
         if e is None:
             self.missing_cols[col] = [count, where]
         else:
@@ -430,14 +430,13 @@ def part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None) 
 
 def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None) -> PartStats:
     max_patterns = MAX_PATTERNS if max_patterns is None else max_patterns
-    acc = PartStats()
+    acc = PartStats(file_index=part.file_index)
     cols = list(plan.columns)
     row = part.first_row
     strata_shape = [len(a.groups) for a in plan.base_attrs]
     nstrata = int(np.prod(strata_shape)) if strata_shape else 1
     acc.strata = np.zeros(nstrata, dtype=np.int64)
     for df in read_batches(part, cols, plan.batch_rows):
-        acc._where = (part.file_index, 0)
         b = encode_batch(plan, df, acc, row)
         idx = np.flatnonzero(b.keep)
         acc.rows += b.n
@@ -577,26 +576,6 @@ class LocalExecutor:
 
     name = "stream"
 
-    def map(self, fn, items: list, on_done=None) -> list:
-        """``[fn(x) for x in items]`` on a thread pool; ``on_done(done, total)`` after each item."""
-        from concurrent.futures import ThreadPoolExecutor, as_completed
-
-        workers = max(1, min(len(items), stats._workers()))
-        out: list = [None] * len(items)
-        if workers == 1:
-            for i, x in enumerate(items):
-                out[i] = fn(x)
-                if on_done:
-                    on_done(i + 1, len(items))
-            return out
-        with ThreadPoolExecutor(workers) as ex:
-            futures = {ex.submit(fn, x): i for i, x in enumerate(items)}
-            for done, f in enumerate(as_completed(futures), 1):
-                out[futures[f]] = f.result()
-                if on_done:
-                    on_done(done, len(items))
-        return out
-
     def reduce(self, fn, items: list, combine, on_done=None):
         """``combine`` the ``fn(x)`` as they finish (at most one result per worker waits in memory)."""
         from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -643,15 +622,6 @@ class DaskExecutor:
             self.client = Client(self.cluster)
         self.address = scheduler or "LocalCluster"
         self.workers = len(self.client.scheduler_info().get("workers", {}))
-
-    def map(self, fn, items: list, on_done=None) -> list:
-        from dask.distributed import as_completed
-
-        futures = self.client.map(fn, items, pure=False)
-        if on_done:
-            for done, _ in enumerate(as_completed(futures), 1):
-                on_done(done, len(items))
-        return self.client.gather(futures)
 
     def reduce(self, fn, items: list, combine, on_done=None):
         """``combine`` the partitions' results on this process as workers finish them, releasing each."""
@@ -764,18 +734,19 @@ class Streamed:
                 offsets.append(total)
                 total += self.stats.part_kept[p.index]
             job = (name, stream, joint, with_pred)
-            jobs = (job,)
-            results = self.executor.map(_pass2, [(self.plan, p, offsets[i], jobs, B, seed)
-                                                 for i, p in enumerate(self.parts)])
             a = self._attr(name)
             K = len(self.plan.tasks)
             Gp = self.plan.Gp(a) if with_pred else 1
             S = np.zeros((B, len(a.groups) * Gp, 1 + (3 if joint else 2) * K))
-            for r in results:  # integer sums: exact in any order
-                if job in r:
-                    S += r[job]
+            if self.parts:  # integer sums: exact in any order
+                S += self.executor.reduce(_pass2, [(self.plan, p, offsets[i], (job,), B, seed)
+                                                   for i, p in enumerate(self.parts)], _add_sums).get(job, 0)
             self._poisson_cache[key] = stats._to_tensor(S, K, len(a.groups), Gp, joint)
         return self._poisson_cache[key]
+
+
+def _add_sums(a: dict, b: dict) -> dict:
+    return {k: a.get(k, 0) + b.get(k, 0) for k in a.keys() | b.keys()}
 
 
 def _margins(N: np.ndarray) -> np.ndarray:
@@ -817,7 +788,7 @@ def make_executor(ls, name: str, scheduler: str | None = None):
     return LocalExecutor()
 
 
-def sample_columns(ls, header: list[str], needed: list[str], tasks: list[TaskColumns]) -> list[str]:
+def sample_columns(ls, header: list[str], needed: list[str]) -> list[str]:
     """Columns the sample keeps: the spec's, scores, and whatever local_bias reads from the data."""
     cols = list(needed)
     lb = ls.spec.local_bias
@@ -837,7 +808,7 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
     check_columns(ls, needed_pairs, header, rel)
     needed = [c for c, _ in needed_pairs]
     d = ls.spec.data
-    scols = sample_columns(ls, header, needed, tasks) if sample else []
+    scols = sample_columns(ls, header, needed) if sample else []
     seed = d.sample.seed if d.sample.seed is not None else ls.spec.intervals.bootstrap.seed
     plan = Plan(role=role, rel=rel, columns=tuple(dict.fromkeys(needed + scols)), needed=tuple(needed),
                 missing_drop=d.missing == "drop", attrs=tuple(attrs), tasks=tuple(tasks),
@@ -887,9 +858,9 @@ def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, 
     if not plan.missing_drop:
         for col, (count, (fi, row)) in sorted(acc.missing_cols.items(), key=lambda kv: plan.needed.index(kv[0])):
             f = files[fi]
-            line = f"row {row + 1} of {f.name}" if f.suffix.lower() in (".parquet", ".pq") else f"{row + 2} of {f.name}"
-            if len(files) == 1:
-                line = f"row {row + 1}" if f.suffix.lower() in (".parquet", ".pq") else str(row + 2)
+            line = f"row {row + 1}" if f.suffix.lower() in (".parquet", ".pq") else str(row + 2)
+            if len(files) > 1:
+                line += f" of {f.name}"
             problems.append(ls.problem(paths[col], MSG_MISSING_VALUES.format(column=col, count=count, file=rel,
                                                                              line=line)))
     if problems:
@@ -901,7 +872,7 @@ def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, 
             present_txt = [_num_text(v) for v in present_raw]
             for j, c in enumerate(np.asarray(counts).tolist()):
                 if c == 0:
-                    values = _few(sorted(set(present_txt)), 10) + _dym(a.groups[j], present_txt)
+                    values = _few(sorted(set(present_txt)), 10) + did_you_mean(a.groups[j], present_txt)
                     problems.append(ls.problem(a.spec_path + ("groups",),
                                                MSG_GROUP_EMPTY.format(group=a.groups[j], file=rel, values=values)))
     if problems:
@@ -921,12 +892,6 @@ def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, 
                                                           f"{acc.non_numeric_score[k]}); name a numeric column"))
     if problems:
         raise SpecError(problems)
-
-
-def _dym(word: str, choices: list[str]) -> str:
-    from reportgen.errors import did_you_mean
-
-    return did_you_mean(word, choices)
 
 
 def _sample_encoded(ls, plan: Plan, acc: PartStats, role, rel, spec_path, attrs, tasks, thresholds,
