@@ -225,6 +225,7 @@ class AttributeDef:
     group_values: list[tuple]  # per group, the declared value per column
     predicted: list[str] | None  # predicted columns (None when not declared)
     spec_path: tuple
+    parts: tuple[str, ...] = ()  # for an intersection: the attributes it combines
 
     def label(self, j: int) -> str:
         return f"{self.name}={self.groups[j]}"
@@ -246,7 +247,7 @@ def attribute_defs(ls: LoadedSpec) -> list[AttributeDef]:
             INTERSECTION_SEP.join(inter),
             [INTERSECTION_SEP.join(_num_text(v) for v in c) for c in combos],
             [a.column for a in attrs], combos,
-            preds if all(p is not None for p in preds) else None, ("intersections", i)))
+            preds if all(p is not None for p in preds) else None, ("intersections", i), tuple(inter)))
     return out
 
 
@@ -274,6 +275,28 @@ class Encoded:
     @property
     def n(self) -> int:
         return self.rows_used
+
+
+def add_intersections(attrs: list[AttributeDef], groups: dict, groups_pred: dict, *, with_pred: bool) -> None:
+    """Fill in the intersection attributes' codes (mixed radix over their parts' groups; predicted codes
+    -1 when any part's prediction is none), from the base attributes' codes already in ``groups``."""
+    sizes = {a.name: len(a.groups) for a in attrs if a.spec_path[0] == "attributes"}
+    for a in attrs:
+        if a.spec_path[0] != "intersections":
+            continue
+        parts = a.parts
+        n = len(groups[parts[0]])
+        code = np.zeros(n, dtype=np.int32)
+        pcode = np.zeros(n, dtype=np.int32) if a.predicted and with_pred else None
+        for pname in parts:
+            g = sizes[pname]
+            code = code * g + groups[pname]
+            if pcode is not None:
+                pp = groups_pred[pname].astype(np.int32)
+                pcode = np.where((pcode < 0) | (pp < 0), -1, pcode * g + pp)
+        groups[a.name] = code.astype(np.int16)
+        if pcode is not None:
+            groups_pred[a.name] = pcode.astype(np.int16)
 
 
 def enc_header(enc: Encoded) -> list[str]:
@@ -441,20 +464,7 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
             enc.groups[a.name] = raw_codes[a.name][idx].astype(np.int16)
             if a.predicted and kind in ("test", "run"):
                 enc.groups_pred[a.name] = match_values(sub[a.predicted[0]], [v[0] for v in a.group_values])
-    for a in attrs:
-        if a.spec_path[0] == "intersections":
-            parts = ls.spec.intersections[a.spec_path[1]]
-            code = np.zeros(len(idx), dtype=np.int32)
-            pcode = np.zeros(len(idx), dtype=np.int32) if a.predicted and kind in ("test", "run") else None
-            for pname in parts:
-                g = len(ls.spec.attributes[pname].groups)
-                code = code * g + enc.groups[pname]
-                if pcode is not None:
-                    pp = enc.groups_pred[pname].astype(np.int32)
-                    pcode = np.where((pcode < 0) | (pp < 0), -1, pcode * g + pp)
-            enc.groups[a.name] = code.astype(np.int16)
-            if pcode is not None:
-                enc.groups_pred[a.name] = pcode.astype(np.int16)
+    add_intersections(attrs, enc.groups, enc.groups_pred, with_pred=kind in ("test", "run"))
 
     # tasks
     K = len(tasks)

@@ -39,7 +39,6 @@ import pandas as pd
 
 from reportgen import stats
 from reportgen.data import (
-    INTERSECTION_SEP,
     AttributeDef,
     Encoded,
     TaskColumns,
@@ -48,6 +47,7 @@ from reportgen.data import (
     _columns_needed,
     _few,
     _num_text,
+    add_intersections,
     check_columns,
     dataset_sha256,
     load_role,
@@ -261,21 +261,7 @@ def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, r
         groups[a.name] = raw[a.name] if all_kept else raw[a.name][idx]
         if plan.has_pred(a):
             groups_pred[a.name] = codes_of(sub[a.predicted[0]], [v[0] for v in a.group_values])
-    for a in plan.attrs:
-        if a.spec_path[0] != "intersections":
-            continue
-        parts = a.name.split(INTERSECTION_SEP)
-        code = np.zeros(len(idx), dtype=np.int32)
-        pcode = np.zeros(len(idx), dtype=np.int32) if plan.has_pred(a) else None
-        for pname in parts:
-            g = len(next(b for b in plan.base_attrs if b.name == pname).groups)
-            code = code * g + groups[pname]
-            if pcode is not None:
-                pp = groups_pred[pname].astype(np.int32)
-                pcode = np.where((pcode < 0) | (pp < 0), -1, pcode * g + pp)
-        groups[a.name] = code.astype(np.int16)
-        if pcode is not None:
-            groups_pred[a.name] = pcode.astype(np.int16)
+    add_intersections(list(plan.attrs), groups, groups_pred, with_pred=plan.predictions)
     ycols: list = []
     yhcols: list | None = [] if plan.predictions else None
     thr = dict(plan.thresholds)
