@@ -73,3 +73,28 @@ def across_runs(values: list[float | None], level: float) -> dict:
     half = q * s / math.sqrt(len(vals))
     out.update(mean=m, sd=s, lower=m - half, upper=m + half)
     return out
+
+
+def rows_and_runs(point: float, rows_lower: float | None, rows_upper: float | None, run_values: list[float | None],
+                  level: float) -> dict:
+    """One interval for a metric averaged over R runs that share the same test rows.
+
+    Two sources of variation: the rows (the test set is a sample) and the runs (retraining, seeds). The rows part
+    is the percentile interval of the mean over runs when every run is recomputed on the *same* row resample
+    (so it is not shrunk by averaging runs); the runs part is the t half-width s/sqrt(R) * t_{R-1}. They add in
+    quadrature on each side: ``point - sqrt((point - rows_lower)**2 + h_runs**2)`` and likewise above.
+    """
+    out: dict = {"method": "rows_and_runs", "level": level, "covers": ["rows", "runs"], "runs": len(run_values)}
+    vals = [v for v in run_values if v is not None and not math.isnan(v)]
+    if rows_lower is None or rows_upper is None or len(vals) < 2:
+        out.update(lower=None, upper=None,
+                   reason="needs a row interval and at least two runs with a defined value")
+        return out
+    arr = np.array(vals)
+    s = float(arr.std(ddof=1))
+    q = float(sps.t.ppf(0.5 + level / 2, len(vals) - 1))
+    h_runs = q * s / math.sqrt(len(vals))
+    lo = point - math.hypot(max(point - rows_lower, 0.0), h_runs)
+    hi = point + math.hypot(max(rows_upper - point, 0.0), h_runs)
+    out.update(lower=lo, upper=hi, rows_lower=rows_lower, rows_upper=rows_upper, runs_halfwidth=h_runs, runs_sd=s)
+    return out
