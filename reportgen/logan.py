@@ -10,20 +10,52 @@ Algorithm (``logan``)
    which rows are given (identical rows are interchangeable).
 2. Initial centroids: ``sklearn.cluster.kmeans_plusplus(X, k,
    random_state=seed)`` on the canonically ordered rows.
-3. Iterate (at most ``max_iter`` assignment passes):
+3. Iterate (at most ``max_iter`` assignment passes). The objective is
+   ``L_c + lam * L_b`` with ``L_c = sum_i ||x_i - mu_c(i)||^2`` and
+   ``L_b = - sum_c gap_c^2``, ``gap_c = acc_c(group 1) - acc_c(group 0)``
+   over the rows in the performance denominator (0 when a group has none).
 
-   * assignment: row i goes to ``argmin_c ||x_i - mu_c||^2 - lam * gap_c(i)^2``
-     (ties -> smallest cluster index). ``gap_c(i) = acc_c(group 1) -
-     acc_c(group 0)`` computed from the per-cluster counts (rows and correct
-     rows per group) of the *previous* assignment, with row i counted in c:
-     for the cluster row i is currently in, the counts as they are; for any
-     other cluster, the counts plus row i. If either group has 0 rows in the
-     cluster (after adding i) the gap term is 0. The first pass has no
+   * assignment: row i goes to
+     ``argmin_c ||x_i - mu_c||^2 - lam * [gap_c(with i)^2 - gap_c(without i)^2]``
+     (ties -> smallest cluster index): the change of ``lam * L_b`` that
+     putting row i into c causes, not the level ``gap_c(i)^2``. The gaps come
+     from the per-cluster counts (rows and correct rows per group) of the
+     *previous* assignment. For the cluster row i is in, those counts include
+     it: "with i" is that cluster as it is and "without i" the cluster with
+     row i taken out. For any other cluster, "without i" is the cluster as it
+     is and "with i" the cluster plus row i. Hence the difference of the
+     costs of clusters c' and c (row i in c) is exactly the change of the
+     objective (centroids held) when row i alone moves from c to c': the
+     change in c' plus the change in c. A row outside the performance
+     denominator changes no gap (its bias term is 0). The first pass has no
      previous assignment, so it is the plain nearest-centroid assignment.
-     Everything is an (n, k) matrix: O(n k d) per pass, no loop over rows.
+     Everything is an (n, k) matrix built from (5, k) tables: O(n k d) per
+     pass, no loop over rows.
+   * acceptance (lam > 0 only): all rows move at once (a Jacobi step), but
+     gap^2 is not additive over rows: many rows that each improve the
+     objective alone can together overshoot (e.g. several wrong rows of
+     group 1 all joining the same cluster push its gap past the point where
+     each one's gain was computed, or all leave it). The step's change,
+     ``sum over moved rows of (||x_i - mu_new||^2 - ||x_i - mu_old||^2) +
+     lam * (L_b(new counts) - L_b(old counts))``, is computed exactly from
+     the counts; if it is > 0 the step is cut back to the moves with the
+     largest individual gains (all moves with a gain >= a threshold, the
+     threshold halving the number of distinct gains each time) until it is
+     <= 0; if even the moves that share the largest gain overshoot
+     together, the first of them (canonical order) moves alone: a single
+     move changes the objective by exactly minus its gain, so a pass with a
+     proposal always makes progress (rows whose gain is tied are cut or kept
+     together, so the outcome does not depend on the row order except among
+     identical rows). ``damped`` counts the passes that were cut back.
+     Since the centroids are the means of the previous
+     assignment, ``L_c`` after the centroid update is at most the sum above:
+     the objective (``L_c + lam * L_b``, from scratch) never increases from
+     pass 2 on, up to floating-point rounding of the distances. With
+     ``lam = 0`` every proposal is accepted (each row's distance only goes
+     down): Lloyd's algorithm unchanged.
    * update: each centroid becomes the mean of its rows; an empty cluster
      keeps its previous centroid.
-   * stop when the number of changed assignments is <= ``tol_changes``
+   * stop when the number of accepted changes is <= ``tol_changes``
      (default 0: no change) or after ``max_iter`` passes.
 
 4. Merge rule: while some cluster has fewer than ``min_group`` (20) rows of
@@ -129,45 +161,60 @@ def _gap_sq(N0, R0, N1, R1):
     return gap * gap
 
 
-def _bias_tables(labels, group, correct, k, support):
-    """Per-cluster gap^2 as the clusters are (``same``, (k,)) and with one
-    supported row of each (group, correct) type added (``added``, (5, k); row
-    4 is for rows outside the performance denominator, which cannot move a
-    gap: equal to ``same``)."""
+def _delta_tables(labels, group, correct, k, support):
+    """The marginal change of gap_c^2 per (row type, cluster), as two (5, k) tables.
+
+    Row type t = 2 * group + correct for a row in the performance denominator,
+    4 for a row outside it. ``add[t, c]``: gap_c^2 with one row of type t
+    added to cluster c minus gap_c^2 as it is (for a row not in c).
+    ``rem[t, c]``: gap_c^2 as it is minus gap_c^2 with one row of type t taken
+    out of c (for a row in c: the counts include it). Type 4 changes no gap:
+    both rows are 0. A gap is 0 when either group has no denominator rows."""
     n_cg, r_cg = _counts(labels, group, correct, k, support)
     same = _gap_sq(n_cg[:, 0], r_cg[:, 0], n_cg[:, 1], r_cg[:, 1])  # (k,)
-    added = np.empty((5, k))
+    add = np.zeros((5, k))
+    rem = np.zeros((5, k))
     for t in range(4):
         g, y = divmod(t, 2)
         N = n_cg.copy()
         R = r_cg.copy()
         N[:, g] += 1
         R[:, g] += y
-        added[t] = _gap_sq(N[:, 0], R[:, 0], N[:, 1], R[:, 1])
-    added[4] = same
-    return same, added
+        add[t] = _gap_sq(N[:, 0], R[:, 0], N[:, 1], R[:, 1]) - same
+        N = n_cg.copy()
+        R = r_cg.copy()
+        N[:, g] -= 1
+        R[:, g] -= y
+        there = (n_cg[:, g] >= 1) & (r_cg[:, g] >= y) & (n_cg[:, g] - r_cg[:, g] >= 1 - y)  # c holds such a row
+        rem[t] = np.where(there, same - _gap_sq(N[:, 0], R[:, 0], N[:, 1], R[:, 1]), 0.0)
+    return add, rem
 
 
 def _row_types(group, correct, support):
     return np.where(support == 1, group * 2 + correct, 4)
 
 
-def _gather_bias(same, added, types, labels):
-    out = added[types]  # (n, k) gather
-    out[np.arange(labels.shape[0]), labels] = same[labels]
+def _gather_delta(add, rem, types, labels):
+    """(n, k): row i's change of gap_c^2 for every cluster c (``rem`` for its own cluster, ``add`` otherwise)."""
+    out = add[types]  # (n, k) gather
+    rows = np.arange(labels.shape[0])
+    out[rows, labels] = rem[types, labels]
     return out
 
 
-def _bias_term(labels, group, correct, k, support):
-    """(n, k) matrix of gap_c(i)^2 with row i counted in cluster c.
+def _bias_delta(labels, group, correct, k, support):
+    """(n, k) matrix of gap_c(with i)^2 - gap_c(without i)^2 under the clusters ``labels``.
 
-    A row only matters through its type (group, correct, support), so the gaps
-    are computed for the k clusters as they are (the row's own cluster, and
-    every cluster for a row outside the performance denominator) and for the
-    4 x k (group, correct, cluster) combinations with one supported row added,
-    then gathered."""
-    same, added = _bias_tables(labels, group, correct, k, support)
-    return _gather_bias(same, added, _row_types(group, correct, support), labels)
+    A row only matters through its type (group, correct, support), so the
+    changes are computed for the 5 x k (type, cluster) combinations, once with
+    a row added and once with a row taken out, then gathered."""
+    add, rem = _delta_tables(labels, group, correct, k, support)
+    return _gather_delta(add, rem, _row_types(group, correct, support), labels)
+
+
+def _bias_loss(n_cg, r_cg):
+    """L_b = - sum_c gap_c^2 from (k, 2) denominator and correct counts."""
+    return -float(_gap_sq(n_cg[:, 0], r_cg[:, 0], n_cg[:, 1], r_cg[:, 1]).sum())
 
 
 BLOCK_ROWS = 4096  # rows per block: distances, bias, argmin and partial sums while the block is in cache
@@ -178,15 +225,69 @@ def _blocks(n):
 
 
 def _assign_block(X, lo, hi, C, cnorm, lam, tables, prev, types):
-    """One block of the assignment step: labels and the block's per-cluster sums (float64)."""
+    """One block of the assignment step: labels, the block's per-cluster sums (float64) and, with the bias
+    term, each row's gain (cost in its previous cluster - cost in the chosen one, >= 0) and the change of its
+    squared distance (chosen - previous), both float64."""
     Xb = X[lo:hi]
-    cost = cnorm[None, :] - 2.0 * (Xb @ C.T)
-    if tables is not None:
-        cost = cost.astype(np.float64) - lam * _gather_bias(tables[0], tables[1], types[lo:hi], prev[lo:hi])
-    lab = np.argmin(cost, axis=1)  # ties -> smallest cluster index
+    dist = cnorm[None, :] - 2.0 * (Xb @ C.T)  # ||x - mu_c||^2 - ||x||^2
+    gain = dd = None
+    if tables is None:
+        lab = np.argmin(dist, axis=1)  # ties -> smallest cluster index
+    else:
+        dist = dist.astype(np.float64)
+        cost = dist - lam * _gather_delta(tables[0], tables[1], types[lo:hi], prev[lo:hi])
+        lab = np.argmin(cost, axis=1)
+        rows = np.arange(hi - lo)
+        p = prev[lo:hi]
+        gain = cost[rows, p] - cost[rows, lab]
+        dd = dist[rows, lab] - dist[rows, p]
     M = np.zeros((C.shape[0], hi - lo), dtype=X.dtype)  # one-hot: the sums are one BLAS product
     M[lab, np.arange(hi - lo)] = 1
-    return lab, (M @ Xb).astype(np.float64)
+    return lab, (M @ Xb).astype(np.float64), gain, dd
+
+
+def _accept(new, prev, gain, dd, lam, group, correct, support, k):
+    """Cut a simultaneous step back until it does not increase the objective (module docstring, step 3).
+
+    Returns (labels, rows whose proposed move was not taken). The step's change with the centroids held is
+    sum(dd of the moved rows) + lam * (L_b after - L_b before), exact from the counts; while it is > 0 only
+    the moves with a gain >= a threshold are kept, the number of distinct gains allowed halving each time; if
+    even the moves sharing the largest gain overshoot together, the first of them (canonical order) moves alone,
+    which changes the objective by exactly minus its gain."""
+    moved = np.flatnonzero(new != prev)
+    if moved.size == 0:
+        return new, moved
+    n_cg, r_cg = _counts(prev, group, correct, k, support)
+    before = _bias_loss(n_cg, r_cg)
+    g = group[moved]
+    w = support[moved].astype(np.float64)
+    wy = w * correct[moved]
+    src = prev[moved] * 2 + g
+    dst = new[moved] * 2 + g
+    gm, ddm = gain[moved], dd[moved]
+    levels = np.unique(gm)[::-1]  # distinct gains, largest first
+
+    def change(take):
+        dn = np.bincount(dst[take], w[take], 2 * k) - np.bincount(src[take], w[take], 2 * k)
+        dr = np.bincount(dst[take], wy[take], 2 * k) - np.bincount(src[take], wy[take], 2 * k)
+        after = _bias_loss(n_cg + dn.reshape(k, 2), r_cg + dr.reshape(k, 2))
+        return float(ddm[take].sum()) + lam * (after - before)
+
+    m = levels.size
+    while True:
+        take = gm >= levels[m - 1]
+        if change(take) <= 0:
+            break
+        if m == 1:  # the moves with the largest gain, together, still overshoot: the first of them alone
+            take = np.zeros(moved.size, dtype=bool)
+            take[np.argmax(gm)] = True  # first in canonical order among the largest gains
+            if change(take) > 0:  # only by rounding (a single move changes the objective by -gain)
+                take[:] = False
+            break
+        m //= 2
+    out = prev.copy()
+    out[moved[take]] = new[moved[take]]
+    return out, moved[~take]
 
 
 def _nearest_block(X, lo, hi, C, cnorm, labels):
@@ -277,7 +378,9 @@ def _run(X, group, correct, support, init, lam, max_iter, tol_changes, ex):
     """Alternating assignment/update on already-ordered rows, in blocks of rows on a thread pool.
 
     Block boundaries do not depend on the number of threads and partial sums
-    are added in block order, so the result is the same on any machine."""
+    are added in block order, so the result is the same on any machine.
+    Returns (labels, centroids, iterations, converged, damped): ``damped`` is
+    the number of passes whose simultaneous step had to be cut back."""
     k = init.shape[0]
     C = init.astype(X.dtype, copy=True)
     types = _row_types(group, correct, support)
@@ -285,15 +388,27 @@ def _run(X, group, correct, support, init, lam, max_iter, tol_changes, ex):
     labels = None
     it = 0
     converged = False
+    damped = 0
     for it in range(1, max_iter + 1):
         cnorm = (C * C).sum(axis=1)
-        tables = _bias_tables(labels, group, correct, k, support) if labels is not None and lam != 0 else None
+        bias = labels is not None and lam != 0
+        tables = _delta_tables(labels, group, correct, k, support) if bias else None
         prev = labels
         parts = list(ex.map(lambda b: _assign_block(X, b[0], b[1], C, cnorm, lam, tables, prev, types), blocks))
         new = np.concatenate([p[0] for p in parts])
         sums = parts[0][1].copy()
         for p in parts[1:]:
             sums += p[1]
+        if bias:
+            gain = np.concatenate([p[2] for p in parts])
+            dd = np.concatenate([p[3] for p in parts])
+            proposed = new
+            new, rejected = _accept(proposed, prev, gain, dd, lam, group, correct, support, k)
+            if rejected.size:
+                damped += 1
+                Xr = X[rejected].astype(np.float64)  # move the rejected rows' sums back
+                np.add.at(sums, proposed[rejected], -Xr)
+                np.add.at(sums, prev[rejected], Xr)
         changes = X.shape[0] if labels is None else int(np.count_nonzero(new != labels))
         labels = new
         sizes = np.bincount(labels, minlength=k)
@@ -303,7 +418,7 @@ def _run(X, group, correct, support, init, lam, max_iter, tol_changes, ex):
         if it > 1 and changes <= tol_changes:
             converged = True
             break
-    return labels, C, it, converged
+    return labels, C, it, converged, damped
 
 
 def logan(
@@ -327,7 +442,9 @@ def logan(
     ``inertia``, ``iterations``, ``converged``, ``lam``, ``k``, ``k_final``,
     ``init_centroids`` (k-means++ centroids, before any iteration), ``displaced`` (share of rows that, when
     the iterations end and before any merge, are not in the cluster of their nearest centroid: 0 for a
-    converged k-means; what the bias term moved)."""
+    converged k-means; what the bias term moved), ``objective`` (L_c + lam * L_b when the iterations end,
+    before any merge; L_c is the inertia then) and ``damped`` (passes whose simultaneous step had to be cut
+    back so as not to increase the objective; 0 for lam = 0)."""
     X, group, correct, support = _validate(X, group, correct, k, support)
     if max_iter < 1:
         raise ValueError("max_iter must be >= 1")
@@ -343,10 +460,11 @@ def logan(
     mu = Xs.mean(axis=0, dtype=np.float64)
     Xs -= mu.astype(Xs.dtype)
     with threadpool_limits(limits=1, user_api="blas"), _pool() as ex:
-        labels_s, C, iters, converged = _run(Xs, gs, ys, ss, (init - mu).astype(Xs.dtype), lam, max_iter,
-                                             tol_changes, ex)
-        off, _ = _nearest_and_inertia(Xs, C, labels_s, ex)
+        labels_s, C, iters, converged, damped = _run(Xs, gs, ys, ss, (init - mu).astype(Xs.dtype), lam,
+                                                     max_iter, tol_changes, ex)
+        off, inertia_iter = _nearest_and_inertia(Xs, C, labels_s, ex)
         displaced = off / Xs.shape[0]
+        objective = inertia_iter + lam * _bias_loss(*_counts(labels_s, gs, ys, k, ss))
         if merge:
             labels_s, C = _merge(Xs, labels_s, C, gs, min_group, min_clusters, ss)
         _, inertia = _nearest_and_inertia(Xs, C, labels_s, ex)
@@ -362,6 +480,8 @@ def logan(
         "iterations": iters,
         "converged": converged,
         "displaced": displaced,
+        "objective": objective,
+        "damped": damped,
         "lam": lam,
         "k": int(k),
         "k_final": int(k_final),

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sklearn.cluster import KMeans
 
 from reportgen.logan import (
-    _bias_term,
+    _bias_delta,
     canonical_order,
     choose_lambda,
     kmeans_plain,
@@ -198,53 +198,61 @@ def test_merge_rule_property(n, k, p1, lam, seed):
 # ------------------------------------------------------------- building blocks
 
 
-def test_bias_term_by_hand():
+def test_bias_delta_by_hand():
+    # The assignment uses the change of gap_c^2 that row i makes, not the level
+    # gap_c(i)^2 (an earlier version used the level; this test asserted it).
     # cluster 0: rows 0-3, group0 {row0 ok, row1 ok}, group1 {row2 ok, row3 wrong}
     # cluster 1: rows 4-5, group0 {row4 ok}, group1 {row5 ok}; cluster 2 empty.
     labels = np.array([0, 0, 0, 0, 1, 1])
     group = np.array([0, 0, 1, 1, 0, 1])
     correct = np.array([1, 1, 1, 0, 1, 1])
-    got = _bias_term(labels, group, correct, 3, np.ones(6, dtype=np.int64))
-    # cluster 0 as is: acc1 .5 - acc0 1 = -.5 -> .25 for its own rows.
-    # row 4 (g0 ok) added to c0: acc0 3/3, acc1 .5 -> .25
-    # row 5 (g1 ok) added to c0: acc1 2/3, acc0 1 -> 1/9
-    # cluster 1 as is: 1 - 1 = 0. row 3 (g1 wrong) added: acc1 1/2 -> .25;
-    # rows 0, 1 (g0 ok) and row 2 (g1 ok) added keep both at 1 -> 0.
-    # cluster 2 empty: adding one row leaves the other group empty -> 0.
+    got = _bias_delta(labels, group, correct, 3, np.ones(6, dtype=np.int64))
+    # c0 as is: acc1 .5 - acc0 1 = -.5 -> gap^2 .25. c1 as is: 1 - 1 = 0. c2: 0.
+    # Own cluster: gap^2 as is minus gap^2 without the row.
+    #   rows 0, 1 (g0 ok): without one, acc0 still 1 -> .25 - .25 = 0
+    #   row 2 (g1 ok): without it acc1 0/1 -> gap -1 -> .25 - 1 = -.75
+    #   row 3 (g1 wrong): without it acc1 1/1 -> gap 0 -> .25 - 0 = .25
+    #   row 4 (g0 ok, c1): without it c1 has no group 0 -> 0 - 0 = 0; row 5 likewise.
+    # Other clusters: gap^2 with the row added minus as is.
+    #   rows 0, 1 (g0 ok) into c1: acc0 2/2, acc1 1 -> 0 - 0 = 0
+    #   row 2 (g1 ok) into c1: acc1 2/2 -> 0; row 3 (g1 wrong) into c1: acc1 1/2 -> .25 - 0 = .25
+    #   row 4 (g0 ok) into c0: acc0 3/3, acc1 .5 -> .25 - .25 = 0
+    #   row 5 (g1 ok) into c0: acc1 2/3, acc0 1 -> 1/9 - 1/4 = -5/36
+    #   any row into the empty c2: the other group stays empty -> 0
     want = np.array(
         [
-            [0.25, 0.0, 0.0],
-            [0.25, 0.0, 0.0],
-            [0.25, 0.0, 0.0],
+            [0.0, 0.0, 0.0],
+            [0.0, 0.0, 0.0],
+            [-0.75, 0.0, 0.0],
             [0.25, 0.25, 0.0],
-            [0.25, 0.0, 0.0],
-            [1 / 9, 0.0, 0.0],
+            [0.0, 0.0, 0.0],
+            [-5 / 36, 0.0, 0.0],
         ]
     )
     np.testing.assert_allclose(got, want, atol=1e-15)
 
 
-def test_bias_term_rows_outside_the_denominator():
+def test_bias_delta_rows_outside_the_denominator():
     # Same clusters as above, but performance is a rate over a subset (e.g. the
     # true-positive rate over y = 1): rows 1 and 4 are outside the denominator.
-    # They neither count in any gap nor move one when added to a cluster.
+    # They neither count in any gap nor change one: their row is 0.
     labels = np.array([0, 0, 0, 0, 1, 1])
     group = np.array([0, 0, 1, 1, 0, 1])
     correct = np.array([1, 1, 1, 0, 1, 1])
     support = np.array([1, 0, 1, 1, 0, 1])
-    got = _bias_term(labels, group, correct, 3, support)
-    # c0: g0 {row0 ok} -> 1, g1 {ok, wrong} -> .5: gap^2 .25.
-    # c1: g0 has no supported row -> gap term 0; adding row 0 (g0 ok) gives
-    # 1 - 1 = 0; adding row 3 (g1 wrong): g0 still empty -> 0.
-    # row 5 (g1 ok) added to c0: acc1 2/3, acc0 1 -> 1/9.
+    got = _bias_delta(labels, group, correct, 3, support)
+    # c0: g0 {row0 ok} -> 1, g1 {ok, wrong} -> .5: gap^2 .25. c1: g0 has no
+    # supported row -> 0. Row 0 is c0's only g0 row: without it gap 0 -> .25.
+    # Row 2 out of c0 -> acc1 0 -> 1: .25 - 1 = -.75; row 3 out -> 0: .25.
+    # Into c1 nothing changes (g0 stays empty). Row 5 into c0: 1/9 - 1/4.
     want = np.array(
         [
             [0.25, 0.0, 0.0],
-            [0.25, 0.0, 0.0],  # outside the denominator: every cluster as it is
+            [0.0, 0.0, 0.0],  # outside the denominator
+            [-0.75, 0.0, 0.0],
             [0.25, 0.0, 0.0],
-            [0.25, 0.0, 0.0],
-            [0.25, 0.0, 0.0],  # outside: c0 as it is (.25), c1 as it is (0)
-            [1 / 9, 0.0, 0.0],
+            [0.0, 0.0, 0.0],  # outside the denominator
+            [-5 / 36, 0.0, 0.0],
         ]
     )
     np.testing.assert_allclose(got, want, atol=1e-15)
@@ -252,21 +260,26 @@ def test_bias_term_rows_outside_the_denominator():
 
 def test_bias_term_pulls_a_boundary_row():
     # Cluster A at x = 0: 20 + 20 rows, all correct (gap 0). Cluster B at x = 10:
-    # group 0 all correct, group 1 all wrong (gap -1). Row r at x = 4.9, group 1,
-    # wrong. Pass 1 (no previous assignment) puts r in A (4.9^2 < 5.1^2); A's
-    # centroid becomes 4.9/41. Pass 2: r in A gives acc1 = 20/21, gap^2 = 1/441;
-    # r added to B keeps gap^2 = 1. Costs: A (4.9 - 4.9/41)^2 - lam/441 = 22.85 -
-    # lam/441, B 5.1^2 - lam = 26.01 - lam. lam = 1: A (22.85 < 25.01);
-    # lam = 10: B (16.01 < 22.83). Pass 3 (lam = 10): r in A would cost
-    # 4.9^2 - 10/441 = 23.99, staying in B (centroid 404.9/41 = 9.876) costs
-    # 4.976^2 - 10 = 14.76, so r stays; the rows at 0 stay (0 vs 9.876^2 - 10 > 0).
+    # group 0 all correct, group 1 half wrong (10 of 20): gap -.5, gap^2 .25.
+    # Row r at x = 4.9, group 1, wrong. Pass 1 (no previous assignment) puts r
+    # in A (4.9^2 < 5.1^2); A's centroid becomes 4.9/41. Pass 2, the change of
+    # gap^2 that r makes: in A (acc1 20/21, gap^2 1/441; without r 0) +1/441;
+    # added to B (acc1 10/21, gap^2 (11/21)^2 = 121/441 vs .25) +0.024376.
+    # Costs: A (4.9 - 4.9/41)^2 - lam/441 = 22.8531 - 0.0022676 lam, B 26.01 -
+    # 0.024376 lam: B once lam > 3.1569 / 0.0221088 = 142.8. Pass 3 (lam = 200):
+    # staying in B (centroid 404.9/41 = 9.8756) costs 24.757 - 200 * 0.024376 =
+    # 19.88, A 24.01 - 200/441 = 23.56: r stays, and no other row is near enough
+    # to the other cluster to move.
+    # (With the level gap^2 of an earlier version, r went to B from lam = 10 on.)
     X = np.array([[0.0]] * 40 + [[10.0]] * 40 + [[4.9]])
     g = np.array([0, 1] * 20 + [0, 1] * 20 + [1])
-    y = np.array([1, 1] * 20 + [1, 0] * 20 + [0])
-    for lam, with_b in [(0.0, False), (1.0, False), (10.0, True)]:
+    y = np.array([1, 1] * 20 + [1, 1, 1, 0] * 10 + [0])  # B: (g0 ok, g1 ok, g0 ok, g1 wrong) x 10
+    assert y[40:80][g[40:80] == 1].sum() == 10 and y[40:80][g[40:80] == 0].all()
+    for lam, with_b in [(0.0, False), (10.0, False), (100.0, False), (200.0, True)]:
         res = logan(X, g, y, k=2, lam=lam, seed=0, merge=False)
         a_label, b_label = res["labels"][0], res["labels"][40]
         assert a_label != b_label
+        assert (res["labels"][:40] == a_label).all() and (res["labels"][40:80] == b_label).all()
         assert res["labels"][-1] == (b_label if with_b else a_label), lam
         assert res["converged"]
 
