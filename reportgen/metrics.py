@@ -29,7 +29,9 @@ REASON_NO_BASE = "no base data for this pair (group or task absent from the base
 REASON_NO_PAIRS = "no (group, task) pair is defined"
 REASON_NO_PREDICTED_ATTRIBUTE = "needs predicted attributes: add `predicted:` to the attribute"
 REASON_EMPTY_COMPARISON = "a compared group has no annotated rows (e.g. no positives in that group)"
-REASON_NO_COMBINATIONS = "no task combination passes the count thresholds in both base and test data"
+REASON_NO_COMBINATIONS = ("no task combination passes the count thresholds (seen as an exact task set in more than "
+                          "min_count base rows, and predicted in more than min_count test rows)")
+REASON_COMBINATION_NEVER_TRUE = "no test row has every task of this combination"
 
 
 def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -85,26 +87,40 @@ def group_given_task_from_counts(Nb: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- co-occurrence family
 
 
-def biasamp_a_to_t(N: np.ndarray, *, direction: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def biasamp_a_to_t(N: np.ndarray, *, direction: np.ndarray, truth=None) -> tuple[np.ndarray, np.ndarray]:
     """BiasAmp→ A→T (Wang & Russakovsky 2021). Returns (value (B,), Δ (B, K, A)).
 
-    Δ_at = P(T̂_t=1 | A_a=1) − P(T_t=1 | A_a=1) on the test counts ``N``;
-    the value is the mean over defined pairs of y_at·Δ_at (y ∈ {−1, 0, +1}).
+    Δ_at = P(T̂_t=1 | A_a=1) − P_truth(T_t=1 | A_a=1); the value is the mean over defined pairs of y_at·Δ_at
+    (y ∈ {−1, 0, +1}). ``truth`` is the ground-truth side: ``None`` — the test counts ``N`` themselves;
+    ``"pooled"`` — no association declared (source uniform): every group gets the task's rate P(T_t=1) over the
+    rows of ``N``; an array (K, A) — a declared P(T_t=1 | A_a=1) (source table).
     """
     cnt_a = N.sum(axis=(3, 4, 5))
-    p_t = _div(N[..., 1, :].sum(axis=(3, 4)), cnt_a)
     p_th = _div(N[..., :, 1].sum(axis=(3, 4)), cnt_a)
+    if truth is None:
+        p_t = _div(N[..., 1, :].sum(axis=(3, 4)), cnt_a)
+    elif isinstance(truth, str) and truth == "pooled":
+        pooled = _div(N[..., 1, :].sum(axis=(2, 3, 4)), N.sum(axis=(2, 3, 4, 5)))  # (B, K)
+        p_t = np.where(cnt_a > 0, pooled[..., None], np.nan)
+    else:
+        p_t = np.where(cnt_a > 0, np.asarray(truth, dtype=float)[None], np.nan)
     delta = p_th - p_t
     return _mean_directed(delta, direction), delta
 
 
-def biasamp_t_to_a(N: np.ndarray, *, direction: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """BiasAmp→ T→A. Δ_at = P(Â_a=1 | T_t=1) − P(A_a=1 | T_t=1). Needs predicted attributes."""
+def biasamp_t_to_a(N: np.ndarray, *, direction: np.ndarray, truth=None) -> tuple[np.ndarray, np.ndarray]:
+    """BiasAmp→ T→A. Δ_at = P(Â_a=1 | T_t=1) − P_truth(A_a=1 | T_t=1). Needs predicted attributes.
+
+    ``truth``: ``None`` — the test counts; an array (K, A) — a declared P(A_a=1 | T_t=1) (uniform: 1/|A|; table).
+    """
     A = N.shape[2]
     pos = N[..., 1, :]  # (B, K, A, Ap, 2)
     cnt_t = pos.sum(axis=(2, 3, 4))[..., None]
-    p_a = _div(pos.sum(axis=(3, 4)), cnt_t)
     p_ah = _div(pos.sum(axis=(2, 4))[..., :A], cnt_t)
+    if truth is None:
+        p_a = _div(pos.sum(axis=(3, 4)), cnt_t)
+    else:
+        p_a = np.where(cnt_t > 0, np.asarray(truth, dtype=float)[None], np.nan)
     delta = p_ah - p_a
     return _mean_directed(delta, direction), delta
 
@@ -139,42 +155,49 @@ def biasamp_mals(N: np.ndarray, *, base_p: np.ndarray, indicator: np.ndarray) ->
 
 
 # --------------------------------------------------------------------------- Multi→
+#
+# Multi→ (Zhao, Andrews & Xiang 2023, "Men Also Do Laundry"; the authors' code is metrics/mba.py of
+# SonyResearch/multi_bias_amp) is directional bias amplification over task *combinations*. Once the kept
+# combinations M are fixed (:func:`combinations`), each combination m is a derived binary task, its event
+# "contains all of m": E_m = 1 iff every task of m is positive (true labels), Ê_m likewise on the predicted
+# labels; a row counts towards every combination it contains. :func:`combination_units` swaps a set of rows' task
+# labels for these events, so the ordinary count tensor N[b, m, a, â, e, ê] (stats.tally / stats.replicates)
+# carries everything, and Multi→'s Δ is exactly BiasAmp→'s Δ over the pseudo-tasks.
 
 
-def multi_a_to_t(T_true: np.ndarray, T_pred: np.ndarray, *, direction: np.ndarray) -> dict[str, np.ndarray]:
-    """Multi→ A→T (Zhao, Andrews & Xiang 2023) from combination tallies.
+def multi_a_to_t(N: np.ndarray, *, direction: np.ndarray) -> dict[str, np.ndarray]:
+    """Multi→ A→T from the count tensor ``N`` (B, M, A, Ap, 2, 2) of the combination events.
 
-    ``T_true``/``T_pred``: (B, A, Ap, M+1) weighted counts of rows by group,
-    predicted group and index of their true / predicted task combination
-    (index M = "not a kept combination"). ``direction``: (A, M).
-    Returns value = mean |Δ|, signed = mean y·Δ, variance = var(Δ), delta (B, A, M).
+    Δ_am = P(Ê_m=1 | A_a=1) − P(E_m=1 | A_a=1) on the test rows; ``direction``: y_am (M, A) =
+    sign(P(A_a=1, E_m=1) − P(A_a=1) P(E_m=1)) on the base rows (:func:`direction_from_counts` of the base rows'
+    event counts). See :func:`_multi_summary` for what is returned.
     """
-    M = T_true.shape[-1] - 1
-    cnt_a = T_true.sum(axis=(2, 3))[..., None]
-    p_m = _div(T_true.sum(axis=2)[..., :M], cnt_a)
-    p_mh = _div(T_pred.sum(axis=2)[..., :M], cnt_a)
-    return _multi_summary(p_mh - p_m, direction)
+    _, delta = biasamp_a_to_t(N, direction=direction)
+    return _multi_summary(delta, direction)
 
 
-def multi_t_to_a(T_true: np.ndarray, *, direction: np.ndarray) -> dict[str, np.ndarray]:
-    """Multi→ T→A: Δ_am = P(Â_a=1 | m) − P(A_a=1 | m) over true combinations m."""
-    M = T_true.shape[-1] - 1
-    A = T_true.shape[1]
-    cnt_m = T_true.sum(axis=(1, 2))[:, None, :M]
-    p_a = _div(T_true.sum(axis=2)[..., :M], cnt_m)
-    p_ah = _div(T_true.sum(axis=1)[:, :A, :M], cnt_m)
-    return _multi_summary(p_ah - p_a, direction)
+def multi_t_to_a(N: np.ndarray, *, direction: np.ndarray) -> dict[str, np.ndarray]:
+    """Multi→ T→A: Δ_am = P(Â_a=1 | E_m=1) − P(A_a=1 | E_m=1) on the test rows (needs predicted groups).
+
+    Conditioning is on the *true* event E_m (rows truly containing all of m); ``N`` and ``direction`` as in
+    :func:`multi_a_to_t`.
+    """
+    _, delta = biasamp_t_to_a(N, direction=direction)
+    return _multi_summary(delta, direction)
 
 
 def _multi_summary(delta: np.ndarray, direction: np.ndarray) -> dict[str, np.ndarray]:
-    ok = ~np.isnan(delta)
+    """From Δ (B, M, A) and y (M, A): (B,) arrays ``value`` = mean |Δ_am|, ``signed`` = mean y_am·Δ_am (exactly
+    BiasAmp→'s value over the pseudo-tasks), ``variance`` = population variance of Δ_am, each over the defined
+    pairs (Δ_am and y_am both defined, as BiasAmp→'s pairs), and ``delta`` (B, A, M), the raw Δ."""
+    ok = ~np.isnan(delta) & ~np.isnan(direction)[None]
     cnt = ok.sum(axis=(1, 2)).astype(float)
-    absd = np.where(ok, np.abs(delta), 0.0)
-    mean_abs = _div(absd.sum(axis=(1, 2)), cnt)
-    signed = _div(np.where(ok, direction[None] * np.nan_to_num(delta), 0.0).sum(axis=(1, 2)), cnt)
-    mean_d = _div(np.where(ok, delta, 0.0).sum(axis=(1, 2)), cnt)
+    d0 = np.where(ok, delta, 0.0)
+    mean_abs = _div(np.abs(d0).sum(axis=(1, 2)), cnt)
+    signed = _mean_directed(delta, direction)
+    mean_d = _div(d0.sum(axis=(1, 2)), cnt)
     var = _div((np.where(ok, delta - mean_d[:, None, None], 0.0) ** 2).sum(axis=(1, 2)), cnt)
-    return {"value": mean_abs, "signed": signed, "variance": var, "delta": delta}
+    return {"value": mean_abs, "signed": signed, "variance": var, "delta": np.swapaxes(delta, 1, 2)}
 
 
 # --------------------------------------------------------------------------- group disparity (Ethayarajh 2020)
@@ -280,10 +303,14 @@ register(MetricDef("biasamp_t_to_a", "amplification", "T->A", True, False,
                    "Directional bias amplification T→A: given a task, does the predicted group skew further than "
                    "the true group?", biasamp_t_to_a))
 register(MetricDef("multi_a_to_t", "multi", "A->T", False, False,
-                   "Multi→ A→T (Zhao, Andrews & Xiang 2023): mean |Δ| over groups and task combinations.",
+                   "Multi→ A→T (Zhao, Andrews & Xiang 2023): BiasAmp→ A→T over task combinations. For each group "
+                   "and kept combination m, how much more (or less) often the model's output contains all of m than "
+                   "the truth does; the value is the mean |Δ|, the signed mean of y·Δ gives the direction.",
                    multi_a_to_t))
 register(MetricDef("multi_t_to_a", "multi", "T->A", True, False,
-                   "Multi→ T→A: mean |Δ| of predicted-group rates given each task combination.", multi_t_to_a))
+                   "Multi→ T→A: among the rows that truly contain all of a kept combination m, how far the predicted "
+                   "group's share differs from the true group's; mean |Δ| (signed mean of y·Δ beside it).",
+                   multi_t_to_a))
 for _name, _summary in [
     ("demographic_parity", "Difference in the rate of the unfavourable prediction (cost 1 − ŷ, all rows)."),
     ("equal_opportunity", "Difference in the unfavourable-prediction rate among rows whose true label is the favourable one."),
@@ -306,43 +333,10 @@ register(MetricDef("dpa_t_to_a", "predictability", "T->A", True, False,
 # --------------------------------------------------------------------------- task combinations (Multi→)
 
 
-def combination_codes(base_Y: np.ndarray, test_Y: np.ndarray, test_Yhat: np.ndarray, *, min_count: int = 0,
-                      min_size: int = 1, base_weights: np.ndarray | None = None,
-                      test_weights: np.ndarray | None = None) -> tuple[list[tuple[int, ...]], np.ndarray, np.ndarray,
-                                                                        np.ndarray]:
-    """Kept task combinations M and per-row combination indices.
-
-    A combination is an exact per-row set of positive tasks seen in the base
-    rows; it is kept when it occurs more than ``min_count`` times in the base
-    rows and in the test rows and has at least ``min_size`` tasks (``*_weights``:
-    each row stands for that many identical rows, e.g. pattern counts). Returns
-    (combinations as task-index tuples, test true index, test predicted index,
-    base index), with index ``len(M)`` meaning "not a kept combination".
-    """
-    def keys(Y: np.ndarray) -> np.ndarray:
-        packed = np.ascontiguousarray(np.packbits(np.asarray(Y, dtype=bool), axis=1))
-        return packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
-
-    K = base_Y.shape[1]
-    bk, tk, tkp = keys(base_Y), keys(test_Y), keys(test_Yhat)
-    ub, cb = _weighted_unique(bk, base_weights)
-    ut, ct = _weighted_unique(tk, test_weights)
-    test_counts = dict(zip(ut.tolist(), ct.tolist()))
-    kept, combos = [], []
-    for u, c in zip(ub.tolist(), cb.tolist()):
-        members = tuple(int(k) for k in np.flatnonzero(np.unpackbits(np.frombuffer(u, np.uint8))[:K]))
-        if c > min_count and test_counts.get(u, 0) > min_count and len(members) >= min_size:
-            kept.append(u)
-            combos.append(members)
-    index = {u: i for i, u in enumerate(kept)}
-    Mn = len(kept)
-
-    def idx(arr: np.ndarray) -> np.ndarray:
-        u, inv = np.unique(arr, return_inverse=True)
-        lut = np.array([index.get(x, Mn) for x in u.tolist()], dtype=np.int64)
-        return lut[inv.ravel()]
-
-    return combos, idx(tk), idx(tkp), idx(bk)
+def _row_keys(Y: np.ndarray) -> np.ndarray:
+    """Each row's task set as one void key (packed bits); keys sort in a canonical order."""
+    packed = np.ascontiguousarray(np.packbits(np.asarray(Y, dtype=bool), axis=1))
+    return packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
 
 
 def _weighted_unique(keys: np.ndarray, weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -352,32 +346,68 @@ def _weighted_unique(keys: np.ndarray, weights: np.ndarray | None) -> tuple[np.n
     return u, np.bincount(inv.ravel(), weights=weights, minlength=len(u)).round().astype(np.int64)
 
 
-def combination_direction(base_groups: np.ndarray, base_index: np.ndarray, n_groups: int, n_combos: int,
-                          weights: np.ndarray | None = None) -> np.ndarray:
-    """y_am = sign(n·c_am − c_a·c_m) on base rows (``weights``: rows per row), shape (A, M)."""
-    cam = np.zeros((n_groups, n_combos + 1), dtype=np.int64)
-    np.add.at(cam, (np.asarray(base_groups, dtype=np.int64), base_index),
-              1 if weights is None else np.asarray(weights, dtype=np.int64))
-    n = int(cam.sum())
-    return np.sign(n * cam[:, :n_combos] - cam.sum(axis=1, keepdims=True) * cam[:, :n_combos].sum(axis=0, keepdims=True)
-                   ).astype(float)
+def combination_candidates(base_Y: np.ndarray, *, min_count: int = 0, min_size: int = 1,
+                           base_weights: np.ndarray | None = None) -> list[tuple[int, ...]]:
+    """Candidate combinations: the exact per-row sets of positive tasks of the base rows that have at least
+    ``min_size`` tasks and occur, as that exact set, in more than ``min_count`` base rows (``base_weights``: each
+    row stands for that many identical rows, e.g. pattern counts). Task-index tuples in a canonical order."""
+    base_Y = np.asarray(base_Y, dtype=bool)
+    if base_Y.shape[0] == 0:
+        return []
+    K = base_Y.shape[1]
+    u, c = _weighted_unique(_row_keys(base_Y), base_weights)
+    out = []
+    for key, cnt in zip(u.tolist(), c.tolist()):
+        members = tuple(int(k) for k in np.flatnonzero(np.unpackbits(np.frombuffer(key, np.uint8))[:K]))
+        if cnt > min_count and len(members) >= min_size:
+            out.append(members)
+    return out
 
 
-def combination_tallies(groups, groups_pred, true_index, pred_index, n_groups: int, n_combos: int,
-                        weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """T_true, T_pred of shape (B, A, Ap, M+1) from per-row indices and row weights (B, n)."""
-    g = np.asarray(groups, dtype=np.int64)
-    Gp = 1 if groups_pred is None else n_groups + 1
-    gp = 0 if groups_pred is None else np.where(np.asarray(groups_pred) < 0, n_groups, groups_pred).astype(np.int64)
-    C = n_combos + 1
-    cols_t = (g * Gp + gp) * C + true_index
-    cols_p = (g * Gp + gp) * C + pred_index
-    size = n_groups * Gp * C
-    if weights is None:
-        weights = np.ones((1, len(g)))
-    Tt = np.stack([np.bincount(cols_t, weights=w, minlength=size) for w in weights])
-    Tp = np.stack([np.bincount(cols_p, weights=w, minlength=size) for w in weights])
-    return Tt.reshape(-1, n_groups, Gp, C), Tp.reshape(-1, n_groups, Gp, C)
+def combination_events(Y: np.ndarray, combos: list[tuple[int, ...]]) -> np.ndarray:
+    """E (n, M) bool: E[i, j] = 1 iff row i has every task of ``combos[j]`` positive ("contains all of m";
+    a row counts towards every combination it contains; the empty combination holds for every row)."""
+    Y = np.asarray(Y, dtype=bool)
+    E = np.zeros((Y.shape[0], len(combos)), dtype=bool)
+    if not combos or Y.shape[0] == 0:
+        return E
+    _, first, inv = np.unique(_row_keys(Y), return_index=True, return_inverse=True)
+    Yu = Y[first]  # distinct task sets: the events are computed once per set
+    Eu = np.stack([Yu[:, list(m)].all(axis=1) for m in combos], axis=1)
+    return Eu[inv.ravel()]
+
+
+def combination_support(Y: np.ndarray, combos: list[tuple[int, ...]],
+                        weights: np.ndarray | None = None) -> np.ndarray:
+    """(M,) number of rows (``weights``: rows per row) whose labels contain all of each combination."""
+    E = combination_events(Y, combos).astype(np.int64)
+    w = np.ones(E.shape[0], dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
+    return w @ E
+
+
+def combinations(base_Y: np.ndarray, test_Yhat, *, min_count: int = 0, min_size: int = 1,
+                 base_weights: np.ndarray | None = None, test_weights=None) -> list[tuple[int, ...]]:
+    """The kept task combinations M of Multi→, as the authors' code chooses them (``MBA.get_multiatts``).
+
+    Candidates are :func:`combination_candidates` of the base rows; a candidate m is kept when more than
+    ``min_count`` test rows have a *predicted* task set containing all of m (T̂_t = 1 for every t in m). The
+    test rows' true labels play no part. ``test_Yhat`` may be a list of prediction arrays (runs on the same test
+    rows; ``test_weights`` then a list too): m is kept when every run passes, so all runs share one M.
+    """
+    combos = combination_candidates(base_Y, min_count=min_count, min_size=min_size, base_weights=base_weights)
+    runs = test_Yhat if isinstance(test_Yhat, (list, tuple)) else [test_Yhat]
+    weights = test_weights if isinstance(test_weights, (list, tuple)) else [test_weights] * len(runs)
+    keep = np.ones(len(combos), dtype=bool)
+    for Yh, w in zip(runs, weights):
+        keep &= combination_support(Yh, combos, w) > min_count
+    return [m for m, k in zip(combos, keep.tolist()) if k]
+
+
+def combination_units(units: stats.Units, combos: list[tuple[int, ...]]) -> stats.Units:
+    """The same rows (or patterns, with their counts) with their tasks replaced by the combination events:
+    Y → E (true labels contain all of m), Ŷ → Ê (predicted labels contain all of m)."""
+    return stats.Units(units.block, combination_events(units.Y, combos), combination_events(units.Yhat, combos),
+                       units.count, units.G, units.Gp)
 
 
 # --------------------------------------------------------------------------- row-level convenience API
@@ -394,6 +424,15 @@ def compute(name: str, *, groups, y_true, y_pred, n_groups: int | None = None, g
     Returns ``{"value": float, "pairs": ndarray}`` (NaN where undefined); pairs
     are Δ per (group, task) for amplification, per (group, combination) for
     Multi→, and δ per (task, component) for disparities.
+
+    Multi→ (``multi_a_to_t``, ``multi_t_to_a``): the candidate combinations are
+    the exact task sets of the base rows with at least ``min_size`` tasks seen
+    in more than ``min_count`` base rows; a candidate m is kept when more than
+    ``min_count`` rows of ``y_pred`` contain all of m. Events are "contains all
+    of m" (true labels for E_m, predicted for Ê_m); y_am comes from the base
+    rows. ``value`` is the mean |Δ_am|, and the result also has ``signed`` (mean
+    y_am·Δ_am), ``variance`` (of Δ_am), ``combinations`` (kept, as task-index
+    tuples) and ``pairs`` of shape (groups, combinations).
     """
     if name not in REGISTRY or REGISTRY[name].fn is None:
         raise ValueError(f"unknown or non-count metric {name!r}; known: {sorted(k for k, d in REGISTRY.items() if d.fn)}")
@@ -404,11 +443,13 @@ def compute(name: str, *, groups, y_true, y_pred, n_groups: int | None = None, g
     if d.needs_predicted_attribute and groups_pred is None:
         raise ValueError(REASON_NO_PREDICTED_ATTRIBUTE)
     if d.family == "multi":
-        combos, ti, pi, bi = combination_codes(bY, Y, Yh, min_count=min_count, min_size=min_size)
-        direction = combination_direction(bg, bi, G, len(combos))
-        Tt, Tp = combination_tallies(g, groups_pred, ti, pi, G, len(combos))
-        r = multi_a_to_t(Tt, Tp, direction=direction) if name == "multi_a_to_t" else multi_t_to_a(Tt, direction=direction)
-        return {"value": float(r["value"][0]), "pairs": r["delta"][0], "combinations": combos}
+        combos = combinations(bY, Yh, min_count=min_count, min_size=min_size)
+        gp = None if groups_pred is None else np.asarray(groups_pred)
+        test = combination_units(stats.make_units(g, gp, Y, Yh, G), combos)
+        base = combination_units(stats.make_units(bg, None, bY, bY, G), combos)
+        r = d.fn(stats.tally(test, joint=False), direction=direction_from_counts(stats.tally(base, joint=False)))
+        return {"value": float(r["value"][0]), "pairs": r["delta"][0], "combinations": combos,
+                "signed": float(r["signed"][0]), "variance": float(r["variance"][0])}
     N = counts_from_arrays(g, Y, Yh, groups_pred=groups_pred, n_groups=G)
     Nb = counts_from_arrays(bg, bY, bY, n_groups=G)
     if d.family == "amplification":

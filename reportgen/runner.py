@@ -157,8 +157,17 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
             enc = attempt(lambda i=i, rel=rel: load(f"run{i}", rel, ("data", "runs", i), thr, need_sample))
             if enc is not None:
                 out.predictions.append(enc)
+    if len(out.predictions) > 1:
+        problems.extend(_runs_misaligned(ls, out.predictions, attrs, tasks))
     if s.base.table:
         out.base_table = attempt(lambda: load_table_base(ls, attrs, tasks))
+        uses_table = s.base.source == "table" or "table" in s.base.compare
+        if out.base_table is not None and uses_table and "p_task_given_group" not in out.base_table[0].columns:
+            for m in s.metrics:
+                if m.name == "biasamp_a_to_t":
+                    problems.append(ls.problem(("base", "table"), MSG_TABLE_NEEDS_P_TASK.format(
+                        metric=m.name, table=s.base.table)))
+                    break
     if s.local_bias is not None and out.predictions:
         from reportgen import local_bias
 
@@ -177,16 +186,61 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     return out
 
 
+def _runs_misaligned(ls: LoadedSpec, runs: list, attrs: list[AttributeDef], tasks: list[TaskColumns]) -> list[Problem]:
+    """Runs are predictions of one model on the same test rows: the rows used, their labels and their groups
+    must agree with the first run's, or the shared row bootstrap (and the mean over runs) means nothing."""
+    first = runs[0]
+    out = []
+    for i, enc in enumerate(runs[1:], start=1):
+        why = None
+        if enc.rows_used != first.rows_used:
+            why = f"it has {enc.rows_used:,} rows in use where {first.display_path} has {first.rows_used:,}"
+        elif not _streamed(enc) and not _streamed(first):
+            bad_t = next((t for k, t in enumerate(tasks) if not np.array_equal(enc.Y[:, k], first.Y[:, k])), None)
+            bad_a = next((a for a in attrs if a.spec_path[0] == "attributes"
+                          and not np.array_equal(enc.groups[a.name], first.groups[a.name])), None)
+            if bad_t is not None:
+                row = int(np.flatnonzero(enc.Y[:, tasks.index(bad_t)] != first.Y[:, tasks.index(bad_t)])[0])
+                why = f"its labels in column '{bad_t.column}' differ from {first.display_path}'s (first at row {row + 1})"
+            elif bad_a is not None:
+                why = f"its '{bad_a.columns[0]}' values differ from {first.display_path}'s"
+        elif _streamed(enc) and _streamed(first):
+            bad_a = next((a for a in attrs if not np.array_equal(enc.group_counts(a.name), first.group_counts(a.name))),
+                         None)
+            if bad_a is not None:
+                why = f"its group counts for {bad_a.name} differ from {first.display_path}'s"
+        if why:
+            out.append(ls.problem(("data", "runs", i), f"{enc.display_path} is not a run on the same test rows: {why}; "
+                                  "runs must be predictions of one model on the same rows, in the same order"))
+    return out
+
+
 # --------------------------------------------------------------------------- base correlations
 
 
 @dataclass
 class BaseInfo:
+    """The base-correlation side of the amplification metrics (docs/metrics.md, "Base-correlation sources").
+
+    ``truth_a_to_t`` / ``truth_t_to_a`` are the ground-truth side of Δ: ``None`` for the test rows' own truth
+    (sources train and test, which supply only the direction), or what a declared source states instead —
+    ``"pooled"`` (uniform, A→T: every group has the task's overall rate) or an array (K, A).
+    """
+
     source: str
     direction: np.ndarray  # (K, A) in {-1, 0, 1} or NaN
     mals_p: np.ndarray | None  # (K, A) P(A|T) from base, or None -> from the test replicate (source: test)
     mals_indicator: np.ndarray  # (K, A) in {0, 1}
     note: str = ""
+    truth_a_to_t: object = None
+    truth_t_to_a: np.ndarray | None = None
+
+    def select(self, task_idx: list[int]) -> "BaseInfo":
+        """The same base restricted to some tasks."""
+        def sub(x):
+            return x[task_idx] if isinstance(x, np.ndarray) else x
+        return BaseInfo(self.source, self.direction[task_idx], sub(self.mals_p), self.mals_indicator[task_idx],
+                        self.note, sub(self.truth_a_to_t), sub(self.truth_t_to_a))
 
 
 def _units(enc: Encoded, attr: AttributeDef, with_pred: bool = True) -> stats.Units:
@@ -196,25 +250,51 @@ def _units(enc: Encoded, attr: AttributeDef, with_pred: bool = True) -> stats.Un
     return stats.make_units(g, gp, enc.Y, Yh, len(attr.groups))
 
 
-def _table_arrays(L: Loaded, attr: AttributeDef, eps: float, tie: str) -> tuple[np.ndarray, np.ndarray]:
+MSG_TABLE_NEEDS_P_TASK = ("{metric} compares the predictions with the table's P(task | group): add a "
+                          "p_task_given_group column to {table} (or leave `table` out of base.source/base.compare)")
+
+
+def _group_share(L: Loaded, attr: AttributeDef) -> tuple[np.ndarray, str]:
+    """P(A_a = 1) over the attribute's rows of train (test when there is no train), and where it came from."""
+    enc = L.train if L.train is not None else L.predictions[0]
+    if _streamed(enc):
+        c = np.asarray(enc.group_counts(attr.name), dtype=float)
+    else:
+        g = enc.groups[attr.name]
+        c = np.bincount(g[g >= 0], minlength=len(attr.groups)).astype(float)
+    return c / c.sum() if c.sum() > 0 else np.full(len(attr.groups), np.nan), enc.role
+
+
+def _table_arrays(L: Loaded, attr: AttributeDef, eps: float, tie: str) -> tuple[np.ndarray, np.ndarray,
+                                                                                np.ndarray | None, str]:
+    """(P(A|T), direction y_at, P(T|A) or None, note) from the user table (docs/metrics.md, source table)."""
     df = L.base_table[0]
     K, A = len(L.tasks), len(attr.groups)
     p = np.full((K, A), np.nan)
-    ref = np.full((K, A), 1.0 / A)
+    pt = np.full((K, A), np.nan) if "p_task_given_group" in df.columns else None
+    pg = np.full((K, A), np.nan)
     gkeys = {str(x): j for j, x in enumerate(attr.groups)} | {attr.label(j): j for j in range(A)}
     tkeys = {t.name: k for k, t in enumerate(L.tasks)} | {t.label: k for k, t in enumerate(L.tasks)}
     has_pg = "p_group" in df.columns
-    for row in df.itertuples(index=False):
-        j = gkeys.get(str(row.group))
-        k = tkeys.get(str(row.task))
+    for row in df.to_dict("records"):
+        j = gkeys.get(str(row["group"]))
+        k = tkeys.get(str(row["task"]))
         if j is None or k is None:
             continue
-        p[k, j] = float(row.p_group_given_task)
-        if has_pg and row.p_group == row.p_group:
-            ref[k, j] = float(row.p_group)
+        p[k, j] = float(row["p_group_given_task"])
+        if has_pg and row["p_group"] == row["p_group"]:
+            pg[k, j] = float(row["p_group"])
+        if pt is not None and row["p_task_given_group"] == row["p_task_given_group"]:
+            pt[k, j] = float(row["p_task_given_group"])
+    share, role = _group_share(L, attr)
+    from_data = np.isnan(pg)
+    ref = np.where(from_data, share[None, :], pg)
+    note = "P(A|T) from the user table; direction: P(A|T) against P(A) from " + (
+        "the table's p_group" if not from_data.any() else
+        f"the {role} data's group shares" if from_data.all() else f"the table's p_group, else the {role} data")
     shift = eps if tie == "positive" else -eps
     direction = np.sign((p + shift) - ref)
-    return p, direction
+    return p, direction, pt, note
 
 
 def base_info(ls: LoadedSpec, L: Loaded, attr: AttributeDef, source: str) -> BaseInfo:
@@ -235,17 +315,19 @@ def base_info(ls: LoadedSpec, L: Loaded, attr: AttributeDef, source: str) -> Bas
         ind[np.isnan(p)] = np.nan
         return BaseInfo(source, direction, None if source == "test" else p, ind)
     if source == "table":
-        p, direction = _table_arrays(L, attr, b.epsilon, b.tie_direction)
+        p, direction, pt, note = _table_arrays(L, attr, b.epsilon, b.tie_direction)
         shift = b.epsilon if b.tie_direction == "positive" else -b.epsilon
         ind = ((p + shift) > 1.0 / A).astype(float)
         ind[np.isnan(p)] = np.nan
-        return BaseInfo("table", direction, p, ind, note="P(A|T) from the user table")
+        return BaseInfo("table", direction, p, ind, note=note, truth_a_to_t=pt, truth_t_to_a=p)
     # uniform: P(A|T) = 1/|A| ties every direction; take it from `direction` (default train, else test)
     dsrc = b.direction or ("train" if L.train is not None else "test")
     d = base_info(ls, L, attr, dsrc)
     K = len(L.tasks)
     return BaseInfo("uniform", d.direction, np.full((K, A), 1.0 / A), d.mals_indicator,
-                    note=f"uniform P(A|T) = 1/{A}; direction y_at from {dsrc}")
+                    note=f"declared: P(A|T) = 1/{A} for every task (T→A, MALS) and P(T|A) = P(T), no association "
+                         f"(A→T); direction y_at from {dsrc}",
+                    truth_a_to_t="pooled", truth_t_to_a=np.full((K, A), 1.0 / A))
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -271,8 +353,10 @@ def _amplification(name: str, N1: np.ndarray, NB: np.ndarray, base: BaseInfo) ->
             bp = base.mals_p if base.mals_p is not None else metrics.group_given_task_from_counts(N)
             return fn(N, base_p=bp, indicator=np.nan_to_num(base.mals_indicator, nan=np.nan))
     else:
+        truth = base.truth_a_to_t if name == "biasamp_a_to_t" else base.truth_t_to_a
+
         def call(N):
-            return fn(N, direction=base.direction)
+            return fn(N, direction=base.direction, truth=truth)
     v1, d1 = call(N1)
     if NB.shape[0]:
         vB, dB = call(NB)
@@ -284,74 +368,57 @@ def _amplification(name: str, N1: np.ndarray, NB: np.ndarray, base: BaseInfo) ->
     return Evaluation(float(v1[0]), vB, p1, pB), d1[0]
 
 
-def _combo_tallies(block: np.ndarray, mt: np.ndarray, mp: np.ndarray, nblocks: int, Mn: int, B: int,
-                   seed: int, stream: int, G: int, Gp: int, weights: np.ndarray | None = None):
-    """Point and replicate tallies T_true, T_pred of shape (B, G, Gp, M+1).
-
-    ``weights``: each entry stands for that many rows (a streamed data set's pattern counts). Returns None
-    when such weighted input has too many patterns for the multinomial bootstrap (rows would be needed).
-    """
-    import scipy.sparse as sp
-
-    C = Mn + 1
-    code = (block.astype(np.int64) * C + mt) * C + mp
-    u, cnt = metrics._weighted_unique(code, weights)
-    blk_u, rest = np.divmod(u, C * C)
-    mt_u, mp_u = np.divmod(rest, C)
-    cols_t = blk_u * C + mt_u
-    cols_p = blk_u * C + mp_u
-    P = len(u)
-    Ot = sp.csr_matrix((np.ones(P), (np.arange(P), cols_t)), shape=(P, nblocks * C))
-    Op = sp.csr_matrix((np.ones(P), (np.arange(P), cols_p)), shape=(P, nblocks * C))
-
-    def shape(T):
-        return np.asarray(T).reshape(-1, G, Gp, C)
-
-    W1 = cnt[None, :].astype(float)
-    point = (shape((Ot.T @ W1.T).T), shape((Op.T @ W1.T).T))
-    if B == 0:
-        z = np.zeros((0, G, Gp, C))
-        return point, (z, z), "none"
-    if P <= stats.MULTINOMIAL_MAX_PATTERNS:
-        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, stream])))
-        W = rng.multinomial(int(cnt.sum()), cnt / cnt.sum(), size=B).astype(float)
-        return point, (shape((Ot.T @ W.T).T), shape((Op.T @ W.T).T)), "multinomial"
-    if weights is not None:
-        return None
-    n = len(code)
-    Tt = np.zeros((B, nblocks * C))
-    Tp = np.zeros((B, nblocks * C))
-    ct_rows = block.astype(np.int64) * C + mt
-    cp_rows = block.astype(np.int64) * C + mp
-    for start in range(0, n, stats.CHUNK_ROWS):
-        stop = min(n, start + stats.CHUNK_ROWS)
-        W = stats.POISSON_TABLE[stats.poisson_weights(seed, stream, start, stop - start, B)]
-        r = np.arange(stop - start)
-        Oc = sp.csr_matrix((np.ones(stop - start), (r, ct_rows[start:stop])), shape=(stop - start, nblocks * C))
-        Tt += (Oc.T @ W).T
-        Oc = sp.csr_matrix((np.ones(stop - start), (r, cp_rows[start:stop])), shape=(stop - start, nblocks * C))
-        Tp += (Oc.T @ W).T
-    return point, (shape(Tt), shape(Tp)), "poisson"
-
-
 # --------------------------------------------------------------------------- results assembly
 
 
 def _interval(reps: np.ndarray, level: float, resamples: int, seed: int, scheme: str) -> dict | None:
+    """Percentile bootstrap interval of replicates over the test rows (docs/metrics.md §4)."""
     if resamples == 0:
         return None
     lo, hi, undefined = intervals.percentile(reps, level)
     iv = {"method": "bootstrap", "level": level, "lower": lo, "upper": hi, "resamples": resamples, "seed": seed,
-          "scheme": scheme}
+          "scheme": scheme, "covers": ["rows"]}
     if undefined:
         iv["replicates_undefined"] = undefined
     if lo is not None and lo == hi:
+        iv["degenerate"] = True
         iv["note"] = ("every bootstrap replicate gave the same value, so this interval shows no sampling "
-                      "uncertainty: the value is fixed by the base side (e.g. no pair has a base direction, as on "
-                      "balanced data) or by a test-side term that does not vary")
+                      "variation and supports no verdict: the value is fixed by the base side (e.g. a declared or "
+                      "training-set base with a prediction side that does not vary, or no pair with a base "
+                      "direction, as on balanced data); a base that is resampled with the rows (base.source: test) "
+                      "or more varied data would give one")
     if lo is None:
         iv["reason"] = "fewer than two bootstrap replicates have a defined value"
     return iv
+
+
+def _headline(ev: "Evaluation", evals: list["Evaluation"], reps: np.ndarray, level: float, B: int, seed: int,
+              scheme: str, per_run: list[float]) -> tuple[dict | None, dict]:
+    """(the interval to print, decide and gate on; extra keys for the entry).
+
+    One prediction file: the bootstrap interval (rows). Several runs on the same rows: ``rows_and_runs`` —
+    the bootstrap of the run mean with one row resample shared by every run, widened by the run-to-run
+    t half-width (docs/metrics.md §4); the rows-only and runs-only parts are kept beside it.
+    """
+    iv = _interval(reps, level, B, seed, scheme)
+    if len(evals) < 2:
+        return iv, {}
+    extra = {"interval_rows": iv, "across_runs": intervals.across_runs(per_run, level),
+             "per_run": [_f(v) for v in per_run]}
+    if iv is None or iv.get("lower") is None or math.isnan(ev.value):
+        combined = intervals.rows_and_runs(ev.value, None, None, per_run, level)
+    else:
+        combined = intervals.rows_and_runs(ev.value, iv["lower"], iv["upper"], per_run, level)
+        combined.update(resamples=B, seed=seed, scheme=scheme)
+        if iv.get("degenerate") and not combined.get("runs_halfwidth"):
+            combined["degenerate"] = True
+            combined["note"] = iv["note"]
+    return combined, extra
+
+
+def _pair_eval(ev: "Evaluation", p: int) -> "Evaluation":
+    """Pair ``p`` of an evaluation as an evaluation of its own (value and replicates)."""
+    return Evaluation(float(ev.pair_point[p]), ev.pair_reps[:, p], np.zeros(0), np.zeros((0, 0)))
 
 
 def _combine(evals: list[Evaluation]) -> Evaluation:
@@ -462,17 +529,22 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
         # sufficient statistics per prediction file: point and replicates
         tallies = []
         if count_needed:
+            # Several runs share the test rows: one row resample per replicate serves every run (keyed Poisson
+            # weights by row position, the same random stream for every run), so the mean over runs is
+            # bootstrapped as the rows vary, not as if each run had rows of its own (docs/metrics.md §4).
+            shared = len(L.predictions) > 1
+            method = "poisson" if shared else boot.method
             for enc in L.predictions:
                 say(f"counting {attr.name} on {enc.display_path}")
-                sid = stats.stream_id(enc.role, attr.name, "counts")
+                sid = stats.stream_id("runs" if shared else enc.role, attr.name, "counts")
                 if _streamed(enc):
                     N1 = enc.point(attr.name, has_pred, joint)
-                    NB, scheme = enc.replicates(attr.name, B, seed=seed, stream=sid, method=boot.method, joint=joint,
+                    NB, scheme = enc.replicates(attr.name, B, seed=seed, stream=sid, method=method, joint=joint,
                                                 with_pred=has_pred)
                 else:
                     units = _units(enc, attr, with_pred=has_pred)
                     N1 = stats.tally(units, joint=joint)
-                    NB, scheme = stats.replicates(units, B, seed=seed, stream=sid, method=boot.method, joint=joint)
+                    NB, scheme = stats.replicates(units, B, seed=seed, stream=sid, method=method, joint=joint)
                 schemes.add(scheme)
                 tallies.append((N1, NB, scheme))
         sources = [s.base.source] + [c for c in s.base.compare if c != s.base.source]
@@ -621,8 +693,7 @@ def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, tallies, base
     d_point = None
     for N1, NB, _ in tallies:
         N1s, NBs = N1[:, task_idx], NB[:, task_idx]
-        sub = BaseInfo(base.source, base.direction[task_idx],
-                       None if base.mals_p is None else base.mals_p[task_idx], base.mals_indicator[task_idx])
+        sub = base.select(task_idx)
         ev, d = _amplification(m.name, N1s, NBs, sub)
         evals.append(ev)
         d_point = d if d_point is None else d_point
@@ -658,9 +729,11 @@ def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, tallies, base
             else:
                 pair["contribution"] = _f(y * dval)
                 pair["_reps"] = ev.pair_reps[:, p]
-                iv = _interval(ev.pair_reps[:, p], level, B, seed, scheme)
+                iv, more = _headline(_pair_eval(ev, p), evals, ev.pair_reps[:, p], level, B, seed, scheme,
+                                     [float(e.pair_point[p]) for e in evals])
                 if iv:
                     pair["interval"] = iv
+                pair.update(more)
             pairs.append(pair)
     entry = {"name": m.name, "attribute": attr.name, "direction": metrics.REGISTRY[m.name].direction,
              "value": _f(ev.value)}
@@ -668,59 +741,51 @@ def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, tallies, base
         entry["reason"] = metrics.REASON_NO_PAIRS
         entry["interval"] = None
     else:
-        entry["interval"] = _interval(ev.reps, level, B, seed, scheme)
+        entry["interval"], more = _headline(ev, evals, ev.reps, level, B, seed, scheme, [e.value for e in evals])
+        entry.update(more)
         entry["_reps"] = ev.reps
     entry["pairs_defined"] = sum(1 for p in pairs if "reason" not in p)
     entry["pairs_undefined"] = len(pairs) - entry["pairs_defined"]
-    runs = _runs_block(evals, level)
-    if runs:
-        entry["across_runs"] = runs
-        entry["per_run"] = [_f(e.value) for e in evals]
     entry["pairs"] = pairs
     return entry
 
 
-def _multi_rows(enc: Encoded, attr: AttributeDef, has_pred: bool) -> tuple:
-    """(block, Y, Yhat, weights) of a prediction file's rows for Multi→ (weights None: one row each)."""
-    A = len(attr.groups)
-    Gp = A + 1 if has_pred else 1
-    gp = enc.groups_pred.get(attr.name) if has_pred else None
-    block = enc.groups[attr.name].astype(np.int64) * Gp + (
-        np.where(gp < 0, A, gp).astype(np.int64) if gp is not None else 0)
-    return block, enc.Y, enc.Yhat, None
+def _multi_rows(enc: Encoded, attr: AttributeDef, has_pred: bool) -> stats.Units:
+    """A prediction file's rows for Multi→: group (and predicted group with ``has_pred``), labels, predictions."""
+    return _units(enc, attr, with_pred=has_pred)
 
 
-def _multi_base(enc: Encoded, attr: AttributeDef) -> tuple:
-    return enc.groups[attr.name], enc.Y, None
+def _multi_base(enc: Encoded, attr: AttributeDef) -> stats.Units:
+    """The base source's rows for Multi→ (true group and labels: the candidates and y_am read only those)."""
+    return _units(enc, attr, with_pred=False)
 
 
-def _multi_inputs(L: Loaded, attr: AttributeDef, src: str, has_pred: bool) -> list | None:
-    """Multi→ inputs with streamed data sets as their distinct patterns weighted by their counts; None when a
-    data set kept no patterns (too many)."""
-    Gp = len(attr.groups) + 1 if has_pred else 1
-
+def _multi_inputs(L: Loaded, attr: AttributeDef, src: str, has_pred: bool) -> tuple | None:
+    """(test units per prediction file, base units) for Multi→. Files give their rows; streamed data sets their
+    distinct patterns with counts (Multi→ is a function of counts). None when a streamed data set kept no
+    patterns (too many): rows are needed, and the samples serve."""
     def rows(enc):
-        if not _streamed(enc):
-            return _multi_rows(enc, attr, has_pred)
-        u = enc.units(attr.name, has_pred)
-        return None if u is None else (u.block, u.Y, u.Yhat, u.count)
+        return enc.units(attr.name, has_pred) if _streamed(enc) else _multi_rows(enc, attr, has_pred)
 
     base_enc = L.train if src == "train" else L.predictions[0]
-    if _streamed(base_enc):
-        bu = base_enc.units(attr.name, False)
-        base = None if bu is None else (bu.block, bu.Y, bu.count)
-    elif src == "test":
-        r = rows(base_enc)
-        base = None if r is None else (r[0] // Gp, r[1], r[3])
-    else:
-        base = _multi_base(base_enc, attr)
-    out = []
-    for enc in L.predictions:
-        r = rows(enc)
-        if r is None or base is None:
-            return None
-        out.append((r, base))
-    return out
+    base = base_enc.units(attr.name, False) if _streamed(base_enc) else _multi_base(base_enc, attr)
+    tests = [rows(enc) for enc in L.predictions]
+    if base is None or any(u is None for u in tests):
+        return None
+    return tests, base
+
+
+def _multi_replicates(eu: stats.Units, rows: bool, B: int, seed: int, stream: int) -> tuple | None:
+    """(bootstrap replicates of the combination-event counts, scheme): the row bootstrap, drawn as a multinomial
+    over the distinct patterns when there are at most ``stats.MULTINOMIAL_MAX_PATTERNS``, else as keyed Poisson
+    row weights (``rows`` only). Patterns with counts (``rows`` False: a streamed data set) give exactly the draw
+    of the same rows in memory; None when they are too many for the multinomial draw."""
+    if rows or B == 0:
+        return stats.replicates(eu, B, seed=seed, stream=stream, method="auto", joint=False)
+    pat = stats.compress(eu)
+    if len(pat.count) > stats.MULTINOMIAL_MAX_PATTERNS:
+        return None
+    return stats.replicates(pat, B, seed=seed, stream=stream, method="multinomial", joint=False)
 
 
 def _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes) -> dict:
@@ -735,45 +800,39 @@ def _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes) ->
 
 def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_pred: bool, level: float, B: int,
                  seed: int, schemes: set) -> dict:
+    """Multi→ (metrics.multi_a_to_t / multi_t_to_a): kept combinations M from the base source's exact task sets
+    and the test predictions (metrics.combinations; with runs, every run must pass), their "contains all of m"
+    events as pseudo-tasks of the ordinary count tensor, y_am from the base rows' event counts, Δ and the
+    bootstrap from the test rows' event counts."""
     src = ls.spec.base.source
     if src in ("uniform", "table"):
         src = ls.spec.base.direction if ls.spec.base.direction in ("train", "test") else (
             "train" if L.train is not None else "test")
-    evals, kept = [], None
     A = len(attr.groups)
-    Gp = A + 1 if has_pred else 1
     scheme = "none"
-    streamed = any(_streamed(e) for e in L.predictions) or (src == "train" and _streamed(L.train))
-    inputs = _multi_inputs(L, attr, src, has_pred) if streamed else None
-    if inputs is None:
-        base_rows = _multi_base(L.row_train if src == "train" else L.row_predictions[0], attr)
-        inputs = [(_multi_rows(enc, attr, has_pred), base_rows) for enc in L.row_predictions]
-        if streamed:  # some data set kept no patterns (too many): rows are needed, the samples serve
-            return _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes)
-    for i, ((block, Y, Yh, w), (bg, bY, bw)) in enumerate(inputs):
-        enc = L.predictions[i]
-        kept, mt, mp, mb = metrics.combination_codes(bY, Y, Yh, min_count=m.min_count, min_size=m.min_size,
-                                                     base_weights=bw, test_weights=w)
-        Mn = len(kept)
-        direction = metrics.combination_direction(bg, mb, A, Mn, weights=bw)
-        got = _combo_tallies(block, mt, mp, A * Gp, Mn, B, seed, stats.stream_id(enc.role, attr.name, m.name), A, Gp,
-                             weights=w)
+    inputs = _multi_inputs(L, attr, src, has_pred)
+    if inputs is None:  # some streamed data set kept no patterns (too many): rows are needed, the samples serve
+        return _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes)
+    tests, base = inputs
+    kept = metrics.combinations(base.Y, [u.Yhat for u in tests], min_count=m.min_count, min_size=m.min_size,
+                                base_weights=base.count, test_weights=[u.count for u in tests])
+    direction = metrics.direction_from_counts(stats.tally(metrics.combination_units(base, kept), joint=False))
+    fn = metrics.REGISTRY[m.name].fn
+    evals, N_first = [], None
+    for enc, units in zip(L.predictions, tests):
+        eu = metrics.combination_units(units, kept)
+        N1 = stats.tally(eu, joint=False)
+        got = _multi_replicates(eu, not _streamed(enc), B, seed, stats.stream_id(enc.role, attr.name, m.name))
         if got is None:  # too many patterns for the multinomial draw: rows are needed, the samples serve
             return _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes)
-        point, reps, scheme = got
+        NB, scheme = got
         schemes.add(scheme)
-        if m.name == "multi_a_to_t":
-            r1 = metrics.multi_a_to_t(point[0], point[1], direction=direction)
-            rB = metrics.multi_a_to_t(reps[0], reps[1], direction=direction) if B else None
-        else:
-            r1 = metrics.multi_t_to_a(point[0], direction=direction)
-            rB = metrics.multi_t_to_a(reps[0], direction=direction) if B else None
-        d1 = r1["delta"][0].reshape(-1)
-        dB = rB["delta"].reshape(B, -1) if B else np.zeros((0, d1.size))
-        evals.append(Evaluation(float(r1["value"][0]), rB["value"] if B else np.zeros(0), d1, dB,
+        N_first = N1 if N_first is None else N_first
+        r1, rB = fn(N1, direction=direction), fn(NB, direction=direction)
+        evals.append(Evaluation(float(r1["value"][0]), rB["value"], r1["delta"][0].reshape(-1),
+                                rB["delta"].reshape(B, -1),
                                 {"signed": float(r1["signed"][0]), "variance": float(r1["variance"][0])},
-                                {"signed": rB["signed"] if B else np.zeros(0),
-                                 "variance": rB["variance"] if B else np.zeros(0)}))
+                                {"signed": rB["signed"], "variance": rB["variance"]}))
     ev = _combine(evals)
     names = []
     for members in kept:
@@ -794,32 +853,52 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
     if runs:
         entry["across_runs"] = runs
         entry["per_run"] = [_f(e.value) for e in evals]
+    cnt_a = N_first[0, 0].sum(axis=(1, 2, 3)) if kept else np.zeros(A)  # (A,) test rows per group
+    cnt_m = N_first[0][..., 1, :].sum(axis=(1, 2, 3))  # (M,) test rows truly containing all of m
     pairs = []
     for j in range(A):
         for i, nm in enumerate(names):
             p = j * len(names) + i
             dv = ev.pair_point[p]
-            pair = {"group": attr.label(j), "task": nm, "delta": _f(dv)}
-            if np.isnan(dv):
-                pair["reason"] = metrics.REASON_EMPTY_GROUP
+            reason = None
+            if np.isnan(direction[i, j]):
+                reason = metrics.REASON_NO_BASE
+            elif m.name == "multi_a_to_t" and cnt_a[j] == 0:
+                reason = metrics.REASON_EMPTY_GROUP
+            elif m.name == "multi_t_to_a" and cnt_m[i] == 0:
+                reason = metrics.REASON_COMBINATION_NEVER_TRUE
+            elif np.isnan(dv):
+                reason = metrics.REASON_EMPTY_GROUP
+            pair = {"group": attr.label(j), "task": nm, "delta": None if reason else _f(dv)}
+            if reason:
+                pair["reason"] = reason
             else:
                 pair["_reps"] = ev.pair_reps[:, p]
                 iv = _interval(ev.pair_reps[:, p], level, B, seed, scheme)
                 if iv:
                     pair["interval"] = iv
             pairs.append(pair)
+    entry["pairs_defined"] = sum(1 for p in pairs if "reason" not in p)
+    entry["pairs_undefined"] = len(pairs) - entry["pairs_defined"]
     entry["pairs"] = pairs
     return entry
 
 
 def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, tallies, task_idx: list[int],
                      level: float, B: int, seed: int) -> dict:
+    """Group disparities (docs/metrics.md §3): one pair per (protected group, task, component), each with a
+    bootstrap and a Bernstein interval; the metric's headline is chosen by evidence with a simultaneous
+    interval over its pairs."""
     groups = attr.groups
     ref = groups.index(str(m.reference)) if m.reference is not None else 0
     prots = [groups.index(str(m.protected))] if m.protected is not None else [j for j in range(len(groups)) if j != ref]
     bern = ls.spec.intervals.bernstein
     scheme = tallies[0][2]
     comps = metrics.DISPARITY_COMPONENTS[m.name]
+    runs = len(tallies)
+    # Runs share the rows: the run-averaged counts give the mean δ and rates exactly, and a variance that bounds
+    # the variance of the run-averaged amortised costs from above (c̄² ≤ mean of c²), so Bernstein stays valid.
+    N_point = tallies[0][0] if runs == 1 else np.mean([N1 for N1, _, _ in tallies], axis=0)
     pairs = []
     for k in task_idx:
         t = L.tasks[k]
@@ -828,54 +907,151 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, t
         for p in prots:
             for cname, cond in comps:
                 mask = metrics.subset_mask(cond, favpos)
-                evals, points = [], []
+                evals = []
                 for N1, NB, _ in tallies:
                     r1 = metrics.disparity(N1[:, k], protected=p, reference=ref, cost=cost, mask=mask)
                     rB = metrics.disparity(NB[:, k], protected=p, reference=ref, cost=cost, mask=mask) if B else None
                     evals.append(Evaluation(float(r1["delta"][0]), rB["delta"] if B else np.zeros(0),
                                             np.zeros(0), np.zeros((0, 0))))
-                    points.append(r1)
                 ev = _combine(evals)
-                r1 = points[0]
+                r1 = metrics.disparity(N_point[:, k], protected=p, reference=ref, cost=cost, mask=mask)
                 label_cond = cname
                 if cond == "fav":
                     label_cond = "y=1" if favpos else "y=0"
                 pair = {"group": attr.label(p), "reference": attr.label(ref), "task": t.label,
                         "condition": label_cond, "cost": _cost_name(m.name, favpos),
                         "rate_protected": _f(r1["rate_protected"][0]), "rate_reference": _f(r1["rate_reference"][0]),
-                        "delta": _f(ev.value), "n": int(r1["n"][0]), "n_protected": int(r1["n_plus"][0]),
-                        "n_reference": int(r1["n_minus"][0])}
+                        "delta": _f(ev.value), "n": int(round(r1["n"][0])), "n_protected": int(round(r1["n_plus"][0])),
+                        "n_reference": int(round(r1["n_minus"][0]))}
                 if pair["delta"] is None:
                     pair["reason"] = metrics.REASON_EMPTY_COMPARISON
                 else:
                     pair["_reps"] = ev.reps
-                    iv = _interval(ev.reps, level, B, seed, scheme)
+                    per_run = [e.value for e in evals]
+                    iv, more = _headline(ev, evals, ev.reps, level, B, seed, scheme, per_run)
                     if iv:
                         pair["interval"] = iv
-                    pair["bernstein"] = _bernstein(r1, bern.gamma, bern.max_cost, level, attr.label(p), attr.label(ref))
-                    runs = _runs_block(evals, level)
-                    if runs:
-                        pair["across_runs"] = runs
-                        pair["per_run"] = [_f(e.value) for e in evals]
+                    pair.update(more)
+                    h_runs = iv.get("runs_halfwidth") if (iv and runs > 1) else None
+                    pair["bernstein"] = _bernstein(r1, bern.gamma, bern.max_cost, level, attr.label(p),
+                                                   attr.label(ref), runs_halfwidth=h_runs)
                 pairs.append(pair)
-    defined = [p for p in pairs if p["delta"] is not None]
     entry = {"name": m.name, "attribute": attr.name, "reference": attr.label(ref),
              "protected": [attr.label(p) for p in prots]}
-    if defined:
-        sel = max(defined, key=lambda p: (abs(p["delta"]), p["delta"]))  # ties: the positive one, order-free
-        entry["value"] = sel["delta"]
-        entry["value_is"] = "the only pair" if len(pairs) == 1 else f"the pair with the largest |delta| of {len(pairs)}"
-        entry["selected_pair"] = pairs.index(sel)
-        entry["interval"] = sel.get("interval")
-        entry["bernstein"] = sel.get("bernstein")
-        if "_reps" in sel:
-            entry["_reps"] = sel["_reps"]
-    else:
-        entry.update(value=None, reason=metrics.REASON_EMPTY_COMPARISON, interval=None)
+    entry.update(_disparity_headline(pairs, level))
     entry["groups"] = [{"group": attr.label(j), "task": L.tasks[k].label,
                         **metrics.group_rates(tallies[0][0][:, k], j)} for k in task_idx for j in range(len(groups))]
     entry["pairs"] = pairs
     return entry
+
+
+def _pair_name(pair: dict) -> str:
+    cond = "" if pair.get("condition") in (None, "all") else f", {pair['condition']}"
+    return f"{pair['group']} vs {pair['reference']} ({pair['task']}{cond})"
+
+
+def simultaneous(points: np.ndarray, reps: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """Simultaneous intervals over P quantities from their joint bootstrap replicates (max-|t|).
+
+    ``points`` (P,), ``reps`` (B, P). se_p is the replicate standard deviation; the critical value c is the
+    ``level`` quantile over replicates of max_p |rep − point| / se_p, so every interval point_p ± c·se_p holds at
+    once with probability ``level`` — which is what lets a report pick the largest pair after looking.
+    Returns (lower, upper, c), or None when fewer than two replicates are usable.
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.nanstd(reps, axis=0, ddof=1)
+        z = np.abs(reps - points[None, :]) / se[None, :]
+    z = np.where(se[None, :] > 0, z, np.where(np.isnan(reps), np.nan, 0.0))
+    tmax = np.nanmax(np.where(np.isnan(z), -np.inf, z), axis=1)
+    tmax = tmax[np.isfinite(tmax)]
+    if tmax.size < 2:
+        return None
+    c = float(np.quantile(tmax, level))
+    se0 = np.where(se > 0, se, 0.0)
+    return points - c * se0, points + c * se0, c
+
+
+def _disparity_headline(pairs: list[dict], level: float) -> dict:
+    """The metric's value: one pair, chosen by evidence (docs/metrics.md §3, several protected groups).
+
+    With one defined pair it is that pair with its own intervals. With several, every pair gets a simultaneous
+    interval (max-|t| over the pairs' joint replicates, widened by the run-to-run part when there are runs), and
+    the headline is the largest |δ| among the pairs whose simultaneous interval excludes 0, else the largest
+    |δ| overall — so a small noisy group cannot hide a conclusive one. Its Bernstein interval is taken at the
+    Bonferroni level 1 − (1 − ρ)/P so the verdict printed beside it also holds after the choice.
+    """
+    defined = [p for p in pairs if p["delta"] is not None]
+    if not defined:
+        return {"value": None, "reason": metrics.REASON_EMPTY_COMPARISON, "interval": None}
+    out: dict = {}
+    if len(defined) == 1:
+        sel = defined[0]
+        out["value_is"] = f"the only pair: {_pair_name(sel)}" if len(pairs) == 1 else \
+            f"the only defined pair of {len(pairs)}: {_pair_name(sel)}"
+        out["interval"] = sel.get("interval")
+        out["bernstein"] = sel.get("bernstein")
+    else:
+        P = len(defined)
+        usable = [p for p in defined if "_reps" in p and p["_reps"].size]
+        sim = None
+        if len(usable) == P:
+            pts = np.array([p["delta"] for p in defined])
+            sim = simultaneous(pts, np.stack([p["_reps"] for p in defined], axis=1), level)
+        if sim is not None:
+            lo, hi, c = sim
+            for i, p in enumerate(defined):
+                h_runs = (p.get("interval") or {}).get("runs_halfwidth")
+                plo, phi = float(lo[i]), float(hi[i])
+                if h_runs:
+                    plo = p["delta"] - math.hypot(p["delta"] - plo, h_runs)
+                    phi = p["delta"] + math.hypot(phi - p["delta"], h_runs)
+                p["simultaneous"] = {"method": "simultaneous_bootstrap", "level": level, "lower": plo, "upper": phi,
+                                     "critical_value": c, "pairs": P,
+                                     "covers": ["rows", "runs"] if h_runs else ["rows"],
+                                     "note": f"holds for all {P} pairs at once (max-|t| bootstrap)"}
+                if plo == phi:
+                    p["simultaneous"]["degenerate"] = True
+        conclusive = [p for p in defined if "simultaneous" in p and not p["simultaneous"].get("degenerate")
+                      and (p["simultaneous"]["lower"] > 0 or p["simultaneous"]["upper"] < 0)]
+        pool = conclusive or defined
+        sel = max(pool, key=lambda p: (abs(p["delta"]), p["delta"]))  # ties: the positive one, order-free
+        if conclusive:
+            out["value_is"] = (f"{_pair_name(sel)}: the largest |delta| among the {len(conclusive)} of {P} pairs whose "
+                               "simultaneous interval excludes 0")
+        else:
+            out["value_is"] = f"{_pair_name(sel)}: the largest |delta| of {P} pairs; no pair's simultaneous interval " \
+                              "excludes 0"
+        out["interval"] = sel.get("simultaneous") or sel.get("interval")
+        b = sel.get("bernstein")
+        if isinstance(b, dict) and b.get("lower") is not None:
+            b = _bernstein_at(b, sel["delta"], level, P, sel["group"], sel["reference"])
+        out["bernstein"] = b
+    out["value"] = sel["delta"]
+    out["selected_pair"] = pairs.index(sel)
+    out["selected"] = _pair_name(sel)
+    if "_reps" in sel and not (out["interval"] or {}).get("method", "").startswith("simultaneous"):
+        out["_reps"] = sel["_reps"]
+    return out
+
+
+def _bernstein_at(b: dict, d: float, level: float, P: int, prot: str, ref: str) -> dict:
+    """A pair's Bernstein block recomputed at the Bonferroni level over P pairs (for a chosen headline)."""
+    lvl = 1.0 - (1.0 - level) / P
+    t = intervals.bernstein_halfwidth(b["n"], b["variance"] or 0.0, confidence=lvl, gamma=b["gamma"],
+                                      max_cost=b["max_cost"])
+    t = math.hypot(t, b.get("runs_halfwidth") or 0.0)
+    lo, hi = d - t, d + t
+    v = intervals.verdict(lo, hi)
+    out = {**b, "lower": lo, "upper": hi, "halfwidth": t, "level": lvl, "verdict": v,
+           "verdict_text": _verdict_text(v, prot, ref),
+           "simultaneous": f"Bonferroni over {P} pairs: holds for the chosen pair after the choice"}
+    return out
+
+
+def _verdict_text(v: str, prot: str, ref: str) -> str:
+    return {intervals.VERDICT_AGAINST_PROTECTED: f"biased against {prot}",
+            intervals.VERDICT_AGAINST_REFERENCE: f"biased against {ref}",
+            intervals.VERDICT_INSUFFICIENT: "insufficient evidence"}[v]
 
 
 def _cost_name(metric: str, favpos: bool) -> str:
@@ -884,28 +1060,45 @@ def _cost_name(metric: str, favpos: bool) -> str:
     return "1 - y_hat (positive prediction is favourable)" if favpos else "y_hat (positive prediction is unfavourable)"
 
 
-def _bernstein(r1: dict, gamma: float | None, max_cost: float, level: float, prot: str, ref: str) -> dict:
+def _bernstein(r1: dict, gamma: float | None, max_cost: float, level: float, prot: str, ref: str, *,
+               runs_halfwidth: float | None = None) -> dict:
+    """Bernstein interval and verdict (docs/metrics.md §3). γ from the spec is checked against the observed share
+    of the smaller compared group among the rows (annotated rows of that group / all rows): when the spec's
+    bound exceeds it the bound's assumption fails, so the observed share is used and the block says so. With
+    runs (``runs_halfwidth``) the half-width is widened by the run-to-run part in quadrature."""
     n = float(r1["n"][0])
-    share = min(float(r1["n_plus"][0]), float(r1["n_minus"][0])) / n
-    g = gamma if gamma is not None else share
-    out = {"method": "bernstein", "level": level, "gamma": g, "gamma_source": "spec" if gamma is not None else "observed",
-           "max_cost": max_cost, "variance": _f(r1["variance"][0]), "n": int(n)}
+    share = min(float(r1["n_plus"][0]), float(r1["n_minus"][0])) / n if n > 0 else 0.0
+    if gamma is None:
+        g, src = share, "observed"
+    elif gamma > share:
+        g, src = share, "observed (the spec's gamma exceeds the data)"
+    else:
+        g, src = gamma, "spec"
+    out = {"method": "bernstein", "level": level, "gamma": g, "gamma_source": src,
+           "max_cost": max_cost, "variance": _f(r1["variance"][0]), "n": int(round(n)), "observed_share": share,
+           "covers": ["rows", "runs"] if runs_halfwidth else ["rows"]}
+    if gamma is not None:
+        out["gamma_spec"] = gamma
     if g <= 0:
         out.update(lower=None, upper=None, verdict=None, reason="a compared group has no annotated rows")
         return out
     t = intervals.bernstein_halfwidth(n, float(r1["variance"][0]), confidence=level, gamma=g, max_cost=max_cost)
+    if runs_halfwidth:
+        out["rows_halfwidth"] = t
+        out["runs_halfwidth"] = runs_halfwidth
+        t = math.hypot(t, runs_halfwidth)
     d = float(r1["delta"][0])
     lo, hi = d - t, d + t
     v = intervals.verdict(lo, hi)
-    text = {intervals.VERDICT_AGAINST_PROTECTED: f"biased against {prot}",
-            intervals.VERDICT_AGAINST_REFERENCE: f"biased against {ref}",
-            intervals.VERDICT_INSUFFICIENT: "insufficient evidence"}[v]
-    out.update(lower=lo, upper=hi, halfwidth=t, verdict=v, verdict_text=text,
+    out.update(lower=lo, upper=hi, halfwidth=t, verdict=v, verdict_text=_verdict_text(v, prot, ref),
                n_needed=math.ceil(intervals.samplesize(abs(d), confidence=level, gamma=g,
                                                          variance=float(r1["variance"][0]), max_cost=max_cost))
                if abs(d) > 0 else None)
     if gamma is None:
         out["note"] = "gamma is the observed share of the smaller compared group, not a known bound"
+    elif gamma > share:
+        out["note"] = (f"the spec's gamma {gamma:g} exceeds the observed share {share:.4g} of the smaller compared "
+                       "group among the rows, so the bound's assumption fails with it; the observed share is used")
     return out
 
 
@@ -1023,7 +1216,9 @@ def _sweep_value(m: Metric, attr: AttributeDef, N: np.ndarray, base: BaseInfo, k
         bp = base.mals_p[[k]] if base.mals_p is not None else metrics.group_given_task_from_counts(N)
         return float(metrics.biasamp_mals(N, base_p=bp, indicator=base.mals_indicator[[k]])[0][0])
     if name in ("biasamp_a_to_t", "biasamp_t_to_a"):
-        return float(metrics.REGISTRY[name].fn(N, direction=base.direction[[k]])[0][0])
+        b = base.select([k])
+        truth = b.truth_a_to_t if name == "biasamp_a_to_t" else b.truth_t_to_a
+        return float(metrics.REGISTRY[name].fn(N, direction=b.direction, truth=truth)[0][0])
     groups = attr.groups
     ref = groups.index(str(m.reference)) if m.reference is not None else 0
     prots = [groups.index(str(m.protected))] if m.protected is not None else [j for j in range(len(groups)) if j != ref]

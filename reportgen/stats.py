@@ -20,8 +20,9 @@ Counts are sums over rows, so counts from separate chunks of rows add up
 * ``poisson``: when the pattern space is too large (many tasks), each row gets
   an independent Poisson(1) weight per replicate (Hanley & MacGibbon 2006;
   Chamandy et al. 2012). Weights come from a counter-based generator keyed by
-  the seed and the row's position, so they do not depend on how rows are
-  split into chunks.
+  the seed and the row's position among the rows a data file keeps
+  (``Units.pos``), so they do not depend on how rows are split into chunks,
+  and a row has the same weights in every attribute that counts it.
 """
 
 from __future__ import annotations
@@ -55,24 +56,37 @@ def _poisson_table() -> np.ndarray:
 POISSON_TABLE = _poisson_table()
 
 
+def poisson_block(seed: int, stream: int, block: int, B: int) -> np.ndarray:
+    """Raw uint16 draws, shape (POISSON_BLOCK, ≥B), of the rows ``block·POISSON_BLOCK ..``: Philox keyed by
+    (seed, stream) with the counter block set to ``block``."""
+    Bp = -(-B // 4) * 4  # uint16 per row, multiple of 4 so a row is whole uint64s
+    bg = np.random.Philox(key=np.array([seed, stream], dtype=np.uint64),
+                          counter=np.array([0, block, 0, 0], dtype=np.uint64))
+    return bg.random_raw(POISSON_BLOCK * Bp // 4).view(np.uint16).reshape(POISSON_BLOCK, Bp)
+
+
 def poisson_weights(seed: int, stream: int, row_start: int, rows: int, B: int) -> np.ndarray:
     """Poisson(1) weights, shape (rows, B), for global rows ``row_start ..``.
 
     Row ``i``'s weights depend only on (seed, stream, i): Philox with the
     counter block set from ``i // POISSON_BLOCK``.
     """
-    Bp = -(-B // 4) * 4  # uint16 per row, multiple of 4 so a row is whole uint64s
-    first_block = row_start // POISSON_BLOCK
-    last_block = (row_start + rows - 1) // POISSON_BLOCK
-    parts = []
-    for blk in range(first_block, last_block + 1):
-        bg = np.random.Philox(key=np.array([seed, stream], dtype=np.uint64),
-                              counter=np.array([0, blk, 0, 0], dtype=np.uint64))
-        raw = bg.random_raw(POISSON_BLOCK * Bp // 4).view(np.uint16).reshape(POISSON_BLOCK, Bp)
-        parts.append(raw)
-    u = np.concatenate(parts) if len(parts) > 1 else parts[0]
-    off = row_start - first_block * POISSON_BLOCK
-    return u[off:off + rows, :B] if (off or rows != len(u) or Bp != B) else u
+    return poisson_weights_at(seed, stream, np.arange(row_start, row_start + rows, dtype=np.int64), B)
+
+
+def poisson_weights_at(seed: int, stream: int, pos: np.ndarray, B: int) -> np.ndarray:
+    """Raw uint16 draws, shape (len(pos), B), of the rows at positions ``pos`` (any order): row ``i`` gets
+    the same draws as in :func:`poisson_weights`, whichever other rows are asked for with it."""
+    pos = np.asarray(pos, dtype=np.int64)
+    out = np.empty((len(pos), B), dtype=np.uint16)
+    if not len(pos):
+        return out
+    blk = pos // POISSON_BLOCK
+    blocks = np.unique(blk)
+    for b in blocks:
+        sel = slice(None) if len(blocks) == 1 else np.flatnonzero(blk == b)
+        out[sel] = poisson_block(seed, stream, int(b), B)[pos[sel] - int(b) * POISSON_BLOCK, :B]
+    return out
 
 
 @dataclass
@@ -85,15 +99,20 @@ class Units:
     count: np.ndarray  # (U,) int64
     G: int
     Gp: int
+    pos: np.ndarray | None = None  # (U,) int64 row positions keying the Poisson weights (None: 0, 1, 2, ...)
 
     @property
     def n(self) -> int:
         return int(self.count.sum())
 
+    def positions(self) -> np.ndarray:
+        return np.arange(len(self.block), dtype=np.int64) if self.pos is None else self.pos
+
 
 def make_units(groups: np.ndarray, groups_pred: np.ndarray | None, Y: np.ndarray, Yhat: np.ndarray,
-               G: int) -> Units:
-    """Per-row units; ``groups_pred`` codes -1 (none) map to the last predicted slot."""
+               G: int, pos: np.ndarray | None = None) -> Units:
+    """Per-row units; ``groups_pred`` codes -1 (none) map to the last predicted slot. ``pos``: the rows'
+    positions among the rows used (what keys their Poisson weights), default 0, 1, 2, ..."""
     if groups_pred is None:
         Gp = 1
         block = groups.astype(np.int64)
@@ -101,7 +120,8 @@ def make_units(groups: np.ndarray, groups_pred: np.ndarray | None, Y: np.ndarray
         Gp = G + 1
         gp = np.where(groups_pred < 0, G, groups_pred).astype(np.int64)
         block = groups.astype(np.int64) * Gp + gp
-    return Units(block, Y, Yhat, np.ones(len(block), dtype=np.int64), G, Gp)
+    return Units(block, Y, Yhat, np.ones(len(block), dtype=np.int64), G, Gp,
+                 None if pos is None else np.asarray(pos, dtype=np.int64))
 
 
 def _pattern_codes(units: Units) -> np.ndarray | None:
@@ -276,37 +296,57 @@ def _workers() -> int:
     return max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
-def _poisson_chunk(units: Units, start: int, stop: int, B: int, seed: int, stream: int, joint: bool,
-                   row_offset: int = 0) -> np.ndarray:
+def _poisson_chunk(units: Units, rows, blk: int, within: np.ndarray, B: int, seed: int, stream: int,
+                   joint: bool) -> np.ndarray:
+    """Sums over ``rows`` of ``units`` (a slice or indices), whose positions all lie in counter block ``blk``
+    (``within``: their offsets in it): one generator call."""
     K = units.Y.shape[1]
     nblocks = units.G * units.Gp
     S = np.zeros((B, nblocks, 1 + (3 if joint else 2) * K))
-    u16 = poisson_weights(seed, stream, row_offset + start, stop - start, B)
-    blk = units.block[start:stop]
-    order = np.argsort(blk, kind="stable")
-    bounds = np.searchsorted(blk[order], np.arange(nblocks + 1))
-    Yc, Yhc = units.Y[start:stop], units.Yhat[start:stop]
+    u16 = poisson_block(seed, stream, blk, B)[within]
+    blk_codes = units.block[rows]
+    order = np.argsort(blk_codes, kind="stable")
+    bounds = np.searchsorted(blk_codes[order], np.arange(nblocks + 1))
+    Yc, Yhc = units.Y[rows], units.Yhat[rows]
     for j in range(nblocks):
         sl = order[bounds[j]:bounds[j + 1]]
         if not len(sl):
             continue
-        W = POISSON_TABLE[u16[sl]]  # (rows_j, B) float32; integer sums stay exact below 2**24
+        W = POISSON_TABLE[u16[sl, :B]]  # (rows_j, B) float32; integer sums stay exact below 2**24
         Fj = _features(Yc[sl], Yhc[sl], joint, np.float32)
         S[:, j, :] = (Fj.T @ W).T
     return S
+
+
+def _block_chunks(pos: np.ndarray) -> list[tuple]:
+    """(rows, counter block, offsets within it) for the rows at positions ``pos``, one per counter block."""
+    n = len(pos)
+    if not n:
+        return []
+    blk = pos // POISSON_BLOCK
+    if np.all(blk[1:] >= blk[:-1]):  # rows in position order (the usual case): slices
+        bounds = [0, *(np.flatnonzero(np.diff(blk)) + 1).tolist(), n]
+        return [(slice(a, b), int(blk[a]), pos[a:b] - int(blk[a]) * POISSON_BLOCK)
+                for a, b in zip(bounds[:-1], bounds[1:])]
+    order = np.argsort(blk, kind="stable")
+    sb = blk[order]
+    bounds = [0, *(np.flatnonzero(np.diff(sb)) + 1).tolist(), n]
+    return [(order[a:b], int(sb[a]), pos[order[a:b]] - int(sb[a]) * POISSON_BLOCK)
+            for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def poisson_sums(units: Units, B: int, seed: int, stream: int, *, joint: bool = True,
                  row_offset: int = 0) -> np.ndarray:
     """Block sums S (B, blocks, features) with keyed Poisson(1) weights (units must be rows, count 1).
 
-    Row ``i`` of ``units`` is row ``row_offset + i`` of the data used, so sums over
-    consecutive slices of rows add up to the sums over all of them.
+    Row ``i`` of ``units`` is the row at position ``row_offset + units.pos[i]`` among the rows used
+    (``units.pos`` defaults to 0, 1, 2, ...) and gets that position's weights, so sums over any split of the
+    rows add up to the sums over all of them, and a row has the same weights whichever subset of rows
+    (an attribute's) it is counted in.
 
-    Chunks run on a thread pool (NumPy releases the GIL in the generator, the
-    table lookup and BLAS) with single-threaded BLAS, so the cores are not
-    oversubscribed. Chunk sums are integers, so the result does not depend on
-    the order in which chunks finish nor on where the chunks start.
+    One chunk per counter block of positions runs on a thread pool (NumPy releases the GIL in the generator,
+    the table lookup and BLAS) with single-threaded BLAS, so the cores are not oversubscribed. Chunk sums are
+    integers, so the result does not depend on the order in which chunks finish.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -315,11 +355,9 @@ def poisson_sums(units: Units, B: int, seed: int, stream: int, *, joint: bool = 
     K = units.Y.shape[1]
     nblocks = units.G * units.Gp
     S = np.zeros((B, nblocks, 1 + (3 if joint else 2) * K))
-    n = len(units.block)
-    starts = range(0, n, CHUNK_ROWS)
+    chunks = _block_chunks(row_offset + units.positions())
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(_workers()) as ex:
-        for part in ex.map(lambda a: _poisson_chunk(units, a, min(n, a + CHUNK_ROWS), B, seed, stream, joint,
-                                                    row_offset), starts):
+        for part in ex.map(lambda c: _poisson_chunk(units, c[0], c[1], c[2], B, seed, stream, joint), chunks):
             S += part
     return S
 

@@ -341,13 +341,16 @@ def build_multilabel() -> dict:
     write_csv(train, out / "train.csv")
     write_csv(test, out / "test.csv")
 
-    # "External statistics": P(gender = g | obj_t = 1) from train.csv, 2 decimals.
+    # "External statistics" from train.csv, 2 decimals: P(gender = g | obj_t = 1), P(gender = g) and
+    # P(obj_t = 1 | gender = g) (the last for A->T metrics measured against the table).
     rows = []
     for name in TASKS:
         pos = train[train[name] == 1]
         for g in ("woman", "man"):
             rows.append({"group": g, "task": name,
-                         "p_group_given_task": f"{(pos['gender'] == g).mean():.2f}"})
+                         "p_group_given_task": f"{(pos['gender'] == g).mean():.2f}",
+                         "p_group": f"{(train['gender'] == g).mean():.2f}",
+                         "p_task_given_group": f"{train.loc[train['gender'] == g, name].mean():.2f}"})
     write_csv(pd.DataFrame(rows), out / "base_table.csv")
 
     labels_per_row = train[TASKS].sum(axis=1)

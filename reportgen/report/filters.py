@@ -35,6 +35,7 @@ WIDTH_SIG = 2        # significant digits kept on the interval width
 
 # Verdict kinds (CSS class suffixes and test hooks) and their texts.
 AMPLIFIES = "amplifies"
+NO_VARIATION = "no sampling variation: no verdict"
 REDUCES = "reduces"
 INSUFFICIENT = "insufficient evidence"
 
@@ -175,6 +176,8 @@ def verdict_of(entry: Mapping) -> tuple[str, str]:
     sm = entry.get("signed_mean")
     if isinstance(sm, Mapping):  # Multi→: the value is a mean |Δ|; the direction comes from the signed mean
         iv = sm.get("interval")
+    if isinstance(iv, Mapping) and iv.get("degenerate"):  # an interval that cannot vary supports no verdict
+        return "insufficient", NO_VARIATION
     if "value" not in entry and "y" in entry:  # an amplification pair: direction is y·Δ
         y = entry.get("y")
         if not y:
