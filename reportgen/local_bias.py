@@ -404,11 +404,14 @@ def gap_intervals(s0, r0, s1, r1, n, *, level: float, complement_cost: bool = Tr
         c1, c0 = (s1[j] - r1[j], s0[j] - r0[j]) if complement_cost else (r1[j], r0[j])  # Σ c² = Σ c (0/1 cost)
         e2 = (c1 / p1 ** 2 + c0 / p0 ** 2) / n[j]
         var = max((e2 - gap * gap) * n[j] / (n[j] - 1), 0.0)  # the cost gap is ±gap: same square
-        g = gamma if gamma is not None else min(p0, p1)
+        share = min(p0, p1)
+        # a spec γ above the cluster's observed share breaks the bound's assumption: the observed share is used
+        g = gamma if gamma is not None and gamma <= share else share
+        src = "spec" if g == gamma else "observed" if gamma is None else "observed (the spec's gamma exceeds the data)"
         t = intervals.bernstein_halfwidth(n[j], var, confidence=level, gamma=g, max_cost=max_cost)
         lo, hi = gap - t, gap + t
         out.append({"method": "bernstein", "level": level, "lower": _f(lo), "upper": _f(hi), "halfwidth": _f(t),
-                    "gamma": _f(g), "gamma_source": "spec" if gamma is not None else "observed",
+                    "gamma": _f(g), "gamma_source": src, "covers": ["rows"],
                     "max_cost": max_cost, **({"cost": cost} if cost else {}), "variance": _f(var), "n": int(n[j]),
                     "verdict": "first_higher" if lo > 0 else ("second_higher" if hi < 0 else "insufficient_evidence")})
     return out

@@ -113,6 +113,9 @@ def dominance_kind(ratio: float | None) -> str:
 
 def bootstrap_of(entry: Mapping) -> Mapping | None:
     """The bootstrap interval of a metric entry or pair: ``interval`` when it is one, else ``bootstrap_interval``."""
+    rows = entry.get("interval_rows")  # several runs: the rows-only part of the headline interval
+    if isinstance(rows, Mapping):
+        return rows
     iv = entry.get("interval")
     if isinstance(iv, Mapping) and iv.get("method") == "bootstrap":
         return iv
@@ -212,6 +215,25 @@ def family_of(entry: Mapping) -> str:
     return "amplification"
 
 
+def _degenerate_note(iv: Any) -> str | None:
+    """The reason an interval shows no sampling variation, when it is marked so."""
+    return iv.get("note") if isinstance(iv, Mapping) and iv.get("degenerate") else None
+
+
+COVERS_WORDS = {"rows": "the test rows", "runs": "the runs", "trial split and flips": "the attackers' splits"}
+
+
+def covers_text(iv: Any) -> str:
+    """What an interval accounts for, in words: 'the test rows and the runs; all 3 pairs at once'."""
+    if not isinstance(iv, Mapping) or iv.get("lower") is None:
+        return ""
+    parts = [COVERS_WORDS.get(c, str(c)) for c in iv.get("covers") or []]
+    text = " and ".join(parts) if len(parts) <= 2 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    if str(iv.get("method", "")).startswith("simultaneous") and iv.get("pairs"):
+        text += f"; holds for all {iv['pairs']} pairs at once"
+    return text
+
+
 def _pair_view(p: Mapping, amplification: bool) -> dict:
     v = dict(p)
     v["defined"] = F._finite(p.get("delta"))
@@ -223,7 +245,7 @@ def _pair_view(p: Mapping, amplification: bool) -> dict:
     else:                                        # Multi→ pairs carry no direction
         kind, text = "", ""
     v["verdict_kind"], v["verdict_text"] = kind, text
-    v["interval_note"] = (p.get("interval") or {}).get("note")
+    v["interval_note"] = _degenerate_note(p.get("interval"))
     v["condition_text"] = CONDITION_TEXT.get(p.get("condition"), p.get("condition"))
     return v
 
@@ -284,7 +306,8 @@ def _metric_view(entry: Mapping, index: int, run_labels: list[str] | None = None
     v["reason"] = entry.get("reason")
     v["verdict_kind"], v["verdict_text"] = F.verdict_of(entry)
     v["is_multi"] = isinstance(entry.get("signed_mean"), Mapping)
-    v["interval_note"] = (entry.get("interval") or {}).get("note")
+    v["interval_note"] = _degenerate_note(entry.get("interval"))
+    v["covers_text"] = covers_text(entry.get("interval"))
     pairs, undefined = _sorted_pairs(entry.get("pairs") or [], fam == "amplification")
     v["pairs_sorted"] = pairs
     v["pairs_undefined_list"] = undefined
