@@ -234,6 +234,8 @@ def _summary(results: dict, out: Path, written: list[str]) -> None:
     gating = results.get("gating") or {}
     if gating.get("hypotheses", 0) > 1:
         click.echo(f"  gates: {gating['hypotheses']} tested values, multiple testing: {gating['multiple_testing']}")
+    for w in gating.get("warnings") or []:
+        click.echo(f"  warning: {w}", err=True)
     click.echo(f"wrote {', '.join(str(out / f) for f in written)}")
 
 
@@ -245,10 +247,13 @@ def validate(spec: Path) -> None:
     from reportgen.runner import load_all
     from reportgen.spec import load_spec
 
+    from reportgen import gates as G
+
     ls = load_spec(spec, strict=False)
     L = load_all(ls)
     if L.executor is not None:
         L.executor.close()
+    ls.raise_problems(G.loaded_task_problems(ls, L.tasks))  # a gate's task that only the data can refute
     click.echo(f"{spec}: OK — {len(L.attrs)} attribute(s), {len(L.tasks)} task(s), {len(ls.spec.metrics)} metric(s)")
     for e in ([L.train] if L.train else []) + ([L.validation] if L.validation else []) + L.predictions:
         drops = "; ".join(f"{d['rows']} {d['reason']}" for d in e.dropped) or "none dropped"

@@ -591,7 +591,7 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
             sw["sample"] = smp
     data_entries = _data_entries(L)
     paired = G.paired_replicates(base_reps, seed=seed, resamples=B, data=data_entries)
-    gates, gating = G.evaluate(s, metric_entries, level=level, baseline=base_doc, baseline_reps=paired)
+    gates, gating = G.evaluate(ls, metric_entries, level=level, baseline=base_doc, baseline_reps=paired)
     if replicates_out is not None:
         replicates_out.update(G.replicates_document(metric_entries, seed=seed, resamples=B, data=data_entries))
     G.strip_replicates(metric_entries)

@@ -268,7 +268,10 @@ class Gate(Strict):
                                                                 "worse = larger value (amplification, predictability) or "
                                                                 "larger |value| (disparity).")
     per_pair: bool = Field(False, description="Apply the bounds to every pair (group × task × condition) instead of "
-                                              "the metric's headline value: 'no pair may amplify by more than X'.")
+                                              "the metric's headline value: 'no pair may amplify by more than X'; "
+                                              "for BiasAmp pairs the bounded quantity is the contribution y·Δ.")
+    task: str | None = Field(None, description="With per_pair: only the pairs of this task (a key of `tasks:`, a "
+                                               "task column of a `columns:` set, or a label such as 'obj_05=1').")
     inconclusive: Literal["fail", "pass"] = Field(
         "fail", description="Whether an interval straddling the bound fails the run (default) or passes."
     )
@@ -639,11 +642,9 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
                 out.append(ls.problem(("metrics", i, "name"),
                                       f"{m.name} needs predicted attributes; add `predicted: <column>` to "
                                       f"attributes.{targets[0]} or remove this metric"))
-    metric_names = {m.name for m in s.metrics}
-    for i, g in enumerate(s.gates):
-        if g.metric not in metric_names:
-            out.append(ls.problem(("gates", i, "metric"),
-                                  f"gate on '{g.metric}', which is not in `metrics:`; add it there or fix the name"))
+    from reportgen import gates as G
+
+    out += G.spec_problems(ls)  # gates select computed values and can fail
     for name, t in s.tasks.items():
         if t.threshold == "calibrate":
             if not s.data.validation:

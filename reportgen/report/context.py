@@ -694,6 +694,8 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
         g["rules"] = rule
         pair = g.get("pair")
         g["pair_text"] = " · ".join(str(v) for v in pair.values() if v is not None) if isinstance(pair, Mapping) else ""
+        if not isinstance(pair, Mapping) and g.get("task") is not None:
+            g["pair_text"] = f"task {g['task']}"
     data = results.get("data") or []
     test_roles = [d for d in data if d.get("role") in ("test", "runs")]
     report = results.get("report") or {}
@@ -729,7 +731,7 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
         "method_groups": method_groups,
         "gates": gates,
         "gating": {"multiple_testing": None, "hypotheses": 0, "outside_correction": 0, "alpha_one_sided": None,
-                   **(results.get("gating") or {})},
+                   "warnings": [], **(results.get("gating") or {})},
         "baseline": results.get("baseline"),
         "sweeps": _sweep_views(results.get("sweeps"), with_plots),
         "local_bias": local_bias,
