@@ -543,6 +543,10 @@ def evaluate(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: Non
             if runs[x]["displaced"] > lb.max_displaced:
                 why.append(f"{runs[x]['displaced']:.0%} of rows outside their nearest centroid's cluster "
                            f"(limit {lb.max_displaced:.0%})")
+            worst = LG.worst_biased_displaced(runs[x]["table"], lb.threshold)
+            if worst > lb.max_displaced:
+                why.append(f"a biased cluster has {worst:.0%} of its rows (those in it or nearest its centroid) "
+                           f"on the wrong side of its boundary (limit {lb.max_displaced:.0%})")
             row["reason"] = "; ".join(why) + ": the clusters are no longer neighbourhoods in feature space"
         grid_rows.append(row)
     if source == "grid" and not any(cl["eligible"].values()):

@@ -12,12 +12,18 @@ from hypothesis import strategies as st
 from sklearn.cluster import KMeans
 
 from reportgen.logan import (
+    _accept,
+    _assign_block,
     _bias_delta,
+    _cluster_displaced,
+    _delta_tables,
+    _row_types,
     canonical_order,
     choose_lambda,
     kmeans_plain,
     logan,
     summary,
+    worst_biased_displaced,
 )
 
 
@@ -89,6 +95,197 @@ def test_logan_finds_planted_region_and_bcr_at_least_kmeans(data):
     assert hits, res["table"]
     km = kmeans_plain(X, k=10, seed=0, max_iter=100, group=g, correct=y, merge=True)
     assert summary(res["table"])["bcr"] >= summary(km["table"])["bcr"]
+
+
+# ------------------------------------------------------------------ objective
+
+
+def objective(X, group, correct, labels, lam, support=None, centroids=None):
+    """L_c + lam * L_b from scratch, one cluster at a time over plain rows.
+
+    L_c = sum over rows of the squared distance to their cluster's mean (or to
+    ``centroids[label]`` when given: the assignment step's L_c, centroids held);
+    L_b = - sum over clusters of (acc(group 1) - acc(group 0))^2, the accuracies
+    over the rows with support 1, and 0 for a cluster missing a group."""
+    X = np.asarray(X, dtype=np.float64)
+    group, correct, labels = np.asarray(group), np.asarray(correct), np.asarray(labels)
+    support = np.ones(len(X), dtype=int) if support is None else np.asarray(support)
+    lc = lb = 0.0
+    for c in np.unique(labels):
+        rows = labels == c
+        mu = X[rows].mean(axis=0) if centroids is None else np.asarray(centroids[c], dtype=np.float64)
+        lc += float(((X[rows] - mu) ** 2).sum())
+        acc = []
+        for grp in (0, 1):
+            members = rows & (group == grp) & (support == 1)
+            acc.append(correct[members].mean() if members.any() else None)
+        if acc[0] is not None and acc[1] is not None:
+            lb -= (acc[1] - acc[0]) ** 2
+    return lc + lam * lb
+
+
+def random_rows(seed, n=200):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    return X, (rng.random(n) < 0.5).astype(int), (rng.random(n) < 0.6).astype(int)
+
+
+@pytest.mark.parametrize("lam", [1.0, 5.0, 10.0, 100.0])
+def test_objective_not_above_kmeans_from_the_same_start(data, lam):
+    # LOGAN minimises L_c + lam L_b; the k-means partition from the same
+    # k-means++ start is one candidate for that objective. This held for no lam
+    # with the old level rule on the COMPAS sample. It is not a theorem: both
+    # are local searches from the same start and can stop in different local
+    # optima (on small structureless data LOGAN ends a little above k-means in
+    # about 1 case in 10, and on other seeds of this data set at lam = 100), so
+    # the check is on this data set and seed.
+    X, g, y, _ = data
+    km = logan(X, g, y, k=10, lam=0.0, seed=0, merge=False)
+    res = logan(X, g, y, k=10, lam=lam, seed=0, merge=False)
+    mine = objective(X, g, y, res["labels"], lam)
+    assert res["objective"] == pytest.approx(mine, rel=1e-9)
+    assert mine <= objective(X, g, y, km["labels"], lam) + 1e-9 * abs(mine)
+    assert res["converged"]
+
+
+@pytest.mark.parametrize("case", ["planted lam=5", "planted lam=100", "random lam=100, cut back"])
+def test_objective_never_increases(data, case):
+    # The objective after pass t, from scratch, for t = 1, 2, ...: every pass
+    # from the second on is a descent step (module docstring, step 3). On the
+    # random rows the simultaneous step overshoots in some pass and is cut back.
+    if case.startswith("planted"):
+        X, g, y, _ = data
+        k, lam = 10, float(case.split("=")[1])
+    else:
+        (X, g, y), k, lam = random_rows(6), 6, 100.0
+    full = logan(X, g, y, k=k, lam=lam, seed=0, merge=False)
+    assert full["converged"]
+    if case.endswith("cut back"):
+        assert full["damped"] >= 1
+    passes = [logan(X, g, y, k=k, lam=lam, seed=0, merge=False, max_iter=t) for t in range(1, full["iterations"] + 1)]
+    values = [objective(X, g, y, r["labels"], lam) for r in passes]
+    for t in range(1, len(values)):
+        assert values[t] <= values[t - 1] + 1e-9 * abs(values[t - 1]), (t + 1, values)
+    assert values[-1] == pytest.approx(full["objective"], rel=1e-9)
+
+
+@pytest.mark.parametrize("lam", [1.0, 5.0, 10.0, 100.0])
+def test_converges_on_the_planted_region(data, lam):
+    # The old level rule never converged at lam >= 10 on the COMPAS sample.
+    X, g, y, region = data
+    res = logan(X, g, y, k=10, lam=lam, seed=0, max_iter=100)
+    assert res["converged"] and res["iterations"] < 100
+    biased = [r for r in res["table"] if r["detectable"] and abs(r["gap"]) >= 0.15]
+    # the planted region (gap -25 points) is found: most of its rows in clusters with a gap of >= 15 points
+    inside = sum(np.count_nonzero(region & (res["labels"] == r["cluster"])) for r in biased)
+    assert inside > 0.5 * region.sum()
+
+
+def tiny():
+    """12 rows in two loose 2-D groups of 6, both groups of rows and right/wrong mixed."""
+    X = np.array([[0.0, 0.0], [0.3, 0.1], [0.1, 0.4], [0.5, 0.5], [0.9, 0.2], [1.4, 0.9],
+                  [2.0, 1.1], [2.3, 1.8], [2.6, 1.2], [3.0, 2.0], [3.1, 1.5], [1.6, 1.3]])
+    g = np.array([0, 1, 0, 1, 1, 0, 1, 0, 1, 0, 1, 1])
+    y = np.array([1, 0, 1, 0, 1, 1, 1, 1, 1, 0, 1, 0])
+    return X, g, y
+
+
+def brute_force_step(X, g, y, labels, C, lam, k):
+    """(n, k): exact change of L_c + lam L_b (L_c at the held centroids C) when row i alone moves to c."""
+    base = objective(X, g, y, labels, lam, centroids=C)
+    out = np.zeros((len(X), k))
+    for i in range(len(X)):
+        for c in range(k):
+            moved = labels.copy()
+            moved[i] = c
+            out[i, c] = objective(X, g, y, moved, lam, centroids=C) - base
+    return out
+
+
+@pytest.mark.parametrize("lam", [0.5, 2.0, 8.0])
+def test_assignment_step_matches_brute_force(lam):
+    # One assignment step on 12 rows, k = 2, from a given assignment and its
+    # centroids: for every row and cluster, the change of the objective that
+    # moving that row alone causes, recomputed from scratch; the vectorised
+    # step's costs must differ by exactly those changes and pick the argmin.
+    X, g, y = tiny()
+    k = 2
+    labels = np.array([0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0])
+    C = np.array([X[labels == c].mean(axis=0) for c in range(k)])
+    want = brute_force_step(X, g, y, labels, C, lam, k)
+    support = np.ones(12, dtype=np.int64)
+    dist = ((X[:, None, :] - C[None]) ** 2).sum(axis=2)
+    cost = dist - lam * _bias_delta(labels, g, y, k, support)
+    got = cost - cost[np.arange(12), labels][:, None]
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    tables = _delta_tables(labels, g, y, k, support)
+    lab, _, gain, dd = _assign_block(X, 0, 12, C, (C * C).sum(axis=1), lam, tables, labels, _row_types(g, y, support))
+    np.testing.assert_array_equal(lab, np.argmin(want, axis=1))
+    np.testing.assert_allclose(gain, -want.min(axis=1), atol=1e-12)
+    np.testing.assert_allclose(dd, dist[np.arange(12), lab] - dist[np.arange(12), labels], atol=1e-12)
+    if lam == 8.0:  # the bias term decides some row here, not the distance
+        assert (np.argmin(want, axis=1) != np.argmin(dist, axis=1)).any()
+
+
+@pytest.mark.parametrize("lam", [0.5, 2.0, 8.0])
+def test_second_pass_matches_brute_force(lam):
+    # Through logan(): pass 1 is nearest-centroid from k-means++; pass 2 must
+    # move each row to the argmin of the brute-force change from pass 1's
+    # assignment and centroids (all proposals accepted when the step does not
+    # raise the objective, which is checked too).
+    X, g, y = tiny()
+    one = logan(X, g, y, k=2, lam=lam, seed=0, merge=False, max_iter=1)
+    two = logan(X, g, y, k=2, lam=lam, seed=0, merge=False, max_iter=2)
+    want = brute_force_step(X, g, y, one["labels"], one["centroids"], lam, 2)
+    proposal = np.argmin(want, axis=1)
+    if two["damped"] == 0:
+        np.testing.assert_array_equal(two["labels"], proposal)
+    assert objective(X, g, y, two["labels"], lam) <= objective(X, g, y, one["labels"], lam) + 1e-12
+
+
+def test_accept_cuts_back_an_overshooting_step():
+    # Cluster 1 (B): group 0 2 right 2 wrong, group 1 2 right 2 wrong: gap 0.
+    # Cluster 0 (A): 3 right rows of group 0 and rows a1-a3 (group 1, right): gap 0.
+    # Cluster 2 (C): 3 right rows of group 0 and rows c1-c3 (group 1, wrong): gap -1.
+    # Alone, each of a1-a3 or c1-c3 joining B makes B's gap^2 (3/5 - 1/2)^2 =
+    # .01 (or (2/5 - 1/2)^2) and changes nothing where it leaves (the others
+    # stay): at lam = 100 a gain of 1 minus its distance increase dd (.1 to .6).
+    # All six at once: B's gap stays 0 and C loses its gap^2 of 1: the step's
+    # change is 2.1 + 100 = +102.1. Half the gain levels (a1-a3, gains .9 .8 .7):
+    # B's group 1 becomes 5/7 right, gap^2 (5/7 - 1/2)^2 = .0459, change .6 -
+    # 4.59 < 0: taken; c1-c3 stay.
+    g = np.array([0] * 4 + [1] * 4 + [0] * 3 + [1] * 3 + [0] * 3 + [1] * 3)
+    y = np.array([1, 1, 0, 0, 1, 1, 0, 0] + [1] * 6 + [1] * 3 + [0] * 3)
+    prev = np.array([1] * 8 + [0] * 6 + [2] * 6)
+    new = prev.copy()
+    new[11:14] = 1  # a1-a3
+    new[17:20] = 1  # c1-c3
+    dd = np.zeros(20)
+    dd[[11, 12, 13, 17, 18, 19]] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    gain = np.where(new != prev, 1.0 - dd, 0.0)
+    support = np.ones(20, dtype=np.int64)
+    zero = np.zeros((20, 1))  # L_c plays no part here: the objective at lam = 1 is L_b
+    step_change = dd.sum() + 100 * (objective(zero, g, y, new, 1.0) - objective(zero, g, y, prev, 1.0))
+    assert step_change == pytest.approx(102.1)
+    out, rejected = _accept(new, prev, gain, dd, 100.0, g, y, support, 3)
+    want = prev.copy()
+    want[11:14] = 1
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(rejected, [17, 18, 19])
+    # equal gains that overshoot together: the first of them moves alone
+    out, rejected = _accept(new, prev, np.where(new != prev, 0.5, 0.0), np.where(new != prev, 0.5, 0.0), 100.0,
+                            g, y, support, 3)
+    assert np.count_nonzero(out != prev) == 1 and out[11] == 1 and len(rejected) == 5
+
+
+def test_shuffling_rows_changes_nothing_when_steps_are_cut_back():
+    X, g, y = random_rows(6)
+    a = logan(X, g, y, k=6, lam=100.0, seed=0)
+    assert a["damped"] >= 1
+    perm = np.random.default_rng(3).permutation(len(X))
+    b = logan(X[perm], g[perm], y[perm], k=6, lam=100.0, seed=0)
+    np.testing.assert_array_equal(a["labels"][perm], b["labels"])
+    assert a["inertia"] == b["inertia"] and a["objective"] == b["objective"]
 
 
 # -------------------------------------------------------- lambda = 0 is k-means
@@ -299,6 +496,45 @@ def test_summary_by_hand():
     assert s["mean_abs_gap_biased"] == pytest.approx(0.125)
     empty = summary([{"cluster": 0, "n0": 5, "n1": 5, "gap": 0.5, "detectable": False}])
     assert empty["bcr"] == 0.0 and empty["bir"] == 0.0 and math.isnan(empty["max_gap"])
+
+
+def test_cluster_displaced_by_hand():
+    # cluster 0 holds rows 0-3, but row 3's nearest centroid is 1's and row 4
+    # (in 1) is nearest 0: M0 = {0,1,2,3}, V0 = {0,1,2,4} -> 2 of 5 rows;
+    # M1 = {4,5,6}, V1 = {3,5,6} -> 2 of 4; cluster 2 = its cell {7} -> 0;
+    # cluster 3 is empty and no row is nearest to it -> 0.
+    labels = np.array([0, 0, 0, 0, 1, 1, 1, 2])
+    cells = np.array([0, 0, 0, 1, 0, 1, 1, 2])
+    np.testing.assert_allclose(_cluster_displaced(labels, cells, 4), [2 / 5, 2 / 4, 0.0, 0.0])
+
+
+def blobs_without_bias(seed=3, n=8000):
+    """Six standardised 5-D Gaussian blobs, groups 50/50, accuracy 0.8 everywhere: no local bias at all."""
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(-5, 5, size=(6, 5))
+    X = centres[rng.integers(0, 6, n)] + rng.normal(size=(n, 5))
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    return X, (rng.random(n) < 0.5).astype(int), (rng.random(n) < 0.8).astype(int)
+
+
+def test_guard_keeps_out_a_cluster_sorted_by_outcome():
+    # With no bias anywhere, lam = 100 (in the default grid) builds a detectable
+    # cluster whose gap is 100 points: its rows are sorted by outcome. Few rows
+    # overall are displaced and the inertia barely moves, so only the
+    # per-cluster displaced share tells (measured: 3 % of rows, inertia 1.01x,
+    # that cluster 49 % displaced).
+    X, g, y = blobs_without_bias()
+    km = kmeans_plain(X, k=10, seed=0, group=g, correct=y, merge=True)
+    assert all(r["displaced"] == 0 for r in km["table"])  # converged k-means: every cluster is its cell
+    lam, runs, eligible = choose_lambda(X, g, y, k=10, seed=0, max_inertia_ratio=1.5,
+                                        reference_inertia=km["inertia"], max_displaced=0.2)
+    sorted_ = [r for r in runs[100.0]["table"] if r["detectable"] and abs(r["gap"]) > 0.99]
+    assert sorted_ and min(r["n0"] for r in sorted_) >= 20 and min(r["n1"] for r in sorted_) >= 20
+    assert runs[100.0]["displaced"] < 0.2 and runs[100.0]["inertia"] < 1.5 * km["inertia"]
+    assert worst_biased_displaced(runs[100.0]["table"], 0.05) > 0.2
+    assert not eligible[100.0]
+    assert lam != 100.0 and eligible[lam]
+    assert summary(runs[lam]["table"])["max_gap"] < 0.2
 
 
 def test_choose_lambda_tie_goes_to_smaller(data):
