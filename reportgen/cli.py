@@ -394,16 +394,22 @@ def _max_increase(values: tuple[str, ...]):
               show_default=True, help="Terminal table, Markdown for a pull-request comment, or JSON.")
 @click.option("--max-increase", "max_increase", multiple=True, metavar="[METRIC=]X",
               help="Gate: a metric must not worsen by more than X (repeatable; X alone applies to every metric).")
+@click.option("--inconclusive", "inconclusive", type=click.Choice(["fail", "pass"]), default="fail",
+              show_default=True,
+              help="Whether a --max-increase gate that is inconclusive (the change cannot be told from the limit) "
+                   "fails or passes: the same policy and default as a spec gate's `inconclusive:` in `run`.")
 @click.option("--force", is_flag=True, help="Compare even when metric definitions or base sources differ.")
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the output to this file.")
 @_guard
-def diff(old: str, new: str, fmt: str, max_increase: tuple[str, ...], force: bool, out: Path | None) -> None:
+def diff(old: str, new: str, fmt: str, max_increase: tuple[str, ...], inconclusive: str, force: bool,
+         out: Path | None) -> None:
     """Compare two audits: OLD and NEW are results.json files, report folders or archive references
     (ARCHIVE_DIR@model:version). Per metric and pair: old, new, change, and whether the change is beyond noise.
 
-    Exit codes: 0 compared, no gate failed; 1 a --max-increase gate failed; 2 the inputs cannot be compared
-    (different metric definitions or base sources: --force compares anyway) or are not results.
+    Exit codes: 0 compared, no gate failed; 1 a --max-increase gate failed (or was inconclusive, unless
+    --inconclusive pass); 2 the inputs cannot be compared (different metric definitions or base sources: --force
+    compares anyway) or are not results.
     """
     from reportgen import diff as D
 
@@ -414,7 +420,7 @@ def diff(old: str, new: str, fmt: str, max_increase: tuple[str, ...], force: boo
             default = mi.pop("*")
             names = {m["name"] for side in (a, b) for m in side.results.get("metrics") or []}
             mi = {n: mi.get(n, default) for n in sorted(names)}
-        result = D.diff(a, b, force=force, max_increase=mi)
+        result = D.diff(a, b, force=force, max_increase=mi, inconclusive=inconclusive)
     except D.DiffError as e:
         click.echo(f"reportgen diff: {e}", err=True)
         sys.exit(EXIT_SPEC)

@@ -167,6 +167,15 @@ class TaskColumns:
     score: str | None = None
     threshold: float | str | None = None
     favorable: str = "positive"
+    complement: bool = False  # with `score`: predicted when score <= threshold (the other class of a two-class score)
+
+    def predict(self, score: np.ndarray, threshold: float) -> np.ndarray:
+        """The task's prediction from a score column: score > threshold, or its complement."""
+        above = score > float(threshold)
+        return ~above if self.complement else above
+
+
+OPPOSITE = {"positive": "negative", "negative": "positive"}
 
 
 def expand_tasks(ls: LoadedSpec, header: list[str]) -> tuple[list[TaskColumns], list[Problem]]:
@@ -200,10 +209,15 @@ def expand_tasks(ls: LoadedSpec, header: list[str]) -> tuple[list[TaskColumns], 
                     score=t.score.replace("{column}", c) if t.score else None,
                     threshold=t.threshold, favorable=t.favorable))
         elif t.classes is not None:
+            # `positive` names the class that `score` scores and whose prediction `favorable` describes; every
+            # other class's task is predicted by the complement and has the opposite favourable side
             for cls in t.classes:
+                other = t.positive is not None and _num_text(cls) != _num_text(t.positive)
                 out.append(TaskColumns(name=f"{key}={_num_text(cls)}", label=f"{key}={_num_text(cls)}", spec_key=key,
                                        column=t.column, positive=cls, predicted=t.predicted, score=t.score,
-                                       threshold=t.threshold, favorable=t.favorable))
+                                       threshold=t.threshold,
+                                       favorable=OPPOSITE[t.favorable] if other else t.favorable,
+                                       complement=bool(other and t.score is not None)))
         else:
             pos = 1 if t.positive is None else t.positive
             out.append(TaskColumns(name=key, label=f"{key}={_num_text(pos)}", spec_key=key, column=t.column,
@@ -260,10 +274,12 @@ class Encoded:
     display_path: str
     sha256: str
     rows: int  # rows in the file
-    rows_used: int
-    dropped: list[dict] = field(default_factory=list)  # [{"reason": ..., "rows": ...}]
-    groups: dict[str, np.ndarray] = field(default_factory=dict)  # attribute -> codes (n,)
+    rows_used: int  # rows kept for every metric (after the row-level drops)
+    dropped: list[dict] = field(default_factory=list)  # row-level drops: [{"reason": ..., "rows": ...}]
+    groups: dict[str, np.ndarray] = field(default_factory=dict)  # attribute -> codes (n,), -1: not used by it
     groups_pred: dict[str, np.ndarray] = field(default_factory=dict)  # attribute -> codes, -1 = none
+    attr_dropped: dict[str, list[dict]] = field(default_factory=dict)  # attribute -> rows it leaves out, by reason
+    n_groups: dict[str, int] = field(default_factory=dict)  # attribute -> number of listed groups
     Y: np.ndarray | None = None  # (n, K) bool true task indicators
     Yhat: np.ndarray | None = None  # (n, K) bool predicted indicators (test/runs)
     scores: dict[int, np.ndarray] = field(default_factory=dict)  # task index -> score column (validation, test)
@@ -276,10 +292,143 @@ class Encoded:
     def n(self) -> int:
         return self.rows_used
 
+    def attr_mask(self, name: str) -> np.ndarray:
+        """The rows attribute ``name`` uses: those with one of its listed groups (in every part)."""
+        return self.groups[name] >= 0
+
+    def attr_rows_used(self, name: str) -> int:
+        return int(np.count_nonzero(self.groups[name] >= 0))
+
+    def group_counts(self, name: str) -> np.ndarray:
+        g = self.groups[name]
+        return np.bincount(g[g >= 0], minlength=self.n_groups.get(name, 0))
+
+    def for_attribute(self, name: str) -> "Encoded":
+        """These data restricted to the rows attribute ``name`` uses (itself when it uses every row)."""
+        sel = self.attr_mask(name)
+        if sel.all():
+            return self
+        idx = np.flatnonzero(sel)
+        import dataclasses
+
+        return dataclasses.replace(
+            self, rows_used=len(idx), groups={k: v[idx] for k, v in self.groups.items()},
+            groups_pred={k: v[idx] for k, v in self.groups_pred.items()},
+            Y=None if self.Y is None else self.Y[idx], Yhat=None if self.Yhat is None else self.Yhat[idx],
+            scores={k: v[idx] for k, v in self.scores.items()},
+            row_index=None if self.row_index is None else self.row_index[idx],
+            frame=None if self.frame is None else self.frame.iloc[idx].reset_index(drop=True))
+
+
+# Why a row is left out of one attribute (0: the attribute uses it). Such a row stays in every other attribute.
+WHY_MISSING, WHY_NOT_LISTED, WHY_MISSING_PRED = 1, 2, 3
+
+
+@dataclass
+class AttributeCodes:
+    groups: dict[str, np.ndarray]  # attribute (and intersection) -> group code per row, -1: not used by it
+    groups_pred: dict[str, np.ndarray]  # -> predicted group code, -1: none of the groups
+    why: dict[str, np.ndarray]  # base attribute -> int8 per row: 0 or a WHY_* code
+    listed: dict[str, np.ndarray]  # base attribute -> rows per listed group (for "this group never occurs")
+
+
+def attribute_only_columns(attrs: list[AttributeDef], tasks: list[TaskColumns], kind: str) -> set[str]:
+    """Columns read only for attributes: a missing value there leaves the row out of that attribute alone."""
+    cols: set[str] = set()
+    for a in attrs:
+        if a.spec_path[0] == "attributes":
+            cols.add(a.columns[0])
+            if a.predicted and kind in ("test", "run"):
+                cols.add(a.predicted[0])
+    for t in tasks:
+        cols -= {t.column, t.predicted, t.score}
+    return cols
+
+
+def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred: bool,
+                      codes=None) -> AttributeCodes:
+    """Group codes of the rows of ``df`` (rows every metric keeps) per attribute and intersection.
+
+    A row whose attribute value is missing or not a listed group, or (with predictions) whose predicted
+    attribute is missing, has code -1 for that attribute and every intersection containing it; ``why`` says
+    which. ``codes``: the value matcher (default :func:`match_values`).
+    """
+    codes = codes or match_values
+    out = AttributeCodes({}, {}, {}, {})
+    for a in attrs:
+        if a.spec_path[0] != "attributes":
+            continue
+        values = [v[0] for v in a.group_values]
+        col = df[a.columns[0]]
+        c = codes(col, values)
+        why = np.where(c < 0, WHY_NOT_LISTED, 0).astype(np.int8)
+        miss = col.isna().to_numpy()
+        if miss.any():
+            why[miss] = WHY_MISSING
+        out.listed[a.name] = np.bincount(c[c >= 0], minlength=len(a.groups))
+        if a.predicted and with_pred:
+            pcol = df[a.predicted[0]]
+            out.groups_pred[a.name] = codes(pcol, values)
+            pmiss = pcol.isna().to_numpy()
+            if pmiss.any():
+                why[(why == 0) & pmiss] = WHY_MISSING_PRED
+        out.groups[a.name] = c if not why.any() else np.where(why > 0, -1, c).astype(c.dtype)
+        out.why[a.name] = why
+    add_intersections(attrs, out.groups, out.groups_pred, with_pred=with_pred)
+    return out
+
+
+def exclusion_counts(attrs: list[AttributeDef], why: dict[str, np.ndarray]) -> dict[str, dict[tuple, int]]:
+    """Rows each attribute leaves out, keyed (part, WHY_* code): an intersection's row counts under the first
+    of its parts that leaves it out. Counts from separate batches of rows add up."""
+    out: dict[str, dict[tuple, int]] = {}
+    for a in attrs:
+        parts = a.parts or (a.name,)
+        taken = None
+        d: dict[tuple, int] = {}
+        for i, pname in enumerate(parts):
+            w = why[pname]
+            if taken is not None:
+                w = np.where(taken, 0, w)
+            cnt = np.bincount(w, minlength=4)
+            for code in (WHY_MISSING, WHY_NOT_LISTED, WHY_MISSING_PRED):
+                if cnt[code]:
+                    d[(i, code)] = int(cnt[code])
+            taken = why[pname] > 0 if taken is None else taken | (why[pname] > 0)
+        out[a.name] = d
+    return out
+
+
+def add_exclusions(acc: dict, more: dict) -> dict:
+    for name, d in more.items():
+        e = acc.setdefault(name, {})
+        for k, n in d.items():
+            e[k] = e.get(k, 0) + n
+    return acc
+
+
+def exclusion_records(attrs: list[AttributeDef], counts: dict[str, dict[tuple, int]]) -> dict[str, list[dict]]:
+    """Per attribute, [{"reason", "rows"}] in a canonical order (parts in order; missing, not listed, missing
+    prediction)."""
+    by_name = {a.name: a for a in attrs}
+    out: dict[str, list[dict]] = {}
+    for a in attrs:
+        parts = a.parts or (a.name,)
+        recs = []
+        for (i, code), n in sorted(counts.get(a.name, {}).items()):
+            pa = by_name[parts[i]]
+            reason = {WHY_MISSING: f"missing value in column '{pa.columns[0]}'",
+                      WHY_NOT_LISTED: f"{pa.name} not in declared groups ({', '.join(pa.groups)})",
+                      WHY_MISSING_PRED: f"missing value in column '{(pa.predicted or ['?'])[0]}'"}[code]
+            recs.append({"reason": reason, "rows": int(n)})
+        out[a.name] = recs
+    return out
+
 
 def add_intersections(attrs: list[AttributeDef], groups: dict, groups_pred: dict, *, with_pred: bool) -> None:
-    """Fill in the intersection attributes' codes (mixed radix over their parts' groups; predicted codes
-    -1 when any part's prediction is none), from the base attributes' codes already in ``groups``."""
+    """Fill in the intersection attributes' codes (mixed radix over their parts' groups; -1 when any part's
+    code is -1; predicted codes -1 when any part's prediction is none), from the base attributes' codes
+    already in ``groups``."""
     sizes = {a.name: len(a.groups) for a in attrs if a.spec_path[0] == "attributes"}
     for a in attrs:
         if a.spec_path[0] != "intersections":
@@ -287,13 +436,17 @@ def add_intersections(attrs: list[AttributeDef], groups: dict, groups_pred: dict
         parts = a.parts
         n = len(groups[parts[0]])
         code = np.zeros(n, dtype=np.int32)
+        out = np.zeros(n, dtype=bool)  # a part leaves the row out: so does the intersection
         pcode = np.zeros(n, dtype=np.int32) if a.predicted and with_pred else None
         for pname in parts:
             g = sizes[pname]
-            code = code * g + groups[pname]
+            c = groups[pname].astype(np.int32)
+            out |= c < 0
+            code = code * g + np.maximum(c, 0)
             if pcode is not None:
                 pp = groups_pred[pname].astype(np.int32)
                 pcode = np.where((pcode < 0) | (pp < 0), -1, pcode * g + pp)
+        code[out] = -1
         groups[a.name] = code.astype(np.int16)
         if pcode is not None:
             groups_pred[a.name] = pcode.astype(np.int16)
@@ -413,8 +566,11 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     n_file = len(df)
     keep = np.ones(n_file, dtype=bool)
     dropped: list[dict] = []
+    with_pred = kind in ("test", "run")
 
-    # missing values
+    # missing values: in a column every metric needs (labels, predictions, scores) the row is dropped; in an
+    # attribute's column it is left out of that attribute only (below)
+    attr_only = attribute_only_columns(attrs, tasks, kind)
     for col, p in needed:
         miss = df[col].isna().to_numpy()
         if miss.any():
@@ -422,7 +578,7 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
                 first = int(np.argmax(miss))
                 problems.append(ls.problem(p, MSG_MISSING_VALUES.format(column=col, count=int(miss.sum()), file=rel,
                                                                          line=_line_of(path, first))))
-            else:
+            elif col not in attr_only:
                 newly = miss & keep
                 if newly.any():
                     dropped.append({"reason": f"missing value in column '{col}'", "rows": int(newly.sum())})
@@ -430,22 +586,16 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     if problems:
         raise SpecError(problems)
 
-    # attribute groups: rows outside the declared groups are dropped and counted
-    raw_codes: dict[str, np.ndarray] = {}
+    idx = np.flatnonzero(keep)
+    sub = df if len(idx) == n_file else df.iloc[idx].reset_index(drop=True)
+
+    # attribute groups: each attribute uses the rows with one of its listed groups; the others are left out of
+    # that attribute (and its intersections) only, and counted
+    ac = encode_attributes(attrs, sub, with_pred=with_pred)
     for a in attrs:
-        if a.spec_path[0] != "attributes":
-            continue
-        codes = match_values(df[a.columns[0]], [v[0] for v in a.group_values])
-        raw_codes[a.name] = codes
-        out = (codes < 0) & keep
-        if out.any():
-            dropped.append({"reason": f"{a.name} not in declared groups ({', '.join(a.groups)})", "rows": int(out.sum())})
-        keep &= codes >= 0
-    for a in attrs:
-        if a.spec_path[0] == "attributes":
-            counts = np.bincount(raw_codes[a.name][keep & (raw_codes[a.name] >= 0)], minlength=len(a.groups))
-            for j, c in enumerate(counts):
-                if c == 0 and kind != "validation":
+        if a.spec_path[0] == "attributes" and kind != "validation":
+            for j, c in enumerate(ac.listed[a.name]):
+                if c == 0:
                     present = _few(sorted({_num_text(v) for v in df[a.columns[0]].dropna().unique()}), 10)
                     present += did_you_mean(a.groups[j], [_num_text(v) for v in df[a.columns[0]].dropna().unique()])
                     problems.append(ls.problem(a.spec_path + ("groups",),
@@ -453,18 +603,11 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     if problems:
         raise SpecError(problems)
 
-    idx = np.flatnonzero(keep)
-    sub = df.iloc[idx].reset_index(drop=True)
     enc = Encoded(role=role, path=path, display_path=rel, sha256=sha, rows=n_file,
                   rows_used=len(idx), dropped=dropped, row_index=idx)
-
-    # groups (and intersections as combined codes)
-    for a in attrs:
-        if a.spec_path[0] == "attributes":
-            enc.groups[a.name] = raw_codes[a.name][idx].astype(np.int16)
-            if a.predicted and kind in ("test", "run"):
-                enc.groups_pred[a.name] = match_values(sub[a.predicted[0]], [v[0] for v in a.group_values])
-    add_intersections(attrs, enc.groups, enc.groups_pred, with_pred=kind in ("test", "run"))
+    enc.groups, enc.groups_pred = ac.groups, ac.groups_pred
+    enc.attr_dropped = exclusion_records(attrs, exclusion_counts(attrs, ac.why))
+    enc.n_groups = {a.name: len(a.groups) for a in attrs}
 
     # tasks
     K = len(tasks)
@@ -493,7 +636,7 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
                 thr = thresholds.get(k) if thresholds and k in thresholds else t.threshold
                 enc.scores[k] = s.to_numpy(dtype=float)
                 if isinstance(thr, (int, float)):
-                    Yhat[:, k] = enc.scores[k] >= float(thr)
+                    Yhat[:, k] = t.predict(enc.scores[k], thr)  # score > threshold (or its complement)
         if kind == "validation" and t.score:
             s = sub[t.score]
             if pd.api.types.is_numeric_dtype(s):

@@ -20,9 +20,14 @@ disadvantages the other group; the size change is in ``worse``), for BiasAmp
 pairs with y = 0 "not counted".
 
 Pairs: disparity pairs and Multi→ pairs as above (|delta|; Multi→ is the mean
-|delta|). BiasAmp-family pairs (biasamp_*, they carry ``y``, the base
-direction) count through their contribution y·delta as in the metric's mean,
-so ``worse = y_new·new − y_old·old``: a larger delta is worse only when y = +1.
+|delta|). One quantity per row: BiasAmp-family pairs (biasamp_*, they carry
+``y``, the base direction) are compared on their contribution y·delta to the
+metric (the quantity their gates bound), so ``old``, ``new``, their intervals
+(the interval of delta times y, ends swapped when y = −1), the paired
+replicates (each side's delta replicates times its own y) and ``change`` are
+all of y·delta, and ``worse = change``: a larger delta is worse only when
+y = +1. Each row names its quantity (``quantity``: value, Δ or contribution
+y·Δ).
 
 Noise rule (the verdict is on the change in the value, new − old)
 -----------------------------------------------------------------
@@ -54,7 +59,10 @@ pair separately without a multiplicity correction would make false failures
 likely (use ``per_pair`` gates with ``max_increase`` in ``reportgen run`` for
 Holm-corrected per-pair checks). Each gated row is decided on its own at the
 results' confidence level, without a correction across rows. See
-:data:`RULE_GATE_PAIRED` and :data:`RULE_GATE_UNPAIRED`.
+:data:`RULE_GATE_PAIRED` and :data:`RULE_GATE_UNPAIRED`. An inconclusive gate
+fails the diff unless ``inconclusive="pass"`` (``--inconclusive pass``): the
+same policy, option name and default (fail) as a spec gate's ``inconclusive:``
+in ``reportgen run``.
 """
 
 from __future__ import annotations
@@ -106,6 +114,7 @@ MSG_UNDEFINED = "undefined in {side}: {reason}"
 MSG_NO_INTERVAL = "no interval in {side}"
 
 MSG_GATE_UNKNOWN_METRIC = "max_increase names metric '{metric}', which is in neither result; known: {known}"
+MSG_GATE_POLICY = "inconclusive must be 'fail' or 'pass', got {policy!r}"
 MSG_GATE_NEGATIVE = "max_increase for '{metric}' is {limit}; give a number >= 0"
 
 RULE_NOISE = (
@@ -125,6 +134,7 @@ RULE_GATE_UNPAIRED = (
     "beyond noise); otherwise (0 < w <= X shown beyond noise, or w > X within noise) inconclusive.")
 
 GATE_PASS, GATE_FAIL, GATE_INCONCLUSIVE = "pass", "fail", "inconclusive"
+Q_VALUE, Q_DELTA, Q_CONTRIBUTION = "value", "Δ", "contribution y·Δ"
 BEYOND, WITHIN, NA = "beyond noise", "within noise", "n/a"
 DISPARITY = ("demographic_parity", "equal_opportunity", "equalized_odds", "accuracy_gap")
 
@@ -291,6 +301,7 @@ class Row:
     change_interval: tuple | None = None  # paired bootstrap interval of new_b - old_b
     replicates_used: int | None = None
     reason: str | None = None
+    quantity: str = Q_VALUE  # what old/new/change are of: value, Δ, or a BiasAmp pair's contribution y·Δ
 
     @property
     def label(self) -> str:
@@ -337,6 +348,7 @@ class Gate:
     upper: float | None
     method: str | None
     reason: str
+    passed: bool = False  # pass, or inconclusive under the policy `inconclusive: pass`
 
     @property
     def label(self) -> str:
@@ -353,10 +365,12 @@ class DiffResult:
     rows: list[Row]
     gates: list[Gate]
     warnings: list[str]
+    inconclusive: str = "fail"  # the policy for inconclusive gates, as a spec gate's `inconclusive:`
 
     @property
     def failed(self) -> bool:
-        return any(g.status == GATE_FAIL for g in self.gates)
+        """A gate failed, or was inconclusive and the policy counts that as failing."""
+        return any(not g.passed for g in self.gates)
 
     @property
     def metric_rows(self) -> list[Row]:
@@ -379,16 +393,34 @@ class DiffResult:
                 "removed": sum(r.status == "removed" for r in rows)}
 
 
-def _iv(obj: dict | None):
+def _y(name: str, kind: str, obj: dict | None):
+    """The base direction y of a BiasAmp pair (its delta counts as y·delta), else None."""
+    if kind == "pair" and obj is not None and name.startswith("biasamp_") and "delta" in obj:
+        return obj.get("y")
+    return None
+
+
+def _quantity(name: str, kind: str, o: dict | None, n: dict | None) -> str:
+    if kind != "pair":
+        return Q_VALUE
+    return Q_CONTRIBUTION if any(_y(name, kind, x) is not None for x in (o, n)) else Q_DELTA
+
+
+def _iv(obj: dict | None, y=None):
     iv = (obj or {}).get("interval") or {}
     lo, hi = _fl(iv.get("lower")), _fl(iv.get("upper"))
-    return (lo, hi) if lo is not None and hi is not None else None
+    if lo is None or hi is None:
+        return None
+    if y is not None:
+        lo, hi = sorted((_fl(y * lo), _fl(y * hi)))
+    return lo, hi
 
 
-def _val(obj: dict | None):
+def _val(obj: dict | None, y=None):
     if obj is None:
         return None
-    return _fl(obj.get("delta") if "delta" in obj else obj.get("value"))
+    v = _fl(obj.get("delta") if "delta" in obj else obj.get("value"))
+    return None if v is None else (_fl(y * v) if y is not None else v)
 
 
 def _rep_index(doc: dict | None) -> dict:
@@ -421,11 +453,15 @@ def _arr(reps) -> np.ndarray:
     return np.array([np.nan if v is None else v for v in reps], dtype=float)
 
 
-def _paired_diff(old_reps, new_reps):
-    """(old_b, new_b) over the replicates defined on both sides, or None."""
+def _paired_diff(old_reps, new_reps, y_old=None, y_new=None):
+    """(old_b, new_b) over the replicates defined on both sides (BiasAmp pairs: times each side's y), or None."""
     if old_reps is None or new_reps is None or len(old_reps) != len(new_reps):
         return None
     a, b = _arr(old_reps), _arr(new_reps)
+    if y_old is not None:
+        a = a * y_old
+    if y_new is not None:
+        b = b * y_new
     ok = ~np.isnan(a) & ~np.isnan(b)
     if np.count_nonzero(ok) < 2:
         return None
@@ -440,13 +476,12 @@ def _quantiles(d: np.ndarray, level: float) -> tuple[float, float]:
 
 def _worse(name: str, kind: str, o: dict, n: dict, old: float, new: float) -> float:
     """The change in the worse direction (module docstring). Pairs of the BiasAmp family (they carry ``y``, the
-    base direction) count through their contribution y·delta, as in the metric's mean: a larger delta is worse only
-    when y = +1 (y = −1: smaller is worse; y = 0 (MALS): the pair does not count)."""
+    base direction) are already their contribution y·delta, as in the metric's mean (a larger delta is worse only
+    when y = +1; y = 0 (MALS): the pair does not count), so the change is the worsening."""
     if kind == "pair" and name in AMPLIFICATION_LIKE and ("y" in o or "y" in n):
-        yo, yn = o.get("y"), n.get("y")
-        if yo is None or yn is None:
+        if o.get("y") is None or n.get("y") is None:
             return math.nan
-        return yn * new - yo * old
+        return new - old
     if kind == "pair" and name.startswith("multi_"):  # Multi→ is the mean |delta| over its pairs
         return abs(new) - abs(old)
     return worsening(name, new) - worsening(name, old)
@@ -454,7 +489,9 @@ def _worse(name: str, kind: str, o: dict, n: dict, old: float, new: float) -> fl
 
 def _row(kind, name, attribute, pair, o, n, level, reps) -> Row:
     status = "both" if o is not None and n is not None else ("added" if o is None else "removed")
-    r = Row(kind, name, attribute, pair, status, _val(o), _val(n), _iv(o), _iv(n))
+    yo, yn = _y(name, kind, o), _y(name, kind, n)
+    r = Row(kind, name, attribute, pair, status, _val(o, yo), _val(n, yn), _iv(o, yo), _iv(n, yn),
+            quantity=_quantity(name, kind, o, n))
     if status != "both":
         r.reason = MSG_ADDED if status == "added" else MSG_REMOVED
         return r
@@ -472,7 +509,7 @@ def _row(kind, name, attribute, pair, o, n, level, reps) -> Row:
         r.direction = "sign flip"
     else:
         r.direction = "worse" if r.worse > 0 else "better" if r.worse < 0 else "same"
-    pd_ = _paired_diff(*reps) if reps is not None else None
+    pd_ = _paired_diff(*reps, yo, yn) if reps is not None else None
     if pd_ is not None:
         ob, nb = pd_
         r.method, r.replicates_used = "paired_bootstrap", int(ob.size)
@@ -500,7 +537,13 @@ def _fold(name: str, iv: tuple) -> tuple[float, float]:
     return 0.0, max(-lo, hi)
 
 
-def _gate(row: Row, limit: float, level: float, reps) -> Gate:
+def _gate(row: Row, limit: float, level: float, reps, policy: str = "fail") -> Gate:
+    g = _decide(row, limit, level, reps)
+    g.passed = g.status == GATE_PASS or (g.status == GATE_INCONCLUSIVE and policy == "pass")
+    return g
+
+
+def _decide(row: Row, limit: float, level: float, reps) -> Gate:
     g = Gate(row.name, row.attribute, float(limit), GATE_INCONCLUSIVE, row.worse, None, None, None, "")
     if row.status != "both":
         g.reason = row.reason
@@ -544,7 +587,11 @@ def _gate(row: Row, limit: float, level: float, reps) -> Gate:
 
 
 def diff(old: Side, new: Side, *, force: bool = False,
-         max_increase: dict[str, float] | float | None = None) -> DiffResult:
+         max_increase: dict[str, float] | float | None = None, inconclusive: str = "fail") -> DiffResult:
+    """Rows for every metric and pair, and ``max_increase`` gates on the metric rows. ``inconclusive``: whether an
+    inconclusive gate fails the diff ("fail", the default, as in a spec's gates) or passes ("pass")."""
+    if inconclusive not in ("fail", "pass"):
+        raise DiffError(MSG_GATE_POLICY.format(policy=inconclusive))
     reasons = compatibility(old, new)
     if reasons and not force:
         raise DiffRefused(reasons)
@@ -582,9 +629,9 @@ def diff(old: Side, new: Side, *, force: bool = False,
             rows.append(_row("pair", name, attr, dict(pk), opairs.get(pk), npairs.get(pk), level,
                              reps_for((name, attr, pk))))
         if name in limits:
-            gates.append(_gate(mrow, float(limits[name]), level, reps_for((name, attr, None))))
+            gates.append(_gate(mrow, float(limits[name]), level, reps_for((name, attr, None)), inconclusive))
     warnings = [MSG_FORCED.format(reason=r) for r in reasons]
-    return DiffResult(old, new, level, paired, note, rows, gates, warnings)
+    return DiffResult(old, new, level, paired, note, rows, gates, warnings, inconclusive)
 
 
 # --------------------------------------------------------------------------- rendering
@@ -668,13 +715,14 @@ def to_table(result: DiffResult) -> str:
         for r in shown:
             if (r.name, r.attribute) != current:
                 current = (r.name, r.attribute)
-                out.append(f"  {_cut(r.label, 96)}")
+                out.append(f"  {_cut(r.label + ('' if r.quantity == Q_DELTA else f' — {r.quantity}'), 96)}")
             cells = (_cut("  " + short_pair(r, single), 44).ljust(44), _num(r.old).rjust(8), _num(r.new).rjust(8),
                      _num(r.change, True).rjust(8), _num(r.worse, True).rjust(8), _flag(r))
             out.append(("  " + "  ".join(cells)).rstrip())
     if result.gates:
         out.append("")
-        out.append("gates (must not worsen by more than X):")
+        out.append(f"gates (must not worsen by more than X; inconclusive {'fails' if result.inconclusive == 'fail' else 'passes'}"
+                   f": --inconclusive {result.inconclusive}):")
         for g in result.gates:
             out.append(f"  {g.status.upper():<12}  {_cut(g.label, 34):<34}  X = {g.limit:g}  worse by "
                        f"{_num(g.worsening, True)}")
@@ -701,12 +749,15 @@ def to_markdown(result: DiffResult) -> str:
     """For a pull-request comment: headline, gates, metric table, pairs in a collapsible block."""
     e = md_escape
     inconclusive = sum(g.status == GATE_INCONCLUSIVE for g in result.gates)
+    failed = sum(g.status == GATE_FAIL for g in result.gates)
     if not result.gates:
         status = "no diff gates (none given with --max-increase)"
-    elif result.failed:
+    elif failed:
         status = "❌ gate failed"
+    elif inconclusive and result.failed:
+        status = f"❌ no gate failed, {inconclusive} inconclusive (counted as failing: --inconclusive fail)"
     elif inconclusive:
-        status = f"⚠️ no gate failed, {inconclusive} inconclusive"
+        status = f"⚠️ no gate failed, {inconclusive} inconclusive (accepted: --inconclusive pass)"
     else:
         status = "✅ every gate passed"
     out = [f"### Fairness diff: {e(result.old.model)} → {e(result.new.model)}", "",
@@ -730,7 +781,9 @@ def to_markdown(result: DiffResult) -> str:
     pairs = result.pair_rows
     single = _single_task(result)
     nb = sum(r.noise == BEYOND for r in pairs)
-    out += [f"<details><summary>{len(pairs)} pairs ({nb} changed beyond noise)</summary>", "",
+    contrib = any(r.quantity == Q_CONTRIBUTION for r in pairs)
+    out += [f"<details><summary>{len(pairs)} pairs ({nb} changed beyond noise)"
+            f"{'; BiasAmp pairs: contribution y·Δ' if contrib else ''}</summary>", "",
             "| metric | attribute | pair | old | new | change | worse by | verdict |",
             "|---|---|---|---:|---:|---:|---:|---|"]
     for r in pairs:
@@ -749,7 +802,7 @@ def _row_json(r: Row) -> dict:
               "old_interval": list(r.old_interval) if r.old_interval else None,
               "new_interval": list(r.new_interval) if r.new_interval else None,
               "change_interval": list(r.change_interval) if r.change_interval else None,
-              "replicates_used": r.replicates_used, "reason": r.reason})
+              "replicates_used": r.replicates_used, "reason": r.reason, "quantity": r.quantity})
     return d
 
 
@@ -770,9 +823,10 @@ def to_dict(result: DiffResult) -> dict:
         "rules": {"noise": RULE_NOISE, "gate_paired": RULE_GATE_PAIRED, "gate_unpaired": RULE_GATE_UNPAIRED},
         "warnings": list(result.warnings),
         "summary": {"metrics": result.counts("metric"), "pairs": result.counts("pair"), "headline": headline(result)},
+        "inconclusive_policy": result.inconclusive,
         "gates": [{"metric": g.metric, "attribute": g.attribute, "max_increase": _fl(g.limit), "status": g.status,
-                   "worsening": _fl(g.worsening), "lower": _fl(g.lower), "upper": _fl(g.upper), "method": g.method,
-                   "reason": g.reason} for g in result.gates],
+                   "passed": g.passed, "worsening": _fl(g.worsening), "lower": _fl(g.lower), "upper": _fl(g.upper),
+                   "method": g.method, "reason": g.reason} for g in result.gates],
         "failed": result.failed,
         "rows": [_row_json(r) for r in result.rows],
     }

@@ -740,11 +740,11 @@ def starter_spec(data_path: Path, *, spec_path: Path) -> tuple[str, list[str]]:
             L.add(f"    predicted: {yaml_scalar(task.predicted)}", "the model's predicted label")
             if task.alt_score:
                 L.add(f"    # score: {yaml_scalar(task.alt_score)}",
-                      "or audit the score instead of predicted: (positive when score >= threshold)")
+                      "or audit the score instead of predicted: (positive when score > threshold)")
                 L.add("    # threshold: 0.5", "or `calibrate` with data.validation")
         else:
             L.add(f"    score: {yaml_scalar(task.score)}", "check: the model's score in [0, 1]")
-            L.add("    threshold: 0.5", "predicted positive when score >= 0.5; or `calibrate` with data.validation")
+            L.add("    threshold: 0.5", "predicted positive when score > 0.5; or `calibrate` with data.validation")
     L.add(f"    favorable: {task.favorable}",
           "check: " + ("a positive prediction is unfavourable for the person" if task.favorable == "negative"
                        else "a positive prediction is favourable for the person"))

@@ -404,17 +404,21 @@ def _equalize(codes: np.ndarray, n_classes: Sequence[int], correct: Sequence[int
     return out
 
 
-def _interval(values: list[float], level: float = 0.95) -> tuple[dict | None, str | None]:
+def _trials_block(values: list[float], level: float = 0.95) -> dict:
+    """Mean ± t over trials: the spread that the seeded split and flips alone cause (the rows held fixed)."""
     k = len(values)
+    out: dict[str, Any] = {"method": "t over trials", "covers": list(COVERS_TRIALS), "level": level, "trials": k}
     if k < 2:
-        return None, MSG_INTERVAL_FEW_TRIALS.format(trials=k)
+        out.update(lower=None, upper=None, reason=MSG_INTERVAL_FEW_TRIALS.format(trials=k))
+        return out
     from scipy import stats
 
     arr = np.asarray(values, dtype=float)
     mean = float(arr.mean())
     s = float(arr.std(ddof=1))
     half = float(stats.t.ppf(0.5 + level / 2, k - 1)) * s / math.sqrt(k)
-    return {"low": mean - half, "high": mean + half, "level": level, "method": "t over trials"}, None
+    out.update(mean=mean, sd=s, halfwidth=half, lower=mean - half, upper=mean + half)
+    return out
 
 
 def _check_common(attacker, quality, trials, split, hidden):
@@ -462,105 +466,35 @@ def _check_rows(named: dict[str, np.ndarray]) -> int:
     return n
 
 
-# --------------------------------------------------------------------------- DPA
+# --------------------------------------------------------------------------- one computation
 
 
-# --------------------------------------------------------------------------- bootstrap for the lookup attacker
+class _Problem:
+    """One run's rows for one metric, encoded.
 
+    ``Z`` is the side the model does not predict, ``X`` the side it predicts (true values; perturbed on the data
+    side by the equalisation) and ``Xh`` the model's predictions of ``X`` (same per-column classes as ``X``).
+    ``x_is_input``: leakage -- the attackers read X' (data) or X̂ (model) and predict Z; otherwise DPA -- they
+    read Z and predict X' or X̂.
 
-def _boot_lookup_accuracy(W: np.ndarray, is_train: np.ndarray, key: np.ndarray, y: np.ndarray, n_keys: int,
-                          c: int) -> np.ndarray:
-    """Accuracy of the lookup attacker per replicate, from pattern weights W (B, P).
-
-    The table is the majority target per input key among the replicate's
-    training rows (ties -> smaller class, unseen key -> overall majority), scored
-    on the replicate's test rows. Vectorised over replicates.
+    leakage: Z = A, X = T, X̂ = T̂.  DPA A->T: Z = A, X = T, X̂ = T̂.  DPA T->A: Z = T, X = A, X̂ = Â.
     """
-    B = W.shape[0]
-    tr = np.flatnonzero(is_train)
-    te = np.flatnonzero(~is_train)
-    counts = np.zeros((B, n_keys * c))
-    np.add.at(counts.T, key[tr] * c + y[tr], W[:, tr].T)
-    counts = counts.reshape(B, n_keys, c)
-    table = counts.argmax(axis=2)  # (B, n_keys); first maximum = smaller class
-    overall = counts.sum(axis=1).argmax(axis=1)  # (B,)
-    empty = counts.sum(axis=2) == 0
-    table = np.where(empty, overall[:, None], table)
-    hit = table[:, key[te]] == y[te][None, :]  # (B, P_test)
-    wt = W[:, te]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (wt * hit).sum(axis=1) / wt.sum(axis=1)
+
+    def __init__(self, kind: str, Z: _Side, X: _Side, Xh: _Side, x_is_input: bool, direction: str | None = None):
+        self.kind, self.Z, self.X, self.Xh, self.x_is_input, self.direction = kind, Z, X, Xh, x_is_input, direction
+        self.n = Z.codes.shape[0]
+
+    @property
+    def raw_key(self) -> tuple:
+        """What must agree between runs for them to share rows: Z and X, as codes and classes."""
+        return (self.Z.codes.tobytes(), self.X.codes.tobytes(), self.Z.codes.shape, self.X.codes.shape,
+                tuple(c.tobytes() for c in self.Z.classes), tuple(c.tobytes() for c in self.X.classes))
 
 
-def _boot_trial(rng, is_train: np.ndarray, sides: list[tuple[np.ndarray, int, np.ndarray, int]],
-                B: int) -> list[np.ndarray]:
-    """Replicate accuracies of lookup attackers from one multinomial draw of rows.
-
-    ``sides``: (input key (n,), number of keys, target codes (n,), classes) per
-    attacker; all are resampled jointly (the same rows), over the distinct
-    patterns of split membership, inputs and targets.
-    """
-    cols = [is_train.astype(np.int64)]
-    radix = [2]
-    for key, n_keys, y, c in sides:
-        cols += [key.astype(np.int64), y.astype(np.int64)]
-        radix += [max(int(n_keys), 1), max(int(c), 1)]
-    if float(np.prod(np.array(radix, dtype=float))) < 2**62:  # one int64 code per row: counting, no row sort
-        code = np.zeros(len(is_train), dtype=np.int64)
-        for col, r in zip(cols, radix):
-            code = code * r + col
-        uniq, counts = np.unique(code, return_counts=True)
-        pat = np.empty((len(uniq), len(cols)), dtype=np.int64)
-        rest = uniq.copy()
-        for i in range(len(cols) - 1, -1, -1):
-            rest, pat[:, i] = np.divmod(rest, radix[i])
-    else:
-        pat, counts = np.unique(np.stack(cols, axis=1), axis=0, return_counts=True)
-    W = rng.multinomial(int(counts.sum()), counts / counts.sum(), size=B).astype(float)
-    return [_boot_lookup_accuracy(W, pat[:, 0].astype(bool), pat[:, 1 + 2 * i], pat[:, 2 + 2 * i], n_keys, c)
-            for i, (_, n_keys, _, c) in enumerate(sides)]
-
-
-def _boot_ratio(parts_d: list[np.ndarray], parts_m: list[np.ndarray], kind: str) -> np.ndarray:
-    d, m = np.mean(parts_d, axis=0), np.mean(parts_m, axis=0)
-    if kind == "difference":
-        return m - d
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(m + d != 0, (m - d) / (m + d), np.nan)
-
-
-def _percentile(values: np.ndarray, level: float = 0.95) -> dict:
-    ok = values[~np.isnan(values)]
-    if ok.size < 2:
-        return {"lower": None, "upper": None, "reason": "fewer than two defined bootstrap replicates"}
-    lo, hi = np.quantile(ok, [(1 - level) / 2, 1 - (1 - level) / 2])
-    out = {"lower": float(lo), "upper": float(hi)}
-    if ok.size < values.size:
-        out["replicates_undefined"] = int(values.size - ok.size)
-    return out
-
-
-def dpa(a, t, a_hat=None, t_hat=None, *, direction: str = "A->T", attacker: str = "lookup",
-        quality: str | Callable = "accuracy", trials: int = 10, split: float = 0.8, seed: int = 0,
-        equalize: bool = True, hidden: Sequence[int] = (64,), bootstrap: int = 0,
-        level: float = 0.95) -> dict[str, Any]:
-    """Directional predictability amplification (Tokas et al.).
-
-    With ``attacker="lookup"``, ``quality="accuracy"`` and ``bootstrap=B > 0``,
-    also a percentile bootstrap interval: in each trial the rows are resampled
-    (multinomial over their split × input × target patterns, the split and the
-    equalised labels held as drawn) and the lookup tables refitted per replicate;
-    replicate DPA is averaged over trials like the estimate.
-
-    A->T: Ψ_D = Q(f(A) -> T), Ψ_M = Q(f(A) -> T̂)  (needs ``t_hat``).
-    T->A: Ψ_D = Q(f(T) -> A), Ψ_M = Q(f(T) -> Â)  (needs ``a_hat``).
-    DPA = (Ψ_M - Ψ_D) / (Ψ_M + Ψ_D) per trial; ``value`` is the mean over trials
-    (None with ``reason`` if Ψ_M + Ψ_D = 0 in any trial).
-    """
+def _prepare_dpa(a, t, a_hat, t_hat, direction) -> _Problem:
     dir_norm = str(direction).replace("→", "->").replace(" ", "").upper()
     if dir_norm not in ("A->T", "T->A"):
         raise ValueError(MSG_DIRECTION.format(got=direction))
-    quality, hidden = _check_common(attacker, quality, trials, split, hidden)
     A, T = _as2d(a, "a"), _as2d(t, "t")
     # A->T: the attacker sees the group and predicts the task; T->A the other way round.
     if dir_norm == "A->T":
@@ -572,125 +506,548 @@ def dpa(a, t, a_hat=None, t_hat=None, *, direction: str = "A->T", attacker: str 
     Y_hat = _as2d(hat, hat_name)
     if Y_hat.shape[1] != target.shape[1]:
         raise ValueError(f"{hat_name} has {Y_hat.shape[1]} column(s), {hat_name[0]} has {target.shape[1]}")
-    n = _check_rows({"a": A, "t": T, hat_name: Y_hat})
+    _check_rows({"a": A, "t": T, hat_name: Y_hat})
     inp, _ = _encode_pair(source, None)
     y_true, y_model = _encode_pair(target, Y_hat)
+    return _Problem("dpa", inp, y_true, y_model, x_is_input=False, direction=dir_norm)
 
-    inp, y_true, y_model = _in_canonical_order(inp, y_true, y_model)
-    correct = (y_true.codes == y_model.codes).sum(axis=0)  # model's correct labels per target column
 
-    psi_d, psi_m, values = [], [], []
-    do_boot = bootstrap > 0 and attacker == "lookup" and quality == "accuracy"
-    boot = np.zeros(bootstrap) if do_boot else None
+def _prepare_leakage(a, t, t_hat) -> _Problem:
+    A, T, T_hat = _as2d(a, "a"), _as2d(t, "t"), _as2d(t_hat, "t_hat")
+    if T_hat.shape[1] != T.shape[1]:
+        raise ValueError(f"t_hat has {T_hat.shape[1]} column(s), t has {T.shape[1]}")
+    _check_rows({"a": A, "t": T, "t_hat": T_hat})
+    target, _ = _encode_pair(A, None)
+    x_true, x_model = _encode_pair(T, T_hat)
+    return _Problem("leakage", target, x_true, x_model, x_is_input=True)
+
+
+def _pair_qualities(prob: _Problem, attacker, Z: _Side, X: _Side, Xh: _Side, Xd: np.ndarray, train, test, *,
+                    quality, hidden, rs) -> tuple[float, float]:
+    """(data attacker's quality, model attacker's quality) on one split; ``Xd`` is X after the equalisation."""
+    kw = dict(quality=quality, hidden=hidden, rs=rs)
+    if prob.x_is_input:
+        d = _attack(attacker, _Side(Xd, X.classes), Z.codes, Z.classes, train, test, **kw)
+        m = _attack(attacker, Xh, Z.codes, Z.classes, train, test, **kw)
+    else:
+        d = _attack(attacker, Z, Xd, X.classes, train, test, **kw)
+        m = _attack(attacker, Z, Xh.codes, Xh.classes, train, test, **kw)
+    return d, m
+
+
+def _combine(kind: str, d: float, m: float) -> float | None:
+    if kind == "leakage":
+        return m - d
+    return (m - d) / (m + d) if (m + d) != 0 else None
+
+
+def _point(prob: _Problem, *, attacker, quality, trials, split, seed, equalize, hidden) -> dict:
+    """The estimate on the given rows: every trial's data and model quality and the combined value."""
+    Z, X, Xh = _in_canonical_order(prob.Z, prob.X, prob.Xh)
+    n = prob.n
+    correct = (X.codes == Xh.codes).sum(axis=0)  # model's correct labels per column of X
+    q_d, q_m, values = [], [], []
     for trial in range(trials):
         rng, train, test, rs = _trial(seed, trial, n, split)
-        target_d = _equalize(y_true.codes, y_true.n_classes, correct, rng) if equalize else y_true.codes
-        kw = dict(quality=quality, hidden=hidden, rs=rs)
-        d = _attack(attacker, inp, target_d, y_true.classes, train, test, **kw)
-        m = _attack(attacker, inp, y_model.codes, y_model.classes, train, test, **kw)
-        psi_d.append(d)
-        psi_m.append(m)
-        values.append((m - d) / (m + d) if (m + d) != 0 else None)
-        if do_boot:
-            key, n_keys = _row_keys(inp.codes, inp.n_classes)
-            is_train = _train_mask(n, train)
-            brng = np.random.default_rng([seed, trial, 7919])
-            sides = [(key, n_keys, target_d[:, j], len(cl)) for j, cl in enumerate(y_true.classes)] + \
-                    [(key, n_keys, y_model.codes[:, j], len(cl)) for j, cl in enumerate(y_model.classes)]
-            accs = _boot_trial(brng, is_train, sides, bootstrap)
-            K = len(y_true.classes)
-            boot += _boot_ratio(accs[:K], accs[K:], "ratio")
+        Xd = _equalize(X.codes, X.n_classes, correct, rng) if equalize else X.codes
+        d, m = _pair_qualities(prob, attacker, Z, X, Xh, Xd, train, test, quality=quality, hidden=hidden, rs=rs)
+        q_d.append(d)
+        q_m.append(m)
+        values.append(_combine(prob.kind, d, m))
+    return {"q_d": q_d, "q_m": q_m, "values": values, "correct": correct}
 
-    bad = sum(v is None for v in values)
-    out: dict[str, Any] = {
-        "direction": dir_norm,
-        "trials": values,
-        "psi_d": float(np.mean(psi_d)),
-        "psi_m": float(np.mean(psi_m)),
-        "psi_d_trials": psi_d,
-        "psi_m_trials": psi_m,
-    }
-    if bad:
-        out["value"] = None
-        out["reason"] = MSG_DPA_UNDEFINED.format(bad=bad, trials=trials)
-        out["interval"], out["interval_reason"] = None, out["reason"]
+
+# --------------------------------------------------------------------------- row bootstrap
+#
+# The headline interval must cover the sampling variability of the rows. A replicate resamples the n rows once
+# (with replacement) and reruns the whole procedure on the resample -- every trial: a fresh split, fresh
+# equalisation flips (the number kept is the model's number of correct labels *on the resample*) and both
+# attackers -- and averages the trials, exactly as the estimate does. The split is drawn over the *original
+# rows*: the copies of one row always land on the same side, so a row never sits in the training part and the
+# test part of a resample at once (which would favour the attackers on the resample and shift the replicates).
+#
+# Lookup attacker with accuracy or f1 ("cells" path, vectorised over replicates): rows with the same content are
+# interchangeable, so a replicate is a weight per distinct row *pattern* (a multinomial draw), and a trial only
+# needs counts per cell (side of the split x content after the flips):
+#   * split: m_p ~ multivariate hypergeometric (the original rows of pattern p that go to training), and the
+#     training weight of pattern p ~ Binomial(c_p, m_p / n_p) given its replicate weight c_p. This is the exact
+#     law of one trial; across the trials of a replicate it draws afresh how the weight c_p is spread over the
+#     n_p identical rows, which leaves the mean and the covariance of every count exactly as with fixed per-row
+#     weights (E[Var(X | w) | c] = c (m/n_p)(1 - m/n_p), the binomial variance, and E[X | w] = c m / n_p);
+#   * flips: exactly n - correct copies of the resample, chosen uniformly -- a multivariate hypergeometric draw
+#     over the cells (drawn by binary splitting, log2(cells) vectorised draws); multi-class columns send flipped
+#     copies uniformly to the other classes (a multinomial);
+#   * the lookup tables and the qualities are then counted from the cell weights.
+# Everything else (scikit-learn attackers, callable qualities, or more distinct cells than CELL_LIMIT) takes the
+# "rows" path: the resampled rows are built and the procedure is run on them literally, at most
+# ``max_replicates`` times; scikit-learn attackers run one trial per replicate (see ``trials_per_replicate``).
+
+MAX_REPLICATES = 200  # default cap on replicates that refit scikit-learn attackers (or use callable qualities)
+CELL_LIMIT = 50_000  # more cells than this after the flips: the rows path
+_CHUNK = 128  # replicates per vectorised block of the cells path (part of the seeding: fixed)
+_STREAM_ROWS, _STREAM_PROC = 0x524F5753, 0x50524F43  # "ROWS", "PROC": seed streams of the row bootstrap
+COVERS_ROWS = ("rows", "trial split and flips")
+COVERS_TRIALS = ("trial split and flips",)
+NOTE_ONE_TRIAL = ("each replicate runs one trial (a fresh split and fresh flips) on its resample, where the value "
+                  "averages {trials} trials: the replicate spread includes a single trial's split and flip noise and "
+                  "a single test part's sampling noise, so the interval is conservative (wider than needed)")
+MSG_NO_BOOTSTRAP = ("no row bootstrap (intervals.bootstrap.resamples is 0): no interval covers the sampling "
+                    "variability of the rows")
+MSG_FEW_REPLICATES = "fewer than two bootstrap replicates have a defined value"
+
+
+def _sum_columns(M: np.ndarray, idx: np.ndarray, size: int) -> np.ndarray:
+    """(R, size): column j holds the sum of the columns of M (R, E) whose idx is j."""
+    out = np.zeros((M.shape[0], size), dtype=M.dtype)
+    if idx.size == 0:
+        return out
+    order = np.argsort(idx, kind="stable")
+    sidx = idx[order]
+    starts = np.flatnonzero(np.r_[True, sidx[1:] != sidx[:-1]])
+    out[:, sidx[starts]] = np.add.reduceat(M[:, order], starts, axis=1)
+    return out
+
+
+def _mv_hypergeom(rng, counts: np.ndarray, nsample: np.ndarray) -> np.ndarray:
+    """Per replicate b, draw nsample[b] of the counts[b].sum() items without replacement: (R, C) taken per cell.
+
+    Binary splitting: the draw is split between the two halves of the cells by one hypergeometric draw, and so
+    on down, vectorised over replicates and cells (log2(C) calls)."""
+    R, C = counts.shape
+    size = 1
+    while size < C:
+        size *= 2
+    lev = np.zeros((R, size), dtype=np.int64)
+    lev[:, :C] = counts
+    levels = [lev]
+    while levels[-1].shape[1] > 1:
+        L = levels[-1]
+        levels.append(L[:, 0::2] + L[:, 1::2])
+    s = np.asarray(nsample, dtype=np.int64).reshape(R, 1)
+    for L in reversed(levels[:-1]):
+        left, right = L[:, 0::2], L[:, 1::2]
+        sl = rng.hypergeometric(left, right, s)
+        s = np.stack([sl, s - sl], axis=2).reshape(R, -1)
+    return s[:, :C]
+
+
+def _flip_cells(content: np.ndarray, w: np.ndarray, x: np.ndarray, col: int, c: int, rng):
+    """Move x (R, C) copies of each cell to the other value(s) of column ``col`` (c classes); merge equal cells."""
+    parts_c, parts_w = [content], [w - x]
+    if c == 2:
+        other = content.copy()
+        other[:, col] = 1 - other[:, col]
+        parts_c.append(other)
+        parts_w.append(x)
     else:
-        out["value"] = float(np.mean(values))
-        out["interval"], reason = _interval(values)
-        if reason:
-            out["interval_reason"] = reason
-    if do_boot:
-        out["bootstrap"] = {"method": "bootstrap", "level": level, "resamples": bootstrap,
-                            **_percentile(boot / trials, level)}
+        offs = rng.multinomial(x, np.full(c - 1, 1.0 / (c - 1)))  # (R, C, c-1): uniform other class
+        for o in range(1, c):
+            other = content.copy()
+            other[:, col] = (other[:, col] + o) % c
+            parts_c.append(other)
+            parts_w.append(offs[:, :, o - 1])
+    allc = np.concatenate(parts_c, axis=0)
+    allw = np.concatenate(parts_w, axis=1)
+    uniq, inv = np.unique(allc, axis=0, return_inverse=True)
+    merged = _sum_columns(allw, inv.reshape(-1), len(uniq))
+    keep = merged.any(axis=0)
+    return uniq[keep], merged[:, keep]
+
+
+def _cell_quality(w: np.ndarray, train_cell: np.ndarray, key: np.ndarray, n_keys: int, y: np.ndarray, c: int,
+                  quality: str) -> np.ndarray:
+    """Quality per replicate of the lookup attacker on cells: weights w (R, C), cell side, input key, target y.
+
+    The table is the majority target per key among the training weight (ties -> smaller class; a key with no
+    training weight -> the overall training majority), scored on the test weight -- as ``_lookup_predict`` and
+    ``_score_codes`` do on rows."""
+    R = w.shape[0]
+    c = max(int(c), 1)
+    tr = np.flatnonzero(train_cell)
+    te = np.flatnonzero(~train_cell)
+    tab = _sum_columns(w[:, tr], key[tr] * c + y[tr], n_keys * c).reshape(R, n_keys, c)
+    table = tab.argmax(axis=2)  # first maximum: the smaller class on ties
+    overall = tab.sum(axis=1).argmax(axis=1)
+    table = np.where(tab.sum(axis=2) == 0, overall[:, None], table)
+    pred = table[:, key[te]]  # (R, test cells)
+    yt = y[te][None, :]
+    wt = w[:, te].astype(float)
+    tot = wt.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if quality == "accuracy":
+            return np.where(tot > 0, (wt * (pred == yt)).sum(axis=1) / np.where(tot > 0, tot, 1), np.nan)
+        # f1 as _score_codes: binary -> F1 of the larger class; more classes -> macro over classes present
+        tp = np.stack([(wt * ((pred == k) & (yt == k))).sum(axis=1) for k in range(c)], axis=1)
+        fp = np.stack([(wt * ((pred == k) & (yt != k))).sum(axis=1) for k in range(c)], axis=1)
+        fn = np.stack([(wt * ((pred != k) & (yt == k))).sum(axis=1) for k in range(c)], axis=1)
+        denom = 2 * tp + fp + fn
+        f = np.where(denom > 0, 2 * tp / np.where(denom > 0, denom, 1), 0.0)
+        if c <= 2:
+            out = f[:, c - 1]
+        else:
+            present = denom > 0
+            out = np.where(present.any(axis=1), (f * present).sum(axis=1) / np.maximum(present.sum(axis=1), 1),
+                           np.nan)
+        return np.where(tot > 0, out, np.nan)
+
+
+def _cell_keys(codes: np.ndarray) -> tuple[np.ndarray, int]:
+    uniq, inv = np.unique(codes, axis=0, return_inverse=True)
+    return inv.reshape(-1), len(uniq)
+
+
+def _cells_replicates(rng, C: np.ndarray, pat: np.ndarray, n_p: np.ndarray, ncls: list[int], kz: int, kx: int,
+                      prob: _Problem, *, trials: int, split: float, equalize: bool, quality: str) -> np.ndarray:
+    """Replicate values (R,) of one run on the cells path; C (R, P) replicate weights of the run's patterns.
+
+    ``pat`` (P, kz + 2 kx): pattern content, columns Z | X | X̂; ``ncls`` their class counts."""
+    R, P = C.shape
+    n = int(n_p.sum())
+    n_train = min(max(int(math.floor(split * n)), 1), n - 1)
+    correct = np.stack([C @ (pat[:, kz + j] == pat[:, kz + kx + j]).astype(np.int64) for j in range(kx)], axis=1)
+    zc = [1 + j for j in range(kz)]
+    xc = [1 + kz + j for j in range(kx)]
+    hc = [1 + kz + kx + j for j in range(kx)]
+    cls = [0] + list(ncls)  # by content column (column 0 is the side)
+    total = np.zeros(R)
+    for _ in range(trials):
+        m = rng.multivariate_hypergeometric(n_p, n_train, size=R)  # original rows of each pattern in training
+        tr = rng.binomial(C, m / n_p)
+        content = np.concatenate([np.c_[np.ones(P, np.int64), pat], np.c_[np.zeros(P, np.int64), pat]])
+        w = np.concatenate([tr, C - tr], axis=1)
+        keep = w.any(axis=0)
+        content, w = content[keep], w[:, keep]
+        if equalize:
+            for j in range(kx):
+                c, nflip = cls[xc[j]], n - correct[:, j]
+                if c < 2 or not nflip.any():
+                    continue
+                content, w = _flip_cells(content, w, _mv_hypergeom(rng, w, nflip), xc[j], c, rng)
+        side = content[:, 0].astype(bool)
+
+        def q(inputs, targets):
+            key, n_keys = _cell_keys(content[:, inputs])
+            return np.mean([_cell_quality(w, side, key, n_keys, content[:, t], cls[t], quality) for t in targets],
+                           axis=0)
+
+        if prob.x_is_input:
+            d, mq = q(xc, zc), q(hc, zc)
+        else:
+            d, mq = q(zc, xc), q(zc, hc)
+        if prob.kind == "leakage":
+            v = mq - d
+        else:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                v = np.where(mq + d != 0, (mq - d) / (mq + d), np.nan)
+        total += v
+    return total / trials
+
+
+def _patterns(probs: list[_Problem]) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """Distinct joint row contents over every run (Z | X | X̂ per run), their counts and the column classes."""
+    codes = np.concatenate([s.codes for p in probs for s in (p.Z, p.X, p.Xh)], axis=1)
+    ncls = [c for p in probs for s in (p.Z, p.X, p.Xh) for c in s.n_classes]
+    key, _ = _row_keys(codes, ncls)
+    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    return codes[first], counts.astype(np.int64), ncls
+
+
+def _run_columns(probs: list[_Problem]) -> list[tuple[list[int], int, int]]:
+    out, o = [], 0
+    for p in probs:
+        kz, kx = p.Z.codes.shape[1], p.X.codes.shape[1]
+        out.append((list(range(o, o + kz + 2 * kx)), kz, kx))
+        o += kz + 2 * kx
+    return out
+
+
+def _row_bootstrap(probs: list[_Problem], *, attacker, quality, trials, split, seed, equalize, hidden,
+                   resamples: int, max_replicates: int) -> tuple[np.ndarray, dict]:
+    """Replicate values (R, runs) -- one row resample per replicate, shared by every run -- and how they were made."""
+    pat, counts, ncls = _patterns(probs)
+    n = int(counts.sum())
+    runs = _run_columns(probs)
+    cells_needed = 0
+    for cols, kz, kx in runs:
+        sub = np.unique(pat[:, cols], axis=0).shape[0]
+        flips = math.prod(ncls[cols[kz + j]] for j in range(kx)) if equalize else 1
+        cells_needed = max(cells_needed, 2 * min(sub * flips, math.prod(ncls[c] for c in cols)))
+    fast = attacker == "lookup" and isinstance(quality, str) and quality in QUALITIES and cells_needed <= CELL_LIMIT
+    if fast:
+        reps = np.empty((resamples, len(probs)))
+        run_maps = []
+        for cols, kz, kx in runs:
+            sub, inv = np.unique(pat[:, cols], axis=0, return_inverse=True)
+            inv = inv.reshape(-1)
+            n_p = np.bincount(inv, weights=counts, minlength=len(sub)).astype(np.int64)
+            run_maps.append((sub, inv, n_p, [ncls[c] for c in cols], kz, kx))
+        for ci, start in enumerate(range(0, resamples, _CHUNK)):
+            R = min(_CHUNK, resamples - start)
+            Cj = np.random.default_rng([seed, _STREAM_ROWS, ci]).multinomial(n, counts / n, size=R)
+            for r, (prob, (sub, inv, n_p, nc, kz, kx)) in enumerate(zip(probs, run_maps)):
+                rng = np.random.default_rng([seed, _STREAM_PROC, r, ci])
+                C = _sum_columns(Cj, inv, len(sub))
+                reps[start:start + R, r] = _cells_replicates(rng, C, sub, n_p, nc, kz, kx, prob, trials=trials,
+                                                             split=split, equalize=equalize, quality=quality)
+        info = {"path": "cells", "resamples": resamples, "trials_per_replicate": trials}
+        return reps, info
+    R = min(resamples, max_replicates)
+    tpr = trials if attacker == "lookup" else 1
+    rows = np.repeat(np.arange(len(pat)), counts)  # the rows in canonical order (sorted by content)
+    n_train = min(max(int(math.floor(split * n)), 1), n - 1)
+    reps = np.empty((R, len(probs)))
+    rng_rows = np.random.default_rng([seed, _STREAM_ROWS])
+    for b in range(R):
+        idx = np.sort(rng_rows.integers(0, n, n))  # the resample: original row ids, with replacement
+        codes = pat[rows[idx]]
+        for r, (prob, (cols, kz, kx)) in enumerate(zip(probs, runs)):
+            rng = np.random.default_rng([seed, _STREAM_PROC, r, b])
+            Z = _Side(codes[:, cols[:kz]], prob.Z.classes)
+            X = _Side(codes[:, cols[kz:kz + kx]], prob.X.classes)
+            Xh = _Side(codes[:, cols[kz + kx:]], prob.Xh.classes)
+            correct = (X.codes == Xh.codes).sum(axis=0)
+            vals = []
+            for _ in range(tpr):
+                is_train = np.zeros(n, dtype=bool)
+                is_train[rng.permutation(n)[:n_train]] = True  # split over the original rows
+                mask = is_train[idx]
+                train, test = np.flatnonzero(mask), np.flatnonzero(~mask)
+                Xd = _equalize(X.codes, X.n_classes, correct, rng) if equalize else X.codes
+                rs = int(rng.integers(0, 2**31 - 1))
+                if train.size == 0 or test.size == 0:
+                    vals.append(None)
+                    continue
+                d, m = _pair_qualities(prob, attacker, Z, X, Xh, Xd, train, test, quality=quality, hidden=hidden,
+                                       rs=rs)
+                vals.append(_combine(prob.kind, d, m))
+            ok = [v for v in vals if v is not None and not math.isnan(v)]
+            reps[b, r] = float(np.mean(ok)) if len(ok) == len(vals) else np.nan
+    info = {"path": "rows", "resamples": R, "trials_per_replicate": tpr}
+    if R < resamples:
+        info["resamples_requested"] = resamples
+    return reps, info
+
+
+def _rows_interval(reps: np.ndarray, point: float, info: dict, *, level: float, seed: int, trials: int) -> dict:
+    """The percentile interval of the replicates (rows and the trials' split and flip noise)."""
+    from reportgen import intervals
+
+    lo, hi, undefined = intervals.percentile(reps, level)
+    iv: dict[str, Any] = {"method": "bootstrap", "level": level, "lower": lo, "upper": hi,
+                          "covers": list(COVERS_ROWS), "resamples": info["resamples"], "seed": seed,
+                          "trials_per_replicate": info["trials_per_replicate"],
+                          "scheme": "rows resampled once per replicate, split over the original rows"}
+    if "resamples_requested" in info:
+        iv["resamples_requested"] = info["resamples_requested"]
+    if undefined:
+        iv["replicates_undefined"] = undefined
+    ok = reps[~np.isnan(reps)]
+    if ok.size:
+        iv["replicate_median"] = float(np.median(ok))
+        iv["replicate_sd"] = float(ok.std(ddof=1)) if ok.size > 1 else 0.0
+    if info["trials_per_replicate"] < trials:
+        iv["note"] = NOTE_ONE_TRIAL.format(trials=trials)
+    if lo is None:
+        iv["reason"] = MSG_FEW_REPLICATES
+    elif not lo <= point <= hi:
+        iv["note"] = ((iv.get("note", "") + "; ") if iv.get("note") else "") + (
+            "the estimate lies outside the percentile interval of its replicates: the replicates are shifted "
+            "(the attackers' quality is biased on small resamples), so read the interval with care")
+    return iv
+
+
+# --------------------------------------------------------------------------- public functions
+
+
+def _evaluate(probs: list[_Problem], *, attacker, quality, trials, split, seed, equalize, hidden, bootstrap, level,
+              max_replicates) -> dict[str, Any]:
+    """Point per run, trials block, and the headline interval (rows; rows and runs with several runs)."""
+    from reportgen import intervals
+
+    points = [_point(p, attacker=attacker, quality=quality, trials=trials, split=split, seed=seed,
+                     equalize=equalize, hidden=hidden) for p in probs]
+    per_run = []
+    for pt in points:
+        bad = sum(v is None for v in pt["values"])
+        pt["value"] = None if bad else float(np.mean(pt["values"]))
+        pt["reason"] = MSG_DPA_UNDEFINED.format(bad=bad, trials=trials) if bad else None
+        per_run.append(pt["value"])
+    out: dict[str, Any] = {"points": points, "per_run": per_run}
+    if any(v is None for v in per_run):
+        out["value"] = None
+        out["reason"] = next(pt["reason"] for pt in points if pt["value"] is None)
+        out["interval"], out["interval_reason"] = None, out["reason"]
+        out["trials_block"] = None
+        return out
+    value = float(np.mean(per_run))
+    out["value"] = value
+    # trial noise of the (run-averaged) value: trial t averaged over runs, t over trials
+    out["trials_block"] = _trials_block([float(np.mean([pt["values"][t] for pt in points])) for t in range(trials)],
+                                        level)
+    if bootstrap <= 0:
+        out["interval"], out["interval_reason"] = None, MSG_NO_BOOTSTRAP
+        return out
+    kw = dict(attacker=attacker, quality=quality, trials=trials, split=split, seed=seed, equalize=equalize,
+              hidden=hidden, resamples=int(bootstrap), max_replicates=int(max_replicates))
+    shared = len({p.raw_key for p in probs}) == 1
+    if shared:
+        reps, info = _row_bootstrap(probs, **kw)
+        avg = reps.mean(axis=1)  # NaN in any run -> undefined replicate
+        rows_iv = _rows_interval(avg, value, info, level=level, seed=seed, trials=trials)
+    else:  # runs on different rows: no shared resample; the rows part is the mean of the runs' own half-widths
+        parts = []
+        for p, v in zip(probs, per_run):
+            reps, info = _row_bootstrap([p], **kw)
+            parts.append(_rows_interval(reps[:, 0], v, info, level=level, seed=seed, trials=trials))
+        rows_iv = dict(parts[0])
+        if all(iv["lower"] is not None for iv in parts):
+            rows_iv["lower"] = value - float(np.mean([v - iv["lower"] for v, iv in zip(per_run, parts)]))
+            rows_iv["upper"] = value + float(np.mean([iv["upper"] - v for v, iv in zip(per_run, parts)]))
+        else:
+            rows_iv.update(lower=None, upper=None, reason=MSG_FEW_REPLICATES)
+        for k in ("replicate_median", "replicate_sd", "replicates_undefined"):
+            rows_iv.pop(k, None)
+        rows_iv["scheme"] = ("the runs' test rows differ, so each run is resampled on its own and the rows part "
+                             "is the mean of the runs' half-widths (rows treated as fully shared: conservative)")
+    if len(probs) == 1:
+        out["interval"] = rows_iv
+        if rows_iv["lower"] is None:
+            out["interval_reason"] = rows_iv["reason"]
+        return out
+    comb = intervals.rows_and_runs(value, rows_iv["lower"], rows_iv["upper"], per_run, level)
+    comb["covers"] = list(COVERS_ROWS) + ["runs"]
+    for k in ("resamples", "resamples_requested", "seed", "trials_per_replicate", "scheme"):
+        if k in rows_iv:
+            comb[k] = rows_iv[k]
+    out["interval"] = comb
+    out["interval_rows"] = rows_iv
+    if comb.get("lower") is None:
+        out["interval_reason"] = comb.get("reason")
+    return out
+
+
+def _single(prob: _Problem, names: tuple[str, str], extra: dict, *, attacker, quality, trials, split, seed,
+            equalize, hidden, bootstrap, level, max_replicates) -> dict[str, Any]:
+    r = _evaluate([prob], attacker=attacker, quality=quality, trials=trials, split=split, seed=seed,
+                  equalize=equalize, hidden=hidden, bootstrap=bootstrap, level=level, max_replicates=max_replicates)
+    pt = r["points"][0]
+    out: dict[str, Any] = dict(extra)
+    out.update({"value": r["value"], "trials": pt["values"], names[0]: float(np.mean(pt["q_d"])),
+                names[1]: float(np.mean(pt["q_m"])), names[0] + "_trials": pt["q_d"], names[1] + "_trials": pt["q_m"]})
+    if r["value"] is None:
+        out["reason"] = r["reason"]
+    out["interval"] = r["interval"]
+    if r.get("interval_reason"):
+        out["interval_reason"] = r["interval_reason"]
+    out["trials_interval"] = r["trials_block"]
+    return out
+
+
+def dpa(a, t, a_hat=None, t_hat=None, *, direction: str = "A->T", attacker: str = "lookup",
+        quality: str | Callable = "accuracy", trials: int = 10, split: float = 0.8, seed: int = 0,
+        equalize: bool = True, hidden: Sequence[int] = (64,), bootstrap: int = 0,
+        level: float = 0.95, max_replicates: int = MAX_REPLICATES) -> dict[str, Any]:
+    """Directional predictability amplification (Tokas et al.).
+
+    A->T: Ψ_D = Q(f(A) -> T), Ψ_M = Q(f(A) -> T̂)  (needs ``t_hat``).
+    T->A: Ψ_D = Q(f(T) -> A), Ψ_M = Q(f(T) -> Â)  (needs ``a_hat``).
+    DPA = (Ψ_M - Ψ_D) / (Ψ_M + Ψ_D) per trial; ``value`` is the mean over trials
+    (None with ``reason`` if Ψ_M + Ψ_D = 0 in any trial).
+
+    ``interval``: with ``bootstrap=B > 0`` the row bootstrap (module notes above): B replicates, each resampling
+    the rows once and rerunning every trial, percentile interval at ``level``; scikit-learn attackers and callable
+    qualities use at most ``max_replicates`` replicates. It covers the rows and the trials' split and flips.
+    ``None`` with ``interval_reason`` when ``bootstrap=0``. ``trials_interval``: mean ± t over the trials, which
+    covers only the split and flip randomness (the rows held fixed) -- never an interval for the value.
+    """
+    quality, hidden = _check_common(attacker, quality, trials, split, hidden)
+    prob = _prepare_dpa(a, t, a_hat, t_hat, direction)
+    n = prob.n
+    out = _single(prob, ("psi_d", "psi_m"), {"direction": prob.direction}, attacker=attacker, quality=quality,
+                  trials=trials, split=split, seed=seed, equalize=equalize, hidden=hidden, bootstrap=bootstrap,
+                  level=level, max_replicates=max_replicates)
+    correct = (prob.X.codes == prob.Xh.codes).sum(axis=0)
     out["settings"] = _settings(attacker, quality, trials, split, seed, equalize, hidden, n,
-                                direction=dir_norm,
+                                direction=prob.direction,
                                 equalization_n="all rows" if equalize else None,
                                 model_accuracy=[int(c) / n for c in correct])
     return out
 
 
-# --------------------------------------------------------------------------- leakage
-
-
 def leakage(a, t, t_hat, *, attacker: str = "lookup", quality: str | Callable = "accuracy", trials: int = 10,
             split: float = 0.8, seed: int = 0, equalize: bool = True,
-            hidden: Sequence[int] = (64,), bootstrap: int = 0, level: float = 0.95) -> dict[str, Any]:
+            hidden: Sequence[int] = (64,), bootstrap: int = 0, level: float = 0.95,
+            max_replicates: int = MAX_REPLICATES) -> dict[str, Any]:
     """Leakage amplification (Wang et al. 2019): mean over trials of λ_M - λ_D.
-
-    ``bootstrap`` > 0 with the lookup attacker and accuracy: a percentile
-    bootstrap interval as for :func:`dpa`.
 
     λ_D = Q(f_D(T) -> A) with T's labels flipped at the model's per-task error
     rate (fresh random flips each trial, if ``equalize``); λ_M = Q(f_M(T̂) -> A).
+    ``interval`` and ``trials_interval`` as for :func:`dpa`.
     """
     quality, hidden = _check_common(attacker, quality, trials, split, hidden)
-    A, T, T_hat = _as2d(a, "a"), _as2d(t, "t"), _as2d(t_hat, "t_hat")
-    if T_hat.shape[1] != T.shape[1]:
-        raise ValueError(f"t_hat has {T_hat.shape[1]} column(s), t has {T.shape[1]}")
-    n = _check_rows({"a": A, "t": T, "t_hat": T_hat})
-    target, _ = _encode_pair(A, None)
-    x_true, x_model = _encode_pair(T, T_hat)
-
-    target, x_true, x_model = _in_canonical_order(target, x_true, x_model)
-    correct = (x_true.codes == x_model.codes).sum(axis=0)
-
-    lam_d, lam_m, values = [], [], []
-    do_boot = bootstrap > 0 and attacker == "lookup" and quality == "accuracy"
-    boot = np.zeros(bootstrap) if do_boot else None
-    for trial in range(trials):
-        rng, train, test, rs = _trial(seed, trial, n, split)
-        xd = _Side(_equalize(x_true.codes, x_true.n_classes, correct, rng), x_true.classes) if equalize else x_true
-        kw = dict(quality=quality, hidden=hidden, rs=rs)
-        d = _attack(attacker, xd, target.codes, target.classes, train, test, **kw)
-        m = _attack(attacker, x_model, target.codes, target.classes, train, test, **kw)
-        lam_d.append(d)
-        lam_m.append(m)
-        values.append(m - d)
-        if do_boot:
-            kd, nd = _row_keys(xd.codes, xd.n_classes)
-            km, nm = _row_keys(x_model.codes, x_model.n_classes)
-            is_train = _train_mask(n, train)
-            K = len(target.classes)
-            sides = [(kd, nd, target.codes[:, j], len(cl)) for j, cl in enumerate(target.classes)] + \
-                    [(km, nm, target.codes[:, j], len(cl)) for j, cl in enumerate(target.classes)]
-            accs = _boot_trial(np.random.default_rng([seed, trial, 7919]), is_train, sides, bootstrap)
-            boot += _boot_ratio(accs[:K], accs[K:], "difference")
-
-    out: dict[str, Any] = {
-        "value": float(np.mean(values)),
-        "trials": values,
-        "lambda_d": float(np.mean(lam_d)),
-        "lambda_m": float(np.mean(lam_m)),
-        "lambda_d_trials": lam_d,
-        "lambda_m_trials": lam_m,
-    }
-    out["interval"], reason = _interval(values)
-    if reason:
-        out["interval_reason"] = reason
-    if do_boot:
-        out["bootstrap"] = {"method": "bootstrap", "level": level, "resamples": bootstrap,
-                            **_percentile(boot / trials, level)}
+    prob = _prepare_leakage(a, t, t_hat)
+    n = prob.n
+    out = _single(prob, ("lambda_d", "lambda_m"), {}, attacker=attacker, quality=quality, trials=trials, split=split,
+                  seed=seed, equalize=equalize, hidden=hidden, bootstrap=bootstrap, level=level,
+                  max_replicates=max_replicates)
+    correct = (prob.X.codes == prob.Xh.codes).sum(axis=0)
     out["settings"] = _settings(attacker, quality, trials, split, seed, equalize, hidden, n,
                                 equalization_n="all rows, per task column" if equalize else None,
                                 model_task_error=[1 - int(c) / n for c in correct])
+    return out
+
+
+METRIC_NAMES = ("leakage", "dpa_a_to_t", "dpa_t_to_a")
+
+
+def over_runs(name: str, runs: Sequence[dict], *, attacker: str = "lookup", quality: str | Callable = "accuracy",
+              trials: int = 10, split: float = 0.8, seed: int = 0, equalize: bool = True,
+              hidden: Sequence[int] = (64,), bootstrap: int = 0, level: float = 0.95,
+              max_replicates: int = MAX_REPLICATES) -> dict[str, Any]:
+    """One metric over one or several runs (prediction files of one model on the same test rows).
+
+    ``runs``: one dict per run with ``a``, ``t`` and the model's ``t_hat`` (leakage, dpa_a_to_t) or ``a_hat``
+    (dpa_t_to_a). The value is the mean over runs of each run's mean over trials. The row bootstrap resamples the
+    rows once per replicate and uses that resample for every run (the runs share their rows), so the rows part
+    is not shrunk by averaging runs; with several runs the headline ``interval`` is
+    ``intervals.rows_and_runs`` (rows and trials from the bootstrap of the run mean, runs from the t half-width
+    over runs, in quadrature), and ``interval_rows`` is the bootstrap part alone.
+
+    Returns ``value`` (None with ``reason``), ``interval`` (None with ``interval_reason``), ``interval_rows``
+    (several runs), ``trials`` (the trial-noise block), ``per_run`` values, per-run results ``runs``
+    (``data_quality`` / ``model_quality`` means and per trial), and ``settings`` of the first run.
+    """
+    if name not in METRIC_NAMES:
+        raise ValueError(f"unknown predictability metric '{name}'; known: {', '.join(METRIC_NAMES)}")
+    if not runs:
+        raise ValueError("over_runs needs at least one run")
+    quality, hidden = _check_common(attacker, quality, trials, split, hidden)
+    if name == "leakage":
+        probs = [_prepare_leakage(r["a"], r["t"], r["t_hat"]) for r in runs]
+    else:
+        d = "A->T" if name == "dpa_a_to_t" else "T->A"
+        probs = [_prepare_dpa(r["a"], r["t"], r.get("a_hat"), r.get("t_hat"), d) for r in runs]
+    r = _evaluate(probs, attacker=attacker, quality=quality, trials=trials, split=split, seed=seed,
+                  equalize=equalize, hidden=hidden, bootstrap=bootstrap, level=level, max_replicates=max_replicates)
+    p0 = probs[0]
+    correct = (p0.X.codes == p0.Xh.codes).sum(axis=0)
+    extra = ({"equalization_n": "all rows, per task column" if equalize else None,
+              "model_task_error": [1 - int(c) / p0.n for c in correct]} if name == "leakage" else
+             {"direction": p0.direction, "equalization_n": "all rows" if equalize else None,
+              "model_accuracy": [int(c) / p0.n for c in correct]})
+    out: dict[str, Any] = {
+        "value": r["value"],
+        "interval": r["interval"],
+        "trials": r["trials_block"],
+        "per_run": r["per_run"],
+        "runs": [{"value": pt["value"], "trials": pt["values"], "data_quality": float(np.mean(pt["q_d"])),
+                  "model_quality": float(np.mean(pt["q_m"])), "data_quality_trials": pt["q_d"],
+                  "model_quality_trials": pt["q_m"]} for pt in r["points"]],
+        "settings": _settings(attacker, quality, trials, split, seed, equalize, hidden, p0.n, **extra),
+    }
+    for k in ("reason", "interval_reason", "interval_rows"):
+        if r.get(k) is not None:
+            out[k] = r[k]
+    if r["value"] is None:
+        out["trials"] = None
     return out

@@ -142,12 +142,19 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     thr: dict[int, float] = {}
     if any(t.threshold == "calibrate" for t in tasks) and out.train is not None and out.validation is not None:
         for k, t in enumerate(tasks):
-            if t.threshold == "calibrate" and k in out.validation.scores:
+            if t.threshold == "calibrate" and k in out.validation.scores and not t.complement:
                 p = (out.train.y_mean(k) if _streamed(out.train) else float(out.train.Y[:, k].mean())) \
                     if out.train.n else 0.0
                 rec = thresholds.calibrate(out.validation.scores[k], p)
                 thr[k] = rec["threshold"]
                 out.calibration[t.label] = rec
+        for k, t in enumerate(tasks):  # the other class of a two-class score: the same threshold, complemented
+            if t.threshold == "calibrate" and t.complement:
+                j = next((j for j, u in enumerate(tasks) if u.spec_key == t.spec_key and not u.complement
+                          and j in thr), None)
+                if j is not None:
+                    thr[k] = thr[j]
+                    out.calibration[t.label] = {**out.calibration[tasks[j].label], "complement_of": tasks[j].label}
     if s.data.test:
         enc = attempt(lambda: load("test", s.data.test, ("data", "test"), thr, need_sample))
         if enc is not None:
@@ -171,7 +178,10 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     if s.local_bias is not None and out.predictions:
         from reportgen import local_bias
 
-        out.local = attempt(lambda: local_bias.prepare(ls, attrs, tasks, out.row_predictions[0]))
+        lb_rows = out.row_predictions[0]
+        if s.local_bias.attribute in lb_rows.groups:  # LOGAN clusters the rows its attribute uses
+            lb_rows = lb_rows.for_attribute(s.local_bias.attribute)
+        out.local = attempt(lambda: local_bias.prepare(ls, attrs, tasks, lb_rows))
         if out.local is not None and len(out.predictions) > 1:
             out.local.notes.append(f"computed on the first run, {out.predictions[0].display_path}")
         smp = sample_note(out.row_predictions[:1])
@@ -244,10 +254,18 @@ class BaseInfo:
 
 
 def _units(enc: Encoded, attr: AttributeDef, with_pred: bool = True) -> stats.Units:
+    """The rows attribute ``attr`` uses (a listed group in each of its parts), each at its position among the
+    rows ``enc`` keeps: that position keys its Poisson weights, so a row has the same weights in every attribute
+    (and, with one stream id, in every prediction file) that counts it."""
     g = enc.groups[attr.name]
     gp = enc.groups_pred.get(attr.name) if with_pred else None
-    Yh = enc.Yhat if enc.Yhat is not None else enc.Y
-    return stats.make_units(g, gp, enc.Y, Yh, len(attr.groups))
+    Y = enc.Y
+    Yh = enc.Yhat if enc.Yhat is not None else Y
+    sel = g >= 0
+    if sel.all():
+        return stats.make_units(g, gp, Y, Yh, len(attr.groups))
+    idx = np.flatnonzero(sel)
+    return stats.make_units(g[idx], None if gp is None else gp[idx], Y[idx], Yh[idx], len(attr.groups), pos=idx)
 
 
 MSG_TABLE_NEEDS_P_TASK = ("{metric} compares the predictions with the table's P(task | group): add a "
@@ -614,9 +632,11 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
         "data": data_entries,
         "attributes": [{"name": a.name, "groups": [a.label(j) for j in range(len(a.groups))],
                         "columns": a.columns, "predicted": a.predicted,
-                        "group_sizes": _group_sizes(L, a)} for a in L.attrs],
+                        "group_sizes": _group_sizes(L, a), **_attribute_rows(L, a)} for a in L.attrs],
         "tasks": [{"name": t.name, "label": t.label, "column": t.column, "prediction": t.predicted or t.score,
                    "threshold": _f(t.threshold) if isinstance(t.threshold, (int, float)) else t.threshold,
+                   **({"predicted_when": "score <= threshold" if t.complement else "score > threshold"}
+                      if t.score else {}),
                    "favorable": t.favorable} for t in L.tasks],
         "calibration": L.calibration,
         "seed": seed,
@@ -637,9 +657,21 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
 def _group_sizes(L: Loaded, a: AttributeDef) -> list[dict]:
     out = []
     for enc in L.predictions:
-        c = enc.group_counts(a.name) if _streamed(enc) else np.bincount(enc.groups[a.name], minlength=len(a.groups))
+        c = enc.group_counts(a.name)
         out.append({"role": enc.role, "sizes": {a.label(j): int(c[j]) for j in range(len(a.groups))}})
     return out
+
+
+def _attribute_rows(L: Loaded, a: AttributeDef) -> dict:
+    """Per data file the attribute is computed on (train, then the predictions; roles as in ``group_sizes``):
+    the rows it uses and the rows it leaves out, by reason (a row-level drop, in ``data[].dropped``, removes a
+    row for every attribute first)."""
+    encs = ([L.train] if L.train else []) + L.predictions
+    used, dropped = [], []
+    for e in encs:
+        used.append({"role": e.role, "rows": e.attr_rows_used(a.name)})
+        dropped += [{"role": e.role, **d} for d in e.attr_dropped.get(a.name, [])]
+    return {"rows_used": used, "dropped": dropped}
 
 
 def _data_entries(L: Loaded) -> list[dict]:
@@ -679,12 +711,6 @@ def _dask_versions() -> dict:
     import distributed
 
     return {"dask": dask.__version__, "distributed": distributed.__version__}
-
-
-def _runs_block(evals: list[Evaluation], level: float) -> dict | None:
-    if len(evals) < 2:
-        return None
-    return intervals.across_runs([e.value for e in evals], level)
 
 
 def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, tallies, base: BaseInfo, task_idx: list[int],
@@ -775,13 +801,12 @@ def _multi_inputs(L: Loaded, attr: AttributeDef, src: str, has_pred: bool) -> tu
     return tests, base
 
 
-def _multi_replicates(eu: stats.Units, rows: bool, B: int, seed: int, stream: int) -> tuple | None:
-    """(bootstrap replicates of the combination-event counts, scheme): the row bootstrap, drawn as a multinomial
-    over the distinct patterns when there are at most ``stats.MULTINOMIAL_MAX_PATTERNS``, else as keyed Poisson
-    row weights (``rows`` only). Patterns with counts (``rows`` False: a streamed data set) give exactly the draw
-    of the same rows in memory; None when they are too many for the multinomial draw."""
-    if rows or B == 0:
-        return stats.replicates(eu, B, seed=seed, stream=stream, method="auto", joint=False)
+def _multi_replicates(eu: stats.Units, B: int, seed: int, stream: int) -> tuple | None:
+    """(bootstrap replicates of the combination-event counts ``eu`` (rows or patterns with counts), scheme): the
+    row bootstrap as a multinomial draw over the distinct event patterns, the same draw whether the rows come as
+    rows or as patterns; None when there are more than ``stats.MULTINOMIAL_MAX_PATTERNS`` (rows are needed)."""
+    if B == 0:
+        return stats.replicates(eu, 0, seed=seed, stream=stream, joint=False)
     pat = stats.compress(eu)
     if len(pat.count) > stats.MULTINOMIAL_MAX_PATTERNS:
         return None
@@ -810,27 +835,39 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
             "train" if L.train is not None else "test")
     A = len(attr.groups)
     scheme = "none"
+    shared = len(L.predictions) > 1
+    if shared and any(_streamed(e) for e in L.predictions):
+        # several streamed runs: the shared row resample needs rows in step across runs; the samples serve
+        return _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes)
     inputs = _multi_inputs(L, attr, src, has_pred)
     if inputs is None:  # some streamed data set kept no patterns (too many): rows are needed, the samples serve
         return _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes)
     tests, base = inputs
-    kept = metrics.combinations(base.Y, [u.Yhat for u in tests], min_count=m.min_count, min_size=m.min_size,
-                                base_weights=base.count, test_weights=[u.count for u in tests])
+    # distinct patterns with counts (files' rows are compressed here; the events are functions of the pattern)
+    pats = [u if _streamed(enc) else stats.compress(u) for enc, u in zip(L.predictions, tests)]
+    base = stats.compress(base)
+    kept = metrics.combinations(base.Y, [u.Yhat for u in pats], min_count=m.min_count, min_size=m.min_size,
+                                base_weights=base.count, test_weights=[u.count for u in pats])
     direction = metrics.direction_from_counts(stats.tally(metrics.combination_units(base, kept), joint=False))
     fn = metrics.REGISTRY[m.name].fn
     evals, N_first = [], None
-    for enc, units in zip(L.predictions, tests):
-        eu = metrics.combination_units(units, kept)
+    for enc, units, pat in zip(L.predictions, tests, pats):
+        eu = metrics.combination_units(pat, kept)
         N1 = stats.tally(eu, joint=False)
-        got = _multi_replicates(eu, not _streamed(enc), B, seed, stats.stream_id(enc.role, attr.name, m.name))
-        if got is None:  # too many patterns for the multinomial draw: rows are needed, the samples serve
+        sid = stats.stream_id("runs" if shared else enc.role, attr.name, m.name)
+        # several runs share the rows: one keyed Poisson row resample serves every run (docs/metrics.md §4)
+        got = None if shared else _multi_replicates(eu, B, seed, sid)
+        if got is None and not _streamed(enc):  # too many patterns for the multinomial draw: Poisson row weights
+            got = stats.replicates(metrics.combination_units(units, kept), B, seed=seed, stream=sid, joint=False,
+                                   method="poisson" if shared else "auto")
+        if got is None:  # a streamed data set with too many patterns: rows are needed, the samples serve
             return _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes)
         NB, scheme = got
         schemes.add(scheme)
         N_first = N1 if N_first is None else N_first
         r1, rB = fn(N1, direction=direction), fn(NB, direction=direction)
         evals.append(Evaluation(float(r1["value"][0]), rB["value"], r1["delta"][0].reshape(-1),
-                                rB["delta"].reshape(B, -1),
+                                rB["delta"].reshape(B, A * len(kept)),
                                 {"signed": float(r1["signed"][0]), "variance": float(r1["variance"][0])},
                                 {"signed": rB["signed"], "variance": rB["variance"]}))
     ev = _combine(evals)
@@ -844,15 +881,14 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
         entry["reason"] = metrics.REASON_NO_COMBINATIONS if not kept else metrics.REASON_NO_PAIRS
         entry["interval"] = None
     else:
-        entry["interval"] = _interval(ev.reps, level, B, seed, scheme)
+        entry["interval"], more = _headline(ev, evals, ev.reps, level, B, seed, scheme, [e.value for e in evals])
+        entry.update(more)
         entry["_reps"] = ev.reps
+    signed = Evaluation(ev.extra_point["signed"], ev.extra_reps["signed"], np.zeros(0), np.zeros((0, 0)))
     entry["signed_mean"] = {"value": _f(ev.extra_point["signed"]),
-                            "interval": _interval(ev.extra_reps["signed"], level, B, seed, scheme)}
+                            "interval": _headline(signed, evals, signed.reps, level, B, seed, scheme,
+                                                  [e.extra_point["signed"] for e in evals])[0]}
     entry["variance"] = _f(ev.extra_point["variance"])
-    runs = _runs_block(evals, level)
-    if runs:
-        entry["across_runs"] = runs
-        entry["per_run"] = [_f(e.value) for e in evals]
     cnt_a = N_first[0, 0].sum(axis=(1, 2, 3)) if kept else np.zeros(A)  # (A,) test rows per group
     cnt_m = N_first[0][..., 1, :].sum(axis=(1, 2, 3))  # (M,) test rows truly containing all of m
     pairs = []
@@ -874,9 +910,11 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
                 pair["reason"] = reason
             else:
                 pair["_reps"] = ev.pair_reps[:, p]
-                iv = _interval(ev.pair_reps[:, p], level, B, seed, scheme)
+                iv, more = _headline(_pair_eval(ev, p), evals, ev.pair_reps[:, p], level, B, seed, scheme,
+                                     [float(e.pair_point[p]) for e in evals])
                 if iv:
                     pair["interval"] = iv
+                pair.update(more)
             pairs.append(pair)
     entry["pairs_defined"] = sum(1 for p in pairs if "reason" not in p)
     entry["pairs_undefined"] = len(pairs) - entry["pairs_defined"]
@@ -1121,7 +1159,7 @@ def _predictability_entry(m: Metric, attr: AttributeDef, L: Loaded, has_pred: bo
     if opts["attacker"] == "mlp":
         opts["hidden"] = tuple(m.hidden or (64,))
     per_file = []
-    for enc in L.row_predictions:
+    for enc in (e.for_attribute(attr.name) for e in L.row_predictions):  # the rows this attribute uses
         a = enc.groups[attr.name].astype(np.int64)
         t, th = enc.Y[:, task_idx].astype(np.int64), enc.Yhat[:, task_idx].astype(np.int64)
         if m.name == "leakage":
@@ -1193,11 +1231,11 @@ def threshold_sweeps(ls: LoadedSpec, L: Loaded, by_attr_metrics: dict[str, list[
             has_pred = attr.name in enc.groups_pred
             base = base_info(ls, L, attr, ls.spec.base.source)
             vals: dict[str, list] = {m.name: [] for m in ms}
+            ea = enc.for_attribute(attr.name)  # the rows this attribute uses
             for thr in grid:
-                Yh = enc.Yhat.copy()
-                Yh[:, k] = enc.scores[k] >= thr
-                units = stats.make_units(enc.groups[attr.name], enc.groups_pred.get(attr.name) if has_pred else None,
-                                         enc.Y[:, [k]], Yh[:, [k]], len(attr.groups))
+                yh = t.predict(ea.scores[k], thr)[:, None]  # score > threshold (or its complement)
+                units = stats.make_units(ea.groups[attr.name], ea.groups_pred.get(attr.name) if has_pred else None,
+                                         ea.Y[:, [k]], yh, len(attr.groups))
                 N = stats.tally(units, joint=True)
                 for m in ms:
                     vals[m.name].append(_f(_sweep_value(m, attr, N, base, k, t, has_pred)))

@@ -109,7 +109,9 @@ class Data(Strict):
 
 class Attribute(Strict):
     column: str = Field(..., description="Column holding the protected attribute.")
-    groups: list[Scalar] = Field(..., min_length=1, description="Groups to compare; rows with other values are dropped and counted.")
+    groups: list[Scalar] = Field(..., min_length=1, description="Groups to compare. This attribute's metrics use the rows "
+                                                                "with one of these values; other rows are left out of "
+                                                                "this attribute only (and its intersections), and counted.")
     predicted: str | None = Field(None, description="Column with the model's predicted attribute (needed for T->A metrics).")
 
     @field_validator("groups")
@@ -128,26 +130,32 @@ class Task(Strict):
     columns: str | list[str] | None = Field(
         None, description="Many label columns at once: a glob pattern such as 'obj_*' or a list (multi-label)."
     )
-    positive: Scalar | None = Field(None, description="The label value that makes the task indicator 1 (default 1).")
-    classes: list[Scalar] | None = Field(None, description="Treat each listed class as its own task.")
+    positive: Scalar | None = Field(
+        None, description="The label value that makes the task indicator 1 (default 1). With `classes`: the class "
+                          "that `score` scores and whose prediction `favorable` describes.")
+    classes: list[Scalar] | None = Field(
+        None, description="Treat each listed class as its own task. With `score`, exactly two classes and "
+                          "`positive`: the positive class is predicted when score > threshold, the other when "
+                          "score <= threshold.")
     predicted: str | None = Field(
         None, description="Column of predicted labels; with `columns`, a pattern using {column}, e.g. '{column}_pred'."
     )
     score: str | None = Field(None, description="Score column (or pattern); needs `threshold`.")
     threshold: float | Literal["calibrate"] | None = Field(
-        None, description="Predicted positive when score >= threshold; `calibrate` uses data.validation (METRICS.md s5)."
+        None, description="Predicted positive when score > threshold (strictly: a score equal to the threshold is "
+                          "negative); `calibrate` uses data.validation (METRICS.md s5)."
     )
     favorable: Literal["positive", "negative"] = Field(
         "positive",
-        description="Which prediction is the favourable outcome for disparity costs (COMPAS 'high risk' is not: negative).",
+        description="Which prediction is the favourable outcome for disparity costs (COMPAS 'high risk' is not: "
+                    "negative). With `classes`, it describes the `positive` class's prediction; the other classes' "
+                    "tasks get the opposite.",
     )
 
     @model_validator(mode="after")
     def _shape(self) -> "Task":
         if (self.column is None) == (self.columns is None):
             raise ValueError("a task needs exactly one of `column` (one task) or `columns` (many); add one")
-        if self.positive is not None and self.classes is not None:
-            raise ValueError("use either `positive` or `classes`, not both")
         if self.predicted is None and self.score is None:
             raise ValueError("a task needs `predicted` (predicted labels) or `score` with `threshold`; add one")
         if self.predicted is not None and self.score is not None:
@@ -160,7 +168,36 @@ class Task(Strict):
             raise ValueError("classes must list at least one value")
         if self.columns is not None and self.classes is not None:
             raise ValueError("`classes` applies to a single `column`; with `columns` use `positive`")
+        if self.classes is not None:
+            listed = [_text(c) for c in self.classes]
+            shown = ", ".join(listed)
+            if self.positive is not None and _text(self.positive) not in listed:
+                raise ValueError(f"`positive`: {_text(self.positive)!r} is not one of the listed classes ({shown}); "
+                                 "name the class that `score` scores and `favorable` describes")
+            if self.score is not None and len(self.classes) > 2:
+                raise ValueError(f"`score`: one score column cannot predict {len(self.classes)} classes; give "
+                                 "`predicted:` with the predicted class column instead of `score:` and `threshold:`")
+            if self.score is not None and len(self.classes) < 2:
+                raise ValueError(f"`classes`: with `score:`, list exactly two classes (got {shown}), or drop "
+                                 f"`classes:` and write `positive: {listed[0]}`")
+            if self.score is not None and self.positive is None:
+                raise ValueError(f"`classes`: with `score:`, name the class the score is for with `positive:` "
+                                 f"(one of {shown}), e.g. positive: {listed[-1]}; that class is predicted when "
+                                 "score > threshold, the other when score <= threshold")
+            if self.positive is None and "favorable" in self.model_fields_set:
+                raise ValueError(f"`favorable`: favorable cannot apply to every class of one column alike; name the "
+                                 f"class it describes with `positive:` (one of {shown}); the other classes' tasks "
+                                 "then get the opposite")
         return self
+
+
+def _text(v: Any) -> str:
+    """A label value as text (1.0 -> '1'), as the data encoding compares values."""
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v).strip()
 
 
 class Base(Strict):
@@ -191,7 +228,9 @@ class Metric(Strict):
     tasks: list[str] | None = Field(None, description="Restrict to these task names.")
     protected: Scalar | None = Field(None, description="Disparity metrics: the group compared (A).")
     reference: Scalar | None = Field(None, description="Disparity metrics: the reference group (B); default the first listed.")
-    min_count: int = Field(0, ge=0, description="Multi->: keep combinations seen more than this often in base and test.")
+    min_count: int = Field(0, ge=0, description="Multi->: a combination must be the exact task set of more than "
+                                                  "this many base rows, and more than this many test rows must be "
+                                                  "predicted to contain all of it.")
     min_size: int = Field(1, ge=0, description="Multi->: smallest combination size kept.")
     attacker: Literal["lookup", "logistic", "mlp"] | None = Field(
         None, description="Predictability metrics: the attacker (default lookup, the exact Bayes-optimal table).")

@@ -47,9 +47,13 @@ from reportgen.data import (
     _columns_needed,
     _few,
     _num_text,
-    add_intersections,
+    add_exclusions,
+    attribute_only_columns,
     check_columns,
     dataset_sha256,
+    encode_attributes,
+    exclusion_counts,
+    exclusion_records,
     load_role,
     match_values,
     open_dataset,
@@ -107,6 +111,7 @@ class Plan:
     sample_rows: int  # 0: no sample
     sample_seed: int
     sample_columns: tuple[str, ...]
+    attr_only: frozenset = frozenset()  # columns only attributes read: a missing value leaves the row out of those
 
     @property
     def base_attrs(self) -> list[AttributeDef]:
@@ -181,8 +186,8 @@ def read_batches(part: Partition, columns: list[str], batch_rows: int):
 @dataclass
 class BatchCodes:
     n: int  # rows in the batch
-    keep: np.ndarray  # (n,) bool
-    groups: dict[str, np.ndarray]  # kept rows
+    keep: np.ndarray  # (n,) bool: rows every metric keeps
+    groups: dict[str, np.ndarray]  # kept rows; -1: a row the attribute leaves out
     groups_pred: dict[str, np.ndarray]
     ycols: list  # per task, (kept,) bool: true label
     yhcols: list | None  # per task, predicted label (None without predictions)
@@ -204,21 +209,23 @@ def _stack(cols: list, n: int) -> np.ndarray:
     return np.column_stack(cols) if cols else np.zeros((n, 0), dtype=bool)
 
 
-def fast_pattern_codes(plan: "Plan", b: BatchCodes, a: AttributeDef) -> np.ndarray | None:
-    """The rows' pattern codes (as ``stats._pattern_codes``) computed column by column in 32-bit integers."""
+def fast_pattern_codes(plan: "Plan", b: BatchCodes, a: AttributeDef, sel: np.ndarray | None = None) -> np.ndarray | None:
+    """The pattern codes (as ``stats._pattern_codes``) of the rows ``sel`` (default all) computed column by
+    column in 32-bit integers."""
     K = len(plan.tasks)
     G, Gp = len(a.groups), plan.Gp(a)
     if 2 * K + max(1, int(G * Gp - 1).bit_length()) > 30:
         return None
-    code = b.groups[a.name].astype(np.int32)
+    pick = (lambda x: x) if sel is None else (lambda x: x[sel])
+    code = pick(b.groups[a.name]).astype(np.int32)
     if Gp > 1:
-        gp = b.groups_pred[a.name].astype(np.int32)
+        gp = pick(b.groups_pred[a.name]).astype(np.int32)
         code = code * Gp + np.where(gp < 0, G, gp)
     yh = b.yhcols if b.yhcols is not None else b.ycols
     for k in range(K):
         code <<= 2
-        code |= b.ycols[k].view(np.uint8) << 1
-        code |= yh[k].view(np.uint8)
+        code |= pick(b.ycols[k]).view(np.uint8) << 1
+        code |= pick(yh[k]).view(np.uint8)
     return code
 
 
@@ -234,34 +241,20 @@ def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, r
         if miss.any():
             if acc is not None:
                 acc.missing(col, int(miss.sum()), row0 + int(np.argmax(miss)))
-            if plan.missing_drop:
+            if plan.missing_drop and col not in plan.attr_only:
                 newly = miss & keep
                 if acc is not None and newly.any():
                     acc.drop(i, f"missing value in column '{col}'", int(newly.sum()))
                 keep &= ~miss
-    raw: dict[str, np.ndarray] = {}
-    for j, a in enumerate(plan.base_attrs):
-        codes = codes_of(df[a.columns[0]], [v[0] for v in a.group_values])
-        raw[a.name] = codes
-        out = (codes < 0) & keep
-        if acc is not None and out.any():
-            acc.drop(len(plan.needed) + j, f"{a.name} not in declared groups ({', '.join(a.groups)})", int(out.sum()))
-        keep &= codes >= 0
-    if acc is not None:
-        for a in plan.base_attrs:
-            c = raw[a.name]
-            acc.add_group_counts(a.name, np.bincount(c[keep & (c >= 0)], minlength=len(a.groups)))
-            acc.add_values(("attr", a.name), df[a.columns[0]])
     idx = np.flatnonzero(keep)
     all_kept = len(idx) == n
     sub = df if all_kept else df.iloc[idx]
-    groups: dict[str, np.ndarray] = {}
-    groups_pred: dict[str, np.ndarray] = {}
-    for a in plan.base_attrs:
-        groups[a.name] = raw[a.name] if all_kept else raw[a.name][idx]
-        if plan.has_pred(a):
-            groups_pred[a.name] = codes_of(sub[a.predicted[0]], [v[0] for v in a.group_values])
-    add_intersections(list(plan.attrs), groups, groups_pred, with_pred=plan.predictions)
+    ac = encode_attributes(list(plan.attrs), sub, with_pred=plan.predictions, codes=codes_of)
+    if acc is not None:
+        for a in plan.base_attrs:
+            acc.add_group_counts(a.name, ac.listed[a.name])
+            acc.add_values(("attr", a.name), df[a.columns[0]])
+        add_exclusions(acc.attr_drops, exclusion_counts(list(plan.attrs), ac.why))
     ycols: list = []
     yhcols: list | None = [] if plan.predictions else None
     thr = dict(plan.thresholds)
@@ -284,9 +277,9 @@ def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, r
                     if acc is not None and len(s):
                         acc.non_numeric_score.setdefault(k, repr(s.iloc[0]))
                 elif isinstance(th, (int, float)):
-                    yh = s.to_numpy(dtype=float) >= float(th)
+                    yh = t.predict(s.to_numpy(dtype=float), th)  # score > threshold (or its complement)
             yhcols.append(yh)
-    return BatchCodes(n, keep, groups, groups_pred, ycols, yhcols)
+    return BatchCodes(n, keep, ac.groups, ac.groups_pred, ycols, yhcols)
 
 
 def codes_of(series: pd.Series, values: list) -> np.ndarray:
@@ -327,10 +320,25 @@ def distinct_values(series: pd.Series) -> list:
     return pd.unique(series.dropna()).tolist()[:MAX_DISTINCT_VALUES]
 
 
-def _units(plan: Plan, b: BatchCodes, a: AttributeDef, with_pred: bool = True) -> stats.Units:
+def _attr_rows(b: BatchCodes, a: AttributeDef) -> np.ndarray | None:
+    """Positions (among the batch's kept rows) of the rows attribute ``a`` uses; None: all of them."""
+    g = b.groups[a.name]
+    sel = g >= 0
+    return None if sel.all() else np.flatnonzero(sel)
+
+
+def _units(plan: Plan, b: BatchCodes, a: AttributeDef, with_pred: bool = True, offset: int = 0) -> stats.Units:
+    """Attribute ``a``'s rows of the batch, positioned at ``offset`` + their position among its kept rows
+    (as ``runner._units`` positions a file's rows)."""
+    sel = _attr_rows(b, a)
     gp = b.groups_pred.get(a.name) if with_pred and plan.has_pred(a) else None
-    Yh = b.Yhat if b.Yhat is not None else b.Y
-    return stats.make_units(b.groups[a.name], gp, b.Y, Yh, len(a.groups))
+    Y = b.Y
+    Yh = b.Yhat if b.Yhat is not None else Y
+    g = b.groups[a.name]
+    if sel is None:
+        return stats.make_units(g, gp, Y, Yh, len(a.groups), pos=offset + np.arange(len(g), dtype=np.int64))
+    return stats.make_units(g[sel], None if gp is None else gp[sel], Y[sel], Yh[sel], len(a.groups),
+                            pos=offset + sel)
 
 
 # --------------------------------------------------------------------------- per-partition statistics
@@ -358,7 +366,9 @@ class PartStats:
     kept: int = 0
     drops: dict = field(default_factory=dict)  # order -> [reason, rows]
     missing_cols: dict = field(default_factory=dict)  # column -> [count, (partition, row)]
-    group_counts: dict = field(default_factory=dict)  # attribute -> counts per group
+    group_counts: dict = field(default_factory=dict)  # attribute -> rows per listed group (for the checks)
+    attr_drops: dict = field(default_factory=dict)  # attribute -> {(part, WHY_* code): rows it leaves out}
+    y_true: np.ndarray | None = None  # per task, kept rows with a true label
     values: dict = field(default_factory=dict)  # ("label"|"pred"|"attr", column) -> set of distinct values
     non_numeric_score: dict = field(default_factory=dict)  # task index -> example
     patterns: dict = field(default_factory=dict)  # attribute -> (keys, counts) or None (too many)
@@ -419,7 +429,7 @@ def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None)
     acc = PartStats(file_index=part.file_index)
     cols = list(plan.columns)
     row = part.first_row
-    strata_shape = [len(a.groups) for a in plan.base_attrs]
+    strata_shape = _strata_sizes(plan)
     nstrata = int(np.prod(strata_shape)) if strata_shape else 1
     acc.strata = np.zeros(nstrata, dtype=np.int64)
     for df in read_batches(part, cols, plan.batch_rows):
@@ -427,8 +437,10 @@ def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None)
         idx = np.flatnonzero(b.keep)
         acc.rows += b.n
         acc.kept += len(idx)
+        yt = np.array([np.count_nonzero(c) for c in b.ycols], dtype=np.int64)
+        acc.y_true = yt if acc.y_true is None else acc.y_true + yt
         for a in plan.attrs:
-            fast = fast_pattern_codes(plan, b, a)
+            fast = fast_pattern_codes(plan, b, a, _attr_rows(b, a))
             u = _units(plan, b, a) if fast is None else None
             keys, counts = stats.count_keys(fast.astype(np.int64) if fast is not None else stats.pattern_keys(u))
             if len(keys) <= BATCH_PATTERNS:  # the point tally from the batch's patterns: exact and cheap
@@ -451,10 +463,14 @@ def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None)
     return acc
 
 
+def _strata_sizes(plan: Plan) -> list[int]:
+    return [len(a.groups) + 1 for a in plan.base_attrs]  # each listed group, and "left out of this attribute"
+
+
 def _stratum(plan: Plan, b: BatchCodes) -> np.ndarray:
     s = np.zeros(int(b.keep.sum()), dtype=np.int64)
-    for a in plan.base_attrs:
-        s = s * len(a.groups) + b.groups[a.name]
+    for a, size in zip(plan.base_attrs, _strata_sizes(plan)):
+        s = s * size + (b.groups[a.name].astype(np.int64) + 1)
     return s
 
 
@@ -520,6 +536,9 @@ def merge(a: PartStats, b: PartStats, plan: Plan, *, max_patterns: int | None = 
             out.missing_cols[col] = [n, where] if e is None else [e[0] + n, min(e[1], where)]
         for k, c in src.group_counts.items():
             out.add_group_counts(k, c)
+        add_exclusions(out.attr_drops, src.attr_drops)
+        if src.y_true is not None:
+            out.y_true = src.y_true if out.y_true is None else out.y_true + src.y_true
         for k, vals in src.values.items():
             s = out.values.setdefault(k, set())
             s.update(list(vals)[:max(0, MAX_DISTINCT_VALUES - len(s))])
@@ -539,7 +558,8 @@ def merge(a: PartStats, b: PartStats, plan: Plan, *, max_patterns: int | None = 
 def poisson_part(plan: Plan, part: Partition, offset: int, jobs: tuple, B: int, seed: int) -> dict:
     """Pass 2 over one partition: keyed Poisson(1) replicate sums S per (attribute, stream, joint).
 
-    ``offset``: rows used before this partition (the memory engine's row position of its first kept row).
+    ``offset``: rows kept before this partition (the memory engine's position of its first kept row); each
+    attribute's rows keep their positions among all kept rows, as in the memory engine.
     """
     out = {}
     for df in read_batches(part, list(plan.needed), plan.batch_rows):
@@ -548,7 +568,7 @@ def poisson_part(plan: Plan, part: Partition, offset: int, jobs: tuple, B: int, 
         for job in jobs:
             name, stream, joint, with_pred = job
             a = next(x for x in plan.attrs if x.name == name)
-            S = stats.poisson_sums(_units(plan, b, a, with_pred), B, seed, stream, joint=joint, row_offset=offset)
+            S = stats.poisson_sums(_units(plan, b, a, with_pred, offset), B, seed, stream, joint=joint)
             out[job] = out[job] + S if job in out else S
         offset += n
     return out
@@ -676,9 +696,16 @@ class Streamed:
         return np.rint(N[0, 0].sum(axis=(1, 2, 3))).astype(np.int64) if N.shape[1] else np.zeros(len(a.groups), int)
 
     def y_mean(self, k: int) -> float:
-        a = self.plan.attrs[0]
-        N = self.stats.point[a.name][0, k]
-        return float(N[..., 1, :].sum() / N.sum()) if N.sum() else 0.0
+        """Share of the kept rows (every row-level kept row, whatever its groups) with task ``k`` true."""
+        yt = self.stats.y_true
+        return float(yt[k] / self.rows_used) if self.rows_used and yt is not None else 0.0
+
+    def attr_rows_used(self, name: str) -> int:
+        return int(self.group_counts(name).sum())
+
+    @property
+    def attr_dropped(self) -> dict[str, list[dict]]:
+        return exclusion_records(list(self.plan.attrs), self.stats.attr_drops)
 
     def units(self, name: str, with_pred: bool) -> stats.Units | None:
         """Distinct patterns with counts (None when there were too many to keep)."""
@@ -800,7 +827,7 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
                 missing_drop=d.missing == "drop", attrs=tuple(attrs), tasks=tuple(tasks),
                 thresholds=tuple(sorted((thresholds or {}).items())), predictions=kind in ("test", "run"),
                 batch_rows=d.batch_rows, sample_rows=d.sample.rows if sample else 0, sample_seed=int(seed),
-                sample_columns=tuple(scols))
+                sample_columns=tuple(scols), attr_only=frozenset(attribute_only_columns(attrs, tasks, kind)))
     try:
         parts = partitions(files)
     except PartitionError as e:

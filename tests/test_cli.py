@@ -31,9 +31,17 @@ def test_compas_results_have_the_contract_keys(compas_run, root):
     test = next(d for d in res["data"] if d["role"] == "test")
     raw = pd.read_csv(root / "samples" / "compas" / "test.csv")
     assert test["rows"] == len(raw)
-    kept = raw["race"].isin(["Caucasian", "African-American"]) & raw["sex"].isin(["Male", "Female"])
-    assert test["rows_used"] == int(kept.sum())
-    assert test["rows_dropped"] == len(raw) - int(kept.sum())
+    # no missing values: every row is kept; each attribute uses the rows with one of its groups
+    assert test["rows_used"] == len(raw) and test["rows_dropped"] == 0 and test["dropped"] == []
+    race = raw["race"].isin(["Caucasian", "African-American"])
+    sex = raw["sex"].isin(["Male", "Female"])
+    attrs = {a["name"]: a for a in res["attributes"]}
+    for name, kept in (("race", race), ("sex", sex), ("race×sex", race & sex)):
+        assert next(u for u in attrs[name]["rows_used"] if u["role"] == "test")["rows"] == int(kept.sum())
+        left = [d for d in attrs[name]["dropped"] if d["role"] == "test"]
+        assert sum(d["rows"] for d in left) == len(raw) - int(kept.sum())
+    assert [d["reason"] for d in attrs["race"]["dropped"] if d["role"] == "test"] == \
+        ["race not in declared groups (Caucasian, African-American)"]
     assert test["sha256"] == hashlib.sha256((root / "samples" / "compas" / "test.csv").read_bytes()).hexdigest()
     for m in res["metrics"]:
         assert "name" in m and "pairs" in m
@@ -50,10 +58,10 @@ def test_compas_biasamp_matches_independent_computation(compas_run, root):
     train = pd.read_csv(root / "samples" / "compas" / "train.csv")
     test = pd.read_csv(root / "samples" / "compas" / "test.csv")
     groups = ["Caucasian", "African-American"]
-    keep = lambda d: d[d["race"].isin(groups) & d["sex"].isin(["Male", "Female"])]  # noqa: E731
+    keep = lambda d: d[d["race"].isin(groups)]  # noqa: E731  (race's rows, whatever their sex)
     train, test = keep(train), keep(test)
     thr = res["calibration"]["recidivism=1"]["threshold"]
-    test = test.assign(pred=(test["recid_score"] >= thr).astype(int))
+    test = test.assign(pred=(test["recid_score"] > thr).astype(int))
     total = 0.0
     for g in groups:
         pa = (train["race"] == g).mean()
@@ -72,11 +80,10 @@ def test_calibration_hits_train_positive_rate(compas_run, root):
     cal = res["calibration"]["recidivism=1"]
     train = pd.read_csv(root / "samples" / "compas" / "train.csv")
     val = pd.read_csv(root / "samples" / "compas" / "val.csv")
-    keep = lambda d: d[d["race"].isin(["Caucasian", "African-American"]) & d["sex"].isin(["Male", "Female"])]  # noqa
-    p = keep(train)["two_year_recid"].mean()
-    v = keep(val)
+    p = train["two_year_recid"].mean()  # every kept row: calibration is not per attribute
+    v = val
     assert cal["target_positives"] == round(len(v) * p)
-    assert cal["achieved_positives"] == int((v["recid_score"] >= cal["threshold"]).sum())
+    assert cal["achieved_positives"] == int((v["recid_score"] > cal["threshold"]).sum())
     assert abs(cal["achieved_positives"] - cal["target_positives"]) <= 5
 
 
@@ -106,7 +113,7 @@ def test_seed_override_changes_only_intervals(tmp_path, root):
 
 
 def test_propublica_figures_via_equalized_odds(tmp_path, root):
-    """ProPublica's published rates on all 7,214 rows, prediction decile_score >= 5."""
+    """ProPublica's published rates on all 7,214 rows, prediction decile_score >= 5 (threshold: 4, strict >)."""
     out = tmp_path / "pp"
     r = run_cli("run", root / "specs" / "compas_propublica.yaml", "--out", out, "-q")
     assert r.returncode in (0, 1), r.stderr

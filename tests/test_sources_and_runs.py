@@ -156,13 +156,18 @@ def test_calibration_exact_and_with_ties():
     s = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0])
     rec = thresholds.calibrate(s, 0.3)
     assert rec["target_positives"] == 3 and rec["achieved_positives"] == 3
-    assert (s >= rec["threshold"]).sum() == 3
+    assert (s > rec["threshold"]).sum() == 3  # predicted positive when score > threshold
+    assert rec["threshold"] == 0.6  # the highest negative score
     tied = np.array([0.9, 0.5, 0.5, 0.5, 0.5, 0.1, 0.1, 0.1, 0.1, 0.1])
     rec = thresholds.calibrate(tied, 0.3)  # 3 wanted; counts possible: 1, 5, 10 -> nearest is 1 (|1-3| = 2 = |5-3|: fewer)
     assert rec["achieved_positives"] == 1 and rec["target_positives"] == 3
-    assert (tied >= rec["threshold"]).sum() == 1
+    assert (tied > rec["threshold"]).sum() == 1
     rec = thresholds.calibrate(tied, 0.4)  # 4 wanted: 5 is nearest
-    assert rec["achieved_positives"] == 5
+    assert rec["achieved_positives"] == 5 and (tied > rec["threshold"]).sum() == 5
+    rec = thresholds.calibrate(tied, 1.0)  # every row: the threshold is below the lowest score
+    assert rec["achieved_positives"] == 10 and (tied > rec["threshold"]).sum() == 10
+    rec = thresholds.calibrate(tied, 0.0)  # no row: the highest score, which is not above itself
+    assert rec["achieved_positives"] == 0 and (tied > rec["threshold"]).sum() == 0
 
 
 def test_across_run_interval_is_the_t_interval_of_run_values(root, tmp_path):
@@ -181,23 +186,31 @@ def test_across_run_interval_is_the_t_interval_of_run_values(root, tmp_path):
 
 
 def test_threshold_sweep_extremes_and_used_threshold(root, tmp_path):
-    """At the lowest threshold every row is predicted positive: BiasAmp A→T computed here by hand."""
+    """At the highest threshold no row is predicted positive (score > threshold): BiasAmp A→T computed here by
+    hand; at the lowest, only the rows with the lowest score are negative."""
     r = run_cli("run", root / "specs" / "compas_propublica.yaml", "--out", tmp_path / "o", "-q", "--format", "json")
     assert r.returncode in (0, 1), r.stderr
     res = json.loads((tmp_path / "o" / "results.json").read_text())
     sw = res["sweeps"][0]
-    assert sw["task"] == "recidivism=1" and sw["threshold"] == 5.0
+    assert sw["task"] == "recidivism=1" and sw["threshold"] == 4.0  # decile_score > 4, i.e. >= 5
     assert sw["thresholds"] == sorted(sw["thresholds"]) and sw["thresholds"][0] == 1.0  # decile scores 1..10
+    assert sw["thresholds"][-1] == 10.0
     series = {s["metric"]: s["values"] for s in sw["series"]}
     df = pd.read_csv(root / "samples" / "compas" / "all.csv")
     df = df[df["race"].isin(["Caucasian", "African-American"])]
-    total = 0.0
-    for g in ("Caucasian", "African-American"):
-        pa, pt = (df["race"] == g).mean(), df["two_year_recid"].mean()
-        pat = ((df["race"] == g) & (df["two_year_recid"] == 1)).mean()
-        total += np.sign(pat - pa * pt) * (1.0 - df.loc[df["race"] == g, "two_year_recid"].mean())
-    assert series["biasamp_a_to_t"][0] == pytest.approx(total / 2, abs=1e-12)
+
+    def by_hand(pred):
+        total = 0.0
+        for g in ("Caucasian", "African-American"):
+            pa, pt = (df["race"] == g).mean(), df["two_year_recid"].mean()
+            pat = ((df["race"] == g) & (df["two_year_recid"] == 1)).mean()
+            sub = df["race"] == g
+            total += np.sign(pat - pa * pt) * (pred[sub].mean() - df.loc[sub, "two_year_recid"].mean())
+        return total / 2
+
+    assert series["biasamp_a_to_t"][-1] == pytest.approx(by_hand(df["decile_score"] > 10), abs=1e-12)
+    assert series["biasamp_a_to_t"][0] == pytest.approx(by_hand(df["decile_score"] > 1), abs=1e-12)
     # at the threshold used, the sweep reproduces the reported values
-    i = sw["thresholds"].index(5.0)
+    i = sw["thresholds"].index(4.0)
     for m in res["metrics"]:
         assert series[m["name"]][i] == pytest.approx(m["value"], abs=1e-12)

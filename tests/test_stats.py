@@ -122,3 +122,34 @@ def test_too_many_patterns_early_exit():
     assert stats.too_many_patterns(stats.make_units(g, gp, Y, Yh, G))
     g, gp, Y, Yh, G = _data(n=30000, K=2)
     assert not stats.too_many_patterns(stats.make_units(g, gp, Y, Yh, G))
+
+
+def test_poisson_weights_at_positions_are_those_rows_weights():
+    """Weights for scattered positions (across counter blocks, in any order) are the rows' own weights."""
+    P = stats.POISSON_BLOCK
+    pos = np.array([5, P - 1, P, 3 * P + 7, 2, 2 * P + 1], dtype=np.int64)
+    whole = stats.poisson_weights(7, 2, 0, 4 * P, 11)
+    assert np.array_equal(stats.poisson_weights_at(7, 2, pos, 11), whole[pos])
+
+
+def test_poisson_sums_key_each_row_by_its_position():
+    """An attribute's rows (a subset, positioned among all rows) get exactly the weights they have among all
+    rows; sums over pieces of the subset (row_offset) add up; stream 3 != stream 4."""
+    n = 2 * stats.POISSON_BLOCK + 500
+    g, gp, Y, Yh, G = _data(n=n, K=2)
+    rng = np.random.default_rng(5)
+    sel = np.flatnonzero(rng.random(n) < 0.6)
+    B = 6
+    W = stats.POISSON_TABLE[stats.poisson_weights(9, 3, 0, n, B)].astype(float).T  # (B, n): every row's weights
+    sub = stats.make_units(g[sel], gp[sel], Y[sel], Yh[sel], G, pos=sel)
+    expect = stats.tally(stats.make_units(g[sel], gp[sel], Y[sel], Yh[sel], G), W[:, sel])
+    got = stats._to_tensor(stats.poisson_sums(sub, B, 9, 3), 2, G, G + 1, True)
+    assert np.allclose(got, expect)
+    # the same rows in pieces (as the streaming engine's batches: positions relative to an offset)
+    cut = len(sel) // 3
+    base = int(sel[cut])
+    a = stats.make_units(g[sel[:cut]], gp[sel[:cut]], Y[sel[:cut]], Yh[sel[:cut]], G, pos=sel[:cut])
+    b = stats.make_units(g[sel[cut:]], gp[sel[cut:]], Y[sel[cut:]], Yh[sel[cut:]], G, pos=sel[cut:] - base)
+    S = stats.poisson_sums(a, B, 9, 3) + stats.poisson_sums(b, B, 9, 3, row_offset=base)
+    assert np.array_equal(S, stats.poisson_sums(sub, B, 9, 3))
+    assert not np.array_equal(stats.poisson_sums(sub, B, 9, 4), stats.poisson_sums(sub, B, 9, 3))
