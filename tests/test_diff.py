@@ -65,15 +65,31 @@ def _json(p: Path) -> dict:
 
 
 def _index(results: dict) -> dict:
-    """{(name, attribute, pair key or None): (value, interval)} from a results.json."""
+    """{(name, attribute, pair key or None): (value, interval)} from a results.json; a BiasAmp pair's quantity is
+    its contribution y·delta with the interval of delta times y (ends swapped when y = −1)."""
     out = {}
     for m in results["metrics"]:
         iv = m.get("interval")
         out[(m["name"], m["attribute"], None)] = (m["value"], iv)
         for p in m.get("pairs") or []:
             key = tuple((k, p[k]) for k in ("group", "reference", "task", "condition") if k in p)
-            out[(m["name"], m["attribute"], key)] = (p.get("delta"), p.get("interval"))
+            v, piv = p.get("delta"), p.get("interval")
+            if m["name"].startswith("biasamp_") and p.get("y") is not None and v is not None:
+                y = p["y"]
+                v = y * v
+                if piv:
+                    lo, hi = sorted((y * piv["lower"], y * piv["upper"]))
+                    piv = {**piv, "lower": lo, "upper": hi}
+            out[(m["name"], m["attribute"], key)] = (v, piv)
     return out
+
+
+def _y_index(results: dict) -> dict:
+    """{(name, attribute, pair key): y} for BiasAmp pairs."""
+    return {(m["name"], m["attribute"], tuple((k, p[k]) for k in ("group", "reference", "task", "condition")
+                                              if k in p)): p["y"]
+            for m in results["metrics"] if m["name"].startswith("biasamp_") for p in m.get("pairs") or []
+            if p.get("y") is not None}
 
 
 def _rep_index(doc: dict) -> dict:
@@ -106,7 +122,7 @@ def test_threshold_change_is_comparable_and_changes_are_new_minus_old_with_the_o
     beyond = 0
     for r in res.rows:
         (ov, oiv), (nv, niv) = oi[_row_key(r)], ni[_row_key(r)]
-        assert (r.old, r.new) == (ov, nv)
+        assert (r.old, r.new) == (pytest.approx(ov, abs=1e-15), pytest.approx(nv, abs=1e-15))
         if ov is None or nv is None:
             assert r.change is None and r.noise == D.NA and r.reason.startswith("undefined in old")
             continue
@@ -121,13 +137,17 @@ def test_threshold_change_is_comparable_and_changes_are_new_minus_old_with_the_o
     assert acc.worse == pytest.approx(abs(acc.new) - abs(acc.old))
     dp = next(r for r in res.metric_rows if r.name == "demographic_parity")
     assert dp.worse == pytest.approx(abs(dp.new) - abs(dp.old)) and dp.direction == "better"
-    # BiasAmp pairs count through y·delta
+    # BiasAmp pairs: one quantity per row, the contribution y·delta (old, new, intervals, change, worse)
     p = next(r for r in res.pair_rows if r.name == "biasamp_a_to_t" and r.attribute == "race"
              and r.pair["group"] == "race=Caucasian")
-    y = next(q["y"] for m in _json(compas["old"] / "results.json")["metrics"]
+    q = next(q for m in _json(compas["old"] / "results.json")["metrics"]
              if (m["name"], m["attribute"]) == ("biasamp_a_to_t", "race") for q in m["pairs"]
              if q["group"] == "race=Caucasian")
-    assert y == -1 and p.worse == pytest.approx(y * (p.new - p.old))
+    assert q["y"] == -1 and p.quantity == "contribution y·Δ"
+    assert p.old == pytest.approx(q["contribution"]) == pytest.approx(-q["delta"])
+    assert p.old_interval == pytest.approx((-q["interval"]["upper"], -q["interval"]["lower"]))
+    assert p.worse == pytest.approx(p.new - p.old) == pytest.approx(p.change)
+    assert {r.quantity for r in res.pair_rows if r.name == "equal_opportunity"} == {"Δ"}
 
 
 def test_paired_bootstrap_on_the_cli_replicates(compas):
@@ -137,14 +157,16 @@ def test_paired_bootstrap_on_the_cli_replicates(compas):
     assert res.paired and res.pairing_note == D.MSG_PAIRED
     orep = _rep_index(_json(compas["old"] / "replicates.json"))
     nrep = _rep_index(_json(compas["new"] / "replicates.json"))
+    oy, ny = _y_index(_json(compas["old"] / "results.json")), _y_index(_json(compas["new"] / "results.json"))
     level = _json(compas["old"] / "results.json")["intervals"]["confidence"]
     checked = 0
     for r in res.rows:
         k = _row_key(r)
         if r.change is None or k not in orep or k not in nrep:
             continue
-        a = np.array([np.nan if v is None else v for v in orep[k]], dtype=float)
-        b = np.array([np.nan if v is None else v for v in nrep[k]], dtype=float)
+        # a BiasAmp pair's replicates are of delta: its row is of y·delta, each side times its own y
+        a = np.array([np.nan if v is None else v for v in orep[k]], dtype=float) * oy.get(k, 1)
+        b = np.array([np.nan if v is None else v for v in nrep[k]], dtype=float) * ny.get(k, 1)
         ok = ~np.isnan(a) & ~np.isnan(b)
         lo, hi = np.quantile(b[ok] - a[ok], [(1 - level) / 2, 1 - (1 - level) / 2])
         assert r.method == "paired_bootstrap" and r.replicates_used == int(ok.sum())
@@ -177,8 +199,11 @@ def test_gates_without_replicates(compas):
     assert g["multi_a_to_t"].status == D.GATE_FAIL and g["multi_a_to_t"].method == "interval_overlap"
     assert g["demographic_parity"].status == D.GATE_PASS  # better beyond noise
     eo = next(r for r in res.metric_rows if r.name == "equal_opportunity")
-    assert eo.worse > 0 and eo.noise == D.WITHIN  # slightly worse but within noise: X = 0 is not shown exceeded
-    assert g["equal_opportunity"].status == D.GATE_INCONCLUSIVE
+    assert eo.noise == D.WITHIN  # a small change within noise: X = 0 is shown neither exceeded nor kept...
+    if eo.worse > 0:  # ... when it is a worsening (when it is an improvement within noise, the gate passes)
+        assert g["equal_opportunity"].status == D.GATE_INCONCLUSIVE and not g["equal_opportunity"].passed
+    else:
+        assert g["equal_opportunity"].status == D.GATE_PASS
     assert res.failed
     one = D.diff(old, new, max_increase=0.05)  # one number gates every metric (each attribute)
     assert {(x.metric, x.attribute) for x in one.gates} == {(r.name, r.attribute) for r in one.metric_rows}
@@ -193,8 +218,14 @@ def test_identical_inputs_show_no_change(compas):
                 continue
             assert r.change == 0.0 and r.worse == 0.0
             assert r.noise == D.WITHIN, r
-        assert not res.failed
         assert all(g.status != D.GATE_FAIL for g in res.gates)
+        # metrics undefined on both sides (no predicted attribute) are inconclusive, and fail the diff under the
+        # default policy (as a spec gate on an undefined metric fails `run`); everything defined passes
+        undecided = [g for g in res.gates if g.status == D.GATE_INCONCLUSIVE]
+        assert all(g.reason.startswith("undefined in old") for g in undecided)
+        assert res.failed == bool(undecided)
+        assert not D.diff(D.load_side(compas[a]), D.load_side(compas[b]), max_increase=0.0,
+                          inconclusive="pass").failed
         assert D.headline(res).startswith("0 metrics worse beyond noise, 0 better")
 
 
@@ -403,8 +434,14 @@ def test_markdown_status_line_says_what_the_gates_said(tmp_path):
         line = first(D.to_markdown(res))
         if "fail" in statuses:
             assert line.endswith("❌ gate failed")
-        elif "inconclusive" in statuses:
-            assert line.endswith(f"⚠️ no gate failed, {statuses.count('inconclusive')} inconclusive"), line
+        elif "inconclusive" in statuses:  # the default policy: inconclusive fails, as in `run`
+            assert res.failed
+            assert line.endswith(f"❌ no gate failed, {statuses.count('inconclusive')} inconclusive (counted as "
+                                 "failing: --inconclusive fail)"), line
+            accepted = D.diff(old, new, max_increase=limit, inconclusive="pass")
+            assert not accepted.failed
+            assert first(D.to_markdown(accepted)).endswith(
+                f"⚠️ no gate failed, {statuses.count('inconclusive')} inconclusive (accepted: --inconclusive pass)")
         else:
             assert statuses and line.endswith("✅ every gate passed")
     assert seen == {"fail", "inconclusive", "pass"}  # every branch was exercised
@@ -422,7 +459,9 @@ def test_json_is_deterministic_and_parses_back(tmp_path):
     assert doc["rules"]["noise"] == D.RULE_NOISE
     row = doc["rows"][0]
     assert list(row) == ["kind", "name", "attribute", "status", "old", "new", "change", "worse", "direction", "noise",
-                         "method", "old_interval", "new_interval", "change_interval", "replicates_used", "reason"]
+                         "method", "old_interval", "new_interval", "change_interval", "replicates_used", "reason",
+                         "quantity"]
+    assert doc["inconclusive_policy"] == "fail" and all("passed" in g for g in doc["gates"])
     assert isinstance(row["change"], float) and row["reason"] is None
 
 
@@ -459,3 +498,49 @@ def test_load_side_errors_say_what_to_give(tmp_path):
     # a results.json file picks up the replicates.json beside it (tied by sha256)
     d = _write_side(tmp_path / "ok", _tiny(0.1, -0.2), _reps(OLD_AMP, OLD_DP))
     assert D.load_side(d / "results.json").replicates is not None
+
+
+def test_biasamp_pair_rows_are_contributions_paired_by_each_sides_y(tmp_path):
+    """One quantity per row: a BiasAmp pair with y = −1 is compared on −delta (its contribution), with the
+    interval of delta mirrored and the paired replicates oriented by each side's y."""
+    def flip(doc):
+        p = doc["metrics"][0]["pairs"][0]
+        p["y"] = -1
+        return doc
+
+    old = D.load_side(_write_side(tmp_path / "old", flip(_tiny(0.10, -0.20)), _reps(OLD_AMP, OLD_DP)))
+    new = D.load_side(_write_side(tmp_path / "new", flip(_tiny(0.155, -0.21)), _reps(NEW_AMP, NEW_DP)))
+    res = D.diff(old, new)
+    (pr,) = [r for r in res.pair_rows if r.name == "biasamp_a_to_t"]
+    assert pr.quantity == D.Q_CONTRIBUTION
+    assert (pr.old, pr.new) == pytest.approx((-0.10, -0.155))
+    assert pr.old_interval == pytest.approx((-0.2, 0.0)) and pr.new_interval == pytest.approx((-0.255, -0.055))
+    assert pr.change == pytest.approx(-0.055) and pr.worse == pytest.approx(pr.change) and pr.direction == "better"
+    both = [k for k in range(9) if OLD_AMP[k] is not None and NEW_AMP[k] is not None]
+    d = np.array([-NEW_AMP[k] + OLD_AMP[k] for k in both])
+    assert pr.change_interval == pytest.approx(tuple(np.quantile(d, [0.05, 0.95])), abs=1e-15)
+    row = next(r for r in json.loads(D.to_json(res))["rows"] if r["kind"] == "pair" and r["name"] == "biasamp_a_to_t")
+    assert row["quantity"] == "contribution y·Δ" and row["old"] == pytest.approx(-0.10)
+    assert "BiasAmp pairs: contribution y·Δ" in D.to_markdown(res)
+
+
+def test_diff_inconclusive_policy_is_the_run_policy(tmp_path):
+    """`reportgen diff` fails on an inconclusive gate by default, as `run` does (a spec gate's `inconclusive:`
+    defaults to fail); `--inconclusive pass` accepts it. Old [0.0, 0.2] and new [0.055, 0.255] overlap: a
+    worsening of 0.055 > 0.02 that cannot be told from noise."""
+    old = _write_side(tmp_path / "old", _tiny(0.10, -0.20))
+    new = _write_side(tmp_path / "new", _tiny(0.155, -0.21))
+    (g,) = D.diff(D.load_side(old), D.load_side(new), max_increase={"biasamp_a_to_t": 0.02}).gates
+    assert g.status == D.GATE_INCONCLUSIVE and not g.passed
+    r = run_cli("diff", old, new, "--max-increase", "biasamp_a_to_t=0.02")
+    assert r.returncode == 1, r.stderr
+    assert "inconclusive fails: --inconclusive fail" in r.stdout and "INCONCLUSIVE" in r.stdout
+    r = run_cli("diff", old, new, "--max-increase", "biasamp_a_to_t=0.02", "--inconclusive", "pass")
+    assert r.returncode == 0, r.stderr
+    r = run_cli("diff", old, new, "--max-increase", "biasamp_a_to_t=0.02", "--format", "json")
+    doc = json.loads(r.stdout)
+    assert doc["inconclusive_policy"] == "fail" and doc["failed"] is True and doc["gates"][0]["passed"] is False
+    r = run_cli("diff", old, new, "--inconclusive", "maybe")
+    assert r.returncode == 2
+    with pytest.raises(D.DiffError):
+        D.diff(D.load_side(old), D.load_side(new), inconclusive="maybe")
