@@ -721,8 +721,8 @@ def to_table(result: DiffResult) -> str:
             out.append(("  " + "  ".join(cells)).rstrip())
     if result.gates:
         out.append("")
-        out.append(f"gates (must not worsen by more than X; inconclusive {'fails' if result.inconclusive == 'fail' else 'passes'}"
-                   f": --inconclusive {result.inconclusive}):")
+        policy = "fails" if result.inconclusive == "fail" else "passes"
+        out.append(f"gates (must not worsen by more than X; inconclusive {policy}: --inconclusive {result.inconclusive}):")
         for g in result.gates:
             out.append(f"  {g.status.upper():<12}  {_cut(g.label, 34):<34}  X = {g.limit:g}  worse by "
                        f"{_num(g.worsening, True)}")

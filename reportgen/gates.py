@@ -118,7 +118,8 @@ MSG_NO_BASELINE = ("gate `max_increase` needs a baseline: set `baseline: <previo
                    "in the spec or pass --baseline")
 MSG_NOT_IN_BASELINE = "not in the baseline results (a new metric, attribute or pair): nothing to compare with"
 MSG_DEGENERATE = "the interval shows no sampling variation: {why}"
-MSG_DEGENERATE_DEFAULT = "every bootstrap replicate gave the same value, so the data cannot show which side of the limit holds"
+MSG_DEGENERATE_DEFAULT = ("every bootstrap replicate gave the same value, so the data cannot show which side of the "
+                          "limit holds")
 MSG_Y_ZERO = ("y = 0: the base shows no direction for this pair, so it contributes exactly 0 to the metric by "
               "definition (not an estimate); decided on that 0, outside the multiple-testing correction")
 MSG_CANNOT_FAIL = ("gates[{i}] ({what}): {k} of {n} check{s} cannot fail: {why}{policy}")
@@ -661,10 +662,8 @@ def evaluate(spec, entries: list[dict], *, level: float, baseline: dict | None =
                                        "name one of them, a key of `tasks:` or a label such as 'obj_05=1'")
             raise _selection_error(ls, i, "per_pair", f"'{g.metric}' has no pairs to gate; remove `per_pair`")
         for e, pair in targets:
-            is_pair = pair is not None
+            is_pair = pair is not None  # (a per-pair gate on an undefined metric checks the metric: inconclusive)
             obj = pair if is_pair else e
-            if not is_pair and g.per_pair:  # an undefined metric under a per-pair gate
-                obj = e
             key = (e["name"], e["attribute"], pair_key(pair) if is_pair else None)
             chk = Check(i, g, e, pair)
             for kind in KINDS:
