@@ -355,3 +355,27 @@ def test_classes_with_positive_and_predicted_sets_the_favourable_side_per_class(
     fav = {t["label"]: t["favorable"] for t in res["tasks"]}
     assert fav == {"t=0": "positive", "t=1": "negative"}
     assert all("predicted_when" not in t for t in res["tasks"])
+
+
+def test_report_provenance_shows_rows_per_attribute(tmp_path):
+    """The provenance section lists, per attribute and data file, the rows used and those left out, with why."""
+    import html
+
+    from reportgen.report import build_context, make_environment
+
+    df = _with_missing(_frame(8))
+    df.to_csv(tmp_path / "test.csv", index=False)
+    spec = _spec(tmp_path, pred_spec(**MISSING))
+    res = _run(spec, tmp_path)
+    ctx = build_context(res, spec.read_text(), generated=None, mode="html", page_size="A4")
+    ctx.update(w3c_date=None, logo=None)
+    env = make_environment(None, mode="html")
+    h = env.from_string('{% import "macros.html" as M %}{% include "partials/provenance.html" %}').render(ctx)
+    text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", h)))
+    part = text[text.index("Rows per attribute"):text.index("Tasks")]
+    race = _attr(res, "race")
+    for d in race["dropped"]:
+        assert f"{d['rows']}: {d['reason']}" in part
+    used = race["rows_used"][0]["rows"]
+    assert f"test {used:,} {sum(d['rows'] for d in race['dropped']):,}" in part
+    assert "missing value in column 'y_pred'" in text[:text.index("Rows per attribute")]  # the file-level drop
