@@ -32,10 +32,11 @@ Algorithm (``logan``)
      Everything is an (n, k) matrix built from (5, k) tables: O(n k d) per
      pass, no loop over rows.
    * acceptance (lam > 0 only): all rows move at once (a Jacobi step), but
-     gap^2 is not additive over rows: many rows that each improve the
-     objective alone can together overshoot (e.g. several wrong rows of
-     group 1 all joining the same cluster push its gap past the point where
-     each one's gain was computed, or all leave it). The step's change,
+     gap^2 is not additive over rows: rows that each improve the objective
+     alone can together raise it (a right and a wrong row of group 1 that
+     both join a cluster whose gap is 0 each make a gap there alone but
+     cancel together; rows that all leave a cluster can empty a group there,
+     which sets its gap to 0; a gap can be pushed through 0). The step's change,
      ``sum over moved rows of (||x_i - mu_new||^2 - ||x_i - mu_old||^2) +
      lam * (L_b(new counts) - L_b(old counts))``, is computed exactly from
      the counts; if it is > 0 the step is cut back to the moves with the

@@ -407,7 +407,7 @@ def combination_units(units: stats.Units, combos: list[tuple[int, ...]]) -> stat
     """The same rows (or patterns, with their counts) with their tasks replaced by the combination events:
     Y → E (true labels contain all of m), Ŷ → Ê (predicted labels contain all of m)."""
     return stats.Units(units.block, combination_events(units.Y, combos), combination_events(units.Yhat, combos),
-                       units.count, units.G, units.Gp)
+                       units.count, units.G, units.Gp, units.pos)
 
 
 # --------------------------------------------------------------------------- row-level convenience API

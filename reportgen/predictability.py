@@ -60,6 +60,31 @@ Leakage: the true task matrix ``T`` (the attacker's input for ``λ_D``) is
 perturbed the same way, per task column, keeping ``floor(acc_k * N)`` of the
 entries of column ``k`` (so a fraction equal to the model's error rate on
 task ``k`` is flipped), freshly in every trial.
+
+Intervals
+---------
+The value is a mean over trials on the given rows, and the rows are a sample. The headline ``interval`` (the one
+to print, decide and gate on) therefore comes from a **row bootstrap**: each of B replicates resamples the n rows
+once, with replacement, and reruns the whole procedure on the resample -- every trial, with a fresh split over the
+*original* rows (copies of one row never sit on both sides), fresh equalisation flips matched to the model's
+accuracy on the resample, and both attackers -- averaging the trials as the estimate does. It covers the rows
+and the trials' split and flip randomness (``covers``). From the replicates' percentile interval [q_lo, q_hi] and
+median m, the interval is [min(q_lo, v - (m - q_lo)), max(q_hi, v + (q_hi - m))] for the estimate v: the
+replicates are centred on the value with the trial randomness averaged out, the estimate carries its own trials'
+noise, so the percentile interval is also laid about the estimate and the hull is taken (it always contains the
+estimate). Copies of a row move together between the parts of a resample, which doubles the split noise inside a
+replicate: the interval is slightly conservative with few trials, the excess shrinking as 1/trials.
+
+The lookup attacker with accuracy or f1 is computed on counts of row patterns, vectorised over replicates (see
+``_row_bootstrap``). scikit-learn attackers and callable (or named scikit-learn) qualities rebuild the resampled
+rows and refit, at most ``max_replicates`` (default ``MAX_REPLICATES`` = 200) times; scikit-learn attackers run
+one trial per replicate -- the replicate spread then holds a single trial's split and flip noise and a single
+test part's sampling noise, which is conservative for a value that averages trials (the interval says so in
+``note``). Several runs on the same rows share each replicate's resample (``over_runs``); the headline is then
+``intervals.rows_and_runs``.
+
+``trials_interval`` (``trials`` in ``over_runs``) is mean ± t over the trials: it covers only the split and flip
+randomness with the rows held fixed, and shrinks as 1/sqrt(trials) -- reported beside the headline, never as it.
 """
 
 from __future__ import annotations
@@ -83,8 +108,11 @@ __all__ = [
     "MSG_INTERVAL_FEW_TRIALS",
     "validate_quality",
     "quality_score",
+    "MAX_REPLICATES",
+    "MSG_NO_BOOTSTRAP",
     "dpa",
     "leakage",
+    "over_runs",
 ]
 
 ATTACKERS = ("lookup", "logistic", "mlp")
@@ -594,6 +622,8 @@ NOTE_ONE_TRIAL = ("each replicate runs one trial (a fresh split and fresh flips)
 MSG_NO_BOOTSTRAP = ("no row bootstrap (intervals.bootstrap.resamples is 0): no interval covers the sampling "
                     "variability of the rows")
 MSG_FEW_REPLICATES = "fewer than two bootstrap replicates have a defined value"
+CONSTRUCTION = ("percentile interval of the replicates, widened to hold the same spread about the estimate: "
+                "[min(q_lo, v - (m - q_lo)), max(q_hi, v + (q_hi - m))], m the replicates' median, v the estimate")
 
 
 def _sum_columns(M: np.ndarray, idx: np.ndarray, size: int) -> np.ndarray:
@@ -829,30 +859,35 @@ def _row_bootstrap(probs: list[_Problem], *, attacker, quality, trials, split, s
 
 
 def _rows_interval(reps: np.ndarray, point: float, info: dict, *, level: float, seed: int, trials: int) -> dict:
-    """The percentile interval of the replicates (rows and the trials' split and flip noise)."""
+    """The interval from the replicates: their percentile interval, widened to hold the same spread about the estimate.
+
+    The replicates are centred on the value the procedure gives the resampled rows with all its randomness
+    averaged out (their median m), while the estimate v carries the noise of its own few trials. The interval is
+    the hull of the percentile interval [q_lo, q_hi] and the same quantiles taken as offsets about the estimate,
+    [v - (m - q_lo), v + (q_hi - m)]: it always contains the estimate and is never narrower than the percentile
+    interval; it grows by |v - m| only on the side the estimate lies.
+    """
     from reportgen import intervals
 
     lo, hi, undefined = intervals.percentile(reps, level)
-    iv: dict[str, Any] = {"method": "bootstrap", "level": level, "lower": lo, "upper": hi,
+    iv: dict[str, Any] = {"method": "bootstrap", "level": level, "lower": None, "upper": None,
                           "covers": list(COVERS_ROWS), "resamples": info["resamples"], "seed": seed,
                           "trials_per_replicate": info["trials_per_replicate"],
-                          "scheme": "rows resampled once per replicate, split over the original rows"}
+                          "scheme": "rows resampled once per replicate, split over the original rows",
+                          "construction": CONSTRUCTION}
     if "resamples_requested" in info:
         iv["resamples_requested"] = info["resamples_requested"]
     if undefined:
         iv["replicates_undefined"] = undefined
-    ok = reps[~np.isnan(reps)]
-    if ok.size:
-        iv["replicate_median"] = float(np.median(ok))
-        iv["replicate_sd"] = float(ok.std(ddof=1)) if ok.size > 1 else 0.0
     if info["trials_per_replicate"] < trials:
         iv["note"] = NOTE_ONE_TRIAL.format(trials=trials)
     if lo is None:
         iv["reason"] = MSG_FEW_REPLICATES
-    elif not lo <= point <= hi:
-        iv["note"] = ((iv.get("note", "") + "; ") if iv.get("note") else "") + (
-            "the estimate lies outside the percentile interval of its replicates: the replicates are shifted "
-            "(the attackers' quality is biased on small resamples), so read the interval with care")
+        return iv
+    ok = reps[~np.isnan(reps)]
+    med = float(np.median(ok))
+    iv.update(lower=min(lo, point - (med - lo)), upper=max(hi, point + (hi - med)), percentile_lower=lo,
+              percentile_upper=hi, replicate_median=med, replicate_sd=float(ok.std(ddof=1)))
     return iv
 
 
@@ -905,7 +940,7 @@ def _evaluate(probs: list[_Problem], *, attacker, quality, trials, split, seed, 
             rows_iv["upper"] = value + float(np.mean([iv["upper"] - v for v, iv in zip(per_run, parts)]))
         else:
             rows_iv.update(lower=None, upper=None, reason=MSG_FEW_REPLICATES)
-        for k in ("replicate_median", "replicate_sd", "replicates_undefined"):
+        for k in ("replicate_median", "replicate_sd", "replicates_undefined", "percentile_lower", "percentile_upper"):
             rows_iv.pop(k, None)
         rows_iv["scheme"] = ("the runs' test rows differ, so each run is resampled on its own and the rows part "
                              "is the mean of the runs' half-widths (rows treated as fully shared: conservative)")

@@ -1158,39 +1158,38 @@ def _predictability_entry(m: Metric, attr: AttributeDef, L: Loaded, has_pred: bo
             "split": m.split or 0.8, "equalize": True if m.equalize is None else m.equalize, "seed": seed}
     if opts["attacker"] == "mlp":
         opts["hidden"] = tuple(m.hidden or (64,))
-    per_file = []
+    runs = []
     for enc in (e.for_attribute(attr.name) for e in L.row_predictions):  # the rows this attribute uses
-        a = enc.groups[attr.name].astype(np.int64)
-        t, th = enc.Y[:, task_idx].astype(np.int64), enc.Yhat[:, task_idx].astype(np.int64)
-        if m.name == "leakage":
-            r = P.leakage(a, t, th, bootstrap=B, level=level, **opts)
-        elif m.name == "dpa_a_to_t":
-            r = P.dpa(a, t, t_hat=th, direction="A->T", bootstrap=B, level=level, **opts)
-        else:
-            ah = enc.groups_pred[attr.name].astype(np.int64)
-            r = P.dpa(a, t, a_hat=ah, direction="T->A", bootstrap=B, level=level, **opts)
-        per_file.append(r)
-    vals = [r.get("value") for r in per_file]
-    if any(v is None for v in vals):
-        entry["reason"] = next((r.get("reason") for r in per_file if r.get("value") is None), "undefined")
+        run = {"a": enc.groups[attr.name].astype(np.int64), "t": enc.Y[:, task_idx].astype(np.int64),
+               "t_hat": enc.Yhat[:, task_idx].astype(np.int64)}
+        if m.name == "dpa_t_to_a":
+            run["a_hat"] = enc.groups_pred[attr.name].astype(np.int64)
+        runs.append(run)
+    # Headline interval: a row bootstrap -- each replicate resamples the test rows once (the same resample for
+    # every run) and reruns every trial -- so it covers the rows and the trials' split and flips; several runs
+    # add the run-to-run spread (intervals.rows_and_runs). The t over trials is reported beside it, never decided on.
+    cap = getattr(m, "max_replicates", None) or P.MAX_REPLICATES
+    r = P.over_runs(m.name, runs, bootstrap=B, level=level, max_replicates=cap, **opts)
+    if r["value"] is None:
+        entry["reason"] = r.get("reason") or "undefined"
         return entry
-    trials = [float(x) for r in per_file for x in r["trials"]]
-    entry["value"] = _f(float(np.mean(vals)))
-    iv = intervals.across_runs(trials, level)  # mean ± t over the seeded trials
-    entry["interval"] = {"method": "trials", "level": level, "lower": _f(iv.get("lower")), "upper": _f(iv.get("upper")),
-                         "trials": len(trials)}
-    if iv.get("lower") is None:
-        entry["interval"]["reason"] = iv.get("reason")
+
+    def clean(d):
+        return {k: (_f(v) if isinstance(v, float) else v) for k, v in d.items()} if d is not None else None
+
+    entry["value"] = _f(r["value"])
+    entry["interval"] = clean(r["interval"])
+    if r["interval"] is None or r["interval"].get("lower") is None:
+        entry["interval_reason"] = r.get("interval_reason")
+    entry["trials"] = clean(r["trials"])
     sides = ("lambda_d", "lambda_m") if m.name == "leakage" else ("psi_d", "psi_m")
-    for key in sides:
-        entry[key] = _f(float(np.mean([r[key] for r in per_file])))
-    boots = [r["bootstrap"] for r in per_file if r.get("bootstrap")]
-    if len(boots) == 1:  # the lookup attacker: rows resampled within each trial (one prediction file)
-        entry["bootstrap_interval"] = {**boots[0], "seed": seed}
-    entry["settings"] = {**per_file[0]["settings"], "tasks": [L.tasks[k].label for k in task_idx]}
-    if len(per_file) > 1:
-        entry["per_run"] = [_f(v) for v in vals]
-        entry["across_runs"] = intervals.across_runs(vals, level)
+    entry[sides[0]] = _f(float(np.mean([x["data_quality"] for x in r["runs"]])))
+    entry[sides[1]] = _f(float(np.mean([x["model_quality"] for x in r["runs"]])))
+    entry["settings"] = {**r["settings"], "tasks": [L.tasks[k].label for k in task_idx]}
+    if len(runs) > 1:
+        entry["interval_rows"] = clean(r.get("interval_rows"))
+        entry["per_run"] = [_f(v) for v in r["per_run"]]
+        entry["across_runs"] = intervals.across_runs(r["per_run"], level)
     return entry
 
 

@@ -239,6 +239,12 @@ class Metric(Strict):
     split: float | None = Field(None, gt=0, lt=1, description="Predictability metrics: attacker training share (default 0.8).")
     equalize: bool | None = Field(None, description="Predictability metrics: quality equalisation on the data side (default true).")
     hidden: list[int] | None = Field(None, min_length=1, description="attacker: mlp hidden layer sizes (default [64]).")
+    max_replicates: int | None = Field(
+        None, ge=2, le=100_000,
+        description="Predictability metrics: at most this many row-bootstrap replicates when each one refits the "
+                    "attackers on rebuilt rows -- the logistic and mlp attackers (one trial per replicate) or a quality "
+                    "other than accuracy and f1 (default 200; never more than intervals.bootstrap.resamples). The "
+                    "lookup attacker with accuracy or f1 uses every bootstrap resample.")
 
     @field_validator("name")
     @classmethod
@@ -253,7 +259,7 @@ class Metric(Strict):
     def _options(self) -> "Metric":
         if (self.protected is not None or self.reference is not None) and self.name not in DISPARITY_METRICS:
             raise ValueError(f"`protected`/`reference` apply only to {', '.join(DISPARITY_METRICS)}")
-        for key in ("attacker", "quality", "trials", "split", "equalize", "hidden"):
+        for key in ("attacker", "quality", "trials", "split", "equalize", "hidden", "max_replicates"):
             if getattr(self, key) is not None and self.name not in PREDICTABILITY_METRICS:
                 raise ValueError(f"`{key}` applies only to leakage, dpa_a_to_t, dpa_t_to_a")
         if self.quality is not None:

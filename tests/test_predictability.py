@@ -101,9 +101,9 @@ def test_ignoring_the_attribute_does_not_amplify():
     assert r["value"] <= 0
     assert r["value"] == pytest.approx(-0.2 / 1.2, abs=0.03)
     # Equalised: q ≈ 0.5, so half of t is flipped and t' is ~independent of a too: DPA ≈ 0, not positive.
-    r = dpa(a, t, t_hat=t_hat, equalize=True)
+    r = dpa(a, t, t_hat=t_hat, equalize=True, bootstrap=300)
     assert r["value"] == pytest.approx(0.0, abs=0.03)
-    assert r["interval"]["low"] <= 0.0
+    assert r["interval"]["lower"] <= 0.0
 
 
 # ------------------------------------------------------------------ lookup vs logistic
@@ -282,14 +282,19 @@ def test_result_shape_and_interval():
     assert len(r["trials"]) == len(r["psi_d_trials"]) == len(r["psi_m_trials"]) == 5
     vals = np.array(r["trials"])
     half = 2.7764451051977987 * vals.std(ddof=1) / math.sqrt(5)  # t_{0.975, 4}
-    assert r["interval"]["low"] == pytest.approx(vals.mean() - half)
-    assert r["interval"]["high"] == pytest.approx(vals.mean() + half)
+    tb = r["trials_interval"]  # the trial-to-trial spread: beside the headline, covering the split/flips only
+    assert tb["method"] == "t over trials" and tb["covers"] == ["trial split and flips"] and tb["trials"] == 5
+    assert tb["lower"] == pytest.approx(vals.mean() - half)
+    assert tb["upper"] == pytest.approx(vals.mean() + half)
+    # without a row bootstrap there is no interval for the value: the trial spread is never promoted to it
+    assert r["interval"] is None and "no row bootstrap" in r["interval_reason"]
     s = r["settings"]
     assert (s["attacker"], s["quality"], s["trials"], s["split"], s["seed"], s["equalize"]) == (
         "lookup", "accuracy", 5, 0.8, 3, True)
     assert s["n_train"] == 800 and s["n_test"] == 200
-    one = dpa(a, t, t_hat=t_hat, trials=1)
-    assert one["interval"] is None and "2 trials" in one["interval_reason"]
+    one = dpa(a, t, t_hat=t_hat, trials=1, bootstrap=200)
+    assert one["trials_interval"]["lower"] is None and "2 trials" in one["trials_interval"]["reason"]
+    assert one["interval"]["lower"] <= one["value"] <= one["interval"]["upper"]  # the rows still give one
 
 
 def test_dpa_undefined_when_both_qualities_zero():
@@ -328,27 +333,29 @@ def test_lookup_runs_on_a_million_rows():
     assert r["value"] == pytest.approx(0.0, abs=0.01)
 
 
-def test_lookup_bootstrap_accuracy_equals_refitting_on_expanded_rows():
-    """Replicate accuracy from pattern weights == a lookup table refitted on the rows those weights stand for."""
-    from reportgen.predictability import _boot_lookup_accuracy
+@pytest.mark.parametrize("quality,c", [("accuracy", 2), ("accuracy", 3), ("f1", 2), ("f1", 3)])
+def test_cell_quality_equals_refitting_on_expanded_rows(quality, c):
+    """Replicate quality from cell weights == a lookup table refitted on the rows those weights stand for."""
+    from reportgen.predictability import _cell_quality, _score_codes
 
     rng = np.random.default_rng(11)
-    P_ = 40
-    is_train = rng.random(P_) < 0.7
-    key = rng.integers(0, 3, P_)
-    y = rng.integers(0, 2, P_)
-    W = rng.integers(0, 4, size=(25, P_)).astype(float)
-    got = _boot_lookup_accuracy(W, is_train, key, y, 3, 2)
+    C = 40
+    is_train = rng.random(C) < 0.7
+    key = rng.integers(0, 3, C)
+    y = rng.integers(0, c, C)
+    W = rng.integers(0, 4, size=(25, C))
+    got = _cell_quality(W, is_train, key, 3, y, c, quality)
     for b in range(25):
-        rows = np.repeat(np.arange(P_), W[b].astype(int))  # the resampled rows
+        rows = np.repeat(np.arange(C), W[b])  # the rows the weights stand for
         tr = rows[is_train[rows]]
         te = rows[~is_train[rows]]
         table = {}
-        overall = np.bincount(y[tr], minlength=2).argmax() if len(tr) else 0
+        overall = np.bincount(y[tr], minlength=c).argmax() if len(tr) else 0
         for k in range(3):
             ys = y[tr][key[tr] == k]
-            table[k] = np.bincount(ys, minlength=2).argmax() if len(ys) else overall
-        expected = np.mean([table[key[r]] == y[r] for r in te]) if len(te) else np.nan
+            table[k] = np.bincount(ys, minlength=c).argmax() if len(ys) else overall
+        pred = np.array([table[key[r]] for r in te], dtype=np.intp)
+        expected = _score_codes(quality, y[te], pred, c, np.arange(c)) if len(te) else np.nan
         assert (np.isnan(expected) and np.isnan(got[b])) or got[b] == pytest.approx(expected, abs=1e-12)
 
 
@@ -360,11 +367,14 @@ def test_lookup_bootstrap_interval_is_seeded_and_brackets_the_estimate():
     th = np.where(rng.random(n) < 0.2, a, t)
     r1 = dpa(a, t, t_hat=th, trials=5, bootstrap=300, seed=4)
     r2 = dpa(a, t, t_hat=th, trials=5, bootstrap=300, seed=4)
-    assert r1["bootstrap"] == r2["bootstrap"]
-    b = r1["bootstrap"]
+    assert r1["interval"] == r2["interval"]
+    b = r1["interval"]
+    assert b["method"] == "bootstrap" and b["covers"] == ["rows", "trial split and flips"]
+    assert b["resamples"] == 300 and b["trials_per_replicate"] == 5 and b["seed"] == 4
     assert b["lower"] < r1["value"] < b["upper"]
     assert 0 < b["upper"] - b["lower"] < 0.2
-    assert "bootstrap" not in dpa(a, t, t_hat=th, trials=5, bootstrap=300, attacker="logistic")
+    assert b["lower"] <= b["percentile_lower"] and b["upper"] >= b["percentile_upper"]
+    assert dpa(a, t, t_hat=th, trials=5, bootstrap=300, seed=5)["interval"] != b
 
 
 def test_leakage_lookup_bootstrap_brackets_the_estimate():
@@ -374,7 +384,7 @@ def test_leakage_lookup_bootstrap_brackets_the_estimate():
     t = (rng.random((n, 2)) < np.where(a[:, None] == 1, 0.6, 0.3)).astype(int)
     th = np.where(rng.random((n, 2)) < 0.2, a[:, None], t)
     r = leakage(a, t, th, trials=5, bootstrap=300, seed=1, level=0.9)
-    b = r["bootstrap"]
+    b = r["interval"]
     assert b["level"] == 0.9 and b["resamples"] == 300
     assert b["lower"] < r["value"] < b["upper"]
 

@@ -176,6 +176,36 @@ def runs_summary(metrics: list[Mapping]) -> dict | None:
     return out
 
 
+# --------------------------------------------------------------------------- predictability (leakage, DPA)
+
+PREDICTABILITY_METRICS = ("leakage", "dpa_a_to_t", "dpa_t_to_a")
+# What each source of variation named in a predictability interval's ``covers`` means to a reader.
+PREDICTABILITY_COVERS_WORDS = {"rows": "the sampling variability of the test rows (they are a sample)",
+                               "trial split and flips": "the attackers' random train/test splits and label flips",
+                               "runs": "the spread between runs of the model"}
+
+
+def predictability_view(entry: Mapping) -> dict | None:
+    """What the predictability block says about its intervals: the headline interval (a row bootstrap, with what it
+    covers, how many replicates and trials per replicate) and the trial-to-trial spread reported beside it."""
+    if entry.get("name") not in PREDICTABILITY_METRICS or not F._finite(entry.get("value")):
+        return None
+    iv = entry.get("interval") if isinstance(entry.get("interval"), Mapping) else {}
+    tb = entry.get("trials") if isinstance(entry.get("trials"), Mapping) else None
+    rows = entry.get("interval_rows") if isinstance(entry.get("interval_rows"), Mapping) else None
+    settings = entry.get("settings") if isinstance(entry.get("settings"), Mapping) else {}
+    covers = [PREDICTABILITY_COVERS_WORDS.get(c, str(c)) for c in iv.get("covers") or []]
+    text = ", ".join(covers[:-1]) + (" and " if len(covers) > 1 else "") + (covers[-1] if covers else "")
+    tpr, trials = iv.get("trials_per_replicate"), settings.get("trials")
+    return {"interval": iv or None, "has_interval": F._finite(iv.get("lower")) and F._finite(iv.get("upper")),
+            "reason": iv.get("reason") or entry.get("interval_reason"), "covers_text": text,
+            "replicates": iv.get("resamples"), "requested": iv.get("resamples_requested"),
+            "trials_per_replicate": tpr, "trials": trials, "all_trials": tpr is not None and tpr == trials,
+            "note": iv.get("note"), "seed": iv.get("seed"), "rows": rows, "runs": iv.get("runs"),
+            "runs_halfwidth": iv.get("runs_halfwidth"), "trials_block": tb,
+            "trials_defined": tb is not None and F._finite(tb.get("lower")) and F._finite(tb.get("upper"))}
+
+
 # Methods appendix: metrics that share one method are described once, in this order of first appearance.
 METHOD_GROUP = {
     "biasamp_a_to_t": "directional", "biasamp_t_to_a": "directional", "biasamp_mals": "mals",
@@ -323,6 +353,7 @@ def _metric_view(entry: Mapping, index: int, run_labels: list[str] | None = None
         v["across_runs_kind"], v["across_runs_text"] = (
             F.verdict_of({"value": ar.get("mean"), "interval": ar}) if fam == "amplification" else ("", ""))
     v["runs_view"], v["runs_rows"] = _runs_views(entry, v, run_labels or [])
+    v["predictability"] = predictability_view(entry)
     first = (entry.get("pairs") or [{}])[0]
     v["cost_text"] = cost_text(first.get("cost"), first.get("task")) if fam == "disparity" else ""
     v["plot_forest"] = None

@@ -646,9 +646,10 @@ def multi_directional(direction: str, base_rows: pd.DataFrame, test_rows: pd.Dat
             deltas.append(delta)
             signed.append(y * delta)
     if not deltas:
-        return {"value": None, "signed_mean": None, "variance": None, "combinations": len(kept), "pairs": pairs}
+        return {"value": None, "signed_mean": None, "variance": None, "combinations": len(kept), "kept": kept,
+                "pairs": pairs}
     return {"value": float(np.mean(np.abs(deltas))), "signed_mean": float(np.mean(signed)),
-            "variance": float(np.var(deltas)), "combinations": len(kept), "pairs": pairs}
+            "variance": float(np.var(deltas)), "combinations": len(kept), "kept": kept, "pairs": pairs}
 
 
 # --------------------------------------------------------------------------
@@ -723,8 +724,11 @@ def bernstein_interval(cost: np.ndarray, f: np.ndarray, confidence: float, gamma
 
 
 def sample_size_needed(variance: float, delta: float, gamma: float, max_cost: float, confidence: float) -> int | None:
-    """Smallest n with n > (2σ² + (2C/(3γ)) |δ̄|)(−L)/δ̄² (docs §3, "Sample size"); None when δ̄ = 0."""
-    if delta == 0:
+    """Smallest n with n > (2σ² + (2C/(3γ)) |δ̄|)(−L)/δ̄² (docs §3, "Sample size"); None when δ̄ = 0.
+
+    δ̄ within 1e-12 of 0 is 0 (a float mean of amortised terms that cancel exactly).
+    """
+    if abs(delta) < 1e-12:
         return None
     L = math.log((1 - confidence) / 2)
     bound = (2 * variance + (2 * max_cost / (3 * gamma)) * abs(delta)) * (-L) / (delta * delta)
@@ -947,6 +951,11 @@ def reference_results(spec: dict, frames: dict) -> dict:
                                                      int(m.get("min_size", 1))))
                 if len(per_run) == 1:
                     res = per_run[0]
+                elif len({frozenset(r["kept"]) for r in per_run}) > 1:
+                    # Each run keeps its own combinations ("Kept: ... test rows have a predicted task set
+                    # that contains all of m"); whether a run's value uses them or a set common to all
+                    # runs is not said (docs §4 only: "The value is the mean over runs").
+                    res = {"value": UNSPECIFIED, "reason": "runs keep different Multi→ combinations"}
                 else:
                     vals = [r["value"] for r in per_run]
                     res = {"value": (None if all(v is None for v in vals) else
