@@ -25,7 +25,7 @@ def percentile(reps: np.ndarray, level: float) -> tuple[float | None, float | No
 
 
 def bernstein_halfwidth(n: float, variance: float, *, confidence: float, gamma: float, max_cost: float = 1.0) -> float:
-    """t with δ̄ ± t the two-sided Bernstein interval at confidence ρ (METRICS.md §3)."""
+    """t with δ̄ ± t the two-sided Bernstein interval at confidence ρ (docs/metrics.md §3)."""
     L = math.log((1.0 - confidence) / 2.0)
     B = -(2.0 * max_cost / (3.0 * gamma)) * L
     return (B + math.sqrt(B * B - 8.0 * n * variance * L)) / (2.0 * n)
@@ -60,7 +60,7 @@ def verdict(lower: float, upper: float) -> str:
 
 
 def across_runs(values: list[float | None], level: float) -> dict:
-    """Mean ± t-interval over runs (METRICS.md §4)."""
+    """Mean ± t-interval over runs (docs/metrics.md §4)."""
     vals = [v for v in values if v is not None and not math.isnan(v)]
     out: dict = {"method": "across_runs", "level": level, "runs": len(values), "runs_defined": len(vals)}
     if len(vals) < 2:

@@ -1,4 +1,4 @@
-"""The spec's ``local_bias`` section: LOGAN local group bias (METRICS.md §6) on the test data.
+"""The spec's ``local_bias`` section: LOGAN local group bias (docs/metrics.md §6) on the test data.
 
 Two steps, so that data problems are reported with every other spec and data
 problem before anything is computed:
@@ -58,7 +58,7 @@ class Prepared:
     task: str
     features: dict
     notes: list[str] = field(default_factory=list)
-    # Bernstein cost (METRICS.md §3), as the group-disparity metrics use it: 1 − indicator (accuracy → error;
+    # Bernstein cost (docs/metrics.md §3), as the group-disparity metrics use it: 1 − indicator (accuracy → error;
     # a favourable positive prediction → 1 − ŷ) or the indicator itself (positive prediction unfavourable → ŷ)
     complement_cost: bool = True
     cost: str = "error (1[y != y_hat])"
@@ -381,7 +381,7 @@ def _text_features(ls, prep: Prepared, texts: np.ndarray, lb, seed: int) -> None
 
 def gap_intervals(s0, r0, s1, r1, n, *, level: float, complement_cost: bool = True, gamma: float | None = None,
                   max_cost: float = 1.0, cost: str | None = None) -> list[dict | None]:
-    """Bernstein interval (METRICS.md §3) for each gap = r1/s1 − r0/s0, per cluster.
+    """Bernstein interval (docs/metrics.md §3) for each gap = r1/s1 − r0/s0, per cluster.
 
     Within a cluster of n rows, rows of the first group in the denominator are
     annotated +1 (s1 of them, r1 with indicator 1), of the second group −1 (s0,
@@ -580,7 +580,7 @@ def evaluate(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: Non
         "max_iter": lb.max_iter, "seed": seed, "confidence": level,
         "lambda": lam, "lambda_source": source, "lambda_grid": grid_rows,
         "max_inertia_ratio": lb.max_inertia_ratio, "max_displaced": lb.max_displaced,
-        "merge": "the merge rule (METRICS.md §6) is applied to k-means and LOGAN alike",
+        "merge": "the merge rule (docs/metrics.md §6) is applied to k-means and LOGAN alike",
         "global": glob, "kmeans": kmb, "logan": lgb, "projection": proj,
     }
     if prep.notes:

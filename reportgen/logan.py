@@ -1,4 +1,4 @@
-"""Local group bias: LOGAN (Zhao & Chang 2020), METRICS.md section 6.
+"""Local group bias: LOGAN (Zhao & Chang 2020), docs/metrics.md §6.
 
 Pure, seeded functions over numpy arrays.
 

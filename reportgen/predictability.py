@@ -1,5 +1,5 @@
 """Predictability-based bias amplification: leakage (Wang et al. 2019) and DPA
-(Tokas et al.), METRICS.md section 2.
+(Tokas et al.), docs/metrics.md §2.
 
 Pure functions over numpy arrays. An *attacker* is a classifier trained to
 predict one side (the target) from the other (the input); a *quality

@@ -1145,7 +1145,7 @@ def _bernstein(r1: dict, gamma: float | None, max_cost: float, level: float, pro
 
 def _predictability_entry(m: Metric, attr: AttributeDef, L: Loaded, has_pred: bool, level: float,
                           seed: int, B: int) -> dict:
-    """Leakage and DPA (METRICS.md §2) on each prediction file; several runs are averaged."""
+    """Leakage and DPA (docs/metrics.md §2) on each prediction file; several runs are averaged."""
     from reportgen import predictability as P
 
     entry = {"name": m.name, "attribute": attr.name, "direction": metrics.REGISTRY[m.name].direction,
@@ -1209,7 +1209,7 @@ def sweep_grid(scores: np.ndarray, used: float) -> list[float]:
 
 
 def threshold_sweeps(ls: LoadedSpec, L: Loaded, by_attr_metrics: dict[str, list[Metric]]) -> list[dict]:
-    """Point values of the count metrics over a grid of thresholds, per task with a score (METRICS.md §5).
+    """Point values of the count metrics over a grid of thresholds, per task with a score (docs/metrics.md §5).
 
     Computed on the (first) test file; the base side stays as in the main run.
     """

@@ -143,7 +143,7 @@ class Task(Strict):
     score: str | None = Field(None, description="Score column (or pattern); needs `threshold`.")
     threshold: float | Literal["calibrate"] | None = Field(
         None, description="Predicted positive when score > threshold (strictly: a score equal to the threshold is "
-                          "negative); `calibrate` uses data.validation (METRICS.md s5)."
+                          "negative); `calibrate` uses data.validation (docs/metrics.md §5)."
     )
     favorable: Literal["positive", "negative"] = Field(
         "positive",
@@ -223,7 +223,7 @@ class Base(Strict):
 
 
 class Metric(Strict):
-    name: str = Field(..., description="Metric name (see METRICS.md).")
+    name: str = Field(..., description="Metric name (see docs/metrics.md).")
     attribute: str | None = Field(None, description="Restrict to one attribute (default: every attribute).")
     tasks: list[str] | None = Field(None, description="Restrict to these task names.")
     protected: Scalar | None = Field(None, description="Disparity metrics: the group compared (A).")

@@ -1,4 +1,4 @@
-"""Threshold calibration on a validation set (METRICS.md §5)."""
+"""Threshold calibration on a validation set (docs/metrics.md §5)."""
 
 from __future__ import annotations
 
