@@ -574,11 +574,13 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     for col, p in needed:
         miss = df[col].isna().to_numpy()
         if miss.any():
+            if col in attr_only:
+                continue  # not a listed group: the row is left out of that attribute alone, and counted (below)
             if ls.spec.data.missing == "error":
                 first = int(np.argmax(miss))
                 problems.append(ls.problem(p, MSG_MISSING_VALUES.format(column=col, count=int(miss.sum()), file=rel,
                                                                          line=_line_of(path, first))))
-            elif col not in attr_only:
+            else:
                 newly = miss & keep
                 if newly.any():
                     dropped.append({"reason": f"missing value in column '{col}'", "rows": int(newly.sum())})

@@ -307,7 +307,7 @@ def estimate(metric: str, obj: dict, *, is_pair: bool, level: float) -> Estimate
     if y is not None:
         lo, hi = sorted((y * lo, y * hi))
     e.lower, e.upper = lo, hi
-    if iv.get("degenerate") is True or lo == hi:
+    if iv.get("degenerate") is True or hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi)):  # equal up to float noise
         e.degenerate = iv.get("note") or iv.get("degenerate_reason") or MSG_DEGENERATE_DEFAULT
     return e
 

@@ -612,7 +612,8 @@ def _point(prob: _Problem, *, attacker, quality, trials, split, seed, equalize, 
 
 MAX_REPLICATES = 200  # default cap on replicates that refit scikit-learn attackers (or use callable qualities)
 CELL_LIMIT = 50_000  # more cells than this after the flips: the rows path
-_CHUNK = 128  # replicates per vectorised block of the cells path (part of the seeding: fixed)
+_CHUNK = 128  # replicates per vectorised block of the cells path (part of the seeding) ...
+_CHUNK_CELLS = 4_000_000  # ... fewer when patterns or cells are many: at most this many counts per block
 _STREAM_ROWS, _STREAM_PROC = 0x524F5753, 0x50524F43  # "ROWS", "PROC": seed streams of the row bootstrap
 COVERS_ROWS = ("rows", "trial split and flips")
 COVERS_TRIALS = ("trial split and flips",)
@@ -811,8 +812,9 @@ def _row_bootstrap(probs: list[_Problem], *, attacker, quality, trials, split, s
             inv = inv.reshape(-1)
             n_p = np.bincount(inv, weights=counts, minlength=len(sub)).astype(np.int64)
             run_maps.append((sub, inv, n_p, [ncls[c] for c in cols], kz, kx))
-        for ci, start in enumerate(range(0, resamples, _CHUNK)):
-            R = min(_CHUNK, resamples - start)
+        chunk = max(1, min(_CHUNK, _CHUNK_CELLS // max(len(pat), cells_needed, 1)))  # a function of the data only
+        for ci, start in enumerate(range(0, resamples, chunk)):
+            R = min(chunk, resamples - start)
             Cj = np.random.default_rng([seed, _STREAM_ROWS, ci]).multinomial(n, counts / n, size=R)
             for r, (prob, (sub, inv, n_p, nc, kz, kx)) in enumerate(zip(probs, run_maps)):
                 rng = np.random.default_rng([seed, _STREAM_PROC, r, ci])

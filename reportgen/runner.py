@@ -398,7 +398,7 @@ def _interval(reps: np.ndarray, level: float, resamples: int, seed: int, scheme:
           "scheme": scheme, "covers": ["rows"]}
     if undefined:
         iv["replicates_undefined"] = undefined
-    if lo is not None and lo == hi:
+    if lo is not None and hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi)):  # equal up to float noise
         iv["degenerate"] = True
         iv["note"] = ("every bootstrap replicate gave the same value, so this interval shows no sampling "
                       "variation and supports no verdict: the value is fixed by the base side (e.g. a declared or "
@@ -419,6 +419,7 @@ def _headline(ev: "Evaluation", evals: list["Evaluation"], reps: np.ndarray, lev
     t half-width (docs/metrics.md §4); the rows-only and runs-only parts are kept beside it.
     """
     iv = _interval(reps, level, B, seed, scheme)
+    _flag_excluded(iv, ev.value)
     if len(evals) < 2:
         return iv, {}
     extra = {"interval_rows": iv, "across_runs": intervals.across_runs(per_run, level),
@@ -432,6 +433,16 @@ def _headline(ev: "Evaluation", evals: list["Evaluation"], reps: np.ndarray, lev
             combined["degenerate"] = True
             combined["note"] = iv["note"]
     return combined, extra
+
+
+MSG_EXCLUDES_ESTIMATE = ("the bootstrap distribution lies to one side of the estimate (it is biased here, as a mean of "
+                         "absolute differences is near 0), so the percentile interval does not contain the value")
+
+
+def _flag_excluded(iv: dict | None, value: float) -> None:
+    """Say so when a percentile interval does not contain its own estimate (docs/metrics.md §4)."""
+    if iv and iv.get("lower") is not None and not math.isnan(value) and not iv["lower"] <= value <= iv["upper"]:
+        iv["excludes_estimate"] = MSG_EXCLUDES_ESTIMATE
 
 
 def _pair_eval(ev: "Evaluation", p: int) -> "Evaluation":
@@ -843,6 +854,11 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
     if inputs is None:  # some streamed data set kept no patterns (too many): rows are needed, the samples serve
         return _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes)
     tests, base = inputs
+    task_idx = [k for k, t in enumerate(L.tasks) if m.tasks is None or t.spec_key in m.tasks]
+    if len(task_idx) < len(L.tasks):  # the metric's `tasks:`: combinations of those tasks only
+        def only(u):
+            return stats.Units(u.block, u.Y[:, task_idx], u.Yhat[:, task_idx], u.count, u.G, u.Gp, u.pos)
+        tests, base = [only(u) for u in tests], only(base)
     # distinct patterns with counts (files' rows are compressed here; the events are functions of the pattern)
     pats = [u if _streamed(enc) else stats.compress(u) for enc, u in zip(L.predictions, tests)]
     base = stats.compress(base)
@@ -873,7 +889,7 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
     ev = _combine(evals)
     names = []
     for members in kept:
-        names.append("{" + ", ".join(L.tasks[k].label for k in members) + "}")
+        names.append("{" + ", ".join(L.tasks[task_idx[k]].label for k in members) + "}")
     entry = {"name": m.name, "attribute": attr.name, "direction": metrics.REGISTRY[m.name].direction,
              "value": _f(ev.value), "combinations": len(kept),
              "options": {"min_count": m.min_count, "min_size": m.min_size}, "base": {"source": src}}

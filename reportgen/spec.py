@@ -88,7 +88,8 @@ class Data(Strict):
         None, description="Several prediction files of one model (seeds, retrainings): across-run intervals."
     )
     missing: Literal["error", "drop"] = Field(
-        "error", description="What to do with missing values in used columns: error (default) or drop the row."
+        "error", description="What to do with a missing label, prediction or score: error (default) or drop the row "
+                 "(counted). A missing attribute value always leaves the row out of that attribute only."
     )
     engine: Literal["auto", "memory", "stream", "dask"] = Field(
         "auto", description="memory: load whole files; stream: read record batches and keep only counts (peak memory "
@@ -231,7 +232,7 @@ class Metric(Strict):
     min_count: int = Field(0, ge=0, description="Multi->: a combination must be the exact task set of more than "
                                                   "this many base rows, and more than this many test rows must be "
                                                   "predicted to contain all of it.")
-    min_size: int = Field(1, ge=0, description="Multi->: smallest combination size kept.")
+    min_size: int = Field(1, ge=1, description="Multi->: smallest combination size kept (at least 1: every row contains the empty combination).")
     attacker: Literal["lookup", "logistic", "mlp"] | None = Field(
         None, description="Predictability metrics: the attacker (default lookup, the exact Bayes-optimal table).")
     quality: str | None = Field(None, description="Predictability metrics: quality function, accuracy (default) or f1.")

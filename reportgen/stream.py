@@ -870,6 +870,8 @@ def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, 
     paths = dict(needed_pairs)
     if not plan.missing_drop:
         for col, (count, (fi, row)) in sorted(acc.missing_cols.items(), key=lambda kv: plan.needed.index(kv[0])):
+            if col in plan.attr_only:
+                continue  # an attribute's missing value leaves the row out of that attribute alone
             f = files[fi]
             line = f"row {row + 1}" if f.suffix.lower() in (".parquet", ".pq") else str(row + 2)
             if len(files) > 1:

@@ -436,7 +436,7 @@ def cases(draw):
             if draw(st.booleans()):
                 m["min_count"] = draw(st.integers(0, 2))
             if draw(st.booleans()):
-                m["min_size"] = draw(st.integers(0, 2))
+                m["min_size"] = draw(st.integers(1, 2))
         if design["second_task"] and draw(st.integers(0, 3)) == 0:
             m["tasks"] = ["b2"]
         metrics.append(m if len(m) > 1 or draw(st.booleans()) else name)
@@ -560,7 +560,7 @@ def close(a, b) -> bool:
 def _interval_ok(iv: dict, point) -> bool:
     if iv is None or point is None or iv.get("lower") is None or iv.get("upper") is None:
         return True
-    if iv.get("degenerate") or iv.get("reason"):
+    if iv.get("degenerate") or iv.get("reason") or iv.get("excludes_estimate"):  # docs §4: said why
         return True
     return iv["lower"] - TOL <= point <= iv["upper"] + TOL
 
@@ -1267,12 +1267,12 @@ def found_runs_bernstein_variance() -> Case:
 
 
 def found_multi_empty_combination() -> Case:
-    """Multi→ with min_size 0: the empty set is a candidate, E_∅ holds on every row (docs §1.3)."""
+    """Multi→ with min_size 0 is refused: the empty combination holds on every row (docs §1.3)."""
     spec = {"version": 1, "data": {}, "attributes": {"g": {"column": "g", "groups": ["a", "b"], "predicted": "gp"}},
             "tasks": {"t": {"column": "y", "predicted": "p"}}, "base": {"source": "test"},
             "metrics": [{"name": "multi_t_to_a", "min_size": 0}], "intervals": _B}
     return Case(spec=spec, test=_csv("g,gp,y,p\na,a,1,1\na,b,0,1\nb,b,1,0\nb,b,0,0"),
-                note="found: Multi empty combination undefined")
+                refusal="min_size_zero", note="docs §1.3: min_size is at least 1")
 
 
 def found_constant_task_in_base() -> Case:

@@ -348,7 +348,7 @@ class BaseContext:
         return len(self.attr.labels)
 
 
-def sign_of_association(rows: pd.DataFrame, a: str, event: np.ndarray) -> int:
+def sign_of_association(rows: pd.DataFrame, a: str, event: np.ndarray) -> int | None:
     """sign(P(A_a=1, E) − P(A_a=1) P(E)) on integers: sign(N·n_aE − n_a·n_E).
 
     docs §1.2: y_at = sign(P(A_a=1, T_t=1) − P(A_a=1) P(T_t=1)); exact
@@ -360,6 +360,8 @@ def sign_of_association(rows: pd.DataFrame, a: str, event: np.ndarray) -> int:
     n_a = int(in_a.sum())
     n_e = int(event.sum())
     n_ae = int((in_a & event).sum())
+    if n_a == 0 or n_e == 0 or n_e == n:
+        return None  # docs §1.2: no base data for the pair (group absent, event never or always true): no direction
     d = n * n_ae - n_a * n_e
     return (d > 0) - (d < 0)
 
@@ -627,6 +629,9 @@ def multi_directional(direction: str, base_rows: pd.DataFrame, test_rows: pd.Dat
     for a in attr.labels:
         for m in kept:
             y = sign_of_association(base_rows, a, _event(base_rows, m, "T|"))
+            if y is None:  # no base direction: the pair is listed undefined (docs §1.2, §1.3)
+                pairs[(a, m)] = _pair(y, None)
+                continue
             e_true = _event(test_rows, m, "T|")
             if direction == "A->T":
                 in_a = (test_rows["A"] == a).to_numpy()
@@ -679,7 +684,7 @@ def disparity_conditions(metric: str, favorable: str) -> list:
 
 
 def bernstein_interval(cost: np.ndarray, f: np.ndarray, confidence: float, gamma_spec: float | None,
-                       max_cost: float, h_runs: float = 0.0) -> dict:
+                       max_cost: float, h_runs: float = 0.0, cost_sq: np.ndarray | None = None) -> dict:
     """Bernstein interval for δ (docs §3; several runs: docs §4).
 
     δ̂_i = c_i f_i / Pr[f = f_i] over the attribute's n rows, δ̄ their mean, σ²
@@ -690,8 +695,9 @@ def bernstein_interval(cost: np.ndarray, f: np.ndarray, confidence: float, gamma
     γ: the spec value unless it exceeds the observed share of a compared
     group (then the observed share, "observed (spec value exceeds the
     data)"); without a spec value the observed share.  With several runs the
-    costs are run-averaged and the half-width is widened by h_runs in
-    quadrature.  Verdict: 0 outside the interval → biased against that group.
+    costs are run-averaged, σ² takes each row's mean over runs of c² in place
+    of c̄² (``cost_sq``: an upper bound, docs §4), and the half-width is
+    widened by h_runs in quadrature.  Verdict: 0 outside the interval → biased against that group.
     Sample size: n > (2σ² + (2C/(3γ)) δ̄)(−L)/δ̄².
     """
     n = len(cost)
@@ -699,7 +705,11 @@ def bernstein_interval(cost: np.ndarray, f: np.ndarray, confidence: float, gamma
     pr = {v: counts[v] / n for v in counts}
     dhat = np.array([c * fi / pr[fi] if fi != 0 else 0.0 for c, fi in zip(cost, f)], dtype=float)
     mean = float(dhat.mean())
-    var = float(dhat.var(ddof=1)) if n > 1 else 0.0
+    if cost_sq is None:
+        var = float(dhat.var(ddof=1)) if n > 1 else 0.0
+    else:  # E[δ̂²] with mean-over-runs c² per row, then the ddof-1 variance
+        second = float(np.mean([cs / pr[fi] ** 2 if fi != 0 else 0.0 for cs, fi in zip(cost_sq, f)]))
+        var = max((second - mean * mean) * n / (n - 1), 0.0) if n > 1 else 0.0
     observed = min(pr[1], pr[-1])
     if gamma_spec is None:
         gamma, source = observed, "observed"
@@ -782,7 +792,8 @@ def disparity(metric: str, runs_rows: list, attr: AttrDef, tasks: list, referenc
                     continue
                 per_run = [float(c[f == 1].mean() - c[f == -1].mean()) for c in run_costs]
                 h = t_halfwidth(per_run, confidence) if len(runs_rows) > 1 else 0.0
-                b = bernstein_interval(cost, f, confidence, gamma_spec, max_cost, h_runs=h)
+                b = bernstein_interval(cost, f, confidence, gamma_spec, max_cost, h_runs=h,
+                                       cost_sq=np.mean([np.asarray(c, dtype=float) ** 2 for c in run_costs], axis=0))
                 pairs[key] = {
                     "rate_protected": float(cost[f == 1].mean()), "rate_reference": float(cost[f == -1].mean()),
                     "delta": float(cost[f == 1].mean() - cost[f == -1].mean()), "n": len(rows),
