@@ -338,12 +338,6 @@ def _trial(seed: int, trial: int, n: int, split: float):
     return rng, train, test, int(rng.integers(0, 2**31 - 1))
 
 
-def _train_mask(n: int, train: np.ndarray) -> np.ndarray:
-    mask = np.zeros(n, dtype=bool)
-    mask[train] = True
-    return mask
-
-
 def _features(codes: np.ndarray, classes: list[np.ndarray]) -> np.ndarray:
     cols = []
     for j, cls in enumerate(classes):

@@ -174,7 +174,7 @@ def test_counting_path_agrees_with_rebuilding_the_rows(name, quality):
     prob = (P._prepare_leakage(a, t, th) if name == "leakage" else
             P._prepare_dpa(a, t[:, 0], ah, None, "T->A") if name == "dpa_t_to_a" else
             P._prepare_dpa(a, t[:, 0], None, th[:, 0], "A->T"))
-    kw = dict(trials=5, split=0.8, seed=3, equalize=True, hidden=(64,), resamples=500, max_replicates=500)
+    kw = dict(trials=5, split=0.8, seed=3, equalize=True, hidden=(64,), resamples=1000, max_replicates=1000)
     fast, i1 = P._row_bootstrap([prob], attacker="lookup", quality=quality, **kw)
     rows, i2 = P._row_bootstrap([prob], attacker="lookup", quality=acc if quality == "accuracy" else f1, **kw)
     assert (i1["path"], i2["path"]) == ("cells", "rows")
