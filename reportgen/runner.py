@@ -343,7 +343,7 @@ def base_info(ls: LoadedSpec, L: Loaded, attr: AttributeDef, source: str) -> Bas
     d = base_info(ls, L, attr, dsrc)
     K = len(L.tasks)
     return BaseInfo("uniform", d.direction, np.full((K, A), 1.0 / A), d.mals_indicator,
-                    note=f"declared: P(A|T) = 1/{A} for every task (T→A, MALS) and P(T|A) = P(T), no association "
+                    note=f"uniform, declared: P(A|T) = 1/{A} for every task (T→A, MALS) and P(T|A) = P(T), no association "
                          f"(A→T); direction y_at from {dsrc}",
                     truth_a_to_t="pooled", truth_t_to_a=np.full((K, A), 1.0 / A))
 

@@ -116,7 +116,7 @@ def test_uniform_source_mals_uses_one_over_groups_and_train_direction(tmp_path):
 
 def test_table_source_and_side_by_side_comparison(tmp_path):
     table = pd.DataFrame({"group": ["a", "b", "a", "b"], "task": ["t=0", "t=0", "t=1", "t=1"],
-                          "p_group_given_task": [0.5, 0.5, 0.7, 0.3]})
+                          "p_group_given_task": [0.5, 0.5, 0.7, 0.3], "p_task_given_group": [0.5, 0.6, 0.5, 0.4]})
     table.to_csv(tmp_path / "table.csv", index=False)
     m, train, test = _run(tmp_path, source="table", extra="  table: table.csv\n  compare: [train]")
     mals = m["biasamp_mals"]
