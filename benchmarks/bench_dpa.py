@@ -171,8 +171,10 @@ def main(argv=None) -> int:
     rg_s = statistics.median(rg_times)
     print(f"reportgen dpa, {args.rows:,} rows, {args.trials} trials: runs "
           + ", ".join(f"{x:.3f}" for x in rg_times) + f" s; median {rg_s:.3f} s")
-    print(f"  value {rg['value']:+.6f}, psi_d {rg['psi_d']:.6f}, psi_m {rg['psi_m']:.6f}, interval "
-          f"[{rg['interval']['low']:+.6f}, {rg['interval']['high']:+.6f}]")
+    tr = rg.get("trials_interval") or {}
+    spread = (f"[{tr['lower']:+.6f}, {tr['upper']:+.6f}]" if tr.get("lower") is not None else "not defined")
+    print(f"  value {rg['value']:+.6f}, psi_d {rg['psi_d']:.6f}, psi_m {rg['psi_m']:.6f}, spread over trials "
+          f"{spread} (no row bootstrap in this timing)")
 
     scaled = peer_rows < args.rows
     if scaled:

@@ -27,7 +27,7 @@ How a bound is decided
 ----------------------
 Every gated quantity carries the point value q and the interval the report
 prints beside it, ``[lower, upper]`` at level L (bootstrap percentile, the
-multi-run ``rows_and_runs`` interval, the predictability ``trials`` interval,
+multi-run ``rows_and_runs`` interval, the predictability row-bootstrap interval,
 a simultaneous interval: whatever its type). One-sided p-values are read off
 that interval with a normal approximation per side::
 

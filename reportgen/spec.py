@@ -397,7 +397,7 @@ class LocalBias(Strict):
                                                            "inertia is at most this multiple of k-means'.")
     max_displaced: float = Field(0.2, ge=0, le=1, description="A λ from the grid is eligible only if at most this "
                                                              "share of rows ends outside its nearest centroid's "
-                                                             "cluster.")
+                                                             "cluster, overall and in every biased cluster.")
     min_group: int = Field(20, ge=1, description="Rows of each group a cluster needs to count.")
     min_clusters: int = Field(5, ge=1, description="Merging stops at this many clusters.")
     max_iter: int = Field(100, ge=1, description="Iteration cap.")
