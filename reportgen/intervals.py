@@ -62,7 +62,8 @@ def verdict(lower: float, upper: float) -> str:
 def across_runs(values: list[float | None], level: float) -> dict:
     """Mean ± t-interval over runs (docs/metrics.md §4)."""
     vals = [v for v in values if v is not None and not math.isnan(v)]
-    out: dict = {"method": "across_runs", "level": level, "runs": len(values), "runs_defined": len(vals)}
+    out: dict = {"method": "across_runs", "level": level, "covers": ["runs"], "runs": len(values),
+                 "runs_defined": len(vals)}
     if len(vals) < 2:
         out.update(lower=None, upper=None, reason="needs at least two runs with a defined value")
         return out
