@@ -25,6 +25,16 @@ MSG_MISSING_VALUES = (
 MSG_EMPTY_SPEC = "the spec file is empty; start from one of the examples in specs/ (e.g. specs/compas.yaml)"
 MSG_NOT_A_MAPPING = "the spec must be a YAML mapping of keys (version, data, attributes, ...), got {got}"
 MSG_YAML_SYNTAX = "YAML syntax error: {problem}"
+MSG_YAML_ALIAS_LIMIT = (
+    "YAML aliases here expand the spec beyond {nodes:,} values or {chars:,} characters (an alias bomb?); "
+    "a spec never needs that many: write the values out or use fewer aliases"
+)
+MSG_YAML_RECURSIVE_ALIAS = "YAML alias '*{anchor}' refers to the anchor that contains it (a recursive value); remove it"
+MSG_YAML_DEPTH_LIMIT = "YAML nested more than {depth} levels deep; a spec never needs that, flatten it"
+MSG_YAML_SIZE_LIMIT = (
+    "the spec is {size:,} characters long, more than the {limit:,} a spec may have; "
+    "is this the right file? (data belongs in the files the spec names)"
+)
 MSG_GROUP_EMPTY = "group '{group}' has no rows in {file}; check the spelling against the values present: {values}"
 MSG_LABEL_VALUES = "column '{column}' in {file} has values {found}; the spec declares {declared}. {todo}"
 

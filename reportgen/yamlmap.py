@@ -3,6 +3,15 @@
 ``load_with_marks`` returns the Python value (``yaml.safe_load`` semantics) and
 a :class:`Marks` object mapping key paths such as ``("metrics", 2, "name")`` to
 1-based (line, column) positions, so validation errors point at the spec line.
+
+A spec is untrusted input (release pipelines run specs written by other
+teams), so reading one is bounded: at most ``MAX_YAML_CHARS`` characters, at
+most ``MAX_YAML_DEPTH`` levels of nesting, and at most ``MAX_YAML_NODES``
+values (``MAX_YAML_SCALAR_CHARS`` characters of scalar text) once every alias
+is expanded. The expanded size is counted while the document is composed, from
+the sizes of the already composed anchors, so an alias bomb ("billion laughs")
+is refused at the alias that crosses the limit in time linear in the text.
+Every command that reads YAML reads it through :func:`load_with_marks`.
 """
 
 from __future__ import annotations
@@ -11,9 +20,93 @@ from typing import Any
 
 import yaml
 
-from reportgen.errors import MSG_DUPLICATE_KEY, MSG_YAML_SYNTAX, Problem, SpecError
+from reportgen.errors import (
+    MSG_DUPLICATE_KEY,
+    MSG_YAML_ALIAS_LIMIT,
+    MSG_YAML_DEPTH_LIMIT,
+    MSG_YAML_RECURSIVE_ALIAS,
+    MSG_YAML_SIZE_LIMIT,
+    MSG_YAML_SYNTAX,
+    Problem,
+    SpecError,
+)
 
 Path = tuple  # tuple of str | int
+
+# Limits a real spec never comes near (the largest sample spec is a few KB, a few hundred values).
+MAX_YAML_CHARS = 1_000_000        # characters of spec text
+MAX_YAML_DEPTH = 64               # nesting levels of lists and mappings
+MAX_YAML_NODES = 100_000          # values after alias expansion (each key, value and item counts)
+MAX_YAML_SCALAR_CHARS = 10_000_000  # characters of scalar text after alias expansion
+
+
+class _Limit(Exception):
+    def __init__(self, mark, message: str) -> None:
+        super().__init__(message)
+        self.mark = mark
+        self.message = message
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader that counts the expanded size of the document while composing it."""
+
+    def __init__(self, stream) -> None:
+        super().__init__(stream)
+        self._size: dict[int, tuple[int, int]] = {}  # id(node) -> (nodes, scalar chars), expanded
+        self._nodes = 0
+        self._chars = 0
+        self._open: list[str | None] = []  # anchors of the collections being composed
+        self._keep: list = []  # keeps sized nodes alive so their ids stay unique
+
+    def _sized(self, node) -> tuple[int, int]:
+        key = id(node)
+        got = self._size.get(key)
+        if got is not None:
+            return got
+        if isinstance(node, yaml.ScalarNode):
+            got = (1, len(node.value))
+        else:
+            items = node.value if isinstance(node, yaml.SequenceNode) else [x for kv in node.value for x in kv]
+            n, c = 1, 0
+            for child in items:
+                cn, cc = self._sized(child)
+                n, c = n + cn, c + cc
+                if n > MAX_YAML_NODES or c > MAX_YAML_SCALAR_CHARS:
+                    break  # already too large: the caller refuses it
+            got = (n, c)
+        self._size[key] = got
+        self._keep.append(node)
+        return got
+
+    def _add(self, nodes: int, chars: int, mark) -> None:
+        self._nodes += nodes
+        self._chars += chars
+        if self._nodes > MAX_YAML_NODES or self._chars > MAX_YAML_SCALAR_CHARS:
+            raise _Limit(mark, MSG_YAML_ALIAS_LIMIT.format(nodes=MAX_YAML_NODES,
+                                                           chars=MAX_YAML_SCALAR_CHARS))
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            if event.anchor in self._open:
+                raise _Limit(event.start_mark, MSG_YAML_RECURSIVE_ALIAS.format(anchor=event.anchor))
+            node = super().compose_node(parent, index)
+            self._add(*self._sized(node), event.start_mark)
+            return node
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            if len(self._open) >= MAX_YAML_DEPTH:
+                raise _Limit(event.start_mark, MSG_YAML_DEPTH_LIMIT.format(depth=MAX_YAML_DEPTH))
+            self._open.append(event.anchor)
+            try:
+                node = super().compose_node(parent, index)
+            finally:
+                self._open.pop()
+            self._add(1, 0, event.start_mark)
+            return node
+        node = super().compose_node(parent, index)
+        if isinstance(node, yaml.ScalarNode):
+            self._add(1, len(node.value), event.start_mark)
+        return node
 
 
 class Marks:
@@ -97,13 +190,23 @@ def _syntax_problem(exc: yaml.MarkedYAMLError, text: str, file: str) -> SpecErro
 def load_with_marks(text: str, file: str) -> tuple[Any, Marks, list[Problem]]:
     """(data, marks, non-fatal problems such as duplicate keys). Raises SpecError on syntax errors."""
     marks = Marks()
+    if len(text) > MAX_YAML_CHARS:
+        raise SpecError([Problem(file, None, None, "", MSG_YAML_SIZE_LIMIT.format(
+            size=len(text), limit=MAX_YAML_CHARS))])
+    loader = _BoundedLoader(text)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506 - SafeLoader
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except _Limit as exc:
+        line = exc.mark.line + 1
+        raise SpecError([Problem(file, line, exc.mark.column + 1, "", exc.message)],
+                        context=excerpt(text, line)) from None
     except yaml.MarkedYAMLError as exc:
         raise _syntax_problem(exc, text, file) from None
     except yaml.YAMLError as exc:  # pragma: no cover - non-marked errors are rare
         raise SpecError([Problem(file, None, None, "", MSG_YAML_SYNTAX.format(problem=exc))]) from None
+    finally:
+        loader.dispose()
     problems: list[Problem] = []
     if node is not None:
         _walk(node, (), marks, problems, file)
