@@ -639,7 +639,7 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
         "reportgen_version": __version__,
         "report": {"title": s.report.title, "model": {"name": s.report.model.name, "version": s.report.model.version},
                    "description": s.report.description, "organisation": s.report.organisation},
-        "spec": {"path": str(ls.path), "sha256": ls.sha256},
+        "spec": {"path": str(ls.path), "absolute_path": str(ls.path.resolve()), "sha256": ls.sha256},
         "data": data_entries,
         "attributes": [{"name": a.name, "groups": [a.label(j) for j in range(len(a.groups))],
                         "columns": a.columns, "predicted": a.predicted,
@@ -703,25 +703,23 @@ def _data_entries(L: Loaded) -> list[dict]:
     return out
 
 
+VERSIONED_PACKAGES = ("numpy", "pandas", "pyarrow", "scipy", "scikit-learn", "pydantic", "pyyaml", "matplotlib",
+                      "jinja2", "weasyprint", "pypdf", "fonttools", "pydyf", "threadpoolctl")
+
+
 def _versions(*, dask: bool = False) -> dict:
-    import numpy
-    import pandas
-    import pyarrow
-    import pydantic
-    import scipy
-    import yaml
+    """Every package that can change a number or a page, plus Python and the platform (read from the installed
+    distributions' metadata, so nothing heavy is imported for it)."""
+    from importlib import metadata
 
-    return {"reportgen": __version__, "python": platform.python_version(), "numpy": numpy.__version__,
-            "pandas": pandas.__version__, "pyarrow": pyarrow.__version__, "scipy": scipy.__version__,
-            "pydantic": pydantic.__version__, "pyyaml": yaml.__version__,
-            **(_dask_versions() if dask else {})}
-
-
-def _dask_versions() -> dict:
-    import dask
-    import distributed
-
-    return {"dask": dask.__version__, "distributed": distributed.__version__}
+    out = {"reportgen": __version__, "python": platform.python_version(),
+           "platform": f"{platform.system()} {platform.machine()}"}
+    for name in VERSIONED_PACKAGES + (("dask", "distributed") if dask else ()):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
 
 
 def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, tallies, base: BaseInfo, task_idx: list[int],

@@ -42,6 +42,8 @@ COUNT_METRICS = (
 PREDICTABILITY_METRICS = ("leakage", "dpa_a_to_t", "dpa_t_to_a")
 KNOWN_METRICS = COUNT_METRICS + PREDICTABILITY_METRICS
 DISPARITY_METRICS = ("demographic_parity", "equal_opportunity", "equalized_odds", "accuracy_gap")
+# metrics whose "data" side comes from base.source (docs/metrics.md, "Base-correlation sources")
+BASE_METRICS = ("biasamp_mals", "biasamp_a_to_t", "biasamp_t_to_a", "multi_a_to_t", "multi_t_to_a")
 NEEDS_PREDICTED_ATTRIBUTE = ("biasamp_mals", "biasamp_t_to_a", "multi_t_to_a", "dpa_t_to_a")
 
 
@@ -699,13 +701,16 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
             if not s.data.train:
                 out.append(ls.problem(("tasks", name, "threshold"),
                                       "threshold: calibrate needs data.train for the target positive rate"))
+    # a base source is needed only by the metrics that compare with one (co-occurrence amplification, Multi→)
+    base_users = [(i, m.name) for i, m in enumerate(s.metrics) if m.name in BASE_METRICS]
     sources = [s.base.source] + list(s.base.compare)
-    if "train" in sources and not s.data.train:
-        where = ("base", "source") if ls.marks.has(("base", "source")) else ("data",)
+    if base_users and "train" in sources and not s.data.train:
+        where = ("base", "source") if ls.marks.has(("base", "source")) else ("metrics", base_users[0][0])
         if s.base.source != "train":
             where = ("base", "compare")
-        out.append(ls.problem(where, "base source `train` (the default) needs data.train; add data.train, "
-                                     "or set base.source: test"))
+        default = " (the default)" if not ls.marks.has(("base", "source")) else ""
+        out.append(ls.problem(where, f"{base_users[0][1]} compares with a base source, and base source `train`{default} "
+                                     "needs data.train; add data.train, or set base.source: test"))
     if s.report.logo:
         lp = ls.resolve(s.report.logo)
         if not lp.is_file():

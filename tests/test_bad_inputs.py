@@ -147,8 +147,8 @@ CASES = [
     ], fix=fx(("  train: data/train.csv\n", "  train: data/train.csv\n  test: data/test.csv\n"))),
     # left out data.train although base.source defaults to train
     Case("missing_train_for_base.yaml", [
-        # a reader points at the data: block (line 2), where train is missing; base: is not in the file
-        P("missing_train_for_base.yaml:2", None, "data.train", "base.source: test"),
+        # the metric that asks for a base source (line 13) is named; base: is not in the file
+        P("missing_train_for_base.yaml:13", "metrics[0]", "biasamp_a_to_t", "data.train", "base.source: test"),
     ], fix=fx(("  test: data/test.csv\n", "  train: data/train.csv\n  test: data/test.csv\n"))),
     # ------------------------------------------------------------------ YAML itself
     # indented `groups:` one space too far

@@ -1,0 +1,57 @@
+"""The spec asks only for what the chosen metrics need; results name every version that can change a number."""
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from conftest import run_cli
+
+SPEC = """\
+version: 1
+data: {{test: test.csv}}
+attributes:
+  g: {{column: g, groups: [a, b]}}
+tasks:
+  t: {{column: y, predicted: p}}
+metrics: [{metrics}]
+intervals: {{bootstrap: {{resamples: 50, seed: 1}}}}
+output: {{formats: [json]}}
+"""
+
+
+def _write(tmp_path, metrics):
+    rng = np.random.default_rng(0)
+    n = 200
+    pd.DataFrame({"g": rng.choice(["a", "b"], n), "y": rng.integers(0, 2, n),
+                  "p": rng.integers(0, 2, n)}).to_csv(tmp_path / "test.csv", index=False)
+    (tmp_path / "spec.yaml").write_text(SPEC.format(metrics=metrics))
+    return tmp_path / "spec.yaml"
+
+
+def test_disparity_only_spec_needs_no_base_source(tmp_path):
+    spec = _write(tmp_path, "demographic_parity, equal_opportunity, accuracy_gap")
+    r = run_cli("run", spec, "--out", tmp_path / "out", "-q")
+    assert r.returncode == 0, r.stderr
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert {m["name"] for m in res["metrics"]} == {"demographic_parity", "equal_opportunity", "accuracy_gap"}
+
+
+def test_a_base_metric_without_train_names_the_metric(tmp_path):
+    spec = _write(tmp_path, "demographic_parity, biasamp_a_to_t")
+    r = run_cli("validate", spec)
+    assert r.returncode == 2
+    assert "spec.yaml:7:" in r.stderr and "metrics[1]: biasamp_a_to_t compares with a base source" in r.stderr
+    assert "set base.source: test" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_results_name_every_version_and_the_spec_both_ways(tmp_path):
+    spec = _write(tmp_path, "demographic_parity")
+    assert run_cli("run", spec, "--out", tmp_path / "out", "-q").returncode == 0
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    v = res["versions"]
+    for name in ("python", "platform", "numpy", "pandas", "scipy", "scikit-learn", "pyarrow", "matplotlib", "jinja2",
+                 "weasyprint", "pydantic", "pyyaml"):
+        assert v.get(name), name
+    assert res["spec"]["path"] == str(spec) and res["spec"]["absolute_path"] == str(spec.resolve())
+    assert len(res["spec"]["sha256"]) == 64
