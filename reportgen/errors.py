@@ -85,3 +85,29 @@ class SpecError(Exception):
 def raise_if(problems: Sequence[Problem]) -> None:
     if problems:
         raise SpecError(list(problems))
+
+
+def merge_missing_columns(problems: list[Problem]) -> list[Problem]:
+    """One mistake, one message: the same column missing from several data files at the same spec key becomes one
+    problem naming every file ("column 'rase' not found in data/train.csv, data/test.csv (did you mean 'race'?)")."""
+    import re
+
+    pat = re.compile(r"^column '(?P<col>.*)' not found in (?P<file>\S+?)(?P<hint> \(did you mean .*\))?$")
+    out: list[Problem] = []
+    seen: dict[tuple, int] = {}
+    for p in problems:
+        m = pat.match(p.message)
+        if not m:
+            out.append(p)
+            continue
+        key = (p.file, p.line, p.col, p.path, m["col"])
+        if key not in seen:
+            seen[key] = len(out)
+            out.append(p)
+            continue
+        first = out[seen[key]]
+        m0 = pat.match(first.message)
+        files = m0["file"] + ", " + m["file"]
+        out[seen[key]] = Problem(first.file, first.line, first.col, first.path,
+                                 MSG_COLUMN_NOT_FOUND.format(column=m["col"], file=files, hint=m0["hint"] or ""))
+    return out

@@ -17,7 +17,7 @@ import numpy as np
 from reportgen import __version__, intervals, metrics, stats, thresholds
 from reportgen.data import AttributeDef, Encoded, TaskColumns, attribute_defs, expand_tasks, load_role, \
     load_table_base, open_dataset
-from reportgen.errors import Problem, SpecError
+from reportgen.errors import Problem, SpecError, merge_missing_columns
 from reportgen.results import jfloat as _f
 from reportgen.spec import DISPARITY_METRICS, LoadedSpec, Metric
 
@@ -189,7 +189,7 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
             out.local.notes.append(f"computed on a stratified sample of {smp['rows']:,} of {smp['of_rows']:,} rows "
                                    f"(seed {smp['seed']}): LOGAN cannot stream")
     if problems:
-        raise SpecError(problems)
+        raise SpecError(merge_missing_columns(problems))
     if executor is not None:
         out.engine = {"name": executor.name, "row_level_metrics_on_sample": bool(sample_note(out.row_predictions)),
                       "sample_rows": s.data.sample.rows, "batch_rows": s.data.batch_rows}

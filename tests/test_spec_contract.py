@@ -55,3 +55,14 @@ def test_results_name_every_version_and_the_spec_both_ways(tmp_path):
         assert v.get(name), name
     assert res["spec"]["path"] == str(spec) and res["spec"]["absolute_path"] == str(spec.resolve())
     assert len(res["spec"]["sha256"]) == 64
+
+
+def test_one_mistake_one_message_across_data_files(root):
+    """A misspelt column is missing from train and test alike: one problem naming both files."""
+    r = run_cli("validate", root / "tests" / "bad" / "spec_and_data_errors.yaml")
+    assert r.returncode == 2
+    lines = [ln for ln in r.stderr.splitlines() if "'rase'" in ln]
+    assert lines == ["tests/bad/spec_and_data_errors.yaml:9:5: attributes.race.column: column 'rase' not found in "
+                     "data/train.csv, data/test.csv (did you mean 'race'?)"] or \
+        (len(lines) == 1 and "data/train.csv, data/test.csv (did you mean 'race'?)" in lines[0]), r.stderr
+    assert "3 problems found" in r.stderr
