@@ -1,0 +1,26 @@
+"""Disparity headlines in words: who bears the costly outcome more often, by how many points (hand-written cases)."""
+
+from reportgen.report.context import headline_sentence
+
+IV = {"lower": 0.087, "upper": 0.230}
+
+
+def test_unfavourable_prediction_among_the_truly_negative():
+    pair = {"group": "race=African-American", "reference": "race=Caucasian", "task": "recidivism=1",
+            "condition": "y=0", "cost": "y_hat (positive prediction is unfavourable)", "delta": 0.1596}
+    assert headline_sentence(pair, IV) == ("African-American rows truly without recidivism=1 were predicted "
+                                           "recidivism=1 16.0 points more often than Caucasian rows [8.7, 23.0]")
+
+
+def test_negative_delta_names_the_reference_first_and_flips_the_interval():
+    pair = {"group": "gender=Female", "reference": "gender=Male", "task": "income=1", "condition": "all",
+            "cost": "1 - y_hat (positive prediction is favourable)", "delta": -0.05}
+    assert headline_sentence(pair, {"lower": -0.08, "upper": -0.02}) == (
+        "Male rows were not predicted income=1 5.0 points more often than Female rows [2.0, 8.0]")
+
+
+def test_accuracy_and_undefined():
+    pair = {"group": "g=a", "reference": "g=b", "task": "t=1", "condition": "all", "cost": "error (1[y != y_hat])",
+            "delta": 0.0}
+    assert headline_sentence(pair, None) == "a and b rows were misclassified equally often"
+    assert headline_sentence({**pair, "delta": None}, None) == ""
