@@ -104,6 +104,14 @@ def _constraints(p: dict) -> list[str]:
         c.append(f"≤ {hi}")
     if xhi is not None:
         c.append(f"< {xhi}")
+    if p.get("maxItems") is not None:
+        c.append(f"at most {p['maxItems']} item" + ("s" if p["maxItems"] != 1 else ""))
+    if p.get("minLength"):
+        c.append(f"at least {p['minLength']} character" + ("s" if p["minLength"] > 1 else ""))
+    if p.get("maxLength") is not None:
+        c.append(f"at most {p['maxLength']} characters")
+    if p.get("pattern"):
+        c.append(f"matches `{p['pattern']}`")
     if p.get("minItems"):
         c.append(f"at least {p['minItems']} item" + ("s" if p["minItems"] > 1 else ""))
     if p.get("minProperties"):
