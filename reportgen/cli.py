@@ -73,7 +73,7 @@ def main() -> None:
     """reportgen: fairness audit reports from a YAML spec.
 
     Start with `reportgen validate SPEC`, then `reportgen run SPEC --out DIR`.
-    Example specs: specs/*.yaml; every key: `reportgen schema` or README.md.
+    A runnable example: `reportgen init --example compas`; every key: `reportgen schema` or README.md.
     """
 
 
@@ -276,14 +276,20 @@ def validate(spec: Path) -> None:
 
 
 @main.command()
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write to a file.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to a file, e.g. spec.schema.json beside your spec.")
 def schema(out: Path | None) -> None:
-    """Print the JSON Schema of the spec (for editor autocompletion)."""
-    from reportgen.spec import json_schema
+    """Print the JSON Schema of the spec (for editor autocompletion).
 
-    text = json.dumps(json_schema(), indent=2) + "\n"
+    Write it beside your spec (`reportgen schema --out spec.schema.json`) and start the spec with
+    `# yaml-language-server: $schema=spec.schema.json`: the reference then survives a rebuilt environment."""
+    from reportgen.init import schema_text
+
+    text = schema_text()
     if out:
-        out.write_text(text)
+        from reportgen.results import write_atomic
+
+        write_atomic(out, text.encode("utf-8"))
     else:
         click.echo(text, nl=False)
 
@@ -336,23 +342,59 @@ def samplesize(delta: float, confidence: float, gamma: float, variance: float | 
 
 
 @main.command()
-@click.argument("data", type=click.Path(path_type=Path))
-@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=Path("spec.yaml"),
-              show_default=True, help="Where to write the starter spec (not overwritten if it exists).")
+@click.argument("data", type=click.Path(path_type=Path), required=False)
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
+              help="Where to write the starter spec (default spec.yaml; not overwritten if it exists); with "
+                   "--example, the new folder (default ./<example>-example; must not exist or be empty).")
+@click.option("--label", metavar="COLUMN", default=None, help="The true label column (two values).")
+@click.option("--predicted", metavar="COLUMN", default=None, help="The model's predicted labels.")
+@click.option("--score", metavar="COLUMN", default=None,
+              help="The model's score: predicted positive when score > --threshold (default 0.5).")
+@click.option("--attribute", "attributes", metavar="COLUMN", multiple=True,
+              help="A protected attribute (repeatable); when given, exactly these are audited.")
+@click.option("--favorable", type=click.Choice(["positive", "negative"]), default=None,
+              help="Whether a positive prediction is favourable for the person (e.g. negative for 'will reoffend').")
+@click.option("--threshold", type=float, default=None, metavar="X",
+              help="Threshold for the score (--score, or the guessed score).")
+@click.option("--example", type=click.Choice(["compas"]), default=None,
+              help="Write a runnable example (spec, data and schema) into a new folder instead.")
 @_guard
-def init(data: Path, out: Path) -> None:
+def init(data: Path | None, out: Path | None, label: str | None, predicted: str | None, score: str | None,
+         attributes: tuple[str, ...], favorable: str | None, threshold: float | None, example: str | None) -> None:
     """Write a commented starter spec for DATA (CSV or Parquet), guessing the label, prediction, score and
-    attribute columns from their names and values. Check the lines marked 'check', then `reportgen validate`."""
-    from reportgen.init import MSG_OUT_EXISTS, InitError, starter_spec
+    attribute columns from their names and values (--label, --predicted/--score, --attribute, --favorable and
+    --threshold say them instead), and spec.schema.json beside it for editors. Check the lines marked 'check',
+    then `reportgen validate`.
+
+    `reportgen init --example compas [--out DIR]` writes a runnable example into a new folder instead."""
+    from reportgen.init import MSG_OUT_EXISTS, InitError, starter_spec, write_example, write_schema_beside
     from reportgen.results import write_atomic
 
+    if example is not None:
+        given = [f"--{n}" for n, v in (("label", label), ("predicted", predicted), ("score", score),
+                                        ("attribute", attributes), ("favorable", favorable),
+                                        ("threshold", threshold)) if v not in (None, ())]
+        if data is not None or given:
+            raise click.UsageError("--example writes a complete example; it takes no DATA file and none of "
+                                   + ", ".join(given or ["the column options"]))
+        dest = out or Path(f"{example}-example")
+        files = write_example(example, dest)
+        click.echo(f"wrote {dest}{'/' if not str(dest).endswith('/') else ''} ({', '.join(files)})")
+        click.echo(f"next: reportgen run {dest / 'spec.yaml'} --out {dest / 'report'}")
+        return
+    if data is None:
+        raise click.UsageError("give the DATA file to start a spec from, or --example compas for a runnable example")
+    out = out or Path("spec.yaml")
     if out.exists():
         raise InitError(str(out), MSG_OUT_EXISTS)
-    text, notes = starter_spec(data, spec_path=out)
+    text, notes = starter_spec(data, spec_path=out, label=label, predicted=predicted, score=score,
+                               attributes=attributes, favorable=favorable, threshold=threshold)
     for n in notes:
         click.echo(f"  {n}", err=True)
+    schema_path, state = write_schema_beside(out)
     write_atomic(out, text.encode("utf-8"))
-    click.echo(f"wrote {out}; next: reportgen validate {out}")
+    click.echo(f"wrote {out}" + ("" if state == "unchanged" else f" and {'updated ' if state == 'updated' else ''}"
+                                 f"{schema_path} (for editors)") + f"; next: reportgen validate {out}")
 
 
 def _side(ref: str):

@@ -95,6 +95,55 @@ def missing_file_message(rel: str, path: Path) -> str:
     return MSG_FILE_NOT_FOUND.format(path=rel, resolved=path) + did_you_mean(path.name, siblings)
 
 
+class DuplicateColumns(ValueError):
+    """A header names one column twice (pandas would silently rename the copy to 'name.1')."""
+
+
+def not_regular_file(path: Path) -> str | None:
+    """What ``path`` is when it exists but is neither a regular file nor a folder (a FIFO, a device, a socket):
+    such a path is refused before anything reads it (reading a FIFO or /dev/zero would hang or never end)."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "a special file")
+    return kind
+
+
+def not_regular_message(rel: str, path: Path, kind: str) -> str:
+    return (f"'{rel}' (resolved to {path}) is not a regular file but {kind}; nothing was read from it: "
+            "give a CSV or Parquet file")
+
+
+def _check_duplicate_columns(names: list, shown: str | Path) -> None:
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names, 1):
+        if name is None or (isinstance(name, float) and name != name) or str(name) == "":
+            continue
+        name = str(name)
+        if name in seen:
+            raise DuplicateColumns(f"column '{name}' appears twice in the header of {shown} (columns {seen[name]} "
+                                   f"and {i}); rename or remove one: which one is meant cannot be guessed")
+        seen[name] = i
+
+
+def header_duplicates(path: Path, shown: str | Path | None = None) -> None:
+    """Raise DuplicateColumns when the header of one CSV or Parquet file names a column twice."""
+    if path.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        names = list(pq.read_schema(path).names)
+    else:
+        first = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
+        names = list(first.iloc[0]) if len(first) else []
+    _check_duplicate_columns(names, shown if shown is not None else path.name)
+
+
 def read_header(path: Path) -> list[str]:
     if path.is_dir() or is_dataset_pattern(str(path)):
         files = dataset_files(path)
@@ -105,8 +154,12 @@ def read_header(path: Path) -> list[str]:
     if suffix in (".parquet", ".pq"):
         import pyarrow.parquet as pq
 
-        return list(pq.read_schema(path).names)
-    return list(pd.read_csv(path, nrows=0).columns)
+        names = list(pq.read_schema(path).names)
+        _check_duplicate_columns(names, path.name)
+        return names
+    names = list(pd.read_csv(path, nrows=0).columns)
+    header_duplicates(path)
+    return names
 
 
 def _is_parquet(path: Path) -> bool:
@@ -240,6 +293,14 @@ class AttributeDef:
     predicted: list[str] | None  # predicted columns (None when not declared)
     spec_path: tuple
     parts: tuple[str, ...] = ()  # for an intersection: the attributes it combines
+    values: list[str] | None = None  # the groups' values as written in the data (groups holds display names)
+
+    def index_of(self, name) -> int:
+        """A group's index from its display name or its value (``labels:`` maps one to the other)."""
+        text = _num_text(name)
+        if text in self.groups:
+            return self.groups.index(text)
+        return (self.values or self.groups).index(text)
 
     def label(self, j: int) -> str:
         return f"{self.name}={self.groups[j]}"
@@ -249,8 +310,9 @@ def attribute_defs(ls: LoadedSpec) -> list[AttributeDef]:
     s = ls.spec
     out: list[AttributeDef] = []
     for name, a in s.attributes.items():
-        out.append(AttributeDef(name, [_num_text(g) for g in a.groups], [a.column], [(g,) for g in a.groups],
-                                [a.predicted] if a.predicted else None, ("attributes", name)))
+        out.append(AttributeDef(name, [_shown(a, g) for g in a.groups], [a.column], [(g,) for g in a.groups],
+                                [a.predicted] if a.predicted else None, ("attributes", name),
+                                values=[_num_text(g) for g in a.groups]))
     for i, inter in enumerate(s.intersections):
         attrs = [s.attributes[n] for n in inter]
         combos: list[tuple] = [()]
@@ -259,10 +321,19 @@ def attribute_defs(ls: LoadedSpec) -> list[AttributeDef]:
         preds = [a.predicted for a in attrs]
         out.append(AttributeDef(
             INTERSECTION_SEP.join(inter),
-            [INTERSECTION_SEP.join(_num_text(v) for v in c) for c in combos],
+            [INTERSECTION_SEP.join(_shown(a, v) for a, v in zip(attrs, c)) for c in combos],
             [a.column for a in attrs], combos,
-            preds if all(p is not None for p in preds) else None, ("intersections", i), tuple(inter)))
+            preds if all(p is not None for p in preds) else None, ("intersections", i), tuple(inter),
+            values=[INTERSECTION_SEP.join(_num_text(v) for v in c) for c in combos]))
     return out
+
+
+def _shown(a, g) -> str:
+    """A group's display name: its `labels:` entry, else the value as written."""
+    for k, v in (a.labels or {}).items():
+        if _num_text(k) == _num_text(g):
+            return str(v)
+    return _num_text(g)
 
 
 @dataclass
@@ -500,6 +571,9 @@ def role_kind(role: str) -> str:
 def open_dataset(ls: LoadedSpec, rel: str, spec_path: tuple) -> tuple[Path, list[Path], list[str]]:
     """(resolved path, its files, header of the first file); SpecError when missing or unreadable."""
     path = ls.resolve(rel)
+    kind = not_regular_file(path)
+    if kind is not None:
+        raise SpecError([ls.problem(spec_path, not_regular_message(rel, path, kind))])
     files = dataset_files(path)
     if not files:
         if path.is_dir() or is_dataset_pattern(rel):
@@ -509,6 +583,10 @@ def open_dataset(ls: LoadedSpec, rel: str, spec_path: tuple) -> tuple[Path, list
         raise SpecError([ls.problem(spec_path, missing_file_message(rel, path))])
     try:
         header = read_header(files[0])
+    except DuplicateColumns as exc:
+        shown = part_display(rel, path, files[0])
+        raise SpecError([ls.problem(spec_path, str(exc).replace(f"header of {files[0].name}",
+                                                                f"header of {shown}"))]) from None
     except Exception as exc:  # unreadable / not a table
         raise SpecError([ls.problem(spec_path, f"cannot read {rel} as a table ({_plain_error(exc)}); "
                                                "give a CSV with a header row or a Parquet file")]) from None
@@ -524,7 +602,18 @@ def part_display(rel: str, root: Path, f: Path) -> str:
     return rel
 
 
-def check_columns(ls: LoadedSpec, needed: list[tuple[str, tuple]], header: list[str], rel: str) -> None:
+def check_columns(ls: LoadedSpec, needed: list[tuple[str, tuple]], header: list[str], rel: str,
+                  at: tuple | None = None) -> None:
+    """Every needed column is in ``header``. ``at``: the data key of the file; for a second or later file of
+    ``data.runs`` the problem is reported there (the spec is right, the run file's schema differs)."""
+    if at is not None and len(at) == 3 and at[:2] == ("data", "runs") and isinstance(at[2], int) and at[2] > 0:
+        absent = [(col, p) for col, p in needed if col not in header]
+        if absent:
+            uses = ", ".join(f"'{col}' (for {ls.problem(p, '').path})" for col, p in absent)
+            raise SpecError([ls.problem(at, f"{rel} lacks column(s) {uses} that the spec uses; every file of "
+                                            "data.runs must have the same columns as the first: fix that file's "
+                                            "schema or remove it from runs")])
+        return
     problems = [ls.problem(p, MSG_COLUMN_NOT_FOUND.format(column=col, file=rel, hint=did_you_mean(col, header)))
                 for col, p in needed if col not in header]
     if problems:
@@ -544,7 +633,7 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     needed = _columns_needed(attrs, tasks, kind)
     if frame is None:
         path, files, header = open_dataset(ls, rel, spec_path)
-        check_columns(ls, needed, header, rel)
+        check_columns(ls, needed, header, rel, at=spec_path)
         cols = [c for c, _ in needed]
         frames = []
         for f in files:
@@ -599,9 +688,9 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
             for j, c in enumerate(ac.listed[a.name]):
                 if c == 0:
                     present = _few(sorted({_num_text(v) for v in df[a.columns[0]].dropna().unique()}), 10)
-                    present += did_you_mean(a.groups[j], [_num_text(v) for v in df[a.columns[0]].dropna().unique()])
+                    present += did_you_mean((a.values or a.groups)[j], [_num_text(v) for v in df[a.columns[0]].dropna().unique()])
                     problems.append(ls.problem(a.spec_path + ("groups",),
-                                               MSG_GROUP_EMPTY.format(group=a.groups[j], file=rel, values=present)))
+                                               MSG_GROUP_EMPTY.format(group=(a.values or a.groups)[j], file=rel, values=present)))
     if problems:
         raise SpecError(problems)
 
@@ -692,10 +781,16 @@ def load_table_base(ls: LoadedSpec, attrs: list[AttributeDef], tasks: list[TaskC
     rel = ls.spec.base.table
     path = ls.resolve(rel)
     where = ("base", "table")
+    kind = not_regular_file(path)
+    if kind is not None:
+        raise SpecError([ls.problem(where, not_regular_message(rel, path, kind))])
     if not path.is_file():
         raise SpecError([ls.problem(where, missing_file_message(rel, path))])
     try:
+        header_duplicates(path, rel)
         df = read_table(path)
+    except DuplicateColumns as exc:
+        raise SpecError([ls.problem(where, str(exc))]) from None
     except Exception as exc:
         raise SpecError([ls.problem(where, f"cannot read {rel} as a table ({_plain_error(exc)}); a base table is a "
                                            "CSV with columns group, task, p_group_given_task")]) from None

@@ -62,19 +62,53 @@ MSG_DATA_EMPTY = "{path} has no data rows (columns: {columns}); give a file with
 MSG_NO_LABEL = (
     "no label column found in {path} (columns: {columns}); a spec needs a binary label column (exactly two "
     "values, e.g. 0/1, named like label, target, y, outcome or <name>_true) and a prediction column "
-    "(<label>_pred, prediction, yhat) or a score column in [0, 1] (<label>_score, *_prob). Rename the "
-    "columns, or write the spec by hand from specs/compas.yaml"
+    "(<label>_pred, prediction, yhat) or a score column in [0, 1] (<label>_score, *_prob). Name the label "
+    "with --label COLUMN{candidates}"
 )
 MSG_NO_PREDICTION = (
     "found the label column '{label}' in {path} but no prediction or score column for it (columns: {columns}); "
     "a spec needs a prediction column with the label's values ({values}; e.g. '{label}_pred') or a numeric "
-    "score in [0, 1] (e.g. '{label}_score'). Add or rename one, or write the spec by hand from specs/compas.yaml"
+    "score (e.g. '{label}_score'). Name it with --predicted COLUMN (predicted labels) or --score COLUMN "
+    "(a score; add --threshold X unless it lies in [0, 1])"
 )
 MSG_NO_ATTRIBUTE = (
     "no protected-attribute column found in {path} (columns: {columns}); a spec needs a column with 2 to "
-    f"{MAX_GROUPS} groups (e.g. race, sex, gender, age_cat). Add one, or write the spec by hand from "
-    "specs/compas.yaml"
+    f"{MAX_GROUPS} groups (e.g. race, sex, gender, age_cat). Name it with --attribute COLUMN (repeatable)"
 )
+# errors in the options that name columns (--label, --predicted, --score, --attribute, --threshold)
+MSG_OPT_NO_COLUMN = "{opt} {col}: no column '{col}' in {path}{hint}; columns: {columns}"
+MSG_OPT_LABEL_VALUES = (
+    "--label {col}: the column has {n} distinct values ({values}); a label needs exactly two (e.g. 0/1). "
+    "Binarise it first, or write a `classes:` task by hand (README, \"The spec\")"
+)
+MSG_OPT_PREDICTED_VALUES = (
+    "--predicted {col}: its values ({values}) are not the label {label}'s ({label_values}); --predicted names "
+    "the model's predicted labels. For a numeric score, pass --score {col} instead"
+)
+MSG_OPT_SCORE_NOT_NUMERIC = "--score {col}: the column is not numeric (values like {values}); pass a numeric score"
+MSG_OPT_SCORE_RANGE = (
+    "--score {col}: the scores range from {lo:g} to {hi:g}, not within [0, 1]; pass --threshold X as well "
+    "(predicted positive when score > X)"
+)
+MSG_OPT_BOTH = ("--predicted and --score: pass one of them (a task audits either the predicted labels or a "
+                "thresholded score), not both")
+MSG_OPT_THRESHOLD_NO_SCORE = (
+    "--threshold {threshold:g}: a threshold applies to a score, and {why}; pass the score column with "
+    "--score COLUMN, or drop --threshold"
+)
+MSG_OPT_THRESHOLD_NAN = "--threshold {threshold}: expected a finite number"
+MSG_OPT_ATTRIBUTE_VALUES = (
+    "--attribute {col}: the column has {n} distinct values; a protected attribute needs 2 to "
+    f"{MAX_GROUPS} groups. Bin it into a few groups first (e.g. age bands)"
+)
+MSG_OPT_TWICE = "{opt} {col}: the column is already used as {role}; a column can have one role only"
+MSG_SCHEMA_FOREIGN = (
+    "a file of this name exists beside the spec and is not reportgen's spec schema; move it, or write the "
+    "spec into another folder "
+    "(the spec's `$schema` line names spec.schema.json beside it)"
+)
+MSG_EXAMPLE_NOT_EMPTY = "the folder exists and is not empty; choose a new folder with --out"
+MSG_EXAMPLE_UNKNOWN = "unknown example '{name}'; examples: {known}"
 MSG_OUT_EXISTS = "already exists; choose another --out file or remove it"
 
 
@@ -369,7 +403,7 @@ class AttributeGuess:
     groups: list[Any]
     left_out: list[tuple[Any, int]]
     predicted: str | None = None
-    guessed_by_name: bool = True
+    guessed_by_name: bool | None = True  # None: named with --attribute
 
 
 @dataclass
@@ -384,6 +418,7 @@ class TaskGuess:
     favorable: str
     why: str
     values: list[Any]
+    threshold: float = 0.5  # with score: predicted positive when score > threshold
 
 
 def _rel(target: Path, start_dir: Path) -> str:
@@ -397,10 +432,45 @@ def _rel(target: Path, start_dir: Path) -> str:
     return Path(os.path.relpath(t, s)).as_posix()
 
 
-def _schema_ref(spec_dir: Path) -> str:
-    schema = Path(__file__).resolve().parent / "schema" / "spec.schema.json"
-    ref = _rel(schema, spec_dir)
-    return ref if not Path(ref).is_absolute() else schema.as_uri()
+SCHEMA_FILE = "spec.schema.json"  # written beside the spec; the spec's first line names it relatively
+
+
+def schema_text() -> str:
+    """The spec's JSON Schema as `reportgen schema` prints it."""
+    import json
+
+    from reportgen.spec import json_schema
+
+    return json.dumps(json_schema(), indent=2) + "\n"
+
+
+def write_schema_beside(spec_path: Path) -> tuple[Path, str]:
+    """Write spec.schema.json into the spec's folder; returns (path, 'wrote' | 'updated' | 'unchanged').
+
+    A spec.schema.json there that is not reportgen's schema (another JSON Schema, or not JSON) is left alone:
+    :class:`InitError`. Writing it beside the spec (instead of naming the schema inside the installed
+    package) keeps the `$schema` reference valid when the virtual environment is rebuilt or moved.
+    """
+    import json
+
+    from reportgen.results import write_atomic
+
+    target = Path(spec_path).parent / SCHEMA_FILE
+    text = schema_text()
+    state = "wrote"
+    if target.exists():
+        try:
+            old = target.read_text(encoding="utf-8")
+            ours = json.loads(old).get("title") == json.loads(text)["title"]
+        except (OSError, ValueError, AttributeError):
+            ours = False
+        if not ours:
+            raise InitError(str(target), MSG_SCHEMA_FOREIGN)
+        if old == text:
+            return target, "unchanged"
+        state = "updated"
+    write_atomic(target, text.encode("utf-8"))
+    return target, state
 
 
 def _compatible(pred: Column, label: Column, positive: Any) -> bool:
@@ -460,7 +530,11 @@ def _guess_multilabel(cols: list[Column], excluded: set[str], header: list[str])
     return None
 
 
-def _guess_task(cols: list[Column], excluded: set[str], path_text: str, columns_text: str) -> TaskGuess:
+def _guess_task(cols: list[Column], excluded: set[str], path_text: str, columns_text: str, *,
+                label_col: Column | None = None, pred_col: Column | None = None, score_col: Column | None = None,
+                prefer_score: bool = False) -> TaskGuess:
+    """Guess the label and its prediction or score; columns named by --label, --predicted or --score are used
+    as given (a given prediction or score is offered to every label even when its name is unrelated)."""
     preds, scores, labels = [], [], []
     for c in cols:
         if c.name in excluded:
@@ -474,13 +548,29 @@ def _guess_task(cols: list[Column], excluded: set[str], path_text: str, columns_
             scores.append((c, sstem if is_score else pstem))
         elif c.nunique == 2 and not is_pred and not is_score:
             labels.append(c)
+    forced: set[str] = set()
+    if pred_col is not None or score_col is not None:
+        given = pred_col if pred_col is not None else score_col
+        stem = _pred_named(given.name)[1] if _pred_named(given.name)[0] else _score_named(given.name)[1]
+        preds = [(pred_col, stem)] if pred_col is not None else []
+        scores = [(score_col, stem)] if score_col is not None else []
+        labels = [c for c in labels if c.name != given.name]
+        forced.add(given.name)
+    if label_col is not None:
+        labels = [label_col]
+        preds = [(c, st) for c, st in preds if c.name != label_col.name]
+        scores = [(c, st) for c, st in scores if c.name != label_col.name]
+
+    def match(c: Column, stem: str | None, label: Column) -> int | None:
+        m = _stem_match(stem, label.name)
+        return 2 if (m is None and c.name in forced) else m
 
     def best_for(label: Column) -> tuple:
         pos = _positive(label)
         best = (9, 9, 0, None, None)
         for kind_rank, pool in ((0, preds), (1, scores)):
             for c, stem in pool:
-                m = _stem_match(stem, label.name)
+                m = match(c, stem, label)
                 if m is None or (kind_rank == 0 and not _compatible(c, label, pos)):
                     continue
                 key = (m, kind_rank, c.index, c, stem)
@@ -488,31 +578,52 @@ def _guess_task(cols: list[Column], excluded: set[str], path_text: str, columns_
                     best = key
         return best
 
-    ranked = []
+    ranked, fallback = [], []
     for lab in labels:
-        m, kind_rank, _, match, _ = best_for(lab)
+        m, kind_rank, _, found, _ = best_for(lab)
         rank = _label_rank(lab.name)
-        if rank >= 200 and m > 1:
+        if rank >= 200 and m > 1 and label_col is None:
+            if m == 2:  # not named like a label, but a generically named prediction or score could be its
+                fallback.append(lab)
             continue  # neither named like a label nor named by a prediction
-        ranked.append(((min(m, 3), rank, lab.index), lab, match))
+        ranked.append(((min(m, 3), rank, lab.index), lab, found))
+    only_left = False
+    if not ranked and len(fallback) == 1:
+        lab = fallback[0]
+        ranked.append(((2, _label_rank(lab.name), lab.index), lab, None))
+        only_left = True
     if not ranked:
-        raise InitError(path_text, MSG_NO_LABEL.format(path=path_text, columns=columns_text))
+        cands = fallback or [c for c in labels]
+        hint = ""
+        if cands:
+            hint = (" (two-valued columns: " + ", ".join(c.name for c in cands[:12]) + "), e.g. --label "
+                    + cands[0].name)
+        raise InitError(path_text, MSG_NO_LABEL.format(path=path_text, columns=columns_text, candidates=hint))
     ranked.sort(key=lambda r: r[0])
     (m, rank, _), label, _ = ranked[0]
     positive = _positive(label)
-    # the prediction: prefer a binary prediction, then a score; among each the closest name
-    pred = sorted(((_stem_match(st, label.name), c.index, c) for c, st in preds
-                   if _stem_match(st, label.name) is not None and _compatible(c, label, positive)),
+    if pred_col is not None and not _compatible(pred_col, label, positive):
+        raise InitError(path_text, MSG_OPT_PREDICTED_VALUES.format(
+            col=pred_col.name, values=", ".join(sorted(pred_col.texts)) or f"{pred_col.nunique} distinct",
+            label=label.name, label_values=", ".join(sorted(label.texts))))
+    # the prediction: prefer a binary prediction (a score with --threshold), then the other; closest name first
+    pred = sorted(((match(c, st, label), c.index, c) for c, st in preds
+                   if match(c, st, label) is not None and _compatible(c, label, positive)),
                   key=lambda t: t[:2])
-    score = sorted(((_stem_match(st, label.name), c.index, c) for c, st in scores
-                    if _stem_match(st, label.name) is not None), key=lambda t: t[:2])
+    score = sorted(((match(c, st, label), c.index, c) for c, st in scores
+                    if match(c, st, label) is not None), key=lambda t: t[:2])
     if not pred and not score:
         raise InitError(path_text, MSG_NO_PREDICTION.format(
             label=label.name, path=path_text, columns=columns_text, values=", ".join(sorted(label.texts))))
+    use_score = not pred or (prefer_score and bool(score))
     why = []
-    if rank < 200:
+    if label_col is not None:
+        why.append("given with --label")
+    elif only_left:
+        why.append("the only two-valued column besides the attributes, and the prediction's name is generic")
+    if rank < 200 and label_col is None:
         why.append("its name looks like a label")
-    chosen = pred[0][2] if pred else score[0][2]
+    chosen = score[0][2] if use_score else pred[0][2]
     if m == 0:
         why.append(f"{chosen.name} is named after it")
     elif m == 1:
@@ -523,9 +634,9 @@ def _guess_task(cols: list[Column], excluded: set[str], path_text: str, columns_
         why.append("other candidates: " + ", ".join(others))
     return TaskGuess(
         name=label.name, label=label.name, pattern=None, positive=positive,
-        predicted=pred[0][2].name if pred else None,
-        score=None if pred else score[0][2].name,
-        alt_score=score[0][2].name if (pred and score) else None,
+        predicted=None if use_score else pred[0][2].name,
+        score=score[0][2].name if use_score else None,
+        alt_score=score[0][2].name if (not use_score and score) else None,
         favorable=_favorable([label.name]), why="; ".join(why),
         values=sorted((v for v, _ in label.counts), key=_text))
 
@@ -545,15 +656,29 @@ def _is_id(c: Column, n_rows: int) -> bool:
 # --------------------------------------------------------------------------- the spec
 
 
-def starter_spec(data_path: Path, *, spec_path: Path) -> tuple[str, list[str]]:
+def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, predicted: str | None = None,
+                 score: str | None = None, attributes: list[str] | tuple[str, ...] = (),
+                 favorable: str | None = None, threshold: float | None = None) -> tuple[str, list[str]]:
     """Return (YAML text of a starter spec for ``data_path``, notes on what was guessed and why).
 
     Paths in the text are relative to ``spec_path``'s folder (where the spec will be
-    written). Raises :class:`InitError` when the file is missing or unreadable, or has
-    no usable label, prediction or attribute column.
+    written); its first line names ``spec.schema.json`` in that folder (see
+    :func:`write_schema_beside`). Raises :class:`InitError` when the file is missing or
+    unreadable, or has no usable label, prediction or attribute column; the message
+    names the option that settles it.
+
+    The keyword arguments are the command's options and replace the guesses: ``label``
+    (the label column), ``predicted`` (predicted labels) or ``score`` (a score,
+    thresholded at ``threshold``, default 0.5 for scores in [0, 1]), ``attributes``
+    (exactly these protected attributes, in this order; name-guessed ones not listed are
+    offered in comments) and ``favorable`` (``positive`` or ``negative``).
     """
     data_path, spec_path = Path(data_path), Path(spec_path)
     shown = str(data_path)
+    if predicted is not None and score is not None:
+        raise InitError(shown, MSG_OPT_BOTH)
+    if threshold is not None and not math.isfinite(float(threshold)):
+        raise InitError(shown, MSG_OPT_THRESHOLD_NAN.format(threshold=threshold))
     if not data_path.exists():
         raise InitError(shown, MSG_DATA_NOT_FOUND.format(path=shown, resolved=data_path.resolve()))
     sample_from = data_path
@@ -583,35 +708,96 @@ def starter_spec(data_path: Path, *, spec_path: Path) -> tuple[str, list[str]]:
                         f"{len(cols)} columns of {shown}" + (f" (its first part, {sample_from.name})"
                                                            if sample_from != data_path else "")]
 
-    # attributes: named like one, 2..12 values; <attr>_pred is its predicted column
+    def given(name: str, opt: str) -> Column:
+        if name in by_name:
+            return by_name[name]
+        import difflib
+
+        folded = {c.lower(): c for c in by_name}
+        close = ([folded[name.lower()]] if name.lower() in folded
+                 else difflib.get_close_matches(name, list(by_name), n=1, cutoff=0.6))
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise InitError(shown, MSG_OPT_NO_COLUMN.format(opt=opt, col=name, path=shown, hint=hint,
+                                                        columns=columns_text))
+
+    label_col = given(label, "--label") if label is not None else None
+    pred_col = given(predicted, "--predicted") if predicted is not None else None
+    score_col = given(score, "--score") if score is not None else None
+    attr_cols = [given(a, "--attribute") for a in dict.fromkeys(attributes)]
+    roles: dict[str, str] = {}
+    for opt, c in [("--label", label_col), ("--predicted", pred_col), ("--score", score_col)] + [
+            ("--attribute", c) for c in attr_cols]:
+        if c is None:
+            continue
+        if c.name in roles:
+            raise InitError(shown, MSG_OPT_TWICE.format(opt=opt, col=c.name, role=roles[c.name]))
+        roles[c.name] = opt
+    if label_col is not None and label_col.nunique != 2:
+        shown_values = ", ".join(label_col.texts[:6]) + (", ..." if label_col.nunique > 6 else "")
+        raise InitError(shown, MSG_OPT_LABEL_VALUES.format(col=label_col.name, n=label_col.nunique,
+                                                           values=shown_values or "none"))
+    if score_col is not None:
+        if not score_col.numeric:
+            raise InitError(shown, MSG_OPT_SCORE_NOT_NUMERIC.format(
+                col=score_col.name, values=", ".join(score_col.texts[:3]) or "text"))
+        if threshold is None and not (score_col.lo is not None and score_col.lo >= 0 and score_col.hi <= 1):
+            raise InitError(shown, MSG_OPT_SCORE_RANGE.format(col=score_col.name, lo=score_col.lo or 0.0,
+                                                              hi=score_col.hi or 0.0))
+    if pred_col is not None and threshold is not None:
+        raise InitError(shown, MSG_OPT_THRESHOLD_NO_SCORE.format(
+            threshold=threshold, why=f"--predicted {pred_col.name} names predicted labels"))
+    for c in attr_cols:
+        if not 2 <= c.nunique <= MAX_GROUPS:
+            raise InitError(shown, MSG_OPT_ATTRIBUTE_VALUES.format(col=c.name, n=c.nunique))
+
+    # attributes: named like one, 2..12 values (or the --attribute columns); <attr>_pred is its predicted column
     attrs: list[AttributeGuess] = []
+    named_attrs: list[Column] = []  # guessed from the name but not chosen (with --attribute): suggestions
     taken: set[str] = set()
     for c in sorted(cols, key=lambda c: (_attribute_rank(c.name) if _attribute_rank(c.name) is not None else 99,
                                          c.index)):
         if _attribute_rank(c.name) is None or not (2 <= c.nunique <= MAX_GROUPS) or _pred_named(c.name)[0]:
             continue
-        if _score_named(c.name)[0]:
+        if _score_named(c.name)[0] or c.name in roles:
             continue
+        if attr_cols:
+            named_attrs.append(c)
+        else:
+            groups, left_out = _groups(c)
+            attrs.append(AttributeGuess(c, groups, left_out))
+        taken.add(c.name)
+    for c in attr_cols:
         groups, left_out = _groups(c)
-        attrs.append(AttributeGuess(c, groups, left_out))
+        attrs.append(AttributeGuess(c, groups, left_out, guessed_by_name=None))
         taken.add(c.name)
     for a in attrs:
         for suffix in PRED_SUFFIXES:
             p = by_name.get(a.column.name + suffix)
-            if p is not None and (p.kind == a.column.kind or (p.numeric and a.column.numeric)):
+            if (p is not None and p.name not in roles
+                    and (p.kind == a.column.kind or (p.numeric and a.column.numeric))):
                 a.predicted = p.name
                 taken.add(p.name)
                 break
 
     # tasks
-    task = _guess_multilabel(cols, taken, header) or _guess_task(cols, taken, shown, columns_text)
+    if label_col is None and pred_col is None and score_col is None and threshold is None:
+        task = _guess_multilabel(cols, taken, header) or _guess_task(cols, taken, shown, columns_text)
+    else:
+        task = _guess_task(cols, taken, shown, columns_text, label_col=label_col, pred_col=pred_col,
+                           score_col=score_col, prefer_score=threshold is not None)
+    if threshold is not None and task.score is None:
+        raise InitError(shown, MSG_OPT_THRESHOLD_NO_SCORE.format(
+            threshold=threshold, why=f"no score column was found for the label {task.label}"))
+    task.threshold = float(threshold) if threshold is not None else 0.5
+    if favorable is not None:
+        task.favorable = favorable
     task_cols = set(task.label if isinstance(task.label, list) else [task.label])
     if isinstance(task.label, list):
         task_cols |= {task.predicted.replace("{column}", c) for c in task.label}
     task_cols |= {x for x in (task.predicted, task.score, task.alt_score) if x and "{column}" not in x}
 
     # other low-cardinality text columns: commented-out suggestions (or the attribute, when none is named)
-    suggestions: list[Column] = []
+    suggestions: list[Column] = list(named_attrs)
     for c in cols:
         if (c.name in taken or c.name in task_cols or c.kind not in ("str", "bool")
                 or not (2 <= c.nunique <= MAX_GROUPS) or _pred_named(c.name)[0] or _score_named(c.name)[0]
@@ -650,15 +836,22 @@ def starter_spec(data_path: Path, *, spec_path: Path) -> tuple[str, list[str]]:
             alt = f"; the score {task.alt_score} is offered in a comment" if task.alt_score else ""
             notes.append(f"prediction: {task.predicted} (two values, all of them label values){alt}")
         else:
-            notes.append(f"prediction: none found; score {task.score} (numeric in [0, 1]) with threshold 0.5 "
-                         "(or `calibrate` with data.validation)")
-    notes.append(f"favorable: {task.favorable} — "
-                 + ("the label names an unfavourable outcome (e.g. reoffending, toxicity, default)"
-                    if task.favorable == "negative" else "the default; a positive prediction is taken as favourable")
-                 + "; check")
+            given_score = score_col is not None or threshold is not None
+            notes.append(f"prediction: {'given as' if given_score else 'none found;'} score {task.score} "
+                         f"with threshold {task.threshold:g}"
+                         + (" (or `calibrate` with data.validation)" if threshold is None else ""))
+    if favorable is not None:
+        notes.append(f"favorable: {task.favorable} (given with --favorable)")
+    else:
+        notes.append(f"favorable: {task.favorable} — "
+                     + ("the label names an unfavourable outcome (e.g. reoffending, toxicity, default)"
+                        if task.favorable == "negative"
+                        else "the default; a positive prediction is taken as favourable")
+                     + "; check, or pass --favorable")
     for a in attrs:
         ref = _text(a.groups[0])
-        how = "named like a protected attribute" if a.guessed_by_name else "NOT named like one: the only low-cardinality text column; check"
+        how = ("given with --attribute" if a.guessed_by_name is None else "named like a protected attribute"
+               if a.guessed_by_name else "NOT named like one: the only low-cardinality text column; check")
         s = f"attribute {a.column.name} ({how}): groups {', '.join(_text(g) for g in a.groups)} by frequency; reference {ref}"
         if a.left_out:
             s += (f"; left out (fewer than {MIN_GROUP_ROWS} rows, their rows are dropped): "
@@ -670,14 +863,17 @@ def starter_spec(data_path: Path, *, spec_path: Path) -> tuple[str, list[str]]:
         notes.append("commented-out attribute suggestions: " + ", ".join(c.name for c in suggestions))
     if with_missing:
         notes.append(f"missing values in {', '.join(with_missing)}: data.missing: drop")
-    notes.append("base: test (only one data file is known); a training file with base.source: train is preferred")
+    notes.append("base: test (only the test file is given; base.source would default to train, which needs "
+                 "data.train); with a training file, add data.train and base.source: train (preferred)")
     if has_pred_attr:
         notes.append("biasamp_t_to_a and biasamp_mals added: " + ", ".join(a.column.name for a in has_pred_attr)
                      + " has a predicted attribute")
 
     # ------------------------------------------------------------------ the text
     L = _Lines()
-    L.add(f"# yaml-language-server: $schema={_schema_ref(spec_dir)}")
+    L.add(f"# yaml-language-server: $schema={SCHEMA_FILE}")
+    L.add(None, f"{SCHEMA_FILE} (beside this file) is `reportgen schema`: editors with the YAML language")
+    L.add(None, f"server check and complete keys from it (refresh: reportgen schema --out {SCHEMA_FILE}).")
     L.add(None, f"Starter spec written by `reportgen init` from {data_path.name} ({n_rows:,} rows read).")
     L.add(None, "Columns were guessed from their names and values: check every line marked")
     L.add(None, "'check', then run `reportgen validate` and `reportgen run` on this file.")
@@ -702,8 +898,10 @@ def starter_spec(data_path: Path, *, spec_path: Path) -> tuple[str, list[str]]:
     L.add("attributes:", "protected attributes; groups by frequency, most frequent first")
     for a in attrs:
         key = yaml_scalar(a.column.name)
-        L.add(f"  {key}:", None if a.guessed_by_name else "check: not named like a protected attribute")
-        L.add(f"    column: {key}")
+        L.add(f"  {key}:", None if a.guessed_by_name is not False else "check: not named like a protected attribute")
+        coded = all(isinstance(g, int) and not isinstance(g, bool) for g in a.groups)
+        L.add(f"    column: {key}", "coded values: check the data's codebook for what each code means"
+              if coded else None)
         n_other = len(a.groups) - 1
         L.add(f"    groups: {_flow(a.groups)}",
               f"disparity reference: {_text(a.groups[0])} (the first)"
@@ -743,14 +941,20 @@ def starter_spec(data_path: Path, *, spec_path: Path) -> tuple[str, list[str]]:
                       "or audit the score instead of predicted: (positive when score > threshold)")
                 L.add("    # threshold: 0.5", "or `calibrate` with data.validation")
         else:
-            L.add(f"    score: {yaml_scalar(task.score)}", "check: the model's score in [0, 1]")
-            L.add("    threshold: 0.5", "predicted positive when score > 0.5; or `calibrate` with data.validation")
+            if score_col is not None or threshold is not None:
+                L.add(f"    score: {yaml_scalar(task.score)}", "the model's score (given)")
+            else:
+                L.add(f"    score: {yaml_scalar(task.score)}", "check: the model's score in [0, 1]")
+            L.add(f"    threshold: {yaml_scalar(task.threshold)}",
+                  f"predicted positive when score > {task.threshold:g}; or `calibrate` with data.validation")
     L.add(f"    favorable: {task.favorable}",
-          "check: " + ("a positive prediction is unfavourable for the person" if task.favorable == "negative"
+          ("given: " if favorable is not None else "check: ") + ("a positive prediction is unfavourable for the person" if task.favorable == "negative"
                        else "a positive prediction is favourable for the person"))
 
     L.add("base:", "where the 'dataset' side of the amplification metrics comes from")
-    L.add("  source: test", "only one data file is known; `train` is preferred when a training file exists")
+    L.add("  source: test", "only the test file is given: base correlations come from it")
+    L.add("  # (the default source, train, needs data.train: with a training file, add data.train and set")
+    L.add("  # source: train, the preferred source: the model is then compared with what it learned from)")
 
     L.add("metrics:", "every metric gets a bootstrap interval; disparities also a Bernstein verdict")
     L.add("  - biasamp_a_to_t", "does the model amplify the attribute -> outcome correlation?")
@@ -790,3 +994,55 @@ def starter_spec(data_path: Path, *, spec_path: Path) -> tuple[str, list[str]]:
     L.add("output:", "files written into the --out folder")
     L.add("  formats: [html, pdf, json]")
     return L.text(), notes
+
+
+# --------------------------------------------------------------------------- shipped examples
+
+
+def example_names() -> list[str]:
+    from reportgen.examples import EXAMPLES
+
+    return sorted(EXAMPLES)
+
+
+def write_example(name: str, dest: Path) -> list[str]:
+    """Copy the shipped example ``name`` (spec.yaml, its data, a README) and spec.schema.json into ``dest``.
+
+    ``dest`` must not exist or be an empty folder (:class:`InitError` otherwise). The files are first copied
+    into a hidden staging folder beside ``dest`` and moved into place at once, so an interrupted copy leaves
+    no half-written example. Returns the names of the files written, sorted.
+    """
+    import shutil
+    import tempfile
+    from importlib import resources
+
+    dest = Path(dest)
+    if name not in example_names():
+        raise InitError(name, MSG_EXAMPLE_UNKNOWN.format(name=name, known=", ".join(example_names())))
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise InitError(str(dest), MSG_EXAMPLE_NOT_EMPTY)
+    source = resources.files("reportgen.examples").joinpath(name)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent))
+    try:
+        written = []
+        for item in source.iterdir():
+            if item.is_file() and not item.name.startswith((".", "__")):
+                (staging / item.name).write_bytes(item.read_bytes())
+                written.append(item.name)
+        (staging / SCHEMA_FILE).write_text(schema_text(), encoding="utf-8")
+        written.append(SCHEMA_FILE)
+        os.chmod(staging, 0o777 & ~_umask())  # like an ordinary folder, not mkdtemp's 0700
+        if dest.exists():
+            dest.rmdir()  # empty: checked above
+        os.replace(staging, dest)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return sorted(written)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

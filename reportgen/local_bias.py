@@ -97,11 +97,11 @@ def prepare(ls, attrs: list[AttributeDef], tasks: list[TaskColumns], enc: Encode
         labels = [str(g) if not isinstance(g, float) or not g.is_integer() else str(int(g)) for g in lb.groups]
         idx = []
         for j, g in enumerate(labels):
-            if g not in attr.groups:
+            if g not in attr.groups and g not in (attr.values or []):
                 problems.append(ls.problem(base + ("groups", j), f"'{g}' is not a group of attribute '{attr.name}'"
                                            f"{did_you_mean(g, attr.groups)}; groups: {', '.join(attr.groups)}"))
             else:
-                idx.append(attr.groups.index(g))
+                idx.append(attr.index_of(g))
     elif len(attr.groups) == 2:
         idx = [0, 1]
     else:

@@ -291,7 +291,8 @@ def _table_arrays(L: Loaded, attr: AttributeDef, eps: float, tie: str) -> tuple[
     p = np.full((K, A), np.nan)
     pt = np.full((K, A), np.nan) if "p_task_given_group" in df.columns else None
     pg = np.full((K, A), np.nan)
-    gkeys = {str(x): j for j, x in enumerate(attr.groups)} | {attr.label(j): j for j in range(A)}
+    gkeys = {str(x): j for j, x in enumerate(attr.values or [])} | {str(x): j for j, x in enumerate(attr.groups)} | {
+        attr.label(j): j for j in range(A)}
     tkeys = {t.name: k for k, t in enumerate(L.tasks)} | {t.label: k for k, t in enumerate(L.tasks)}
     has_pg = "p_group" in df.columns
     for row in df.to_dict("records"):
@@ -942,8 +943,8 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, t
     bootstrap and a Bernstein interval; the metric's headline is chosen by evidence with a simultaneous
     interval over its pairs."""
     groups = attr.groups
-    ref = groups.index(str(m.reference)) if m.reference is not None else 0
-    prots = [groups.index(str(m.protected))] if m.protected is not None else [j for j in range(len(groups)) if j != ref]
+    ref = attr.index_of(m.reference) if m.reference is not None else 0
+    prots = [attr.index_of(m.protected)] if m.protected is not None else [j for j in range(len(groups)) if j != ref]
     bern = ls.spec.intervals.bernstein
     scheme = tallies[0][2]
     comps = metrics.DISPARITY_COMPONENTS[m.name]
@@ -1271,8 +1272,8 @@ def _sweep_value(m: Metric, attr: AttributeDef, N: np.ndarray, base: BaseInfo, k
         truth = b.truth_a_to_t if name == "biasamp_a_to_t" else b.truth_t_to_a
         return float(metrics.REGISTRY[name].fn(N, direction=b.direction, truth=truth)[0][0])
     groups = attr.groups
-    ref = groups.index(str(m.reference)) if m.reference is not None else 0
-    prots = [groups.index(str(m.protected))] if m.protected is not None else [j for j in range(len(groups)) if j != ref]
+    ref = attr.index_of(m.reference) if m.reference is not None else 0
+    prots = [attr.index_of(m.protected)] if m.protected is not None else [j for j in range(len(groups)) if j != ref]
     favpos = t.favorable == "positive"
     deltas = [float(metrics.disparity(N[:, 0], protected=p, reference=ref, cost=metrics.cost_table(name, favpos),
                                       mask=metrics.subset_mask(cond, favpos))["delta"][0])

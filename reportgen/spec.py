@@ -70,7 +70,7 @@ class Report(Strict):
 
 
 class Sample(Strict):
-    rows: int = Field(200_000, ge=100, description="Rows in the seeded, stratified sample that metrics which cannot "
+    rows: int = Field(200_000, ge=100, le=100_000_000, description="Rows in the seeded, stratified sample that metrics which cannot "
                                                    "stream (leakage/DPA, LOGAN, threshold sweeps) use.")
     seed: int | None = Field(None, ge=0, description="Seed of the sample (default: intervals.bootstrap.seed).")
 
@@ -87,7 +87,8 @@ class Data(Strict):
     train: str | None = Field(None, description="Training file; the default base-correlation source.")
     validation: str | None = Field(None, description="Validation file, for threshold calibration.")
     runs: list[str] | None = Field(
-        None, description="Several prediction files of one model (seeds, retrainings): across-run intervals."
+        None, max_length=1000,
+        description="Several prediction files of one model (seeds, retrainings): across-run intervals (at most 1000)."
     )
     missing: Literal["error", "drop"] = Field(
         "error", description="What to do with a missing label, prediction or score: error (default) or drop the row "
@@ -116,6 +117,22 @@ class Attribute(Strict):
                                                                 "with one of these values; other rows are left out of "
                                                                 "this attribute only (and its intersections), and counted.")
     predicted: str | None = Field(None, description="Column with the model's predicted attribute (needed for T->A metrics).")
+    labels: dict[Scalar, str] | None = Field(
+        None, description="Display names for coded group values, e.g. {1: White, 2: Black}; used everywhere a group "
+                          "is shown. `protected:`/`reference:` and base tables may name a group by value or label.")
+
+    @model_validator(mode="after")
+    def _labels(self) -> "Attribute":
+        if self.labels:
+            values = {str(g) for g in self.groups}
+            extra = [k for k in self.labels if str(k) not in values]
+            if extra:
+                raise ValueError(f"labels name {extra[0]!r}, which is not in groups; label only listed groups")
+            shown = [self.labels.get(g, str(g)) for g in self.groups]
+            dup = next((x for x in shown if shown.count(x) > 1), None)
+            if dup is not None:
+                raise ValueError(f"two groups would be shown as {dup!r}; give each group its own label")
+        return self
 
     @field_validator("groups")
     @classmethod
@@ -241,7 +258,9 @@ class Metric(Strict):
     trials: int | None = Field(None, ge=1, le=1000, description="Predictability metrics: seeded trials (default 10).")
     split: float | None = Field(None, gt=0, lt=1, description="Predictability metrics: attacker training share (default 0.8).")
     equalize: bool | None = Field(None, description="Predictability metrics: quality equalisation on the data side (default true).")
-    hidden: list[int] | None = Field(None, min_length=1, description="attacker: mlp hidden layer sizes (default [64]).")
+    hidden: list[Annotated[int, Field(ge=1, le=4096)]] | None = Field(
+        None, min_length=1, max_length=8, description="attacker: mlp hidden layer sizes (default [64]; at most 8 "
+                                                      "layers of at most 4096 units).")
     max_replicates: int | None = Field(
         None, ge=2, le=100_000,
         description="Predictability metrics: at most this many row-bootstrap replicates when each one refits the "
@@ -352,7 +371,7 @@ class EmbeddingFeatures(Strict):
 class TextFeatures(Strict):
     text: str = Field(..., description="Text column of the test data; features are TF-IDF + truncated SVD.")
     dims: int = Field(100, ge=2, le=1000, description="SVD dimensions.")
-    max_terms: int = Field(20000, ge=10, description="Vocabulary size cap for TF-IDF.")
+    max_terms: int = Field(20000, ge=10, le=1_000_000, description="Vocabulary size cap for TF-IDF.")
     min_df: int = Field(2, ge=1, description="Ignore terms in fewer rows than this.")
     ngrams: int = Field(1, ge=1, le=3, description="Longest word n-gram (1 = words only).")
 
@@ -389,9 +408,9 @@ class LocalBias(Strict):
     performance: Literal["accuracy", "positive_rate", "true_positive_rate", "false_positive_rate"] = Field(
         "accuracy", description="Per-group quantity whose gap is sought: accuracy (accuracy_gap), positive_rate "
                                 "(demographic_parity), true_positive_rate (equal_opportunity), false_positive_rate.")
-    k: int = Field(10, ge=2, description="Number of clusters.")
+    k: int = Field(10, ge=2, le=1000, description="Number of clusters.")
     lambdas: list[Annotated[float, Field(ge=0)]] = Field(
-        default_factory=lambda: [1.0, 5.0, 10.0, 100.0], min_length=1,
+        default_factory=lambda: [1.0, 5.0, 10.0, 100.0], min_length=1, max_length=100,
         description="Grid for λ: the value giving the most biased clusters is used.")
     lambda_: float | None = Field(None, alias="lambda", ge=0, description="Fixed λ (skips the grid).")
     threshold: float = Field(0.05, gt=0, lt=1, description="|gap| at which a cluster counts as biased.")
@@ -402,7 +421,7 @@ class LocalBias(Strict):
                                                              "cluster, overall and in every biased cluster.")
     min_group: int = Field(20, ge=1, description="Rows of each group a cluster needs to count.")
     min_clusters: int = Field(5, ge=1, description="Merging stops at this many clusters.")
-    max_iter: int = Field(100, ge=1, description="Iteration cap.")
+    max_iter: int = Field(100, ge=1, le=100_000, description="Iteration cap.")
     seed: int | None = Field(None, description="Seed for k-means++ and SVD (default: intervals.bootstrap.seed).")
 
     @field_validator("groups")
@@ -675,7 +694,8 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
             for a in targets:
                 if a not in s.attributes:
                     continue
-                groups = [str(g) for g in s.attributes[a].groups]
+                attr_spec = s.attributes[a]
+                groups = [str(g) for g in attr_spec.groups] + [str(v) for v in (attr_spec.labels or {}).values()]
                 for key in ("protected", "reference"):
                     v = getattr(m, key)
                     if v is not None and str(v) not in groups:
@@ -727,13 +747,15 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
                                   f"unknown attribute '{lb.attribute}'{did_you_mean(lb.attribute, all_attrs)}; "
                                   f"declared: {', '.join(sorted(all_attrs))}"))
         elif lb.attribute in s.attributes:
-            groups = [str(g) for g in s.attributes[lb.attribute].groups]
+            a_spec = s.attributes[lb.attribute]
+            groups = [str(g) for g in a_spec.groups]
+            named = groups + [str(v) for v in (a_spec.labels or {}).values()]
             if lb.groups is None and len(groups) != 2:
                 out.append(ls.problem(("local_bias", "attribute"),
                                       f"LOGAN compares two groups and attribute '{lb.attribute}' has {len(groups)} "
                                       f"({', '.join(groups)}); name the two with `groups: [..., ...]`"))
             for j, g in enumerate(lb.groups or []):
-                if str(g) not in groups:
+                if str(g) not in named:
                     out.append(ls.problem(("local_bias", "groups", j),
                                           f"'{g}' is not a group of attribute '{lb.attribute}'"
                                           f"{did_you_mean(str(g), groups)}; groups: {', '.join(groups)}"))

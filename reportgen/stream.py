@@ -887,9 +887,9 @@ def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, 
             present_txt = [_num_text(v) for v in present_raw]
             for j, c in enumerate(np.asarray(counts).tolist()):
                 if c == 0:
-                    values = _few(sorted(set(present_txt)), 10) + did_you_mean(a.groups[j], present_txt)
+                    values = _few(sorted(set(present_txt)), 10) + did_you_mean((a.values or a.groups)[j], present_txt)
                     problems.append(ls.problem(a.spec_path + ("groups",),
-                                               MSG_GROUP_EMPTY.format(group=a.groups[j], file=rel, values=values)))
+                                               MSG_GROUP_EMPTY.format(group=(a.values or a.groups)[j], file=rel, values=values)))
     if problems:
         raise SpecError(problems)
     checked: set = set()

@@ -66,3 +66,29 @@ def test_one_mistake_one_message_across_data_files(root):
                      "data/train.csv, data/test.csv (did you mean 'race'?)"] or \
         (len(lines) == 1 and "data/train.csv, data/test.csv (did you mean 'race'?)" in lines[0]), r.stderr
     assert "3 problems found" in r.stderr
+
+
+def test_labels_name_coded_groups_everywhere(tmp_path):
+    """`labels:` maps coded census values to names: results, pairs and protected/reference use them (by value or
+    by name), the values still select the rows, and a label for an unlisted value is refused."""
+    rng = np.random.default_rng(1)
+    n = 300
+    pd.DataFrame({"RAC1P": rng.choice([1, 2, 3], n), "y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n)}) \
+        .to_csv(tmp_path / "test.csv", index=False)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("version: 1\ndata: {test: test.csv}\n"
+                    "attributes:\n  race: {column: RAC1P, groups: [1, 2], labels: {1: White, 2: Black}}\n"
+                    "tasks:\n  t: {column: y, predicted: p}\n"
+                    "metrics: [{name: demographic_parity, reference: White, protected: 2}]\n"
+                    "output: {formats: [json]}\n")
+    assert run_cli("run", spec, "--out", tmp_path / "out", "-q").returncode == 0
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert res["attributes"][0]["groups"] == ["race=White", "race=Black"]
+    pair = res["metrics"][0]["pairs"][0]
+    df = pd.read_csv(tmp_path / "test.csv")
+    rate = {g: 1 - df.loc[df.RAC1P == g, "p"].mean() for g in (1, 2)}  # cost 1 - ŷ
+    assert (pair["group"], pair["reference"]) == ("race=Black", "race=White")
+    assert abs(pair["delta"] - (rate[2] - rate[1])) < 1e-12
+    spec.write_text(spec.read_text().replace("labels: {1: White, 2: Black}", "labels: {1: White, 4: Other}"))
+    r = run_cli("validate", spec)
+    assert r.returncode == 2 and "attributes.race" in r.stderr and "not in groups" in r.stderr
