@@ -644,7 +644,8 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
         "data": data_entries,
         "attributes": [{"name": a.name, "groups": [a.label(j) for j in range(len(a.groups))],
                         "columns": a.columns, "predicted": a.predicted,
-                        "group_sizes": _group_sizes(L, a), **_attribute_rows(L, a)} for a in L.attrs],
+                        "group_sizes": _group_sizes(L, a), **_attribute_rows(L, a),
+                        **_predicted_coverage(L, a)} for a in L.attrs],
         "tasks": [{"name": t.name, "label": t.label, "column": t.column, "prediction": t.predicted or t.score,
                    "threshold": _f(t.threshold) if isinstance(t.threshold, (int, float)) else t.threshold,
                    **({"predicted_when": "score <= threshold" if t.complement else "score > threshold"}
@@ -672,6 +673,26 @@ def _group_sizes(L: Loaded, a: AttributeDef) -> list[dict]:
         c = enc.group_counts(a.name)
         out.append({"role": enc.role, "sizes": {a.label(j): int(c[j]) for j in range(len(a.groups))}})
     return out
+
+
+def _predicted_coverage(L: Loaded, a: AttributeDef) -> dict:
+    """For an attribute with a predicted column, per prediction file: of the attribute's rows, how many predictions
+    are none of the listed groups, and which listed groups are never predicted (a T→A metric reads these)."""
+    if not a.predicted or not all(_has_pred(e, a.name) for e in L.predictions):
+        return {}
+    out = []
+    for enc in L.predictions:
+        if _streamed(enc):
+            N = enc.point(a.name, True, False)[0, 0]  # (G, Gp, 2, 2) of the first task: every row once
+            per_pred = N.sum(axis=(0, 2, 3))
+        else:
+            g, gp = enc.groups[a.name], enc.groups_pred[a.name]
+            sel = gp[g >= 0]
+            per_pred = np.bincount(np.where(sel < 0, len(a.groups), sel), minlength=len(a.groups) + 1)
+        per_pred = np.rint(per_pred).astype(np.int64)
+        out.append({"role": enc.role, "rows": int(per_pred.sum()), "outside_groups": int(per_pred[-1]),
+                    "never_predicted": [a.label(j) for j in range(len(a.groups)) if per_pred[j] == 0]})
+    return {"predicted_coverage": out}
 
 
 def _attribute_rows(L: Loaded, a: AttributeDef) -> dict:

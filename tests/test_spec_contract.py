@@ -92,3 +92,21 @@ def test_labels_name_coded_groups_everywhere(tmp_path):
     spec.write_text(spec.read_text().replace("labels: {1: White, 2: Black}", "labels: {1: White, 4: Other}"))
     r = run_cli("validate", spec)
     assert r.returncode == 2 and "attributes.race" in r.stderr and "not in groups" in r.stderr
+
+
+def test_predicted_attribute_coverage_is_counted_and_shown(tmp_path):
+    df = pd.DataFrame({"g": ["a", "a", "b", "b", "b", "c"], "gp": ["a", "x", "a", "a", "zz", "c"],
+                       "y": [1, 0, 1, 0, 1, 0], "p": [1, 0, 0, 0, 1, 1]})
+    df.to_csv(tmp_path / "test.csv", index=False)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("version: 1\ndata: {test: test.csv}\nattributes:\n  g: {column: g, groups: [a, b], predicted: gp}\n"
+                    "tasks:\n  t: {column: y, predicted: p}\nbase: {source: test}\nmetrics: [biasamp_t_to_a]\n"
+                    "intervals: {bootstrap: {resamples: 20, seed: 1}}\noutput: {formats: [json, html]}\n")
+    r = run_cli("run", spec, "--out", tmp_path / "out", "-q")
+    assert r.returncode == 0, r.stderr
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    # rows of g in {a, b}: 5; predictions outside {a, b}: 'x' and 'zz'; b is never predicted
+    assert res["attributes"][0]["predicted_coverage"] == [
+        {"role": "test", "rows": 5, "outside_groups": 2, "never_predicted": ["g=b"]}]
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "2 of 5 predictions outside the listed groups" in html and "never predicted" in html
