@@ -147,6 +147,14 @@ UNFAVOURABLE_TOKENS = (
     "arrested", "churn", "disease", "death", "died", "reject", "rejected", "denied", "deny", "spam", "hate",
     "abuse", "abusive", "offensive", "crime", "violent", "violence", "fail", "failure", "insult", "threat",
 )
+# display names of census-coded attributes (ACS PUMS data dictionary), offered as a commented `labels:` line
+ACS_PUMS_LABELS = {
+    "SEX": {1: "Male", 2: "Female"},
+    "RAC1P": {1: "White alone", 2: "Black or African American alone", 3: "American Indian alone",
+              4: "Alaska Native alone", 5: "American Indian and Alaska Native, tribes specified or not specified",
+              6: "Asian alone", 7: "Native Hawaiian and Other Pacific Islander alone", 8: "Some Other Race alone",
+              9: "Two or More Races"},
+}
 POSITIVE_WORDS = ("1", "true", "yes", "y", "t", "positive", "pos", "on")
 ID_TOKENS = ("id", "uuid", "index", "idx", "key", "row")
 
@@ -900,12 +908,18 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
         key = yaml_scalar(a.column.name)
         L.add(f"  {key}:", None if a.guessed_by_name is not False else "check: not named like a protected attribute")
         coded = all(isinstance(g, int) and not isinstance(g, bool) for g in a.groups)
-        L.add(f"    column: {key}", "coded values: check the data's codebook for what each code means"
-              if coded else None)
+        L.add(f"    column: {key}")
         n_other = len(a.groups) - 1
         L.add(f"    groups: {_flow(a.groups)}",
               f"disparity reference: {_text(a.groups[0])} (the first)"
               + (f"; the other {n_other} are compared with it" if n_other > 1 else ""))
+        if coded:
+            known = ACS_PUMS_LABELS.get(a.column.name, {})
+            acs = all(g in known for g in a.groups)
+            names = {g: (known[g] if acs else str(g)) for g in a.groups}
+            L.add("    # labels: {" + ", ".join(f"{yaml_scalar(g)}: {yaml_scalar(n)}" for g, n in names.items()) + "}",
+                  "check: names from the ACS PUMS codebook; uncomment to show them in the report" if acs
+                  else "coded values: uncomment with the codebook's names, shown in the report")
         if a.left_out:
             L.add("    # not listed (fewer than " + str(MIN_GROUP_ROWS) + " rows): "
                   + ", ".join(f"{_text(v)} ({n})" for v, n in a.left_out)

@@ -134,10 +134,29 @@ def test_acs_like_coded_attributes(tmp_path):
     assert set(rac) == {g for g in counts.index if counts[g] >= rinit.MIN_GROUP_ROWS}
     task = doc["tasks"]["PINCP_label"]
     assert task["positive"] is True and task["score"] == "score" and task["threshold"] == 0.5
-    text = (tmp_path / "spec" / "spec.yaml").read_text(encoding="utf-8")
-    assert "coded values: check the data's codebook" in text
+    assert doc["base"] == {"source": "test"}
     assert {m["attribute"] for m in res["metrics"]} == {"SEX", "RAC1P"}
     assert any(v is not None for v in metric_values(res))
+    # census codes get a commented `labels:` line with the ACS PUMS names; uncommented, it validates and runs
+    spec = tmp_path / "spec" / "spec.yaml"
+    text = spec.read_text(encoding="utf-8")
+    assert "# labels: {" in text and "Black or African American alone" in text and "Female" in text
+    spec.write_text(text.replace("    # labels: ", "    labels: "), encoding="utf-8")
+    doc = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    assert doc["attributes"]["SEX"]["labels"] == {1: "Male", 2: "Female"}
+    assert doc["attributes"]["RAC1P"]["labels"][1] == "White alone"
+    assert cli("validate", spec).exit_code == 0
+    r = cli("run", spec, "--out", tmp_path / "out2", "--format", "json", "--quiet")
+    assert r.exit_code in (0, 1), r.output
+
+
+def test_other_coded_attributes_get_a_placeholder_labels_line(tmp_path):
+    data = lsac_like(tmp_path / "lsac.csv")
+    text, _ = starter_spec(data, spec_path=tmp_path / "s.yaml")
+    assert "# labels: {2: \"2\", 1: \"1\"}" in text or "# labels: {1: \"1\", 2: \"2\"}" in text
+    assert "coded values: uncomment with the codebook's names" in text
+    (tmp_path / "s.yaml").write_text(text.replace("    # labels: ", "    labels: "), encoding="utf-8")
+    assert cli("validate", tmp_path / "s.yaml").exit_code == 0
 
 
 def test_acs_like_without_options_guesses_sex_only_and_says_so(tmp_path):
