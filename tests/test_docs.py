@@ -125,3 +125,19 @@ def test_readme_spec_validates(tmp_path):
     r = subprocess.run([sys.executable, "-m", "reportgen", "validate", str(tmp_path / "specs" / "readme.yaml")],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("page", ["guide/spec.md", "reference/exit-codes.md"])
+def test_shown_validate_output_is_current(page):
+    """The pages that show `reportgen validate tests/bad/spec_and_data_errors.yaml` show what it prints
+    (a line ending in `...` is compared up to there)."""
+    text = (DOCS / page).read_text()
+    block = re.search(r"`reportgen validate tests/bad/spec_and_data_errors\.yaml`\):\n\n```[^\n]*\n(.*?)^```",
+                      text, flags=re.S | re.M).group(1).splitlines()
+    r = subprocess.run([sys.executable, "-m", "reportgen", "validate", "tests/bad/spec_and_data_errors.yaml"],
+                       capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert r.returncode == 2
+    actual = (r.stdout + r.stderr).strip().splitlines()
+    assert len(block) == len(actual), (block, actual)
+    for shown, line in zip(block, actual):
+        assert line.startswith(shown[:-3]) if shown.endswith("...") else line == shown, (shown, line)
