@@ -106,7 +106,8 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
         raise SpecError([ls.problem(("data", "runs"), "data.test and data.runs are alternatives: give the test file "
                                                       "as `test:`, or several runs of one model as `runs:`")])
     first_rel, first_path = (s.data.test, ("data", "test")) if s.data.test else (s.data.runs[0], ("data", "runs", 0))
-    _, _, header = open_dataset(ls, first_rel, first_path)
+    first_dir, first_files, header = open_dataset(ls, first_rel, first_path)
+    resolve_groups(ls, first_rel, first_files, header)
     attrs = attribute_defs(ls)
     tasks, probs = expand_tasks(ls, header)
     if probs:
@@ -223,6 +224,56 @@ def _runs_misaligned(ls: LoadedSpec, runs: list, attrs: list[AttributeDef], task
             out.append(ls.problem(("data", "runs", i), f"{enc.display_path} is not a run on the same test rows: {why}; "
                                   "runs must be predictions of one model on the same rows, in the same order"))
     return out
+
+
+def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> None:
+    """Attributes without `groups:` take every value of their column in the first prediction file with at least
+    `min_group_size` rows, largest first (ties by value), so the largest group is the default reference. Sets the
+    spec's groups, records what was chosen in ``ls.inferred_groups``, and checks what names those groups
+    (protected/reference, labels, LOGAN groups), raising every problem at once."""
+    from reportgen.data import _num_text, read_table
+
+    s = ls.spec
+    todo = [(name, a) for name, a in s.attributes.items() if a.groups is None]
+    ls.inferred_groups = {}
+    if not todo:
+        return
+    problems: list[Problem] = []
+    present = [(name, a) for name, a in todo if a.column in header]  # a missing column is reported by the loader
+    frame = read_table(files if len(files) > 1 else files[0], sorted({a.column for _, a in present})) if present \
+        else None
+    for name, a in present:
+        counts = frame[a.column].dropna().value_counts()
+        order = sorted(((int(c), _num_text(v), v.item() if hasattr(v, "item") else v) for v, c in counts.items()),
+                       key=lambda t: (-t[0], t[1]))
+        kept = [v for c, _, v in order if c >= a.min_group_size]
+        small = {txt: c for c, txt, _ in order if c < a.min_group_size}
+        if len(kept) < 2:
+            problems.append(ls.problem(("attributes", name, "min_group_size" if small else "column"),
+                                       f"{len(kept)} value(s) of column '{a.column}' in {rel} have {a.min_group_size} "
+                                       f"rows or more, and comparing needs two groups (counts: "
+                                       f"{', '.join(f'{t}: {c}' for c, t, _ in order[:6]) or 'no values'}); lower "
+                                       "min_group_size or list the groups with `groups:`"))
+            continue
+        a.groups = kept
+        ls.inferred_groups[name] = {"from": rel, "min_group_size": a.min_group_size,
+                                    "groups": [_num_text(v) for v in kept], "left_out": small}
+        shown = {_num_text(v) for v in kept} | {str(v) for v in (a.labels or {}).values()}
+        for k in a.labels or {}:
+            if _num_text(k) not in {_num_text(v) for v in kept}:
+                problems.append(ls.problem(("attributes", name, "labels"),
+                                           f"labels name {k!r}, which is not a group found in {rel} (groups: "
+                                           f"{', '.join(_num_text(v) for v in kept)}); label only values present"))
+        for i, m in enumerate(s.metrics):
+            if m.attribute not in (None, name) or m.name not in DISPARITY_METRICS:
+                continue
+            for key in ("protected", "reference"):
+                v = getattr(m, key)
+                if v is not None and _num_text(v) not in shown:
+                    problems.append(ls.problem(("metrics", i, key), f"'{v}' is not a group of attribute '{name}' in "
+                                               f"{rel}; groups found: {', '.join(sorted(shown))}"))
+    if problems:
+        raise SpecError(problems)
 
 
 # --------------------------------------------------------------------------- base correlations
@@ -645,6 +696,8 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
         "attributes": [{"name": a.name, "groups": [a.label(j) for j in range(len(a.groups))],
                         "columns": a.columns, "predicted": a.predicted,
                         "group_sizes": _group_sizes(L, a), **_attribute_rows(L, a),
+                        **({"groups_from_data": ls.inferred_groups[a.name]}
+                           if a.name in getattr(ls, "inferred_groups", {}) else {}),
                         **_predicted_coverage(L, a)} for a in L.attrs],
         "tasks": [{"name": t.name, "label": t.label, "column": t.column, "prediction": t.predicted or t.score,
                    "threshold": _f(t.threshold) if isinstance(t.threshold, (int, float)) else t.threshold,

@@ -113,9 +113,15 @@ class Data(Strict):
 
 class Attribute(Strict):
     column: str = Field(..., description="Column holding the protected attribute.")
-    groups: list[Scalar] = Field(..., min_length=1, description="Groups to compare. This attribute's metrics use the rows "
-                                                                "with one of these values; other rows are left out of "
-                                                                "this attribute only (and its intersections), and counted.")
+    groups: list[Scalar] | None = Field(
+        None, min_length=1, description="Groups to compare. This attribute's metrics use the rows with one of these "
+                                        "values; other rows are left out of this attribute only (and its "
+                                        "intersections), and counted. Omitted: every value in the (first) test file "
+                                        "with at least `min_group_size` rows, largest first (so the largest group is "
+                                        "the default reference); the groups used are recorded in results.json.")
+    min_group_size: int = Field(1, ge=1, le=1_000_000_000,
+                                description="With `groups` omitted: values with fewer rows in the test file are not "
+                                            "made groups; their rows are left out of this attribute and counted.")
     predicted: str | None = Field(None, description="Column with the model's predicted attribute (needed for T->A metrics).")
     labels: dict[Scalar, str] | None = Field(
         None, description="Display names for coded group values, e.g. {1: White, 2: Black}; used everywhere a group "
@@ -123,7 +129,7 @@ class Attribute(Strict):
 
     @model_validator(mode="after")
     def _labels(self) -> "Attribute":
-        if self.labels:
+        if self.labels and self.groups is not None:
             values = {str(g) for g in self.groups}
             extra = [k for k in self.labels if str(k) not in values]
             if extra:
@@ -136,7 +142,9 @@ class Attribute(Strict):
 
     @field_validator("groups")
     @classmethod
-    def _distinct(cls, v: list[Scalar]) -> list[Scalar]:
+    def _distinct(cls, v: list[Scalar] | None) -> list[Scalar] | None:
+        if v is None:
+            return v
         seen: set[str] = set()
         for g in v:
             if str(g) in seen:
@@ -695,6 +703,8 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
                 if a not in s.attributes:
                     continue
                 attr_spec = s.attributes[a]
+                if attr_spec.groups is None:
+                    continue  # groups come from the data: checked once they are known (runner.resolve_groups)
                 groups = [str(g) for g in attr_spec.groups] + [str(v) for v in (attr_spec.labels or {}).values()]
                 for key in ("protected", "reference"):
                     v = getattr(m, key)
@@ -746,7 +756,7 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
             out.append(ls.problem(("local_bias", "attribute"),
                                   f"unknown attribute '{lb.attribute}'{did_you_mean(lb.attribute, all_attrs)}; "
                                   f"declared: {', '.join(sorted(all_attrs))}"))
-        elif lb.attribute in s.attributes:
+        elif lb.attribute in s.attributes and s.attributes[lb.attribute].groups is not None:
             a_spec = s.attributes[lb.attribute]
             groups = [str(g) for g in a_spec.groups]
             named = groups + [str(v) for v in (a_spec.labels or {}).values()]

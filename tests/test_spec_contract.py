@@ -110,3 +110,44 @@ def test_predicted_attribute_coverage_is_counted_and_shown(tmp_path):
         {"role": "test", "rows": 5, "outside_groups": 2, "never_predicted": ["g=b"]}]
     html = (tmp_path / "out" / "report.html").read_text()
     assert "2 of 5 predictions outside the listed groups" in html and "never predicted" in html
+
+
+def _coded(tmp_path, n=400):
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"RAC1P": rng.choice([1, 2, 3, 9], n, p=[0.55, 0.3, 0.13, 0.02]), "y": rng.integers(0, 2, n),
+                       "p": rng.integers(0, 2, n)})
+    df.to_csv(tmp_path / "test.csv", index=False)
+    return df
+
+
+def _spec(tmp_path, attr: str, metrics="[demographic_parity]"):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"version: 1\ndata: {{test: test.csv}}\nattributes:\n  race: {attr}\n"
+                    f"tasks:\n  t: {{column: y, predicted: p}}\nmetrics: {metrics}\noutput: {{formats: [json]}}\n")
+    return spec
+
+
+def test_groups_omitted_come_from_the_data_largest_first(tmp_path):
+    df = _coded(tmp_path)
+    spec = _spec(tmp_path, "{column: RAC1P, min_group_size: 20, labels: {1: White, 2: Black}}")
+    r = run_cli("run", spec, "--out", tmp_path / "out", "-q")
+    assert r.returncode == 0, r.stderr
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    counts = df.RAC1P.value_counts()
+    want = [v for v in counts.index if counts[v] >= 20]  # by count, largest first
+    a = res["attributes"][0]
+    assert a["groups_from_data"]["groups"] == [str(v) for v in want]
+    assert a["groups_from_data"]["left_out"] == {str(v): int(counts[v]) for v in counts.index if counts[v] < 20}
+    assert a["groups"][:2] == ["race=White", "race=Black"]
+    m = res["metrics"][0]
+    assert m["reference"] == "race=White"  # the largest group
+    left = sum(d["rows"] for d in a["dropped"] if d["role"] == "test")
+    assert left == int((counts < 20).astype(int).mul(counts).sum())
+
+
+def test_inferred_groups_too_few_or_misnamed_are_spec_errors(tmp_path):
+    _coded(tmp_path)
+    r = run_cli("validate", _spec(tmp_path, "{column: RAC1P, min_group_size: 150}"))
+    assert r.returncode == 2 and "attributes.race.min_group_size" in r.stderr and "two groups" in r.stderr
+    r = run_cli("validate", _spec(tmp_path, "{column: RAC1P}", "[{name: demographic_parity, reference: Whyte}]"))
+    assert r.returncode == 2 and "metrics[0].reference" in r.stderr and "'Whyte' is not a group" in r.stderr
