@@ -141,3 +141,27 @@ def test_shown_validate_output_is_current(page):
     assert len(block) == len(actual), (block, actual)
     for shown, line in zip(block, actual):
         assert line.startswith(shown[:-3]) if shown.endswith("...") else line == shown, (shown, line)
+
+
+def test_results_reference_names_every_key(tmp_path):
+    """docs/reference/results.md names every key of a real results.json (specs/compas.yaml): top level, the
+    data/attributes/tasks/gating/intervals/local_bias blocks and the metric entries."""
+    r = subprocess.run([sys.executable, "-m", "reportgen", "run", "specs/compas.yaml", "--format", "json",
+                        "--out", str(tmp_path), "--quiet"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    import json
+
+    res = json.loads((tmp_path / "results.json").read_text())
+    doc = (DOCS / "reference/results.md").read_text()
+
+    def keys(obj) -> set[str]:
+        out: set[str] = set()
+        for x in obj if isinstance(obj, list) else [obj]:
+            out |= set(x)
+        return out
+
+    blocks = {"(top level)": set(res)}
+    for b in ("data", "attributes", "tasks", "gating", "intervals", "local_bias", "metrics"):
+        blocks[b] = keys(res[b])
+    missing = {b: sorted(k for k in ks if f"`{k}`" not in doc) for b, ks in blocks.items()}
+    assert not any(missing.values()), {b: m for b, m in missing.items() if m}
