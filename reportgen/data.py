@@ -294,6 +294,7 @@ class AttributeDef:
     spec_path: tuple
     parts: tuple[str, ...] = ()  # for an intersection: the attributes it combines
     values: list[str] | None = None  # the groups' values as written in the data (groups holds display names)
+    bins: object | None = None  # spec.Bins: the column is cut into the groups
 
     def index_of(self, name) -> int:
         """A group's index from its display name or its value (``labels:`` maps one to the other)."""
@@ -312,7 +313,7 @@ def attribute_defs(ls: LoadedSpec) -> list[AttributeDef]:
     for name, a in s.attributes.items():
         out.append(AttributeDef(name, [_shown(a, g) for g in a.groups], [a.column], [(g,) for g in a.groups],
                                 [a.predicted] if a.predicted else None, ("attributes", name),
-                                values=[_num_text(g) for g in a.groups]))
+                                values=[_num_text(g) for g in a.groups], bins=a.bins))
     for i, inter in enumerate(s.intersections):
         attrs = [s.attributes[n] for n in inter]
         combos: list[tuple] = [()]
@@ -416,6 +417,16 @@ def attribute_only_columns(attrs: list[AttributeDef], tasks: list[TaskColumns], 
     return cols
 
 
+def bin_codes(col: pd.Series, bins) -> np.ndarray:
+    """Bin index of each value (``bins``: spec.Bins); -1 when missing, not a number, or outside every bin."""
+    x = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+    edges = np.asarray(bins.edges, dtype=float)
+    side = "right" if bins.closed == "left" else "left"
+    idx = np.searchsorted(edges, x, side=side) - 1
+    inside = (idx >= 0) & (idx < len(edges) - 1) & ~np.isnan(x)
+    return np.where(inside, idx, -1).astype(np.int16)
+
+
 def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred: bool,
                       codes=None) -> AttributeCodes:
     """Group codes of the rows of ``df`` (rows every metric keeps) per attribute and intersection.
@@ -431,7 +442,11 @@ def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred:
             continue
         values = [v[0] for v in a.group_values]
         col = df[a.columns[0]]
-        c = codes(col, values)
+        if a.bins is not None:
+            codes_of = (lambda column, _values, b=a.bins: bin_codes(column, b))  # noqa: E731
+        else:
+            codes_of = codes
+        c = codes_of(col, values)
         why = np.where(c < 0, WHY_NOT_LISTED, 0).astype(np.int8)
         miss = col.isna().to_numpy()
         if miss.any():
@@ -439,7 +454,7 @@ def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred:
         out.listed[a.name] = np.bincount(c[c >= 0], minlength=len(a.groups))
         if a.predicted and with_pred:
             pcol = df[a.predicted[0]]
-            out.groups_pred[a.name] = codes(pcol, values)
+            out.groups_pred[a.name] = codes_of(pcol, values)
             pmiss = pcol.isna().to_numpy()
             if pmiss.any():
                 why[(why == 0) & pmiss] = WHY_MISSING_PRED
@@ -588,6 +603,10 @@ def open_dataset(ls: LoadedSpec, rel: str, spec_path: tuple) -> tuple[Path, list
         raise SpecError([ls.problem(spec_path, str(exc).replace(f"header of {files[0].name}",
                                                                 f"header of {shown}"))]) from None
     except Exception as exc:  # unreadable / not a table
+        if _is_gzip(files[0]) and not files[0].name.lower().endswith(".gz"):
+            raise SpecError([ls.problem(spec_path, f"cannot read {rel} as a table: it is gzip-compressed but not "
+                                                   "named .gz; rename it to end in .csv.gz (read transparently) or "
+                                                   "decompress it")]) from None
         raise SpecError([ls.problem(spec_path, f"cannot read {rel} as a table ({_plain_error(exc)}); "
                                                "give a CSV with a header row or a Parquet file")]) from None
     return path, files, header
@@ -816,6 +835,14 @@ def load_table_base(ls: LoadedSpec, attrs: list[AttributeDef], tasks: list[TaskC
     if problems:
         raise SpecError(problems)
     return df, rel, sha256_file(path)
+
+
+def _is_gzip(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False
 
 
 def _plain_error(exc: Exception) -> str:

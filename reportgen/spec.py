@@ -111,6 +111,33 @@ class Data(Strict):
         return self
 
 
+class Bins(Strict):
+    edges: list[float] = Field(..., min_length=3, description="Increasing bin edges, e.g. [18, 25, 45, 65, 120]: "
+                                                              "len(edges) - 1 groups.")
+    labels: list[str] | None = Field(None, description="One name per bin (default '[18, 25)' style).")
+    closed: Literal["left", "right"] = Field("left", description="left: a bin holds edge_i <= x < edge_i+1; right: "
+                                                                 "edge_i < x <= edge_i+1. Values outside every bin are "
+                                                                 "left out of the attribute and counted.")
+
+    @model_validator(mode="after")
+    def _check(self) -> "Bins":
+        if any(b <= a for a, b in zip(self.edges, self.edges[1:])):
+            raise ValueError("bin edges must increase strictly")
+        if self.labels is not None and len(self.labels) != len(self.edges) - 1:
+            raise ValueError(f"{len(self.edges) - 1} bins need {len(self.edges) - 1} labels, got {len(self.labels)}")
+        if self.labels is not None and len(set(self.labels)) != len(self.labels):
+            raise ValueError("bin labels must differ")
+        return self
+
+    def names(self) -> list[str]:
+        from reportgen.data import _num_text
+
+        if self.labels is not None:
+            return list(self.labels)
+        lo, hi = ("[", ")") if self.closed == "left" else ("(", "]")
+        return [f"{lo}{_num_text(a)}, {_num_text(b)}{hi}" for a, b in zip(self.edges, self.edges[1:])]
+
+
 class Attribute(Strict):
     column: str = Field(..., description="Column holding the protected attribute.")
     groups: list[Scalar] | None = Field(
@@ -126,6 +153,17 @@ class Attribute(Strict):
     labels: dict[Scalar, str] | None = Field(
         None, description="Display names for coded group values, e.g. {1: White, 2: Black}; used everywhere a group "
                           "is shown. `protected:`/`reference:` and base tables may name a group by value or label.")
+
+    bins: Bins | None = Field(None, description="Cut a numeric column (e.g. age) into groups; the groups are the bins "
+                                                "(leave `groups:` out).")
+
+    @model_validator(mode="after")
+    def _bins(self) -> "Attribute":
+        if self.bins is not None:
+            if self.groups is not None:
+                raise ValueError("with `bins:` the groups are the bins; remove `groups:`")
+            self.groups = self.bins.names()
+        return self
 
     @model_validator(mode="after")
     def _labels(self) -> "Attribute":
