@@ -119,6 +119,21 @@ def _constraints(p: dict) -> list[str]:
     return c
 
 
+# what a top-level section is for, where the models give no description (shown in the top-level table)
+_SECTION_HINT = {
+    "report": "Title, model name and version, description, organisation and logo for the report's first page.",
+    "data": "The data files (test or runs; train, validation), missing-value policy and engine.",
+    "attributes": "The protected attributes, by a name you choose: column, groups, predicted-attribute column.",
+    "tasks": "What the model predicts, by a name you choose: true-label column and prediction or score.",
+    "base": "Where the data side of the amplification metrics comes from (docs/metrics.md, base-correlation sources).",
+    "metrics": "The metrics to compute (the [metric list](metric-list.md)); a name, or a mapping with options.",
+    "intervals": "Confidence level, bootstrap resamples and seed, Bernstein settings.",
+    "local_bias": "Optional LOGAN local-bias analysis: clusters where one group fares worse.",
+    "gates": "Optional pass/fail checks on values or pairs; a failed gate makes `run` exit 1.",
+    "output": "Formats, templates, page size, replicates.",
+}
+
+
 class _SpecPage:
     def __init__(self, schema: dict, defaults: dict[str, dict[str, Any]]):
         self.schema = schema
@@ -191,7 +206,7 @@ class _SpecPage:
                     default = "none" if v is None else f"`{json.dumps(v, ensure_ascii=False)}`"
             else:
                 default = "none"
-            desc = p.get("description", "")
+            desc = p.get("description") or (_SECTION_HINT.get(key, "") if not path else "")
             lines.append(f"| `{key}` | {_cell(t)} | {_cell(default)} | {_cell(', '.join(allowed))} | {_cell(desc)} |")
         return lines
 
