@@ -117,6 +117,12 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
             ls.raise_problems()
     except SpecError as e:
         _spec_failed(say, e, json_log)
+    out = out or Path(f"report-{spec.stem}")
+    problem = _out_dir_problem(out)
+    if problem:  # before any work: a run that cannot be written is refused at once, nothing is created
+        from reportgen.errors import Problem
+
+        _spec_failed(say, SpecError([Problem("--out", None, None, "", problem)]), json_log)
     fmts = [f.strip() for f in formats.split(",")] if formats else list(ls.spec.output.formats)
     bad = [f for f in fmts if f not in ("html", "pdf", "json")]
     if bad:
@@ -136,25 +142,12 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
     except BaseException:
         say.close(ok=False)
         raise
-    out = out or Path(f"report-{spec.stem}")
     results_bytes = dumps(results).encode("utf-8")
     files: dict[str, bytes] = {}
-    if "html" in fmts or "pdf" in fmts:
-        from reportgen import report
-
-        tdir = ls.resolve(ls.spec.output.templates) if ls.spec.output.templates else None
-        generated = _report_date()
-        spec_bytes = ls.text.encode("utf-8")
-        extra = {"logo": ls.resolve(ls.spec.report.logo)} if ls.spec.report.logo else {}
-        if "html" in fmts:
-            say("rendering report.html")
-            files["report.html"] = report.render_html(results, spec_bytes, templates_dir=tdir,
-                                                      generated=generated, **extra).encode("utf-8")
-        if "pdf" in fmts:
-            say("rendering report.pdf")
-            files["report.pdf"] = report.render_pdf(results, spec_bytes, templates_dir=tdir, generated=generated,
-                                                    page_size=ls.spec.output.page_size, results_bytes=results_bytes,
-                                                    **extra)
+    try:
+        _render_reports(ls, fmts, results, results_bytes, files, say)
+    except SpecError as e:  # a user template the sandbox refuses, or one that does not parse
+        _spec_failed(say, e, json_log)
     files["results.json"] = results_bytes  # always: the machine-readable record
     if reps is not None:
         import hashlib
@@ -195,6 +188,52 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
             click.echo(f"filed as entry {filed['seq']} in {archive_dir} ({filed['path']}); entry hash "
                        f"{filed['entry_hash']}: keep it outside the archive to prove later that nothing was removed")
     sys.exit(code)
+
+
+def _render_reports(ls, fmts: list[str], results: dict, results_bytes: bytes, files: dict, say) -> None:
+    """Render report.html / report.pdf into ``files`` (nothing is written here)."""
+    if "html" in fmts or "pdf" in fmts:
+        from reportgen import report
+
+        tdir = ls.resolve(ls.spec.output.templates) if ls.spec.output.templates else None
+        generated = _report_date()
+        spec_bytes = ls.text.encode("utf-8")
+        extra = {"logo": ls.resolve(ls.spec.report.logo)} if ls.spec.report.logo else {}
+        if "html" in fmts:
+            say("rendering report.html")
+            files["report.html"] = report.render_html(results, spec_bytes, templates_dir=tdir,
+                                                      generated=generated, **extra).encode("utf-8")
+        if "pdf" in fmts:
+            say("rendering report.pdf")
+            files["report.pdf"] = report.render_pdf(results, spec_bytes, templates_dir=tdir, generated=generated,
+                                                    page_size=ls.spec.output.page_size, results_bytes=results_bytes,
+                                                    **extra)
+
+
+def _out_dir_problem(out: Path) -> str | None:
+    """Why the outputs cannot be written into ``out`` (None: they can). Checked before the run computes
+    anything; leaves nothing behind (a probe file in the folder, or its nearest existing parent, is removed)."""
+    import os
+    import tempfile
+
+    if out.exists() and not out.is_dir():
+        return f"{out} exists and is not a folder; give a folder for the outputs (it is created when missing)"
+    base = out
+    while not base.exists():
+        if base.parent == base:
+            break
+        base = base.parent
+    if not base.is_dir():
+        return f"{out} cannot be created: {base} is a file, not a folder; choose another output folder"
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".reportgen-probe-", dir=base)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        what = "write into" if base == out else f"create {out} in"
+        return (f"cannot {what} {base} ({e.strerror or e}); choose a writable output folder or fix its "
+                "permissions")
+    return None
 
 
 def _run_time() -> str:

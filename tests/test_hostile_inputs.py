@@ -48,6 +48,8 @@ def test_alias_bomb_is_refused_fast_at_the_alias_line(command, tmp_path):
     spec = tmp_path / "bomb.yaml"
     spec.write_text(BOMB)
     args = [command, spec] + (["--out", tmp_path / "out"] if command == "run" else [])
+    import reportgen.runner  # noqa: F401  (time the refusal, not the first import of the package)
+
     t0 = time.perf_counter()
     r = cli(*args, cwd=tmp_path)
     took = time.perf_counter() - t0
@@ -120,3 +122,60 @@ def test_utf8_bom_spec_validates(tmp_path):
     spec.write_bytes(b"\xef\xbb\xbf" + text.encode())
     r = cli("validate", spec, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+
+
+# --------------------------------------------------------------------------- custom templates (sandbox)
+
+TEMPLATE_SPEC = (BAD / "misspelt_metric.yaml").read_text().replace("biasamp_a2t", "biasamp_a_to_t").replace(
+    "output:\n  formats: [json]\n", "output:\n  formats: [html, json]\n  templates: tpl\n")
+
+
+def _template_case(tmp_path: Path, name: str, text: str) -> Path:
+    spec = _spec_with_data(tmp_path, TEMPLATE_SPEC)
+    assert "templates: tpl" in TEMPLATE_SPEC
+    f = tmp_path / "tpl" / name
+    f.parent.mkdir(parents=True)
+    f.write_text(text)
+    return spec
+
+
+@pytest.mark.parametrize("payload", [
+    "{{ self.__init__.__globals__.__builtins__.open('/etc/hostname').read() }}",
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "{{ lipsum.__globals__['os'].popen('id').read() }}",
+    "{% set l = [] %}{{ l.append(1) }}",
+    "{{ 'x' * 100000000 }}",
+])
+def test_template_escape_is_refused_and_nothing_written(payload, tmp_path):
+    spec = _template_case(tmp_path, "partials/header.html", f'<p class="org">{payload}</p>\n')
+    out = tmp_path / "out"
+    r = cli("run", spec, "--out", out, cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    where = f"{tmp_path / 'tpl' / 'partials' / 'header.html'}:1: not allowed in a report template: "
+    assert any(line.startswith(where) for line in r.stderr.splitlines()), r.stderr
+    assert "nothing was written" in r.stderr
+    assert not out.exists()
+
+
+def test_template_syntax_error_in_an_override_is_exit_2(tmp_path):
+    spec = _template_case(tmp_path, "partials/header.html", "<p>\n{% if organisation %}\n</p>\n")
+    r = cli("run", spec, "--out", tmp_path / "out", cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "partials/header.html:" in r.stderr and "template syntax error" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_legitimate_override_still_renders(tmp_path):
+    from reportgen.report import builtin_templates_dir
+
+    text = (builtin_templates_dir() / "partials" / "summary.html").read_text()
+    assert "Fairness audit report" in text
+    spec = _template_case(tmp_path, "partials/summary.html",
+                          text.replace("Fairness audit report", "Release audit of {{ model.name|upper }}"))
+    out = tmp_path / "out"
+    r = cli("run", spec, "--out", out, cwd=tmp_path)
+    assert r.returncode in (0, 1), r.stderr
+    html = (out / "report.html").read_text()
+    assert "Release audit of MODEL" in html
+    assert "Fairness audit report" not in html

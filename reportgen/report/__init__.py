@@ -12,6 +12,16 @@ HTML, fetched in the PDF through the restricted fetcher, which allows exactly
 that one file besides the template folders. Templates are looked up in
 ``templates_dir`` first (any template there replaces the built-in one of the
 same name, e.g. ``partials/summary.html``), then in the built-in folder.
+
+User templates are untrusted (a spec's ``output.templates`` may come from
+another team), and they share one environment with the built-in ones, so the
+whole environment is Jinja's ``ImmutableSandboxedEnvironment``: templates see
+the report context, the filters and ``include_raw``/``asset_url`` (both
+confined to the template folders), and nothing else -- no attributes starting
+with ``_``, no Python internals, no mutation of lists or dicts, no ranges over
+100,000 items, no string or list repetition beyond 1,000,000 items. A template
+that tries is refused with a :class:`~reportgen.errors.SpecError` naming the
+template file and line (exit 2), as is a syntax error in a user template.
 """
 
 from __future__ import annotations
@@ -26,8 +36,11 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, TemplateSyntaxError
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from markupsafe import Markup
+
+from ..errors import Problem, SpecError
 
 from . import filters as _filters
 from .context import build_context
@@ -85,10 +98,62 @@ def _find_asset(dirs: list[Path], name: str) -> Path:
     raise FileNotFoundError(f"asset {name!r} not found in the template folders")
 
 
+MAX_REPEAT = 1_000_000  # longest string or list a template may build with `*`
+
+
+def _template_frame(tb, dirs: list[Path]) -> tuple[str | None, int | None]:
+    """(template file, line) of the innermost traceback frame that is a template of ``dirs``."""
+    found: tuple[str | None, int | None] = (None, None)
+    roots = [str(d) + os.sep for d in dirs]
+    while tb is not None:
+        fname = tb.tb_frame.f_code.co_filename
+        if any(fname.startswith(r) for r in roots):
+            found = (fname, tb.tb_lineno)
+        tb = tb.tb_next
+    return found
+
+
+class _ReportEnvironment(ImmutableSandboxedEnvironment):
+    """The sandbox, with sandbox violations (and syntax errors in user templates) turned into SpecErrors."""
+
+    intercepted_binops = frozenset(["*", "**"])
+    user_dir: Path | None = None
+    search_dirs: list[Path] = []
+
+    def call_binop(self, context, operator, left, right):
+        if operator == "**":
+            if isinstance(right, (int, float)) and abs(right) > 64:
+                raise SecurityError(f"'**' with an exponent of {right} is not allowed in a template (at most 64)")
+            return left ** right
+        for seq, n in ((left, right), (right, left)):
+            if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > MAX_REPEAT:
+                raise SecurityError(f"repeating a {type(seq).__name__} to {len(seq) * n:,} items is not allowed in "
+                                    f"a template (at most {MAX_REPEAT:,})")
+        return left * right
+
+    def handle_exception(self, source=None):
+        from jinja2.debug import rewrite_traceback_stack
+
+        exc = rewrite_traceback_stack(source=source)
+        user = self.user_dir
+        if isinstance(exc, (SecurityError, OverflowError)):
+            fname, line = _template_frame(exc.__traceback__, self.search_dirs)
+            raise SpecError([Problem(fname or "template", line, None, "",
+                                     f"not allowed in a report template: {str(exc).rstrip('.')}; templates may use the report "
+                                     "context, its filters, include_raw and asset_url only (README: Custom "
+                                     "templates)")]) from None
+        if isinstance(exc, TemplateSyntaxError) and user is not None and exc.filename \
+                and str(exc.filename).startswith(str(user) + os.sep):
+            raise SpecError([Problem(str(exc.filename), exc.lineno, None, "",
+                                     f"template syntax error: {exc.message}; fix the template")]) from None
+        raise exc
+
+
 def make_environment(templates_dir: Path | str | None = None, *, mode: str = "html") -> Environment:
-    """The Jinja environment: user folder first, then the built-in one; autoescape on, strict undefined."""
+    """The Jinja environment: user folder first, then the built-in one; autoescape on, strict undefined,
+    sandboxed (ImmutableSandboxedEnvironment: user templates are untrusted)."""
     dirs = _search_path(templates_dir)
-    env = Environment(
+    env = _ReportEnvironment(
         loader=ChoiceLoader([FileSystemLoader(str(d)) for d in dirs]),
         autoescape=True,
         undefined=StrictUndefined,
@@ -96,6 +161,8 @@ def make_environment(templates_dir: Path | str | None = None, *, mode: str = "ht
         lstrip_blocks=True,
         keep_trailing_newline=False,
     )
+    env.user_dir = dirs[0] if templates_dir is not None else None
+    env.search_dirs = dirs
     env.filters.update(_filters.FILTERS)
 
     def include_raw(name: str) -> Markup:
@@ -111,7 +178,8 @@ def make_environment(templates_dir: Path | str | None = None, *, mode: str = "ht
         mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
 
-    env.globals.update(include_raw=include_raw, asset_url=asset_url, template_dirs=dirs)
+    # template_dirs as text: a Path object would offer read_text() to every template
+    env.globals.update(include_raw=include_raw, asset_url=asset_url, template_dirs=tuple(str(d) for d in dirs))
     return env
 
 
