@@ -83,7 +83,7 @@ CASES = [
     # wrote `colum:` for `column:` inside attributes.race
     Case("misspelt_nested_key.yaml", [
         P("misspelt_nested_key.yaml:7", "attributes.race.colum", "unknown key 'colum'", "(did you mean 'column'?)",
-          "allowed keys: column, groups, predicted"),
+          "allowed keys: column, groups, min_group_size, predicted, labels"),
         P("misspelt_nested_key.yaml:6", "attributes.race", "required key 'column' is missing"),
     ], fix=fx(("colum:", "column:"))),
     # listed metric `biasamp_a2t`, which does not exist (meant biasamp_a_to_t)
@@ -185,6 +185,21 @@ CASES = [
     Case("latin1_spec.yaml", [
         P("latin1_spec.yaml:3", None, "UTF-8"),
     ], fix=fx((b"\xfc", "ü".encode()))),
+    # saved with a UTF-8 byte-order mark (Windows Notepad): the BOM is fine, lines are counted as usual; the
+    # mistake is the misspelt metric on line 15
+    Case("bom_spec.yaml", [
+        P("bom_spec.yaml:15", "metrics[0]", "unknown metric 'biasamp_a2t'", "(did you mean 'biasamp_a_to_t'?)"),
+    ], absent=["UTF-8", "\ufeff"], fix=fx(("biasamp_a2t", "biasamp_a_to_t"))),
+    # ------------------------------------------------------------------ untrusted or absurd values
+    # asked for 100 million bootstrap resamples (limit 1,000,000)
+    Case("resamples_absurd.yaml", [
+        P("resamples_absurd.yaml:17", "intervals.bootstrap.resamples", "less than or equal to 1000000",
+          "100000000"),
+    ], fix=fx(("resamples: 100000000", "resamples: 20"))),
+    # asked for a billion predictability trials (limit 1000)
+    Case("trials_absurd.yaml", [
+        P("trials_absurd.yaml:17", "metrics[0].trials", "less than or equal to 1000", "1000000000"),
+    ], fix=fx(("trials: 1000000000", "trials: 2"))),
     # ------------------------------------------------------------------ names referring to each other
     # asked for `threshold: calibrate` but gave no validation file
     Case("calibrate_without_validation.yaml", [
@@ -299,6 +314,29 @@ CASES = [
         P("base_table_probability_text.yaml:15", "base.table", "base_table_text.csv", "p_group_given_task", "half",
           re.compile(r"base_table_text\.csv:2\b|line 2\b")),
     ], fix=fx(("base_table_text.csv", "base_table.csv"))),
+    # pointed data.test at a folder that holds no CSV or Parquet file
+    Case("data_is_a_directory.yaml", [
+        P("data_is_a_directory.yaml:3", "data.test", "data/not_a_table_folder", "holds no .csv, .parquet or .pq"),
+    ], fix=fx(("data/not_a_table_folder", "data/test.csv"))),
+    # pointed data.test at /dev/zero: refused before reading (it never ends), not hung on
+    Case("data_is_dev_zero.yaml", [
+        P("data_is_dev_zero.yaml:3", "data.test", "/dev/zero", "not a regular file", "character device",
+          "CSV or Parquet"),
+    ], fix=fx(("/dev/zero", "data/test.csv"))),
+    # a gzip-compressed CSV named .csv (as .csv.gz it is read transparently)
+    Case("gzip_named_csv.yaml", [
+        P("gzip_named_csv.yaml:3", "data.test", "data/test_gzipped.csv", "gzip-compressed", ".csv.gz"),
+    ], fix=fx(("data/test_gzipped.csv", "data/test.csv.gz"))),
+    # the header of the test file names `race` twice: which one is meant cannot be guessed
+    Case("duplicate_columns.yaml", [
+        P("duplicate_columns.yaml:3", "data.test", "'race' appears twice", "data/duplicate_columns.csv",
+          "columns 1 and 5"),
+    ], fix=fx(("data/duplicate_columns.csv", "data/test.csv"))),
+    # the second run file lacks the score column the first has and the spec uses
+    Case("runs_schema_differs.yaml", [
+        P("runs_schema_differs.yaml:5", "data.runs[1]", "data/run_without_score.csv", "'score'",
+          "tasks.outcome.score", "same columns"),
+    ], fix=fx(("data/run_without_score.csv", "data/test.csv"))),
     # ------------------------------------------------------------------ several mistakes at once
     # six mistakes in six sections; every one must be reported in one go
     Case("several_errors.yaml", [
@@ -445,3 +483,83 @@ def test_failed_run_leaves_previous_results_untouched(spec: str, tmp_path: Path)
     assert sorted(p.name for p in out.iterdir()) == before, "files were added to the output directory"
     assert "Traceback" not in r.stderr, r.stderr
     assert r.returncode == 2, f"exit {r.returncode}\n{r.stderr}"
+
+
+# --------------------------------------------------------------------------- inputs a YAML file cannot hold
+
+
+def _spec_text(test: str) -> str:
+    return (BAD / "missing_data_file.yaml").read_text().replace("data/tset.csv", test)
+
+
+def test_fifo_as_data_file_is_refused_without_reading(tmp_path: Path):
+    """A FIFO would block the reader forever: it is refused from its file type, before anything opens it."""
+    import os
+
+    fifo = tmp_path / "preds.csv"
+    os.mkfifo(fifo)
+    (tmp_path / "spec.yaml").write_text(_spec_text("preds.csv"))
+    for args in (["validate", "spec.yaml"], ["run", "spec.yaml", "--out", "out"]):
+        r = subprocess.run([sys.executable, "-m", "reportgen", *args], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert re.search(r"spec\.yaml:3:3: data\.test: 'preds\.csv' .*not a regular file but a FIFO", r.stderr), \
+            r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["preds.csv", "spec.yaml"]
+
+
+def test_gzip_csv_is_read_transparently(tmp_path: Path):
+    (tmp_path / "data").symlink_to(BAD / "data", target_is_directory=True)
+    plain, gz = tmp_path / "plain.yaml", tmp_path / "gz.yaml"
+    plain.write_text(_spec_text("data/test.csv"))
+    gz.write_text(_spec_text("data/test.csv.gz"))
+    for engine in ("memory", "stream"):
+        outs = []
+        for spec in (plain, gz):
+            out = tmp_path / f"out-{spec.stem}-{engine}"
+            r = cli("run", spec, "--out", out, "--engine", engine, cwd=tmp_path)
+            assert r.returncode == 0, r.stderr
+            import json
+
+            res = json.loads((out / "results.json").read_text())
+            outs.append([m.get("value") for m in res["metrics"]])
+        assert outs[0] == outs[1], engine
+
+
+def test_ten_thousand_runs_are_refused_at_validation(tmp_path: Path):
+    text = _spec_text("X").replace("  test: X\n", "  runs:\n" + "    - data/test.csv\n" * 10_000)
+    spec = tmp_path / "runs.yaml"
+    spec.write_text(text)
+    r = cli("validate", spec, cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert re.search(r"runs\.yaml:3:3: data\.runs: .*at most 1000 items", r.stderr), r.stderr
+
+
+def _unwritable(tmp_path: Path) -> Path:
+    import os
+
+    if os.geteuid() == 0:  # root writes through permission bits: /proc refuses new entries even to root
+        return Path("/proc/reportgen-test-unwritable/out")
+    d = tmp_path / "readonly"
+    d.mkdir()
+    d.chmod(0o555)
+    return d / "out"
+
+
+@pytest.mark.parametrize("where", ["unwritable", "existing_file", "below_a_file"])
+def test_output_folder_that_cannot_be_written_is_refused_first(where: str, tmp_path: Path):
+    (tmp_path / "data").symlink_to(BAD / "data", target_is_directory=True)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(_spec_text("data/test.csv"))
+    (tmp_path / "afile").write_text("keep me\n")
+    out = {"unwritable": _unwritable(tmp_path), "existing_file": tmp_path / "afile",
+           "below_a_file": tmp_path / "afile" / "out"}[where]
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    r = cli("run", spec, "--out", out, cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    expect = {"unwritable": r"--out: cannot create .*out in ", "existing_file": r"is a file",
+              "below_a_file": r"--out: .*afile/out cannot be created: .*afile is a file"}[where]
+    assert re.search(expect, r.stderr), r.stderr
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+    assert (tmp_path / "afile").read_text() == "keep me\n"
+    assert where == "existing_file" or not out.exists()
