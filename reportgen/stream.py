@@ -818,7 +818,7 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
     path, files, header = open_dataset(ls, rel, spec_path)
     kind = role_kind(role)
     needed_pairs = _columns_needed(attrs, tasks, kind)
-    check_columns(ls, needed_pairs, header, rel)
+    check_columns(ls, needed_pairs, header, rel, at=spec_path)
     needed = [c for c, _ in needed_pairs]
     d = ls.spec.data
     scols = sample_columns(ls, header, needed) if sample else []
