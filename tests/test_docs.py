@@ -92,6 +92,8 @@ def test_readme_first_screen():
     first_block = re.search(r"^```[^\n]*\n(.*?)^```", text, flags=re.S | re.M).group(1)
     assert first_block.splitlines() == ["./dev demo", "./dev test"]
     assert "../shared" not in text
+    assert len(text.splitlines()) <= 120, ("the README is the newcomer's first screen: put reference material in a "
+                                           "docs/ page and link it (docs/contributing.md)")
     assert "./dev docs" in text and "docs/" in text
     for m in re.finditer(r"\]\(([^)#]+)", text):  # relative links resolve
         if "://" not in m.group(1):
