@@ -890,11 +890,21 @@ def parse_spec(text: str, file: str) -> LoadedSpec:
     return ls
 
 
+SPEC_MAX_BYTES = 4_000_001  # more than the YAML size limit in characters can take (UTF-8: up to 4 bytes each)
+
+
 def load_spec(path: str | FsPath, *, strict: bool = True) -> LoadedSpec:
     """Read and validate a spec file. With ``strict``, raise on any problem."""
+    import stat
+
     p = FsPath(path)
     try:
-        raw_bytes = p.read_bytes()
+        mode = p.stat().st_mode
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):  # a FIFO or a device would block or never end
+            raise SpecError([Problem(str(p), None, None, "", "is not a regular file (a pipe or a device?); name the "
+                                                                  "spec YAML file")])
+        with open(p, "rb") as fh:
+            raw_bytes = fh.read(SPEC_MAX_BYTES + 1)  # the YAML loader refuses anything longer with its message
     except FileNotFoundError:
         raise SpecError([Problem(str(p), None, None, "", "spec file not found; check the path")]) from None
     except IsADirectoryError:

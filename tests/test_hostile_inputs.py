@@ -179,3 +179,17 @@ def test_legitimate_override_still_renders(tmp_path):
     html = (out / "report.html").read_text()
     assert "Release audit of MODEL" in html
     assert "Fairness audit report" not in html
+
+
+def test_spec_that_is_a_fifo_or_a_device_is_refused_without_reading(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "spec.yaml"
+    os.mkfifo(fifo)
+    for path in (fifo, "/dev/zero"):
+        r = subprocess.run([sys.executable, "-m", "reportgen", "validate", str(path)], capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode == 2, r.stderr
+        assert "is not a regular file" in r.stderr and "Traceback" not in r.stderr
