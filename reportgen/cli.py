@@ -73,7 +73,7 @@ def main() -> None:
     """reportgen: fairness audit reports from a YAML spec.
 
     Start with `reportgen validate SPEC`, then `reportgen run SPEC --out DIR`.
-    A runnable example: `reportgen init --example compas`; every key: `reportgen schema` or README.md.
+    A runnable example: `reportgen init --example compas`; every key: `reportgen schema` or docs/reference/spec.md.
     """
 
 

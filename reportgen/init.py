@@ -79,7 +79,7 @@ MSG_NO_ATTRIBUTE = (
 MSG_OPT_NO_COLUMN = "{opt} {col}: no column '{col}' in {path}{hint}; columns: {columns}"
 MSG_OPT_LABEL_VALUES = (
     "--label {col}: the column has {n} distinct values ({values}); a label needs exactly two (e.g. 0/1). "
-    "Binarise it first, or write a `classes:` task by hand (README, \"The spec\")"
+    "Binarise it first, or write a `classes:` task by hand (docs/guide/spec.md)"
 )
 MSG_OPT_PREDICTED_VALUES = (
     "--predicted {col}: its values ({values}) are not the label {label}'s ({label_values}); --predicted names "
@@ -885,7 +885,7 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
     L.add(None, f"Starter spec written by `reportgen init` from {data_path.name} ({n_rows:,} rows read).")
     L.add(None, "Columns were guessed from their names and values: check every line marked")
     L.add(None, "'check', then run `reportgen validate` and `reportgen run` on this file.")
-    L.add(None, "Every key is described in README.md (\"The spec\") and `reportgen schema`.")
+    L.add(None, "Every key is described in docs/reference/spec.md and `reportgen schema`.")
     L.add("version: 1", "spec format version")
     L.add("report:", "shown on the report's first page")
     where = f"{data_path.resolve().parent.name}/{data_path.name}" if data_path.resolve().parent.name else data_path.name

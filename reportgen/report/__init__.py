@@ -140,8 +140,8 @@ class _ReportEnvironment(ImmutableSandboxedEnvironment):
             fname, line = _template_frame(exc.__traceback__, self.search_dirs)
             raise SpecError([Problem(fname or "template", line, None, "",
                                      f"not allowed in a report template: {str(exc).rstrip('.')}; templates may use the report "
-                                     "context, its filters, include_raw and asset_url only (README: Custom "
-                                     "templates)")]) from None
+                                     "context, its filters, include_raw and asset_url only (docs/guide/report.md, "
+                                     "Custom templates)")]) from None
         if isinstance(exc, TemplateSyntaxError) and user is not None and exc.filename \
                 and str(exc.filename).startswith(str(user) + os.sep):
             raise SpecError([Problem(str(exc.filename), exc.lineno, None, "",
