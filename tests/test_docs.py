@@ -167,3 +167,14 @@ def test_results_reference_names_every_key(tmp_path):
         blocks[b] = keys(res[b])
     missing = {b: sorted(k for k in ks if f"`{k}`" not in doc) for b, ks in blocks.items()}
     assert not any(missing.values()), {b: m for b, m in missing.items() if m}
+
+
+def test_readme_sections_cited_by_code_exist():
+    """Code that cites a README section by name (`README.md ("The spec")`) cites one the README has."""
+    headings = {m.group(1).strip() for m in re.finditer(r"^#+ (.*)$", (ROOT / "README.md").read_text(), flags=re.M)}
+    cited = []
+    for f in list((ROOT / "reportgen").rglob("*.py")) + list((ROOT / "templates").rglob("*.html")):
+        for m in re.finditer(r"README(?:\.md)?[,:]? *\(? *\\?[\"“]([A-Z][^\"”\\]{2,60})\\?[\"”]", f.read_text()):
+            cited.append((str(f.relative_to(ROOT)), m.group(1)))
+    missing = [(f, h) for f, h in cited if h not in headings]
+    assert not missing, missing
