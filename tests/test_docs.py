@@ -178,3 +178,51 @@ def test_readme_sections_cited_by_code_exist():
             cited.append((str(f.relative_to(ROOT)), m.group(1)))
     missing = [(f, h) for f, h in cited if h not in headings]
     assert not missing, missing
+
+
+def test_tutorial_flow(tmp_path):
+    """The tutorial's steps work as written: init on the COMPAS test split, the edits it describes, validate
+    (and the misspelt-column message it shows), run."""
+    import shutil
+
+    tut = (DOCS / "tutorial.md").read_text()
+    shutil.copy(ROOT / "samples/compas/test.csv", tmp_path / "predictions.csv")
+
+    def rg(*args):
+        return subprocess.run([sys.executable, "-m", "reportgen", *args], capture_output=True, text=True,
+                              timeout=600, cwd=tmp_path)
+
+    r = rg("init", "predictions.csv", "--out", "audit.yaml")
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout + r.stderr
+    for line in re.search(r"reportgen init predictions\.csv --out audit\.yaml\n```\n.*?```text\n(.*?)```", tut,
+                          flags=re.S).group(1).splitlines():
+        if line.strip() != "..." and not line.endswith("..."):
+            assert line.strip() in out, line
+    spec = (tmp_path / "audit.yaml").read_text()
+    # the edits of step 2: model, the reference group first, the gate uncommented
+    spec = re.sub(r"model: \{name: [^}]*\}", 'model: {name: recid-model, version: "1.0.0"}', spec)
+    assert "groups: [African-American, Caucasian, Hispanic, Other]" in spec
+    spec = spec.replace("groups: [African-American, Caucasian, Hispanic, Other]",
+                        "groups: [Caucasian, African-American, Hispanic, Other]")
+    gate = re.search(r"^gates:\n(  .*\n)+", re.search(r"```yaml\n(gates:\n.*?)```", tut, flags=re.S).group(1),
+                     flags=re.M).group(0)
+    spec, n = re.subn(r"^# gates:.*\n(^#   .*\n)+", gate, spec, flags=re.M)
+    assert n == 1, "init no longer writes the commented gates: example the tutorial uncomments"
+    (tmp_path / "audit.yaml").write_text(spec)
+
+    r = rg("validate", "audit.yaml")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "audit.yaml: OK — 3 attribute(s), 1 task(s), 6 metric(s)" in r.stdout + r.stderr
+
+    shown = re.search(r"^audit\.yaml:(\d+):(\d+): attributes\.race\.column: (.*)$", tut, flags=re.M)
+    bad = re.sub(r"^(    column: )race$", r"\1rase", spec, count=1, flags=re.M)
+    (tmp_path / "audit.yaml").write_text(bad)
+    r = rg("validate", "audit.yaml")
+    assert r.returncode == 2
+    assert shown.group(0) in (r.stdout + r.stderr).splitlines(), (shown.group(0), r.stdout + r.stderr)
+
+    (tmp_path / "audit.yaml").write_text(spec)
+    r = rg("run", "audit.yaml", "--out", "audit-out", "--format", "json")
+    assert r.returncode == 1, r.stdout + r.stderr  # the gate fails, as the tutorial shows
+    assert "gate demographic_parity (race): FAIL" in r.stdout + r.stderr
