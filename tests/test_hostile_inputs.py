@@ -8,7 +8,6 @@ ordinary mistakes; this file covers inputs that are hostile or odd files.
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 
