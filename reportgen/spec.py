@@ -818,7 +818,13 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
     return out
 
 
-def _prune(raw: dict, errors: list[dict]) -> tuple[dict, dict[str, list[int]]] | None:
+PLACEHOLDER = "__reportgen_placeholder__"
+_STUBS = {"tasks": lambda e: {"column": str(e.get("column", PLACEHOLDER)) if isinstance(e, dict) else PLACEHOLDER,
+                              "predicted": PLACEHOLDER},
+          "attributes": lambda e: {"column": str(e.get("column", PLACEHOLDER)) if isinstance(e, dict) else PLACEHOLDER}}
+
+
+def _prune(raw: dict, errors: list[dict], *, stub: bool = False) -> tuple[dict, dict[str, list[int]]] | None:
     """A copy of ``raw`` without the offending keys / list items, to check the rest.
 
     Returns (pruned, index maps for pruned lists) or None when an error cannot
@@ -834,6 +840,10 @@ def _prune(raw: dict, errors: list[dict]) -> tuple[dict, dict[str, list[int]]] |
             return None
         if len(loc) >= 2 and loc[0] in ("metrics", "gates") and isinstance(loc[1], int):
             drop_items.setdefault(loc[0], set()).add(loc[1])
+            continue
+        if stub and len(loc) >= 2 and loc[0] in _STUBS and isinstance(pruned.get(loc[0]), dict) \
+                and loc[1] in pruned[loc[0]]:
+            pruned[loc[0]][loc[1]] = _STUBS[loc[0]](pruned[loc[0]][loc[1]])  # the whole entry, by a placeholder
             continue
         parent: Any = pruned
         for p in loc[:-1]:
@@ -869,6 +879,7 @@ def parse_spec(text: str, file: str) -> LoadedSpec:
     if not isinstance(raw, dict):
         raise SpecError([Problem(file, 1, 1, "", MSG_NOT_A_MAPPING.format(got=type(raw).__name__))])
     maps: dict[str, list[int]] = {}
+    stubbed = False
     try:
         spec = Spec.model_validate(raw)
     except ValidationError as exc:
@@ -881,12 +892,24 @@ def parse_spec(text: str, file: str) -> LoadedSpec:
                 maps = pr[1]
             except ValidationError:
                 spec = None
+        if spec is None:
+            # pruning emptied a required section (its only task or attribute was wrong): stand the wrong entries
+            # in by placeholders so the rest of the spec (metrics, gates, names) is still checked in this pass;
+            # the data are not checked against placeholders
+            pr = _prune(raw, exc.errors(), stub=True)
+            if pr is not None:
+                try:
+                    spec = Spec.model_validate(pr[0])
+                    maps = pr[1]
+                    stubbed = True
+                except ValidationError:
+                    spec = None
     ls = LoadedSpec(spec, FsPath(file), text, marks, maps)
     ls.problems = problems
     if spec is not None:
         cross = _cross_checks(ls)
         ls.problems += cross
-        ls.data_checkable = not cross  # names that point nowhere: data checks would be guesswork
+        ls.data_checkable = not cross and not stubbed  # names that point nowhere: data checks would be guesswork
     return ls
 
 

@@ -185,3 +185,18 @@ def test_bins_cut_a_numeric_attribute(tmp_path):
     spec.write_text(spec.read_text().replace("bins:", "groups: [a], bins:"))
     r = run_cli("validate", spec)
     assert r.returncode == 2 and "remove `groups:`" in r.stderr
+
+
+def test_every_spec_mistake_in_one_pass_even_when_the_only_task_is_wrong(tmp_path):
+    """A wrong (only) task used to stop the checks of metrics and gates: all three mistakes come at once."""
+    _write(tmp_path, "demographic_parity")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("version: 1\ndata: {test: test.csv}\nattributes:\n  g: {column: g, groups: [a, b]}\n"
+                    "tasks:\n  t: {column: y, classes: [0, 1], score: p, threshold: 0.5}\n"
+                    "metrics: [demographic_parity]\n"
+                    "gates:\n  - {metric: equal_opportunity, max: 0.1}\n  - {metric: demographic_parity, attribute: sex, "
+                    "max: 0.1}\n")
+    r = run_cli("validate", spec)
+    assert r.returncode == 2
+    assert "tasks.t.classes" in r.stderr and "gates[0].metric" in r.stderr and "gates[1].attribute" in r.stderr
+    assert "3 problems found" in r.stderr and "__reportgen_placeholder__" not in r.stderr
