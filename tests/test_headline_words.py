@@ -24,3 +24,11 @@ def test_accuracy_and_undefined():
             "delta": 0.0}
     assert headline_sentence(pair, None) == "a and b rows were misclassified equally often"
     assert headline_sentence({**pair, "delta": None}, None) == ""
+
+
+def test_reasons_render_code_spans_not_backticks():
+    from reportgen.report.filters import ticks
+
+    assert str(ticks("needs predicted attributes: add `predicted:` to <b>")) == \
+        "needs predicted attributes: add <code>predicted:</code> to &lt;b&gt;"
+    assert str(ticks(None)) == ""

@@ -245,7 +245,18 @@ def ratio(value: Any) -> str:
     return _fmt(x, p) + "×"
 
 
+def ticks(text: Any):
+    """Plain text with `code` spans (reasons, messages) as HTML: escaped first, then each `…` as <code>…</code>,
+    so no literal backtick reaches a page."""
+    import re
+
+    from markupsafe import Markup, escape
+
+    return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", str(escape("" if text is None else text))))
+
+
 FILTERS = {
+    "ticks": ticks,
     "num": num,
     "interval": interval,
     "pct": pct,
