@@ -497,6 +497,18 @@ def _flag_excluded(iv: dict | None, value: float) -> None:
         iv["excludes_estimate"] = MSG_EXCLUDES_ESTIMATE
 
 
+def _pair_reason(y: float, delta: float, empty: str | bool) -> str | None:
+    """Why an amplification or Multi→ pair is undefined, or None: no base direction, else the metric's empty
+    conditioning set (``empty``: its reason, or False), else an undefined Δ."""
+    if np.isnan(y):
+        return metrics.REASON_NO_BASE
+    if empty:
+        return empty
+    if np.isnan(delta):
+        return metrics.REASON_EMPTY_GROUP
+    return None
+
+
 def _pair_eval(ev: "Evaluation", p: int) -> "Evaluation":
     """Pair ``p`` of an evaluation as an evaluation of its own (value and replicates)."""
     return Evaluation(float(ev.pair_point[p]), ev.pair_reps[:, p], np.zeros(0), np.zeros((0, 0)))
@@ -821,17 +833,10 @@ def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, tallies, base
             p = j * len(task_idx) + kk
             dval = ev.pair_point[p]
             y = direction[kk, j] if m.name != "biasamp_mals" else base.mals_indicator[k, j]
-            reason = None
-            if np.isnan(y):
-                reason = metrics.REASON_NO_BASE
-            elif m.name == "biasamp_a_to_t" and cnt_a[kk, j] == 0:
-                reason = metrics.REASON_EMPTY_GROUP
-            elif m.name == "biasamp_t_to_a" and cnt_t[kk] == 0:
-                reason = metrics.REASON_TASK_NEVER_TRUE
-            elif m.name == "biasamp_mals" and cnt_th[kk] == 0:
-                reason = metrics.REASON_TASK_NEVER_PREDICTED
-            elif np.isnan(dval):
-                reason = metrics.REASON_EMPTY_GROUP
+            empty = {"biasamp_a_to_t": cnt_a[kk, j] == 0 and metrics.REASON_EMPTY_GROUP,
+                     "biasamp_t_to_a": cnt_t[kk] == 0 and metrics.REASON_TASK_NEVER_TRUE,
+                     "biasamp_mals": cnt_th[kk] == 0 and metrics.REASON_TASK_NEVER_PREDICTED}[m.name]
+            reason = _pair_reason(y, dval, empty)
             pair = {"group": attr.label(j), "task": L.tasks[k].label,
                     "y": None if np.isnan(y) else int(y), "delta": None if reason else _f(dval)}
             if reason:
@@ -985,15 +990,9 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
         for i, nm in enumerate(names):
             p = j * len(names) + i
             dv = ev.pair_point[p]
-            reason = None
-            if np.isnan(direction[i, j]):
-                reason = metrics.REASON_NO_BASE
-            elif m.name == "multi_a_to_t" and cnt_a[j] == 0:
-                reason = metrics.REASON_EMPTY_GROUP
-            elif m.name == "multi_t_to_a" and cnt_m[i] == 0:
-                reason = metrics.REASON_COMBINATION_NEVER_TRUE
-            elif np.isnan(dv):
-                reason = metrics.REASON_EMPTY_GROUP
+            empty = {"multi_a_to_t": cnt_a[j] == 0 and metrics.REASON_EMPTY_GROUP,
+                     "multi_t_to_a": cnt_m[i] == 0 and metrics.REASON_COMBINATION_NEVER_TRUE}[m.name]
+            reason = _pair_reason(direction[i, j], dv, empty)
             pair = {"group": attr.label(j), "task": nm, "delta": None if reason else _f(dv)}
             if reason:
                 pair["reason"] = reason
