@@ -317,12 +317,17 @@ def validate(spec: Path) -> None:
 @main.command()
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to a file, e.g. spec.schema.json beside your spec.")
-def schema(out: Path | None) -> None:
-    """Print the JSON Schema of the spec (for editor autocompletion).
+@click.option("--results", "results", is_flag=True,
+              help="The JSON Schema of results.json (what `reportgen run` writes) instead of the spec's.")
+def schema(out: Path | None, results: bool) -> None:
+    """Print the JSON Schema of the spec (for editor autocompletion), or of results.json with --results.
 
     Write it beside your spec (`reportgen schema --out spec.schema.json`) and start the spec with
     `# yaml-language-server: $schema=spec.schema.json`: the reference then survives a rebuilt environment."""
-    from reportgen.init import schema_text
+    if results:
+        from reportgen.results_model import results_schema_text as schema_text
+    else:
+        from reportgen.init import schema_text
 
     text = schema_text()
     if out:

@@ -1,0 +1,901 @@
+"""Typed model of results.json (schema_version 1), as `reportgen run` writes it today.
+
+Every object forbids unknown keys, so a key the model does not describe fails validation: that is how the model is
+kept complete. A key that is present only in some runs is an optional field (it may be absent); a value that can be
+undefined is nullable, and an undefined statistic comes with a ``reason`` saying why. The field descriptions are the
+published reference of results.json (``reportgen schema --results``; docs/metrics.md explains the methods).
+
+This module only describes and validates the file; the runner still builds plain dicts.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["Results", "load_results", "results_json_schema"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+
+# --------------------------------------------------------------------------- shared vocabulary
+
+MetricName = Literal["biasamp_mals", "biasamp_a_to_t", "biasamp_t_to_a", "multi_a_to_t", "multi_t_to_a",
+                     "demographic_parity", "equal_opportunity", "equalized_odds", "accuracy_gap",
+                     "leakage", "dpa_a_to_t", "dpa_t_to_a"]
+Direction = Literal["A->T", "T->A"]
+Covers = Literal["rows", "runs", "trial split and flips"]
+Verdict = Literal["against_protected", "against_reference", "insufficient_evidence"]
+GammaSource = Literal["spec", "observed", "observed (the spec's gamma exceeds the data)"]
+BaseSource = Literal["train", "test", "uniform", "table"]
+BootstrapScheme = Literal["multinomial", "poisson"]
+
+_LEVEL = "Confidence level of the interval (e.g. 0.95 for a 95% interval)."
+_COVERS = ("Sources of variation the interval accounts for: 'rows' (the test rows are a sample), 'runs' (run-to-run "
+           "variation over several prediction files of one model), 'trial split and flips' (the random split and "
+           "label flips of a predictability metric's trials).")
+_LOWER = "Lower end of the interval; null when the interval is undefined (then `reason` says why)."
+_UPPER = "Upper end of the interval; null when the interval is undefined (then `reason` says why)."
+_RESAMPLES = "Number of bootstrap resamples (replicates) drawn."
+_SEED = "Random seed of the bootstrap; the same seed and data give the same interval."
+
+
+def _f(description: str, default: Any = ..., **kw) -> Any:
+    """A Field with its description (required unless a default is given)."""
+    return Field(default, description=description, **kw)
+
+
+def _opt(description: str, **kw) -> Any:
+    """An optional key: absent from results.json when it does not apply."""
+    return Field(None, description=description, **kw)
+
+
+# --------------------------------------------------------------------------- intervals
+
+
+class BootstrapInterval(_Model):
+    """Percentile bootstrap interval over the test rows (docs/metrics.md §4)."""
+
+    method: Literal["bootstrap"] = _f("Percentile bootstrap: the rows are resampled and the metric recomputed.")
+    level: float = _f(_LEVEL)
+    lower: float | None = _f(_LOWER)
+    upper: float | None = _f(_UPPER)
+    resamples: int = _f(_RESAMPLES)
+    seed: int = _f(_SEED)
+    scheme: str = _f("How the rows were resampled: 'multinomial' (an ordinary row bootstrap, drawn over distinct row "
+                     "patterns) or 'poisson' (independent Poisson(1) row weights, used for many distinct patterns "
+                     "and when runs share one row resample); for predictability metrics a sentence describing the "
+                     "resampling.")
+    covers: list[Covers] = _f(_COVERS)
+    replicates_undefined: int | None = _opt("Number of replicates on which the quantity was undefined (left out "
+                                            "of the percentiles). Absent when every replicate was defined.")
+    degenerate: bool | None = _opt("True when every replicate gave the same value: the interval shows no sampling "
+                                   "variation and supports no verdict (`note` says why). Absent otherwise.")
+    note: str | None = _opt("Explanation attached to the interval (e.g. why it is degenerate or conservative).")
+    reason: str | None = _opt("Why the interval is undefined (lower and upper are null).")
+    excludes_estimate: str | None = _opt("Present when the percentile interval does not contain the point estimate; "
+                                         "explains why (the bootstrap distribution lies to one side of it).")
+    # predictability metrics (docs/metrics.md §2)
+    trials_per_replicate: int | None = _opt("Predictability metrics: attacker trials run on each bootstrap "
+                                            "replicate.")
+    resamples_requested: int | None = _opt("Predictability metrics: resamples asked for in the spec, when fewer "
+                                           "(`resamples`) were run because of the metric's replicate cap.")
+    construction: str | None = _opt("Predictability metrics: how the interval is built from the replicates "
+                                    "(percentile interval widened to hold the same spread about the estimate).")
+    percentile_lower: float | None = _opt("Predictability metrics: plain lower percentile of the replicates, "
+                                          "before widening.")
+    percentile_upper: float | None = _opt("Predictability metrics: plain upper percentile of the replicates, "
+                                          "before widening.")
+    replicate_median: float | None = _opt("Predictability metrics: median of the defined replicates.")
+    replicate_sd: float | None = _opt("Predictability metrics: standard deviation of the defined replicates.")
+
+
+class RowsAndRunsInterval(_Model):
+    """Interval for a value averaged over several runs that share the test rows: the rows part (bootstrap of the run
+    mean) and the runs part (t half-width over runs) added in quadrature (docs/metrics.md §4)."""
+
+    method: Literal["rows_and_runs"] = _f("Rows part and runs part combined in quadrature on each side.")
+    level: float = _f(_LEVEL)
+    covers: list[Covers] = _f(_COVERS)
+    runs: int = _f("Number of runs (prediction files) averaged.")
+    lower: float | None = _f(_LOWER)
+    upper: float | None = _f(_UPPER)
+    reason: str | None = _opt("Why the interval is undefined (lower and upper are null).")
+    rows_lower: float | None = _opt("Lower end of the rows-only part (bootstrap of the run mean).")
+    rows_upper: float | None = _opt("Upper end of the rows-only part (bootstrap of the run mean).")
+    runs_halfwidth: float | None = _opt("Half-width of the runs-only part: t quantile × run standard deviation / "
+                                        "√runs.")
+    runs_sd: float | None = _opt("Standard deviation of the value over the runs.")
+    resamples: int | None = _opt(_RESAMPLES)
+    resamples_requested: int | None = _opt("Predictability metrics: resamples asked for in the spec, when fewer "
+                                           "were run because of the metric's replicate cap.")
+    seed: int | None = _opt(_SEED)
+    scheme: str | None = _opt("How the rows were resampled for the rows part (see the bootstrap interval's "
+                              "`scheme`).")
+    trials_per_replicate: int | None = _opt("Predictability metrics: attacker trials run on each bootstrap "
+                                            "replicate.")
+    degenerate: bool | None = _opt("True when the rows part shows no sampling variation and the runs add none.")
+    note: str | None = _opt("Explanation attached to the interval (e.g. why it is degenerate).")
+
+
+class SimultaneousInterval(_Model):
+    """Interval that holds for all of a metric's pairs at once (max-|t| bootstrap), so the largest pair can be picked
+    after looking (docs/metrics.md §3)."""
+
+    method: Literal["simultaneous_bootstrap"] = _f("Max-|t| bootstrap over the metric's defined pairs.")
+    level: float = _f(_LEVEL)
+    lower: float = _f("Lower end of the simultaneous interval.")
+    upper: float = _f("Upper end of the simultaneous interval.")
+    critical_value: float = _f("The level quantile of max |replicate − estimate| / standard error over the pairs; "
+                               "each interval is estimate ± critical_value × standard error.")
+    pairs: int = _f("Number of pairs the interval holds for simultaneously.")
+    covers: list[Covers] = _f(_COVERS)
+    note: str = _f("Plain-words statement of what the interval guarantees.")
+    degenerate: bool | None = _opt("True when the interval has zero width (no sampling variation); absent "
+                                   "otherwise.")
+
+
+class AcrossRunsInterval(_Model):
+    """Mean ± t interval over runs, reported beside the headline interval (docs/metrics.md §4)."""
+
+    method: Literal["across_runs"] = _f("Student-t interval of the mean over runs.")
+    level: float = _f(_LEVEL)
+    covers: list[Covers] = _f(_COVERS)
+    runs: int = _f("Number of runs.")
+    runs_defined: int = _f("Number of runs on which the value is defined.")
+    lower: float | None = _f(_LOWER)
+    upper: float | None = _f(_UPPER)
+    reason: str | None = _opt("Why the interval is undefined (fewer than two runs with a defined value).")
+    mean: float | None = _opt("Mean of the value over the runs with a defined value.")
+    sd: float | None = _opt("Standard deviation of the value over those runs.")
+
+
+class TrialsInterval(_Model):
+    """Predictability metrics: mean ± t over the attacker trials with the rows held fixed. It shows only the noise of
+    the trials' random split and flips and is never the interval decided on."""
+
+    method: Literal["t over trials"] = _f("Student-t interval of the mean over trials.")
+    covers: list[Covers] = _f(_COVERS)
+    level: float = _f(_LEVEL)
+    trials: int = _f("Number of attacker trials.")
+    lower: float | None = _f(_LOWER)
+    upper: float | None = _f(_UPPER)
+    reason: str | None = _opt("Why the interval is undefined (fewer than two trials).")
+    mean: float | None = _opt("Mean of the value over the trials.")
+    sd: float | None = _opt("Standard deviation of the value over the trials.")
+    halfwidth: float | None = _opt("Half-width of the interval (t quantile × sd / √trials).")
+
+
+class BernsteinInterval(_Model):
+    """Bernstein-bound interval and verdict for a group disparity (Ethayarajh 2020; docs/metrics.md §3)."""
+
+    method: Literal["bernstein"] = _f("Interval from Bernstein's inequality on the amortised costs.")
+    level: float = _f("Confidence level; for a metric headline chosen among several pairs it is the Bonferroni "
+                      "level 1 − (1 − confidence)/pairs (see `simultaneous`).")
+    gamma: float = _f("γ used: a lower bound on the share of the smaller compared group among the rows.")
+    gamma_source: GammaSource = _f("Where γ comes from: the spec, the observed share, or the observed share because "
+                                   "the spec's γ exceeds it.")
+    gamma_spec: float | None = _opt("γ given in the spec (intervals.bernstein.gamma); absent when the spec gives "
+                                    "none.")
+    max_cost: float = _f("Largest possible cost of one row (intervals.bernstein.max_cost).")
+    variance: float | None = _f("Variance of the amortised costs; null when undefined.")
+    n: int = _f("Number of rows the bound is computed on.")
+    observed_share: float = _f("Observed share of the smaller compared group among the rows.")
+    covers: list[Covers] = _f(_COVERS)
+    lower: float | None = _f("Lower end; null when a compared group has no annotated rows (`reason`).")
+    upper: float | None = _f("Upper end; null when a compared group has no annotated rows (`reason`).")
+    verdict: Verdict | None = _f("'against_protected' (lower > 0), 'against_reference' (upper < 0) or "
+                                 "'insufficient_evidence' (the interval contains 0); null when undefined.")
+    reason: str | None = _opt("Why the interval is undefined.")
+    halfwidth: float | None = _opt("Half-width of the interval (delta ± halfwidth).")
+    rows_halfwidth: float | None = _opt("With runs: the rows-only Bernstein half-width before widening.")
+    runs_halfwidth: float | None = _opt("With runs: the run-to-run half-width added in quadrature.")
+    verdict_text: str | None = _opt("The verdict in words, naming the group it goes against.")
+    n_needed: int | None = _opt("Rows the bound would need to decide a difference of the observed size at this "
+                                "level; null when the observed difference is 0.")
+    note: str | None = _opt("Caveat on γ (observed rather than a known bound, or the spec's γ overridden).")
+    simultaneous: str | None = _opt("Present on a headline chosen among several pairs: states the Bonferroni "
+                                    "adjustment that makes the verdict hold after the choice.")
+
+
+HeadlineInterval = Annotated[Union[BootstrapInterval, RowsAndRunsInterval, SimultaneousInterval],
+                             Field(discriminator="method")]
+PairInterval = Annotated[Union[BootstrapInterval, RowsAndRunsInterval], Field(discriminator="method")]
+
+_HEADLINE_INTERVAL = ("The interval printed, decided and gated on: a bootstrap interval for one prediction file, "
+                      "rows_and_runs for several runs, a simultaneous interval for a headline chosen among several "
+                      "pairs; null when there is no value or no resampling (bootstrap resamples 0).")
+_INTERVAL_ROWS = "With several runs: the rows-only bootstrap interval of the run mean, kept beside the headline."
+_ACROSS_RUNS = "With several runs: mean ± t over the runs' values (runs-only), kept beside the headline."
+_PER_RUN = "With several runs: the value on each run, in run order (null where undefined)."
+
+
+# --------------------------------------------------------------------------- metric results
+
+
+class BaseInfo(_Model):
+    source: BaseSource = _f("Base source the base correlation (direction y) is read from: training data, test data, "
+                            "a declared uniform base, or a user table.")
+    note: str | None = _opt("How the base was formed (e.g. for a user table or a declared uniform base).")
+
+
+class BySource(_Model):
+    source: BaseSource = _f("Base source compared (spec base.compare).")
+    value: float | None = _f("Metric value with this base source; null when undefined.")
+    interval: PairInterval | None = _f("Interval of the value with this base source; null when there is none.")
+
+
+class AmplificationPair(_Model):
+    """One (group, task) term of a BiasAmp metric."""
+
+    group: str = _f("Group label (attribute=value).")
+    task: str = _f("Task label (column=value).")
+    y: Literal[-1, 0, 1] | None = _f("Base direction of the pair: +1 if the base data associate the group with the "
+                                     "task, −1 if against, 0 if neither; null when the base has no data for it.")
+    delta: float | None = _f("Δ: how much the model's output moves the pair away from the truth; null when "
+                             "undefined (`reason`).")
+    reason: str | None = _opt("Why the pair is undefined.")
+    contribution: float | None = _opt("y·Δ: the pair's signed contribution to the metric value.")
+    interval: PairInterval | None = _opt("Interval of Δ; absent without resampling.")
+    interval_rows: BootstrapInterval | None = _opt(_INTERVAL_ROWS)
+    across_runs: AcrossRunsInterval | None = _opt(_ACROSS_RUNS)
+    per_run: list[float | None] | None = _opt(_PER_RUN)
+
+
+class AmplificationResult(_Model):
+    """A bias-amplification metric (BiasAmp MALS, A→T, T→A; docs/metrics.md §1)."""
+
+    name: Literal["biasamp_mals", "biasamp_a_to_t", "biasamp_t_to_a"] = _f("Metric name.")
+    attribute: str = _f("Protected attribute the metric is computed for.")
+    direction: Direction | None = _opt("Direction of the metric: A->T (group predicts task) or T->A. Absent when "
+                                       "the metric was not computed (no predicted attribute).")
+    value: float | None = _f("Metric value (the mean of the pairs' contributions); null when undefined (`reason`).")
+    reason: str | None = _opt("Why the value is undefined.")
+    interval: HeadlineInterval | None = _f(_HEADLINE_INTERVAL)
+    interval_rows: BootstrapInterval | None = _opt(_INTERVAL_ROWS)
+    across_runs: AcrossRunsInterval | None = _opt(_ACROSS_RUNS)
+    per_run: list[float | None] | None = _opt(_PER_RUN)
+    base: BaseInfo | None = _opt("Base source of the headline value. Absent when the metric was not computed.")
+    by_source: list[BySource] | None = _opt("Value under every base source compared (spec base.compare), the "
+                                            "headline source first; absent when only one source is used.")
+    pairs_defined: int | None = _opt("Number of pairs with a defined Δ.")
+    pairs_undefined: int | None = _opt("Number of pairs whose Δ is undefined.")
+    pairs: list[AmplificationPair] = _f("Every (group, task) pair, groups outer, tasks inner.")
+
+
+class MultiOptions(_Model):
+    min_count: int = _f("A combination is kept only if seen as an exact task set in more than this many base rows "
+                        "and predicted in more than this many test rows.")
+    min_size: int = _f("Smallest number of tasks in a kept combination.")
+
+
+class SignedMean(_Model):
+    value: float | None = _f("Signed mean of y·Δ over the pairs: the direction of the amplification.")
+    interval: PairInterval | None = _f("Interval of the signed mean; null when there is none.")
+
+
+class MultiPair(_Model):
+    """One (group, task combination) term of a Multi→ metric."""
+
+    group: str = _f("Group label (attribute=value).")
+    task: str = _f("Task combination, written {task label, ...}.")
+    delta: float | None = _f("Δ for the pair; null when undefined (`reason`).")
+    reason: str | None = _opt("Why the pair is undefined.")
+    interval: PairInterval | None = _opt("Interval of Δ; absent without resampling.")
+    interval_rows: BootstrapInterval | None = _opt(_INTERVAL_ROWS)
+    across_runs: AcrossRunsInterval | None = _opt(_ACROSS_RUNS)
+    per_run: list[float | None] | None = _opt(_PER_RUN)
+
+
+class SampleNote(_Model):
+    """A stratified row sample used where a computation cannot stream (data engine stream or dask)."""
+
+    rows: int = _f("Rows in the sample.")
+    of_rows: int = _f("Rows in the whole data set.")
+    seed: int = _f("Seed of the sample.")
+    stratified_by: list[str] = _f("Attributes the sample is stratified by.")
+    all_rows: bool = _f("True when the sample is every row.")
+    method: str = _f("How the sample was drawn, in words.")
+
+
+class MultiResult(_Model):
+    """Multi→ bias amplification over task combinations (docs/metrics.md §1)."""
+
+    name: Literal["multi_a_to_t", "multi_t_to_a"] = _f("Metric name.")
+    attribute: str = _f("Protected attribute the metric is computed for.")
+    direction: Direction | None = _opt("Direction of the metric; absent when the metric was not computed.")
+    value: float | None = _f("Metric value: mean |Δ| over the pairs; null when undefined (`reason`).")
+    reason: str | None = _opt("Why the value is undefined.")
+    combinations: int | None = _opt("Number of task combinations kept.")
+    options: MultiOptions | None = _opt("The count thresholds used to keep combinations.")
+    base: BaseInfo | None = _opt("Base source the combinations and directions are read from.")
+    interval: HeadlineInterval | None = _f(_HEADLINE_INTERVAL)
+    interval_rows: BootstrapInterval | None = _opt(_INTERVAL_ROWS)
+    across_runs: AcrossRunsInterval | None = _opt(_ACROSS_RUNS)
+    per_run: list[float | None] | None = _opt(_PER_RUN)
+    signed_mean: SignedMean | None = _opt("Signed mean of y·Δ with its interval (the direction of the effect).")
+    variance: float | None = _opt("Variance of the pairs' Δ.")
+    pairs_defined: int | None = _opt("Number of pairs with a defined Δ.")
+    pairs_undefined: int | None = _opt("Number of pairs whose Δ is undefined.")
+    pairs: list[MultiPair] = _f("Every (group, combination) pair, groups outer, combinations inner.")
+    sample: SampleNote | None = _opt("Present when the metric was computed on a row sample of streamed data.")
+
+
+class DisparityPair(_Model):
+    """One (protected group, task, condition) comparison of a group-disparity metric."""
+
+    group: str = _f("Protected group label.")
+    reference: str = _f("Reference group label.")
+    task: str = _f("Task label.")
+    condition: Literal["all", "y=1", "y=0"] = _f("Rows compared: all rows, or those with true label 1 or 0.")
+    cost: Literal["error (1[y != y_hat])", "1 - y_hat (positive prediction is favourable)",
+                  "y_hat (positive prediction is unfavourable)"] = _f(
+        "Cost counted per row; its rate is compared between the groups.")
+    rate_protected: float | None = _f("Cost rate in the protected group; null if the group has no such rows.")
+    rate_reference: float | None = _f("Cost rate in the reference group; null if the group has no such rows.")
+    delta: float | None = _f("δ = rate_protected − rate_reference (positive: worse for the protected group); null "
+                             "when undefined (`reason`).")
+    n: int = _f("Rows compared (both groups; averaged over runs, rounded).")
+    n_protected: int = _f("Rows of the protected group compared.")
+    n_reference: int = _f("Rows of the reference group compared.")
+    reason: str | None = _opt("Why δ is undefined.")
+    interval: PairInterval | None = _opt("Bootstrap (or rows_and_runs) interval of δ; absent without resampling.")
+    interval_rows: BootstrapInterval | None = _opt(_INTERVAL_ROWS)
+    across_runs: AcrossRunsInterval | None = _opt(_ACROSS_RUNS)
+    per_run: list[float | None] | None = _opt(_PER_RUN)
+    bernstein: BernsteinInterval | None = _opt("Bernstein interval and verdict for δ.")
+    simultaneous: SimultaneousInterval | None = _opt("Interval holding for all the metric's pairs at once; present "
+                                                     "when the metric has several defined pairs.")
+
+
+class GroupRates(_Model):
+    """Confusion-matrix rates of one group on one task (first prediction file); null where a denominator is 0."""
+
+    group: str = _f("Group label.")
+    task: str = _f("Task label.")
+    n: int = _f("Rows of the group.")
+    positives: int = _f("Rows with a true positive label.")
+    selection_rate: float | None = _f("Share predicted positive.")
+    base_rate: float | None = _f("Share truly positive.")
+    true_positive_rate: float | None = _f("Share of the true positives predicted positive.")
+    false_negative_rate: float | None = _f("Share of the true positives predicted negative.")
+    false_positive_rate: float | None = _f("Share of the true negatives predicted positive.")
+    true_negative_rate: float | None = _f("Share of the true negatives predicted negative.")
+    accuracy: float | None = _f("Share predicted correctly.")
+
+
+class DisparityResult(_Model):
+    """A group-disparity metric (demographic parity, equal opportunity, equalized odds, accuracy gap;
+    docs/metrics.md §3)."""
+
+    name: Literal["demographic_parity", "equal_opportunity", "equalized_odds", "accuracy_gap"] = _f("Metric name.")
+    attribute: str = _f("Protected attribute the metric is computed for.")
+    reference: str = _f("Reference group label.")
+    protected: list[str] = _f("Protected group labels compared with the reference.")
+    value: float | None = _f("Headline δ: the selected pair's δ (see `value_is`); null when no pair is defined.")
+    reason: str | None = _opt("Why the value is undefined.")
+    interval: HeadlineInterval | None = _f(_HEADLINE_INTERVAL)
+    value_is: str | None = _opt("Which pair the value is, and why it was selected.")
+    bernstein: BernsteinInterval | None = _opt("Bernstein interval and verdict of the selected pair (at the "
+                                               "Bonferroni level when selected among several pairs).")
+    selected_pair: int | None = _opt("Index into `pairs` of the selected pair.")
+    selected: str | None = _opt("The selected pair in words.")
+    groups: list[GroupRates] = _f("Per task and group: the confusion-matrix rates.")
+    pairs: list[DisparityPair] = _f("Every comparison: per task, protected group and condition.")
+
+
+class PredictabilitySettings(_Model):
+    attacker: Literal["lookup", "logistic", "mlp"] = _f("Attacker model that predicts one side from the other.")
+    quality: str = _f("Quality measure of the attacker's predictions (e.g. accuracy).")
+    trials: int = _f("Number of attacker trials (random split and flips) averaged.")
+    split: float = _f("Share of rows the attacker is trained on in each trial.")
+    n_train: int = _f("Rows the attacker is trained on.")
+    n_test: int = _f("Rows the attacker is evaluated on.")
+    seed: int = _f("Seed of the trials.")
+    equalize: bool = _f("Whether the data side is equalised to the model's error (label flips).")
+    row_order: str = _f("How rows are ordered before splitting (so the result does not depend on file order).")
+    hidden: list[int] | None = _opt("MLP attacker: hidden layer sizes.")
+    direction: Direction | None = _opt("DPA metrics: the direction predicted.")
+    equalization_n: str | None = _f("Rows the equalisation is computed over; null without equalisation.")
+    model_task_error: list[float] | None = _opt("Leakage: the model's error rate per task column.")
+    model_accuracy: list[float] | None = _opt("DPA: the model's accuracy per predicted column.")
+    tasks: list[str] = _f("Task labels used.")
+
+
+class PredictabilityResult(_Model):
+    """Leakage or directional predictability amplification (docs/metrics.md §2)."""
+
+    name: Literal["leakage", "dpa_a_to_t", "dpa_t_to_a"] = _f("Metric name.")
+    attribute: str = _f("Protected attribute the metric is computed for.")
+    direction: Direction = _f("Direction of the metric.")
+    value: float | None = _f("Metric value (mean over trials and runs); null when undefined (`reason`).")
+    reason: str | None = _opt("Why the value is undefined.")
+    interval: Annotated[Union[BootstrapInterval, RowsAndRunsInterval], Field(discriminator="method")] | None = _f(
+        "Row-bootstrap interval (rows and the trials' randomness; rows_and_runs with several runs); null when "
+        "there is none (`interval_reason`).")
+    interval_reason: str | None = _opt("Why there is no interval, or why its ends are null.")
+    trials: TrialsInterval | None = _opt("Mean ± t over the trials (trial noise only; never decided on); null when "
+                                         "the value is undefined.")
+    lambda_d: float | None = _opt("Leakage: λ_D, the attacker's quality from the (error-matched) true tasks.")
+    lambda_m: float | None = _opt("Leakage: λ_M, the attacker's quality from the model's predictions.")
+    psi_d: float | None = _opt("DPA: Ψ_D, the attacker's quality on the data.")
+    psi_m: float | None = _opt("DPA: Ψ_M, the attacker's quality on the model's output.")
+    settings: PredictabilitySettings | None = _opt("Attacker settings used (first run).")
+    interval_rows: BootstrapInterval | None = _opt(_INTERVAL_ROWS)
+    per_run: list[float | None] | None = _opt(_PER_RUN)
+    across_runs: AcrossRunsInterval | None = _opt(_ACROSS_RUNS)
+    pairs: list[Any] = _f("Always empty (predictability metrics have no pairs); kept for a uniform shape.",
+                          max_length=0)
+    sample: SampleNote | None = _opt("Present when computed on a row sample of streamed data.")
+
+
+MetricResult = Annotated[Union[AmplificationResult, MultiResult, DisparityResult, PredictabilityResult],
+                         Field(discriminator="name")]
+
+
+# --------------------------------------------------------------------------- provenance blocks
+
+
+class ReportModelInfo(_Model):
+    name: str = _f("Name of the audited model.")
+    version: str = _f("Version of the audited model.")
+
+
+class ReportInfo(_Model):
+    title: str = _f("Report title.")
+    model: ReportModelInfo = _f("The audited model.")
+    description: str | None = _f("Free-text description from the spec.")
+    organisation: str | None = _f("Organisation that commissioned the audit.")
+
+
+class SpecInfo(_Model):
+    path: str = _f("Spec path as given on the command line.")
+    absolute_path: str = _f("Absolute path of the spec on the machine that ran it.")
+    sha256: str = _f("SHA-256 of the spec file's bytes.", pattern="^[0-9a-f]{64}$")
+
+
+class DroppedRows(_Model):
+    reason: str = _f("Why these rows were left out.")
+    rows: int = _f("Number of rows left out for this reason.")
+
+
+class DataFile(_Model):
+    role: Literal["train", "validation", "test", "runs", "base_table"] = _f(
+        "What the file is: training data, validation data (threshold calibration), test predictions, one of "
+        "several runs' predictions, or the user base table.")
+    path: str = _f("Path of the file as written in the spec (relative to the spec).")
+    sha256: str = _f("SHA-256 of the file's bytes (of the data set, for a folder).")
+    rows: int = _f("Rows in the file.")
+    rows_used: int = _f("Rows kept after row-level drops.")
+    rows_dropped: int = _f("Rows dropped (rows − rows_used).")
+    dropped: list[DroppedRows] = _f("Row-level drops by reason (e.g. a missing value in a needed column).")
+    files: int | None = _opt("Streamed data: number of files in the data set.")
+    sample: SampleNote | None = _opt("Streamed data: the row sample kept for computations that cannot stream.")
+
+
+_ROLE = "^(train|test|run[0-9]+)$"
+
+
+class RoleSizes(_Model):
+    role: str = _f("Prediction file role: 'test', or 'run<i>' for the i-th of several runs (numbered from 0; "
+                    "data[].role calls every run file 'runs').", pattern=_ROLE)
+    sizes: dict[str, int] = _f("Rows per group label.")
+
+
+class RoleRows(_Model):
+    role: str = _f("File role: 'train', 'test', or 'run<i>' for the i-th of several runs.", pattern=_ROLE)
+    rows: int = _f("Rows the attribute uses in that file.")
+
+
+class RoleDropped(_Model):
+    role: str = _f("File role: 'train', 'test', or 'run<i>' for the i-th of several runs.", pattern=_ROLE)
+    reason: str = _f("Why the rows are left out for this attribute.")
+    rows: int = _f("Rows left out for this reason.")
+
+
+class GroupsFromData(_Model):
+    from_: str = Field(alias="from", description="File the groups were read from.")
+    min_group_size: int = _f("Smallest group kept.")
+    groups: list[str] = _f("Groups found and kept.")
+    left_out: dict[str, int] = _f("Groups left out as too small, with their row counts.")
+
+
+class PredictedCoverage(_Model):
+    role: str = _f("Prediction file role: 'test', or 'run<i>' for the i-th of several runs.", pattern=_ROLE)
+    rows: int = _f("Rows of the attribute in that file.")
+    outside_groups: int = _f("Rows whose predicted attribute is none of the listed groups.")
+    never_predicted: list[str] = _f("Listed groups the predicted attribute never takes.")
+
+
+class AttributeInfo(_Model):
+    name: str = _f("Attribute name.")
+    groups: list[str] = _f("Group labels (attribute=value), in spec order.")
+    columns: list[str] = _f("Data columns the attribute reads.")
+    predicted: list[str] | None = _f("Columns with the model's predicted attribute; null if none.")
+    group_sizes: list[RoleSizes] = _f("Rows per group in each prediction file.")
+    rows_used: list[RoleRows] = _f("Rows the attribute uses, per file (train, then the predictions).")
+    dropped: list[RoleDropped] = _f("Rows the attribute leaves out, per file and reason.")
+    groups_from_data: GroupsFromData | None = _opt("Present when the groups were inferred from the data.")
+    predicted_coverage: list[PredictedCoverage] | None = _opt("With a predicted column: per prediction file, how "
+                                                              "the predictions cover the groups.")
+
+
+class TaskInfo(_Model):
+    name: str = _f("Task name from the spec.")
+    label: str = _f("Task label (column=positive value) used throughout the results.")
+    column: str = _f("Label column.")
+    prediction: str = _f("Prediction or score column.")
+    threshold: float | Literal["calibrate"] | None = _f("Score threshold: a number, 'calibrate' (see "
+                                                         "`calibration`), or null for a prediction column.")
+    predicted_when: Literal["score > threshold", "score <= threshold"] | None = _opt(
+        "With a score: when a row is predicted positive.")
+    favorable: Literal["positive", "negative"] = _f("Which prediction is favourable to the person.")
+
+
+class Calibration(_Model):
+    threshold: float = _f("Calibrated threshold.")
+    target_positives: int = _f("Positives wanted: rows × train_positive_rate, rounded.")
+    achieved_positives: int = _f("Positives the threshold gives.")
+    rows: int = _f("Rows calibrated on.")
+    train_positive_rate: float = _f("Positive rate in the training data that the threshold matches.")
+    complement_of: str | None = _opt("Task label whose calibration this one complements.")
+
+
+class BootstrapSettings(_Model):
+    resamples: int = _f(_RESAMPLES)
+    seed: int = _f(_SEED)
+    schemes: list[BootstrapScheme] = _f("Resampling schemes used by the count metrics in this run.")
+
+
+class BernsteinSettings(_Model):
+    gamma: float | None = _f("γ from the spec; null means the observed share is used.")
+    max_cost: float = _f("Largest possible cost of one row.")
+
+
+class IntervalSettings(_Model):
+    confidence: float = _f("Confidence level of every interval.")
+    bootstrap: BootstrapSettings = _f("Bootstrap settings.")
+    bernstein: BernsteinSettings = _f("Bernstein bound settings.")
+
+
+class Versions(_Model):
+    reportgen: str = _f("reportgen version (same as the top-level reportgen_version).")
+    python: str = _f("Python version.")
+    platform: str = _f("Operating system and machine.")
+    numpy: str | None = _f("Installed numpy version; null if not installed.")
+    pandas: str | None = _f("Installed pandas version.")
+    pyarrow: str | None = _f("Installed pyarrow version.")
+    scipy: str | None = _f("Installed scipy version.")
+    scikit_learn: str | None = Field(alias="scikit-learn", description="Installed scikit-learn version.")
+    pydantic: str | None = _f("Installed pydantic version.")
+    pyyaml: str | None = _f("Installed PyYAML version.")
+    matplotlib: str | None = _f("Installed matplotlib version.")
+    jinja2: str | None = _f("Installed Jinja2 version.")
+    weasyprint: str | None = _f("Installed WeasyPrint version.")
+    pypdf: str | None = _f("Installed pypdf version.")
+    fonttools: str | None = _f("Installed fontTools version.")
+    pydyf: str | None = _f("Installed pydyf version.")
+    threadpoolctl: str | None = _f("Installed threadpoolctl version.")
+    dask: str | None = _opt("Installed dask version (dask engine only).")
+    distributed: str | None = _opt("Installed distributed version (dask engine only).")
+
+
+class EngineInfo(_Model):
+    name: Literal["memory", "stream", "dask"] = _f("Data engine: in memory, streamed record batches, or dask.")
+    row_level_metrics_on_sample: bool | None = _opt("Streamed engines: whether row-level metrics ran on a sample.")
+    sample_rows: int | None = _opt("Streamed engines: rows asked for in the sample.")
+    batch_rows: int | None = _opt("Streamed engines: rows per record batch.")
+
+
+class BaselineInfo(_Model):
+    path: str = _f("Path of the baseline results.json.")
+    sha256: str = _f("SHA-256 of the baseline results.json.")
+    model: ReportModelInfo | None = _f("The baseline's audited model, as recorded in it.")
+    replicates: bool = _f("Whether the baseline's replicates.json was found and matches it.")
+    paired_replicates: bool = _f("Whether the baseline's replicates were usable for paired comparisons (same "
+                                 "rows, seed and resamples).")
+
+
+class SweepSeries(_Model):
+    metric: MetricName = _f("Metric name.")
+    attribute: str = _f("Attribute name.")
+    values: list[float | None] = _f("Point value at each threshold of `thresholds`; null where undefined.")
+
+
+class Sweep(_Model):
+    """Point values of the count metrics over a grid of thresholds (docs/metrics.md §5)."""
+
+    task: str = _f("Task label.")
+    score: str = _f("Score column.")
+    threshold: float = _f("Threshold used in the run.")
+    thresholds: list[float] = _f("Thresholds swept, ascending.")
+    series: list[SweepSeries] = _f("One series per metric and attribute.")
+    sample: SampleNote | None = _opt("Present when computed on a row sample of streamed data.")
+
+
+# --------------------------------------------------------------------------- gates
+
+
+class GatePair(_Model):
+    group: str | None = _opt("Group of the gated pair.")
+    reference: str | None = _opt("Reference group of the gated pair (disparity metrics).")
+    task: str | None = _opt("Task (or combination) of the gated pair.")
+    condition: str | None = _opt("Condition of the gated pair (disparity metrics).")
+
+
+class GateInterval(_Model):
+    lower: float | None = _f("Lower end of the gated quantity's interval.")
+    upper: float | None = _f("Upper end of the gated quantity's interval.")
+    level: float | None = _f("Confidence level of that interval.")
+    method: str | None = _f("Interval method (as in the metric results, or 'paired bootstrap' against a baseline).")
+
+
+GateQuantity = Literal["value", "contribution y·Δ", "Δ", "worsening vs baseline"]
+GateStatus = Literal["pass", "fail", "inconclusive"]
+
+
+class GateBound(_Model):
+    """One bound of a gate check (a gate may set several: max, min, abs_max, max_increase)."""
+
+    kind: Literal["max", "min", "abs_max", "max_increase"] = _f("Kind of bound.")
+    limit: float = _f("The bound's limit.")
+    quantity: GateQuantity = _f("Quantity bounded.")
+    point: float | None = _f("Point value of the quantity; null when undefined.")
+    lower: float | None = _opt("Lower end of its interval.")
+    upper: float | None = _opt("Upper end of its interval.")
+    level: float | None = _opt("Confidence level of the interval.")
+    method: str | None = _opt("Interval method.")
+    decided_by: Literal["interval", "exact", "point"] | None = _opt(
+        "How the bound was decided: on the interval (with the multiple-testing correction), on an exact value, or "
+        "on the point value (no interval). Absent when undecided.")
+    p_pass: float | None = _opt("One-sided p-value for passing, read off the interval.")
+    p_fail: float | None = _opt("One-sided p-value for failing, read off the interval.")
+    p_fail_adjusted: float | None = _opt("p_fail after the multiple-testing correction (Holm).")
+    status: GateStatus = _f("Outcome of this bound.")
+    note: str | None = _opt("Note on how the quantity was estimated.")
+    cannot_fail: str | None = _opt("Why this bound cannot fail whatever the model does.")
+
+
+class GateResult(_Model):
+    """One gate check: a gate applied to one metric result or (per_pair) one pair."""
+
+    metric: MetricName = _f("Gated metric.")
+    attribute: str = _f("Attribute of the gated metric result.")
+    pair: GatePair | None = _opt("With per_pair: the gated pair.")
+    task: str | None = _opt("The gate's task filter (per_pair).")
+    max: float | None = _opt("Upper bound on the quantity.")
+    min: float | None = _opt("Lower bound on the quantity.")
+    abs_max: float | None = _opt("Bound on the quantity's absolute value.")
+    max_increase: float | None = _opt("Largest allowed worsening against the baseline.")
+    quantity: GateQuantity = _f("Quantity gated (of the first bound): the value, a BiasAmp pair's contribution y·Δ, "
+                                "a pair's Δ, or the worsening vs the baseline.")
+    value: float | None = _f("Point value of the gated quantity (first bound).")
+    lower: float | None = _f("Lower end of its interval (first bound).")
+    upper: float | None = _f("Upper end of its interval (first bound).")
+    interval: GateInterval | None = _f("The interval decided on (first bound); null when there is none.")
+    status: GateStatus = _f("fail if any bound fails, pass if all pass, else inconclusive.")
+    passed: bool = _f("Whether the check counts as passed (inconclusive counts per inconclusive_policy).")
+    inconclusive_policy: Literal["fail", "pass"] = _f("How an inconclusive check counts (the gate's inconclusive).")
+    reason: str = _f("The bounds' reasons, joined by '; '.")
+    bounds: list[GateBound] = _f("Every bound of the check.")
+    warning: str | None = _opt("Present when the check cannot fail.")
+
+
+class Gating(_Model):
+    multiple_testing: Literal["holm", "none"] = _f("Correction of the fail decisions across all interval-decided "
+                                                   "bounds.")
+    hypotheses: int = _f("Number of interval-decided bounds in the correction.")
+    alpha_one_sided: float = _f("One-sided α = (1 − confidence)/2.")
+    outside_correction: int = _f("Bounds decided exactly or on the point value, outside the correction.")
+    p_values: str = _f("How the p-values are computed, in words.")
+    warnings: list[str] = _f("Gates that cannot fail, with why.")
+
+
+# --------------------------------------------------------------------------- local bias
+
+
+class LocalBiasFeatures(_Model):
+    kind: Literal["columns", "text", "embeddings"] = _f("Where the clustering features come from.")
+    source: str = _f("Feature columns, text column or embeddings file.")
+    explained_variance: float | None = _f("Text: share of variance kept by the SVD; null otherwise.")
+    rows: int = _f("Rows clustered.")
+    dropped: list[DroppedRows] = _f("Rows left out of the clustering, by reason.")
+    standardized: bool = _f("Whether the features were standardised.")
+    dimensions: int = _f("Feature dimensions clustered.")
+    terms: int | None = _opt("Text: vocabulary size.")
+
+
+class ClusterInterval(_Model):
+    method: Literal["bernstein"] = _f("Bernstein bound on the gap.")
+    level: float = _f(_LEVEL)
+    lower: float | None = _f("Lower end.")
+    upper: float | None = _f("Upper end.")
+    halfwidth: float | None = _f("Half-width.")
+    gamma: float | None = _f("γ used (the spec's when valid, else the cluster's observed share).")
+    gamma_source: GammaSource = _f("Where γ comes from.")
+    covers: list[Covers] = _f(_COVERS)
+    max_cost: float = _f("Largest possible cost of one row.")
+    cost: str | None = _opt("Cost counted per row.")
+    variance: float | None = _f("Variance of the amortised costs.")
+    n: int = _f("Rows in the cluster.")
+    verdict: Literal["first_higher", "second_higher", "insufficient_evidence"] = _f(
+        "first_higher (lower > 0), second_higher (upper < 0), or insufficient_evidence.")
+    verdict_text: str = _f("The verdict in words.")
+    note: str | None = _opt("Caveat (e.g. rows left out of the clustering).")
+
+
+class Centroid(_Model):
+    x: float | None = _f("Centroid in the 2-D projection (first axis); null for an empty cluster.")
+    y: float | None = _f("Centroid in the 2-D projection (second axis); null for an empty cluster.")
+
+
+class Cluster(_Model):
+    cluster: int = _f("Cluster index.")
+    size: int = _f("Rows in the cluster.")
+    sizes: dict[str, int] = _f("Rows per group.")
+    support: dict[str, int] = _f("Rows per group in the performance denominator.")
+    performance: dict[str, float | None] = _f("Performance per group; null where the denominator is 0.")
+    gap: float | None = _f("Performance of the first group minus the second's; null when undefined (`reason`).")
+    reason: str | None = _opt("Why the gap is undefined.")
+    interval: ClusterInterval | None = _f("Bernstein interval of the gap; null when undefined (`interval_reason`).")
+    interval_reason: str | None = _opt("Why there is no interval.")
+    detectable: bool = _f("Whether each group has at least min_group rows in the denominator.")
+    biased: bool = _f("Detectable and |gap| ≥ threshold.")
+    top_words: list[str] | None = _opt("Text features: terms most characteristic of the cluster.")
+    centroid: Centroid | None = _opt("Centroid in the projection (k-means and LOGAN clusters).")
+
+
+class ClusteringReasons(_Model):
+    max_gap: str | None = _opt("Why max_gap says nothing (no detectable cluster).")
+    mean_abs_gap_biased: str | None = _opt("Why mean_abs_gap_biased is null (no biased cluster).")
+    inertia_ratio: str | None = _opt("Why inertia_ratio is null.")
+
+
+class ClusteringSummary(_Model):
+    max_gap: float | None = _f("Largest |gap| over the detectable clusters; null when none is detectable (see "
+                                "`reasons`).")
+    max_gap_cluster: int | None = _f("Cluster with the largest |gap|; null if none is detectable.")
+    bcr: float | None = _f("Biased cluster ratio: share of the detectable clusters that are biased (|gap| ≥ "
+                            "threshold); null when no cluster is detectable.")
+    bir: float | None = _f("Biased instance ratio: share of all clustered rows of the two groups that lie in biased "
+                            "clusters; null when no cluster is detectable.")
+    inertia_ratio: float | None = _f("Inertia (sum of squared distances to the centroids) relative to plain "
+                                     "k-means; 1 for k-means itself; null when k-means' inertia is 0.")
+    mean_abs_gap_biased: float | None = _f("Mean |gap| over the biased clusters; null when none.")
+    n_clusters: int = _f("Clusters left after small clusters were merged.")
+    n_detectable: int = _f("Detectable clusters.")
+    n_biased: int = _f("Biased clusters.")
+    iterations: int = _f("Assignment passes run.")
+    converged: bool = _f("Whether assignments stopped changing before the iteration cap.")
+    displaced: float | None = _f("Share of the rows that sit in a cluster other than their nearest centroid's "
+                                 "(0 for plain k-means at convergence).")
+    reasons: ClusteringReasons | None = _opt("Why some summary values are uninformative.")
+    clusters: list[Cluster] = _f("Every cluster.")
+    lambda_: float | None = Field(None, alias="lambda", description="LOGAN only: λ used.")
+
+
+class GlobalSummary(_Model):
+    gap: float | None = _f("Performance gap between the two groups on all clustered rows taken as one cluster.")
+    max_gap: float | None = _f("Absolute value of `gap`.")
+    bcr: None = _f("Always null: the biased cluster ratio describes a clustering, not the whole corpus.")
+    bir: None = _f("Always null: the biased instance ratio describes a clustering, not the whole corpus.")
+    inertia_ratio: None = _f("Always null: inertia describes a clustering, not the whole corpus.")
+    mean_abs_gap_biased: None = _f("Always null: describes a clustering, not the whole corpus.")
+    reason: str = _f("Why the clustering values are null here.")
+    clusters: list[Cluster] = _f("The single cluster of all rows.")
+
+
+class LambdaRow(_Model):
+    lambda_: float = Field(alias="lambda", description="λ tried.")
+    n_biased: int = _f("Biased clusters at this λ.")
+    n_detectable: int = _f("Detectable clusters at this λ.")
+    bcr: float | None = _f("Biased cluster ratio at this λ; null when no cluster is detectable.")
+    bir: float | None = _f("Biased instance ratio at this λ; null when no cluster is detectable.")
+    max_gap: float | None = _f("Largest |gap| over the detectable clusters at this λ.")
+    inertia_ratio: float | None = _f("Inertia relative to plain k-means at this λ (checked against "
+                                     "max_inertia_ratio).")
+    displaced: float | None = _f("Share of the rows outside their nearest centroid's cluster at this λ (checked "
+                                 "against max_displaced).")
+    eligible: bool = _f("Whether λ passed the neighbourhood checks.")
+    chosen: bool = _f("Whether this λ was used.")
+    reason: str | None = _opt("Why λ is not eligible.")
+
+
+class Projection(_Model):
+    method: Literal["pca", "identity"] = _f("How the features were projected to 2-D for the plot.")
+    explained_variance: list[float | None] = _f("Share of variance per plotted axis.")
+    rows: int = _f("Rows clustered.")
+    shown: int = _f("Rows plotted (a seeded sample).")
+    x: list[float] = _f("First coordinate per plotted row.")
+    y: list[float] = _f("Second coordinate per plotted row.")
+    group: list[int] = _f("Group per plotted row: index into local_bias.groups.")
+    kmeans: list[int] = _f("k-means cluster per plotted row.")
+    logan: list[int] = _f("LOGAN cluster per plotted row.")
+
+
+class LocalBias(_Model):
+    """Local bias: clusters where the groups' performance differs (LOGAN; docs/metrics.md §6)."""
+
+    attribute: str = _f("Attribute compared.")
+    groups: list[str] = _f("The two groups compared (first, second).", min_length=2, max_length=2)
+    task: str = _f("Task label.")
+    performance: Literal["accuracy", "positive_rate", "true_positive_rate", "false_positive_rate"] = _f(
+        "Performance measure compared.")
+    performance_label: str = _f("The measure in words.")
+    gap_definition: str = _f("How a gap is computed, in words.")
+    features: LocalBiasFeatures = _f("Clustering features.")
+    k: int = _f("Number of clusters asked for (before merging).")
+    threshold: float = _f("|gap| at or above which a detectable cluster is biased.")
+    min_group: int = _f("Rows of each group needed for a cluster to be detectable.")
+    min_clusters: int = _f("Fewest clusters kept when merging.")
+    max_iter: int = _f("Cap on assignment passes.")
+    seed: int = _f("Clustering seed.")
+    confidence: float = _f("Confidence level of the cluster intervals.")
+    lambda_: float = Field(alias="lambda", description="LOGAN λ used: weight of the bias term against the "
+                           "k-means inertia in the clustering objective.")
+    lambda_source: Literal["spec", "grid"] = _f("Whether λ was given or chosen from a grid.")
+    lambda_grid: list[LambdaRow] = _f("λ values tried.")
+    max_inertia_ratio: float = _f("Neighbourhood check: largest inertia ratio allowed.")
+    max_displaced: float = _f("Neighbourhood check: largest displaced share allowed.")
+    merge: str = _f("How small clusters are merged, in words.")
+    global_: GlobalSummary = Field(alias="global", description="All clustered rows as one cluster.")
+    kmeans: ClusteringSummary = _f("Plain k-means.")
+    logan: ClusteringSummary = _f("LOGAN.")
+    projection: Projection = _f("2-D projection for the plot.")
+    notes: list[str] | None = _opt("Caveats.")
+
+
+# --------------------------------------------------------------------------- top level
+
+
+class Results(_Model):
+    """The whole of results.json, schema_version 1."""
+
+    schema_version: Literal[1] = _f("Version of the results.json format.")
+    reportgen_version: str = _f("reportgen version that wrote the file.")
+    report: ReportInfo = _f("Report metadata from the spec.")
+    spec: SpecInfo = _f("The spec file run.")
+    data: list[DataFile] = _f("Every data file read.")
+    attributes: list[AttributeInfo] = _f("Protected attributes.")
+    tasks: list[TaskInfo] = _f("Tasks (label columns).")
+    calibration: dict[str, Calibration] = _f("Calibrated thresholds, by task label.")
+    seed: int = _f("Bootstrap seed used.")
+    intervals: IntervalSettings = _f("Interval settings.")
+    versions: Versions = _f("Software versions.")
+    engine: EngineInfo = _f("Data engine.")
+    metrics: list[MetricResult] = _f("Every metric result.")
+    sweeps: list[Sweep] = _f("Threshold sweeps.")
+    baseline: BaselineInfo | None = _opt("The baseline used for max_increase gates.")
+    local_bias: LocalBias | None = _opt("Local bias analysis, when the spec asks for it.")
+    gates: list[GateResult] = _f("Every gate check.")
+    gating: Gating = _f("How the gates were decided together.")
+    passed: bool = _f("True when every gate check passed.")
+
+
+def load_results(source: str | Path | dict) -> Results:
+    """Validate a results.json (a path or an already parsed dict) against the model; raises
+    pydantic.ValidationError when a key is unknown, missing or of the wrong type."""
+    if isinstance(source, dict):
+        doc = source
+    else:
+        doc = json.loads(Path(source).read_text(encoding="utf-8"))
+    return Results.model_validate(doc)
+
+
+def results_json_schema() -> dict:
+    """The JSON Schema of results.json (by alias, as the file spells its keys)."""
+    schema = Results.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "reportgen results.json"
+    return schema
+
+
+def results_schema_text() -> str:
+    """The JSON Schema of results.json as `reportgen schema --results` prints it (and as
+    reportgen/schema/results.schema.json holds it)."""
+    return json.dumps(results_json_schema(), indent=2, ensure_ascii=False) + "\n"
