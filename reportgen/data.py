@@ -706,10 +706,12 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
         if a.spec_path[0] == "attributes" and kind != "validation":
             for j, c in enumerate(ac.listed[a.name]):
                 if c == 0:
-                    present = _few(sorted({_num_text(v) for v in df[a.columns[0]].dropna().unique()}), 10)
-                    present += did_you_mean((a.values or a.groups)[j], [_num_text(v) for v in df[a.columns[0]].dropna().unique()])
-                    problems.append(ls.problem(a.spec_path + ("groups",),
-                                               MSG_GROUP_EMPTY.format(group=(a.values or a.groups)[j], file=rel, values=present)))
+                    values = sorted({_num_text(v) for v in df[a.columns[0]].dropna().unique()})
+                    listed = a.values or a.groups
+                    # suggest only a value of the data that is not listed already (listing it twice is no fix)
+                    hint = did_you_mean(listed[j], [v for v in values if v not in {str(x) for x in listed}])
+                    problems.append(ls.problem(a.spec_path + ("groups",), MSG_GROUP_EMPTY.format(
+                        group=listed[j], file=rel, hint=hint, values=_few(values, 10))))
     if problems:
         raise SpecError(problems)
 

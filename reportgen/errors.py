@@ -17,13 +17,16 @@ MSG_UNKNOWN_METRIC = "unknown metric '{name}'{hint}; known metrics: {known}"
 MSG_MISSING_KEY = "required key '{key}' is missing; add it"
 MSG_DUPLICATE_KEY = "key '{key}' appears twice (first at line {first}); keep one"
 MSG_FILE_NOT_FOUND = "file '{path}' not found (resolved to {resolved}); paths are relative to the spec file"
-MSG_COLUMN_NOT_FOUND = "column '{column}' not found in {file}{hint}"
+MSG_COLUMN_NOT_FOUND = "column '{column}' not found in {file}{hint}; " + "check the spelling against the file's header"
 MSG_MISSING_VALUES = (
     "column '{column}' has {count} missing value(s) in {file} (first at line {line}); "
     "fill them, or set data.missing: drop to drop such rows"
 )
 MSG_EMPTY_SPEC = "the spec file is empty; start from one of the examples in specs/ (e.g. specs/compas.yaml)"
-MSG_NOT_A_MAPPING = "the spec must be a YAML mapping of keys (version, data, attributes, ...), got {got}"
+MSG_NOT_A_MAPPING = (
+    "the spec must be a YAML mapping of keys (version, data, attributes, ...), got {got}; "
+    "write one `key: value` per line at the top level, as in specs/compas.yaml"
+)
 MSG_YAML_SYNTAX = "YAML syntax error: {problem}"
 MSG_YAML_ALIAS_LIMIT = (
     "YAML aliases here expand the spec beyond {nodes:,} values or {chars:,} characters (an alias bomb?); "
@@ -35,7 +38,7 @@ MSG_YAML_SIZE_LIMIT = (
     "the spec is {size:,} characters long, more than the {limit:,} a spec may have; "
     "is this the right file? (data belongs in the files the spec names)"
 )
-MSG_GROUP_EMPTY = "group '{group}' has no rows in {file}; check the spelling against the values present: {values}"
+MSG_GROUP_EMPTY = "group '{group}' has no rows in {file}{hint}; check the spelling against the values present: {values}"
 MSG_LABEL_VALUES = "column '{column}' in {file} has values {found}; the spec declares {declared}. {todo}"
 
 
@@ -89,25 +92,35 @@ def raise_if(problems: Sequence[Problem]) -> None:
 
 def merge_missing_columns(problems: list[Problem]) -> list[Problem]:
     """One mistake, one message: the same column missing from several data files at the same spec key becomes one
-    problem naming every file ("column 'rase' not found in data/train.csv, data/test.csv (did you mean 'race'?)")."""
+    problem naming every file ("column 'rase' not found in data/train.csv, data/test.csv (did you mean 'race'?);
+    ..."); so does the same group with no rows in several files."""
     import re
 
-    pat = re.compile(r"^column '(?P<col>.*)' not found in (?P<file>\S+?)(?P<hint> \(did you mean .*\))?$")
+    pats = [
+        (re.compile(r"^column '(?P<name>.*)' not found in (?P<file>.+?)(?P<hint> \(did you mean .*\))?; "
+                    r"check the spelling against the file's header$"),
+         lambda m, files, hint: MSG_COLUMN_NOT_FOUND.format(column=m["name"], file=files, hint=hint)),
+        (re.compile(r"^group '(?P<name>.*)' has no rows in (?P<file>.+?)(?P<hint> \(did you mean .*\))?; "
+                    r"check the spelling against the values present: (?P<values>.*)$"),
+         lambda m, files, hint: MSG_GROUP_EMPTY.format(group=m["name"], file=files, hint=hint, values=m["values"])),
+    ]
     out: list[Problem] = []
-    seen: dict[tuple, int] = {}
+    seen: dict[tuple, tuple[int, "re.Match", list[str]]] = {}
     for p in problems:
-        m = pat.match(p.message)
-        if not m:
+        found = next(((i, m) for i, (pat, _) in enumerate(pats) if (m := pat.match(p.message))), None)
+        if found is None:
             out.append(p)
             continue
-        key = (p.file, p.line, p.col, p.path, m["col"])
+        i, m = found
+        key = (i, p.file, p.line, p.col, p.path, m["name"])
         if key not in seen:
-            seen[key] = len(out)
+            seen[key] = (len(out), m, [m["file"]])
             out.append(p)
             continue
-        first = out[seen[key]]
-        m0 = pat.match(first.message)
-        files = m0["file"] + ", " + m["file"]
-        out[seen[key]] = Problem(first.file, first.line, first.col, first.path,
-                                 MSG_COLUMN_NOT_FOUND.format(column=m["col"], file=files, hint=m0["hint"] or ""))
+        at, m0, files = seen[key]
+        if m["file"] not in files:
+            files.append(m["file"])
+        first = out[at]
+        out[at] = Problem(first.file, first.line, first.col, first.path,
+                          pats[i][1](m0, ", ".join(files), m0["hint"] or m["hint"] or ""))
     return out

@@ -9,6 +9,7 @@ returns a :class:`Spec`; every problem is reported at once as a
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path as FsPath
 from typing import Annotated, Any, Literal, Union
 
@@ -122,11 +123,12 @@ class Bins(Strict):
     @model_validator(mode="after")
     def _check(self) -> "Bins":
         if any(b <= a for a, b in zip(self.edges, self.edges[1:])):
-            raise ValueError("bin edges must increase strictly")
+            raise ValueError("bin edges must increase strictly; list them in increasing order, each once")
         if self.labels is not None and len(self.labels) != len(self.edges) - 1:
-            raise ValueError(f"{len(self.edges) - 1} bins need {len(self.edges) - 1} labels, got {len(self.labels)}")
+            raise ValueError(f"{len(self.edges) - 1} bins need {len(self.edges) - 1} labels, got {len(self.labels)}; "
+                             "give one label per bin")
         if self.labels is not None and len(set(self.labels)) != len(self.labels):
-            raise ValueError("bin labels must differ")
+            raise ValueError("bin labels must differ; give each bin its own label")
         return self
 
     def names(self) -> list[str]:
@@ -220,18 +222,20 @@ class Task(Strict):
 
     @model_validator(mode="after")
     def _shape(self) -> "Task":
-        if (self.column is None) == (self.columns is None):
+        if self.column is None and self.columns is None:
             raise ValueError("a task needs exactly one of `column` (one task) or `columns` (many); add one")
+        if self.column is not None and self.columns is not None:
+            raise ValueError("a task needs exactly one of `column` (one task) or `columns` (many); keep one")
         if self.predicted is None and self.score is None:
             raise ValueError("a task needs `predicted` (predicted labels) or `score` with `threshold`; add one")
         if self.predicted is not None and self.score is not None:
-            raise ValueError("use either `predicted` or `score`, not both")
+            raise ValueError("use either `predicted` or `score`, not both; remove one of them")
         if self.score is not None and self.threshold is None:
-            raise ValueError("`score` needs `threshold: <number>` or `threshold: calibrate`")
+            raise ValueError("`score` needs `threshold`; add `threshold: <number>` or `threshold: calibrate`")
         if self.threshold is not None and self.score is None:
-            raise ValueError("`threshold` applies only with `score`")
+            raise ValueError("`threshold` applies only with `score`; remove `threshold:` or give `score:`")
         if self.classes is not None and len(self.classes) < 1:
-            raise ValueError("classes must list at least one value")
+            raise ValueError("classes must list at least one value; list the classes or remove `classes:`")
         if self.columns is not None and self.classes is not None:
             raise ValueError("`classes` applies to a single `column`; with `columns` use `positive`")
         if self.classes is not None:
@@ -284,7 +288,8 @@ class Base(Strict):
     def _table(self) -> "Base":
         uses_table = self.source == "table" or "table" in self.compare or self.direction == "table"
         if uses_table and not self.table:
-            raise ValueError("source `table` needs `table: <csv file>`")
+            raise ValueError("source `table` needs `table: <csv file>`; add it (a CSV with columns group, task, "
+                             "p_group_given_task) or choose another source")
         return self
 
 
@@ -326,10 +331,10 @@ class Metric(Strict):
     @model_validator(mode="after")
     def _options(self) -> "Metric":
         if (self.protected is not None or self.reference is not None) and self.name not in DISPARITY_METRICS:
-            raise ValueError(f"`protected`/`reference` apply only to {', '.join(DISPARITY_METRICS)}")
+            raise ValueError(f"`protected`/`reference` apply only to {', '.join(DISPARITY_METRICS)}; remove them here")
         for key in ("attacker", "quality", "trials", "split", "equalize", "hidden", "max_replicates"):
             if getattr(self, key) is not None and self.name not in PREDICTABILITY_METRICS:
-                raise ValueError(f"`{key}` applies only to leakage, dpa_a_to_t, dpa_t_to_a")
+                raise ValueError(f"`{key}` applies only to leakage, dpa_a_to_t, dpa_t_to_a; remove it here")
         if self.quality is not None:
             from reportgen.predictability import validate_quality
 
@@ -338,7 +343,7 @@ class Metric(Strict):
             except ValueError as e:  # e.g. a loss is not a quality
                 raise ValueError(f"`quality`: {e}") from None
         if self.hidden is not None and self.attacker != "mlp":
-            raise ValueError("`hidden` applies only with `attacker: mlp`")
+            raise ValueError("`hidden` applies only with `attacker: mlp`; add `attacker: mlp` or remove `hidden:`")
         return self
 
 
@@ -363,8 +368,11 @@ class Intervals(Strict):
     @field_validator("confidence", mode="before")
     @classmethod
     def _percent(cls, v: Any) -> Any:
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and 1 < v < 100:
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and 50 <= v < 100:  # a percentage: 90, 95, 99
             raise ValueError(f"expected a fraction between 0 and 1, got {v}; did you mean {v / 100:g}?")
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and not 0 < v < 1:
+            raise ValueError(f"expected a fraction between 0 and 1 (both excluded), got {v}; use e.g. 0.95 "
+                             "(the default)")
         return v
     bootstrap: Bootstrap = Field(default_factory=Bootstrap)
     bernstein: Bernstein = Field(default_factory=Bernstein)
@@ -401,7 +409,7 @@ class Gate(Strict):
     @model_validator(mode="after")
     def _bound(self) -> "Gate":
         if self.max is None and self.min is None and self.abs_max is None and self.max_increase is None:
-            raise ValueError("a gate needs a bound: `max`, `min`, `abs_max` or `max_increase`")
+            raise ValueError("a gate needs a bound: `max`, `min`, `abs_max` or `max_increase`; add one of them")
         return self
 
 
@@ -433,7 +441,8 @@ def _feature_kind(v: Any) -> str | None:
     return None
 
 
-FEATURES_EXPECTED = ("expected a list of numeric columns, {file: embeddings.npy} or {text: <text column>}")
+FEATURES_EXPECTED = ("expected a list of numeric columns, {file: embeddings.npy} or {text: <text column>}; "
+                     "write `features:` in one of those forms")
 
 LOCAL_BIAS_PERFORMANCE = ("accuracy", "positive_rate", "true_positive_rate", "false_positive_rate")
 
@@ -474,7 +483,7 @@ class LocalBias(Strict):
     @classmethod
     def _two_groups(cls, v):
         if v is not None and len(v) != 2:
-            raise ValueError(f"expected exactly two groups, got {len(v)}")
+            raise ValueError(f"expected exactly two groups, got {len(v)}; name the two groups compared")
         return v
 
 
@@ -593,7 +602,8 @@ def _is_dict_of_model(ann: Any) -> bool:
     return any(_is_dict_of_model(a) for a in typing.get_args(ann))
 
 
-def _fields_of(path: tuple) -> list[str] | None:
+def _model_at(path: tuple) -> Any:
+    """The pydantic model class at a key path of the spec (None when the path is not a model)."""
     model: Any = Spec
     i = 0
     while i < len(path):
@@ -617,40 +627,161 @@ def _fields_of(path: tuple) -> list[str] | None:
         if model is None:
             return None
         i += 1
-    if isinstance(model, _DictOf) or model is None:
+    if isinstance(model, _DictOf):
+        return None
+    return model
+
+
+def _fields_of(path: tuple) -> list[str] | None:
+    model = _model_at(path)
+    if model is None:
         return None
     return [(f.alias or k) for k, f in model.model_fields.items()]
 
 
-def _clean_msg(err: dict) -> str:
+def _field_at(loc: tuple) -> Any:
+    """The pydantic FieldInfo of the key at ``loc`` (None for list items, dict keys and unknown paths)."""
+    if not loc or not isinstance(loc[-1], str):
+        return None
+    model = _model_at(tuple(loc[:-1]))
+    if model is None:
+        return None
+    return {(f.alias or k): f for k, f in model.model_fields.items()}.get(loc[-1])
+
+
+def _num(v: Any) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, int) or (isinstance(v, float) and v.is_integer() and abs(v) < 1e15):
+        return f"{int(v)}"
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _bounds(loc: tuple, ctx: dict) -> dict[str, Any]:
+    """Every bound of the field at ``loc`` (ge/gt/le/lt), from its declaration, else from the error."""
+    out: dict[str, Any] = {}
+    f = _field_at(loc)
+    for m in (f.metadata if f is not None else []):
+        for k in ("ge", "gt", "le", "lt"):
+            if getattr(m, k, None) is not None:
+                out[k] = getattr(m, k)
+    for k in ("ge", "gt", "le", "lt"):
+        if k in ctx and k not in out:
+            out[k] = ctx[k]
+    return out
+
+
+def _default(loc: tuple) -> int | float | None:
+    """The numeric default of the field at ``loc``, if it has one."""
+    f = _field_at(loc)
+    if f is None or isinstance(f.default, bool) or not isinstance(f.default, (int, float)):
+        return None
+    return f.default
+
+
+def _default_note(loc: tuple) -> str:
+    d = _default(loc)
+    return "" if d is None else f" (the default is {_num(d)})"
+
+
+def _allowed_range(b: dict[str, Any]) -> str:
+    lo = f"at least {_num(b['ge'])}" if "ge" in b else f"above {_num(b['gt'])}" if "gt" in b else ""
+    hi = f"at most {_num(b['le'])}" if "le" in b else f"below {_num(b['lt'])}" if "lt" in b else ""
+    if lo and hi:
+        if "ge" in b and "le" in b:
+            return f"a value from {_num(b['ge'])} to {_num(b['le'])}"
+        if "gt" in b and "lt" in b:
+            return f"a value between {_num(b['gt'])} and {_num(b['lt'])} (both excluded)"
+        return f"a value {lo} and {hi}"
+    one = lo or hi
+    return f"a value of {one}" if one.startswith("at ") else f"a value {one}"
+
+
+_LIMIT_WORDS = {"greater_than_equal": ("ge", "below the minimum of"), "greater_than": ("gt", "not above"),
+                "less_than_equal": ("le", "above the limit of"), "less_than": ("lt", "not below")}
+_TYPE_WORDS = {"float": "a number", "int": "an integer", "string": "text", "bool": "true or false",
+               "list": "a list", "dict": "a mapping", "model": "a mapping"}
+
+
+def _type_fix(kind: str, loc: tuple, inp: Any) -> str:
+    """What to write instead of a value of the wrong type."""
+    if kind == "int":
+        if isinstance(inp, float):
+            return f"write a whole number (no decimals), e.g. {int(inp)}"
+        d = _default(loc)
+        return f"write a whole number, e.g. {_num(d)} (the default)" if d is not None else "write a whole number"
+    if kind == "float":
+        if isinstance(inp, str) and re.fullmatch(r"\s*-?\d+,\d+\s*", inp):
+            return f"use a decimal point: {inp.strip().replace(',', '.')}"
+        d = _default(loc)
+        return f"write a number, e.g. {_num(d)} (the default)" if d is not None else "write a number such as 0.5"
+    if kind == "string":
+        if isinstance(inp, (int, float)):  # YAML read a number or true/false where text was meant
+            return f'put it in quotes: "{_short(inp) if isinstance(inp, bool) else inp}"'
+        return "write text"
+    if kind == "bool":
+        return "write true or false"
+    if kind == "list":
+        if isinstance(inp, (str, int, float)) and not isinstance(inp, bool):
+            return f"write a list in brackets, e.g. [{inp}, ...]"
+        return "write a list in brackets, e.g. [a, b], or one `- item` per line"
+    keys = _fields_of(tuple(loc))
+    if keys:
+        return f"write indented `key: value` lines (keys: {', '.join(keys)})"
+    return "write indented `key: value` lines or {key: value}"
+
+
+def _clean_msg(err: dict, loc: tuple = ()) -> str:
+    """``what is wrong; what to do`` for one pydantic error."""
     msg = err.get("msg", "invalid value")
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
             msg = msg[len(prefix):]
     etype = err.get("type", "")
     inp = err.get("input")
+    ctx = err.get("ctx") or {}
     if etype in ("literal_error", "enum"):
-        expected = err.get("ctx", {}).get("expected", "")
-        hint = ""
-        if isinstance(inp, str) and expected:
-            opts = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",")]
-            hint = did_you_mean(inp, opts)
-        return f"expected {expected}, got {inp!r}{hint}"
-    plain = {"float": "a number", "int": "an integer", "string": "text", "bool": "true or false",
-             "list": "a list", "dict": "a mapping", "model": "a mapping"}
-    for prefix, words in plain.items():
+        expected = str(ctx.get("expected", ""))
+        opts = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]
+        hint = did_you_mean(inp, opts) if isinstance(inp, str) else ""
+        use = f"use {expected}" if len(opts) == 1 else f"use one of {expected}"
+        return f"{_short(inp)} is not allowed here{hint}; {use}"
+    for prefix, words in _TYPE_WORDS.items():
         if etype in (f"{prefix}_type", f"{prefix}_parsing", f"{prefix}_from_float"):
-            return f"expected {words}, got {_short(inp)}"
-    if msg.startswith("Input should be "):
-        return f"expected {msg[len('Input should be '):].rstrip('.')}, got {_short(inp)}"
-    if etype.endswith("_type") or etype.endswith("_parsing"):
-        return f"{msg.lower().rstrip('.')}, got {_short(inp)}"
+            return f"expected {words}, got {_short(inp)}; {_type_fix(prefix, loc, inp)}"
+    if etype == "finite_number" or (etype in _LIMIT_WORDS and isinstance(inp, float) and inp != inp):
+        b = _bounds(loc, ctx)
+        return f"expected a finite number, got {_short(inp)}; " + \
+            (f"use {_allowed_range(b)}" if b else "write an ordinary number such as 1 or 0.5")
+    if etype in _LIMIT_WORDS:
+        key, words = _LIMIT_WORDS[etype]
+        b = _bounds(loc, ctx)
+        typical = _default_note(loc)
+        use = _allowed_range(b)
+        if typical and use.endswith(")"):
+            use, typical = use[:-1], "; " + typical.strip()[1:]
+        return f"{_num(inp)} is {words} {_num(ctx.get(key, b.get(key)))}; use {use}{typical}"
     if etype == "too_short":
-        return f"{msg.rstrip('.')}; add at least one entry"
+        n, lo = ctx.get("actual_length"), ctx.get("min_length", 1)
+        if not n:
+            return f"is empty, and at least {lo} {'entry is' if lo == 1 else 'entries are'} needed; " \
+                   f"add at least {'one' if lo == 1 else lo}"
+        return f"has {n} {'entry' if n == 1 else 'entries'}, fewer than the {lo} needed; give at least {lo}"
+    if etype == "too_long":
+        n, hi = ctx.get("actual_length"), ctx.get("max_length")
+        return f"has {n} entries, more than the {hi} allowed; list at most {hi} items"
+    if msg.startswith("Input should be "):
+        return f"expected {msg[len('Input should be '):].rstrip('.')}, got {_short(inp)}; change the value"
+    if etype.endswith("_type") or etype.endswith("_parsing"):
+        return f"{msg.lower().rstrip('.')}, got {_short(inp)}; change the value"
+    if "; " not in msg:  # every problem says what to do, even one no branch above words
+        msg = f"{msg.rstrip('.')}; change this value"
     return msg
 
 
 def _short(v: Any) -> str:
+    if isinstance(v, bool) or v is None:
+        return {True: "true", False: "false", None: "null (an empty value)"}[v]
     s = repr(v)
     return s if len(s) <= 60 else s[:57] + "..."
 
@@ -671,6 +802,67 @@ def _key_in_message(loc: tuple, msg: str, marks: Any) -> tuple:
 _TAGGED_MODELS = {"[text]": TextFeatures, "[file]": EmbeddingFeatures}
 
 
+# words people write for a key that has another name (a task's label column is `column:`)
+_KEY_SYNONYMS: dict[str, dict[str, str]] = {
+    "Task": {"label": "column", "target": "column", "label_column": "column", "prediction": "predicted",
+             "predictions": "predicted", "pred": "predicted", "preds": "predicted", "prediction_column": "predicted"},
+    "Attribute": {"values": "groups", "attribute": "column", "protected": "groups"},
+}
+
+
+def _at(raw: Any, path: tuple) -> Any:
+    for p in path:
+        try:
+            raw = raw[p]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return raw
+
+
+def _key_hint(key: Any, allowed: list[str], parent: Any, model: Any) -> str:
+    """A "did you mean" for an unknown key: the closest allowed key that is not written in the same mapping
+    already (renaming to it would only make a duplicate), else the key usually meant by a common other word."""
+    present = {str(k) for k in parent} if isinstance(parent, dict) else set()
+    hint = did_you_mean(str(key), [k for k in allowed if k not in present])
+    if hint or model is None:
+        return hint
+    synonyms = _KEY_SYNONYMS.get(getattr(model, "__name__", ""), {})
+    import difflib
+
+    close = difflib.get_close_matches(str(key).lower(), list(synonyms), n=1, cutoff=0.75)
+    if close and synonyms[close[0]] in allowed and synonyms[close[0]] not in present:
+        return f" (did you mean '{synonyms[close[0]]}'?)"
+    return ""
+
+
+def _union_msg(errs: list[dict], loc: tuple) -> str:
+    """One message for a value that matches none of a union's alternatives (e.g. a number or 'calibrate')."""
+    wanted: list[str] = []
+    fixes: list[str] = []
+    inp = errs[0].get("input")
+    hint = ""
+    for e in errs:
+        etype = e.get("type", "")
+        if etype in ("literal_error", "enum"):
+            expected = str((e.get("ctx") or {}).get("expected", ""))
+            opts = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]
+            hint = hint or (did_you_mean(inp, opts) if isinstance(inp, str) else "")
+            what = expected
+        else:
+            kind = next((k for k in _TYPE_WORDS if etype in (f"{k}_type", f"{k}_parsing", f"{k}_from_float")), None)
+            what = _TYPE_WORDS[kind] if kind else _clean_msg(e, loc).split(", got ")[0].removeprefix("expected ")
+            if kind == "float" and isinstance(inp, str) and re.fullmatch(r"\s*-?\d+,\d+\s*", inp):
+                fixes.append(_type_fix("float", loc, inp))
+        if what not in wanted:
+            wanted.append(what)
+    if "text" in wanted and "a number" in wanted:  # a Scalar: whatever one value YAML reads
+        return f"expected one value (text, a number or true/false), got {_short(inp)}; write a single value, " \
+               "not a list or a mapping"
+    alts = " or ".join(wanted)
+    fix = fixes[0] if fixes else f"write {alts}"
+    return f"expected {alts}, got {_short(inp)}{hint}; {fix}"
+
+
 def _map_validation_error(exc: ValidationError, file: str, marks: Any, raw: Any) -> list[Problem]:
     grouped: dict[tuple, list[dict]] = {}
     for err in exc.errors():
@@ -685,7 +877,9 @@ def _map_validation_error(exc: ValidationError, file: str, marks: Any, raw: Any)
             key = loc[-1]
             tagged = next((_TAGGED_MODELS[p] for p in err["loc"] if p in _TAGGED_MODELS), None)
             allowed = list(tagged.model_fields) if tagged else (_fields_of(loc[:-1]) or [])
-            msg = MSG_UNKNOWN_KEY.format(key=key, hint=did_you_mean(key, allowed), allowed=", ".join(allowed))
+            msg = MSG_UNKNOWN_KEY.format(key=key, hint=_key_hint(key, allowed, _at(raw, loc[:-1]),
+                                                                 tagged or _model_at(loc[:-1])),
+                                         allowed=", ".join(allowed))
             where = loc
         elif etype == "missing":
             msg = MSG_MISSING_KEY.format(key=loc[-1])
@@ -693,17 +887,10 @@ def _map_validation_error(exc: ValidationError, file: str, marks: Any, raw: Any)
             problems.append(Problem(file, line, col, _dotted(loc), msg))
             continue
         elif len(errs) > 1:  # a union (e.g. a number or 'calibrate'): one message listing the alternatives
-            wanted = []
-            for e in errs:
-                m = _clean_msg(e)
-                m = m.split(", got ")[0]
-                m = m[len("expected "):] if m.startswith("expected ") else m
-                if m not in wanted:
-                    wanted.append(m)
-            msg = f"expected {' or '.join(wanted)}, got {_short(err.get('input'))}"
+            msg = _union_msg(errs, loc)
             where = loc
         else:
-            msg = _clean_msg(err)
+            msg = _clean_msg(err, loc)
             where = _key_in_message(loc, msg, marks)
             if where and msg.startswith(f"`{where[-1]}`: "):
                 msg = msg[len(f"`{where[-1]}`: "):]
@@ -720,7 +907,7 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
     attr_names = set(s.attributes)
     for i, inter in enumerate(s.intersections):
         if len(inter) < 2:
-            out.append(ls.problem(("intersections", i), "an intersection names at least two attributes"))
+            out.append(ls.problem(("intersections", i), "an intersection names at least two attributes; add one or remove the intersection"))
         for j, a in enumerate(inter):
             if a not in attr_names:
                 out.append(ls.problem(("intersections", i, j),
@@ -751,7 +938,8 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
                                               f"'{v}' is not a group of attribute '{a}'{did_you_mean(str(v), groups)}; groups: {', '.join(groups)}"))
                 if len(groups) < 2:
                     out.append(ls.problem(("attributes", a, "groups"),
-                                          f"{m.name} compares two groups; attribute '{a}' declares only {len(groups)}"))
+                                          f"{m.name} compares two groups and attribute '{a}' declares only {len(groups)}; "
+                                          "list at least two groups"))
         if m.name in NEEDS_PREDICTED_ATTRIBUTE:
             targets = [m.attribute] if m.attribute else list(s.attributes)
             if targets and all(a in s.attributes and s.attributes[a].predicted is None for a in targets):
@@ -765,10 +953,12 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
         if t.threshold == "calibrate":
             if not s.data.validation:
                 out.append(ls.problem(("tasks", name, "threshold"),
-                                      "threshold: calibrate needs data.validation (and data.train for the positive rate)"))
+                                      "threshold: calibrate needs data.validation (and data.train for the positive rate); "
+                                      "add data.validation: <file>, or give a number as the threshold"))
             if not s.data.train:
                 out.append(ls.problem(("tasks", name, "threshold"),
-                                      "threshold: calibrate needs data.train for the target positive rate"))
+                                      "threshold: calibrate needs data.train for the target positive rate; add data.train: "
+                                      "<file>, or give a number as the threshold"))
     # a base source is needed only by the metrics that compare with one (co-occurrence amplification, Multi→)
     base_users = [(i, m.name) for i, m in enumerate(s.metrics) if m.name in BASE_METRICS]
     sources = [s.base.source] + list(s.base.compare)
@@ -785,7 +975,8 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
             out.append(ls.problem(("report", "logo"), f"logo file '{s.report.logo}' not found (resolved to {lp}); "
                                                       "paths are relative to the spec file"))
         elif lp.suffix.lower() not in (".png", ".jpg", ".jpeg", ".svg"):
-            out.append(ls.problem(("report", "logo"), f"logo must be a PNG, JPEG or SVG file, got '{lp.suffix}'"))
+            out.append(ls.problem(("report", "logo"), f"logo must be a PNG, JPEG or SVG file, got '{lp.suffix}'; "
+                                                      "convert it to one of those"))
         elif lp.stat().st_size > 2_000_000:
             out.append(ls.problem(("report", "logo"), "logo is larger than 2 MB; use a smaller image"))
     if s.local_bias is not None:
@@ -808,7 +999,7 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
                                           f"'{g}' is not a group of attribute '{lb.attribute}'"
                                           f"{did_you_mean(str(g), groups)}; groups: {', '.join(groups)}"))
             if lb.groups is not None and len(lb.groups) == 2 and str(lb.groups[0]) == str(lb.groups[1]):
-                out.append(ls.problem(("local_bias", "groups"), "the two groups must differ"))
+                out.append(ls.problem(("local_bias", "groups"), "the two groups must differ; name two different groups"))
         if lb.task not in s.tasks:
             out.append(ls.problem(("local_bias", "task"),
                                   f"unknown task '{lb.task}'{did_you_mean(lb.task, s.tasks)}; declared: {', '.join(s.tasks)}"))
@@ -916,6 +1107,42 @@ def parse_spec(text: str, file: str) -> LoadedSpec:
 SPEC_MAX_BYTES = 4_000_001  # more than the YAML size limit in characters can take (UTF-8: up to 4 bytes each)
 
 
+_UTF16_BOMS = {b"\x00\x00\xfe\xff": "UTF-32", b"\xff\xfe\x00\x00": "UTF-32", b"\xff\xfe": "UTF-16",
+               b"\xfe\xff": "UTF-16"}
+
+
+def decode_spec(raw: bytes, file: str, *, truncated: bool = False) -> str:
+    """The spec text: UTF-8, with or without a byte-order mark (kept: YAML skips it, and lines and columns are
+    counted as an editor shows them). Anything else is one problem at the first byte that is not UTF-8."""
+
+    def where(i: int) -> tuple[int, int]:
+        start = raw.rfind(b"\n", 0, i) + 1
+        line = raw.count(b"\n", 0, i) + 1
+        col = len(raw[start:i].decode("utf-8", errors="replace").lstrip("\ufeff")) + 1  # in characters
+        return line, col
+
+    for bom, enc in _UTF16_BOMS.items():
+        if raw.startswith(bom):
+            raise SpecError([Problem(file, 1, 1, "", f"the file is {enc} text, not UTF-8 (it starts with the byte-order "
+                                                     f"mark {' '.join(f'0x{b:02x}' for b in bom)}); save it as UTF-8")])
+    if b"\x00" in raw:  # UTF-16/32 without a byte-order mark: ASCII characters come with zero bytes
+        i = raw.index(b"\x00")
+        line, col = where(i)
+        raise SpecError([Problem(file, line, col, "", f"the file is not UTF-8 text (byte 0x00 at offset {i}: saved as "
+                                                      "UTF-16?); save it as UTF-8")])
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if truncated and exc.start >= len(raw) - 3:  # cut inside a character by the size bound: the size is refused
+            return raw[:exc.start].decode("utf-8")
+        line, col = where(exc.start)
+        byte = raw[exc.start]
+        latin = bytes([byte]).decode("cp1252", errors="replace")
+        seen = f", '{latin}' in Latin-1/Windows-1252" if latin.isprintable() and latin != "\ufffd" else ""
+        raise SpecError([Problem(file, line, col, "", f"the file is not UTF-8 text (byte 0x{byte:02x} at offset "
+                                                      f"{exc.start}{seen}); save it as UTF-8")]) from None
+
+
 def load_spec(path: str | FsPath, *, strict: bool = True) -> LoadedSpec:
     """Read and validate a spec file. With ``strict``, raise on any problem."""
     import stat
@@ -932,13 +1159,7 @@ def load_spec(path: str | FsPath, *, strict: bool = True) -> LoadedSpec:
         raise SpecError([Problem(str(p), None, None, "", "spec file not found; check the path")]) from None
     except IsADirectoryError:
         raise SpecError([Problem(str(p), None, None, "", "is a directory; name the spec YAML file")]) from None
-    try:
-        text = raw_bytes.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw_bytes[: exc.start].count(b"\n") + 1
-        col = exc.start - (raw_bytes.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise SpecError([Problem(str(p), line, col, "", f"spec is not UTF-8 text (byte 0x{raw_bytes[exc.start]:02x} "
-                                                          "here); save the file as UTF-8")]) from None
+    text = decode_spec(raw_bytes, str(p), truncated=len(raw_bytes) > SPEC_MAX_BYTES)
     ls = parse_spec(text, str(p))
     if strict:
         ls.raise_problems()

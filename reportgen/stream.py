@@ -887,9 +887,12 @@ def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, 
             present_txt = [_num_text(v) for v in present_raw]
             for j, c in enumerate(np.asarray(counts).tolist()):
                 if c == 0:
-                    values = _few(sorted(set(present_txt)), 10) + did_you_mean((a.values or a.groups)[j], present_txt)
-                    problems.append(ls.problem(a.spec_path + ("groups",),
-                                               MSG_GROUP_EMPTY.format(group=(a.values or a.groups)[j], file=rel, values=values)))
+                    listed = a.values or a.groups
+                    # suggest only a value of the data that is not listed already (listing it twice is no fix)
+                    hint = did_you_mean(listed[j], [v for v in sorted(set(present_txt))
+                                                    if v not in {str(x) for x in listed}])
+                    problems.append(ls.problem(a.spec_path + ("groups",), MSG_GROUP_EMPTY.format(
+                        group=listed[j], file=rel, hint=hint, values=_few(sorted(set(present_txt)), 10))))
     if problems:
         raise SpecError(problems)
     checked: set = set()
