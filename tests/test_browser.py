@@ -298,6 +298,8 @@ class Node:
             for c in n.children:
                 if isinstance(c, str):
                     parts.append(c)
+                elif c.tag == "wbr":  # a line-break opportunity, not a space
+                    continue
                 elif c.tag not in NO_TEXT:
                     walk(c)
                     parts.append(" ")

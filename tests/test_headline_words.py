@@ -8,8 +8,9 @@ IV = {"lower": 0.087, "upper": 0.230}
 def test_unfavourable_prediction_among_the_truly_negative():
     pair = {"group": "race=African-American", "reference": "race=Caucasian", "task": "recidivism=1",
             "condition": "y=0", "cost": "y_hat (positive prediction is unfavourable)", "delta": 0.1596}
-    assert headline_sentence(pair, IV) == ("African-American rows truly without recidivism=1 were predicted "
+    assert headline_sentence(pair, IV) == ("Among rows truly not recidivism=1, African-American rows were predicted "
                                            "recidivism=1 16.0 points more often than Caucasian rows [8.7, 23.0]")
+    assert headline_sentence({**pair, "condition": "y=1"}, IV).startswith("Among rows truly recidivism=1, ")
 
 
 def test_negative_delta_names_the_reference_first_and_flips_the_interval():

@@ -216,7 +216,7 @@ def test_side_by_side_table(lb_html):
     # the gap's digits come from the Bernstein interval of the cluster (of all rows, for Global), as elsewhere
     # (a gap keeps two significant digits however wide its interval: 0.0127 -> 0.013, not 0.01)
     assert rows[0] == ("Largest cluster |gap| +0.013 0.058 cluster 1, 260 rows: -0.058 [-0.150, 0.033] "
-                       "0.10 cluster 0, 120 rows: +0.10 [-0.05, 0.26]")
+                       "0.104 cluster 0, 120 rows: +0.104 [-0.051, 0.260]")
     assert rows[1] == "BCR: share of detectable clusters that are biased — 1 25.0% 50.0%"   # null -> footnote 1
     assert rows[2] == "BIR: share of rows in biased clusters — 1 28.9% 46.7%"
     assert rows[3] == "Inertia (k-means = 1.00) — 1 1.00 1.08"
@@ -237,7 +237,7 @@ def test_cluster_table_sorted_formatted_and_reasons(lb_html):
     first_biased = rows[1]
     assert 'class="hl"' in first_biased
     txt = _html.unescape(re.sub(r"<[^>]+>", " ", first_biased))
-    assert "71.4%" in txt and "61.0%" in txt and "+0.10" in txt and "[-0.05, 0.26]" in txt
+    assert "71.4%" in txt and "61.0%" in txt and "+0.104" in txt and "[-0.051, 0.260]" in txt
     # the ◆ marker says what it measures, so "insufficient evidence" beside it is not a contradiction
     assert "insufficient evidence" in txt and "|gap| ≥ 0.05" in txt and not re.search(r"\bbiased\b", txt)
     second = _html.unescape(re.sub(r"<[^>]+>", " ", rows[2]))
@@ -298,7 +298,7 @@ def test_summary_line_and_methods(lb_html):
     m = re.search(r'<p class="local-bias-line">.*?</p>', summary, re.S)
     assert m and 'href="#local-bias"' in m.group(0)
     line = _html.unescape(re.sub(r"<[^>]+>", "", m.group(0)))
-    assert "the largest gap in a LOGAN cluster is 0.10 [-0.05, 0.26] (Bernstein)" in line
+    assert "the largest gap in a LOGAN cluster is 0.104 [-0.051, 0.260] (Bernstein)" in line
     assert f"cluster 0 of 120 rows (70 {AA}, 50 {CA})" in line
     assert "on all rows the gap is 0.013 [-0.060, 0.086]" in line
     assert "2 of 4 detectable clusters have |gap| ≥ 0.05" in line

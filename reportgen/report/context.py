@@ -252,7 +252,7 @@ def _group_value(label: str) -> str:
 
 def headline_sentence(pair: Mapping | None, iv: Any) -> str:
     """A disparity headline in words: who bears the costly outcome more often, by how many points, with the
-    interval in points ('African-American rows among the truly negative (recidivism=1) were predicted recidivism=1
+    interval in points ('Among rows truly not recidivism=1, African-American rows were predicted recidivism=1
     16.0 points more often than Caucasian rows [8.7, 23.0]'). Needed because the signed cost difference has the
     opposite sign of Fairlearn's demographic_parity_difference when the positive label is favourable."""
     if not isinstance(pair, Mapping) or not F._finite(pair.get("delta")):
@@ -268,11 +268,11 @@ def headline_sentence(pair: Mapping | None, iv: Any) -> str:
     else:
         what = f"were not predicted {task}"
     cond = pair.get("condition")
-    among = {"y=1": f" truly with {task}", "y=0": f" truly without {task}"}.get(cond, "") if cond else ""
+    among = {"y=1": f"Among rows truly {task}, ", "y=0": f"Among rows truly not {task}, "}.get(cond, "") if cond else ""
     if d == 0:
-        return f"{prot} and {ref} rows{among} {what} equally often"
+        return f"{among}{prot} and {ref} rows {what} equally often"
     first, second = (prot, ref) if d > 0 else (ref, prot)
-    text = f"{first} rows{among} {what} {abs(d) * 100:.1f} points more often than {second} rows"
+    text = f"{among}{first} rows {what} {abs(d) * 100:.1f} points more often than {second} rows"
     if isinstance(iv, Mapping) and F._finite(iv.get("lower")) and F._finite(iv.get("upper")):
         lo, hi = float(iv["lower"]), float(iv["upper"])
         if d < 0:  # the sentence reads reference minus protected
@@ -725,6 +725,18 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
                 if not by_name or by_name[-1]["name"] != m["name"]:
                     by_name.append({"name": m["name"], "short": m["short"], "title": m["title"], "metrics": []})
                 by_name[-1]["metrics"].append(m)
+            for g in by_name:  # the first page lists undefined rows once per reason, after the defined ones
+                g["defined"] = [m for m in g["metrics"] if m["defined"]]
+                g["undefined"] = []
+                for m in g["metrics"]:
+                    if m["defined"]:
+                        continue
+                    reason = m.get("reason") or "no reason given"
+                    same = next((u for u in g["undefined"] if u["reason"] == reason), None)
+                    if same is None:
+                        g["undefined"].append({"reason": reason, "metrics": [m]})
+                    else:
+                        same["metrics"].append(m)
             families.append({"key": key, "title": title, "id": f"family-{key}", "metrics": ms, "by_name": by_name})
     names = []
     for m in metrics:

@@ -2,16 +2,17 @@
 
 Numbers stay floats in results; every rounding decision is made here, once:
 
-* ``num(x, lower, upper)`` chooses the number of decimals from the interval
-  width: the width keeps two significant digits, so the printed lower and upper
-  bounds always differ, and no printed number gets more than four significant
-  digits. Without an interval a number gets three significant digits; with a
-  degenerate interval (lower == upper) four. A non-zero value is never rounded
-  to fewer than two significant digits within that cap, and never to fewer
-  than one at all: a wide interval must not print a small gap as "0.0" (0.976
-  and 1.000 differ by -0.024, not by 0.0).
+* ``num(x, lower, upper)`` prints a value that has an interval (a metric value,
+  a pair's difference, a gate's quantity) with one convention per quantity:
+  values below 10 in size get three decimals, and more only when the interval
+  is narrower than 0.001 (the width keeps two significant digits, so the
+  printed lower and upper bounds differ, within four significant digits). Larger values follow the width
+  (two significant digits of it, at most four significant digits in all). A
+  non-zero value never prints as zero: 0.00012 keeps its first digit.
+  Without an interval a number gets three significant digits.
 * ``interval(iv, value)`` prints ``[lower, upper]`` with the same decimals as
-  ``num(value, iv)`` so that a value and its interval line up.
+  ``num(value, iv)`` (a tiny non-zero value may keep one more digit than its
+  interval) so that a value and its interval line up.
 * ``pct`` does the same on a percentage scale (rates such as 0.345 -> 34.5%).
 * ``verdict_badge`` is the plain-language verdict of a metric or a pair; the
   badge *markup* lives in ``templates/macros.html``.
@@ -23,8 +24,11 @@ other value.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
+
+from markupsafe import Markup, escape
 
 NOT_DEFINED = "not defined"
 NO_INTERVAL = "no interval"
@@ -32,6 +36,8 @@ NO_INTERVAL = "no interval"
 MAX_SIG = 4          # never more significant digits than this
 PLAIN_SIG = 3        # a number shown without an interval
 WIDTH_SIG = 2        # significant digits kept on the interval width
+VALUE_DP = 3         # decimals of every value below 10 that has an interval (one convention per quantity)
+PCT_DP = 1           # decimals of every percentage
 
 # Verdict kinds (CSS class suffixes and test hooks) and their texts.
 AMPLIFIES = "amplifies"
@@ -55,6 +61,16 @@ def decimals(value: float | None, lower: float | None = None, upper: float | Non
     """Decimals to print ``value`` and its interval with (may be negative: round to tens, ...)."""
     mags = [abs(v) for v in (value, lower, upper) if _finite(v) and v != 0]
     top = max(mags) if mags else 0.0
+    if _finite(lower) and _finite(upper) and top < 10:
+        p = VALUE_DP
+        if lower != upper:  # a narrow interval gets the decimals its width needs, at most one more
+            width = abs(upper - lower)
+            p = max(p, WIDTH_SIG - 1 - math.floor(math.log10(width)))
+            if top > 0:
+                p = max(VALUE_DP, min(p, MAX_SIG - 1 - math.floor(math.log10(top))))
+        if _finite(value) and value != 0:  # a small non-zero gap never prints as 0.000
+            p = max(p, -math.floor(math.log10(abs(value))))
+        return p
     if _finite(lower) and _finite(upper) and lower != upper:
         width = abs(upper - lower)
         p = WIDTH_SIG - 1 - math.floor(math.log10(width))
@@ -93,19 +109,24 @@ def interval(iv: Any, value: Any = None) -> str:
     lo, hi = _bounds(iv if isinstance(iv, Mapping) else {}, None)
     if not (_finite(lo) and _finite(hi)):
         return NO_INTERVAL
-    p = decimals(value if _finite(value) else None, lo, hi)
+    p = decimals(None, lo, hi) if max(abs(lo), abs(hi)) < 10 else decimals(value if _finite(value) else None, lo, hi)
     return f"[{_fmt(float(lo), p)}, {_fmt(float(hi), p)}]"
 
 
 def pct(value: Any, lower: Any = None, upper: Any = None) -> str:
-    """A share as a percentage: ``0.3454`` -> ``"34.5%"``; with an interval, digits from its width."""
+    """A share as a percentage: ``0.3454`` -> ``"34.5%"``; one decimal (more when the interval is narrower
+    than 0.1 points)."""
     if not _finite(value):
         return NOT_DEFINED
     lo, hi = _bounds(lower, upper)
-    if _finite(lo) and _finite(hi) and lo != hi:
-        p = decimals(value * 100, lo * 100, hi * 100)
-    else:
-        p = 1
+    p = PCT_DP
+    if _finite(lo) and _finite(hi) and lo != hi:  # a narrow interval gets the decimals its width needs
+        top = max(abs(v) for v in (value, lo, hi)) * 100
+        p = max(p, WIDTH_SIG - 1 - math.floor(math.log10(abs(hi - lo) * 100)))
+        if top > 0:
+            p = max(PCT_DP, min(p, MAX_SIG - 1 - math.floor(math.log10(top))))
+    if value != 0:  # a small non-zero share never prints as 0.0%
+        p = max(p, -math.floor(math.log10(abs(value) * 100)))
     return _fmt(float(value) * 100, p) + "%"
 
 
@@ -218,6 +239,24 @@ def setting(value: Any) -> str:
     return s
 
 
+_BREAK_AFTER = re.compile(r"(?<=[×/_·|])")
+
+
+def breakable(text: Any) -> Markup:
+    """A group or column label that may wrap after ``×``, ``/``, ``_``, ``·`` or ``|`` (and at hyphens), never
+    inside a word: ``race×sex=African-American×Female`` wraps as ``race×`` / ``sex=African-`` /
+    ``American×`` / ``Female`` as the column needs. The text is escaped first."""
+    s = "" if text is None else str(text)
+    return Markup("<wbr>".join(str(escape(part)) for part in _BREAK_AFTER.split(s)))
+
+
+def filename(path: Any) -> str:
+    """The last part of a path as written in the spec: ``../samples/compas/test.csv`` -> ``test.csv``. The
+    first page names files this way; the full path as written and the file's hash are under provenance."""
+    s = "" if path is None else str(path).replace("\\", "/").rstrip("/")
+    return s.rsplit("/", 1)[-1] or s
+
+
 def short(text: Any, limit: int = 60) -> str:
     """Shorten a user string for tight places (plot labels, running header)."""
     s = "" if text is None else str(text)
@@ -250,7 +289,6 @@ def ticks(text: Any):
     so no literal backtick reaches a page."""
     import re
 
-    from markupsafe import Markup, escape
 
     return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", str(escape("" if text is None else text))))
 
@@ -266,6 +304,8 @@ FILTERS = {
     "verdict_badge": verdict_badge,
     "verdict_kind": verdict_kind,
     "short": short,
+    "filename": filename,
+    "breakable": breakable,
     "setting": setting,
     "excludes_zero": excludes_zero,
     "spread": spread,
