@@ -10,7 +10,7 @@ from typing import NoReturn
 
 import click
 
-from reportgen import __version__
+from reportgen import __version__, numfmt
 from reportgen.errors import SpecError
 
 EXIT_OK, EXIT_GATE, EXIT_SPEC, EXIT_INTERNAL = 0, 1, 2, 3
@@ -262,10 +262,11 @@ def _summary(results: dict, out: Path, written: list[str]) -> None:
     for m in results["metrics"]:
         iv = m.get("interval") or {}
         if m.get("value") is None:
-            click.echo(f"  {m['name']:<20} {m['attribute']:<14} n/a  ({m.get('reason')})")
+            click.echo(f"  {m['name']:<20} {m['attribute']:<14} not defined ({m.get('reason')})")
             continue
-        ivs = f"[{iv['lower']:+.4f}, {iv['upper']:+.4f}]" if iv.get("lower") is not None else ""
-        click.echo(f"  {m['name']:<20} {m['attribute']:<14} {m['value']:+.4f} {ivs}")
+        ivs = numfmt.interval(iv, m["value"]) if iv.get("lower") is not None else ""
+        value = numfmt.num(m["value"], iv if iv.get("lower") is not None else None)
+        click.echo(f"  {m['name']:<20} {m['attribute']:<14} {value:>7} {ivs}")  # the report's rounding
     for g in results["gates"]:
         pair = g.get("pair")
         where = f"{g['attribute']}" + (f", {' / '.join(str(v) for v in pair.values())}" if pair else "")

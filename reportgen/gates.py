@@ -111,6 +111,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from reportgen import numfmt
 from reportgen.errors import Problem, SpecError, did_you_mean
 from reportgen.results import jfloat as _f
 
@@ -604,7 +605,7 @@ def _exact_status(kind: str, limit: float, q: float) -> tuple[str, str]:
 def _iv_text(b: Bound) -> str:
     e = b.est
     lvl = f"{e.level:.0%} " if e.level is not None else ""
-    return f"{e.method + ' ' if e.method else ''}{lvl}interval [{e.lower:.4g}, {e.upper:.4g}]"
+    return f"{e.method + ' ' if e.method else ''}{lvl}interval {numfmt.interval({'lower': e.lower, 'upper': e.upper}, e.point)}"
 
 
 def _side_words(kind: str, lim: str) -> tuple[str, str]:

@@ -1,24 +1,11 @@
 """Jinja filters that turn the floats of results.json into text.
 
-Numbers stay floats in results; every rounding decision is made here, once:
+Every number is rounded in ``reportgen.numfmt`` (one convention per quantity; re-exported here for the
+templates). This module adds the verdict texts (``verdict_badge`` is the plain-language verdict of a metric or
+a pair; the badge *markup* lives in ``templates/macros.html``) and text helpers for labels and paths.
 
-* ``num(x, lower, upper)`` prints a value that has an interval (a metric value,
-  a pair's difference, a gate's quantity) with one convention per quantity:
-  values below 10 in size get three decimals, and more only when the interval
-  is narrower than 0.001 (the width keeps two significant digits, so the
-  printed lower and upper bounds differ, within four significant digits). Larger values follow the width
-  (two significant digits of it, at most four significant digits in all). A
-  non-zero value never prints as zero: 0.00012 keeps its first digit.
-  Without an interval a number gets three significant digits.
-* ``interval(iv, value)`` prints ``[lower, upper]`` with the same decimals as
-  ``num(value, iv)`` (a tiny non-zero value may keep one more digit than its
-  interval) so that a value and its interval line up.
-* ``pct`` does the same on a percentage scale (rates such as 0.345 -> 34.5%).
-* ``verdict_badge`` is the plain-language verdict of a metric or a pair; the
-  badge *markup* lives in ``templates/macros.html``.
-
-The filters return plain ``str``; Jinja's autoescaping escapes them like any
-other value.
+The filters return plain ``str`` (or ``Markup`` where they build markup from escaped text); Jinja's
+autoescaping escapes plain strings like any other value.
 """
 
 from __future__ import annotations
@@ -30,126 +17,16 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-NOT_DEFINED = "not defined"
-NO_INTERVAL = "no interval"
-
-MAX_SIG = 4          # never more significant digits than this
-PLAIN_SIG = 3        # a number shown without an interval
-WIDTH_SIG = 2        # significant digits kept on the interval width
-VALUE_DP = 3         # decimals of every value below 10 that has an interval (one convention per quantity)
-PCT_DP = 1           # decimals of every percentage
+from reportgen.numfmt import (  # noqa: F401  (re-exported: the templates and plots use them as F.*)
+    MAX_SIG, NO_INTERVAL, NOT_DEFINED, PCT_DP, PLAIN_SIG, VALUE_DP, WIDTH_SIG, _bounds, _finite, _fmt, count,
+    decimals, interval, level, num, pct, signed,
+)
 
 # Verdict kinds (CSS class suffixes and test hooks) and their texts.
 AMPLIFIES = "amplifies"
 NO_VARIATION = "no sampling variation: no verdict"
 REDUCES = "reduces"
 INSUFFICIENT = "insufficient evidence"
-
-
-def _finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
-def _bounds(lower: Any, upper: Any) -> tuple[float | None, float | None]:
-    """Accept (lower, upper) or an interval mapping passed as ``lower``."""
-    if isinstance(lower, Mapping):
-        return lower.get("lower"), lower.get("upper")
-    return lower, upper
-
-
-def decimals(value: float | None, lower: float | None = None, upper: float | None = None) -> int:
-    """Decimals to print ``value`` and its interval with (may be negative: round to tens, ...)."""
-    mags = [abs(v) for v in (value, lower, upper) if _finite(v) and v != 0]
-    top = max(mags) if mags else 0.0
-    if _finite(lower) and _finite(upper) and top < 10:
-        p = VALUE_DP
-        if lower != upper:  # a narrow interval gets the decimals its width needs, at most one more
-            width = abs(upper - lower)
-            p = max(p, WIDTH_SIG - 1 - math.floor(math.log10(width)))
-            if top > 0:
-                p = max(VALUE_DP, min(p, MAX_SIG - 1 - math.floor(math.log10(top))))
-        if _finite(value) and value != 0:  # a small non-zero gap never prints as 0.000
-            p = max(p, -math.floor(math.log10(abs(value))))
-        return p
-    if _finite(lower) and _finite(upper) and lower != upper:
-        width = abs(upper - lower)
-        p = WIDTH_SIG - 1 - math.floor(math.log10(width))
-        if top > 0:
-            p = min(p, MAX_SIG - 1 - math.floor(math.log10(top)))
-        if _finite(value) and value != 0:  # the value itself keeps WIDTH_SIG digits (within the cap), at least 1
-            e = math.floor(math.log10(abs(value)))
-            p = max(p, min(WIDTH_SIG - 1 - e, MAX_SIG - 1 - math.floor(math.log10(top))), -e)
-        return p
-    if top == 0:
-        return 0
-    sig = MAX_SIG if (_finite(lower) and _finite(upper)) else PLAIN_SIG
-    return sig - 1 - math.floor(math.log10(top))
-
-
-def _fmt(x: float, p: int) -> str:
-    if p >= 0:
-        s = f"{x:.{p}f}"
-    else:
-        s = f"{round(x, p):.0f}"
-    if s.startswith("-") and s.strip("-0.") == "":
-        s = s[1:]  # no "-0.000"
-    return s
-
-
-def num(value: Any, lower: Any = None, upper: Any = None) -> str:
-    """``0.05527`` with interval ``[0.02354, 0.08858]`` -> ``"0.055"``; ``None`` -> ``"not defined"``."""
-    if not _finite(value):
-        return NOT_DEFINED
-    lo, hi = _bounds(lower, upper)
-    return _fmt(float(value), decimals(value, lo, hi))
-
-
-def interval(iv: Any, value: Any = None) -> str:
-    """An interval mapping ``{lower, upper}`` -> ``"[0.024, 0.089]"``, with the decimals of ``num(value, iv)``."""
-    lo, hi = _bounds(iv if isinstance(iv, Mapping) else {}, None)
-    if not (_finite(lo) and _finite(hi)):
-        return NO_INTERVAL
-    p = decimals(None, lo, hi) if max(abs(lo), abs(hi)) < 10 else decimals(value if _finite(value) else None, lo, hi)
-    return f"[{_fmt(float(lo), p)}, {_fmt(float(hi), p)}]"
-
-
-def pct(value: Any, lower: Any = None, upper: Any = None) -> str:
-    """A share as a percentage: ``0.3454`` -> ``"34.5%"``; one decimal (more when the interval is narrower
-    than 0.1 points)."""
-    if not _finite(value):
-        return NOT_DEFINED
-    lo, hi = _bounds(lower, upper)
-    p = PCT_DP
-    if _finite(lo) and _finite(hi) and lo != hi:  # a narrow interval gets the decimals its width needs
-        top = max(abs(v) for v in (value, lo, hi)) * 100
-        p = max(p, WIDTH_SIG - 1 - math.floor(math.log10(abs(hi - lo) * 100)))
-        if top > 0:
-            p = max(PCT_DP, min(p, MAX_SIG - 1 - math.floor(math.log10(top))))
-    if value != 0:  # a small non-zero share never prints as 0.0%
-        p = max(p, -math.floor(math.log10(abs(value) * 100)))
-    return _fmt(float(value) * 100, p) + "%"
-
-
-def count(value: Any) -> str:
-    """An integer count with thousands separators: ``11903`` -> ``"11,903"``."""
-    if not _finite(value):
-        return NOT_DEFINED
-    return f"{int(round(value)):,}"
-
-
-def level(value: Any) -> str:
-    """A confidence level as a percentage: ``0.95`` -> ``"95%"``."""
-    if not _finite(value):
-        return NOT_DEFINED
-    return f"{round(float(value) * 100, 3):g}%"
-
-
-def signed(value: Any, lower: Any = None, upper: Any = None) -> str:
-    """Like ``num`` but with an explicit ``+`` on positive values (for differences)."""
-    s = num(value, lower, upper)
-    if _finite(value) and not s.startswith("-") and s.strip("0.") != "":
-        return "+" + s
-    return s
 
 
 # --------------------------------------------------------------------------- verdicts
