@@ -75,8 +75,30 @@ def _rel(p: Path, base: Path) -> str:
         return p.as_posix()
 
 
+def memory_table(ls: LoadedSpec, rel: str) -> pd.DataFrame | None:
+    """The in-memory table that stands for data path ``rel`` (``reportgen.audit`` / ``reportgen.run`` with a
+    DataFrame in a spec dict put them in ``ls.frames``), or None: the path names a file."""
+    frames = getattr(ls, "frames", None)
+    return frames.get(rel) if frames and isinstance(rel, str) else None
+
+
+def frame_sha256(df: pd.DataFrame) -> str:
+    """sha256 of an in-memory table's content: column names, dtypes and pandas' per-row hashes of each column
+    (index excluded); the same values in the same order give the same hash."""
+    import hashlib
+
+    h = hashlib.sha256(f"{len(df)} rows\n".encode())
+    for name in df.columns:
+        col = df[name]
+        h.update(f"{name}\0{col.dtype}\n".encode())
+        h.update(pd.util.hash_pandas_object(col, index=False).to_numpy().tobytes())
+    return h.hexdigest()
+
+
 def read_table(path: Path | list[Path], columns: list[str] | None = None) -> pd.DataFrame:
     """Read CSV or Parquet (by extension), or every part of a data set. ``columns`` restricts what is loaded."""
+    if isinstance(path, pd.DataFrame):  # an in-memory table (see memory_table)
+        return path if columns is None else path[columns]
     if isinstance(path, list) or path.is_dir() or is_dataset_pattern(str(path)):
         files = path if isinstance(path, list) else dataset_files(path)
         frames = [read_table(f, columns) for f in files]
@@ -170,6 +192,8 @@ def _is_parquet(path: Path) -> bool:
 
 def _line_of(path: Path, row: int) -> str:
     """Human position of 0-based data row ``row`` (CSV line with header = row + 2)."""
+    if str(path).startswith("<in-memory"):
+        return f"row {row + 1}"
     return str(row + 2) if not _is_parquet(path) else f"row {row + 1}"
 
 
@@ -585,6 +609,9 @@ def role_kind(role: str) -> str:
 
 def open_dataset(ls: LoadedSpec, rel: str, spec_path: tuple) -> tuple[Path, list[Path], list[str]]:
     """(resolved path, its files, header of the first file); SpecError when missing or unreadable."""
+    mem = memory_table(ls, rel)
+    if mem is not None:  # an in-memory table: its "files" are the table itself
+        return Path(rel), [mem], [str(c) for c in mem.columns]
     path = ls.resolve(rel)
     kind = not_regular_file(path)
     if kind is not None:
@@ -650,7 +677,11 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     problems: list[Problem] = []
     kind = role_kind(role)
     needed = _columns_needed(attrs, tasks, kind)
-    if frame is None:
+    mem = memory_table(ls, rel) if frame is None else None
+    if mem is not None:  # an in-memory table: checked like a file, hashed by content
+        check_columns(ls, needed, [str(c) for c in mem.columns], rel, at=spec_path)
+        path, df, sha = Path(rel), mem, frame_sha256(mem)
+    elif frame is None:
         path, files, header = open_dataset(ls, rel, spec_path)
         check_columns(ls, needed, header, rel, at=spec_path)
         cols = [c for c, _ in needed]
@@ -757,6 +788,8 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
         raise SpecError(problems)
     enc.Y = Y
     enc.Yhat = Yhat
+    if mem is not None:
+        enc.frame = sub  # the rows used, for what reads more columns later (never re-read from ``path``)
     return enc
 
 
