@@ -335,14 +335,15 @@ def attribute_defs(ls: LoadedSpec) -> list[AttributeDef]:
     s = ls.spec
     out: list[AttributeDef] = []
     for name, a in s.attributes.items():
-        out.append(AttributeDef(name, [_shown(a, g) for g in a.groups], [a.column], [(g,) for g in a.groups],
+        groups = a.groups or []  # None: groups to take from a column the data lacks (the loader reports that)
+        out.append(AttributeDef(name, [_shown(a, g) for g in groups], [a.column], [(g,) for g in groups],
                                 [a.predicted] if a.predicted else None, ("attributes", name),
-                                values=[_num_text(g) for g in a.groups], bins=a.bins))
+                                values=[_num_text(g) for g in groups], bins=a.bins))
     for i, inter in enumerate(s.intersections):
         attrs = [s.attributes[n] for n in inter]
         combos: list[tuple] = [()]
         for a in attrs:
-            combos = [c + (g,) for c in combos for g in a.groups]
+            combos = [c + (g,) for c in combos for g in a.groups or []]
         preds = [a.predicted for a in attrs]
         out.append(AttributeDef(
             INTERSECTION_SEP.join(inter),
