@@ -329,7 +329,7 @@ def _attr_rows(b: BatchCodes, a: AttributeDef) -> np.ndarray | None:
 
 def _units(plan: Plan, b: BatchCodes, a: AttributeDef, with_pred: bool = True, offset: int = 0) -> stats.Units:
     """Attribute ``a``'s rows of the batch, positioned at ``offset`` + their position among its kept rows
-    (as ``runner._units`` positions a file's rows)."""
+    (as ``reportgen.loading.units`` positions a file's rows)."""
     sel = _attr_rows(b, a)
     gp = b.groups_pred.get(a.name) if with_pred and plan.has_pred(a) else None
     Y = b.Y

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from reportgen import intervals, metrics, stats
-from reportgen.runner import simultaneous
+from reportgen.families.disparity import simultaneous
 
 LEVEL = 0.95
 COST = metrics.cost_table("demographic_parity", True)  # 1 - ŷ: the unfavourable prediction rate

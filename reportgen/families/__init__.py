@@ -1,0 +1,50 @@
+"""Metric families: one module per family behind one small interface, and the registry the runner loops over.
+
+A family says what it needs (so the loader and the spec contract can ask for exactly that), computes its
+results entries from the shared statistics (``entry(ctx, metric)``, with ``ctx`` a
+:class:`~reportgen.families.core.AttributeContext`), and names the template partial that shows them. Adding a
+family: a module here, a :class:`Family` line in ``FAMILIES``, its metrics in :mod:`reportgen.metrics`'
+registry, a template partial and a docs section (docs/guide/contributing.md walks through it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from reportgen import metrics
+from reportgen.families import amplification, disparity, multi, predictability
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str  # as in metrics.REGISTRY[...].family
+    title: str  # heading in the report
+    entry: Callable  # (AttributeContext, Metric) -> results entry
+    uses_counts: bool = False  # needs the count tensors of the test rows (computed once per attribute)
+    needs_base: bool = False  # reads a base-correlation source (base.source; train needs data.train)
+    needs_rows: bool = False  # needs row-level data (a streamed data set keeps a sample for it)
+    needs_train_rows: bool = False  # also needs the training file's rows (or its sample)
+    on_row_sample: bool = False  # always runs on rows: with streamed data, its entries carry the sample note
+    sweep_value: Callable | None = None  # point value at one threshold of a sweep; None: not swept
+    partial: str = ""  # template partial that shows the family's entries
+
+    def metrics(self) -> list[str]:
+        return [n for n, d in metrics.REGISTRY.items() if d.family == self.name]
+
+
+FAMILIES: dict[str, Family] = {f.name: f for f in (
+    Family("amplification", "Bias amplification", amplification.entry, uses_counts=True, needs_base=True,
+           sweep_value=amplification.sweep_value, partial="partials/amplification.html"),
+    Family("multi", "Bias amplification", multi.entry, needs_base=True, needs_rows=True, needs_train_rows=True,
+           partial="partials/amplification.html"),
+    Family("disparity", "Group disparity", disparity.entry, uses_counts=True, sweep_value=disparity.sweep_value,
+           partial="partials/disparity.html"),
+    Family("predictability", "Bias amplification", predictability.entry, needs_rows=True, on_row_sample=True,
+           partial="partials/amplification.html"),
+)}
+
+
+def of(metric: str) -> Family:
+    """The family of a metric name."""
+    return FAMILIES[metrics.REGISTRY[metric].family]

@@ -1,0 +1,127 @@
+"""Bias amplification (BiasAmp MALS, BiasAmp→ A→T and T→A): pairs (group, task) with a base direction y and the
+model-minus-data difference Δ, from the count tensors (docs/metrics.md §1)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reportgen import metrics
+from reportgen.data import AttributeDef, TaskColumns
+from reportgen.families.base_source import BaseInfo
+from reportgen.families.core import AttributeContext, Evaluation, combine, headline, needs_predicted, pair_eval, \
+    pair_reason
+from reportgen.loading import Loaded
+from reportgen.results import jfloat as _f
+from reportgen.spec import Metric
+
+
+def _amplification(name: str, N1: np.ndarray, NB: np.ndarray, base: BaseInfo) -> tuple[Evaluation, np.ndarray]:
+    """Returns the evaluation and the point Δ (K, A) for reasons."""
+    fn = metrics.REGISTRY[name].fn
+    if name == "biasamp_mals":
+        def call(N):
+            bp = base.mals_p if base.mals_p is not None else metrics.group_given_task_from_counts(N)
+            return fn(N, base_p=bp, indicator=np.nan_to_num(base.mals_indicator, nan=np.nan))
+    else:
+        truth = base.truth_a_to_t if name == "biasamp_a_to_t" else base.truth_t_to_a
+
+        def call(N):
+            return fn(N, direction=base.direction, truth=truth)
+    v1, d1 = call(N1)
+    if NB.shape[0]:
+        vB, dB = call(NB)
+    else:
+        vB, dB = np.zeros(0), np.zeros((0,) + d1.shape[1:])
+    # pairs ordered (group, task): transpose (K, A) -> (A, K)
+    p1 = np.swapaxes(d1[0], 0, 1).reshape(-1)
+    pB = np.swapaxes(dB, 1, 2).reshape(dB.shape[0], -1)
+    return Evaluation(float(v1[0]), vB, p1, pB), d1[0]
+
+
+def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, tallies, base: BaseInfo, task_idx: list[int],
+                         level: float, B: int, seed: int) -> dict:
+    evals = []
+    d_point = None
+    for N1, NB, _ in tallies:
+        N1s, NBs = N1[:, task_idx], NB[:, task_idx]
+        sub = base.select(task_idx)
+        ev, d = _amplification(m.name, N1s, NBs, sub)
+        evals.append(ev)
+        d_point = d if d_point is None else d_point
+    ev = combine(evals)
+    scheme = tallies[0][2]
+    A = len(attr.groups)
+    pairs = []
+    direction = base.direction[task_idx]
+    N1 = tallies[0][0][:, task_idx]
+    cnt_a = N1[0].sum(axis=(2, 3, 4))  # (K, A)
+    cnt_t = N1[0][..., 1, :].sum(axis=(1, 2, 3))  # (K,)
+    cnt_th = N1[0][..., :, 1].sum(axis=(1, 2, 3))
+    for j in range(A):
+        for kk, k in enumerate(task_idx):
+            p = j * len(task_idx) + kk
+            dval = ev.pair_point[p]
+            y = direction[kk, j] if m.name != "biasamp_mals" else base.mals_indicator[k, j]
+            empty = {"biasamp_a_to_t": cnt_a[kk, j] == 0 and metrics.REASON_EMPTY_GROUP,
+                     "biasamp_t_to_a": cnt_t[kk] == 0 and metrics.REASON_TASK_NEVER_TRUE,
+                     "biasamp_mals": cnt_th[kk] == 0 and metrics.REASON_TASK_NEVER_PREDICTED}[m.name]
+            reason = pair_reason(y, dval, empty)
+            pair = {"group": attr.label(j), "task": L.tasks[k].label,
+                    "y": None if np.isnan(y) else int(y), "delta": None if reason else _f(dval)}
+            if reason:
+                pair["reason"] = reason
+            else:
+                pair["contribution"] = _f(y * dval)
+                pair["_reps"] = ev.pair_reps[:, p]
+                iv, more = headline(pair_eval(ev, p), evals, ev.pair_reps[:, p], level, B, seed, scheme,
+                                     [float(e.pair_point[p]) for e in evals])
+                if iv:
+                    pair["interval"] = iv
+                pair.update(more)
+            pairs.append(pair)
+    entry = {"name": m.name, "attribute": attr.name, "direction": metrics.REGISTRY[m.name].direction,
+             "value": _f(ev.value)}
+    if entry["value"] is None:
+        entry["reason"] = metrics.REASON_NO_PAIRS
+        entry["interval"] = None
+    else:
+        entry["interval"], more = headline(ev, evals, ev.reps, level, B, seed, scheme, [e.value for e in evals])
+        entry.update(more)
+        entry["_reps"] = ev.reps
+    entry["pairs_defined"] = sum(1 for p in pairs if "reason" not in p)
+    entry["pairs_undefined"] = len(pairs) - entry["pairs_defined"]
+    entry["pairs"] = pairs
+    return entry
+
+
+def entry(ctx: AttributeContext, m: Metric) -> dict:
+    """The metric on one attribute, from the spec's base source (and each of `base.compare`, kept beside it)."""
+    undefined = needs_predicted(ctx, m)
+    if undefined:
+        return undefined
+    b = ctx.ls.spec.base
+    sources = [b.source] + [c for c in b.compare if c != b.source]
+    task_idx = ctx.task_idx(m)
+    result = None
+    for si, src in enumerate(sources):
+        base = ctx.base(src)
+        e = _amplification_entry(m, ctx.attr, ctx.L, ctx.tallies, base, task_idx, ctx.level, ctx.B, ctx.seed)
+        if si == 0:
+            result = e
+            result["base"] = {"source": src, **({"note": base.note} if base.note else {})}
+            result["by_source"] = []
+        result["by_source"].append({"source": src, "value": e["value"], "interval": e["interval"]})
+    if len(sources) == 1:
+        result.pop("by_source")
+    return result
+
+
+def sweep_value(m: Metric, attr: AttributeDef, N: np.ndarray, base: BaseInfo, k: int, t: TaskColumns) -> float:
+    """The metric's point value on the counts ``N`` of task ``k`` alone (one threshold of a sweep)."""
+    name = m.name
+    if name == "biasamp_mals":
+        bp = base.mals_p[[k]] if base.mals_p is not None else metrics.group_given_task_from_counts(N)
+        return float(metrics.biasamp_mals(N, base_p=bp, indicator=base.mals_indicator[[k]])[0][0])
+    b = base.select([k])
+    truth = b.truth_a_to_t if name == "biasamp_a_to_t" else b.truth_t_to_a
+    return float(metrics.REGISTRY[name].fn(N, direction=b.direction, truth=truth)[0][0])

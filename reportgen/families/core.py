@@ -1,0 +1,191 @@
+"""What every metric family shares: the evaluation of a metric on one prediction file (value, pairs and
+their bootstrap replicates), the headline interval (rows; rows and runs), the reasons a pair is undefined, and
+the per-attribute context a family's ``entry`` function receives.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from reportgen import intervals, metrics, stats
+from reportgen.data import AttributeDef
+from reportgen.loading import Loaded, has_pred, streamed, units
+from reportgen.results import jfloat as _f
+from reportgen.spec import LoadedSpec, Metric
+
+
+@dataclass
+class Evaluation:
+    """Point estimates and replicates of one metric on one prediction file."""
+
+    value: float  # NaN when undefined
+    reps: np.ndarray  # (B,)
+    pair_point: np.ndarray  # (P,)
+    pair_reps: np.ndarray  # (B, P)
+    extra_point: dict = field(default_factory=dict)
+    extra_reps: dict = field(default_factory=dict)
+
+
+def bootstrap_interval(reps: np.ndarray, level: float, resamples: int, seed: int, scheme: str) -> dict | None:
+    """Percentile bootstrap interval of replicates over the test rows (docs/metrics.md §4)."""
+    if resamples == 0:
+        return None
+    lo, hi, undefined = intervals.percentile(reps, level)
+    iv = {"method": "bootstrap", "level": level, "lower": lo, "upper": hi, "resamples": resamples, "seed": seed,
+          "scheme": scheme, "covers": ["rows"]}
+    if undefined:
+        iv["replicates_undefined"] = undefined
+    if lo is not None and hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi)):  # equal up to float noise
+        iv["degenerate"] = True
+        iv["note"] = ("every bootstrap replicate gave the same value, so this interval shows no sampling "
+                      "variation and supports no verdict: the value is fixed by the base side (e.g. a declared or "
+                      "training-set base with a prediction side that does not vary, or no pair with a base "
+                      "direction, as on balanced data); a base that is resampled with the rows (base.source: test) "
+                      "or more varied data would give one")
+    if lo is None:
+        iv["reason"] = "fewer than two bootstrap replicates have a defined value"
+    return iv
+
+
+def headline(ev: "Evaluation", evals: list["Evaluation"], reps: np.ndarray, level: float, B: int, seed: int,
+              scheme: str, per_run: list[float]) -> tuple[dict | None, dict]:
+    """(the interval to print, decide and gate on; extra keys for the entry).
+
+    One prediction file: the bootstrap interval (rows). Several runs on the same rows: ``rows_and_runs`` —
+    the bootstrap of the run mean with one row resample shared by every run, widened by the run-to-run
+    t half-width (docs/metrics.md §4); the rows-only and runs-only parts are kept beside it.
+    """
+    iv = bootstrap_interval(reps, level, B, seed, scheme)
+    flag_excluded(iv, ev.value)
+    if len(evals) < 2:
+        return iv, {}
+    extra = {"interval_rows": iv, "across_runs": intervals.across_runs(per_run, level),
+             "per_run": [_f(v) for v in per_run]}
+    if iv is None or iv.get("lower") is None or math.isnan(ev.value):
+        combined = intervals.rows_and_runs(ev.value, None, None, per_run, level)
+    else:
+        combined = intervals.rows_and_runs(ev.value, iv["lower"], iv["upper"], per_run, level)
+        combined.update(resamples=B, seed=seed, scheme=scheme)
+        if iv.get("degenerate") and not combined.get("runs_halfwidth"):
+            combined["degenerate"] = True
+            combined["note"] = iv["note"]
+    return combined, extra
+
+
+MSG_EXCLUDES_ESTIMATE = ("the bootstrap distribution lies to one side of the estimate (it is biased here, as a mean of "
+                         "absolute differences is near 0), so the percentile interval does not contain the value")
+
+
+def flag_excluded(iv: dict | None, value: float) -> None:
+    """Say so when a percentile interval does not contain its own estimate (docs/metrics.md §4)."""
+    if iv and iv.get("lower") is not None and not math.isnan(value) and not iv["lower"] <= value <= iv["upper"]:
+        iv["excludes_estimate"] = MSG_EXCLUDES_ESTIMATE
+
+
+def pair_reason(y: float, delta: float, empty: str | bool) -> str | None:
+    """Why an amplification or Multi→ pair is undefined, or None: no base direction, else the metric's empty
+    conditioning set (``empty``: its reason, or False), else an undefined Δ."""
+    if np.isnan(y):
+        return metrics.REASON_NO_BASE
+    if empty:
+        return empty
+    if np.isnan(delta):
+        return metrics.REASON_EMPTY_GROUP
+    return None
+
+
+def pair_eval(ev: "Evaluation", p: int) -> "Evaluation":
+    """Pair ``p`` of an evaluation as an evaluation of its own (value and replicates)."""
+    return Evaluation(float(ev.pair_point[p]), ev.pair_reps[:, p], np.zeros(0), np.zeros((0, 0)))
+
+
+def combine(evals: list[Evaluation]) -> Evaluation:
+    """Average over runs (a single file passes through)."""
+    if len(evals) == 1:
+        return evals[0]
+    with np.errstate(invalid="ignore"):
+        return Evaluation(
+            float(np.mean([e.value for e in evals])),
+            np.mean([e.reps for e in evals], axis=0),
+            np.mean([e.pair_point for e in evals], axis=0),
+            np.mean([e.pair_reps for e in evals], axis=0),
+            {k: float(np.mean([e.extra_point[k] for e in evals])) for k in evals[0].extra_point},
+            {k: np.mean([e.extra_reps[k] for e in evals], axis=0) for k in evals[0].extra_reps},
+        )
+
+
+# --------------------------------------------------------------------------- the context of one attribute
+
+
+@dataclass
+class AttributeContext:
+    """What a family's ``entry(ctx, metric)`` gets for one attribute: the spec and the loaded data, the
+    attribute, whether every prediction file has its predicted attribute, the interval settings, the count
+    tensors of every prediction file (computed once per attribute and shared by the count families) and the
+    base-correlation sources (computed on first use)."""
+
+    ls: LoadedSpec
+    L: Loaded
+    attr: AttributeDef
+    has_pred: bool
+    level: float
+    B: int
+    seed: int
+    schemes: set
+    tallies: list = field(default_factory=list)  # per prediction file: (N point, N replicates, scheme)
+    bases: dict = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, ls: LoadedSpec, L: Loaded, attr: AttributeDef, *, level: float, B: int, seed: int,
+              schemes: set) -> "AttributeContext":
+        return cls(ls, L, attr, all(has_pred(e, attr.name) for e in L.predictions), level, B, seed, schemes)
+
+    def task_idx(self, m: Metric) -> list[int]:
+        """The tasks a metric entry covers (its `tasks:`, else every task)."""
+        return [k for k, t in enumerate(self.L.tasks) if m.tasks is None or t.spec_key in m.tasks]
+
+    def base(self, source: str):
+        """The base-correlation side from ``source`` (cached per attribute)."""
+        from reportgen.families.base_source import base_info
+
+        if source not in self.bases:
+            self.bases[source] = base_info(self.ls, self.L, self.attr, source)
+        return self.bases[source]
+
+    def count(self, *, joint: bool, method: str, say) -> None:
+        """The sufficient statistics of every prediction file: point counts and bootstrap replicates.
+
+        Several runs share the test rows: one row resample per replicate serves every run (keyed Poisson
+        weights by row position, the same random stream for every run), so the mean over runs is bootstrapped
+        as the rows vary, not as if each run had rows of its own (docs/metrics.md §4)."""
+        attr, B, seed = self.attr, self.B, self.seed
+        shared = len(self.L.predictions) > 1
+        method = "poisson" if shared else method
+        for enc in self.L.predictions:
+            say(f"counting {attr.name} on {enc.display_path}")
+            sid = stats.stream_id("runs" if shared else enc.role, attr.name, "counts")
+            if streamed(enc):
+                N1 = enc.point(attr.name, self.has_pred, joint)
+                NB, scheme = enc.replicates(attr.name, B, seed=seed, stream=sid, method=method, joint=joint,
+                                            with_pred=self.has_pred)
+            else:
+                u = units(enc, attr, with_pred=self.has_pred)
+                N1 = stats.tally(u, joint=joint)
+                NB, scheme = stats.replicates(u, B, seed=seed, stream=sid, method=method, joint=joint)
+            self.schemes.add(scheme)
+            self.tallies.append((N1, NB, scheme))
+
+
+def undefined_entry(m: Metric, attr: AttributeDef, reason: str) -> dict:
+    """A metric entry with no value, and why."""
+    return {"name": m.name, "attribute": attr.name, "value": None, "reason": reason, "interval": None, "pairs": []}
+
+
+def needs_predicted(ctx: AttributeContext, m: Metric) -> dict | None:
+    """The undefined entry of a metric that needs predicted attributes on an attribute without them, else None."""
+    if metrics.REGISTRY[m.name].needs_predicted_attribute and not ctx.has_pred:
+        return undefined_entry(m, ctx.attr, metrics.REASON_NO_PREDICTED_ATTRIBUTE)
+    return None

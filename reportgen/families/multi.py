@@ -1,0 +1,166 @@
+"""Multi→ (Zhao, Andrews & Xiang 2023): BiasAmp→ over the task combinations the base source and the
+predictions share, as pseudo-tasks of the ordinary count tensor (docs/metrics.md §1)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reportgen import metrics, stats
+from reportgen.data import AttributeDef, Encoded
+from reportgen.families.core import AttributeContext, Evaluation, combine, headline, needs_predicted, pair_eval, \
+    pair_reason
+from reportgen.loading import Loaded, sample_note, streamed, units
+from reportgen.results import jfloat as _f
+from reportgen.spec import LoadedSpec, Metric
+
+
+def _multi_rows(enc: Encoded, attr: AttributeDef, has_pred: bool) -> stats.Units:
+    """A prediction file's rows for Multi→: group (and predicted group with ``has_pred``), labels, predictions."""
+    return units(enc, attr, with_pred=has_pred)
+
+
+def _multi_base(enc: Encoded, attr: AttributeDef) -> stats.Units:
+    """The base source's rows for Multi→ (true group and labels: the candidates and y_am read only those)."""
+    return units(enc, attr, with_pred=False)
+
+
+def _multi_inputs(L: Loaded, attr: AttributeDef, src: str, has_pred: bool) -> tuple | None:
+    """(test units per prediction file, base units) for Multi→. Files give their rows; streamed data sets their
+    distinct patterns with counts (Multi→ is a function of counts). None when a streamed data set kept no
+    patterns (too many): rows are needed, and the samples serve."""
+    def rows(enc):
+        return enc.units(attr.name, has_pred) if streamed(enc) else _multi_rows(enc, attr, has_pred)
+
+    base_enc = L.train if src == "train" else L.predictions[0]
+    base = base_enc.units(attr.name, False) if streamed(base_enc) else _multi_base(base_enc, attr)
+    tests = [rows(enc) for enc in L.predictions]
+    if base is None or any(u is None for u in tests):
+        return None
+    return tests, base
+
+
+def _multi_replicates(eu: stats.Units, B: int, seed: int, stream: int) -> tuple | None:
+    """(bootstrap replicates of the combination-event counts ``eu`` (rows or patterns with counts), scheme): the
+    row bootstrap as a multinomial draw over the distinct event patterns, the same draw whether the rows come as
+    rows or as patterns; None when there are more than ``stats.MULTINOMIAL_MAX_PATTERNS`` (rows are needed)."""
+    if B == 0:
+        return stats.replicates(eu, 0, seed=seed, stream=stream, joint=False)
+    pat = stats.compress(eu)
+    if len(pat.count) > stats.MULTINOMIAL_MAX_PATTERNS:
+        return None
+    return stats.replicates(pat, B, seed=seed, stream=stream, method="multinomial", joint=False)
+
+
+def _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes) -> dict:
+    """Multi→ on the streamed data sets' samples (rows), marked as such."""
+    L2 = Loaded(L.attrs, L.tasks, L.row_predictions, train=L.row_train)
+    entry = _multi_entry(ls, m, attr, L2, has_pred, level, B, seed, schemes)
+    smp = sample_note(L.row_predictions)
+    if smp:
+        entry["sample"] = smp
+    return entry
+
+
+def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_pred: bool, level: float, B: int,
+                 seed: int, schemes: set) -> dict:
+    """Multi→ (metrics.multi_a_to_t / multi_t_to_a): kept combinations M from the base source's exact task sets
+    and the test predictions (metrics.combinations; with runs, every run must pass), their "contains all of m"
+    events as pseudo-tasks of the ordinary count tensor, y_am from the base rows' event counts, Δ and the
+    bootstrap from the test rows' event counts."""
+    src = ls.spec.base.source
+    if src in ("uniform", "table"):
+        src = ls.spec.base.direction if ls.spec.base.direction in ("train", "test") else (
+            "train" if L.train is not None else "test")
+    A = len(attr.groups)
+    scheme = "none"
+    shared = len(L.predictions) > 1
+    if shared and any(streamed(e) for e in L.predictions):
+        # several streamed runs: the shared row resample needs rows in step across runs; the samples serve
+        return _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes)
+    inputs = _multi_inputs(L, attr, src, has_pred)
+    if inputs is None:  # some streamed data set kept no patterns (too many): rows are needed, the samples serve
+        return _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes)
+    tests, base = inputs
+    task_idx = [k for k, t in enumerate(L.tasks) if m.tasks is None or t.spec_key in m.tasks]
+    if len(task_idx) < len(L.tasks):  # the metric's `tasks:`: combinations of those tasks only
+        def only(u):
+            return stats.Units(u.block, u.Y[:, task_idx], u.Yhat[:, task_idx], u.count, u.G, u.Gp, u.pos)
+        tests, base = [only(u) for u in tests], only(base)
+    # distinct patterns with counts (files' rows are compressed here; the events are functions of the pattern)
+    pats = [u if streamed(enc) else stats.compress(u) for enc, u in zip(L.predictions, tests)]
+    base = stats.compress(base)
+    kept = metrics.combinations(base.Y, [u.Yhat for u in pats], min_count=m.min_count, min_size=m.min_size,
+                                base_weights=base.count, test_weights=[u.count for u in pats])
+    direction = metrics.direction_from_counts(stats.tally(metrics.combination_units(base, kept), joint=False))
+    fn = metrics.REGISTRY[m.name].fn
+    evals, N_first = [], None
+    for enc, test_units, pat in zip(L.predictions, tests, pats):
+        eu = metrics.combination_units(pat, kept)
+        N1 = stats.tally(eu, joint=False)
+        sid = stats.stream_id("runs" if shared else enc.role, attr.name, m.name)
+        # several runs share the rows: one keyed Poisson row resample serves every run (docs/metrics.md §4)
+        got = None if shared else _multi_replicates(eu, B, seed, sid)
+        if got is None and not streamed(enc):  # too many patterns for the multinomial draw: Poisson row weights
+            got = stats.replicates(metrics.combination_units(test_units, kept), B, seed=seed, stream=sid, joint=False,
+                                   method="poisson" if shared else "auto")
+        if got is None:  # a streamed data set with too many patterns: rows are needed, the samples serve
+            return _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes)
+        NB, scheme = got
+        schemes.add(scheme)
+        N_first = N1 if N_first is None else N_first
+        r1, rB = fn(N1, direction=direction), fn(NB, direction=direction)
+        evals.append(Evaluation(float(r1["value"][0]), rB["value"], r1["delta"][0].reshape(-1),
+                                rB["delta"].reshape(B, A * len(kept)),
+                                {"signed": float(r1["signed"][0]), "variance": float(r1["variance"][0])},
+                                {"signed": rB["signed"], "variance": rB["variance"]}))
+    ev = combine(evals)
+    names = []
+    for members in kept:
+        names.append("{" + ", ".join(L.tasks[task_idx[k]].label for k in members) + "}")
+    entry = {"name": m.name, "attribute": attr.name, "direction": metrics.REGISTRY[m.name].direction,
+             "value": _f(ev.value), "combinations": len(kept),
+             "options": {"min_count": m.min_count, "min_size": m.min_size}, "base": {"source": src}}
+    if entry["value"] is None:
+        entry["reason"] = metrics.REASON_NO_COMBINATIONS if not kept else metrics.REASON_NO_PAIRS
+        entry["interval"] = None
+    else:
+        entry["interval"], more = headline(ev, evals, ev.reps, level, B, seed, scheme, [e.value for e in evals])
+        entry.update(more)
+        entry["_reps"] = ev.reps
+    signed = Evaluation(ev.extra_point["signed"], ev.extra_reps["signed"], np.zeros(0), np.zeros((0, 0)))
+    entry["signed_mean"] = {"value": _f(ev.extra_point["signed"]),
+                            "interval": headline(signed, evals, signed.reps, level, B, seed, scheme,
+                                                  [e.extra_point["signed"] for e in evals])[0]}
+    entry["variance"] = _f(ev.extra_point["variance"])
+    cnt_a = N_first[0, 0].sum(axis=(1, 2, 3)) if kept else np.zeros(A)  # (A,) test rows per group
+    cnt_m = N_first[0][..., 1, :].sum(axis=(1, 2, 3))  # (M,) test rows truly containing all of m
+    pairs = []
+    for j in range(A):
+        for i, nm in enumerate(names):
+            p = j * len(names) + i
+            dv = ev.pair_point[p]
+            empty = {"multi_a_to_t": cnt_a[j] == 0 and metrics.REASON_EMPTY_GROUP,
+                     "multi_t_to_a": cnt_m[i] == 0 and metrics.REASON_COMBINATION_NEVER_TRUE}[m.name]
+            reason = pair_reason(direction[i, j], dv, empty)
+            pair = {"group": attr.label(j), "task": nm, "delta": None if reason else _f(dv)}
+            if reason:
+                pair["reason"] = reason
+            else:
+                pair["_reps"] = ev.pair_reps[:, p]
+                iv, more = headline(pair_eval(ev, p), evals, ev.pair_reps[:, p], level, B, seed, scheme,
+                                     [float(e.pair_point[p]) for e in evals])
+                if iv:
+                    pair["interval"] = iv
+                pair.update(more)
+            pairs.append(pair)
+    entry["pairs_defined"] = sum(1 for p in pairs if "reason" not in p)
+    entry["pairs_undefined"] = len(pairs) - entry["pairs_defined"]
+    entry["pairs"] = pairs
+    return entry
+
+
+def entry(ctx: AttributeContext, m: Metric) -> dict:
+    undefined = needs_predicted(ctx, m)
+    if undefined:
+        return undefined
+    return _multi_entry(ctx.ls, m, ctx.attr, ctx.L, ctx.has_pred, ctx.level, ctx.B, ctx.seed, ctx.schemes)

@@ -1,0 +1,76 @@
+"""The loaded data as the metric families see it: the prediction files (or streamed data sets), the training
+file, and how an attribute's rows become count units.
+
+:func:`reportgen.runner.load_all` fills a :class:`Loaded`; the families read it and never load anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from reportgen import stats
+from reportgen.data import AttributeDef, Encoded, TaskColumns
+
+
+@dataclass
+class Loaded:
+    attrs: list[AttributeDef]
+    tasks: list[TaskColumns]
+    predictions: list[Encoded]  # test, or the runs
+    train: Encoded | None = None
+    validation: Encoded | None = None
+    base_table: tuple | None = None
+    calibration: dict = field(default_factory=dict)  # task label -> calibration record
+    local: object | None = None  # local_bias.Prepared
+    engine: dict | None = None  # how the data were read (stream / dask)
+    executor: object | None = None
+
+    @property
+    def row_predictions(self) -> list[Encoded]:
+        """Row-level data for metrics that cannot stream: the files, or the streamed data sets' samples."""
+        return [_rows(e) for e in self.predictions]
+
+    @property
+    def row_train(self) -> Encoded | None:
+        return _rows(self.train) if self.train is not None else None
+
+
+def _rows(enc):
+    from reportgen.stream import Streamed
+
+    return enc.sample if isinstance(enc, Streamed) else enc
+
+
+def streamed(enc) -> bool:
+    from reportgen.stream import Streamed
+
+    return isinstance(enc, Streamed)
+
+
+def has_pred(enc, name: str) -> bool:
+    return enc.has_pred(name) if streamed(enc) else name in enc.groups_pred
+
+
+def sample_note(encs: list) -> dict | None:
+    """The sample record when row-level metrics ran on a sample rather than on every row."""
+    for e in encs:
+        if e is not None and e.sample is not None and not e.sample.get("all_rows"):
+            return e.sample
+    return None
+
+
+def units(enc: Encoded, attr: AttributeDef, with_pred: bool = True) -> stats.Units:
+    """The rows attribute ``attr`` uses (a listed group in each of its parts), each at its position among the
+    rows ``enc`` keeps: that position keys its Poisson weights, so a row has the same weights in every attribute
+    (and, with one stream id, in every prediction file) that counts it."""
+    g = enc.groups[attr.name]
+    gp = enc.groups_pred.get(attr.name) if with_pred else None
+    Y = enc.Y
+    Yh = enc.Yhat if enc.Yhat is not None else Y
+    sel = g >= 0
+    if sel.all():
+        return stats.make_units(g, gp, Y, Yh, len(attr.groups))
+    idx = np.flatnonzero(sel)
+    return stats.make_units(g[idx], None if gp is None else gp[idx], Y[idx], Yh[idx], len(attr.groups), pos=idx)
