@@ -106,15 +106,11 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
     spec counts that as failing); 2 the spec or data is wrong (nothing written);
     3 internal error.
     """
-    from reportgen.results import dumps, write_outputs
-    from reportgen.runner import run_spec
-    from reportgen.spec import load_spec
+    from reportgen import api  # the pipeline reportgen.run() runs too: load, compute, render, write
 
     say = _reporter(quiet, json_log)
     try:
-        ls = load_spec(spec, strict=False)
-        if ls.spec is None:
-            ls.raise_problems()
+        ls = api.load(spec)
     except SpecError as e:
         _spec_failed(say, e, json_log)
     out = out or Path(f"report-{spec.stem}")
@@ -135,30 +131,19 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
     reps: dict | None = {} if (replicates or ls.spec.output.replicates) else None
     try:
         eng = "dask" if scheduler and engine in (None, "auto") else engine
-        results = run_spec(ls, seed=seed, progress=say, baseline=baseline, replicates_out=reps,
-                           engine=None if eng == "auto" else eng, scheduler=scheduler)
+        results = api.compute(ls, seed=seed, progress=say, baseline=baseline, replicates_out=reps,
+                              engine=None if eng == "auto" else eng, scheduler=scheduler)
     except SpecError as e:
         _spec_failed(say, e, json_log)
     except BaseException:
         say.close(ok=False)
         raise
-    results_bytes = dumps(results).encode("utf-8")
-    files: dict[str, bytes] = {}
-    try:
-        _render_reports(ls, fmts, results, results_bytes, files, say)
+    try:  # the reports asked for, results.json (always) and replicates.json (with --replicates)
+        files = api.output_files(ls, fmts, results, replicates=reps, say=say)
     except SpecError as e:  # a user template the sandbox refuses, or one that does not parse
         _spec_failed(say, e, json_log)
-    files["results.json"] = results_bytes  # always: the machine-readable record
-    if reps is not None:
-        import hashlib
-
-        reps["results_sha256"] = hashlib.sha256(results_bytes).hexdigest()  # ties the replicates to these results
-        files["replicates.json"] = (json.dumps(reps, separators=(",", ":"), allow_nan=False) + "\n").encode("utf-8")
     say("writing outputs")
-    write_outputs(out, files)
-    stale = out / "replicates.json"
-    if reps is None and stale.is_file():  # from an earlier run: it would not belong to these results
-        stale.unlink()
+    api.write_files(out, files)  # also removes a replicates.json of an earlier run: not of these results
     filed = None
     if archive_dir is not None:
         from reportgen import archive
@@ -188,26 +173,6 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
             click.echo(f"filed as entry {filed['seq']} in {archive_dir} ({filed['path']}); entry hash "
                        f"{filed['entry_hash']}: keep it outside the archive to prove later that nothing was removed")
     sys.exit(code)
-
-
-def _render_reports(ls, fmts: list[str], results: dict, results_bytes: bytes, files: dict, say) -> None:
-    """Render report.html / report.pdf into ``files`` (nothing is written here)."""
-    if "html" in fmts or "pdf" in fmts:
-        from reportgen import report
-
-        tdir = ls.resolve(ls.spec.output.templates) if ls.spec.output.templates else None
-        generated = _report_date()
-        spec_bytes = ls.text.encode("utf-8")
-        extra = {"logo": ls.resolve(ls.spec.report.logo)} if ls.spec.report.logo else {}
-        if "html" in fmts:
-            say("rendering report.html")
-            files["report.html"] = report.render_html(results, spec_bytes, templates_dir=tdir,
-                                                      generated=generated, **extra).encode("utf-8")
-        if "pdf" in fmts:
-            say("rendering report.pdf")
-            files["report.pdf"] = report.render_pdf(results, spec_bytes, templates_dir=tdir, generated=generated,
-                                                    page_size=ls.spec.output.page_size, results_bytes=results_bytes,
-                                                    **extra)
 
 
 def _out_dir_problem(out: Path) -> str | None:
@@ -244,16 +209,6 @@ def _run_time() -> str:
 
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     return archive.utc_timestamp(int(epoch) if epoch else None)
-
-
-def _report_date() -> str:
-    """The date printed on reports: SOURCE_DATE_EPOCH when set (reproducible builds), else today (UTC)."""
-    import datetime as dt
-    import os
-
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    when = dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc) if epoch else dt.datetime.now(dt.timezone.utc)
-    return when.strftime("%Y-%m-%d")
 
 
 def _summary(results: dict, out: Path, written: list[str]) -> None:
