@@ -253,6 +253,7 @@ _SECTION_OF = {
     "multi_a_to_t": "1.3", "multi_t_to_a": "1.3",
     "leakage": "2.", "dpa_a_to_t": "2.", "dpa_t_to_a": "2.",
     "demographic_parity": "3.", "equal_opportunity": "3.", "equalized_odds": "3.", "accuracy_gap": "3.",
+    "selection_rate": "8.", "impact_ratio": "8.",
 }
 
 

@@ -111,7 +111,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from reportgen import numfmt
+from reportgen import catalogue, numfmt
 from reportgen.errors import Problem, SpecError, did_you_mean
 from reportgen.results import jfloat as _f
 
@@ -125,19 +125,25 @@ MSG_Y_ZERO = ("y = 0: the base shows no direction for this pair, so it contribut
               "definition (not an estimate); decided on that 0, outside the multiple-testing correction")
 MSG_CANNOT_FAIL = ("gates[{i}] ({what}): {k} of {n} check{s} cannot fail: {why}{policy}")
 
-AMPLIFICATION_LIKE = ("biasamp_mals", "biasamp_a_to_t", "biasamp_t_to_a", "multi_a_to_t", "multi_t_to_a", "leakage",
-                      "dpa_a_to_t", "dpa_t_to_a")
+# metrics whose value grows as fairness gets worse (amplification, Multi→, predictability): read off the catalogue
+AMPLIFICATION_LIKE = catalogue.names(worse="higher")
 
 Q_VALUE, Q_CONTRIBUTION, Q_DELTA, Q_WORSENING = "value", "contribution y·Δ", "Δ", "worsening vs baseline"
 KINDS = ("max", "min", "abs_max", "max_increase")
 
 
 def worsening(metric: str, value):
-    """The quantity that grows when fairness gets worse: the value for amplification and predictability
-    metrics, |value| for disparities. Works on floats and arrays (NaN stays NaN)."""
+    """The quantity that grows when fairness gets worse, from the catalogue's ``worse``: the value for
+    amplification and predictability metrics, |value| for disparities, −value for impact ratios. Works on
+    floats and arrays (NaN stays NaN)."""
     if value is None:
         return None
-    return value if metric in AMPLIFICATION_LIKE else abs(value) if np.isscalar(value) else np.abs(value)
+    worse = catalogue.CATALOGUE[metric].worse if metric in catalogue.CATALOGUE else "higher"
+    if worse == "lower":  # impact ratio: a drop is the worsening
+        return -value
+    if worse == "abs":
+        return abs(value) if np.isscalar(value) else np.abs(value)
+    return value
 
 
 def pair_key(pair: dict) -> tuple:
@@ -155,6 +161,9 @@ def _family(metric: str) -> str | None:
 def quantity_range(metric: str, per_pair: bool) -> tuple[float, float]:
     """The values the gated quantity can take: [−1, 1] for every value and pair quantity, [0, 1] for a Multi→
     value (a mean of |Δ|)."""
+    info = catalogue.CATALOGUE.get(metric)
+    if info is not None and info.family == "selection":  # rates and ratios, for the value and every pair
+        return info.value_range
     if _family(metric) == "multi" and not per_pair:
         return 0.0, 1.0
     return -1.0, 1.0
@@ -162,7 +171,8 @@ def quantity_range(metric: str, per_pair: bool) -> tuple[float, float]:
 
 def _folds(metric: str, per_pair: bool) -> bool:
     """Whether worse(v) = |v| (disparities, Multi→ pairs) rather than v."""
-    return metric not in AMPLIFICATION_LIKE or (per_pair and _family(metric) == "multi")
+    worse = catalogue.CATALOGUE[metric].worse if metric in catalogue.CATALOGUE else "higher"
+    return worse == "abs" or (per_pair and _family(metric) == "multi")
 
 
 def worsening_max(metric: str, per_pair: bool) -> float:

@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from reportgen import stats
+from reportgen import catalogue, stats
 
 # Reasons (pinned by tests)
 REASON_EMPTY_GROUP = "group has no rows in the test data"
@@ -272,13 +272,45 @@ def group_rates(N_k: np.ndarray, a: int) -> dict[str, float]:
             "false_positive_rate": r(fp, fp + tn), "true_negative_rate": r(tn, fp + tn), "accuracy": r(tp + tn, n)}
 
 
+# --------------------------------------------------------------------------- selection rates (EEOC UGESP, NYC LL144)
+
+
+def selection_counts(N: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, selected rows) per replicate, task and group, (B, K, A) each, from counts (B, K, A, Ap, 2, 2):
+    a row is selected when the model predicts the task (ŷ = 1); the true label is not read."""
+    M = N.sum(axis=(3, 4))  # (B, K, A, 2): [ŷ]
+    return M.sum(axis=-1), M[..., 1]
+
+
+def selection_rate(N: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(value (B,), rates (B, K, A)): each group's share of selected rows per task; the value is the share over
+    all rows of the groups (averaged over tasks)."""
+    n, s = selection_counts(N)
+    with np.errstate(invalid="ignore"):
+        overall = np.nanmean(_div(s.sum(axis=-1), n.sum(axis=-1)), axis=-1)
+    return overall, _div(s, n)
+
+
+def impact_ratio(N: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(value (B,), ratios (B, K, A)): each group's selection rate over the highest group's rate for the task
+    (NaN when no group is selected at all or the group has no rows); the value is the lowest ratio."""
+    _, rate = selection_rate(N)
+    top = np.max(np.where(np.isnan(rate), -np.inf, rate), axis=-1)  # (B, K); -inf when every rate is undefined
+    ratio = _div(rate, np.where(np.isfinite(top), top, 0.0)[..., None])
+    flat = ratio.reshape(ratio.shape[0], -1)
+    low = np.min(np.where(np.isnan(flat), np.inf, flat), axis=-1)
+    return np.where(np.isfinite(low), low, np.nan), ratio
+
+
 # --------------------------------------------------------------------------- registry
 
 
 @dataclass(frozen=True)
 class MetricDef:
+    """A catalogue entry (reportgen/catalogue.py) with its count function."""
+
     name: str
-    family: str  # "amplification" | "multi" | "disparity" | "predictability"
+    family: str  # a key of reportgen.families.FAMILIES
     direction: str | None  # "A->T", "T->A" or None
     needs_predicted_attribute: bool
     needs_joint: bool
@@ -289,45 +321,20 @@ class MetricDef:
 REGISTRY: dict[str, MetricDef] = {}
 
 
-def register(d: MetricDef) -> None:
-    REGISTRY[d.name] = d
+def register(name: str, fn: Callable | None) -> None:
+    """Attach the count function ``fn`` (None for metrics computed from rows) to a catalogue entry."""
+    info = catalogue.CATALOGUE[name]
+    REGISTRY[name] = MetricDef(name, info.family, info.direction, info.needs_predicted_attribute, info.needs_joint,
+                               info.summary, fn)
 
 
-register(MetricDef("biasamp_mals", "amplification", "T->A", True, False,
-                   "BiasAmp_MALS (Zhao et al. 2017): how much more the predicted group skews towards a task's "
-                   "majority group than the base data does.", biasamp_mals))
-register(MetricDef("biasamp_a_to_t", "amplification", "A->T", False, False,
-                   "Directional bias amplification A→T (Wang & Russakovsky 2021): does the model predict a task "
-                   "for a group more (in the direction of the base correlation) than the truth?", biasamp_a_to_t))
-register(MetricDef("biasamp_t_to_a", "amplification", "T->A", True, False,
-                   "Directional bias amplification T→A: given a task, does the predicted group skew further than "
-                   "the true group?", biasamp_t_to_a))
-register(MetricDef("multi_a_to_t", "multi", "A->T", False, False,
-                   "Multi→ A→T (Zhao, Andrews & Xiang 2023): BiasAmp→ A→T over task combinations. For each group "
-                   "and kept combination m, how much more (or less) often the model's output contains all of m than "
-                   "the truth does; the value is the mean |Δ|, the signed mean of y·Δ gives the direction.",
-                   multi_a_to_t))
-register(MetricDef("multi_t_to_a", "multi", "T->A", True, False,
-                   "Multi→ T→A: among the rows that truly contain all of a kept combination m, how far the predicted "
-                   "group's share differs from the true group's; mean |Δ| (signed mean of y·Δ beside it).",
-                   multi_t_to_a))
-for _name, _summary in [
-    ("demographic_parity", "Difference in the rate of the unfavourable prediction (cost 1 − ŷ, all rows)."),
-    ("equal_opportunity", "Difference in the unfavourable-prediction rate among rows whose true label is the favourable one."),
-    ("equalized_odds", "Both conditional gaps: among y = 1 and among y = 0, each with its own interval."),
-    ("accuracy_gap", "Difference in error rate (cost 1[y ≠ ŷ])."),
-]:
-    register(MetricDef(_name, "disparity", None, False, True,
-                       "Group disparity (Ethayarajh 2020): " + _summary, disparity))
-register(MetricDef("leakage", "predictability", "T->A", False, False,
-                   "Leakage amplification (Wang et al. 2019): how much better an attacker predicts the group from the "
-                   "model's task predictions than from the (error-matched) true tasks.", None))
-register(MetricDef("dpa_a_to_t", "predictability", "A->T", False, False,
-                   "Directional predictability amplification A→T (Tokas et al.): is the task easier to predict from "
-                   "the group in the model's output than in the data?", None))
-register(MetricDef("dpa_t_to_a", "predictability", "T->A", True, False,
-                   "Directional predictability amplification T→A: is the predicted group easier to predict from the "
-                   "tasks than the true group is?", None))
+for _name, _fn in (("biasamp_mals", biasamp_mals), ("biasamp_a_to_t", biasamp_a_to_t),
+                   ("biasamp_t_to_a", biasamp_t_to_a), ("multi_a_to_t", multi_a_to_t), ("multi_t_to_a", multi_t_to_a),
+                   ("demographic_parity", disparity), ("equal_opportunity", disparity), ("equalized_odds", disparity),
+                   ("accuracy_gap", disparity), ("selection_rate", selection_rate), ("impact_ratio", impact_ratio),
+                   ("leakage", None), ("dpa_a_to_t", None), ("dpa_t_to_a", None)):
+    register(_name, _fn)
+assert set(REGISTRY) == set(catalogue.CATALOGUE), "every catalogue metric needs a register() line"
 
 
 # --------------------------------------------------------------------------- task combinations (Multi→)
@@ -452,6 +459,9 @@ def compute(name: str, *, groups, y_true, y_pred, n_groups: int | None = None, g
                 "signed": float(r["signed"][0]), "variance": float(r["variance"][0])}
     N = counts_from_arrays(g, Y, Yh, groups_pred=groups_pred, n_groups=G)
     Nb = counts_from_arrays(bg, bY, bY, n_groups=G)
+    if d.family == "selection":
+        v, rates = d.fn(N)
+        return {"value": float(v[0]), "pairs": np.swapaxes(rates[0], 0, 1)}  # (groups, tasks)
     if d.family == "amplification":
         if name == "biasamp_mals":
             p = group_given_task_from_counts(Nb)[0]

@@ -27,7 +27,7 @@ class _Model(BaseModel):
 
 MetricName = Literal["biasamp_mals", "biasamp_a_to_t", "biasamp_t_to_a", "multi_a_to_t", "multi_t_to_a",
                      "demographic_parity", "equal_opportunity", "equalized_odds", "accuracy_gap",
-                     "leakage", "dpa_a_to_t", "dpa_t_to_a"]
+                     "selection_rate", "impact_ratio", "leakage", "dpa_a_to_t", "dpa_t_to_a"]
 Direction = Literal["A->T", "T->A"]
 Covers = Literal["rows", "runs", "trial split and flips"]
 Verdict = Literal["against_protected", "against_reference", "insufficient_evidence"]
@@ -434,8 +434,67 @@ class PredictabilityResult(_Model):
     sample: SampleNote | None = _opt("Present when computed on a row sample of streamed data.")
 
 
-MetricResult = Annotated[Union[AmplificationResult, MultiResult, DisparityResult, PredictabilityResult],
-                         Field(discriminator="name")]
+class SelectionVerdict(_Model):
+    """The plain-language reading of a selection-family interval."""
+
+    kind: Literal["descriptive", "undefined", "insufficient", "against", "clear"] = _f(
+        "'descriptive' (selection rates carry no verdict), 'against' (the whole interval of the impact ratio is "
+        "under 0.8), 'clear' (at or above 0.8), 'insufficient' (the interval contains 0.8 or cannot vary), "
+        "'undefined' (no interval).")
+    text: str = _f("The verdict in words, as the report prints it.")
+
+
+class SelectionPair(_Model):
+    """One group on one task: its rows, selections, selection rate and impact ratio."""
+
+    group: str = _f("Group label.")
+    task: str = _f("Task label.")
+    n: int = _f("Rows of the group (averaged over runs, rounded).")
+    selected: int = _f("Rows of the group the model selects (predicts positive).")
+    selection_rate: float | None = _f("selected / n; null when the group has no rows.")
+    reference: str | None = _f("The highest-rate group for this task (the impact ratio's denominator); null when no "
+                               "row is selected.")
+    impact_ratio: float | None = _f("selection_rate / the highest group's selection_rate; null when undefined.")
+    four_fifths_flag: bool | None = _opt("The four-fifths rule's flag on the estimate: impact ratio < 0.8, decided "
+                                         "on exact counts (a ratio of exactly 0.8 is not flagged).")
+    reason: str | None = _opt("Why the pair has no interval.")
+    note: str | None = _opt("Why the pair has no interval although it has a value (the highest-rate group).")
+    interval: PairInterval | None = _opt("Bootstrap (or rows_and_runs) interval of the pair's quantity: the "
+                                         "selection rate for selection_rate, the impact ratio for impact_ratio.")
+    interval_rows: BootstrapInterval | None = _opt(_INTERVAL_ROWS)
+    across_runs: AcrossRunsInterval | None = _opt(_ACROSS_RUNS)
+    per_run: list[float | None] | None = _opt(_PER_RUN)
+    verdict: SelectionVerdict | None = _opt("Reading of the pair's interval.")
+
+
+class SelectionReference(_Model):
+    """The highest-rate group of one task and how stable that choice is under the bootstrap."""
+
+    task: str = _f("Task label.")
+    group: str | None = _f("The highest-rate group on the estimate; null when no row is selected.")
+    stability: float | None = _f("Share of bootstrap replicates (first prediction file) in which the same group had "
+                                 "the highest rate; null without resampling.")
+
+
+class SelectionResult(_Model):
+    """Selection rate or impact ratio (29 CFR 1607.4(D); docs/metrics.md §8)."""
+
+    name: Literal["selection_rate", "impact_ratio"] = _f("Metric name.")
+    attribute: str = _f("Protected attribute.")
+    value: float | None = _f("selection_rate: the share selected over all rows of the groups; impact_ratio: the "
+                             "lowest group's impact ratio. Null when undefined (`reason`).")
+    reason: str | None = _opt("Why the value is undefined.")
+    interval: HeadlineInterval | None = _f(_HEADLINE_INTERVAL)
+    interval_rows: BootstrapInterval | None = _opt(_INTERVAL_ROWS)
+    across_runs: AcrossRunsInterval | None = _opt(_ACROSS_RUNS)
+    per_run: list[float | None] | None = _opt(_PER_RUN)
+    verdict: SelectionVerdict | None = _opt("Reading of the value's interval.")
+    references: list[SelectionReference] = _f("Per task: the highest-rate group and its stability.")
+    pairs: list[SelectionPair] = _f("Per group and task.")
+
+
+MetricResult = Annotated[Union[AmplificationResult, MultiResult, DisparityResult, SelectionResult,
+                               PredictabilityResult], Field(discriminator="name")]
 
 
 # --------------------------------------------------------------------------- provenance blocks

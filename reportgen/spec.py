@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
 
+from reportgen import catalogue
 from reportgen.errors import (
     MSG_MISSING_KEY,
     MSG_EMPTY_SPEC,
@@ -29,23 +30,14 @@ from reportgen.yamlmap import load_with_marks
 
 Scalar = Union[bool, int, float, str]
 
-COUNT_METRICS = (
-    "biasamp_mals",
-    "biasamp_a_to_t",
-    "biasamp_t_to_a",
-    "multi_a_to_t",
-    "multi_t_to_a",
-    "demographic_parity",
-    "equal_opportunity",
-    "equalized_odds",
-    "accuracy_gap",
-)
-PREDICTABILITY_METRICS = ("leakage", "dpa_a_to_t", "dpa_t_to_a")
+# Metric names and their properties come from the catalogue (reportgen/catalogue.py): one line per metric.
+PREDICTABILITY_METRICS = catalogue.names(family="predictability")
+COUNT_METRICS = tuple(n for n in catalogue.CATALOGUE if n not in PREDICTABILITY_METRICS)
 KNOWN_METRICS = COUNT_METRICS + PREDICTABILITY_METRICS
-DISPARITY_METRICS = ("demographic_parity", "equal_opportunity", "equalized_odds", "accuracy_gap")
+DISPARITY_METRICS = catalogue.names(family="disparity")
 # metrics whose "data" side comes from base.source (docs/metrics.md, "Base-correlation sources")
-BASE_METRICS = ("biasamp_mals", "biasamp_a_to_t", "biasamp_t_to_a", "multi_a_to_t", "multi_t_to_a")
-NEEDS_PREDICTED_ATTRIBUTE = ("biasamp_mals", "biasamp_t_to_a", "multi_t_to_a", "dpa_t_to_a")
+BASE_METRICS = catalogue.names(needs_base=True)
+NEEDS_PREDICTED_ATTRIBUTE = catalogue.names(needs_predicted_attribute=True)
 
 
 class Strict(BaseModel):

@@ -9,6 +9,7 @@ from reportgen import metrics, stats
 
 COUNT_METRICS = sorted(n for n, d in metrics.REGISTRY.items() if d.fn is not None)
 AMPLIFICATION = [n for n in COUNT_METRICS if metrics.REGISTRY[n].family in ("amplification", "multi")]
+BY_GROUP = ("amplification", "multi", "selection")  # families whose pairs are indexed (group, task)
 
 
 @st.composite
@@ -92,7 +93,7 @@ def test_relabelling_groups_permutes_pairs_not_aggregate(name, data, perm_seed):
     a = _compute(name, g, gp, Y, Yh, G, **kw)
     b = _compute(name, g2, gp2, Y, Yh, G, **kw2)
     assert (np.isnan(a["value"]) and np.isnan(b["value"])) or a["value"] == pytest.approx(b["value"], abs=1e-12)
-    if fam in ("amplification", "multi"):
+    if fam in BY_GROUP:
         # pairs are indexed by group first: group j's row moves to perm[j]
         np.testing.assert_allclose(a["pairs"], b["pairs"][perm], atol=1e-12, equal_nan=True)
     else:
@@ -110,7 +111,7 @@ def test_relabelling_tasks_permutes_pairs_not_aggregate(name, data, perm_seed):
     b = _compute(name, g, gp, Y[:, perm], Yh[:, perm], G)
     assert (np.isnan(a["value"]) and np.isnan(b["value"])) or a["value"] == pytest.approx(b["value"], abs=1e-12)
     fam = metrics.REGISTRY[name].family
-    if fam == "amplification":
+    if fam in ("amplification", "selection"):
         np.testing.assert_allclose(a["pairs"][:, perm], b["pairs"], atol=1e-12, equal_nan=True)
     elif fam == "multi":  # combinations are sets: same multiset of Δ
         np.testing.assert_allclose(np.sort(a["pairs"].ravel()), np.sort(b["pairs"].ravel()), atol=1e-12,

@@ -4,7 +4,7 @@ A family says what it needs (so the loader and the spec contract can ask for exa
 results entries from the shared statistics (``entry(ctx, metric)``, with ``ctx`` a
 :class:`~reportgen.families.core.AttributeContext`), and names the template partial that shows them. Adding a
 family: a module here, a :class:`Family` line in ``FAMILIES``, its metrics in :mod:`reportgen.metrics`'
-registry, a template partial and a docs section (docs/guide/contributing.md walks through it).
+registry, a template partial and a docs section (docs/contributing.md walks through it).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from reportgen import metrics
-from reportgen.families import amplification, disparity, multi, predictability
+from reportgen.families import amplification, disparity, multi, predictability, selection
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            partial="partials/amplification.html"),
     Family("disparity", "Group disparity", disparity.entry, uses_counts=True, sweep_value=disparity.sweep_value,
            partial="partials/disparity.html"),
+    Family("selection", "Selection rates", selection.entry, uses_counts=True, partial="partials/selection.html"),
     Family("predictability", "Bias amplification", predictability.entry, needs_rows=True, on_row_sample=True,
            partial="partials/amplification.html"),
 )}

@@ -30,6 +30,8 @@ METRIC_INFO: dict[str, tuple[str, str, str]] = {
     "equal_opportunity": ("disparity", "Equal opportunity gap", "Equal opportunity"),
     "equalized_odds": ("disparity", "Equalized odds gaps", "Equalized odds"),
     "accuracy_gap": ("disparity", "Accuracy gap", "Accuracy gap"),
+    "selection_rate": ("selection", "Selection rate", "Selection rate"),
+    "impact_ratio": ("selection", "Impact ratio", "Impact ratio"),
 }
 
 # Which paper each metric rests on (keys of REFERENCES).
@@ -44,9 +46,14 @@ METRIC_PAPERS = {
     "equal_opportunity": ["ethayarajh2020"],
     "equalized_odds": ["ethayarajh2020"],
     "accuracy_gap": ["ethayarajh2020"],
+    "selection_rate": ["ugesp1978"],
+    "impact_ratio": ["ugesp1978"],
 }
 
 REFERENCES = {
+    "ugesp1978": "Equal Employment Opportunity Commission, Civil Service Commission, Department of Labor and "
+                 "Department of Justice (1978). Uniform Guidelines on Employee Selection Procedures, 29 CFR part "
+                 "1607; §1607.4(D), adverse impact and the \"four-fifths rule\".",
     "zhao2017": "Jieyu Zhao, Tianlu Wang, Mark Yatskar, Vicente Ordonez and Kai-Wei Chang (2017). "
                 "Men Also Like Shopping: Reducing Gender Bias Amplification using Corpus-level Constraints. "
                 "Proceedings of EMNLP 2017.",
@@ -211,7 +218,8 @@ METHOD_GROUP = {
     "biasamp_a_to_t": "directional", "biasamp_t_to_a": "directional", "biasamp_mals": "mals",
     "multi_a_to_t": "multi", "multi_t_to_a": "multi", "leakage": "leakage", "dpa_a_to_t": "dpa",
     "dpa_t_to_a": "dpa", "demographic_parity": "disparity", "equal_opportunity": "disparity",
-    "equalized_odds": "disparity", "accuracy_gap": "disparity",
+    "equalized_odds": "disparity", "accuracy_gap": "disparity", "selection_rate": "selection",
+    "impact_ratio": "selection",
 }
 METHOD_TITLES = {
     "directional": "Directional bias amplification (BiasAmp→)",
@@ -220,6 +228,7 @@ METHOD_TITLES = {
     "leakage": "Leakage amplification",
     "dpa": "Directional predictability amplification (DPA)",
     "disparity": "Group disparity with Bernstein bounds",
+    "selection": "Selection rates and impact ratios",
 }
 
 
@@ -403,7 +412,7 @@ def _metric_view(entry: Mapping, index: int, run_labels: list[str] | None = None
 
 
 def _plots(v: dict, conf: str) -> None:
-    if not v["defined"]:
+    if not v["defined"] or v["family"] == "selection":  # the selection partial is a table of rates and ratios
         return
     what = f"{v['short']} for {v.get('attribute')}"
     if v["family"] == "amplification":
@@ -715,7 +724,8 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
             _plots(v, conf)
     # Families in a fixed order; within one, metrics grouped by name in order of first appearance.
     families = []
-    for key, title in (("amplification", "Bias amplification"), ("disparity", "Group disparity")):
+    for key, title in (("amplification", "Bias amplification"), ("disparity", "Group disparity"),
+                       ("selection", "Selection rates")):
         ms = [m for m in metrics if m["family"] == key]
         order = {n: i for i, n in reversed(list(enumerate(m["name"] for m in ms)))}
         ms.sort(key=lambda m: order[m["name"]])

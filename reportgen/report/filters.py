@@ -56,6 +56,9 @@ def verdict_of(entry: Mapping) -> tuple[str, str]:
     kind is one of ``amplifies``, ``reduces``, ``insufficient``, ``against``
     (a Bernstein verdict of bias), ``undefined``.
     """
+    own = entry.get("verdict")
+    if isinstance(own, Mapping):  # a family that states its verdict in results.json (selection rates)
+        return own.get("kind", "undefined"), own.get("text", NOT_DEFINED)
     b = entry.get("bernstein")
     if isinstance(b, Mapping):
         if "value" in entry and entry.get("value") is None:

@@ -1,0 +1,83 @@
+"""The metric catalogue: every metric's name, family and properties, in one place.
+
+This module imports nothing from the rest of reportgen, so every stage reads it: the spec (which metrics
+exist, which need a base source or predicted attributes), the metric functions (:mod:`reportgen.metrics`
+attaches a count function to each name), the families, the gates (which way a value gets worse, its range)
+and the generated docs. Adding a metric is one :class:`MetricInfo` line here plus its function; adding a
+family is also a module in :mod:`reportgen.families` (docs/contributing.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    name: str
+    family: str  # a key of reportgen.families.FAMILIES
+    direction: str | None  # "A->T", "T->A" or None
+    summary: str
+    needs_predicted_attribute: bool = False  # reads the attribute's `predicted:` column
+    needs_joint: bool = False  # needs the joint (y, ŷ) counts per group, not only the margins
+    needs_base: bool = False  # reads the base-correlation source (base.source)
+    needs_label: bool = True  # reads the true label (selection rates do not)
+    worse: str = "higher"  # which values are worse: "higher", "lower", or "abs" (farther from 0)
+    value_range: tuple[float, float] = (-1.0, 1.0)  # what the value and its pairs can be
+
+
+def _amp(name, direction, summary, **kw):
+    return MetricInfo(name, "amplification", direction, summary, needs_base=True, **kw)
+
+
+CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
+    _amp("biasamp_mals", "T->A",
+         "BiasAmp_MALS (Zhao et al. 2017): how much more the predicted group skews towards a task's majority group "
+         "than the base data does.", needs_predicted_attribute=True),
+    _amp("biasamp_a_to_t", "A->T",
+         "Directional bias amplification A→T (Wang & Russakovsky 2021): does the model predict a task for a group "
+         "more (in the direction of the base correlation) than the truth?"),
+    _amp("biasamp_t_to_a", "T->A",
+         "Directional bias amplification T→A: given a task, does the predicted group skew further than the true "
+         "group?", needs_predicted_attribute=True),
+    MetricInfo("multi_a_to_t", "multi", "A->T",
+               "Multi→ A→T (Zhao, Andrews & Xiang 2023): BiasAmp→ A→T over task combinations. For each group and "
+               "kept combination m, how much more (or less) often the model's output contains all of m than the "
+               "truth does; the value is the mean |Δ|, the signed mean of y·Δ gives the direction.",
+               needs_base=True, value_range=(0.0, 1.0)),
+    MetricInfo("multi_t_to_a", "multi", "T->A",
+               "Multi→ T→A: among the rows that truly contain all of a kept combination m, how far the predicted "
+               "group's share differs from the true group's; mean |Δ| (signed mean of y·Δ beside it).",
+               needs_base=True, needs_predicted_attribute=True, value_range=(0.0, 1.0)),
+    *(MetricInfo(name, "disparity", None, "Group disparity (Ethayarajh 2020): " + summary, needs_joint=True,
+                 worse="abs") for name, summary in (
+        ("demographic_parity", "Difference in the rate of the unfavourable prediction (cost 1 − ŷ, all rows)."),
+        ("equal_opportunity", "Difference in the unfavourable-prediction rate among rows whose true label is the "
+                              "favourable one."),
+        ("equalized_odds", "Both conditional gaps: among y = 1 and among y = 0, each with its own interval."),
+        ("accuracy_gap", "Difference in error rate (cost 1[y ≠ ŷ])."))),
+    MetricInfo("selection_rate", "selection", None,
+               "Selection rate (EEOC Uniform Guidelines, 29 CFR 1607.4(D)): the share of a group's rows the model "
+               "selects (predicts positive). The value is the share over all rows; each group's share is a pair.",
+               needs_label=False, worse="abs", value_range=(0.0, 1.0)),
+    MetricInfo("impact_ratio", "selection", None,
+               "Impact ratio (29 CFR 1607.4(D); NYC 6 RCNY §5-300): a group's selection rate divided by the highest "
+               "group's rate. The value is the lowest ratio; under 0.8 is the four-fifths rule's flag.",
+               needs_label=False, worse="lower", value_range=(0.0, 1.0)),
+    MetricInfo("leakage", "predictability", "T->A",
+               "Leakage amplification (Wang et al. 2019): how much better an attacker predicts the group from the "
+               "model's task predictions than from the (error-matched) true tasks."),
+    MetricInfo("dpa_a_to_t", "predictability", "A->T",
+               "Directional predictability amplification A→T (Tokas et al.): is the task easier to predict from the "
+               "group in the model's output than in the data?"),
+    MetricInfo("dpa_t_to_a", "predictability", "T->A",
+               "Directional predictability amplification T→A: is the predicted group easier to predict from the "
+               "tasks than the true group is?", needs_predicted_attribute=True),
+)}
+
+
+def names(*, family: str | None = None, **props) -> tuple[str, ...]:
+    """Metric names in catalogue order, optionally of one family or with given property values
+    (``names(needs_base=True)``)."""
+    return tuple(n for n, m in CATALOGUE.items()
+                 if (family is None or m.family == family) and all(getattr(m, k) == v for k, v in props.items()))
