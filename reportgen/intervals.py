@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats as sps
 
 VERDICT_AGAINST_PROTECTED = "against_protected"
 VERDICT_AGAINST_REFERENCE = "against_reference"
@@ -70,6 +69,8 @@ def across_runs(values: list[float | None], level: float) -> dict:
     arr = np.array(vals)
     m = float(arr.mean())
     s = float(arr.std(ddof=1))
+    from scipy import stats as sps  # imported here: scipy.stats takes ~0.5 s to import
+
     q = float(sps.t.ppf(0.5 + level / 2, len(vals) - 1))
     half = q * s / math.sqrt(len(vals))
     out.update(mean=m, sd=s, lower=m - half, upper=m + half)
@@ -93,6 +94,8 @@ def rows_and_runs(point: float, rows_lower: float | None, rows_upper: float | No
         return out
     arr = np.array(vals)
     s = float(arr.std(ddof=1))
+    from scipy import stats as sps  # imported here: scipy.stats takes ~0.5 s to import
+
     q = float(sps.t.ppf(0.5 + level / 2, len(vals) - 1))
     h_runs = q * s / math.sqrt(len(vals))
     lo = point - math.hypot(max(point - rows_lower, 0.0), h_runs)

@@ -74,7 +74,6 @@ centroids; ``kmeans_plain`` is that path.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.cluster import kmeans_plusplus
 
 MIN_GROUP = 20
 MIN_CLUSTERS = 5
@@ -471,6 +470,7 @@ def logan(
     lam = float(lam)
     if not np.isfinite(lam) or lam < 0:
         raise ValueError(f"lam must be a finite number >= 0, got {lam}")
+    from sklearn.cluster import kmeans_plusplus  # imported here: scikit-learn is slow to import
     from threadpoolctl import threadpool_limits
 
     order = canonical_order(X, group, correct, support)

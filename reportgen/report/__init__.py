@@ -30,8 +30,10 @@ import base64
 import contextlib
 import dataclasses
 import mimetypes
+import json
 import os
 import re
+import time
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
@@ -43,6 +45,7 @@ from markupsafe import Markup
 from ..errors import Problem, SpecError
 
 from . import filters as _filters
+from . import plots as _plots
 from .context import build_context
 
 __all__ = ["render_html", "render_pdf", "builtin_templates_dir", "make_environment", "PDF_VARIANT",
@@ -256,7 +259,13 @@ def _render(results: Mapping, spec_text: str | bytes, *, templates_dir, generate
         raise ValueError(f"page_size {page_size!r} is not a CSS page size (e.g. 'A4', 'letter', 'A4 landscape', "
                          "'210mm 297mm')")
     env = make_environment(templates_dir, mode=mode)
-    ctx = build_context(results, spec_text, generated=generated, mode=mode, page_size=page_size)
+    with _stage("plots"):
+        # A first pass records the plots the context asks for; they are drawn side by side in worker processes
+        # (plots.draw), then the context is built again from the cache. The SVG text is the same either way.
+        with _plots.collecting() as calls:
+            build_context(results, spec_text, generated=generated, mode=mode, page_size=page_size)
+        _plots.draw(calls)
+        ctx = build_context(results, spec_text, generated=generated, mode=mode, page_size=page_size)
     ctx["w3c_date"] = generated if generated and _W3C_DATE.match(generated) else None
     ctx["logo"] = ({"src": logo.src(mode), "alt": ctx["organisation"] or "Organisation logo"}
                    if logo is not None else None)
@@ -269,8 +278,25 @@ def render_html(results: dict, spec_text: str, *, templates_dir: Path | None = N
 
     ``logo``: a PNG, JPEG or SVG file (at most 2 MB) shown beside the organisation name, as a ``data:`` URI.
     """
-    return _render(results, spec_text, templates_dir=templates_dir, generated=generated, mode="html",
-                   logo=_load_logo(logo))
+    with _stage("html"):
+        return _render(results, spec_text, templates_dir=templates_dir, generated=generated, mode="html",
+                       logo=_load_logo(logo))
+
+
+@contextlib.contextmanager
+def _stage(name: str):
+    """With ``REPORTGEN_STAGE_TIMES=<file>`` set, append ``{"stage", "start", "end"}`` (wall clock, time.time())
+    of the block to that file as one JSON line: benchmarks/bench_render.py reads it. Otherwise nothing."""
+    path = os.environ.get("REPORTGEN_STAGE_TIMES")
+    if not path:
+        yield
+        return
+    t0 = time.time()
+    try:
+        yield
+    finally:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"stage": name, "start": t0, "end": time.time()}) + "\n")
 
 
 def _results_bytes(results: Mapping) -> bytes:
@@ -292,14 +318,23 @@ def render_pdf(results: dict, spec_text: str, *, templates_dir: Path | None = No
     organisation name; the fetcher allows that one file, served from the bytes
     checked here. URLs inside an SVG logo are refused like any other.
     """
-    import weasyprint
+    with _stage("pdf"):
+        return _render_pdf(results, spec_text, templates_dir=templates_dir, generated=generated,
+                           page_size=page_size, results_bytes=results_bytes, fetch_log=fetch_log, logo=logo)
+
+
+def _render_pdf(results, spec_text, *, templates_dir, generated, page_size, results_bytes, fetch_log,
+                logo) -> bytes:
+    with _stage("pdf: import weasyprint"):
+        import weasyprint
 
     from .fetcher import make_fetcher
 
     spec_bytes = spec_text if isinstance(spec_text, bytes) else spec_text.encode("utf-8")
     checked_logo = _load_logo(logo)
-    html = _render(results, spec_text, templates_dir=templates_dir, generated=generated, mode="pdf",
-                   page_size=page_size, logo=checked_logo)
+    with _stage("pdf: template"):
+        html = _render(results, spec_text, templates_dir=templates_dir, generated=generated, mode="pdf",
+                       page_size=page_size, logo=checked_logo)
     dirs = _search_path(templates_dir)
     files = {checked_logo.path: (checked_logo.data, checked_logo.mime)} if checked_logo else None
     fetcher = make_fetcher(dirs, fetch_log, files)
@@ -311,9 +346,15 @@ def render_pdf(results: dict, spec_text: str, *, templates_dir: Path | None = No
                               name=ATTACHMENT_RESULTS, description="Every number of this report (reportgen results)",
                               created=stamp, modified=stamp, relationship="Data", url_fetcher=fetcher),
     ]
-    doc = weasyprint.HTML(string=html, base_url=dirs[0].as_uri() + "/", url_fetcher=fetcher, media_type="print")
+    options = {"pdf_variant": PDF_VARIANT, "attachments": attachments}
     with _font_timestamp(stamp):
-        return doc.write_pdf(pdf_variant=PDF_VARIANT, attachments=attachments)
+        # what HTML.write_pdf does, in two steps so that the benchmark can time them apart
+        with _stage("pdf: layout"):
+            doc = weasyprint.HTML(string=html, base_url=dirs[0].as_uri() + "/", url_fetcher=fetcher,
+                                  media_type="print")
+            document = doc.render(**options)
+        with _stage("pdf: write"):
+            return document.write_pdf(**options)
 
 
 @contextlib.contextmanager

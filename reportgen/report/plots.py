@@ -9,12 +9,16 @@ Output is deterministic: the SVG id salt is fixed per plot, the metadata block
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import html
 import json
 import math
+import os
 import re
+import sys
 import warnings
+from collections.abc import Callable
 from io import StringIO
 
 from markupsafe import Markup
@@ -138,21 +142,109 @@ def _label(pair: dict) -> str:
     return s
 
 
+_PLOTTERS: dict[str, Callable] = {}     # name -> memoised plot function (for the worker processes)
+_COLLECT: list | None = None            # while set (see collecting()), plot calls are recorded, not drawn
+
+
 def _memo(fn):
-    """Cache a plot by the JSON of its arguments: rendering HTML and PDF from one result draws each plot once."""
+    """Cache a plot by the JSON of its arguments: rendering HTML and PDF from one result draws each plot once.
+
+    Inside ``collecting()`` a call that is not cached yet is recorded and returns None; ``draw(calls)`` then
+    draws the recorded calls (in parallel processes) into the cache."""
     cache: dict[str, Markup | None] = {}
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         key = json.dumps([args, kwargs], sort_keys=True, default=repr)
         if key not in cache:
+            if _COLLECT is not None:
+                _COLLECT.append((fn.__name__, key, args, kwargs))
+                return None
             if len(cache) >= 512:
                 cache.clear()
             cache[key] = fn(*args, **kwargs)
         return cache[key]
 
     wrapper.cache = cache
+    _PLOTTERS[fn.__name__] = wrapper
     return wrapper
+
+
+@contextlib.contextmanager
+def collecting():
+    """Record the plot calls made inside the block (not cached yet) instead of drawing them; yields the list of
+    calls to hand to ``draw``."""
+    global _COLLECT
+    prev, _COLLECT = _COLLECT, []
+    try:
+        yield _COLLECT
+    finally:
+        _COLLECT = prev
+
+
+# Drawn first: the slowest plots (the 200-dpi projection, the multi-panel cluster plot), so that the pool
+# does not end on one long plot.
+_COST_ORDER = {"projection": 0, "cluster_gaps": 1, "samplesize_curve": 2, "sweep": 3}
+
+
+def workers() -> int:
+    """Processes that draw plots: ``REPORTGEN_PLOT_WORKERS`` if set (1: draw in this process), else the CPUs this
+    process may run on. Only where ``fork`` is the usual start method (Linux): a forked worker starts in
+    milliseconds with matplotlib already imported; a spawned one would import it again (~0.5 s)."""
+    env = os.environ.get("REPORTGEN_PLOT_WORKERS", "").strip()
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            pass
+    if not sys.platform.startswith("linux"):
+        return 1
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover
+        return max(1, os.cpu_count() or 1)
+
+
+def _draw_one(name: str, args: tuple, kwargs: dict) -> str | None:
+    """In a worker: one plot, drawn by the undecorated function (the SVG text, or None)."""
+    out = _PLOTTERS[name].__wrapped__(*args, **kwargs)
+    return None if out is None else str(out)
+
+
+def draw(calls: list) -> None:
+    """Draw the recorded plot calls into the cache, each plot in one of ``workers()`` forked processes. The SVG
+    is the same text as drawn in this process (each plot sets its own rc parameters and id salt). A plot that
+    fails in a worker is left out of the cache: the template pass draws it here and raises as before."""
+    todo, seen = [], set()
+    for call in calls:
+        if call[1] not in seen and call[1] not in _PLOTTERS[call[0]].cache:
+            seen.add(call[1])
+            todo.append(call)
+    n = min(workers(), len(todo))
+    if n < 2:
+        return  # drawn one by one as the templates ask for them
+    todo.sort(key=lambda c: _COST_ORDER.get(c[0], 9))
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    _mpl()  # imported before the fork: the workers inherit it
+    import matplotlib.backends.backend_svg  # noqa: F401
+    import matplotlib.ticker  # noqa: F401
+
+    try:
+        with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = [(c, pool.submit(_draw_one, c[0], c[2], c[3])) for c in todo]
+            for (name, key, _args, _kwargs), fut in futures:
+                try:
+                    svg = fut.result()
+                except Exception:  # noqa: BLE001 - redrawn (and raised) in this process
+                    continue
+                cache = _PLOTTERS[name].cache
+                if len(cache) >= 512:
+                    cache.clear()
+                cache[key] = None if svg is None else Markup(svg)
+    except (OSError, RuntimeError):  # no processes here (sandbox, limits): the templates draw them
+        return
 
 
 @_memo
