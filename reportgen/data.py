@@ -649,6 +649,41 @@ def part_display(rel: str, root: Path, f: Path) -> str:
     return rel
 
 
+def _empty_groups(ls: LoadedSpec, attrs: list[AttributeDef], ac: "AttributeCodes", df: pd.DataFrame,
+                  rel: str) -> list[Problem]:
+    """A listed group with no rows in the file is a spelling problem at the attribute's `groups:`."""
+    problems = []
+    for a in attrs:
+        if a.spec_path[0] != "attributes" or a.name not in ac.listed:
+            continue
+        for j, c in enumerate(ac.listed[a.name]):
+            if c == 0:
+                values = sorted({_num_text(v) for v in df[a.columns[0]].dropna().unique()})
+                listed = a.values or a.groups
+                # suggest only a value of the data that is not listed already (listing it twice is no fix)
+                hint = did_you_mean(listed[j], [v for v in values if v not in {str(x) for x in listed}])
+                problems.append(ls.problem(a.spec_path + ("groups",), MSG_GROUP_EMPTY.format(
+                    group=listed[j], file=rel, hint=hint, values=_few(values, 10))))
+    return problems
+
+
+def _groups_beside_missing_columns(ls: LoadedSpec, attrs: list[AttributeDef], header: list[str], read, rel: str,
+                                   kind: str) -> list[Problem]:
+    """When some columns are missing, the attributes whose own columns are present are still checked for
+    misspelt groups, so every mistake comes in one pass (a data check is skipped only when its own key is
+    broken). ``read(columns)`` reads those columns of the file."""
+    if kind == "validation":
+        return []
+    ok = [a for a in attrs if a.spec_path[0] == "attributes" and all(c in header for c in a.columns)]
+    if not ok:
+        return []
+    try:
+        df = read(sorted({c for a in ok for c in a.columns}))
+        return _empty_groups(ls, ok, encode_attributes(ok, df, with_pred=False), df, rel)
+    except Exception:  # the missing columns are the report; a file that cannot be read says so on the rerun
+        return []
+
+
 def check_columns(ls: LoadedSpec, needed: list[tuple[str, tuple]], header: list[str], rel: str,
                   at: tuple | None = None) -> None:
     """Every needed column is in ``header``. ``at``: the data key of the file; for a second or later file of
@@ -680,11 +715,20 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     needed = _columns_needed(attrs, tasks, kind)
     mem = memory_table(ls, rel) if frame is None else None
     if mem is not None:  # an in-memory table: checked like a file, hashed by content
-        check_columns(ls, needed, [str(c) for c in mem.columns], rel, at=spec_path)
+        try:
+            check_columns(ls, needed, [str(c) for c in mem.columns], rel, at=spec_path)
+        except SpecError as e:
+            raise SpecError(e.problems + _groups_beside_missing_columns(
+                ls, attrs, [str(c) for c in mem.columns], lambda cols: mem[cols], rel, kind)) from None
         path, df, sha = Path(rel), mem, frame_sha256(mem)
     elif frame is None:
         path, files, header = open_dataset(ls, rel, spec_path)
-        check_columns(ls, needed, header, rel, at=spec_path)
+        try:
+            check_columns(ls, needed, header, rel, at=spec_path)
+        except SpecError as e:
+            raise SpecError(e.problems + _groups_beside_missing_columns(
+                ls, attrs, header, lambda cols: pd.concat([read_table(f, cols) for f in files], ignore_index=True),
+                rel, kind)) from None
         cols = [c for c, _ in needed]
         frames = []
         for f in files:
@@ -734,16 +778,8 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     # attribute groups: each attribute uses the rows with one of its listed groups; the others are left out of
     # that attribute (and its intersections) only, and counted
     ac = encode_attributes(attrs, sub, with_pred=with_pred)
-    for a in attrs:
-        if a.spec_path[0] == "attributes" and kind != "validation":
-            for j, c in enumerate(ac.listed[a.name]):
-                if c == 0:
-                    values = sorted({_num_text(v) for v in df[a.columns[0]].dropna().unique()})
-                    listed = a.values or a.groups
-                    # suggest only a value of the data that is not listed already (listing it twice is no fix)
-                    hint = did_you_mean(listed[j], [v for v in values if v not in {str(x) for x in listed}])
-                    problems.append(ls.problem(a.spec_path + ("groups",), MSG_GROUP_EMPTY.format(
-                        group=listed[j], file=rel, hint=hint, values=_few(values, 10))))
+    if kind != "validation":
+        problems += _empty_groups(ls, attrs, ac, df, rel)
     if problems:
         raise SpecError(problems)
 

@@ -77,7 +77,9 @@ class SpecError(Exception):
         return self.render()
 
     def render(self) -> str:
-        lines = [p.format() for p in self.problems]
+        # in the order of the spec's lines, as an editor shows them (problems without a position first)
+        ordered = sorted(self.problems, key=lambda p: (p.file, p.line is not None, p.line or 0, p.col or 0))
+        lines = [p.format() for p in ordered]
         if self.context:
             lines.append(self.context)
         n = len(self.problems)
