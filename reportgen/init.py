@@ -214,14 +214,15 @@ def _attribute_rank(name: str) -> int | None:
     toks = n.split("_")
     if n.replace("_", "") in ATTRIBUTE_SPECIAL:
         return ATTRIBUTE_TOKENS.index("age") if n.startswith("age") else ATTRIBUTE_TOKENS.index("marital")
+    toks = [re.sub(r"(?<=[a-z])\d+$", "", t) for t in toks]  # `race1`, `sex2`: a numbered variant of the name
     ranks = [ATTRIBUTE_TOKENS.index(t) for t in toks if t in ATTRIBUTE_TOKENS]
     return min(ranks) if ranks else None
 
 
 def _stem_match(stem: str | None, label: str) -> int | None:
     """How well a prediction stem names the label: 0 same, 1 shares words, 2 generic, None unrelated."""
-    if stem is None:
-        return 2
+    if stem is None or stem in PRED_NAMES or stem in SCORE_TOKENS or stem in ("model", "y"):
+        return 2  # a generic name (`pred_prob`, `prediction_score`, `model_score`) could be any label's
     ln, ls = _norm(label), _label_stem(label)
     if stem in (ln, ls):
         return 0

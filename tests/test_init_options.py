@@ -397,3 +397,19 @@ def test_example_refuses_a_non_empty_folder_and_accepts_an_empty_one(tmp_path):
     r = cli("init", "--example", "compas", cwd=tmp_path)           # default folder: ./compas-example
     assert r.exit_code == 0, r.output
     assert (tmp_path / "compas-example" / "spec.yaml").is_file()
+
+
+def test_generic_score_name_and_numbered_attribute_need_no_option(tmp_path):
+    """A law-school file as a stranger sends it: the score is `pred_prob` (a generic name: it could be any
+    label's), the label `bar_passed` the only two-valued column left, and `race1` a numbered race column."""
+    rng = np.random.default_rng(4)
+    n = 300
+    pd.DataFrame({"student_id": np.arange(n), "lsat": rng.normal(36, 5, n).round(1),
+                  "race1": rng.choice(["White", "Black", "Hispanic"], n, p=[.6, .25, .15]),
+                  "gender": rng.choice(["female", "male"], n), "bar_passed": rng.integers(0, 2, n),
+                  "pred_prob": rng.random(n).round(4)}).to_csv(tmp_path / "lawschool.csv", index=False)
+    doc, res = init_validate_run(tmp_path, tmp_path / "lawschool.csv")
+    assert doc["tasks"]["bar_passed"] == {"column": "bar_passed", "positive": 1, "score": "pred_prob",
+                                          "threshold": 0.5, "favorable": "positive"}
+    assert set(doc["attributes"]) == {"race1", "gender"}
+    assert {m["attribute"] for m in res["metrics"]} == {"race1", "gender"}
