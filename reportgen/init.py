@@ -889,8 +889,7 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
     L.add(None, "Every key is described in docs/reference/spec.md and `reportgen schema`.")
     L.add("version: 1", "spec format version")
     L.add("report:", "shown on the report's first page")
-    where = f"{data_path.resolve().parent.name}/{data_path.name}" if data_path.resolve().parent.name else data_path.name
-    L.add(f"  title: {yaml_scalar('Fairness audit — ' + where)}")
+    L.add(f"  title: {yaml_scalar('Fairness audit — ' + data_path.name)}")  # the file's name, no machine path
     L.add("  model: {name: model, version: unversioned}", "check: the audited model's name and version")
     L.add("  # description: what the model decides, and for whom")
     L.add("  # organisation: who commissioned the audit")

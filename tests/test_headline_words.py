@@ -17,7 +17,7 @@ def test_negative_delta_names_the_reference_first_and_flips_the_interval():
     pair = {"group": "gender=Female", "reference": "gender=Male", "task": "income=1", "condition": "all",
             "cost": "1 - y_hat (positive prediction is favourable)", "delta": -0.05}
     assert headline_sentence(pair, {"lower": -0.08, "upper": -0.02}) == (
-        "Male rows were not predicted income=1 5.0 points more often than Female rows [2.0, 8.0]")
+        "Male rows were predicted income=1 5.0 points less often than Female rows [2.0, 8.0]")
 
 
 def test_accuracy_and_undefined():

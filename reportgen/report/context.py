@@ -270,18 +270,19 @@ def headline_sentence(pair: Mapping | None, iv: Any) -> str:
     prot, ref = _group_value(pair.get("group", "")), _group_value(pair.get("reference", ""))
     task = str(pair.get("task", "the task"))
     cost = str(pair.get("cost") or "")
+    more = "more"
     if cost.startswith("error"):
         what = "were misclassified"
     elif cost.startswith("y_hat"):
         what = f"were predicted {task}"
-    else:
-        what = f"were not predicted {task}"
+    else:  # the cost is not being predicted the (favourable) task: say it without a double negative
+        what, more = f"were predicted {task}", "less"
     cond = pair.get("condition")
     among = {"y=1": f"Among rows truly {task}, ", "y=0": f"Among rows truly not {task}, "}.get(cond, "") if cond else ""
     if d == 0:
         return f"{among}{prot} and {ref} rows {what} equally often"
     first, second = (prot, ref) if d > 0 else (ref, prot)
-    text = f"{among}{first} rows {what} {abs(d) * 100:.1f} points more often than {second} rows"
+    text = f"{among}{first} rows {what} {abs(d) * 100:.1f} points {more} often than {second} rows"
     if isinstance(iv, Mapping) and F._finite(iv.get("lower")) and F._finite(iv.get("upper")):
         lo, hi = float(iv["lower"]), float(iv["upper"])
         if d < 0:  # the sentence reads reference minus protected
