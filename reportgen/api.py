@@ -419,13 +419,11 @@ class Results:
         return (f'<iframe srcdoc="{_h.escape(doc, quote=True)}" style="width:100%;height:900px;border:1px solid '
                 f'#ddd" sandbox title="reportgen summary"></iframe>')
 
-    def write(self, out_dir: str | os.PathLike, formats: str | Iterable[str] | None = ("html", "pdf", "json"),
-              *, replicates: bool = False) -> list[Path]:
+    def write(self, out_dir: str | os.PathLike,
+              formats: str | Iterable[str] | None = ("html", "pdf", "json")) -> list[Path]:
         """Write the report files into ``out_dir`` (created when missing; each file atomically), as
         ``reportgen run --out`` does: report.html, report.pdf and results.json (always). ``formats=None``: the
         spec's output.formats. Returns the paths written."""
-        if replicates:
-            raise NotImplementedError("replicates.json: run the spec with `reportgen run --replicates`")
         fmts = check_formats(formats, self._ls)
         files = output_files(self._ls, fmts, self.raw)
         if "html" in files and self._html is None:
