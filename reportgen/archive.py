@@ -68,6 +68,9 @@ connection rolls back.
 
 Test hook (tests only): with the environment variable ``REPORTGEN_ARCHIVE_TEST_CRASH=before_commit``,
 :func:`file_run` calls ``os._exit(9)`` after the INSERT, right before COMMIT, to simulate a killed process.
+
+Why one module: the archive is one file format — the SQLite schema, its hash chain, the locking that keeps the
+chain intact under concurrent filing, and `verify` — and those change together.
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ Everything here checks the data against the spec and reports problems in the
 spec's terms (``spec.yaml:LINE: attributes.race.column: column 'rase' not found
 in test.csv (did you mean 'race'?)``). Encoded data is a few integer/boolean
 arrays per file: group codes per attribute, true and predicted task indicators.
+
+Why one module: every check of a data file against the spec (columns, groups, labels, missing values) runs
+while reading and encoding it, on one set of per-file structures; splitting reading from checking would walk
+each file twice.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from reportgen.numfmt import num_text as _num_text
 from reportgen.errors import (
     MSG_COLUMN_NOT_FOUND,
     MSG_FILE_NOT_FOUND,
@@ -221,14 +226,6 @@ def match_values(series: pd.Series, values: list) -> np.ndarray:
             hit = as_str == _num_text(v)
         codes[(codes < 0) & hit] = j
     return codes
-
-
-def _num_text(v) -> str:
-    if isinstance(v, bool):
-        return str(v)
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v).strip()
 
 
 @dataclass

@@ -63,6 +63,9 @@ results' confidence level, without a correction across rows. See
 fails the diff unless ``inconclusive="pass"`` (``--inconclusive pass``): the
 same policy, option name and default (fail) as a spec gate's ``inconclusive:``
 in ``reportgen run``.
+
+Why one module: one comparison (pairing metrics and pairs across releases, noise and paired-replicate
+decisions, its gates) and its three renderings (table, Markdown, JSON) share the row model.
 """
 
 from __future__ import annotations

@@ -100,6 +100,10 @@ that many gated values at that confidence level (fewer gated values, more test
 rows or a lower confidence help). A check whose interval shows no sampling
 variation cannot fail either (it is inconclusive); with ``inconclusive: pass``
 such gates cannot fail the run and the warning says so.
+
+Why one module: the gates are one decision procedure: what a gate selects, the p-value read off each printed
+interval, the baseline pairing and Holm's correction across all of them must agree, and the spec checks use
+the same selection.
 """
 
 from __future__ import annotations

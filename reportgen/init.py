@@ -25,6 +25,9 @@ Guessing, in short:
   suggestions. Groups are listed by frequency (the first is the disparity
   metrics' reference); groups with fewer than :data:`MIN_GROUP_ROWS` rows are
   left out (their rows are dropped and counted) unless that leaves fewer than two.
+
+Why one module: the column guesses and the commented spec written from them are one conversation with the
+user: each guess has its note and its comment line.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ problem before anything is computed:
 Everything runs on the rows put in a *canonical order* first (sorted by
 feature values or text, then group and performance), so results do not depend
 on the order of the rows in the file, not even in the last bit of a float.
+
+Why one module: the spec's local_bias section end to end — features, the LOGAN/k-means runs, per-cluster
+intervals and the results block — shares one prepared-data structure.
 """
 
 from __future__ import annotations

@@ -69,6 +69,9 @@ Algorithm (``logan``)
 
 With ``lam = 0`` the procedure is exactly Lloyd's k-means from the k-means++
 centroids; ``kmeans_plain`` is that path.
+
+Why one module: the LOGAN algorithm and the plain k-means path it must reproduce at λ = 0 share their
+assignment and update steps.
 """
 
 from __future__ import annotations

@@ -136,3 +136,12 @@ def signed(value: Any, lower: Any = None, upper: Any = None) -> str:
     if _finite(value) and not s.startswith("-") and s.strip("0.") != "":
         return "+" + s
     return s
+
+
+def num_text(v) -> str:
+    """A data value as the spec and the messages write it: ``2.0`` -> ``"2"``, ``True`` -> ``"True"``."""
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v).strip()

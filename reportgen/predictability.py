@@ -85,6 +85,9 @@ test part's sampling noise, which is conservative for a value that averages tria
 
 ``trials_interval`` (``trials`` in ``over_runs``) is mean ± t over the trials: it covers only the split and flip
 randomness with the rows held fixed, and shrinks as 1/sqrt(trials) -- reported beside the headline, never as it.
+
+Why one module: the attackers, the quality functions and the row bootstrap that reruns every trial are one
+estimator; its interval is only right when they change together.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ undefined is nullable, and an undefined statistic comes with a ``reason`` saying
 published reference of results.json (``reportgen schema --results``; docs/metrics.md explains the methods).
 
 This module only describes and validates the file; the runner still builds plain dicts.
+
+Why one module: one pydantic tree describes one file format (results.json); the shared vocabulary at its top
+is used throughout.
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@
 returns a :class:`Spec`; every problem is reported at once as a
 :class:`~reportgen.errors.SpecError` whose lines read
 ``spec.yaml:LINE:COL: key.path: message``.
+
+Why one module: the pydantic models, their cross-key checks and the loader that maps every error back to a
+YAML position form the spec contract; the catalogue, the YAML reader and the error texts are already separate
+modules.
 """
 
 from __future__ import annotations
@@ -124,7 +128,7 @@ class Bins(Strict):
         return self
 
     def names(self) -> list[str]:
-        from reportgen.data import _num_text
+        from reportgen.numfmt import num_text as _num_text
 
         if self.labels is not None:
             return list(self.labels)

@@ -26,6 +26,9 @@ rows used — the memory engine's weights, row for row.
 
 The Dask engine maps the same partition functions over Dask workers and
 merges their results; nothing else differs.
+
+Why one module: the streaming and the Dask engines run the same partition functions (counts, samples, checks)
+and differ only in who runs them.
 """
 
 from __future__ import annotations

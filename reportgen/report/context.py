@@ -3,6 +3,10 @@
 Nothing here rounds or formats a number (that is ``filters``); it only orders,
 groups and derives: metric families, pairs sorted by |delta|, verdicts, which
 papers the methods appendix needs, and the plots.
+
+Why one module: every template reads one context; building it in one place keeps the views of the families,
+the runs, the gates and the provenance consistent (the number formatting is in numfmt/filters, the plots in
+plots.py).
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ apart by marker shape and line style so it survives greyscale printing, and is
 returned as an ``<svg role="img">`` string with a ``<title>`` (alt text).
 Output is deterministic: the SVG id salt is fixed per plot, the metadata block
 (date, creator) is removed, and no clock is read.
+
+Why one module: every plot shares the same deterministic SVG setup (fixed id salt, no metadata, no clock), the
+same style and the parallel drawing pool.
 """
 
 from __future__ import annotations
