@@ -51,7 +51,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGET_RATIO = 2.5
 RUN_TIMEOUT_S = 600
 DEFAULT_SPECS = ("specs/compas.yaml", "specs/adult.yaml")
-HEAVY = ("scipy.stats", "matplotlib", "weasyprint", "sklearn", "pyarrow", "pandas")
+HEAVY = ("pandas", "pyarrow", "sklearn", "scipy", "scipy.stats", "matplotlib", "weasyprint")
 
 CONFIGS = [
     # name, --format, files expected in --out
@@ -72,7 +72,7 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def run_once(spec: Path, fmt: str, expected: tuple[str, ...]) -> dict:
+def run_once(spec: Path, fmt: str, expected: tuple[str, ...], root: Path = ROOT) -> dict:
     """One fresh-process run: wall and CPU seconds, the progress events and the render stages."""
     with tempfile.TemporaryDirectory(prefix="bench-render-") as tmp:
         out = Path(tmp) / "out"
@@ -82,7 +82,7 @@ def run_once(spec: Path, fmt: str, expected: tuple[str, ...]) -> dict:
         cpu0 = _children_cpu()
         spawn = time.time()
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, env=env)
+        proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, env=env)
         wall = time.perf_counter() - t0
         cpu = _children_cpu() - cpu0
         if proc.returncode not in (0, 1):  # 1: a gate failed, the outputs are written
@@ -140,39 +140,45 @@ def split(run: dict) -> dict[str, float]:
         else:
             end = stages["html"]["end"]
         out["writing + exit"] = spawn + wall - end
+    elif t_render is not None and t_write is not None:  # a reportgen without stage times: the events only
+        t_pdf = _event_t(events, "rendering report.pdf")
+        t_html = _event_t(events, "rendering report.html")
+        out["compute"] = t_render
+        if t_html is not None:
+            out["plots + HTML"] = (t_pdf if t_pdf is not None else t_write) - t_html
+        if t_pdf is not None:
+            out["PDF"] = t_write - t_pdf
+        out["start-up, writing, exit"] = wall - t_write
     elif t_write is not None:  # JSON only: no render stage to anchor the reporter's clock on
         out["compute"] = t_write
-        out["start-up, imports, writing, exit"] = wall - t_write
+        out["start-up, writing, exit"] = wall - t_write
     return out
 
 
-def imports_in_run(spec: Path, fmt: str) -> dict[str, float]:
+def imports_in_run(spec: Path, fmt: str, root: Path = ROOT) -> dict[str, float]:
     """Seconds spent importing during one extra run under ``python -X importtime`` (not one of the timed runs):
-    the top-level imports grouped by package (lazy imports inside functions count as top-level too)."""
+    ``total`` (every top-level import, lazy ones inside functions included) and the cumulative import time of
+    each heavy package, wherever it was first imported (they overlap: pandas imports pyarrow, scikit-learn
+    imports scipy)."""
     with tempfile.TemporaryDirectory(prefix="bench-render-") as tmp:
         cmd = [sys.executable, "-X", "importtime", "-m", "reportgen", "run", str(spec), "--out", str(Path(tmp) / "o"),
                "--format", fmt, "-q"]
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
-    groups: dict[str, float] = {}
+        proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    out: dict[str, float] = {"total": 0.0}
     for line in proc.stderr.splitlines():
-        if not line.startswith("import time:") or "|" not in line:
-            continue
         parts = line.split("|")
-        if len(parts) != 3 or not parts[1].strip().isdigit():
+        if not line.startswith("import time:") or len(parts) != 3 or not parts[1].strip().isdigit():
             continue
         name = parts[2]
-        if len(name) - len(name.lstrip(" ")) != 1:  # nested: counted in its parent's cumulative time
-            continue
-        root = name.strip().split(".")[0]
-        key = {"scipy": "scikit-learn / scipy", "sklearn": "scikit-learn / scipy", "pandas": "pandas / pyarrow",
-               "pyarrow": "pandas / pyarrow", "numpy": "numpy", "matplotlib": "matplotlib",
-               "weasyprint": "weasyprint", "reportgen": "reportgen (own modules, and what they import)"}.get(
-            root, "other (stdlib, click, jinja2, ...)")
-        groups[key] = groups.get(key, 0.0) + int(parts[1]) / 1e6
-    return dict(sorted(groups.items(), key=lambda kv: -kv[1]))
+        seconds = int(parts[1]) / 1e6
+        if len(name) - len(name.lstrip(" ")) == 1:  # top level (nested imports are in its cumulative time)
+            out["total"] += seconds
+        if name.strip() in HEAVY and name.strip() not in out:
+            out[name.strip()] = seconds
+    return out
 
 
-def import_check() -> dict:
+def import_check(root: Path = ROOT) -> dict:
     """Which heavy modules `import reportgen.cli` (and reportgen.api, what `run` imports first) load, and how long
     that import takes in a fresh interpreter (best of 3)."""
     code = ("import sys, time; t = time.perf_counter(); import reportgen.cli, reportgen.api; "
@@ -180,7 +186,7 @@ def import_check() -> dict:
             f"print(json.dumps({{'seconds': d, 'loaded': [m for m in {list(HEAVY)!r} if m in sys.modules]}}))")
     best = None
     for _ in range(3):
-        proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
         if proc.returncode != 0:
             return {"error": proc.stderr.strip()[-500:]}
         r = json.loads(proc.stdout)
@@ -193,9 +199,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--specs", nargs="+", default=list(DEFAULT_SPECS), help="specs to run (default: compas, adult)")
     ap.add_argument("--repeats", type=int, default=3, help="runs of each configuration (default 3)")
+    ap.add_argument("--root", default=str(ROOT),
+                    help="the checkout whose reportgen is run (default: this one); e.g. an export of an earlier "
+                         "commit (git archive REV | tar -x -C DIR) to measure before and after in one session")
     ap.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "render.json"),
                     help="where to write the results (default benchmarks/results/render.json)")
     args = ap.parse_args(argv)
+    root = Path(args.root).resolve()
 
     env_line = (f"reportgen {_version('reportgen')}, weasyprint {_version('weasyprint')}, matplotlib "
                 f"{_version('matplotlib')}, Python {platform.python_version()}, {platform.system()} "
@@ -207,24 +217,26 @@ def main(argv: list[str] | None = None) -> int:
     if os.cpu_count() and load0 > 0.5 * os.cpu_count():
         print("warning: the machine is already busy; times will be slower (and the plots' worker processes gain "
               "less) than on an idle machine")
-    imports = import_check()
+    if root != ROOT:
+        print(f"running the reportgen of {root}")
+    imports = import_check(root)
     if "error" in imports:
         print(f"error: importing reportgen.cli failed: {imports['error']}", file=sys.stderr)
         return 1
     print(f"import reportgen.cli + reportgen.api: {imports['seconds']:.2f} s; heavy modules loaded by it: "
           f"{', '.join(imports['loaded']) or 'none'}")
 
-    doc: dict = {"environment": env_line, "date": time.strftime("%Y-%m-%d", time.gmtime()), "load_start": load0,
+    doc: dict = {"root": str(root), "environment": env_line, "date": time.strftime("%Y-%m-%d", time.gmtime()), "load_start": load0,
                  "target_ratio": TARGET_RATIO, "repeats": args.repeats, "imports": imports, "specs": {}}
     rows = []
     for spec_name in args.specs:
-        spec = (ROOT / spec_name).resolve()
-        label = str(spec.relative_to(ROOT)) if spec.is_relative_to(ROOT) else str(spec)
+        spec = (root / spec_name).resolve()
+        label = str(spec.relative_to(root)) if spec.is_relative_to(root) else str(spec)
         runs: dict[str, list[dict]] = {name: [] for name, _, _ in CONFIGS}
         try:
             for r in range(args.repeats):
                 for name, fmt, expected in CONFIGS:
-                    run = run_once(spec, fmt, expected)
+                    run = run_once(spec, fmt, expected, root)
                     runs[name].append(run)
                     print(f"  {label} run {r + 1}/{args.repeats} {name:<5} {run['wall']:6.2f} s wall, "
                           f"{run['cpu']:6.2f} s CPU", flush=True)
@@ -232,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 1
         best = {name: min(v, key=lambda x: x["wall"]) for name, v in runs.items()}
-        imp = {name: imports_in_run(spec, fmt) for name, fmt, _ in CONFIGS}
+        imp = {name: imports_in_run(spec, fmt, root) for name, fmt, _ in CONFIGS}
         ratio = best["full"]["wall"] / best["json"]["wall"]
         entry = {
             name: {"runs_s": [round(x["wall"], 3) for x in v], "best_s": round(best[name]["wall"], 3),
@@ -269,13 +281,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| total (wall) | {best['full']['wall']:.2f} | {best['json']['wall']:.2f} |")
         print()
         print("Imports in one extra run of each under `python -X importtime` (s; they fall in the parts above: "
-              "pandas and scikit-learn in compute, matplotlib in plots, weasyprint in PDF):")
+              "pandas and scikit-learn in compute, matplotlib in plots, weasyprint in PDF; packages overlap: "
+              "pandas imports pyarrow, scikit-learn imports scipy):")
         print()
-        print("| package | full | JSON-only |")
+        print("| import | full | JSON-only |")
         print("|---|---|---|")
-        for k in sorted(imp["full"].keys() | imp["json"].keys(), key=lambda k: -imp["full"].get(k, 0.0)):
-            print(f"| {k} | {imp['full'].get(k, 0.0):.2f} | {imp['json'].get(k, 0.0):.2f} |")
-        print(f"| total | {sum(imp['full'].values()):.2f} | {sum(imp['json'].values()):.2f} |")
+        for k in ("total",) + HEAVY:
+            f, j = imp["full"].get(k), imp["json"].get(k)
+            if f is None and j is None:
+                continue
+            print(f"| {k} | {'–' if f is None else f'{f:.2f}'} | {'–' if j is None else f'{j:.2f}'} |")
         if best["full"]["pages"]:
             print(f"\nPDF pages: {best['full']['pages']}")
     load1 = os.getloadavg()[0]

@@ -6,7 +6,9 @@ all. A user template may reference an asset of its own folder (a logo), which
 URL allowed, plus the exact files passed as ``files`` (the ``logo=`` of
 ``render_pdf``, served from the bytes read when it was checked), plus inline
 ``data:image/png;base64`` URLs (the raster layer of a scatter plot: decoded
-here, checked to be a PNG, nothing fetched). http(s), ftp, other data URLs,
+here, checked to be a PNG, nothing fetched), plus the report's own plots,
+which render_pdf passes as ``data:image/svg+xml`` images (served from the
+SVG text it drew, matched exactly). http(s), ftp, other data URLs,
 file URLs outside the folders (``..`` and symlinks resolved first): all
 raise ``FetchRefused``, which WeasyPrint turns into a warning and a missing
 resource, never a request. That includes every URL inside an SVG logo.
@@ -28,7 +30,9 @@ def _png_data(url: str) -> bytes:
     import binascii
 
     try:
-        body = base64.b64decode(url[len(PNG_DATA_PREFIX):], validate=True)
+        # whitespace dropped first: matplotlib wraps the base64 text, and an SVG parsed as XML (a plot served as
+        # an image) turns those line breaks into spaces
+        body = base64.b64decode("".join(url[len(PNG_DATA_PREFIX):].split()), validate=True)
     except binascii.Error:
         raise FetchRefused("refused a malformed data:image/png URL") from None
     if not body.startswith(b"\x89PNG\r\n\x1a\n"):
@@ -64,20 +68,26 @@ def resolve_allowed(url: str, roots: list[Path], files: tuple[Path, ...] | list[
 
 
 def make_fetcher(roots: list[Path], log: list[str] | None = None,
-                 files: Mapping[Path, tuple[bytes, str]] | None = None):
+                 files: Mapping[Path, tuple[bytes, str]] | None = None, plots: Mapping[str, bytes] | None = None):
     """A ``weasyprint.URLFetcher`` restricted to files under ``roots``; every URL asked for is appended to ``log``.
 
     ``files`` allows single files outside the folders: ``{path: (body, mime type)}``. Each is served from the
     given bytes (not read again from disk) and resolves ``path`` first, so a symlink points at what was checked.
+    ``plots``: ``{data:image/svg+xml URL: SVG bytes}``, the report's own plots as images (served from the given
+    bytes, matched exactly, not logged: nothing is fetched); any other SVG data URL is refused.
     """
     from weasyprint.urls import URLFetcher, URLFetcherResponse
 
     extra = {Path(p).resolve(): v for p, v in (files or {}).items()}
+    plot_urls = dict(plots or {})
 
     class TemplateOnlyFetcher(URLFetcher):
         def fetch(self, url, headers=None):  # WeasyPrint's interface
             if url.startswith(PNG_DATA_PREFIX):  # a plot's embedded raster layer: decoded here, no fetch
                 return URLFetcherResponse("data:image/png", body=_png_data(url), headers={"Content-Type": "image/png"})
+            if url in plot_urls:  # a plot drawn by this report (render_pdf), as an image
+                return URLFetcherResponse("data:image/svg+xml", body=plot_urls[url],
+                                          headers={"Content-Type": "image/svg+xml"})
             if log is not None:
                 log.append(url)
             path = resolve_allowed(url, roots, tuple(extra))
