@@ -46,7 +46,9 @@ def threshold_sweeps(ls: LoadedSpec, L: Loaded, by_attr_metrics: dict[str, list[
             if not ms:
                 continue
             has_pred = attr.name in enc.groups_pred
-            base = base_info(ls, L, attr, ls.spec.base.source)
+            # the base side only when a swept metric reads it (a disparity-only spec may have no base source)
+            base = (base_info(ls, L, attr, ls.spec.base.source) if any(families.of(m.name).needs_base for m in ms)
+                    else None)
             vals: dict[str, list] = {m.name: [] for m in ms}
             ea = enc.for_attribute(attr.name)  # the rows this attribute uses
             for thr in grid:

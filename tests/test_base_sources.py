@@ -13,6 +13,7 @@ Among T̂ = 1 rows (a, a, a, b, b): predicted groups a, a, a, b, b: P(â=a|T̂) 
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -107,3 +108,21 @@ def test_a_to_t_against_a_table_without_p_task_given_group_is_refused(tmp_path):
     assert r.returncode == 2
     assert "base.table: biasamp_a_to_t compares the predictions with the table's P(task | group)" in r.stderr
     assert "p_task_given_group" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_disparity_only_spec_with_a_score_needs_no_base_source(tmp_path):
+    """A scored test file alone, disparity metrics only: no base source is asked for, and the threshold sweep
+    (which reads the base side only for amplification metrics) runs instead of crashing."""
+    rng = np.random.default_rng(2)
+    n = 200
+    pd.DataFrame({"g": rng.choice(["a", "b"], n), "y": rng.integers(0, 2, n),
+                  "s": rng.random(n).round(3)}).to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "spec.yaml").write_text(
+        "version: 1\nreport: {title: t, model: {name: m, version: '1'}}\ndata: {test: t.csv}\n"
+        "attributes:\n  g: {column: g}\ntasks:\n  y: {column: y, positive: 1, score: s, threshold: 0.5}\n"
+        "metrics: [demographic_parity, accuracy_gap]\n")
+    r = run_cli("run", tmp_path / "spec.yaml", "--out", tmp_path / "out", "--format", "json", "--quiet")
+    assert r.returncode == 0, r.stderr
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert res["sweeps"] and {s["metric"] for s in res["sweeps"][0]["series"]} == {"demographic_parity",
+                                                                                     "accuracy_gap"}

@@ -140,15 +140,21 @@ def test_impact_ratio_interval_covers_the_population_value():
     assert value >= 0.92 and pair >= 0.92, (value, pair)
 
 
+def _two_groups(rng, p_sel, n, seed):
+    """Count replicates of one simulated test set: two groups at random, each row selected with its group's
+    probability (the engine's own resampling of the counts)."""
+    g = rng.integers(0, 2, n)
+    yh = rng.random(n) < np.asarray(p_sel)[g]
+    NB, _ = stats.replicates(stats.make_units(g, None, np.zeros((n, 1), bool), yh[:, None], 2), 400, seed=seed,
+                             stream=1)
+    return NB
+
+
 def test_selection_rate_interval_covers():
     rng = np.random.default_rng(8)
     p, n, hits, sims = [0.3, 0.5], 500, 0, 300
     for s in range(sims):
-        g = rng.integers(0, 2, n)
-        yh = rng.random(n) < np.asarray(p)[g]
-        units = stats.make_units(g, None, np.zeros((n, 1), bool), yh[:, None], 2)
-        NB, _ = stats.replicates(units, 400, seed=s, stream=1)
-        _, rB = metrics.selection_rate(NB)
+        _, rB = metrics.selection_rate(_two_groups(rng, p, n, s))
         lo, hi, _ = intervals.percentile(rB[:, 0, 0], 0.95)
         hits += lo <= p[0] <= hi
     assert hits / sims >= 0.92
@@ -160,11 +166,7 @@ def test_min_gate_fails_at_most_at_its_nominal_rate_under_the_null():
     rng = np.random.default_rng(21)
     p_sel, n, sims, fails = [0.5, 0.4], 900, 300, 0
     for s in range(sims):
-        g = rng.integers(0, 2, n)
-        yh = rng.random(n) < np.asarray(p_sel)[g]
-        units = stats.make_units(g, None, np.zeros((n, 1), bool), yh[:, None], 2)
-        NB, _ = stats.replicates(units, 400, seed=s, stream=1)
-        vB, _ = metrics.impact_ratio(NB)
+        vB, _ = metrics.impact_ratio(_two_groups(rng, p_sel, n, s))
         lo, hi, _ = intervals.percentile(vB, 0.95)
         fails += hi < 0.8
     rate = fails / sims

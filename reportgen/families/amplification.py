@@ -9,7 +9,7 @@ from reportgen import metrics
 from reportgen.data import AttributeDef, TaskColumns
 from reportgen.families.base_source import BaseInfo
 from reportgen.families.core import AttributeContext, Evaluation, combine, headline, needs_predicted, pair_eval, \
-    pair_reason
+    pair_reason, with_pairs
 from reportgen.loading import Loaded
 from reportgen.results import jfloat as _f
 from reportgen.spec import Metric
@@ -88,10 +88,7 @@ def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, tallies, base
         entry["interval"], more = headline(ev, evals, ev.reps, level, B, seed, scheme, [e.value for e in evals])
         entry.update(more)
         entry["_reps"] = ev.reps
-    entry["pairs_defined"] = sum(1 for p in pairs if "reason" not in p)
-    entry["pairs_undefined"] = len(pairs) - entry["pairs_defined"]
-    entry["pairs"] = pairs
-    return entry
+    return with_pairs(entry, pairs)
 
 
 def entry(ctx: AttributeContext, m: Metric) -> dict:

@@ -179,6 +179,14 @@ class AttributeContext:
             self.tallies.append((N1, NB, scheme))
 
 
+def with_pairs(entry: dict, pairs: list[dict]) -> dict:
+    """The entry with its pairs and how many of them are defined (a pair without a value carries `reason`)."""
+    entry["pairs_defined"] = sum(1 for p in pairs if "reason" not in p)
+    entry["pairs_undefined"] = len(pairs) - entry["pairs_defined"]
+    entry["pairs"] = pairs
+    return entry
+
+
 def undefined_entry(m: Metric, attr: AttributeDef, reason: str) -> dict:
     """A metric entry with no value, and why."""
     return {"name": m.name, "attribute": attr.name, "value": None, "reason": reason, "interval": None, "pairs": []}

@@ -8,7 +8,7 @@ import numpy as np
 from reportgen import metrics, stats
 from reportgen.data import AttributeDef, Encoded
 from reportgen.families.core import AttributeContext, Evaluation, combine, headline, needs_predicted, pair_eval, \
-    pair_reason
+    pair_reason, with_pairs
 from reportgen.loading import Loaded, sample_note, streamed, units
 from reportgen.results import jfloat as _f
 from reportgen.spec import LoadedSpec, Metric
@@ -153,10 +153,7 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
                     pair["interval"] = iv
                 pair.update(more)
             pairs.append(pair)
-    entry["pairs_defined"] = sum(1 for p in pairs if "reason" not in p)
-    entry["pairs_undefined"] = len(pairs) - entry["pairs_defined"]
-    entry["pairs"] = pairs
-    return entry
+    return with_pairs(entry, pairs)
 
 
 def entry(ctx: AttributeContext, m: Metric) -> dict:
