@@ -366,7 +366,8 @@ def _text_features(ls, prep: Prepared, texts: np.ndarray, lb, seed: int) -> None
         raise SpecError([ls.problem(("local_bias", "features", "text"),
                                     f"the text column yields only {V} term(s); too few for features")])
     svd = TruncatedSVD(n_components=dims, algorithm="randomized", n_iter=7, random_state=seed)
-    Z = svd.fit_transform(T)
+    with _one_blas_thread():  # the same bits on any machine load or core count
+        Z = svd.fit_transform(T)
     prep.X = normalize(Z)
     prep.tfidf = T
     prep.terms = vec.get_feature_names_out()
@@ -591,6 +592,14 @@ def evaluate(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: Non
     return out
 
 
+def _one_blas_thread():
+    """BLAS/LAPACK on one thread: a multi-threaded reduction may sum in another order from run to run, and
+    results.json must be byte-identical for the same inputs."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def _projection(X, km_labels, lg_labels, first, seed, km_clusters, lg_clusters) -> dict:
     """PCA to 2-D for the report's scatter plot: a seeded sample of rows plus every cluster's centroid."""
     from sklearn.decomposition import PCA
@@ -599,7 +608,8 @@ def _projection(X, km_labels, lg_labels, first, seed, km_clusters, lg_clusters) 
     Xd = X.astype(np.float64)
     if d >= 2:
         pca = PCA(n_components=2, svd_solver="full" if n * d <= 4_000_000 else "covariance_eigh")
-        P = pca.fit_transform(Xd)
+        with _one_blas_thread():
+            P = pca.fit_transform(Xd)
         ev = [_f(x) for x in pca.explained_variance_ratio_]
         method = "pca"
     else:

@@ -133,3 +133,22 @@ def test_difference_reports_the_json_path():
     assert _first_difference(a, {"metrics": [{"value": 0.1, "n": 1.0}]})[0] == "$.metrics[0].n"
     assert _first_difference({"x": {"a=b": 1}}, {"x": {"a=b": 2}})[0] == "$.x['a=b']"
     assert _strip({"reportgen_version": "9", "spec": {"absolute_path": "/x", "path": "p"}}) == {"spec": {"path": "p"}}
+
+
+def test_results_do_not_depend_on_the_blas_thread_count(tmp_path):
+    """Byte-identical results.json for the same inputs on any machine: the text features' SVD and the projection
+    ran multi-threaded BLAS, whose reductions summed in a thread-count-dependent order (the last digit of
+    local_bias.features.explained_variance moved). They now run on one BLAS thread."""
+    import os
+    import subprocess
+    import sys
+
+    outs = []
+    for threads in ("1", "4"):
+        out = tmp_path / f"t{threads}"
+        env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+        r = subprocess.run([sys.executable, "-m", "reportgen", "run", "specs/toxicity.yaml", "--out", str(out),
+                            "--format", "json", "--quiet"], cwd=ROOT, env=env, capture_output=True, text=True)
+        assert r.returncode in (0, 1), r.stderr
+        outs.append((out / "results.json").read_bytes())
+    assert outs[0] == outs[1]
