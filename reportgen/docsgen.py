@@ -316,7 +316,71 @@ def cli_page() -> str:
 
 # --------------------------------------------------------------------------- driver
 
+def results_model_page() -> str:
+    """Every object of results.json and its keys, from the typed model (reportgen/results_model.py)."""
+    import typing
+
+    from pydantic import BaseModel
+
+    from reportgen import results_model as RM
+
+    def type_text(ann) -> str:
+        origin = typing.get_origin(ann)
+        args = typing.get_args(ann)
+        if origin is typing.Annotated:
+            return type_text(args[0])
+        if origin is typing.Literal:
+            return " \\| ".join(f"`{a!r}`" if not isinstance(a, str) else f"`\"{a}\"`" for a in args)
+        if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+            return " or ".join(type_text(a) for a in args)
+        if origin in (list, tuple):
+            return f"list of {type_text(args[0])}" if args else "list"
+        if origin is dict:
+            return f"object of {type_text(args[1])}" if args else "object"
+        if ann is type(None):
+            return "null"
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            return f"[{ann.__name__}](#{ann.__name__.lower()})"
+        return f"`{getattr(ann, '__name__', str(ann))}`"
+
+    seen: list[type] = []
+
+    def walk(model: type) -> None:
+        if model in seen:
+            return
+        seen.append(model)
+        for f in model.model_fields.values():
+            stack = [f.annotation]
+            while stack:
+                a = stack.pop()
+                if isinstance(a, type) and issubclass(a, BaseModel):
+                    walk(a)
+                stack += list(typing.get_args(a))
+
+    walk(RM.Results)
+    lines = [BANNER.format(source="the typed model `reportgen/results_model.py`"),
+             "# results.json schema\n",
+             "Every object of `results.json` (schema_version 1) and every key it can hold, generated from the "
+             "typed model that the tests validate every sample's output against. The same model is published as "
+             "a JSON Schema: `reportgen schema --results` (shipped as `reportgen/schema/results.schema.json`). "
+             "What the keys mean for an audit, and what each interval covers: [results.json](results.md).\n"]
+    for model in seen:
+        doc = " ".join((model.__doc__ or "").split())
+        lines.append(f"## {model.__name__}\n")
+        if doc:
+            lines.append(doc + "\n")
+        lines.append("| key | type | required | meaning |")
+        lines.append("|---|---|---|---|")
+        for name, f in model.model_fields.items():
+            key = f.alias or name
+            lines.append(f"| `{key}` | {type_text(f.annotation)} | {'yes' if f.is_required() else 'no'} | "
+                         f"{_cell(f.description or '')} |")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
 PAGES = {
+    "reference/results-schema.md": results_model_page,
     "reference/spec.md": spec_page,
     "reference/metric-list.md": metric_list_page,
     "reference/cli.md": cli_page,
