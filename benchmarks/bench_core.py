@@ -174,7 +174,9 @@ DISPARITY_METRICS = [
 
 def reportgen_disparity(group, y, yhat, B: int, seed: int) -> dict:
     """End to end from raw arrays: units, point counts, replicates, both disparities, percentile CIs."""
-    from reportgen import intervals, metrics, stats
+    from reportgen.stats import intervals
+    from reportgen.stats import metrics
+    from reportgen.stats import counts as stats
 
     Y = np.asarray(y).astype(bool)[:, None]
     Yh = np.asarray(yhat).astype(bool)[:, None]
@@ -247,7 +249,9 @@ def fairlearn_disparity(group, y, yhat, n_boot: int | None, seed: int) -> dict:
 
 def biasamp_child(args) -> None:
     """Runs in its own process; prints one JSON line."""
-    from reportgen import intervals, metrics, stats
+    from reportgen.stats import intervals
+    from reportgen.stats import metrics
+    from reportgen.stats import counts as stats
 
     (g, Y, Yh), (gt, Yt) = multilabel_data(args.rows, args.train_rows, args.tasks, args.seed)
     rss_inputs = _peak_rss_mib()

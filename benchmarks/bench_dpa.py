@@ -93,7 +93,7 @@ def check_peer():
 
 
 def run_reportgen(a, t, th, trials: int, seed: int, repeats: int) -> tuple[list[float], dict]:
-    from reportgen.predictability import dpa
+    from reportgen.stats.predictability import dpa
 
     times, res = [], None
     for _ in range(repeats):

@@ -1,4 +1,4 @@
-"""LOGAN local-bias clustering benchmark: reportgen.logan.logan against scikit-learn's KMeans.
+"""LOGAN local-bias clustering benchmark: reportgen.stats.logan.logan against scikit-learn's KMeans.
 
 Run from the repository root:
 
@@ -132,7 +132,7 @@ def child(args) -> None:
     from sklearn.cluster import KMeans, kmeans_plusplus
     from threadpoolctl import threadpool_limits
 
-    from reportgen.logan import canonical_order, logan, summary
+    from reportgen.stats.logan import canonical_order, logan, summary
 
     if args.threads:
         threadpool_limits(limits=args.threads)

@@ -117,7 +117,7 @@ output:
 CHILD = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
-from reportgen.spec import load_spec
+from reportgen.spec.model import load_spec
 from reportgen.runner import run_spec
 ls = load_spec(sys.argv[1])
 res = run_spec(ls)

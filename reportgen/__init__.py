@@ -13,7 +13,7 @@ From Python (e.g. a notebook)::
 
 __version__ = "0.1.0"
 
-from reportgen.errors import Problem, SpecError  # noqa: E402  (light: standard library only)
+from reportgen.spec.errors import Problem, SpecError  # noqa: E402  (light: standard library only)
 
 __all__ = ["__version__", "run", "audit", "Results", "Gate", "SpecError", "Problem"]
 

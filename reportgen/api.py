@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from reportgen.errors import Problem, SpecError
+from reportgen.spec.errors import Problem, SpecError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from reportgen.spec import LoadedSpec
+    from reportgen.spec.model import LoadedSpec
 
 __all__ = ["run", "audit", "Results", "Gate", "SpecError", "Problem", "DICT_SPEC_NAME", "IN_MEMORY"]
 
@@ -39,7 +39,7 @@ def load(spec: str | os.PathLike | Mapping, *, base_dir: str | os.PathLike | Non
     if isinstance(spec, Mapping):
         ls = _load_dict(spec, base_dir)
     elif isinstance(spec, (str, os.PathLike)):
-        from reportgen.spec import load_spec
+        from reportgen.spec.model import load_spec
 
         ls = load_spec(Path(spec), strict=False)
     else:
@@ -104,7 +104,7 @@ def output_files(ls: "LoadedSpec", fmts: Iterable[str], results: dict, *, replic
     import hashlib
     import json
 
-    from reportgen.results import dumps
+    from reportgen.fileio import dumps
 
     results_bytes = dumps(results).encode("utf-8")
     files = render_reports(ls, fmts, results, results_bytes, say)
@@ -119,7 +119,7 @@ def output_files(ls: "LoadedSpec", fmts: Iterable[str], results: dict, *, replic
 def write_files(out: Path, files: dict[str, bytes]) -> list[Path]:
     """Write the outputs into ``out`` (each atomically); a replicates.json left by an earlier run is removed when
     this run has none (it would not belong to these results)."""
-    from reportgen.results import write_outputs
+    from reportgen.fileio import write_outputs
 
     out = Path(out)
     written = write_outputs(out, files)
@@ -144,7 +144,7 @@ def check_formats(formats: str | Iterable[str] | None, ls: "LoadedSpec") -> list
 
 
 def _spec_class():
-    from reportgen.spec import LoadedSpec
+    from reportgen.spec.model import LoadedSpec
 
     class DictSpec(LoadedSpec):
         """A spec given as a dict: data paths resolve against ``base_dir``; problems carry no line (there is no
@@ -246,7 +246,7 @@ def _plain(v: Any, path: str) -> Any:
 def _load_dict(spec: Mapping, base_dir) -> "LoadedSpec":
     import yaml
 
-    from reportgen.spec import parse_spec
+    from reportgen.spec.model import parse_spec
 
     d = dict(spec)
     frames: dict[str, Any] = {}
@@ -341,7 +341,7 @@ class Results:
     def to_json(self) -> bytes:
         """results.json exactly as ``reportgen run`` writes it."""
         if self._json is None:
-            from reportgen.results import dumps
+            from reportgen.fileio import dumps
 
             self._json = dumps(self.raw).encode("utf-8")
         return self._json
@@ -360,9 +360,9 @@ class Results:
 
     @property
     def model(self):
-        """The typed model of results.json (reportgen.results_model.Results), built on first use."""
+        """The typed model of results.json (reportgen.results.model.Results), built on first use."""
         if self._model is None:
-            from reportgen.results_model import load_results
+            from reportgen.results.model import load_results
 
             self._model = load_results(self.raw)
         return self._model
@@ -445,7 +445,7 @@ def _iv(iv: Mapping) -> dict:
 
 def _family(m: Mapping) -> str | None:
     try:
-        from reportgen import metrics
+        from reportgen.stats import metrics
 
         return metrics.REGISTRY[m["name"]].family
     except Exception:  # a name this version does not know (results from elsewhere)

@@ -11,7 +11,7 @@ from typing import NoReturn
 import click
 
 from reportgen import __version__, numfmt
-from reportgen.errors import SpecError
+from reportgen.spec.errors import SpecError
 
 EXIT_OK, EXIT_GATE, EXIT_SPEC, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -116,7 +116,7 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
     out = out or Path(f"report-{spec.stem}")
     problem = _out_dir_problem(out)
     if problem:  # before any work: a run that cannot be written is refused at once, nothing is created
-        from reportgen.errors import Problem
+        from reportgen.spec.errors import Problem
 
         _spec_failed(say, SpecError([Problem("--out", None, None, "", problem)]), json_log)
     fmts = [f.strip() for f in formats.split(",")] if formats else list(ls.spec.output.formats)
@@ -146,7 +146,7 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
     api.write_files(out, files)  # also removes a replicates.json of an earlier run: not of these results
     filed = None
     if archive_dir is not None:
-        from reportgen import archive
+        from reportgen.release import archive
 
         say("filing into the archive")
         try:
@@ -205,7 +205,7 @@ def _run_time() -> str:
     """The archive's run time: SOURCE_DATE_EPOCH when set, else now (UTC)."""
     import os
 
-    from reportgen import archive
+    from reportgen.release import archive
 
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     return archive.utc_timestamp(int(epoch) if epoch else None)
@@ -240,9 +240,9 @@ def _summary(results: dict, out: Path, written: list[str]) -> None:
 def validate(spec: Path) -> None:
     """Check SPEC and its data files without computing metrics."""
     from reportgen.runner import load_all
-    from reportgen.spec import load_spec
+    from reportgen.spec.model import load_spec
 
-    from reportgen import gates as G
+    from reportgen.release import gates as G
 
     ls = load_spec(spec, strict=False)
     L = load_all(ls)
@@ -281,13 +281,13 @@ def schema(out: Path | None, results: bool) -> None:
     Write it beside your spec (`reportgen schema --out spec.schema.json`) and start the spec with
     `# yaml-language-server: $schema=spec.schema.json`: the reference then survives a rebuilt environment."""
     if results:
-        from reportgen.results_model import results_schema_text as schema_text
+        from reportgen.results.model import results_schema_text as schema_text
     else:
         from reportgen.init import schema_text
 
     text = schema_text()
     if out:
-        from reportgen.results import write_atomic
+        from reportgen.fileio import write_atomic
 
         write_atomic(out, text.encode("utf-8"))
     else:
@@ -308,8 +308,8 @@ def samplesize(delta: float, confidence: float, gamma: float, variance: float | 
     """Examples needed to claim a bias of size DELTA (Ethayarajh 2020 Bernstein bound)."""
     import math
 
-    from reportgen.intervals import samplesize as ss
-    from reportgen.intervals import smallest_detectable
+    from reportgen.stats.intervals import samplesize as ss
+    from reportgen.stats.intervals import smallest_detectable
 
     problems = []
     if not 0 < confidence < 1:
@@ -368,7 +368,7 @@ def init(data: Path | None, out: Path | None, label: str | None, predicted: str 
 
     `reportgen init --example compas [--out DIR]` writes a runnable example into a new folder instead."""
     from reportgen.init import MSG_OUT_EXISTS, InitError, starter_spec, write_example, write_schema_beside
-    from reportgen.results import write_atomic
+    from reportgen.fileio import write_atomic
 
     if example is not None:
         given = [f"--{n}" for n, v in (("label", label), ("predicted", predicted), ("score", score),
@@ -399,10 +399,10 @@ def init(data: Path | None, out: Path | None, label: str | None, predicted: str 
 
 def _side(ref: str):
     """A results.json, a report folder, or an archive reference DIR@model[:version]."""
-    from reportgen import diff as D
+    from reportgen.release import diff as D
 
     if "@" in ref and not Path(ref).exists():
-        from reportgen import archive
+        from reportgen.release import archive
 
         try:
             return D.load_side(archive.resolve_ref(ref))
@@ -453,7 +453,7 @@ def diff(old: str, new: str, fmt: str, max_increase: tuple[str, ...], inconclusi
     --inconclusive pass); 2 the inputs cannot be compared (different metric definitions or base sources: --force
     compares anyway) or are not results.
     """
-    from reportgen import diff as D
+    from reportgen.release import diff as D
 
     try:
         a, b = _side(old), _side(new)
@@ -469,7 +469,7 @@ def diff(old: str, new: str, fmt: str, max_increase: tuple[str, ...], inconclusi
     text = {"table": D.to_table, "markdown": D.to_markdown, "json": D.to_json}[fmt](result)
     click.echo(text, nl=not text.endswith("\n"))
     if out is not None:
-        from reportgen.results import write_atomic
+        from reportgen.fileio import write_atomic
 
         write_atomic(out, text.encode("utf-8"))
     sys.exit(EXIT_GATE if result.failed else EXIT_OK)
@@ -498,7 +498,7 @@ def _gates_text(gates: list[dict], passed: bool) -> str:
 @_guard
 def history(archive_dir: Path, model: str | None, as_json: bool) -> None:
     """List the runs filed in ARCHIVE_DIR, oldest first (seq, time, model, version, gates, spec hash)."""
-    from reportgen import archive
+    from reportgen.release import archive
 
     try:
         entries = archive.history(archive_dir, model=model)
@@ -532,7 +532,7 @@ def verify(target: Path, archive_dir: Path | None) -> None:
     every file matches the archive index. Archive: the hash chain is intact, every entry's files match.
     Exit codes: 0 intact; 1 something differs (each difference is named); 2 not a report, folder or archive.
     """
-    from reportgen import archive
+    from reportgen.release import archive
 
     try:
         rep = archive.verify(target, archive_dir=archive_dir)

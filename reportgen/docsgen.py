@@ -51,7 +51,7 @@ def _model_defaults() -> dict[str, dict[str, Any]]:
     from pydantic import BaseModel
     from pydantic_core import PydanticUndefined
 
-    from reportgen import spec as spec_mod
+    from reportgen.spec import model as spec_mod
 
     out: dict[str, dict[str, Any]] = {}
     for name in dir(spec_mod):
@@ -211,7 +211,7 @@ class _SpecPage:
         return lines
 
     def render(self) -> str:
-        out = [BANNER.format(source="the spec models (`reportgen/spec.py`, `reportgen schema`)"),
+        out = [BANNER.format(source="the spec models (`reportgen/spec/model.py`, `reportgen schema`)"),
                "# Spec reference\n",
                "Every key of a spec, generated from the pydantic models that validate it (the same models "
                "`reportgen schema` turns into the JSON Schema, `reportgen/schema/spec.schema.json`). "
@@ -240,7 +240,7 @@ class _SpecPage:
 
 
 def spec_page() -> str:
-    from reportgen.spec import json_schema
+    from reportgen.spec.model import json_schema
 
     return _SpecPage(json_schema(), _model_defaults()).render()
 
@@ -267,13 +267,13 @@ def metric_headings(text: str | None = None) -> dict[str, str]:
 
 
 def metric_list_page() -> str:
-    from reportgen.metrics import REGISTRY
+    from reportgen.stats.metrics import REGISTRY
 
     heads = metric_headings()
-    lines = [BANNER.format(source="`reportgen.metrics.REGISTRY`"),
+    lines = [BANNER.format(source="`reportgen.stats.metrics.REGISTRY`"),
              "# Metric list\n",
              "Every metric a spec can name under `metrics:`, generated from the registry in "
-             "`reportgen/metrics.py`. The definitions, formulas and edge cases are in "
+             "`reportgen/stats/metrics.py`. The definitions, formulas and edge cases are in "
              "[the metrics reference](../metrics.md) (the section column links to each one). "
              "*Direction*: A→T asks whether the model predicts tasks differently by group; T→A whether, "
              "given a task, it predicts the group differently. *Needs predicted attribute*: the attribute must "
@@ -317,12 +317,12 @@ def cli_page() -> str:
 # --------------------------------------------------------------------------- driver
 
 def results_model_page() -> str:
-    """Every object of results.json and its keys, from the typed model (reportgen/results_model.py)."""
+    """Every object of results.json and its keys, from the typed model (reportgen/results/model.py)."""
     import typing
 
     from pydantic import BaseModel
 
-    from reportgen import results_model as RM
+    from reportgen.results import model as RM
 
     def type_text(ann) -> str:
         origin = typing.get_origin(ann)
@@ -358,7 +358,7 @@ def results_model_page() -> str:
                 stack += list(typing.get_args(a))
 
     walk(RM.Results)
-    lines = [BANNER.format(source="the typed model `reportgen/results_model.py`"),
+    lines = [BANNER.format(source="the typed model `reportgen/results/model.py`"),
              "# results.json schema\n",
              "Every object of `results.json` (schema_version 1) and every key it can hold, generated from the "
              "typed model that the tests validate every sample's output against. The same model is published as "

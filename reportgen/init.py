@@ -43,7 +43,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from reportgen.errors import Problem, SpecError
+from reportgen.spec.errors import Problem, SpecError
 
 MAX_ROWS = 100_000  # rows read for inference
 MIN_GROUP_ROWS = 30  # smaller groups are left out of `groups:` (validate warns below 30 rows)
@@ -451,7 +451,7 @@ def schema_text() -> str:
     """The spec's JSON Schema as `reportgen schema` prints it."""
     import json
 
-    from reportgen.spec import json_schema
+    from reportgen.spec.model import json_schema
 
     return json.dumps(json_schema(), indent=2) + "\n"
 
@@ -465,7 +465,7 @@ def write_schema_beside(spec_path: Path) -> tuple[Path, str]:
     """
     import json
 
-    from reportgen.results import write_atomic
+    from reportgen.fileio import write_atomic
 
     target = Path(spec_path).parent / SCHEMA_FILE
     text = schema_text()
@@ -695,7 +695,7 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
         raise InitError(shown, MSG_DATA_NOT_FOUND.format(path=shown, resolved=data_path.resolve()))
     sample_from = data_path
     if data_path.is_dir():  # a data set of part files: the spec names the folder, the guess reads its first part
-        from reportgen.data import dataset_files
+        from reportgen.data.files import dataset_files
 
         parts = dataset_files(data_path)
         if not parts:

@@ -3,9 +3,9 @@
 :func:`run_spec` loads the data (:func:`load_all`), then for each attribute builds one
 :class:`~reportgen.families.core.AttributeContext` (with the count tensors when a count family asks for
 them) and hands every requested metric to its family (:mod:`reportgen.families`) — there is no per-family
-code here. Then the threshold sweeps (:mod:`reportgen.sweeps`), the gates, local bias and the provenance
+code here. Then the threshold sweeps (:mod:`reportgen.results.sweeps`), the gates, local bias and the provenance
 records. The results tree is plain JSON-able data (floats stay floats; ``None`` with a ``reason`` where a
-statistic is undefined); :mod:`reportgen.results` writes it.
+statistic is undefined); :mod:`reportgen.fileio` writes it.
 """
 
 from __future__ import annotations
@@ -15,16 +15,18 @@ from typing import Callable
 
 import numpy as np
 
-from reportgen import __version__, families, metrics, thresholds
-from reportgen.data import AttributeDef, TaskColumns, attribute_defs, expand_tasks, load_role, load_table_base, \
+from reportgen import __version__, families
+from reportgen.stats import metrics
+from reportgen.stats import thresholds
+from reportgen.data.files import AttributeDef, TaskColumns, attribute_defs, expand_tasks, load_role, load_table_base, \
     open_dataset
-from reportgen.errors import Problem, SpecError, merge_missing_columns
+from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
 from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
 from reportgen.families.core import AttributeContext
-from reportgen.loading import Loaded, has_pred, sample_note, streamed
-from reportgen.results import jfloat as _f
-from reportgen.spec import DISPARITY_METRICS, LoadedSpec, Metric
-from reportgen.sweeps import threshold_sweeps
+from reportgen.stats.loading import Loaded, has_pred, sample_note, streamed
+from reportgen.fileio import jfloat as _f
+from reportgen.spec.model import DISPARITY_METRICS, LoadedSpec, Metric
+from reportgen.results.sweeps import threshold_sweeps
 
 SCHEMA_VERSION = 1
 
@@ -56,7 +58,7 @@ def load_all(ls: LoadedSpec, *, engine: str | None = None, scheduler: str | None
 
 
 def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Progress) -> Loaded:
-    from reportgen import stream
+    from reportgen.stats import stream
 
     s = ls.spec
     problems: list[Problem] = []
@@ -135,7 +137,7 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
                         metric=m.name, table=s.base.table)))
                     break
     if s.local_bias is not None and out.predictions:
-        from reportgen import local_bias
+        from reportgen.families import local_bias
 
         lb_rows = out.row_predictions[0]
         if s.local_bias.attribute in lb_rows.groups:  # LOGAN clusters the rows its attribute uses
@@ -189,7 +191,7 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
     `min_group_size` rows, largest first (ties by value), so the largest group is the default reference. Sets the
     spec's groups, records what was chosen in ``ls.inferred_groups``, and checks what names those groups
     (protected/reference, labels, LOGAN groups), raising every problem at once."""
-    from reportgen.data import _num_text, read_table
+    from reportgen.data.files import _num_text, read_table
 
     s = ls.spec
     todo = [(name, a) for name, a in s.attributes.items() if a.groups is None]
@@ -249,7 +251,7 @@ def _load_baseline(ls: LoadedSpec, override) -> tuple[dict | None, dict | None, 
     import json
     from pathlib import Path
 
-    from reportgen import gates as G
+    from reportgen.release import gates as G
 
     s = ls.spec
     needs = [i for i, g in enumerate(s.gates) if g.max_increase is not None]
@@ -309,7 +311,7 @@ def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | No
 
 
 def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, baseline_info, replicates_out) -> dict:
-    from reportgen import gates as G
+    from reportgen.release import gates as G
 
     s = ls.spec
     boot = s.intervals.bootstrap
@@ -358,7 +360,7 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
     if baseline_info is not None:
         extra["baseline"] = {**baseline_info, "paired_replicates": paired is not None}
     if L.local is not None:
-        from reportgen import local_bias
+        from reportgen.families import local_bias
 
         lb = s.local_bias
         extra["local_bias"] = local_bias.evaluate(L.local, lb, seed=int(lb.seed if lb.seed is not None else seed),

@@ -190,13 +190,12 @@ def test_gates_and_passed(res):
 
 
 def test_to_json_and_model(res):
-    from reportgen.results import dumps
+    from reportgen.fileio import dumps
 
     assert res.to_json() == dumps(res.raw).encode("utf-8")
     assert json.loads(res.to_json()) == res.raw
-    if (ROOT / "reportgen" / "results_model.py").is_file():
-        assert res.model.passed == res.passed
-        assert len(res.model.metrics) == len(res.raw["metrics"])
+    assert res.model.passed == res.passed
+    assert len(res.model.metrics) == len(res.raw["metrics"])
 
 
 def test_write_same_files_as_cli(res, tmp_path, monkeypatch):
@@ -225,7 +224,7 @@ def test_repr_html_is_the_first_page(res):
 
 def test_import_is_light():
     code = ("import sys, reportgen; heavy = [m for m in ('pandas', 'numpy', 'scipy', 'pydantic', 'jinja2', "
-            "'reportgen.runner', 'reportgen.spec') if m in sys.modules]; print(heavy); "
+            "'reportgen.runner', 'reportgen.spec.model') if m in sys.modules]; print(heavy); "
             "assert callable(reportgen.run) and callable(reportgen.audit) and reportgen.SpecError")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -1,4 +1,4 @@
-"""The audit archive (reportgen.archive): filing, history, references, and tamper detection by verify.
+"""The audit archive (reportgen.release.archive): filing, history, references, and tamper detection by verify.
 
 Two real COMPAS reports (model version 1.0.0 and a spec copy with version 2.0.0) are built once per module;
 every test works on copies. Expected hashes are computed here with hashlib from the files on disk, and the
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from reportgen import archive as A
-from reportgen.archive import ArchiveError, file_run, history, resolve_ref, verify
+from reportgen.release import archive as A
+from reportgen.release.archive import ArchiveError, file_run, history, resolve_ref, verify
 
 T1, T2, T3 = "2026-11-22T10:00:00Z", "2026-11-23T11:30:00Z", "2026-11-24T09:15:00Z"
 FILED = ["report.html", "report.pdf", "results.json"]
@@ -458,7 +458,7 @@ def test_concurrent_filings_all_land_with_an_intact_chain(v1, v2, tmp_path, n):
 
 CRASH_SCRIPT = textwrap.dedent("""
     import sys
-    from reportgen.archive import file_run
+    from reportgen.release.archive import file_run
     file_run(sys.argv[1], sys.argv[2], run_time=sys.argv[3])
     print("not reached")
 """)

@@ -9,7 +9,9 @@ Bernstein interval (observed gamma, as the runner does by default) and a
 
 import numpy as np
 
-from reportgen import intervals, metrics, stats
+from reportgen.stats import intervals
+from reportgen.stats import metrics
+from reportgen.stats import counts as stats
 
 SHARE_A = 0.35
 P_Y = {0: 0.5, 1: 0.4}  # P(y=1 | group) for reference (0) and protected (1)

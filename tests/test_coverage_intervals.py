@@ -11,7 +11,9 @@ import math
 
 import numpy as np
 
-from reportgen import intervals, metrics, stats
+from reportgen.stats import intervals
+from reportgen.stats import metrics
+from reportgen.stats import counts as stats
 from reportgen.families.disparity import simultaneous
 
 LEVEL = 0.95
@@ -164,7 +166,7 @@ def test_cluster_gap_bernstein_covers_a_fixed_cluster():
     """A cluster's accuracy-gap interval (gap_intervals, error cost) covers the true gap of the region's population
     at ≥ 95% (a Bernstein bound is conservative). The cluster is held fixed here: selection of clusters by LOGAN
     on the same rows is not covered, which the report states."""
-    from reportgen.local_bias import gap_intervals
+    from reportgen.families.local_bias import gap_intervals
 
     rng = np.random.default_rng(606)
     acc = {1: 0.70, 0: 0.82}  # first group, second group

@@ -14,8 +14,8 @@ import math
 import numpy as np
 import pytest
 
-from reportgen import intervals
-from reportgen import predictability as P
+from reportgen.stats import intervals
+from reportgen.stats import predictability as P
 
 PI = np.array([0.5, 0.3, 0.2])  # P(A = a), three groups
 PT = np.array([0.2, 0.7, 0.35])  # P(T = 1 | A = a)
@@ -188,7 +188,7 @@ def test_counting_path_agrees_with_rebuilding_the_rows(name, quality):
 
 
 def test_multivariate_hypergeometric_draw():
-    from reportgen.predictability import _mv_hypergeom
+    from reportgen.stats.predictability import _mv_hypergeom
 
     counts = np.tile(np.array([5, 0, 12, 3, 7, 1, 9]), (20000, 1))
     k = np.full(20000, 15)

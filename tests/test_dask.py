@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from reportgen import stream
-from reportgen.errors import SpecError
+from reportgen.stats import stream
+from reportgen.spec.errors import SpecError
 from reportgen.runner import run_spec
-from reportgen.spec import load_spec
+from reportgen.spec.model import load_spec
 from tests.test_stream import _split_to_parts
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""`reportgen.diff`: comparing an old release's audit results with a new one's.
+"""`reportgen.release.diff`: comparing an old release's audit results with a new one's.
 
 The COMPAS pair is made by the real CLI: OLD = specs/compas.yaml (threshold calibrated to the training
 positive rate, about 0.47), NEW = a copy with `threshold: 0.3` (the new model flags more people). Expected
@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from conftest import run_cli
-from reportgen import diff as D
-from reportgen.results import dumps
+from reportgen.release import diff as D
+from reportgen.fileio import dumps
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from reportgen import docsgen
-from reportgen.metrics import REGISTRY
-from reportgen.spec import json_schema
+from reportgen.stats.metrics import REGISTRY
+from reportgen.spec.model import json_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -29,9 +29,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from reportgen import gates as G
-from reportgen import intervals, metrics, stats
-from reportgen.spec import Gate
+from reportgen.release import gates as G
+from reportgen.stats import intervals
+from reportgen.stats import metrics
+from reportgen.stats import counts as stats
+from reportgen.spec.model import Gate
 
 LEVEL, ALPHA = 0.95, 0.025
 B, K, ROWS, P_TASK, LIMIT = 500, 15, 4000, 0.3, 0.05

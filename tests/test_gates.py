@@ -20,10 +20,10 @@ import pytest
 from click.testing import CliRunner
 from scipy.stats import norm
 
-from reportgen import gates as G
+from reportgen.release import gates as G
 from reportgen.cli import main
-from reportgen.errors import SpecError
-from reportgen.spec import Gate
+from reportgen.spec.errors import SpecError
+from reportgen.spec.model import Gate
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"

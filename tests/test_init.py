@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from reportgen import init as rinit
 from reportgen.cli import main
-from reportgen.errors import SpecError
+from reportgen.spec.errors import SpecError
 from reportgen.init import InitError, starter_spec, yaml_scalar
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reportgen import local_bias as LB
+from reportgen.families import local_bias as LB
 from reportgen.runner import load_all, run_spec
-from reportgen.spec import load_spec
+from reportgen.spec.model import load_spec
 
 SPEC = """\
 version: 1

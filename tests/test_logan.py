@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.cluster import KMeans
 
-from reportgen.logan import (
+from reportgen.stats.logan import (
     _accept,
     _assign_block,
     _bias_delta,

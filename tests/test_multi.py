@@ -20,9 +20,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reportgen import metrics, stats
+from reportgen.stats import metrics
+from reportgen.stats import counts as stats
 from reportgen.runner import run_spec
-from reportgen.spec import load_spec
+from reportgen.spec.model import load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 A, B, C = 0, 1, 2  # task indices

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reportgen.predictability import (
+from reportgen.stats.predictability import (
     MSG_QUALITY_LOSS_CALLABLE,
     MSG_QUALITY_LOSS_NAME,
     dpa,
@@ -336,7 +336,7 @@ def test_lookup_runs_on_a_million_rows():
 @pytest.mark.parametrize("quality,c", [("accuracy", 2), ("accuracy", 3), ("f1", 2), ("f1", 3)])
 def test_cell_quality_equals_refitting_on_expanded_rows(quality, c):
     """Replicate quality from cell weights == a lookup table refitted on the rows those weights stand for."""
-    from reportgen.predictability import _cell_quality, _score_codes
+    from reportgen.stats.predictability import _cell_quality, _score_codes
 
     rng = np.random.default_rng(11)
     C = 40
@@ -393,7 +393,7 @@ def test_leakage_lookup_bootstrap_brackets_the_estimate():
 def test_named_sklearn_qualities_are_accepted_and_computed(name):
     from sklearn import metrics as skm
 
-    from reportgen.predictability import quality_score, validate_quality
+    from reportgen.stats.predictability import quality_score, validate_quality
 
     y = np.array([0, 1, 1, 0, 1, 0, 0, 1, 1, 1])
     p = np.array([0, 1, 0, 0, 1, 1, 0, 1, 1, 0])

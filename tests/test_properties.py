@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reportgen import metrics, stats
+from reportgen.stats import metrics
+from reportgen.stats import counts as stats
 
 COUNT_METRICS = sorted(n for n, d in metrics.REGISTRY.items() if d.fn is not None)
 AMPLIFICATION = [n for n in COUNT_METRICS if metrics.REGISTRY[n].family in ("amplification", "multi")]

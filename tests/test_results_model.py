@@ -1,4 +1,4 @@
-"""The typed results.json model (reportgen/results_model.py): complete for today's files, strict, and published.
+"""The typed results.json model (reportgen/results/model.py): complete for today's files, strict, and published.
 
 Reuses the stored snapshots (tests/snapshots, see tests/test_snapshots.py); no spec is run here.
 """
@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from conftest import ROOT, run_cli
-from reportgen.results_model import Results, load_results, results_json_schema
+from reportgen.results.model import Results, load_results, results_json_schema
 
 SNAPSHOTS = sorted((ROOT / "tests" / "snapshots").glob("*.results.json"))
 FIXTURE_V1 = ROOT / "tests" / "fixtures" / "results_v1_compas.json"

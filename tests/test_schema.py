@@ -1,6 +1,6 @@
 import json
 
-from reportgen.spec import json_schema
+from reportgen.spec.model import json_schema
 
 
 def test_shipped_schema_is_current(root):

@@ -16,7 +16,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from reportgen import intervals, metrics, stats
+from reportgen.stats import intervals
+from reportgen.stats import metrics
+from reportgen.stats import counts as stats
 from conftest import run_cli
 
 SPEC = {

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats as sps
 
 from conftest import run_cli
-from reportgen import thresholds
+from reportgen.stats import thresholds
 
 SPEC = """\
 version: 1

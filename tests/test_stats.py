@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from reportgen import metrics, stats
+from reportgen.stats import metrics
+from reportgen.stats import counts as stats
 
 
 def _data(n=5000, K=4, G=2, seed=0):

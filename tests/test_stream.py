@@ -21,10 +21,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from reportgen import stats, stream
-from reportgen.errors import SpecError
+from reportgen.stats import counts as stats
+from reportgen.stats import stream
+from reportgen.spec.errors import SpecError
 from reportgen.runner import load_all, run_spec
-from reportgen.spec import load_spec
+from reportgen.spec.model import load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ["compas.yaml", "multilabel.yaml", "adult.yaml", "compas_runs.yaml", "compas_balanced.yaml"]

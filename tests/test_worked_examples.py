@@ -5,8 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from reportgen import intervals, metrics
-from reportgen.metrics import (biasamp_a_to_t, biasamp_mals, biasamp_t_to_a, counts_from_arrays,
+from reportgen.stats import intervals
+from reportgen.stats import metrics
+from reportgen.stats.metrics import (biasamp_a_to_t, biasamp_mals, biasamp_t_to_a, counts_from_arrays,
                                direction_from_counts, group_given_task_from_counts)
 from conftest import rows_from_cells
 

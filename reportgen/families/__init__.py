@@ -3,7 +3,7 @@
 A family says what it needs (so the loader and the spec contract can ask for exactly that), computes its
 results entries from the shared statistics (``entry(ctx, metric)``, with ``ctx`` a
 :class:`~reportgen.families.core.AttributeContext`), and names the template partial that shows them. Adding a
-family: a module here, a :class:`Family` line in ``FAMILIES``, its metrics in :mod:`reportgen.metrics`'
+family: a module here, a :class:`Family` line in ``FAMILIES``, its metrics in :mod:`reportgen.stats.metrics`'
 registry, a template partial and a docs section (docs/contributing.md walks through it).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from reportgen import metrics
+from reportgen.stats import metrics
 from reportgen.families import amplification, disparity, multi, predictability, selection
 
 

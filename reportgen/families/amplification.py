@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from reportgen import metrics
-from reportgen.data import AttributeDef, TaskColumns
+from reportgen.stats import metrics
+from reportgen.data.files import AttributeDef, TaskColumns
 from reportgen.families.base_source import BaseInfo
 from reportgen.families.core import AttributeContext, Evaluation, combine, headline, needs_predicted, pair_eval, \
     pair_reason, with_pairs
-from reportgen.loading import Loaded
-from reportgen.results import jfloat as _f
-from reportgen.spec import Metric
+from reportgen.stats.loading import Loaded
+from reportgen.fileio import jfloat as _f
+from reportgen.spec.model import Metric
 
 
 def _amplification(name: str, N1: np.ndarray, NB: np.ndarray, base: BaseInfo) -> tuple[Evaluation, np.ndarray]:

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reportgen import metrics, stats
-from reportgen.data import AttributeDef
-from reportgen.loading import Loaded, streamed, units
-from reportgen.spec import LoadedSpec
+from reportgen.stats import metrics
+from reportgen.stats import counts as stats
+from reportgen.data.files import AttributeDef
+from reportgen.stats.loading import Loaded, streamed, units
+from reportgen.spec.model import LoadedSpec
 
 
 @dataclass

@@ -10,11 +10,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from reportgen import intervals, metrics, stats
-from reportgen.data import AttributeDef
-from reportgen.loading import Loaded, has_pred, streamed, units
-from reportgen.results import jfloat as _f
-from reportgen.spec import LoadedSpec, Metric
+from reportgen.stats import intervals
+from reportgen.stats import metrics
+from reportgen.stats import counts as stats
+from reportgen.data.files import AttributeDef
+from reportgen.stats.loading import Loaded, has_pred, streamed, units
+from reportgen.fileio import jfloat as _f
+from reportgen.spec.model import LoadedSpec, Metric
 
 
 @dataclass

@@ -8,12 +8,13 @@ import math
 
 import numpy as np
 
-from reportgen import intervals, metrics
-from reportgen.data import AttributeDef, TaskColumns
+from reportgen.stats import intervals
+from reportgen.stats import metrics
+from reportgen.data.files import AttributeDef, TaskColumns
 from reportgen.families.core import AttributeContext, Evaluation, combine, headline, needs_predicted
-from reportgen.loading import Loaded
-from reportgen.results import jfloat as _f
-from reportgen.spec import LoadedSpec, Metric
+from reportgen.stats.loading import Loaded
+from reportgen.fileio import jfloat as _f
+from reportgen.spec.model import LoadedSpec, Metric
 
 
 def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, tallies, task_idx: list[int],

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from reportgen import metrics, stats
-from reportgen.data import AttributeDef, Encoded
+from reportgen.stats import metrics
+from reportgen.stats import counts as stats
+from reportgen.data.files import AttributeDef, Encoded
 from reportgen.families.core import AttributeContext, Evaluation, combine, headline, needs_predicted, pair_eval, \
     pair_reason, with_pairs
-from reportgen.loading import Loaded, sample_note, streamed, units
-from reportgen.results import jfloat as _f
-from reportgen.spec import LoadedSpec, Metric
+from reportgen.stats.loading import Loaded, sample_note, streamed, units
+from reportgen.fileio import jfloat as _f
+from reportgen.spec.model import LoadedSpec, Metric
 
 
 def _multi_rows(enc: Encoded, attr: AttributeDef, has_pred: bool) -> stats.Units:

@@ -1,22 +1,23 @@
 """Predictability amplification (leakage, DPA A→T and T→A): attackers trained on rows, with a row bootstrap
-that reruns every trial (docs/metrics.md §2). The attackers live in :mod:`reportgen.predictability`."""
+that reruns every trial (docs/metrics.md §2). The attackers live in :mod:`reportgen.stats.predictability`."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from reportgen import intervals, metrics
-from reportgen.data import AttributeDef
+from reportgen.stats import intervals
+from reportgen.stats import metrics
+from reportgen.data.files import AttributeDef
 from reportgen.families.core import AttributeContext
-from reportgen.loading import Loaded
-from reportgen.results import jfloat as _f
-from reportgen.spec import Metric
+from reportgen.stats.loading import Loaded
+from reportgen.fileio import jfloat as _f
+from reportgen.spec.model import Metric
 
 
 def _predictability_entry(m: Metric, attr: AttributeDef, L: Loaded, has_pred: bool, level: float,
                           seed: int, B: int) -> dict:
     """Leakage and DPA (docs/metrics.md §2) on each prediction file; several runs are averaged."""
-    from reportgen import predictability as P
+    from reportgen.stats import predictability as P
 
     entry = {"name": m.name, "attribute": attr.name, "direction": metrics.REGISTRY[m.name].direction,
              "value": None, "interval": None, "pairs": []}

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from reportgen import metrics
+from reportgen.stats import metrics
 from reportgen.families.core import AttributeContext, Evaluation, combine, headline, pair_eval
-from reportgen.results import jfloat as _f
-from reportgen.spec import Metric
+from reportgen.fileio import jfloat as _f
+from reportgen.spec.model import Metric
 
 REASON_NO_ROWS = "the group has no rows for this task"
 REASON_NONE_SELECTED = "no row of any group is selected for this task, so there is no highest rate to divide by"

@@ -26,7 +26,7 @@ from io import StringIO
 
 from markupsafe import Markup
 
-from .. import intervals as _iv
+from reportgen.stats import intervals as _iv
 from . import filters as F
 
 MAX_FOREST_ROWS = 30

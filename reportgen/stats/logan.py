@@ -304,7 +304,7 @@ def _nearest_block(X, lo, hi, C, cnorm, labels):
 def _pool():
     from concurrent.futures import ThreadPoolExecutor
 
-    from reportgen.stats import _workers
+    from reportgen.stats.counts import _workers
 
     return ThreadPoolExecutor(_workers())
 

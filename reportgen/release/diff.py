@@ -79,9 +79,9 @@ from pathlib import Path
 
 import numpy as np
 
-from reportgen.results import jfloat as _fl
+from reportgen.fileio import jfloat as _fl
 
-from reportgen.gates import AMPLIFICATION_LIKE, pair_key, worsening
+from reportgen.release.gates import AMPLIFICATION_LIKE, pair_key, worsening
 
 DIFF_VERSION = 1
 

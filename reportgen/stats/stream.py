@@ -3,11 +3,11 @@
 A data set (one file, a folder of part files or a glob) is cut into
 *partitions* (a Parquet file's row groups, or a CSV file), each read in
 record batches. Every batch is encoded exactly as the memory engine encodes a
-whole file (:func:`reportgen.data.load_role`), then reduced to
+whole file (:func:`reportgen.data.files.load_role`), then reduced to
 
 * per attribute, the counts of the distinct row patterns
   ``(group, predicted group, y-vector, ŷ-vector)`` — the same integer codes
-  :func:`reportgen.stats.compress` gives, so the multinomial bootstrap over
+  :func:`reportgen.stats.counts.compress` gives, so the multinomial bootstrap over
   them is bit-for-bit the memory engine's;
 * per attribute, the point tallies ``N`` (so the point estimates never need
   the patterns);
@@ -20,7 +20,7 @@ Counts add, so the result does not depend on how rows are split into batches
 or partitions, nor on the order partitions finish: :func:`merge` is
 associative and commutative and leaves everything in canonical (sorted)
 order. When an attribute has more distinct patterns than the multinomial
-bootstrap takes (:data:`reportgen.stats.MULTINOMIAL_MAX_PATTERNS`), a second
+bootstrap takes (:data:`reportgen.stats.counts.MULTINOMIAL_MAX_PATTERNS`), a second
 pass draws keyed Poisson(1) weights for each row from its position among the
 rows used — the memory engine's weights, row for row.
 
@@ -40,8 +40,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from reportgen import stats
-from reportgen.data import (
+from reportgen.stats import counts as stats
+from reportgen.data.files import (
     AttributeDef,
     Encoded,
     TaskColumns,
@@ -62,7 +62,7 @@ from reportgen.data import (
     open_dataset,
     role_kind,
 )
-from reportgen.errors import MSG_GROUP_EMPTY, MSG_MISSING_VALUES, Problem, SpecError, did_you_mean
+from reportgen.spec.errors import MSG_GROUP_EMPTY, MSG_MISSING_VALUES, Problem, SpecError, did_you_mean
 
 AUTO_STREAM_BYTES = 1 << 30  # engine: auto streams data sets larger than this on disk
 PARTITION_ROWS = 4_000_000  # Parquet row groups are gathered into partitions of about this many rows
@@ -332,7 +332,7 @@ def _attr_rows(b: BatchCodes, a: AttributeDef) -> np.ndarray | None:
 
 def _units(plan: Plan, b: BatchCodes, a: AttributeDef, with_pred: bool = True, offset: int = 0) -> stats.Units:
     """Attribute ``a``'s rows of the batch, positioned at ``offset`` + their position among its kept rows
-    (as ``reportgen.loading.units`` positions a file's rows)."""
+    (as ``reportgen.stats.loading.units`` positions a file's rows)."""
     sel = _attr_rows(b, a)
     gp = b.groups_pred.get(a.name) if with_pred and plan.has_pred(a) else None
     Y = b.Y
@@ -782,7 +782,7 @@ def choose_engine(ls, rels: list[str]) -> str:
     eng = ls.spec.data.engine
     if eng != "auto":
         return eng
-    from reportgen.data import is_dataset_pattern
+    from reportgen.data.files import is_dataset_pattern
 
     total = 0
     for rel in rels:
@@ -856,8 +856,8 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
 
 def _part_problem(ls, e: PartitionError, root: Path, rel: str, spec_path: tuple, needed_pairs) -> SpecError:
     """The spec-level problem for a part that cannot be read, naming the part."""
-    from reportgen.data import part_display
-    from reportgen.errors import MSG_COLUMN_NOT_FOUND, did_you_mean
+    from reportgen.data.files import part_display
+    from reportgen.spec.errors import MSG_COLUMN_NOT_FOUND, did_you_mean
 
     shown = part_display(rel, root, Path(e.path))
     if e.missing:

@@ -1,6 +1,6 @@
 """Metric definitions: pure functions over contingency counts, and a registry.
 
-The count tensor ``N[b, k, a, â, y, ŷ]`` is described in :mod:`reportgen.stats`.
+The count tensor ``N[b, k, a, â, y, ŷ]`` is described in :mod:`reportgen.stats.counts`.
 Every function here is vectorised over the leading replicate axis ``b``, so
 the same code gives the point estimate (one "replicate": the data) and every
 bootstrap replicate. Undefined quantities are NaN inside these functions and
@@ -19,7 +19,8 @@ from typing import Callable
 
 import numpy as np
 
-from reportgen import catalogue, stats
+from reportgen.spec import catalogue
+from reportgen.stats import counts as stats
 
 # Reasons (pinned by tests)
 REASON_EMPTY_GROUP = "group has no rows in the test data"
@@ -307,7 +308,7 @@ def impact_ratio(N: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class MetricDef:
-    """A catalogue entry (reportgen/catalogue.py) with its count function."""
+    """A catalogue entry (reportgen/spec/catalogue.py) with its count function."""
 
     name: str
     family: str  # a key of reportgen.families.FAMILIES

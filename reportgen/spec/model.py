@@ -2,7 +2,7 @@
 
 ``load_spec(path)`` reads YAML with ``safe_load`` semantics, validates it and
 returns a :class:`Spec`; every problem is reported at once as a
-:class:`~reportgen.errors.SpecError` whose lines read
+:class:`~reportgen.spec.errors.SpecError` whose lines read
 ``spec.yaml:LINE:COL: key.path: message``.
 
 Why one module: the pydantic models, their cross-key checks and the loader that maps every error back to a
@@ -19,8 +19,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
 
-from reportgen import catalogue
-from reportgen.errors import (
+from reportgen.spec import catalogue
+from reportgen.spec.errors import (
     MSG_MISSING_KEY,
     MSG_EMPTY_SPEC,
     MSG_NOT_A_MAPPING,
@@ -30,11 +30,11 @@ from reportgen.errors import (
     SpecError,
     did_you_mean,
 )
-from reportgen.yamlmap import load_with_marks
+from reportgen.spec.yamlmap import load_with_marks
 
 Scalar = Union[bool, int, float, str]
 
-# Metric names and their properties come from the catalogue (reportgen/catalogue.py): one line per metric.
+# Metric names and their properties come from the catalogue (reportgen/spec/catalogue.py): one line per metric.
 PREDICTABILITY_METRICS = catalogue.names(family="predictability")
 COUNT_METRICS = tuple(n for n in catalogue.CATALOGUE if n not in PREDICTABILITY_METRICS)
 KNOWN_METRICS = COUNT_METRICS + PREDICTABILITY_METRICS
@@ -332,7 +332,7 @@ class Metric(Strict):
             if getattr(self, key) is not None and self.name not in PREDICTABILITY_METRICS:
                 raise ValueError(f"`{key}` applies only to leakage, dpa_a_to_t, dpa_t_to_a; remove it here")
         if self.quality is not None:
-            from reportgen.predictability import validate_quality
+            from reportgen.stats.predictability import validate_quality
 
             try:
                 validate_quality(self.quality)
@@ -942,7 +942,7 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
                 out.append(ls.problem(("metrics", i, "name"),
                                       f"{m.name} needs predicted attributes; add `predicted: <column>` to "
                                       f"attributes.{targets[0]} or remove this metric"))
-    from reportgen import gates as G
+    from reportgen.release import gates as G
 
     out += G.spec_problems(ls)  # gates select computed values and can fail
     for name, t in s.tasks.items():

@@ -27,10 +27,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from reportgen import intervals, logan as LG
-from reportgen.results import jfloat as _f
-from reportgen.data import AttributeDef, Encoded, TaskColumns, _few, _line_of, enc_columns, enc_header, match_values
-from reportgen.errors import MSG_COLUMN_NOT_FOUND, Problem, SpecError, did_you_mean
+from reportgen.stats import intervals
+from reportgen.stats import logan as LG
+from reportgen.fileio import jfloat as _f
+from reportgen.data.files import AttributeDef, Encoded, TaskColumns, _few, _line_of, enc_columns, enc_header, match_values
+from reportgen.spec.errors import MSG_COLUMN_NOT_FOUND, Problem, SpecError, did_you_mean
 
 PERFORMANCE_LABELS = {
     "accuracy": "accuracy",
@@ -243,7 +244,7 @@ def _column_features(ls, enc: Encoded, cols: list[str], base: tuple):
 def _embedding_features(ls, enc: Encoded, f, base: tuple, n: int):
     path = ls.resolve(f.file)
     if not path.is_file():
-        from reportgen.data import missing_file_message
+        from reportgen.data.files import missing_file_message
 
         raise SpecError([ls.problem(base + ("file",), missing_file_message(f.file, path))])
     suffix = path.suffix.lower()

@@ -866,7 +866,7 @@ def _rows_interval(reps: np.ndarray, point: float, info: dict, *, level: float, 
     [v - (m - q_lo), v + (q_hi - m)]: it always contains the estimate and is never narrower than the percentile
     interval; it grows by |v - m| only on the side the estimate lies.
     """
-    from reportgen import intervals
+    from reportgen.stats import intervals
 
     lo, hi, undefined = intervals.percentile(reps, level)
     iv: dict[str, Any] = {"method": "bootstrap", "level": level, "lower": None, "upper": None,
@@ -896,7 +896,7 @@ def _rows_interval(reps: np.ndarray, point: float, info: dict, *, level: float, 
 def _evaluate(probs: list[_Problem], *, attacker, quality, trials, split, seed, equalize, hidden, bootstrap, level,
               max_replicates) -> dict[str, Any]:
     """Point per run, trials block, and the headline interval (rows; rows and runs with several runs)."""
-    from reportgen import intervals
+    from reportgen.stats import intervals
 
     points = [_point(p, attacker=attacker, quality=quality, trials=trials, split=split, seed=seed,
                      equalize=equalize, hidden=hidden) for p in probs]

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from reportgen.errors import (
+from reportgen.spec.errors import (
     MSG_DUPLICATE_KEY,
     MSG_YAML_ALIAS_LIMIT,
     MSG_YAML_DEPTH_LIMIT,

@@ -115,9 +115,10 @@ from statistics import NormalDist
 
 import numpy as np
 
-from reportgen import catalogue, numfmt
-from reportgen.errors import Problem, SpecError, did_you_mean
-from reportgen.results import jfloat as _f
+from reportgen import numfmt
+from reportgen.spec import catalogue
+from reportgen.spec.errors import Problem, SpecError, did_you_mean
+from reportgen.fileio import jfloat as _f
 
 MSG_NO_BASELINE = ("gate `max_increase` needs a baseline: set `baseline: <previous results.json or report folder>` "
                    "in the spec or pass --baseline")
@@ -156,7 +157,7 @@ def pair_key(pair: dict) -> tuple:
 
 
 def _family(metric: str) -> str | None:
-    from reportgen import metrics
+    from reportgen.stats import metrics
 
     d = metrics.REGISTRY.get(metric)
     return d.family if d is not None else None
@@ -452,7 +453,7 @@ def spec_problems(ls) -> list[Problem]:
     """Validation-time checks of the gates (what the spec alone can tell): a gate must select computed values
     (metric listed, attribute declared and covered by the metric, task a declared task of the metric, pairs
     where the metric has them) and each bound must be able to fail."""
-    from reportgen import metrics
+    from reportgen.stats import metrics
 
     s = ls.spec
     out: list[Problem] = []

@@ -91,8 +91,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .errors import did_you_mean
-from .results import sha256_file
+from reportgen.spec.errors import did_you_mean
+from reportgen.fileio import sha256_file
 
 FORMAT_VERSION = 1
 INDEX_NAME = "index.sqlite"

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from reportgen import stats
-from reportgen.data import AttributeDef, Encoded, TaskColumns
+from reportgen.stats import counts as stats
+from reportgen.data.files import AttributeDef, Encoded, TaskColumns
 
 
 @dataclass
@@ -38,13 +38,13 @@ class Loaded:
 
 
 def _rows(enc):
-    from reportgen.stream import Streamed
+    from reportgen.stats.stream import Streamed
 
     return enc.sample if isinstance(enc, Streamed) else enc
 
 
 def streamed(enc) -> bool:
-    from reportgen.stream import Streamed
+    from reportgen.stats.stream import Streamed
 
     return isinstance(enc, Streamed)
 

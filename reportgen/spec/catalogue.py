@@ -1,7 +1,7 @@
 """The metric catalogue: every metric's name, family and properties, in one place.
 
 This module imports nothing from the rest of reportgen, so every stage reads it: the spec (which metrics
-exist, which need a base source or predicted attributes), the metric functions (:mod:`reportgen.metrics`
+exist, which need a base source or predicted attributes), the metric functions (:mod:`reportgen.stats.metrics`
 attaches a count function to each name), the families, the gates (which way a value gets worse, its range)
 and the generated docs. Adding a metric is one :class:`MetricInfo` line here plus its function; adding a
 family is also a module in :mod:`reportgen.families` (docs/contributing.md).

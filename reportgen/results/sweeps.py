@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from reportgen import families, metrics, stats
-from reportgen.data import AttributeDef, TaskColumns
+from reportgen import families
+from reportgen.stats import metrics
+from reportgen.stats import counts as stats
+from reportgen.data.files import AttributeDef, TaskColumns
 from reportgen.families.base_source import BaseInfo, base_info
-from reportgen.loading import Loaded
-from reportgen.results import jfloat as _f
-from reportgen.spec import LoadedSpec, Metric
+from reportgen.stats.loading import Loaded
+from reportgen.fileio import jfloat as _f
+from reportgen.spec.model import LoadedSpec, Metric
 
 
 SWEEP_POINTS = 21

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen.numfmt import num_text as _num_text
-from reportgen.errors import (
+from reportgen.spec.errors import (
     MSG_COLUMN_NOT_FOUND,
     MSG_FILE_NOT_FOUND,
     MSG_GROUP_EMPTY,
@@ -30,8 +30,8 @@ from reportgen.errors import (
     SpecError,
     did_you_mean,
 )
-from reportgen.results import sha256_file  # noqa: F401  (re-exported)
-from reportgen.spec import LoadedSpec, Task
+from reportgen.fileio import sha256_file  # noqa: F401  (re-exported)
+from reportgen.spec.model import LoadedSpec, Task
 
 INTERSECTION_SEP = "×"
 

@@ -1,0 +1,1 @@
+"""Stage 6, release: pass/fail gates, comparing releases (diff), the archive and its hash chain."""

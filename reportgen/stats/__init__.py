@@ -1,0 +1,1 @@
+"""Stage 2, statistics: count tensors and their bootstrap replicates (counts), in memory or streamed and on Dask (stream), what the families read (loading), pure metric functions of counts (metrics), intervals, thresholds, the predictability attackers and the LOGAN algorithm."""
