@@ -344,14 +344,16 @@ def test_group_suggestion_is_the_same_with_either_engine(engine, tmp_path):
                             "values present: Female, Male"], r.stderr
 
 
-def test_a_missing_column_does_not_hide_a_misspelt_group_and_problems_come_in_line_order(tmp_path):
+@pytest.mark.parametrize("engine", ["memory", "stream"])
+def test_a_missing_column_does_not_hide_a_misspelt_group_and_problems_come_in_line_order(tmp_path, engine):
     """A stranger's spec with several mistakes at once: a missing column for one attribute does not stop the
     group check of another (a data check is skipped only when its own key is broken), and the problems are
     listed in the order of the spec's lines, each once."""
     (tmp_path / "t.csv").write_text("race1,gender,passed,pred\n" + "".join(
         f"{r},{g},{i % 2},{(i // 2) % 2}\n" for i, (r, g) in enumerate([("White", "f"), ("Black", "m")] * 20)))
     spec = tmp_path / "spec.yaml"
-    spec.write_text("version: 1\nreport: {title: t, model: {name: m, version: '1'}}\ndata: {test: t.csv}\n"
+    spec.write_text(f"version: 1\nreport: {{title: t, model: {{name: m, version: '1'}}}}\n"
+                    f"data: {{test: t.csv, engine: {engine}}}\n"
                     "attributes:\n  race: {column: race1, groups: [White, Blak]}\n  gender: {column: sex}\n"
                     "tasks:\n  passed: {column: passed, positive: 1, predicted: pred}\n"
                     "metrics: [demographic_parity, equal_oportunity]\n")

@@ -43,6 +43,7 @@ import pandas as pd
 from reportgen.stats import counts as stats
 from reportgen.data.files import (
     AttributeDef,
+    _groups_beside_missing_columns,
     Encoded,
     TaskColumns,
     _check_labels,
@@ -821,7 +822,11 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
     path, files, header = open_dataset(ls, rel, spec_path)
     kind = role_kind(role)
     needed_pairs = _columns_needed(attrs, tasks, kind)
-    check_columns(ls, needed_pairs, header, rel, at=spec_path)
+    try:
+        check_columns(ls, needed_pairs, header, rel, at=spec_path)
+    except SpecError as e:  # the attributes whose columns are present are still checked for misspelt groups
+        raise SpecError(e.problems + _groups_beside_missing_columns(
+            ls, attrs, header, lambda cols: _distinct_table(files, cols), rel, kind)) from None
     needed = [c for c, _ in needed_pairs]
     d = ls.spec.data
     scols = sample_columns(ls, header, needed) if sample else []
@@ -852,6 +857,19 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
     if sample:
         st.sample = _sample_encoded(ls, plan, acc, role, rel, spec_path, attrs, tasks, thresholds, st)
     return st
+
+
+def _distinct_table(files: list[Path], cols: list[str], batch_rows: int = 200_000) -> pd.DataFrame:
+    """The distinct values of ``cols`` over every part, one pass reading only those columns (memory: the distinct
+    values), as a small table for the group check (padded with missing values)."""
+    seen: dict[str, dict] = {c: {} for c in cols}
+    for part in partitions(files):
+        for df in read_batches(part, cols, batch_rows):
+            for c in cols:
+                for v in distinct_values(df[c]):
+                    seen[c].setdefault(v)
+    n = max((len(v) for v in seen.values()), default=0)
+    return pd.DataFrame({c: pd.Series(list(v) + [None] * (n - len(v))) for c, v in seen.items()})
 
 
 def _part_problem(ls, e: PartitionError, root: Path, rel: str, spec_path: tuple, needed_pairs) -> SpecError:
