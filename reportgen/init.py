@@ -896,6 +896,7 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
     L.add("  model: {name: model, version: unversioned}", "check: the audited model's name and version")
     L.add("  # description: what the model decides, and for whom")
     L.add("  # organisation: who commissioned the audit")
+    L.add("  # unit: rows                              # what one row is, for the report's sentences (e.g. applicants)")
     L.add("data:", "paths are relative to this file")
     L.add(f"  test: {yaml_scalar(data_rel)}", "labels, predictions and attributes")
     L.add("  # train: train.csv", "training data: the preferred base source (see base:)")

@@ -33,3 +33,12 @@ def test_reasons_render_code_spans_not_backticks():
     assert str(ticks("needs predicted attributes: add `predicted:` to <b>")) == \
         "needs predicted attributes: add <code>predicted:</code> to &lt;b&gt;"
     assert str(ticks(None)) == ""
+
+
+def test_the_unit_names_who_the_rows_are():
+    pair = {"group": "race=African-American", "reference": "race=Caucasian", "task": "recidivism=1",
+            "condition": "y=0", "cost": "y_hat (positive prediction is unfavourable)", "delta": 0.1596}
+    assert headline_sentence(pair, IV, "defendants") == (
+        "Among defendants truly not recidivism=1, African-American defendants were predicted recidivism=1 16.0 points "
+        "more often than Caucasian defendants [8.7, 23.0]")
+

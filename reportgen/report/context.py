@@ -263,7 +263,7 @@ def _group_value(label: str) -> str:
     return str(label).split("=", 1)[1] if "=" in str(label) else str(label)
 
 
-def headline_sentence(pair: Mapping | None, iv: Any) -> str:
+def headline_sentence(pair: Mapping | None, iv: Any, unit: str = "rows") -> str:
     """A disparity headline in words: who bears the costly outcome more often, by how many points, with the
     interval in points ('Among rows truly not recidivism=1, African-American rows were predicted recidivism=1
     16.0 points more often than Caucasian rows [8.7, 23.0]'). Needed because the signed cost difference has the
@@ -282,11 +282,11 @@ def headline_sentence(pair: Mapping | None, iv: Any) -> str:
     else:  # the cost is not being predicted the (favourable) task: say it without a double negative
         what, more = f"were predicted {task}", "less"
     cond = pair.get("condition")
-    among = {"y=1": f"Among rows truly {task}, ", "y=0": f"Among rows truly not {task}, "}.get(cond, "") if cond else ""
+    among = {"y=1": f"Among {unit} truly {task}, ", "y=0": f"Among {unit} truly not {task}, "}.get(cond, "") if cond else ""
     if d == 0:
-        return f"{among}{prot} and {ref} rows {what} equally often"
+        return f"{among}{prot} and {ref} {unit} {what} equally often"
     first, second = (prot, ref) if d > 0 else (ref, prot)
-    text = f"{among}{first} rows {what} {abs(d) * 100:.1f} points {more} often than {second} rows"
+    text = f"{among}{first} {unit} {what} {abs(d) * 100:.1f} points {more} often than {second} {unit}"
     if isinstance(iv, Mapping) and F._finite(iv.get("lower")) and F._finite(iv.get("upper")):
         lo, hi = float(iv["lower"]), float(iv["upper"])
         if d < 0:  # the sentence reads reference minus protected
@@ -373,7 +373,7 @@ def _runs_views(entry: Mapping, v: Mapping, run_labels: list[str]) -> tuple[dict
     return head, rows
 
 
-def _metric_view(entry: Mapping, index: int, run_labels: list[str] | None = None) -> dict:
+def _metric_view(entry: Mapping, index: int, run_labels: list[str] | None = None, unit: str = "rows") -> dict:
     fam = family_of(entry)
     name = entry.get("name", "")
     info = METRIC_INFO.get(name, (fam, name.replace("_", " ").capitalize(), name))
@@ -391,7 +391,7 @@ def _metric_view(entry: Mapping, index: int, run_labels: list[str] | None = None
     sel = entry.get("selected_pair")
     sel_pair = (entry.get("pairs") or [None])[sel] if isinstance(sel, int) and sel < len(entry.get("pairs") or []) \
         else None
-    v["headline_text"] = headline_sentence(sel_pair, entry.get("interval")) if fam == "disparity" else ""
+    v["headline_text"] = headline_sentence(sel_pair, entry.get("interval"), unit) if fam == "disparity" else ""
     pairs, undefined = _sorted_pairs(entry.get("pairs") or [], fam == "amplification")
     v["pairs_sorted"] = pairs
     v["pairs_undefined_list"] = undefined
@@ -721,7 +721,8 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
                   page_size: str = "A4", with_plots: bool = True) -> dict:
     run_labels = [str(PurePosixPath(str(d.get("path") or f"run {i}").replace("\\", "/")).stem)
                   for i, d in enumerate(d for d in results.get("data") or [] if d.get("role") == "runs")]
-    metrics = [_metric_view(m, i, run_labels) for i, m in enumerate(results.get("metrics") or [])]
+    unit = (results.get("report") or {}).get("unit") or "rows"
+    metrics = [_metric_view(m, i, run_labels, unit) for i, m in enumerate(results.get("metrics") or [])]
     confidence = (results.get("intervals") or {}).get("confidence")
     conf = F.level(confidence) if F._finite(confidence) else "95%"
     if with_plots:

@@ -513,6 +513,8 @@ class ReportInfo(_Model):
     model: ReportModelInfo = _f("The audited model.")
     description: str | None = _f("Free-text description from the spec.")
     organisation: str | None = _f("Organisation that commissioned the audit.")
+    unit: str | None = _opt("What one row is, in the plural (the report's sentences say it); absent in files "
+                            "written before the key existed, which read as 'rows'.")
 
 
 class SpecInfo(_Model):

@@ -63,6 +63,10 @@ class Report(Strict):
     model: ModelInfo = Field(default_factory=ModelInfo)
     description: str = ""
     organisation: str = Field("", description="Organisation that commissioned the audit.")
+    unit: str = Field("rows", min_length=1, max_length=40,
+                      description="What one row of the data is, in the plural, for the report's sentences "
+                                  "(e.g. `defendants`, `applicants`): 'African-American defendants were predicted "
+                                  "... more often than Caucasian defendants'.")
     logo: str | None = Field(None, description="Organisation logo (PNG, JPEG or SVG, at most 2 MB) for the report's first page.")
 
 
