@@ -293,6 +293,15 @@ class Base(Strict):
         return self
 
 
+def known_metric(v: str) -> str:
+    """``v`` if the catalogue has it, else the unknown-metric problem with a suggestion."""
+    if v not in KNOWN_METRICS:
+        raise ValueError(
+            MSG_UNKNOWN_METRIC.format(name=v, hint=did_you_mean(v, KNOWN_METRICS), known=", ".join(KNOWN_METRICS))
+        )
+    return v
+
+
 class Metric(Strict):
     name: str = Field(..., description="Metric name (see docs/metrics.md).")
     attribute: str | None = Field(None, description="Restrict to one attribute (default: every attribute).")
@@ -322,11 +331,7 @@ class Metric(Strict):
     @field_validator("name")
     @classmethod
     def _known(cls, v: str) -> str:
-        if v not in KNOWN_METRICS:
-            raise ValueError(
-                MSG_UNKNOWN_METRIC.format(name=v, hint=did_you_mean(v, KNOWN_METRICS), known=", ".join(KNOWN_METRICS))
-            )
-        return v
+        return known_metric(v)
 
     @model_validator(mode="after")
     def _options(self) -> "Metric":
@@ -400,11 +405,7 @@ class Gate(Strict):
     @field_validator("metric")
     @classmethod
     def _known(cls, v: str) -> str:
-        if v not in KNOWN_METRICS:
-            raise ValueError(
-                MSG_UNKNOWN_METRIC.format(name=v, hint=did_you_mean(v, KNOWN_METRICS), known=", ".join(KNOWN_METRICS))
-            )
-        return v
+        return known_metric(v)
 
     @model_validator(mode="after")
     def _bound(self) -> "Gate":
