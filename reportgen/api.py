@@ -307,7 +307,15 @@ class Gate:
 
 
 _FRAME_COLUMNS = ["level", "metric", "family", "attribute", "group", "reference", "task", "condition", "value",
-                  "lower", "upper", "interval_method", "covers", "verdict", "reason"]
+                  "lower", "upper", "interval_method", "covers", "verdict", "verdict_kind", "reason"]
+# the quantity a pair carries, by family: Δ or δ, or (selection rates) the metric's own quantity
+_PAIR_VALUE = {"selection_rate": "selection_rate", "impact_ratio": "impact_ratio"}
+
+
+def _verdict(kv: tuple[str, str]) -> dict:
+    """The report's verdict as two columns: its words and its kind (amplifies, reduces, against, clear,
+    insufficient, descriptive, undefined)."""
+    return {"verdict": kv[1], "verdict_kind": kv[0]}
 
 
 class Results:
@@ -371,6 +379,8 @@ class Results:
         """A tidy table: one row per metric entry (level "metric") and one per pair of it (level "pair")."""
         import pandas as pd
 
+        from reportgen.report.filters import verdict_of  # the plain-language verdict the report prints
+
         rows = []
         for m in self.raw.get("metrics") or []:
             fam = _family(m)
@@ -379,15 +389,15 @@ class Results:
             b = m.get("bernstein") or {}
             rows.append({**base, "level": "metric", "group": _text(m.get("protected")),
                          "reference": m.get("reference"), "task": None, "condition": None,
-                         "value": m.get("value"), **_iv(iv), "verdict": b.get("verdict"),
+                         "value": m.get("value"), **_iv(iv), **_verdict(verdict_of(m)),
                          "reason": m.get("reason") or b.get("reason")})
             for p in m.get("pairs") or []:
                 piv = p.get("interval") or {}
                 pb = p.get("bernstein") or {}
                 rows.append({**base, "level": "pair", "group": p.get("group"), "reference": p.get("reference"),
                              "task": p.get("task"), "condition": p.get("condition"),
-                             "value": p.get("delta", p.get("value")), **_iv(piv), "verdict": pb.get("verdict"),
-                             "reason": p.get("reason") or pb.get("reason")})
+                             "value": p.get(_PAIR_VALUE.get(m.get("name"), "delta"), p.get("value")), **_iv(piv),
+                             **_verdict(verdict_of(p)), "reason": p.get("reason") or pb.get("reason") or p.get("note")})
         df = pd.DataFrame(rows, columns=_FRAME_COLUMNS)
         for c in ("value", "lower", "upper"):
             df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)

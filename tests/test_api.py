@@ -156,7 +156,7 @@ def res(compas_df):
 def test_to_frame_is_tidy(res):
     df = res.to_frame()
     for col in ("level", "metric", "family", "attribute", "group", "reference", "task", "value", "lower", "upper",
-                "interval_method", "covers", "verdict", "reason"):
+                "interval_method", "covers", "verdict", "verdict_kind", "reason"):
         assert col in df.columns
     metrics = df[df.level == "metric"]
     assert len(metrics) == len(res.raw["metrics"])
@@ -169,8 +169,10 @@ def test_to_frame_is_tidy(res):
     pair = df[(df.level == "pair") & (df.metric == "equal_opportunity") & (df.attribute == "race")].iloc[0]
     raw_pair = next(m for m in res.raw["metrics"] if m["name"] == "equal_opportunity"
                     and m["attribute"] == "race")["pairs"][0]
-    assert (pair.group, pair.reference, pair.value, pair.verdict) == (
-        raw_pair["group"], raw_pair["reference"], raw_pair["delta"], raw_pair["bernstein"]["verdict"])
+    from reportgen.report.filters import verdict_of
+
+    assert (pair.group, pair.reference, pair.value, pair.verdict, pair.verdict_kind) == (
+        raw_pair["group"], raw_pair["reference"], raw_pair["delta"], verdict_of(raw_pair)[1], verdict_of(raw_pair)[0])
 
 
 def test_to_frame_of_amplification_metrics(monkeypatch):
