@@ -482,3 +482,21 @@ def test_process_killed_before_commit_leaves_no_entry(filed, v1):
     assert e3["seq"] == 3 and e3["prev_hash"] == e2["entry_hash"] and e3["path"] == orphan + "-2"
     rep = verify(arch)
     assert rep.ok and [w.file for w in warnings_(rep, "orphan")] == [orphan], rep.format()
+
+
+def test_filing_reads_results_through_the_typed_model(v1, tmp_path):
+    """The archive reads results.json through reportgen.results.model: a file that is not a valid version-1
+    results.json (here an unknown key and a wrong type) is refused with the first thing wrong, and nothing is
+    filed."""
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(v1, bad)
+    doc = json.loads((bad / "results.json").read_text())
+    doc["passed"] = "yes"
+    doc["surprise"] = 1
+    (bad / "results.json").write_text(json.dumps(doc))
+    arch = tmp_path / "arch"
+    with pytest.raises(ArchiveError, match=r"not a reportgen results file of schema_version 1 \((passed|surprise)"):
+        file_run(arch, bad, run_time=T1)
+    assert not (arch / "runs").exists() or not any((arch / "runs").rglob("results.json"))

@@ -217,23 +217,32 @@ def _short(value: Any, limit: int = 160) -> str:
 
 
 def _index_fields(results: Any, where: str) -> dict:
-    """The index fields that come from a results.json (model ... passed)."""
+    """The index fields that come from a results.json (model ... passed), read through the typed model
+    (reportgen.results.model): a file that is not a valid results.json of a known schema version is refused
+    with the first thing wrong, so the archive never holds one it could not read back."""
+    from pydantic import ValidationError
+
+    from reportgen.results.model import load_results
+
+    if not isinstance(results, dict):
+        raise ArchiveError(f"{where} is not a reportgen results file (not a JSON object)")
     try:
-        model = results["report"]["model"]
-        fields = {
-            "model": str(model["name"]),
-            "version": str(model["version"]),
-            "spec_sha256": str(results["spec"]["sha256"]),
-            "reportgen_version": str(results["reportgen_version"]),
-        }
-        fields["data"] = [{"role": d.get("role"), "path": d.get("path"), "sha256": d.get("sha256"),
-                           "rows": d.get("rows")} for d in results.get("data") or []]
-        fields["gates"] = [{"metric": g.get("metric"), "attribute": g.get("attribute"), "status": g.get("status")}
-                           for g in results.get("gates") or []]
-        fields["passed"] = 1 if results.get("passed") is True else 0
-    except (KeyError, TypeError, AttributeError) as e:
-        raise ArchiveError(f"{where} is not a reportgen results file (missing or malformed {e})") from None
-    return fields
+        r = load_results(results)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"])
+        raise ArchiveError(f"{where} is not a reportgen results file of schema_version 1 ({loc}: {err['msg']}; "
+                           f"{e.error_count()} problem{'s' if e.error_count() != 1 else ''} in all); file the "
+                           "results.json that `reportgen run` wrote") from None
+    return {
+        "model": r.report.model.name,
+        "version": r.report.model.version,
+        "spec_sha256": r.spec.sha256,
+        "reportgen_version": r.reportgen_version,
+        "data": [{"role": d.role, "path": d.path, "sha256": d.sha256, "rows": d.rows} for d in r.data],
+        "gates": [{"metric": g.metric, "attribute": g.attribute, "status": g.status} for g in r.gates],
+        "passed": 1 if r.passed else 0,
+    }
 
 
 # --------------------------------------------------------------------------- opening the index
