@@ -8,8 +8,8 @@ import numpy as np
 from reportgen.stats import metrics
 from reportgen.data.files import AttributeDef, TaskColumns
 from reportgen.families.base_source import BaseInfo
-from reportgen.families.core import AttributeContext, Evaluation, combine, headline, needs_predicted, pair_eval, \
-    pair_reason, with_pairs
+from reportgen.families.core import AttributeContext, Evaluation, combine, headline, needs_predicted, \
+    pair_interval, pair_reason, with_pairs
 from reportgen.stats.loading import Loaded
 from reportgen.fileio import jfloat as _f
 from reportgen.spec.model import Metric
@@ -72,12 +72,7 @@ def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, tallies, base
                 pair["reason"] = reason
             else:
                 pair["contribution"] = _f(y * dval)
-                pair["_reps"] = ev.pair_reps[:, p]
-                iv, more = headline(pair_eval(ev, p), evals, ev.pair_reps[:, p], level, B, seed, scheme,
-                                     [float(e.pair_point[p]) for e in evals])
-                if iv:
-                    pair["interval"] = iv
-                pair.update(more)
+                pair_interval(pair, ev, evals, p, level, B, seed, scheme)
             pairs.append(pair)
     entry = {"name": m.name, "attribute": attr.name, "direction": metrics.REGISTRY[m.name].direction,
              "value": _f(ev.value)}

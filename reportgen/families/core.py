@@ -181,6 +181,19 @@ class AttributeContext:
             self.tallies.append((N1, NB, scheme))
 
 
+def pair_interval(pair: dict, ev: Evaluation, evals: list[Evaluation], p: int, level: float, B: int, seed: int,
+                  scheme: str) -> dict | None:
+    """Pair ``p``'s replicates and headline interval (rows, or rows and runs) written into ``pair``; returns the
+    interval."""
+    pair["_reps"] = ev.pair_reps[:, p]
+    iv, more = headline(pair_eval(ev, p), evals, ev.pair_reps[:, p], level, B, seed, scheme,
+                        [float(e.pair_point[p]) for e in evals])
+    if iv:
+        pair["interval"] = iv
+    pair.update(more)
+    return iv
+
+
 def with_pairs(entry: dict, pairs: list[dict]) -> dict:
     """The entry with its pairs and how many of them are defined (a pair without a value carries `reason`)."""
     entry["pairs_defined"] = sum(1 for p in pairs if "reason" not in p)

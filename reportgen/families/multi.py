@@ -8,8 +8,8 @@ import numpy as np
 from reportgen.stats import metrics
 from reportgen.stats import counts as stats
 from reportgen.data.files import AttributeDef, Encoded
-from reportgen.families.core import AttributeContext, Evaluation, combine, headline, needs_predicted, pair_eval, \
-    pair_reason, with_pairs
+from reportgen.families.core import AttributeContext, Evaluation, combine, headline, needs_predicted, \
+    pair_interval, pair_reason, with_pairs
 from reportgen.stats.loading import Loaded, sample_note, streamed, units
 from reportgen.fileio import jfloat as _f
 from reportgen.spec.model import LoadedSpec, Metric
@@ -147,12 +147,7 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
             if reason:
                 pair["reason"] = reason
             else:
-                pair["_reps"] = ev.pair_reps[:, p]
-                iv, more = headline(pair_eval(ev, p), evals, ev.pair_reps[:, p], level, B, seed, scheme,
-                                     [float(e.pair_point[p]) for e in evals])
-                if iv:
-                    pair["interval"] = iv
-                pair.update(more)
+                pair_interval(pair, ev, evals, p, level, B, seed, scheme)
             pairs.append(pair)
     return with_pairs(entry, pairs)
 

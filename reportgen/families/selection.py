@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from reportgen.stats import metrics
-from reportgen.families.core import AttributeContext, Evaluation, combine, headline, pair_eval
+from reportgen.families.core import AttributeContext, Evaluation, combine, headline, pair_interval
 from reportgen.fileio import jfloat as _f
 from reportgen.spec.model import Metric
 
@@ -118,12 +118,7 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
             elif m.name == "impact_ratio" and j == top:
                 pair["note"] = NOTE_REFERENCE  # 1 by definition: nothing to estimate (its stability is beside)
             else:
-                pair["_reps"] = ev.pair_reps[:, p]
-                iv, more = headline(pair_eval(ev, p), evals, ev.pair_reps[:, p], ctx.level, ctx.B, ctx.seed, scheme,
-                                    [float(e.pair_point[p]) for e in evals])
-                if iv:
-                    pair["interval"] = _note(iv)
-                pair.update(more)
+                iv = _note(pair_interval(pair, ev, evals, p, ctx.level, ctx.B, ctx.seed, scheme))
                 pair["verdict"] = _verdict(m.name, iv)
             pairs.append(pair)
     out = {"name": m.name, "attribute": attr.name, "value": _f(ev.value)}
