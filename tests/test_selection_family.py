@@ -180,3 +180,22 @@ def test_no_selection_at_all_is_null_with_a_reason(tmp_path):
     ir = _metric(res, "impact_ratio")
     assert ir["value"] is None and "no row of any group is selected" in ir["reason"]
     assert all(p["reference"] is None and p["impact_ratio"] is None for p in ir["pairs"])
+
+
+def test_per_pair_gate_bounds_each_group_s_ratio(tmp_path):
+    """`per_pair: true` on impact_ratio bounds every group's ratio (the pair's own quantity and interval, not a
+    Δ it does not have); the highest-rate group's ratio is 1 by definition and is decided on that 1."""
+    spec = _applicants(tmp_path, {"White": (80, 48), "Black": (40, 12)},
+                       {"gates": [{"metric": "impact_ratio", "attribute": "race", "min": 0.8, "per_pair": True}]})
+    code, res = _run(tmp_path, spec)
+    from reportgen.results.model import load_results
+
+    load_results(res)  # the gate rows validate against the typed model
+    by = {g["pair"]["group"]: g for g in res["gates"]}
+    ir = {p["group"]: p for p in _metric(res, "impact_ratio")["pairs"]}
+    black = by["race=Black"]
+    assert black["quantity"] == "impact ratio" and black["value"] == pytest.approx(0.5)
+    assert (black["lower"], black["upper"]) == (ir["race=Black"]["interval"]["lower"], ir["race=Black"]["interval"]["upper"])
+    assert black["status"] == ("fail" if black["upper"] < 0.8 else "inconclusive")
+    assert by["race=White"]["status"] == "pass" and by["race=White"]["value"] == 1.0
+    assert code == 1

@@ -699,7 +699,7 @@ class GateInterval(_Model):
     method: str | None = _f("Interval method (as in the metric results, or 'paired bootstrap' against a baseline).")
 
 
-GateQuantity = Literal["value", "contribution y·Δ", "Δ", "worsening vs baseline"]
+GateQuantity = Literal["value", "contribution y·Δ", "Δ", "worsening vs baseline", "impact ratio", "selection rate"]
 GateStatus = Literal["pass", "fail", "inconclusive"]
 
 

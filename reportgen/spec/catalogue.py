@@ -24,6 +24,7 @@ class MetricInfo:
     needs_label: bool = True  # reads the true label (selection rates do not)
     worse: str = "higher"  # which values are worse: "higher", "lower", or "abs" (farther from 0)
     value_range: tuple[float, float] = (-1.0, 1.0)  # what the value and its pairs can be
+    pair_quantity: str = "delta"  # the key of a pair's gated quantity (its interval is the pair's `interval`)
 
 
 def _amp(name, direction, summary, **kw):
@@ -59,11 +60,11 @@ CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
     MetricInfo("selection_rate", "selection", None,
                "Selection rate (EEOC Uniform Guidelines, 29 CFR 1607.4(D)): the share of a group's rows the model "
                "selects (predicts positive). The value is the share over all rows; each group's share is a pair.",
-               needs_label=False, worse="abs", value_range=(0.0, 1.0)),
+               needs_label=False, worse="abs", value_range=(0.0, 1.0), pair_quantity="selection_rate"),
     MetricInfo("impact_ratio", "selection", None,
                "Impact ratio (29 CFR 1607.4(D); NYC 6 RCNY §5-300): a group's selection rate divided by the highest "
                "group's rate. The value is the lowest ratio; under 0.8 is the four-fifths rule's flag.",
-               needs_label=False, worse="lower", value_range=(0.0, 1.0)),
+               needs_label=False, worse="lower", value_range=(0.0, 1.0), pair_quantity="impact_ratio"),
     MetricInfo("leakage", "predictability", "T->A",
                "Leakage amplification (Wang et al. 2019): how much better an attacker predicts the group from the "
                "model's task predictions than from the (error-matched) true tasks."),
