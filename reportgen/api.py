@@ -394,7 +394,8 @@ class Results:
             for p in m.get("pairs") or []:
                 piv = p.get("interval") or {}
                 pb = p.get("bernstein") or {}
-                rows.append({**base, "level": "pair", "group": p.get("group"), "reference": p.get("reference"),
+                rows.append({**base, "level": "pair", "group": p.get("group"),
+                             "reference": p.get("reference", p.get("highest_group")),
                              "task": p.get("task"), "condition": p.get("condition"),
                              "value": p.get(_PAIR_VALUE.get(m.get("name"), "delta"), p.get("value")), **_iv(piv),
                              **_verdict(verdict_of(p)), "reason": p.get("reason") or pb.get("reason") or p.get("note")})

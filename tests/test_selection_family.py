@@ -65,7 +65,7 @@ def test_uniform_guidelines_example(tmp_path):
     assert by["race=Black"]["selection_rate"] == pytest.approx(0.3)
     assert by["race=Black"]["impact_ratio"] == pytest.approx(0.5)
     assert by["race=Black"]["four_fifths_flag"] is True and by["race=White"]["four_fifths_flag"] is False
-    assert by["race=Black"]["reference"] == "race=White" and ir["references"][0]["group"] == "race=White"
+    assert by["race=Black"]["highest_group"] == "race=White" and ir["references"][0]["group"] == "race=White"
     assert ir["value"] == pytest.approx(0.5)
     assert sr["value"] == pytest.approx(60 / 120)
     assert (by["race=Black"]["n"], by["race=Black"]["selected"]) == (40, 12)
@@ -109,7 +109,7 @@ def test_matches_plain_rows(tmp_path):
         assert p["selected"] == int(df.loc[df["race"] == g, "selected"].sum())
         assert p["selection_rate"] == pytest.approx(rate[g], abs=1e-12)
         assert p["impact_ratio"] == pytest.approx(rate[g] / top, abs=1e-12)
-        assert p["reference"] == "race=" + rate.idxmax()
+        assert p["highest_group"] == "race=" + rate.idxmax()
     assert ir["value"] == pytest.approx((rate / top).min(), abs=1e-12)
     assert sr["value"] == pytest.approx(df["selected"].mean(), abs=1e-12)
 
@@ -179,7 +179,7 @@ def test_no_selection_at_all_is_null_with_a_reason(tmp_path):
     _, res = _run(tmp_path, _applicants(tmp_path, {"A": (50, 0), "B": (30, 0)}))
     ir = _metric(res, "impact_ratio")
     assert ir["value"] is None and "no row of any group is selected" in ir["reason"]
-    assert all(p["reference"] is None and p["impact_ratio"] is None for p in ir["pairs"])
+    assert all(p["highest_group"] is None and p["impact_ratio"] is None for p in ir["pairs"])
 
 
 def test_per_pair_gate_bounds_each_group_s_ratio(tmp_path):
@@ -199,3 +199,23 @@ def test_per_pair_gate_bounds_each_group_s_ratio(tmp_path):
     assert black["status"] == ("fail" if black["upper"] < 0.8 else "inconclusive")
     assert by["race=White"]["status"] == "pass" and by["race=White"]["value"] == 1.0
     assert code == 1
+
+
+def test_diff_pairs_groups_even_when_the_highest_group_changes(tmp_path):
+    """A release whose highest-rate group changes is still compared group by group: a selection pair is
+    identified by its group and task (the highest group is a value, `highest_group`, not part of its identity)."""
+    runs = {}
+    for name, groups in (("old", {"A": (100, 60), "B": (100, 50)}), ("new", {"A": (100, 50), "B": (100, 62)})):
+        d = tmp_path / name
+        d.mkdir()
+        spec = _applicants(d, groups)
+        r = run_cli("run", str(spec), "--out", str(d / "out"), "--format", "json", "--quiet")
+        assert r.returncode in (0, 1), r.stderr
+        runs[name] = d / "out"
+    r = run_cli("diff", runs["old"], runs["new"], "--format", "json")
+    assert r.returncode == 0, r.stderr
+    rows = [x for x in json.loads(r.stdout)["rows"] if x["name"] == "impact_ratio" and x["kind"] == "pair"]
+    assert {x["pair"]["group"] for x in rows} == {"race=A", "race=B"}
+    assert all(x["status"] == "both" and x["quantity"] == "impact ratio" for x in rows)
+    by = {x["pair"]["group"]: x for x in rows}
+    assert by["race=A"]["old"] == pytest.approx(1.0) and by["race=A"]["new"] == pytest.approx(50 / 62)

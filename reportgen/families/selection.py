@@ -106,7 +106,7 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
             top = top_of_task[k]
             pair = {"group": attr.label(j), "task": L.tasks[k].label, "n": int(round(n[0, kk, j])),
                     "selected": int(round(sel[0, kk, j])), "selection_rate": _f(rate[0, kk, j]),
-                    "reference": attr.label(top) if top is not None else None,
+                    "highest_group": attr.label(top) if top is not None else None,
                     "impact_ratio": _f(ratio[0, kk, j])}
             if top is not None and n[0, kk, j] > 0:
                 pair["four_fifths_flag"] = _below_four_fifths(sel[0, kk, j], n[0, kk, j], sel[0, kk, top], n[0, kk, top])

@@ -81,7 +81,7 @@ import numpy as np
 
 from reportgen.fileio import jfloat as _fl
 
-from reportgen.release.gates import AMPLIFICATION_LIKE, pair_key, worsening
+from reportgen.release.gates import AMPLIFICATION_LIKE, _pair_key, pair_key, worsening
 
 DIFF_VERSION = 1
 
@@ -406,6 +406,8 @@ def _y(name: str, kind: str, obj: dict | None):
 def _quantity(name: str, kind: str, o: dict | None, n: dict | None) -> str:
     if kind != "pair":
         return Q_VALUE
+    if _pair_key(name) != "delta":
+        return _pair_key(name).replace("_", " ")
     return Q_CONTRIBUTION if any(_y(name, kind, x) is not None for x in (o, n)) else Q_DELTA
 
 
@@ -419,10 +421,11 @@ def _iv(obj: dict | None, y=None):
     return lo, hi
 
 
-def _val(obj: dict | None, y=None):
+def _val(obj: dict | None, y=None, key: str = "delta"):
+    """A metric's value or a pair's quantity (``key``: Δ or δ, or a selection pair's rate or ratio)."""
     if obj is None:
         return None
-    v = _fl(obj.get("delta") if "delta" in obj else obj.get("value"))
+    v = _fl(obj.get(key) if key in obj else obj.get("value"))
     return None if v is None else (_fl(y * v) if y is not None else v)
 
 
@@ -493,7 +496,8 @@ def _worse(name: str, kind: str, o: dict, n: dict, old: float, new: float) -> fl
 def _row(kind, name, attribute, pair, o, n, level, reps) -> Row:
     status = "both" if o is not None and n is not None else ("added" if o is None else "removed")
     yo, yn = _y(name, kind, o), _y(name, kind, n)
-    r = Row(kind, name, attribute, pair, status, _val(o, yo), _val(n, yn), _iv(o, yo), _iv(n, yn),
+    key = _pair_key(name)
+    r = Row(kind, name, attribute, pair, status, _val(o, yo, key), _val(n, yn, key), _iv(o, yo), _iv(n, yn),
             quantity=_quantity(name, kind, o, n))
     if status != "both":
         r.reason = MSG_ADDED if status == "added" else MSG_REMOVED

@@ -455,7 +455,7 @@ class SelectionPair(_Model):
     n: int = _f("Rows of the group (averaged over runs, rounded).")
     selected: int = _f("Rows of the group the model selects (predicts positive).")
     selection_rate: float | None = _f("selected / n; null when the group has no rows.")
-    reference: str | None = _f("The highest-rate group for this task (the impact ratio's denominator); null when no "
+    highest_group: str | None = _f("The highest-rate group for this task (the impact ratio's denominator); null when no "
                                "row is selected.")
     impact_ratio: float | None = _f("selection_rate / the highest group's selection_rate; null when undefined.")
     four_fifths_flag: bool | None = _opt("The four-fifths rule's flag on the estimate: impact ratio < 0.8, decided "
