@@ -365,3 +365,20 @@ def test_a_missing_column_does_not_hide_a_misspelt_group_and_problems_come_in_li
     assert "attributes.gender.column: column 'sex' not found" in lines[1]
     assert "unknown metric 'equal_oportunity'" in lines[2]
     assert [int(ln.split(":")[1]) for ln in lines] == sorted(int(ln.split(":")[1]) for ln in lines)
+
+
+def test_no_data_message_about_a_default_that_stood_in_for_a_wrong_value(tmp_path):
+    """`k: 1` is refused at its key; the data check of k then ran on the default (10) and must not speak of a
+    k the user never wrote. A wrong k that is valid in the spec still gets the data check, with its fix."""
+    (tmp_path / "t.csv").write_text("g,y,p,x1,x2\n" + "".join(f"{'ab'[i % 2]},{i % 2},{(i // 2) % 2},{i},{i * i}\n"
+                                                               for i in range(8)))
+    body = ("version: 1\nreport: {title: t, model: {name: m, version: '1'}}\ndata: {test: t.csv}\n"
+            "attributes:\n  g: {column: g, groups: [a, b]}\ntasks:\n  y: {column: y, positive: 1, predicted: p}\n"
+            "metrics: [demographic_parity]\nlocal_bias: {attribute: g, groups: [a, b], task: y, features: [x1, x2], "
+            "k: K}\n")
+    (tmp_path / "spec.yaml").write_text(body.replace("K", "1"))
+    lines = _problems(cli("validate", tmp_path / "spec.yaml", cwd=tmp_path))
+    assert len(lines) == 1 and "local_bias.k: 1 is below the minimum of 2" in lines[0], lines
+    (tmp_path / "spec.yaml").write_text(body.replace("K", "20"))
+    lines = _problems(cli("validate", tmp_path / "spec.yaml", cwd=tmp_path))
+    assert len(lines) == 1 and "k = 20 is more than the 8 rows to cluster; use a k of at most 8" in lines[0], lines

@@ -136,7 +136,8 @@ def prepare(ls, attrs: list[AttributeDef], tasks: list[TaskColumns], enc: Encode
         raise SpecError([ls.problem(base + ("attribute",), f"after dropping rows, {enc.display_path} has no rows of "
                                     f"{groups[1] if first.all() else groups[0]}; LOGAN needs rows of both groups")])
     if lb.k > rows.size:
-        raise SpecError([ls.problem(base + ("k",), f"k = {lb.k} is more than the {rows.size} rows to cluster")])
+        raise SpecError([ls.problem(base + ("k",), f"k = {lb.k} is more than the {rows.size} rows to cluster; use a k of at "
+                                                     f"most {rows.size}, or more rows")])
     features.update(rows=int(rows.size), dropped=dropped)
     favpos = tasks[k].favorable == "positive"
     complement = lb.performance == "accuracy" or favpos

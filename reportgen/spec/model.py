@@ -545,8 +545,15 @@ class LoadedSpec:
         self.sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def raise_problems(self, more: list[Problem] | None = None) -> None:
-        """Raise every problem found (spec problems first), if any."""
-        allp = list(self.problems) + list(more or [])
+        """Raise every problem found (spec problems first), if any. A data problem at a key whose value is
+        already wrong in the spec is left out: the check ran on the default that stood in for the wrong value,
+        so it would speak of a value the user never wrote (a data check is skipped when its own key is broken)."""
+        broken = [p.path for p in self.problems if p.path]
+
+        def under_broken(p: Problem) -> bool:
+            return any(p.path == b or p.path.startswith((b + ".", b + "[")) for b in broken)
+
+        allp = list(self.problems) + [p for p in (more or []) if not under_broken(p)]
         if allp or self.spec is None:
             raise SpecError(allp)
 
