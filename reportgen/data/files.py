@@ -272,8 +272,8 @@ def expand_tasks(ls: LoadedSpec, header: list[str]) -> tuple[list[TaskColumns], 
                 continue
             if pattern_pred and "{column}" not in pattern_pred:
                 problems.append(ls.problem(("tasks", key, "predicted" if t.predicted else "score"),
-                                           "with `columns:`, the prediction needs a pattern containing {column}, "
-                                           "e.g. '{column}_pred'"))
+                                           "with `columns:`, the prediction needs a pattern containing {column}; "
+                                           "write it as e.g. '{column}_pred'"))
                 continue
             pos = 1 if t.positive is None else t.positive
             for c in cols:
@@ -737,7 +737,7 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
             except SpecError:
                 raise
             except Exception as exc:
-                fix = "; fix or remove that part" if shown != rel else ""
+                fix = "; fix or remove that part" if shown != rel else "; check that it is a CSV or Parquet file"
                 raise SpecError([ls.problem(spec_path, f"cannot read {shown} ({type(exc).__name__}: {exc}){fix}")]) \
                     from None
         df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]

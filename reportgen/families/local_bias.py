@@ -96,7 +96,9 @@ def prepare(ls, attrs: list[AttributeDef], tasks: list[TaskColumns], enc: Encode
     problems: list[Problem] = []
     attr = next((a for a in attrs if a.name == lb.attribute), None)
     if attr is None:  # cross-checks report unknown names; nothing more to check
-        raise SpecError([ls.problem(base + ("attribute",), f"unknown attribute '{lb.attribute}'")])
+        names = [a.name for a in attrs]
+        raise SpecError([ls.problem(base + ("attribute",), f"unknown attribute '{lb.attribute}'"
+                                    f"{did_you_mean(lb.attribute, names)}; use one of {', '.join(names)}")])
     if lb.groups is not None:
         labels = [str(g) if not isinstance(g, float) or not g.is_integer() else str(int(g)) for g in lb.groups]
         idx = []
@@ -271,7 +273,7 @@ def _embedding_features(ls, enc: Encoded, f, base: tuple, n: int):
         X = _parquet_embeddings(ls, enc, f, base, path)
     else:
         raise SpecError([ls.problem(base + ("file",), f"embeddings must be a .npy or Parquet file, got "
-                                    f"'{path.suffix}'")])
+                                    f"'{path.suffix}'; save them as .npy (one row per test row) or Parquet")])
     X = X.astype(np.float32) if X.dtype == np.float32 else X.astype(np.float64)
     bad = ~np.isfinite(X).all(axis=1)
     if bad.any():
@@ -286,7 +288,8 @@ def _parquet_embeddings(ls, enc: Encoded, f, base: tuple, path: Path) -> np.ndar
     try:
         schema = pq.read_schema(path)
     except Exception as exc:
-        raise SpecError([ls.problem(base + ("file",), f"cannot read {f.file} as Parquet ({exc})")]) from None
+        raise SpecError([ls.problem(base + ("file",), f"cannot read {f.file} as Parquet ({exc}); check that "
+                                    "it is a Parquet file, or save the embeddings as .npy")]) from None
     names = list(schema.names)
     problems = []
     if f.id and f.id not in names:
