@@ -1,6 +1,6 @@
 """Disparity headlines in words: who bears the costly outcome more often, by how many points (hand-written cases)."""
 
-from reportgen.report.context import headline_sentence
+from reportgen.report.context import amplification_sentence, headline_sentence
 
 IV = {"lower": 0.087, "upper": 0.230}
 
@@ -41,4 +41,18 @@ def test_the_unit_names_who_the_rows_are():
     assert headline_sentence(pair, IV, "defendants") == (
         "Among defendants truly not recidivism=1, African-American defendants were predicted recidivism=1 16.0 points "
         "more often than Caucasian defendants [8.7, 23.0]")
+
+
+def test_amplification_in_words_names_the_pair_that_moves_the_value_most():
+    iv = {"lower": -0.126, "upper": -0.025}
+    pairs = [{"group": "race=African-American", "task": "recidivism=1", "y": 1, "delta": 0.049,
+              "interval": {"lower": 0.007, "upper": 0.089}},
+             {"group": "race=Caucasian", "task": "recidivism=1", "y": -1, "delta": -0.0754, "interval": iv},
+             {"group": "race=Other", "task": "recidivism=1", "y": 0, "delta": 0.2},       # y = 0: no contribution
+             {"group": "race=Asian", "task": "recidivism=1", "y": None, "delta": None}]   # undefined
+    assert amplification_sentence(pairs, "defendants", "train") == (
+        "Largest: Caucasian defendants were predicted recidivism=1 7.5 points less often than their true rate "
+        "[2.5, 12.6]")
+    assert amplification_sentence(pairs, "defendants", "uniform").endswith("than the declared base rate [2.5, 12.6]")
+    assert amplification_sentence(pairs[2:], "rows", "train") == ""
 

@@ -295,6 +295,27 @@ def headline_sentence(pair: Mapping | None, iv: Any, unit: str = "rows") -> str:
     return text
 
 
+def amplification_sentence(pairs: list, unit: str = "rows", source: str | None = None) -> str:
+    """BiasAmp→ A→T in words, from the pair that moves the value most (largest |y·Δ|): 'Largest: Caucasian
+    defendants were predicted recidivism=1 7.5 points less often than their true rate [2.5, 12.6]'. Δ is the
+    model's rate of the task in the group minus the true rate (or the declared base rate: uniform or table)."""
+    ok = [p for p in pairs or [] if isinstance(p, Mapping) and F._finite(p.get("delta")) and p.get("y")]
+    if not ok:
+        return ""
+    p = max(ok, key=lambda q: abs(float(q["delta"])))
+    d = float(p["delta"])
+    than = "the declared base rate" if source in ("uniform", "table") else "their true rate"
+    text = (f"Largest: {_group_value(p.get('group', ''))} {unit} were predicted {p.get('task', 'the task')} "
+            f"{abs(d) * 100:.1f} points {'more' if d > 0 else 'less'} often than {than}")
+    iv = p.get("interval")
+    if isinstance(iv, Mapping) and F._finite(iv.get("lower")) and F._finite(iv.get("upper")):
+        lo, hi = float(iv["lower"]), float(iv["upper"])
+        if d < 0:
+            lo, hi = -hi, -lo
+        text += f" [{lo * 100:.1f}, {hi * 100:.1f}]"
+    return text
+
+
 def _degenerate_note(iv: Any) -> str | None:
     """The reason an interval shows no sampling variation, when it is marked so."""
     return iv.get("note") if isinstance(iv, Mapping) and iv.get("degenerate") else None
@@ -391,7 +412,9 @@ def _metric_view(entry: Mapping, index: int, run_labels: list[str] | None = None
     sel = entry.get("selected_pair")
     sel_pair = (entry.get("pairs") or [None])[sel] if isinstance(sel, int) and sel < len(entry.get("pairs") or []) \
         else None
-    v["headline_text"] = headline_sentence(sel_pair, entry.get("interval"), unit) if fam == "disparity" else ""
+    v["headline_text"] = headline_sentence(sel_pair, entry.get("interval"), unit) if fam == "disparity" else (
+        amplification_sentence(entry.get("pairs") or [], unit, (entry.get("base") or {}).get("source"))
+        if name == "biasamp_a_to_t" else "")
     pairs, undefined = _sorted_pairs(entry.get("pairs") or [], fam == "amplification")
     v["pairs_sorted"] = pairs
     v["pairs_undefined_list"] = undefined
