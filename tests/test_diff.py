@@ -321,26 +321,35 @@ def _write_side(folder: Path, results: dict, replicates: dict | None = None, *, 
     return folder
 
 
-def _tiny(value_amp, value_dp, *, group_b="race=B", level=0.9) -> dict:
-    def iv(lo, hi):
-        return {"method": "bootstrap", "level": level, "lower": lo, "upper": hi, "resamples": 9, "seed": 3}
+_V1 = json.loads((Path(__file__).parent / "fixtures" / "results_v1_compas.json").read_text(encoding="utf-8"))
 
-    pair_dp = {"group": "race=A", "reference": group_b, "task": "t=1", "condition": "all", "delta": value_dp,
-               "interval": iv(value_dp - 0.05, value_dp + 0.05)}
-    return {
-        "schema_version": 1, "report": {"model": {"name": "m", "version": "x"}},
-        "intervals": {"confidence": level},
-        "tasks": [{"name": "t", "label": "t=1", "column": "t", "threshold": 0.5, "favorable": "positive"}],
-        "attributes": [{"name": "race", "groups": ["race=A", group_b], "columns": ["race"]}],
-        "metrics": [
-            {"name": "biasamp_a_to_t", "attribute": "race", "value": value_amp,
-             "interval": iv(value_amp - 0.1, value_amp + 0.1), "base": {"source": "train"},
-             "pairs": [{"group": "race=A", "task": "t=1", "y": 1, "delta": value_amp,
-                        "interval": iv(value_amp - 0.1, value_amp + 0.1)}]},
-            {"name": "demographic_parity", "attribute": "race", "reference": group_b, "protected": ["race=A"],
-             "value": value_dp, "interval": iv(value_dp - 0.05, value_dp + 0.05), "pairs": [pair_dp]},
-        ],
-    }
+
+def _tiny(value_amp, value_dp, *, group_b="race=B", level=0.9) -> dict:
+    """A valid version-1 results.json (the stored fixture's shape, so `diff` reads it through the typed model)
+    holding one BiasAmp→ A→T pair and one demographic-parity pair with the given values."""
+    doc = json.loads(json.dumps(_V1))
+    doc["report"]["model"] = {"name": "m", "version": "x"}
+    doc["intervals"]["confidence"] = level
+
+    def iv(template, lo, hi):
+        keep = {k: template[k] for k in ("method", "scheme", "covers") if k in template}
+        return {**keep, "method": "bootstrap", "level": level, "lower": lo, "upper": hi, "resamples": 9, "seed": 3}
+
+    amp = json.loads(json.dumps(next(m for m in doc["metrics"] if m["name"] == "biasamp_a_to_t")))
+    amp.pop("by_source", None)
+    amp_pair = {"group": "race=A", "task": "t=1", "y": 1, "delta": value_amp, "contribution": value_amp,
+                "interval": iv(amp["interval"], value_amp - 0.1, value_amp + 0.1)}
+    amp.update(attribute="race", value=value_amp, interval=iv(amp["interval"], value_amp - 0.1, value_amp + 0.1),
+               pairs_defined=1, pairs_undefined=0, pairs=[amp_pair])
+    dp = json.loads(json.dumps(next(m for m in doc["metrics"] if m["name"] == "demographic_parity")))
+    pair_dp = {**dp["pairs"][0], "group": "race=A", "reference": group_b, "task": "t=1", "condition": "all",
+               "delta": value_dp, "interval": iv(dp["interval"], value_dp - 0.05, value_dp + 0.05)}
+    pair_dp.pop("simultaneous", None)
+    dp.update(attribute="race", reference=group_b, protected=["race=A"], value=value_dp,
+              interval=iv(dp["interval"], value_dp - 0.05, value_dp + 0.05), pairs=[pair_dp], selected_pair=0)
+    doc["metrics"] = [amp, dp]
+    doc["sweeps"], doc["gates"], doc["passed"] = [], [], True
+    return doc
 
 
 def _reps(amp, dp, *, seed=3, sha="aa"):

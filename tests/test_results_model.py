@@ -207,3 +207,19 @@ def test_diff_reads_a_stored_version_1_file(tmp_path):
     r = subprocess.run([sys.executable, "-m", "reportgen", "diff", str(tmp_path / "v2.json"), str(out / "results.json")],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "schema_version differs" in r.stderr + r.stdout
+
+
+def test_diff_refuses_an_edited_version_1_file(tmp_path):
+    """diff reads a version-1 results.json through the typed model: a hand-edited file (a number written as a
+    string) is refused with exit 2, naming the key, instead of being compared on a wrong value."""
+    import subprocess
+    import sys
+
+    doc = json.loads(FIXTURE_V1.read_text())
+    doc["metrics"][0]["value"] = "0.05"
+    (tmp_path / "edited.json").write_text(json.dumps(doc))
+    r = subprocess.run([sys.executable, "-m", "reportgen", "diff", str(FIXTURE_V1), str(tmp_path / "edited.json")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2, r.stderr
+    assert "not a valid results.json of schema_version 1" in r.stderr and "metrics.0" in r.stderr, r.stderr
+

@@ -93,6 +93,8 @@ MSG_NO_RESULTS_IN_DIR = ("{path}: no results.json in this folder; give a report 
 MSG_NOT_JSON = "{path}: not JSON ({error}); give a results.json written by `reportgen run`"
 MSG_NOT_RESULTS = ("{path}: not a reportgen results.json (no schema_version); "
                    "give a results.json written by `reportgen run`")
+MSG_INVALID = ("{path}: not a valid results.json of schema_version 1 ({where}: {what}; {count} problem{s} in all); "
+               "give the results.json `reportgen run` wrote, unedited")
 MSG_REPLICATES_STALE = "replicates.json ignored: it belongs to other results (its results_sha256 differs)"
 MSG_REPLICATES_BAD = "replicates.json ignored: not a replicates document ({error})"
 
@@ -164,9 +166,13 @@ class Side:
     sha256: str
     replicates: dict | None = None
     notes: list[str] = field(default_factory=list)
+    typed: object | None = None  # the typed results (reportgen.results.model.Results) of a version-1 file
 
     @property
     def model(self) -> str:
+        if self.typed is not None:  # a version-1 file, read through the typed model
+            name, version = self.typed.report.model.name, self.typed.report.model.version
+            return " ".join(str(x) for x in (name, version) if x) or Path(self.path).name
         m = (self.results.get("report") or {}).get("model") or {}
         name, version = m.get("name"), m.get("version")
         return " ".join(str(x) for x in (name, version) if x) or Path(self.path).name
@@ -174,6 +180,24 @@ class Side:
     @property
     def level(self) -> float | None:
         return (self.results.get("intervals") or {}).get("confidence")
+
+
+def _typed(doc: dict, f: Path):
+    """A version-1 results.json read through the typed model (reportgen.results.model): every key diff reads is
+    then known to exist with its type. Other versions are left to the compatibility check, which refuses them."""
+    if doc.get("schema_version") != 1:
+        return None
+    from pydantic import ValidationError
+
+    from reportgen.results.model import load_results
+
+    try:
+        return load_results(doc)
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise DiffError(MSG_INVALID.format(path=f, where=".".join(str(x) for x in err["loc"]) or "(top)",
+                                           what=err["msg"], count=e.error_count(),
+                                           s="s" if e.error_count() != 1 else "")) from None
 
 
 def load_side(path) -> Side:
@@ -192,7 +216,7 @@ def load_side(path) -> Side:
     if not isinstance(doc, dict) or "schema_version" not in doc:
         raise DiffError(MSG_NOT_RESULTS.format(path=f))
     sha = hashlib.sha256(raw).hexdigest()
-    side = Side(str(path), doc, sha)
+    side = Side(str(path), doc, sha, typed=_typed(doc, f))
     rf = f.parent / "replicates.json"
     if rf.is_file():
         try:
