@@ -39,13 +39,13 @@ import argparse
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile
 import time
-from importlib import metadata
 from pathlib import Path
+
+from bench_report import _children_cpu, _version  # the same helpers as the report benchmark (same folder)
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_RATIO = 2.5
@@ -58,18 +58,6 @@ CONFIGS = [
     ("json", "json", ("results.json",)),
     ("full", "html,pdf,json", ("report.html", "report.pdf", "results.json")),
 ]
-
-
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def _children_cpu() -> float:
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime
 
 
 def run_once(spec: Path, fmt: str, expected: tuple[str, ...], root: Path = ROOT) -> dict:
