@@ -308,8 +308,6 @@ class Gate:
 
 _FRAME_COLUMNS = ["level", "metric", "family", "attribute", "group", "reference", "task", "condition", "value",
                   "lower", "upper", "interval_method", "covers", "verdict", "verdict_kind", "reason"]
-# the quantity a pair carries, by family: Δ or δ, or (selection rates) the metric's own quantity
-_PAIR_VALUE = {"selection_rate": "selection_rate", "impact_ratio": "impact_ratio"}
 
 
 def _verdict(kv: tuple[str, str]) -> dict:
@@ -379,6 +377,7 @@ class Results:
         """A tidy table: one row per metric entry (level "metric") and one per pair of it (level "pair")."""
         import pandas as pd
 
+        from reportgen.release.gates import pair_quantity_key  # Δ or δ, or a selection pair's rate or ratio
         from reportgen.report.filters import verdict_of  # the plain-language verdict the report prints
 
         rows = []
@@ -397,7 +396,7 @@ class Results:
                 rows.append({**base, "level": "pair", "group": p.get("group"),
                              "reference": p.get("reference", p.get("highest_group")),
                              "task": p.get("task"), "condition": p.get("condition"),
-                             "value": p.get(_PAIR_VALUE.get(m.get("name"), "delta"), p.get("value")), **_iv(piv),
+                             "value": p.get(pair_quantity_key(m.get("name")), p.get("value")), **_iv(piv),
                              **_verdict(verdict_of(p)), "reason": p.get("reason") or pb.get("reason") or p.get("note")})
         df = pd.DataFrame(rows, columns=_FRAME_COLUMNS)
         for c in ("value", "lower", "upper"):

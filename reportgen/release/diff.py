@@ -81,7 +81,7 @@ import numpy as np
 
 from reportgen.fileio import jfloat as _fl
 
-from reportgen.release.gates import AMPLIFICATION_LIKE, _pair_key, pair_key, worsening
+from reportgen.release.gates import AMPLIFICATION_LIKE, pair_key, pair_quantity_key, worsening
 
 DIFF_VERSION = 1
 
@@ -430,8 +430,8 @@ def _y(name: str, kind: str, obj: dict | None):
 def _quantity(name: str, kind: str, o: dict | None, n: dict | None) -> str:
     if kind != "pair":
         return Q_VALUE
-    if _pair_key(name) != "delta":
-        return _pair_key(name).replace("_", " ")
+    if pair_quantity_key(name) != "delta":
+        return pair_quantity_key(name).replace("_", " ")
     return Q_CONTRIBUTION if any(_y(name, kind, x) is not None for x in (o, n)) else Q_DELTA
 
 
@@ -520,7 +520,7 @@ def _worse(name: str, kind: str, o: dict, n: dict, old: float, new: float) -> fl
 def _row(kind, name, attribute, pair, o, n, level, reps) -> Row:
     status = "both" if o is not None and n is not None else ("added" if o is None else "removed")
     yo, yn = _y(name, kind, o), _y(name, kind, n)
-    key = _pair_key(name)
+    key = pair_quantity_key(name)
     r = Row(kind, name, attribute, pair, status, _val(o, yo, key), _val(n, yn, key), _iv(o, yo), _iv(n, yn),
             quantity=_quantity(name, kind, o, n))
     if status != "both":

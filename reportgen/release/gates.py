@@ -287,7 +287,7 @@ def _is_biasamp_pair(metric: str, obj: dict, is_pair: bool) -> bool:
     return is_pair and metric.startswith("biasamp_") and "delta" in obj
 
 
-def _pair_key(metric: str) -> str:
+def pair_quantity_key(metric: str) -> str:
     """The key of a pair's gated quantity (Δ or δ, or a selection pair's rate or ratio), from the catalogue."""
     info = catalogue.CATALOGUE.get(metric)
     return info.pair_quantity if info is not None else "delta"
@@ -296,15 +296,15 @@ def _pair_key(metric: str) -> str:
 def _name_of(metric: str, obj: dict, is_pair: bool) -> str:
     if not is_pair:
         return Q_VALUE
-    if _pair_key(metric) != "delta":
-        return _pair_key(metric).replace("_", " ")  # "impact ratio", "selection rate"
+    if pair_quantity_key(metric) != "delta":
+        return pair_quantity_key(metric).replace("_", " ")  # "impact ratio", "selection rate"
     return Q_CONTRIBUTION if _is_biasamp_pair(metric, obj, is_pair) else Q_DELTA
 
 
 def estimate(metric: str, obj: dict, *, is_pair: bool, level: float) -> Estimate:
     """The gated quantity of a metric result or pair with the interval the report prints for it: the value, a
     pair's Δ, or a BiasAmp pair's contribution y·Δ (interval of Δ times y, ends swapped when y = −1)."""
-    point = obj.get(_pair_key(metric)) if is_pair else obj.get("value")
+    point = obj.get(pair_quantity_key(metric)) if is_pair else obj.get("value")
     iv = obj.get("interval") or None
     y = None
     if is_pair and point is not None and iv is None and obj.get("note"):  # the highest-rate group's ratio: 1 by

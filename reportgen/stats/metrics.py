@@ -308,15 +308,16 @@ def impact_ratio(N: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class MetricDef:
-    """A catalogue entry (reportgen/spec/catalogue.py) with its count function."""
+    """A catalogue entry (reportgen/spec/catalogue.py) with its count function; every catalogue property
+    (name, family, direction, needs_..., summary, ...) reads through to the entry."""
 
-    name: str
-    family: str  # a key of reportgen.families.FAMILIES
-    direction: str | None  # "A->T", "T->A" or None
-    needs_predicted_attribute: bool
-    needs_joint: bool
-    summary: str
+    info: catalogue.MetricInfo
     fn: Callable | None
+
+    def __getattr__(self, key: str):
+        if key == "info" or key.startswith("__"):  # not yet set (copy, pickle): no read-through
+            raise AttributeError(key)
+        return getattr(self.info, key)
 
 
 REGISTRY: dict[str, MetricDef] = {}
@@ -324,9 +325,7 @@ REGISTRY: dict[str, MetricDef] = {}
 
 def register(name: str, fn: Callable | None) -> None:
     """Attach the count function ``fn`` (None for metrics computed from rows) to a catalogue entry."""
-    info = catalogue.CATALOGUE[name]
-    REGISTRY[name] = MetricDef(name, info.family, info.direction, info.needs_predicted_attribute, info.needs_joint,
-                               info.summary, fn)
+    REGISTRY[name] = MetricDef(catalogue.CATALOGUE[name], fn)
 
 
 for _name, _fn in (("biasamp_mals", biasamp_mals), ("biasamp_a_to_t", biasamp_a_to_t),
