@@ -20,22 +20,22 @@ from . import filters as F
 from . import plots
 from .highlight import highlight_yaml
 
-# name -> (family, title, short name)
-METRIC_INFO: dict[str, tuple[str, str, str]] = {
-    "biasamp_a_to_t": ("amplification", "Directional bias amplification, attribute → task", "BiasAmp→ A→T"),
-    "biasamp_t_to_a": ("amplification", "Directional bias amplification, task → attribute", "BiasAmp→ T→A"),
-    "biasamp_mals": ("amplification", "Bias amplification (Men Also Like Shopping)", "BiasAmp MALS"),
-    "multi_a_to_t": ("amplification", "Multi-attribute bias amplification, attribute → task", "Multi→ A→T"),
-    "multi_t_to_a": ("amplification", "Multi-attribute bias amplification, task → attribute", "Multi→ T→A"),
-    "leakage": ("amplification", "Leakage amplification", "Leakage"),
-    "dpa_a_to_t": ("amplification", "Directional predictability amplification, attribute → task", "DPA A→T"),
-    "dpa_t_to_a": ("amplification", "Directional predictability amplification, task → attribute", "DPA T→A"),
-    "demographic_parity": ("disparity", "Demographic parity gap", "Demographic parity"),
-    "equal_opportunity": ("disparity", "Equal opportunity gap", "Equal opportunity"),
-    "equalized_odds": ("disparity", "Equalized odds gaps", "Equalized odds"),
-    "accuracy_gap": ("disparity", "Accuracy gap", "Accuracy gap"),
-    "selection_rate": ("selection", "Selection rate", "Selection rate"),
-    "impact_ratio": ("selection", "Impact ratio", "Impact ratio"),
+# name -> (title, short name); the section a metric is shown in comes from its family (reportgen.families)
+METRIC_INFO: dict[str, tuple[str, str]] = {
+    "biasamp_a_to_t": ("Directional bias amplification, attribute → task", "BiasAmp→ A→T"),
+    "biasamp_t_to_a": ("Directional bias amplification, task → attribute", "BiasAmp→ T→A"),
+    "biasamp_mals": ("Bias amplification (Men Also Like Shopping)", "BiasAmp MALS"),
+    "multi_a_to_t": ("Multi-attribute bias amplification, attribute → task", "Multi→ A→T"),
+    "multi_t_to_a": ("Multi-attribute bias amplification, task → attribute", "Multi→ T→A"),
+    "leakage": ("Leakage amplification", "Leakage"),
+    "dpa_a_to_t": ("Directional predictability amplification, attribute → task", "DPA A→T"),
+    "dpa_t_to_a": ("Directional predictability amplification, task → attribute", "DPA T→A"),
+    "demographic_parity": ("Demographic parity gap", "Demographic parity"),
+    "equal_opportunity": ("Equal opportunity gap", "Equal opportunity"),
+    "equalized_odds": ("Equalized odds gaps", "Equalized odds"),
+    "accuracy_gap": ("Accuracy gap", "Accuracy gap"),
+    "selection_rate": ("Selection rate", "Selection rate"),
+    "impact_ratio": ("Impact ratio", "Impact ratio"),
 }
 
 # Which paper each metric rests on (keys of REFERENCES).
@@ -249,10 +249,28 @@ def cost_text(cost: str | None, task: str | None) -> str:
     return c or "not stated"
 
 
+def report_sections() -> list[tuple[str, str]]:
+    """(key, title) of the report's family sections, in registry order: one per template partial
+    (partials/<key>.html), titled by the first family that uses it."""
+    from reportgen.families import FAMILIES
+
+    out: list[tuple[str, str]] = []
+    for f in FAMILIES.values():
+        key = PurePosixPath(f.partial).stem
+        if key not in {k for k, _ in out}:
+            out.append((key, f.title))
+    return out
+
+
 def family_of(entry: Mapping) -> str:
-    info = METRIC_INFO.get(entry.get("name", ""))
-    if info:
-        return info[0]
+    """The report section of a metric entry: its family's partial (entries of unknown metrics are placed by
+    their keys)."""
+    from reportgen import families
+    from reportgen.stats.metrics import REGISTRY
+
+    name = entry.get("name", "")
+    if name in REGISTRY:
+        return PurePosixPath(families.of(name).partial).stem
     if "bernstein" in entry or "groups" in entry:
         return "disparity"
     return "amplification"
@@ -397,12 +415,12 @@ def _runs_views(entry: Mapping, v: Mapping, run_labels: list[str]) -> tuple[dict
 def _metric_view(entry: Mapping, index: int, run_labels: list[str] | None = None, unit: str = "rows") -> dict:
     fam = family_of(entry)
     name = entry.get("name", "")
-    info = METRIC_INFO.get(name, (fam, name.replace("_", " ").capitalize(), name))
+    info = METRIC_INFO.get(name, (name.replace("_", " ").capitalize(), name))
     v: dict[str, Any] = dict(entry)
     v["id"] = f"metric-{index}"
     v["family"] = fam
-    v["title"] = info[1]
-    v["short"] = info[2]
+    v["title"] = info[0]
+    v["short"] = info[1]
     v["defined"] = F._finite(entry.get("value"))
     v["reason"] = entry.get("reason")
     v["verdict_kind"], v["verdict_text"] = F.verdict_of(entry)
@@ -473,7 +491,7 @@ def _plots(v: dict, conf: str) -> None:
 
 def _series_label(series: Mapping) -> str:
     name = str(series.get("metric") or "metric")
-    short = METRIC_INFO.get(name, ("", "", name))[2]
+    short = METRIC_INFO.get(name, ("", name))[1]
     attribute = series.get("attribute")
     return f"{short} · {F.short(attribute, 40)}" if attribute is not None else short
 
@@ -753,8 +771,7 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
             _plots(v, conf)
     # Families in a fixed order; within one, metrics grouped by name in order of first appearance.
     families = []
-    for key, title in (("amplification", "Bias amplification"), ("disparity", "Group disparity"),
-                       ("selection", "Selection rates")):
+    for key, title in report_sections():
         ms = [m for m in metrics if m["family"] == key]
         order = {n: i for i, n in reversed(list(enumerate(m["name"] for m in ms)))}
         ms.sort(key=lambda m: order[m["name"]])
@@ -786,7 +803,7 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
         key = METHOD_GROUP.get(n, n)
         group = next((g for g in method_groups if g["key"] == key), None)
         if group is None:
-            group = {"key": key, "title": METHOD_TITLES.get(key, METRIC_INFO.get(n, ("", n, n))[1]), "names": []}
+            group = {"key": key, "title": METHOD_TITLES.get(key, METRIC_INFO.get(n, (n, n))[0]), "names": []}
             method_groups.append(group)
         group["names"].append(n)
     papers = []
