@@ -247,16 +247,6 @@ def spec_page() -> str:
 
 # --------------------------------------------------------------------------- metric list
 
-# the section of docs/metrics.md that defines each metric, by the heading's leading number
-_SECTION_OF = {
-    "biasamp_mals": "1.1", "biasamp_a_to_t": "1.2", "biasamp_t_to_a": "1.2",
-    "multi_a_to_t": "1.3", "multi_t_to_a": "1.3",
-    "leakage": "2.", "dpa_a_to_t": "2.", "dpa_t_to_a": "2.",
-    "demographic_parity": "3.", "equal_opportunity": "3.", "equalized_odds": "3.", "accuracy_gap": "3.",
-    "selection_rate": "8.", "impact_ratio": "8.",
-}
-
-
 def metric_headings(text: str | None = None) -> dict[str, str]:
     """{leading number of a heading of docs/metrics.md ("1.2", "3."): its anchor}."""
     text = (DOCS / "metrics.md").read_text() if text is None else text
@@ -281,9 +271,10 @@ def metric_list_page() -> str:
              "| metric | family | direction | needs predicted attribute | summary | defined in |",
              "|---|---|---|---|---|---|"]
     for name, d in REGISTRY.items():
-        sec = _SECTION_OF.get(name)
+        sec = d.docs_section  # from the catalogue
         if sec is None or sec not in heads:
-            raise RuntimeError(f"docsgen: metric {name!r} has no section in docs/metrics.md; add it to _SECTION_OF")
+            raise RuntimeError(f"docsgen: metric {name!r} has no section in docs/metrics.md; "
+                               "set docs_section in reportgen/spec/catalogue.py")
         direction = (d.direction or "—").replace("->", "→")
         lines.append(f"| `{name}` | {d.family} | {direction} | {'yes' if d.needs_predicted_attribute else 'no'} | "
                      f"{_cell(d.summary)} | [§{sec.rstrip('.')}](../metrics.md#{heads[sec]}) |")

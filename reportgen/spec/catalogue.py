@@ -25,10 +25,12 @@ class MetricInfo:
     worse: str = "higher"  # which values are worse: "higher", "lower", or "abs" (farther from 0)
     value_range: tuple[float, float] = (-1.0, 1.0)  # what the value and its pairs can be
     pair_quantity: str = "delta"  # the key of a pair's gated quantity (its interval is the pair's `interval`)
+    docs_section: str = ""  # the leading number of the docs/metrics.md heading that defines it ("1.2", "3.")
 
 
 def _amp(name, direction, summary, **kw):
-    return MetricInfo(name, "amplification", direction, summary, needs_base=True, **kw)
+    return MetricInfo(name, "amplification", direction, summary, needs_base=True,
+                      docs_section="1.1" if name == "biasamp_mals" else "1.2", **kw)
 
 
 CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
@@ -45,13 +47,13 @@ CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
                "Multi→ A→T (Zhao, Andrews & Xiang 2023): BiasAmp→ A→T over task combinations. For each group and "
                "kept combination m, how much more (or less) often the model's output contains all of m than the "
                "truth does; the value is the mean |Δ|, the signed mean of y·Δ gives the direction.",
-               needs_base=True, value_range=(0.0, 1.0)),
+               needs_base=True, value_range=(0.0, 1.0), docs_section="1.3"),
     MetricInfo("multi_t_to_a", "multi", "T->A",
                "Multi→ T→A: among the rows that truly contain all of a kept combination m, how far the predicted "
                "group's share differs from the true group's; mean |Δ| (signed mean of y·Δ beside it).",
-               needs_base=True, needs_predicted_attribute=True, value_range=(0.0, 1.0)),
+               needs_base=True, needs_predicted_attribute=True, value_range=(0.0, 1.0), docs_section="1.3"),
     *(MetricInfo(name, "disparity", None, "Group disparity (Ethayarajh 2020): " + summary, needs_joint=True,
-                 worse="abs") for name, summary in (
+                 worse="abs", docs_section="3.") for name, summary in (
         ("demographic_parity", "Difference in the rate of the unfavourable prediction (cost 1 − ŷ, all rows)."),
         ("equal_opportunity", "Difference in the unfavourable-prediction rate among rows whose true label is the "
                               "favourable one."),
@@ -60,20 +62,20 @@ CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
     MetricInfo("selection_rate", "selection", None,
                "Selection rate (EEOC Uniform Guidelines, 29 CFR 1607.4(D)): the share of a group's rows the model "
                "selects (predicts positive). The value is the share over all rows; each group's share is a pair.",
-               needs_label=False, worse="abs", value_range=(0.0, 1.0), pair_quantity="selection_rate"),
+               needs_label=False, worse="abs", value_range=(0.0, 1.0), pair_quantity="selection_rate", docs_section="8."),
     MetricInfo("impact_ratio", "selection", None,
                "Impact ratio (29 CFR 1607.4(D); NYC 6 RCNY §5-300): a group's selection rate divided by the highest "
                "group's rate. The value is the lowest ratio; under 0.8 is the four-fifths rule's flag.",
-               needs_label=False, worse="lower", value_range=(0.0, 1.0), pair_quantity="impact_ratio"),
+               needs_label=False, worse="lower", value_range=(0.0, 1.0), pair_quantity="impact_ratio", docs_section="8."),
     MetricInfo("leakage", "predictability", "T->A",
                "Leakage amplification (Wang et al. 2019): how much better an attacker predicts the group from the "
-               "model's task predictions than from the (error-matched) true tasks."),
+               "model's task predictions than from the (error-matched) true tasks.", docs_section="2."),
     MetricInfo("dpa_a_to_t", "predictability", "A->T",
                "Directional predictability amplification A→T (Tokas et al.): is the task easier to predict from the "
-               "group in the model's output than in the data?"),
+               "group in the model's output than in the data?", docs_section="2."),
     MetricInfo("dpa_t_to_a", "predictability", "T->A",
                "Directional predictability amplification T→A: is the predicted group easier to predict from the "
-               "tasks than the true group is?", needs_predicted_attribute=True),
+               "tasks than the true group is?", needs_predicted_attribute=True, docs_section="2."),
 )}
 
 
