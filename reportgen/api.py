@@ -328,18 +328,16 @@ class Results:
         self._model = None
 
     def __repr__(self) -> str:
-        r = self.raw.get("report") or {}
-        model = r.get("model") or {}
-        return (f"<reportgen.Results {r.get('title')!r}: {model.get('name')} {model.get('version')}, "
-                f"{len(self.raw.get('metrics') or [])} metric entries, gates: {self._gates_text()}>")
+        r = self.model.report
+        return (f"<reportgen.Results {r.title!r}: {r.model.name} {r.model.version}, "
+                f"{len(self.model.metrics)} metric entries, gates: {self._gates_text()}>")
 
     def _gates_text(self) -> str:
-        gates = self.raw.get("gates") or []
-        if not gates:
+        if not self.model.gates:
             return "none"
         counts: dict[str, int] = {}
-        for g in gates:
-            counts[g.get("status")] = counts.get(g.get("status"), 0) + 1
+        for g in self.model.gates:
+            counts[g.status] = counts.get(g.status, 0) + 1
         return ", ".join(f"{n} {st}" for st, n in counts.items()) + f" (run {'passed' if self.passed else 'failed'})"
 
     # -- plain data
@@ -355,14 +353,14 @@ class Results:
     @property
     def passed(self) -> bool:
         """True when every gate passed (as the command's exit code 0)."""
-        return bool(self.raw.get("passed"))
+        return self.model.passed
 
     @property
     def gates(self) -> list[Gate]:
-        return [Gate(metric=g.get("metric"), attribute=g.get("attribute"), status=g.get("status"),
-                     passed=bool(g.get("passed")), reason=g.get("reason") or "", pair=g.get("pair"),
-                     value=g.get("value"), lower=g.get("lower"), upper=g.get("upper"), raw=g)
-                for g in self.raw.get("gates") or []]
+        return [Gate(metric=g.metric, attribute=g.attribute, status=g.status, passed=g.passed,
+                     reason=g.reason or "", pair=None if g.pair is None else g.pair.model_dump(exclude_unset=True),
+                     value=g.value, lower=g.lower, upper=g.upper, raw=raw)
+                for g, raw in zip(self.model.gates, self.raw.get("gates") or [])]
 
     @property
     def model(self):
@@ -381,23 +379,24 @@ class Results:
         from reportgen.report.filters import verdict_of  # the plain-language verdict the report prints
 
         rows = []
-        for m in self.raw.get("metrics") or []:
-            fam = _family(m)
-            base = {"metric": m.get("name"), "family": fam, "attribute": m.get("attribute")}
-            iv = m.get("interval") or {}
-            b = m.get("bernstein") or {}
-            rows.append({**base, "level": "metric", "group": _text(m.get("protected")),
-                         "reference": m.get("reference"), "task": None, "condition": None,
-                         "value": m.get("value"), **_iv(iv), **_verdict(verdict_of(m)),
-                         "reason": m.get("reason") or b.get("reason")})
-            for p in m.get("pairs") or []:
-                piv = p.get("interval") or {}
-                pb = p.get("bernstein") or {}
-                rows.append({**base, "level": "pair", "group": p.get("group"),
-                             "reference": p.get("reference", p.get("highest_group")),
-                             "task": p.get("task"), "condition": p.get("condition"),
-                             "value": p.get(pair_quantity_key(m.get("name")), p.get("value")), **_iv(piv),
-                             **_verdict(verdict_of(p)), "reason": p.get("reason") or pb.get("reason") or p.get("note")})
+        for m in self.model.metrics:
+            base = {"metric": m.name, "family": _family(m.name), "attribute": m.attribute}
+            b = getattr(m, "bernstein", None)
+            rows.append({**base, "level": "metric", "group": _text(getattr(m, "protected", None)),
+                         "reference": getattr(m, "reference", None), "task": None, "condition": None,
+                         "value": m.value, **_iv(m.interval), **_verdict(verdict_of(m)),
+                         "reason": m.reason or (b.reason if b is not None else None)})
+            qty = pair_quantity_key(m.name)
+            for p in m.pairs:
+                pb = getattr(p, "bernstein", None)
+                ref = getattr(p, "reference", None)
+                rows.append({**base, "level": "pair", "group": p.group,
+                             "reference": ref if ref is not None else getattr(p, "highest_group", None),
+                             "task": p.task, "condition": getattr(p, "condition", None),
+                             "value": getattr(p, qty, None) if hasattr(p, qty) else getattr(p, "value", None),
+                             **_iv(p.interval), **_verdict(verdict_of(p)),
+                             "reason": getattr(p, "reason", None) or (pb.reason if pb is not None else None)
+                             or getattr(p, "note", None)})
         df = pd.DataFrame(rows, columns=_FRAME_COLUMNS)
         for c in ("value", "lower", "upper"):
             df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
@@ -447,21 +446,19 @@ def _text(v: Any) -> Any:
     return v
 
 
-def _iv(iv: Mapping) -> dict:
-    covers = iv.get("covers")
-    return {"lower": iv.get("lower"), "upper": iv.get("upper"), "interval_method": iv.get("method"),
-            "covers": ", ".join(covers) if isinstance(covers, list) else covers}
+def _iv(iv: Any) -> dict:
+    """An interval model (or None) as the frame's four interval columns."""
+    if iv is None:
+        return {"lower": None, "upper": None, "interval_method": None, "covers": None}
+    covers = getattr(iv, "covers", None)
+    return {"lower": iv.lower, "upper": iv.upper, "interval_method": iv.method,
+            "covers": ", ".join(covers) if covers is not None else None}
 
 
-def _family(m: Mapping) -> str | None:
-    try:
-        from reportgen.stats import metrics
+def _family(name: str) -> str:
+    from reportgen.spec.catalogue import CATALOGUE
 
-        return metrics.REGISTRY[m["name"]].family
-    except Exception:  # a name this version does not know (results from elsewhere)
-        from reportgen.report.context import family_of
-
-        return family_of(m)
+    return CATALOGUE[name].family
 
 
 # --------------------------------------------------------------------------- the two entry points
