@@ -245,13 +245,17 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
 # --------------------------------------------------------------------------- results assembly
 
 
-def _load_baseline(ls: LoadedSpec, override) -> tuple[dict | None, dict | None, dict | None]:
-    """(baseline results, its replicates.json or None, provenance) from --baseline or the spec's `baseline:`."""
+def _load_baseline(ls: LoadedSpec, override) -> tuple[object | None, dict | None, dict | None]:
+    """(baseline results as a typed reportgen.results.model.Results; its replicates.json or None; provenance) from
+    --baseline or the spec's `baseline:`. A file that is not a valid results.json is a spec problem."""
     import hashlib
     import json
     from pathlib import Path
 
+    from pydantic import ValidationError
+
     from reportgen.release import gates as G
+    from reportgen.results.model import load_results
 
     s = ls.spec
     needs = [i for i, g in enumerate(s.gates) if g.max_increase is not None]
@@ -280,6 +284,14 @@ def _load_baseline(ls: LoadedSpec, override) -> tuple[dict | None, dict | None, 
         raise problem(f"{f} is not JSON ({exc}); give a results.json written by reportgen") from None
     if not isinstance(doc, dict) or "schema_version" not in doc or "metrics" not in doc:
         raise problem(f"{f} is not a reportgen results.json (no schema_version / metrics)")
+    try:
+        typed = load_results(doc)  # the gates read the baseline through the typed model
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise problem(f"{f} is not a valid results.json of schema_version 1 "
+                      f"({'.'.join(str(x) for x in err['loc']) or '(top)'}: {err['msg']}; {e.error_count()} "
+                      f"problem{'s' if e.error_count() != 1 else ''} in all); give the results.json "
+                      "`reportgen run` wrote, unedited") from None
     reps = None
     rf = f.parent / "replicates.json"
     if rf.is_file():
@@ -291,7 +303,7 @@ def _load_baseline(ls: LoadedSpec, override) -> tuple[dict | None, dict | None, 
             reps = None  # not the replicates of these results
     info = {"path": str(f), "sha256": hashlib.sha256(raw).hexdigest(),
             "model": (doc.get("report") or {}).get("model"), "replicates": reps is not None}
-    return doc, reps, info
+    return typed, reps, info
 
 
 def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | None = None, baseline=None,
@@ -351,11 +363,12 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
         for sw in sweeps:
             sw["sample"] = smp
     data_entries = _data_entries(L)
+    reps = G.take_replicates(metric_entries)  # the entries are now plain results.json data
+    typed = G.METRIC_RESULTS.validate_python(metric_entries)
     paired = G.paired_replicates(base_reps, seed=seed, resamples=B, data=data_entries)
-    gates, gating = G.evaluate(ls, metric_entries, level=level, baseline=base_doc, baseline_reps=paired)
+    gates, gating = G.evaluate(ls, typed, reps, level=level, baseline=base_doc, baseline_reps=paired)
     if replicates_out is not None:
-        replicates_out.update(G.replicates_document(metric_entries, seed=seed, resamples=B, data=data_entries))
-    G.strip_replicates(metric_entries)
+        replicates_out.update(G.replicates_document(typed, reps, seed=seed, resamples=B, data=data_entries))
     extra = {}
     if baseline_info is not None:
         extra["baseline"] = {**baseline_info, "paired_replicates": paired is not None}

@@ -40,8 +40,8 @@ B, K, ROWS, P_TASK, LIMIT = 500, 15, 4000, 0.3, 0.05
 Y = np.array([1, -1])
 
 
-def simulate(contribution: np.ndarray, seed: int) -> list[dict]:
-    """One audit: a metric entry with 30 pairs whose true contributions are ``contribution`` (K, 2)."""
+def simulate(contribution: np.ndarray, seed: int) -> list:
+    """One audit: a typed metric result with 30 pairs whose true contributions are ``contribution`` (K, 2)."""
     rng = np.random.default_rng([seed, 11])
     pairs = []
     direction = Y[None, :].astype(float)
@@ -57,11 +57,12 @@ def simulate(contribution: np.ndarray, seed: int) -> list[dict]:
             lo, hi, _ = intervals.percentile(dB[:, 0, a], LEVEL)
             pairs.append({"group": f"g={a}", "task": f"t{k}=1", "y": int(Y[a]), "delta": float(d1[0, 0, a]),
                           "interval": {"method": "bootstrap", "level": LEVEL, "lower": lo, "upper": hi,
-                                       "resamples": B, "scheme": scheme}})
-    return [{"name": "biasamp_a_to_t", "attribute": "g", "value": 0.0, "interval": None, "pairs": pairs}]
+                                       "resamples": B, "seed": seed, "scheme": scheme, "covers": ["rows"]}})
+    return G.METRIC_RESULTS.validate_python([{"name": "biasamp_a_to_t", "attribute": "g", "value": 0.0,
+                                              "interval": None, "pairs": pairs}])
 
 
-def decide(entries: list[dict], correction: str = "holm") -> list[str]:
+def decide(entries: list, correction: str = "holm") -> list[str]:
     spec = SimpleNamespace(gates=[Gate(metric="biasamp_a_to_t", per_pair=True, max=LIMIT)],
                            multiple_testing=correction, tasks={})
     out, summary = G.evaluate(spec, entries, level=LEVEL)

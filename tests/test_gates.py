@@ -22,6 +22,7 @@ from scipy.stats import norm
 
 from reportgen.release import gates as G
 from reportgen.cli import main
+from reportgen.results.model import load_results
 from reportgen.spec.errors import SpecError
 from reportgen.spec.model import Gate
 
@@ -104,7 +105,8 @@ def p_by_hand(kind, limit, q, lo, hi, level=0.95):
 
 
 def iv(lo, hi, level=0.95, **extra):
-    return {"method": "bootstrap", "level": level, "lower": lo, "upper": hi, "resamples": 1000, "seed": 0, **extra}
+    return {"method": "bootstrap", "level": level, "lower": lo, "upper": hi, "resamples": 1000, "seed": 0,
+            "scheme": "multinomial", "covers": ["rows"], **extra}
 
 
 def spec_of(*gates, multiple_testing="holm", tasks=None):
@@ -113,6 +115,33 @@ def spec_of(*gates, multiple_testing="holm", tasks=None):
 
 def amp_entry(pairs, name="biasamp_a_to_t", attribute="g"):
     return {"name": name, "attribute": attribute, "value": 0.0, "interval": iv(-0.1, 0.1), "pairs": pairs}
+
+
+def dp_pair(delta, interval, group="g=A", reference="g=B", task="t=1"):
+    """A demographic-parity pair as results.json holds it (rates chosen to give ``delta``)."""
+    return {"group": group, "reference": reference, "task": task, "condition": "all",
+            "cost": "y_hat (positive prediction is unfavourable)", "rate_protected": 0.5 + delta,
+            "rate_reference": 0.5, "delta": delta, "n": 200, "n_protected": 100, "n_reference": 100,
+            "interval": interval}
+
+
+def dp_entry(value, interval, pairs=(), attribute="g"):
+    return {"name": "demographic_parity", "attribute": attribute, "reference": f"{attribute}=B",
+            "protected": [f"{attribute}=A"], "value": value, "interval": interval, "groups": [], "pairs": list(pairs)}
+
+
+_V1 = json.loads((ROOT / "tests" / "fixtures" / "results_v1_compas.json").read_text(encoding="utf-8"))
+
+
+def results_doc(metrics: list[dict]) -> dict:
+    """A valid version-1 results.json (the stored fixture) holding ``metrics``."""
+    return {**json.loads(json.dumps(_V1)), "metrics": metrics, "gates": [], "passed": True}
+
+
+def evaluate(spec, entries: list[dict], *, baseline: dict | None = None, **kw):
+    """G.evaluate on entries and a baseline written as results.json holds them, read through the typed model."""
+    return G.evaluate(spec, G.METRIC_RESULTS.validate_python(entries), level=kw.pop("level"),
+                      baseline=load_results(baseline) if baseline is not None else None, **kw)
 
 
 # --------------------------------------------------------------------------- the rule, by hand
@@ -154,7 +183,7 @@ def test_p_values_are_not_floored_by_the_resamples():
     smallest Holm-adjusted p would be 48/1001 > 0.025 and none could."""
     pairs = [{"group": f"g={a}", "task": f"t{k}=1", "y": 1, "delta": 0.30, "interval": iv(0.25, 0.35)}
              for a in "AB" for k in range(24)]
-    out, summary = G.evaluate(spec_of(Gate(metric="biasamp_a_to_t", per_pair=True, max=0.05)),
+    out, summary = evaluate(spec_of(Gate(metric="biasamp_a_to_t", per_pair=True, max=0.05)),
                               [amp_entry(pairs)], level=0.95)
     assert summary["hypotheses"] == 48 and 48 / 1001 > 0.025
     assert [g["status"] for g in out] == ["fail"] * 48
@@ -167,7 +196,7 @@ def test_biasamp_pairs_gate_their_contribution_with_its_interval():
               "interval": iv(-0.0321, -0.0279)},
              {"group": "g=B", "task": "t=1", "y": 1, "delta": 0.0100, "contribution": 0.0100,
               "interval": iv(0.0050, 0.0150)}]
-    out, _ = G.evaluate(spec_of(Gate(metric="biasamp_a_to_t", per_pair=True, max=0.02)), [amp_entry(pairs)],
+    out, _ = evaluate(spec_of(Gate(metric="biasamp_a_to_t", per_pair=True, max=0.02)), [amp_entry(pairs)],
                         level=0.95)
     a, b = out
     assert a["quantity"] == "contribution y·Δ" and a["value"] == pytest.approx(0.03)
@@ -177,10 +206,8 @@ def test_biasamp_pairs_gate_their_contribution_with_its_interval():
     pp, pf = p_by_hand("max", 0.02, 0.03, 0.0279, 0.0321)
     assert a["bounds"][0]["p_fail"] == pytest.approx(pf)
     # disparity pairs and values: Δ and value, named so
-    dp = {"name": "demographic_parity", "attribute": "g", "value": 0.2, "interval": iv(0.1, 0.3),
-          "pairs": [{"group": "g=A", "reference": "g=B", "task": "t=1", "condition": "all", "delta": 0.2,
-                     "interval": iv(0.1, 0.3)}]}
-    out, _ = G.evaluate(spec_of(Gate(metric="demographic_parity", abs_max=0.5),
+    dp = dp_entry(0.2, iv(0.1, 0.3), [dp_pair(0.2, iv(0.1, 0.3))])
+    out, _ = evaluate(spec_of(Gate(metric="demographic_parity", abs_max=0.5),
                                 Gate(metric="demographic_parity", per_pair=True, abs_max=0.5)), [dp], level=0.95)
     assert [g["quantity"] for g in out] == ["value", "Δ"]
 
@@ -189,7 +216,7 @@ def test_y_zero_pairs_contribute_exactly_zero_outside_the_family():
     pairs = [{"group": "g=A", "task": "t=1", "y": 0, "delta": -0.33, "contribution": 0.0,
               "interval": iv(-0.33, -0.33)},
              {"group": "g=B", "task": "t=1", "y": 1, "delta": 0.05, "interval": iv(0.01, 0.09)}]
-    out, summary = G.evaluate(spec_of(Gate(metric="biasamp_mals", per_pair=True, max=0.02)),
+    out, summary = evaluate(spec_of(Gate(metric="biasamp_mals", per_pair=True, max=0.02)),
                               [amp_entry(pairs, name="biasamp_mals")], level=0.95)
     zero, other = out
     assert zero["value"] == 0.0 and zero["status"] == "pass" and zero["bounds"][0]["decided_by"] == "exact"
@@ -204,13 +231,13 @@ def test_no_sampling_variation_is_inconclusive_with_the_reason():
                 "pairs": []},
                {"name": "biasamp_mals", "attribute": "h", "value": 0.9,
                 "interval": iv(0.8, 0.95, degenerate=True), "pairs": []}]
-    out, summary = G.evaluate(spec_of(Gate(metric="biasamp_mals", max=0.5)), entries, level=0.95)
+    out, summary = evaluate(spec_of(Gate(metric="biasamp_mals", max=0.5)), entries, level=0.95)
     assert [g["status"] for g in out] == ["inconclusive", "inconclusive"]  # 0.337 < 0.5, yet no verdict
     assert all("the interval shows no sampling variation: " in g["reason"] for g in out)
     assert note in out[0]["reason"]
     assert summary["hypotheses"] == 0 and all(g["passed"] is False for g in out)
     assert summary["warnings"] and "cannot fail" in summary["warnings"][0]
-    out, summary = G.evaluate(spec_of(Gate(metric="biasamp_mals", max=0.5, inconclusive="pass")), entries,
+    out, summary = evaluate(spec_of(Gate(metric="biasamp_mals", max=0.5, inconclusive="pass")), entries,
                               level=0.95)
     assert all(g["passed"] for g in out) and "cannot fail the run" in summary["warnings"][0]
 
@@ -220,7 +247,7 @@ def test_undefined_value_is_inconclusive_with_its_reason():
     entries = [{"name": "biasamp_t_to_a", "attribute": "sex", "value": None, "reason": why, "interval": None,
                 "pairs": []}]
     for g in (Gate(metric="biasamp_t_to_a", max=0.1), Gate(metric="biasamp_t_to_a", per_pair=True, max=0.1)):
-        (res,), summary = G.evaluate(spec_of(g), entries, level=0.95)
+        (res,), summary = evaluate(spec_of(g), entries, level=0.95)
         assert res["status"] == "inconclusive" and why in res["reason"] and res["value"] is None
 
 
@@ -229,7 +256,7 @@ def test_a_gate_that_cannot_fail_at_run_time_is_warned():
     reach p ≤ α/m, so no check can fail; the warning says so (results.json and the report)."""
     pairs = [{"group": f"g={a}", "task": f"t{k}=1", "y": 1, "delta": 0.0, "interval": iv(-0.5, 0.5)}
              for a in "AB" for k in range(30)]
-    out, summary = G.evaluate(spec_of(Gate(metric="biasamp_a_to_t", per_pair=True, max=0.3)),
+    out, summary = evaluate(spec_of(Gate(metric="biasamp_a_to_t", per_pair=True, max=0.3)),
                               [amp_entry(pairs)], level=0.95)
     (w,) = summary["warnings"]
     assert w.startswith("gates[0] (biasamp_a_to_t per pair): 60 of 60 checks cannot fail:")
@@ -237,7 +264,7 @@ def test_a_gate_that_cannot_fail_at_run_time_is_warned():
     # with narrower intervals the same design can fail: no warning
     for p in pairs:
         p["interval"] = iv(-0.05, 0.05)
-    _, summary = G.evaluate(spec_of(Gate(metric="biasamp_a_to_t", per_pair=True, max=0.3)),
+    _, summary = evaluate(spec_of(Gate(metric="biasamp_a_to_t", per_pair=True, max=0.3)),
                             [amp_entry(pairs)], level=0.95)
     assert summary["warnings"] == []
 
@@ -361,9 +388,9 @@ def test_max_increase_catches_a_worse_release(tmp_path: Path):
 
 def test_max_increase_without_paired_replicates_uses_the_printed_interval():
     """Baseline value fixed; this run's interval of the quantity (|v| folded for a disparity) minus worse(old)."""
-    cur = {"name": "demographic_parity", "attribute": "g", "value": -0.25, "interval": iv(-0.32, -0.18), "pairs": []}
-    base = {"metrics": [{"name": "demographic_parity", "attribute": "g", "value": 0.10, "interval": iv(0.0, 0.2)}]}
-    (g,), _ = G.evaluate(spec_of(Gate(metric="demographic_parity", max_increase=0.05)), [cur], level=0.95,
+    cur = dp_entry(-0.25, iv(-0.32, -0.18))
+    base = results_doc([dp_entry(0.10, iv(0.0, 0.2))])
+    (g,), _ = evaluate(spec_of(Gate(metric="demographic_parity", max_increase=0.05)), [cur], level=0.95,
                          baseline=base)
     b = g["bounds"][0]
     assert b["point"] == pytest.approx(0.15) and (b["lower"], b["upper"]) == pytest.approx((0.08, 0.22))
@@ -374,15 +401,15 @@ def test_selection_errors_are_spec_errors_at_run_time():
     entries = [amp_entry([{"group": "g=A", "task": "obj_01=1", "y": 1, "delta": 0.0, "interval": iv(-0.1, 0.1)}])]
     tasks = {"objects": SimpleNamespace(columns="obj_*", column=None, classes=None)}
     with pytest.raises(SpecError) as exc:
-        G.evaluate(spec_of(Gate(metric="biasamp_a_to_t", per_pair=True, task="obj_10", max=0.1), tasks=tasks),
+        evaluate(spec_of(Gate(metric="biasamp_a_to_t", per_pair=True, task="obj_10", max=0.1), tasks=tasks),
                    entries, level=0.95)
     (p,) = exc.value.problems
     assert p.path == "gates[0].task" and "(did you mean 'obj_01'?)" in p.message
     with pytest.raises(SpecError) as exc:
-        G.evaluate(spec_of(Gate(metric="biasamp_a_to_t", attribute="h", max=0.1)), entries, level=0.95)
+        evaluate(spec_of(Gate(metric="biasamp_a_to_t", attribute="h", max=0.1)), entries, level=0.95)
     assert exc.value.problems[0].path == "gates[0].attribute"
     for want in ("objects", "obj_01", "obj_01=1"):  # a tasks key, a task column, a label
-        out, _ = G.evaluate(spec_of(Gate(metric="biasamp_a_to_t", per_pair=True, task=want, max=0.5), tasks=tasks),
+        out, _ = evaluate(spec_of(Gate(metric="biasamp_a_to_t", per_pair=True, task=want, max=0.5), tasks=tasks),
                             entries, level=0.95)
         assert len(out) == 1 and out[0]["task"] == want
 
@@ -446,3 +473,79 @@ def test_stale_replicates_are_removed_and_not_paired(tmp_path: Path):
     assert (tmp_path / "o" / "replicates.json").is_file()
     run(["run", str(spec), "--out", str(tmp_path / "o"), "-q"])
     assert not (tmp_path / "o" / "replicates.json").exists()
+
+
+# --------------------------------------------------------------------------- typed results, replicates beside them
+
+
+def test_replicates_are_taken_off_the_entries_into_a_side_mapping():
+    """take_replicates leaves plain results.json data (valid for the typed model) and keys the replicates like
+    paired_replicates; replicates_document writes them back from the typed results in their order."""
+    reps = {"value": np.array([0.1, np.nan, 0.3]), "A": np.array([0.2, 0.2, 0.4]), "D": np.array([1.0, 0.0, -1.0])}
+    amp = amp_entry([{"group": "g=A", "task": "t=1", "y": 1, "delta": 0.2, "interval": iv(0.1, 0.3),
+                      "_reps": reps["A"]},
+                     {"group": "g=B", "task": "t=1", "y": None, "delta": None, "reason": "no base"}])
+    amp["_reps"] = reps["value"]
+    dp = dp_entry(0.2, iv(0.1, 0.3), [{**dp_pair(0.2, iv(0.1, 0.3)), "_reps": reps["D"]}])
+    entries = [amp, dp]
+    taken = G.take_replicates(entries)
+    assert "_reps" not in json.dumps(entries)  # plain data again
+    dp_key = (("group", "g=A"), ("reference", "g=B"), ("task", "t=1"), ("condition", "all"))
+    assert list(taken) == [("biasamp_a_to_t", "g", None), ("biasamp_a_to_t", "g", (("group", "g=A"), ("task", "t=1"))),
+                           ("demographic_parity", "g", dp_key)]
+    typed = G.METRIC_RESULTS.validate_python(entries)
+    assert G.pair_key(typed[1].pairs[0]) == G.pair_key(entries[1]["pairs"][0]) == dp_key  # typed pair and dict
+    doc = G.replicates_document(typed, taken, seed=4, resamples=3, data=[{"role": "test", "sha256": "ab"}])
+    assert doc["metrics"] == [
+        {"name": "biasamp_a_to_t", "attribute": "g", "value": [0.1, None, 0.3],
+         "pairs": [{"key": {"group": "g=A", "task": "t=1"}, "replicates": [0.2, 0.2, 0.4]}]},
+        {"name": "demographic_parity", "attribute": "g", "value": None,
+         "pairs": [{"key": dict(dp_key), "replicates": [1.0, 0.0, -1.0]}]}]
+    # and they read back as the same mapping (a baseline's replicates.json paired with this run)
+    back = G.paired_replicates(doc, seed=4, resamples=3, data=[{"role": "test", "sha256": "ab"}])
+    assert list(back) == list(taken) and all(np.array_equal(back[k], taken[k], equal_nan=True) for k in taken)
+
+
+def test_paired_max_increase_reads_the_side_mappings():
+    """The worsening's interval is the percentile interval of the paired differences of the two mappings'
+    replicates (|v| for a disparity), NaN replicates left out."""
+    key = ("demographic_parity", "g", None)
+    new = np.array([0.30, -0.32, 0.28, 0.35, np.nan, 0.31, 0.29, 0.33])
+    old = np.array([0.10, 0.12, -0.08, 0.11, 0.09, np.nan, 0.10, 0.12])
+    cur = dp_entry(0.31, iv(0.28, 0.35))
+    base = results_doc([dp_entry(0.10, iv(0.08, 0.12))])
+    (g,), _ = evaluate(spec_of(Gate(metric="demographic_parity", max_increase=0.1)), [cur], level=0.9,
+                       replicates={key: new}, baseline=base, baseline_reps={key: old})
+    ok = ~np.isnan(new) & ~np.isnan(old)
+    lo, hi = np.quantile(np.abs(new[ok]) - np.abs(old[ok]), [0.05, 0.95])
+    b = g["bounds"][0]
+    assert b["method"] == "paired bootstrap" and b["point"] == pytest.approx(0.21)
+    assert (b["lower"], b["upper"]) == pytest.approx((lo, hi))
+    # without this run's replicates: the printed interval, the baseline's value fixed
+    (g,), _ = evaluate(spec_of(Gate(metric="demographic_parity", max_increase=0.1)), [cur], level=0.9,
+                       baseline=base, baseline_reps={key: old})
+    assert g["bounds"][0]["method"] == "bootstrap" and "fixed" in g["bounds"][0]["note"]
+
+
+def test_baseline_is_read_through_the_typed_model(tmp_path: Path):
+    """The stored version-1 fixture serves as a baseline; a file that is not a valid results.json is exit 2
+    naming the key (not a traceback), from --baseline and from the spec's `baseline:`."""
+    fixture = ROOT / "tests" / "fixtures" / "results_v1_compas.json"
+    extra = "gates:\n  - metric: biasamp_a_to_t\n    attribute: race\n    max_increase: 0.05\n"
+    spec = spec_file(tmp_path, "s.yaml", extra=extra)
+    code, _ = run(["run", str(spec), "--out", str(tmp_path / "o"), "--baseline", str(fixture), "-q"])
+    r = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert code in (0, 1) and r["baseline"]["paired_replicates"] is False
+    (g,) = r["gates"]
+    assert g["quantity"] == "worsening vs baseline" and g["value"] is not None
+    bad = json.loads(fixture.read_text(encoding="utf-8"))
+    bad["metrics"][0]["pairs"][0]["delta_typo"] = 0.1
+    (tmp_path / "bad.json").write_text(json.dumps(bad), encoding="utf-8")
+    code, out = run(["run", str(spec), "--out", str(tmp_path / "o2"), "--baseline", str(tmp_path / "bad.json")])
+    assert code == 2 and not (tmp_path / "o2").exists()
+    assert "--baseline" in out and "not a valid results.json of schema_version 1 (metrics.0." in out
+    assert "delta_typo" in out and "Traceback" not in out
+    spec = spec_file(tmp_path, "s2.yaml", extra=extra + f"baseline: {tmp_path / 'bad.json'}\n")
+    code, out = run(["run", str(spec), "--out", str(tmp_path / "o3")])
+    line = spec.read_text().splitlines().index(f"baseline: {tmp_path / 'bad.json'}") + 1
+    assert code == 2 and re.search(rf"s2\.yaml:{line}:\d+: baseline: .*not a valid results\.json", out), out

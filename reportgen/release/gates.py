@@ -101,6 +101,14 @@ rows or a lower confidence help). A check whose interval shows no sampling
 variation cannot fail either (it is inconclusive); with ``inconclusive: pass``
 such gates cannot fail the run and the warning says so.
 
+What it reads
+-------------
+The typed results (:mod:`reportgen.results.model`): this run's metric results validated once
+(:data:`METRIC_RESULTS`) after :func:`take_replicates` has taken the bootstrap replicates off the runner's
+entries into a side mapping {(metric, attribute, pair key or None): replicates}, and the baseline as a validated
+:class:`~reportgen.results.model.Results` with its replicates.json read by :func:`paired_replicates`. The gate
+results it returns are the plain dicts results.json ``gates`` holds.
+
 Why one module: the gates are one decision procedure: what a gate selects, the p-value read off each printed
 interval, the baseline pairing and Holm's correction across all of them must agree, and the spec checks use
 the same selection.
@@ -114,8 +122,10 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 
 import numpy as np
+from pydantic import TypeAdapter
 
 from reportgen import numfmt
+from reportgen.results.model import AmplificationPair, MetricResult, Results, RowsAndRunsInterval, SelectionPair
 from reportgen.spec import catalogue
 from reportgen.spec.errors import Problem, SpecError, did_you_mean
 from reportgen.fileio import jfloat as _f
@@ -135,6 +145,13 @@ AMPLIFICATION_LIKE = catalogue.names(worse="higher")
 
 Q_VALUE, Q_CONTRIBUTION, Q_DELTA, Q_WORSENING = "value", "contribution y·Δ", "Δ", "worsening vs baseline"
 KINDS = ("max", "min", "abs_max", "max_increase")
+PAIR_KEY_FIELDS = ("group", "reference", "task", "condition")
+
+# the runner's metric entries (plain results.json data once their replicates are taken off) as typed results
+METRIC_RESULTS = TypeAdapter(list[MetricResult])
+
+# bootstrap replicates beside the results: {(metric, attribute, pair key or None): replicates}
+Replicates = dict[tuple, np.ndarray]
 
 
 def worsening(metric: str, value):
@@ -151,9 +168,14 @@ def worsening(metric: str, value):
     return value
 
 
-def pair_key(pair: dict) -> tuple:
-    """Identity of a pair across runs of one spec."""
-    return tuple((k, pair.get(k)) for k in ("group", "reference", "task", "condition") if k in pair)
+def pair_key(pair) -> tuple:
+    """Identity of a pair across runs of one spec: its (key, value) for group, reference, task and condition, as
+    far as the pair's type has them. ``pair``: a typed pair of the results model, or a dict (a replicates.json
+    pair key; release/diff still reads pairs as dicts)."""
+    if isinstance(pair, dict):
+        return tuple((k, pair.get(k)) for k in PAIR_KEY_FIELDS if k in pair)
+    fields = type(pair).model_fields
+    return tuple((k, getattr(pair, k)) for k in PAIR_KEY_FIELDS if k in fields)
 
 
 def _family(metric: str) -> str | None:
@@ -283,8 +305,9 @@ class Estimate:
     runs_halfwidth: float = 0.0
 
 
-def _is_biasamp_pair(metric: str, obj: dict, is_pair: bool) -> bool:
-    return is_pair and metric.startswith("biasamp_") and "delta" in obj
+def _is_biasamp_pair(obj) -> bool:
+    """A BiasAmp pair: it carries the base direction y, and its gated quantity is the contribution y·Δ."""
+    return isinstance(obj, AmplificationPair)
 
 
 def pair_quantity_key(metric: str) -> str:
@@ -293,28 +316,29 @@ def pair_quantity_key(metric: str) -> str:
     return info.pair_quantity if info is not None else "delta"
 
 
-def _name_of(metric: str, obj: dict, is_pair: bool) -> str:
+def _name_of(metric: str, obj, is_pair: bool) -> str:
     if not is_pair:
         return Q_VALUE
     if pair_quantity_key(metric) != "delta":
         return pair_quantity_key(metric).replace("_", " ")  # "impact ratio", "selection rate"
-    return Q_CONTRIBUTION if _is_biasamp_pair(metric, obj, is_pair) else Q_DELTA
+    return Q_CONTRIBUTION if _is_biasamp_pair(obj) else Q_DELTA
 
 
-def estimate(metric: str, obj: dict, *, is_pair: bool, level: float) -> Estimate:
-    """The gated quantity of a metric result or pair with the interval the report prints for it: the value, a
-    pair's Δ, or a BiasAmp pair's contribution y·Δ (interval of Δ times y, ends swapped when y = −1)."""
-    point = obj.get(pair_quantity_key(metric)) if is_pair else obj.get("value")
-    iv = obj.get("interval") or None
+def estimate(metric: str, obj, *, is_pair: bool, level: float) -> Estimate:
+    """The gated quantity of a metric result or pair (typed, reportgen.results.model) with the interval the report
+    prints for it: the value, a pair's Δ (or a selection pair's rate or ratio), or a BiasAmp pair's contribution
+    y·Δ (interval of Δ times y, ends swapped when y = −1)."""
+    point = getattr(obj, pair_quantity_key(metric)) if is_pair else obj.value  # the catalogue names the field
+    iv = obj.interval
     y = None
-    if is_pair and point is not None and iv is None and obj.get("note"):  # the highest-rate group's ratio: 1 by
-        return Estimate(float(point), exact=True, note=obj["note"])     # definition, decided on that 1 exactly
-    if _is_biasamp_pair(metric, obj, is_pair):
-        y = obj.get("y")
+    if isinstance(obj, SelectionPair) and point is not None and iv is None and obj.note:  # the highest-rate
+        return Estimate(float(point), exact=True, note=obj.note)  # group's ratio: 1 by definition, decided exactly
+    if _is_biasamp_pair(obj):
+        y = obj.y
         if point is not None and y is None:
-            return Estimate(None, undefined=obj.get("reason") or "the pair has no base direction y")
+            return Estimate(None, undefined=obj.reason or "the pair has no base direction y")
     if point is None:
-        return Estimate(None, undefined=obj.get("reason") or "no value")
+        return Estimate(None, undefined=obj.reason or "no value")
     point = float(point)
     if y is not None:
         if y == 0:
@@ -322,24 +346,25 @@ def estimate(metric: str, obj: dict, *, is_pair: bool, level: float) -> Estimate
         point = y * point
     if iv is None:
         return Estimate(point, no_interval=True, y=y)
-    lvl = float(iv.get("level") or level)
-    e = Estimate(point, level=lvl, method=iv.get("method"), y=y,
-                 runs_halfwidth=float(iv.get("runs_halfwidth") or 0.0))
-    lo, hi = iv.get("lower"), iv.get("upper")
-    if lo is None or hi is None:
-        e.undefined = f"no interval: {iv.get('reason') or 'the interval is undefined'}"
+    lvl = float(iv.level or level)
+    e = Estimate(point, level=lvl, method=iv.method, y=y, runs_halfwidth=_runs_hw(obj))
+    lo, hi = iv.lower, iv.upper
+    if lo is None or hi is None:  # (a bootstrap or rows_and_runs interval: a simultaneous one has both ends)
+        e.undefined = f"no interval: {iv.reason or 'the interval is undefined'}"
         return e
     lo, hi = float(lo), float(hi)
     if y is not None:
         lo, hi = sorted((y * lo, y * hi))
     e.lower, e.upper = lo, hi
-    if iv.get("degenerate") is True or hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi)):  # equal up to float noise
-        e.degenerate = iv.get("note") or iv.get("degenerate_reason") or MSG_DEGENERATE_DEFAULT
+    if iv.degenerate is True or hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi)):  # equal up to float noise
+        e.degenerate = iv.note or MSG_DEGENERATE_DEFAULT
     return e
 
 
-def _runs_hw(obj: dict | None) -> float:
-    return float(((obj or {}).get("interval") or {}).get("runs_halfwidth") or 0.0)
+def _runs_hw(obj) -> float:
+    """The run-to-run half-width of a result's or pair's rows_and_runs interval (0 for any other interval)."""
+    iv = obj.interval if obj is not None else None
+    return float(iv.runs_halfwidth or 0.0) if isinstance(iv, RowsAndRunsInterval) else 0.0
 
 
 def _percentile(d: np.ndarray, level: float) -> tuple[float, float]:
@@ -348,9 +373,12 @@ def _percentile(d: np.ndarray, level: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def increase_estimate(metric: str, obj: dict, base_obj: dict | None, paired_base_reps, *, is_pair: bool,
+def increase_estimate(metric: str, obj, base_obj, *, reps=None, base_reps=None, is_pair: bool,
                       level: float) -> Estimate:
-    """The worsening against the baseline, worse(new) − worse(old), with its interval."""
+    """The worsening against the baseline, worse(new) − worse(old), with its interval. ``obj`` / ``base_obj``:
+    the typed result or pair of this run and of the baseline (None: not in the baseline); ``reps``: this run's
+    bootstrap replicates of it, ``base_reps``: the baseline's when they are paired with them (same rows, seed
+    and resamples)."""
     if base_obj is None:
         return Estimate(None, undefined=MSG_NOT_IN_BASELINE)
     cur = estimate(metric, obj, is_pair=is_pair, level=level)
@@ -363,10 +391,9 @@ def increase_estimate(metric: str, obj: dict, base_obj: dict | None, paired_base
     point = float(W(cur.point) - W(old.point))
     if cur.exact and old.exact:
         return Estimate(point, exact=True, note="both releases' quantities are exact (y = 0): the change is exact")
-    reps = obj.get("_reps")
-    if reps is not None and paired_base_reps is not None and len(reps) == len(paired_base_reps):
+    if reps is not None and base_reps is not None and len(reps) == len(base_reps):
         rn = np.asarray(reps, dtype=float) * (cur.y if cur.y is not None else 1)
-        ro = np.asarray(paired_base_reps, dtype=float) * (old.y if old.y is not None else 1)
+        ro = np.asarray(base_reps, dtype=float) * (old.y if old.y is not None else 1)
         ok = ~np.isnan(rn) & ~np.isnan(ro)
         if np.count_nonzero(ok) >= 2:
             d = W(rn[ok]) - W(ro[ok])
@@ -614,8 +641,8 @@ class Bound:
 class Check:
     index: int
     gate: object
-    entry: dict
-    pair: dict | None
+    entry: MetricResult
+    pair: object | None  # one of the entry's typed pairs, or None for its value
     bounds: list[Bound] = field(default_factory=list)
 
 
@@ -638,47 +665,49 @@ def _side_words(kind: str, lim: str) -> tuple[str, str]:
             "min": (f"at least {lim}", f"below {lim}"), "abs_max": (f"within ±{lim}", f"outside ±{lim}")}[kind]
 
 
-def evaluate(spec, entries: list[dict], *, level: float, baseline: dict | None = None,
-             baseline_reps: dict | None = None) -> tuple[list[dict], dict]:
-    """Gate results (one per check) and a summary ``{multiple_testing, hypotheses, alpha_one_sided,
-    outside_correction, rule, warnings}``.
+def evaluate(spec, entries: list[MetricResult], replicates: Replicates | None = None, *, level: float,
+             baseline: Results | None = None, baseline_reps: Replicates | None = None) -> tuple[list[dict], dict]:
+    """Gate results (one per check, as results.json ``gates`` holds them) and a summary ``{multiple_testing,
+    hypotheses, alpha_one_sided, outside_correction, p_values, warnings}`` (results.json ``gating``).
 
-    ``spec``: the LoadedSpec (problems are then reported at the gate's line) or the Spec. ``entries``: metric
-    entries (``value``, ``interval``, ``pairs``; ``_reps`` on values and pairs for paired ``max_increase``).
-    ``baseline``: the previous release's results; ``baseline_reps``: {(metric, attribute, pair_key or None):
-    replicates} when they are paired with this run (same rows, seed and resample count).
+    ``spec``: the LoadedSpec (problems are then reported at the gate's line) or the Spec. ``entries``: this run's
+    typed metric results (:data:`METRIC_RESULTS`). ``replicates``: their bootstrap replicates (see
+    :func:`take_replicates`), used for paired ``max_increase``. ``baseline``: the previous release's typed
+    results; ``baseline_reps``: its replicates (:func:`paired_replicates`) when they are paired with this run's
+    (same rows, seed and resample count).
     Raises SpecError when a gate selects no computed value."""
     ls = spec if hasattr(spec, "marks") and hasattr(spec, "spec") else None
     s = ls.spec if ls is not None else spec
     alpha = round((1.0 - level) / 2.0, 12)
+    replicates = replicates or {}
     checks: list[Check] = []
     base_index: dict = {}
-    if baseline:
-        for be in baseline.get("metrics") or []:
-            base_index[(be.get("name"), be.get("attribute"), None)] = be
-            for bp in be.get("pairs") or []:
-                base_index[(be.get("name"), be.get("attribute"), pair_key(bp))] = bp
+    if baseline is not None:
+        for be in baseline.metrics:
+            base_index[(be.name, be.attribute, None)] = be
+            for bp in be.pairs:
+                base_index[(be.name, be.attribute, pair_key(bp))] = bp
     for i, g in enumerate(s.gates):
-        chosen = [e for e in entries if e["name"] == g.metric and (g.attribute is None or e["attribute"] == g.attribute)]
+        chosen = [e for e in entries if e.name == g.metric and (g.attribute is None or e.attribute == g.attribute)]
         if not chosen:
-            computed = sorted({e["attribute"] for e in entries if e["name"] == g.metric})
+            computed = sorted({e.attribute for e in entries if e.name == g.metric})
             if computed:
                 raise _selection_error(ls, i, "attribute",
                                        f"'{g.metric}' was computed for {', '.join(map(str, computed))}, not for "
                                        f"'{g.attribute}'{did_you_mean(g.attribute, computed)}; name one of those")
             raise _selection_error(ls, i, "metric", f"no result of '{g.metric}' was computed; add it to `metrics:`")
-        targets: list[tuple[dict, dict | None]] = []
+        targets: list[tuple[MetricResult, object | None]] = []
         seen_tasks: list[str] = []
         for e in chosen:
             if not g.per_pair:
                 targets.append((e, None))
                 continue
-            pairs = e.get("pairs") or []
-            if not pairs and e.get("value") is None:
+            pairs = e.pairs
+            if not pairs and e.value is None:
                 targets.append((e, None))  # undefined metric: inconclusive with its reason
                 continue
-            seen_tasks += [str(p.get("task")) for p in pairs]
-            targets += [(e, p) for p in pairs if g.task is None or task_selects(s.tasks, g.task, p.get("task"))]
+            seen_tasks += [str(p.task) for p in pairs]
+            targets += [(e, p) for p in pairs if g.task is None or task_selects(s.tasks, g.task, p.task)]
         if not targets:
             if g.task is not None:
                 names = [_label_name(t) for t in seen_tasks]
@@ -690,7 +719,7 @@ def evaluate(spec, entries: list[dict], *, level: float, baseline: dict | None =
         for e, pair in targets:
             is_pair = pair is not None  # (a per-pair gate on an undefined metric checks the metric: inconclusive)
             obj = pair if is_pair else e
-            key = (e["name"], e["attribute"], pair_key(pair) if is_pair else None)
+            key = (e.name, e.attribute, pair_key(pair) if is_pair else None)
             chk = Check(i, g, e, pair)
             for kind in KINDS:
                 limit = getattr(g, kind)
@@ -699,12 +728,12 @@ def evaluate(spec, entries: list[dict], *, level: float, baseline: dict | None =
                 if kind == "max_increase":
                     if baseline is None:
                         raise ValueError(MSG_NO_BASELINE)
-                    est = increase_estimate(e["name"], obj, base_index.get(key), (baseline_reps or {}).get(key),
-                                            is_pair=is_pair, level=level)
+                    est = increase_estimate(e.name, obj, base_index.get(key), reps=replicates.get(key),
+                                            base_reps=(baseline_reps or {}).get(key), is_pair=is_pair, level=level)
                     words = Q_WORSENING
                 else:
-                    est = estimate(e["name"], obj, is_pair=is_pair, level=level)
-                    words = _name_of(e["name"], obj, is_pair)
+                    est = estimate(e.name, obj, is_pair=is_pair, level=level)
+                    words = _name_of(e.name, obj, is_pair)
                 chk.bounds.append(Bound(kind, float(limit), words, est))
             checks.append(chk)
 
@@ -732,9 +761,9 @@ def evaluate(spec, entries: list[dict], *, level: float, baseline: dict | None =
             else:
                 b.decided_by = "interval"
                 b.p_pass, b.p_fail = interval_p_values(b.kind, b.limit, e.point, e.lower, e.upper, e.level or level)
-                rng = quantity_range(c.entry["name"], c.pair is not None)
+                rng = quantity_range(c.entry.name, c.pair is not None)
                 if b.kind == "max_increase":
-                    w = worsening_max(c.entry["name"], c.pair is not None)
+                    w = worsening_max(c.entry.name, c.pair is not None)
                     rng = (-w, w)
                 b.p_best = best_p_fail(b.kind, b.limit, e.point, e.lower, e.upper, e.level or level, rng)
                 tested.append(b)
@@ -777,9 +806,9 @@ def evaluate(spec, entries: list[dict], *, level: float, baseline: dict | None =
         statuses = [b.status for b in c.bounds]
         status = "fail" if "fail" in statuses else ("pass" if statuses and all(x == "pass" for x in statuses)
                                                    else "inconclusive")
-        res = {"metric": e["name"], "attribute": e["attribute"]}
+        res = {"metric": e.name, "attribute": e.attribute}
         if c.pair is not None:
-            res["pair"] = {k: v for k, v in pair_key(c.pair)}
+            res["pair"] = dict(pair_key(c.pair))
         if g.task is not None:
             res["task"] = g.task
         for kind in KINDS:
@@ -825,31 +854,45 @@ def evaluate(spec, entries: list[dict], *, level: float, baseline: dict | None =
 # --------------------------------------------------------------------------- baseline and replicates files
 
 
-def replicates_document(entries: list[dict], *, seed: int, resamples: int, data: list[dict]) -> dict:
-    """The replicates.json document: every value's and pair's bootstrap replicates (NaN -> null)."""
+def take_replicates(entries: list[dict]) -> Replicates:
+    """Takes the bootstrap replicates off the runner's metric entries (``_reps`` arrays on an entry and on its
+    pairs), which are then plain results.json data for :data:`METRIC_RESULTS`; returns them as {(metric,
+    attribute, pair key or None): replicates}, in entry order (the value first, then the pairs)."""
+    out: Replicates = {}
+    for e in entries:
+        reps = e.pop("_reps", None)
+        if reps is not None:
+            out[(e["name"], e["attribute"], None)] = reps
+        for p in e.get("pairs") or []:
+            reps = p.pop("_reps", None)
+            if reps is not None:
+                out[(e["name"], e["attribute"], pair_key(p))] = reps
+    return out
+
+
+def replicates_document(entries: list[MetricResult], replicates: Replicates, *, seed: int, resamples: int,
+                        data: list[dict]) -> dict:
+    """The replicates.json document: every value's and pair's bootstrap replicates (NaN -> null), in the order
+    of the typed results ``entries``; ``replicates`` as :func:`take_replicates` returns them."""
     def floats(a):
         return [None if (v != v) else float(v) + 0.0 for v in np.asarray(a, dtype=float).tolist()]
 
     metrics = []
     for e in entries:
-        m = {"name": e["name"], "attribute": e["attribute"],
-             "value": floats(e["_reps"]) if e.get("_reps") is not None else None, "pairs": []}
-        for p in e.get("pairs") or []:
-            if p.get("_reps") is not None:
-                m["pairs"].append({"key": {k: v for k, v in pair_key(p)}, "replicates": floats(p["_reps"])})
+        value = replicates.get((e.name, e.attribute, None))
+        m = {"name": e.name, "attribute": e.attribute, "value": floats(value) if value is not None else None,
+             "pairs": []}
+        for p in e.pairs:
+            key = pair_key(p)
+            reps = replicates.get((e.name, e.attribute, key))
+            if reps is not None:
+                m["pairs"].append({"key": dict(key), "replicates": floats(reps)})
         metrics.append(m)
     return {"schema_version": 1, "seed": seed, "resamples": resamples,
             "data": [{"role": d["role"], "sha256": d["sha256"]} for d in data], "metrics": metrics}
 
 
-def strip_replicates(entries: list[dict]) -> None:
-    for e in entries:
-        e.pop("_reps", None)
-        for p in e.get("pairs") or []:
-            p.pop("_reps", None)
-
-
-def paired_replicates(doc: dict | None, *, seed: int, resamples: int, data: list[dict]) -> dict | None:
+def paired_replicates(doc: dict | None, *, seed: int, resamples: int, data: list[dict]) -> Replicates | None:
     """{(metric, attribute, pair key or None): replicates} from a baseline's replicates.json when its resamples
     are the same draws as this run's: same seed, same count, same test data files (sha256)."""
     if not doc or not doc.get("metrics"):
@@ -857,11 +900,13 @@ def paired_replicates(doc: dict | None, *, seed: int, resamples: int, data: list
     roles = lambda ds: sorted((d.get("role"), d.get("sha256")) for d in ds if d.get("role") in ("test", "runs"))
     if doc.get("seed") != seed or doc.get("resamples") != resamples or roles(doc.get("data") or []) != roles(data):
         return None
-    out = {}
-    for m in doc.get("metrics") or []:
+    def array(values):
+        return np.array([np.nan if v is None else v for v in values])
+
+    out: Replicates = {}
+    for m in doc.get("metrics") or []:  # (replicates.json has no typed model: read as the JSON it is)
         if m.get("value") is not None:
-            out[(m["name"], m["attribute"], None)] = np.array([np.nan if v is None else v for v in m["value"]])
+            out[(m["name"], m["attribute"], None)] = array(m["value"])
         for p in m.get("pairs") or []:
-            key = tuple((k, p["key"].get(k)) for k in ("group", "reference", "task", "condition") if k in p["key"])
-            out[(m["name"], m["attribute"], key)] = np.array([np.nan if v is None else v for v in p["replicates"]])
+            out[(m["name"], m["attribute"], pair_key(p["key"]))] = array(p["replicates"])
     return out
