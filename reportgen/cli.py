@@ -160,15 +160,20 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
                 click.echo(f"reportgen: {msg}", err=True)
             sys.exit(EXIT_SPEC)
     say.close()
-    code = EXIT_OK if results["passed"] else EXIT_GATE
+    from reportgen.results.model import load_results
+
+    typed = load_results(results)
+    code = EXIT_OK if typed.passed else EXIT_GATE
     if json_log:
         extra = {"archived": {"seq": filed["seq"], "path": filed["path"], "entry_hash": filed["entry_hash"]}} \
             if filed else {}
-        say.event("done", exit=code, passed=results["passed"], outputs=[str(out / f) for f in sorted(files)],
-                  gates=[{k: g.get(k) for k in ("metric", "attribute", "pair", "status")} for g in results["gates"]],
+        say.event("done", exit=code, passed=typed.passed, outputs=[str(out / f) for f in sorted(files)],
+                  gates=[{"metric": g.metric, "attribute": g.attribute,
+                          "pair": g.pair.model_dump(exclude_unset=True) if g.pair is not None else None,
+                          "status": g.status} for g in typed.gates],
                   **extra)
     elif not quiet:
-        _summary(results, out, sorted(files))
+        _summary(typed, out, sorted(files))
         if filed:
             click.echo(f"filed as entry {filed['seq']} in {archive_dir} ({filed['path']}); entry hash "
                        f"{filed['entry_hash']}: keep it outside the archive to prove later that nothing was removed")
@@ -211,25 +216,27 @@ def _run_time() -> str:
     return archive.utc_timestamp(int(epoch) if epoch else None)
 
 
-def _summary(results: dict, out: Path, written: list[str]) -> None:
-    click.echo(f"{results['report']['title']} — {results['report']['model']['name']} "
-               f"{results['report']['model']['version']}")
-    for m in results["metrics"]:
-        iv = m.get("interval") or {}
-        if m.get("value") is None:
-            click.echo(f"  {m['name']:<20} {m['attribute']:<14} not defined ({m.get('reason')})")
+def _summary(results, out: Path, written: list[str]) -> None:
+    """The terminal summary of a run, from the typed results (reportgen.results.model.Results)."""
+    r = results.report
+    click.echo(f"{r.title} — {r.model.name} {r.model.version}")
+    for m in results.metrics:
+        iv = m.interval
+        if m.value is None:
+            click.echo(f"  {m.name:<20} {m.attribute:<14} not defined ({m.reason})")
             continue
-        ivs = numfmt.interval(iv, m["value"]) if iv.get("lower") is not None else ""
-        value = numfmt.num(m["value"], iv if iv.get("lower") is not None else None)
-        click.echo(f"  {m['name']:<20} {m['attribute']:<14} {value:>7} {ivs}")  # the report's rounding
-    for g in results["gates"]:
-        pair = g.get("pair")
-        where = f"{g['attribute']}" + (f", {' / '.join(str(v) for v in pair.values())}" if pair else "")
-        click.echo(f"  gate {g['metric']} ({where}): {g['status'].upper()} — {g['reason']}")
-    gating = results.get("gating") or {}
-    if gating.get("hypotheses", 0) > 1:
-        click.echo(f"  gates: {gating['hypotheses']} tested values, multiple testing: {gating['multiple_testing']}")
-    for w in gating.get("warnings") or []:
+        shown = {"lower": iv.lower, "upper": iv.upper} if iv is not None and iv.lower is not None else None
+        ivs = numfmt.interval(shown, m.value) if shown is not None else ""
+        value = numfmt.num(m.value, shown)
+        click.echo(f"  {m.name:<20} {m.attribute:<14} {value:>7} {ivs}")  # the report's rounding
+    for g in results.gates:
+        pair = g.pair.model_dump(exclude_unset=True) if g.pair is not None else None
+        where = f"{g.attribute}" + (f", {' / '.join(str(v) for v in pair.values())}" if pair else "")
+        click.echo(f"  gate {g.metric} ({where}): {g.status.upper()} — {g.reason}")
+    gating = results.gating
+    if gating.hypotheses > 1:
+        click.echo(f"  gates: {gating.hypotheses} tested values, multiple testing: {gating.multiple_testing}")
+    for w in gating.warnings:
         click.echo(f"  warning: {w}", err=True)
     click.echo(f"wrote {', '.join(str(out / f) for f in written)}")
 
