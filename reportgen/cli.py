@@ -548,3 +548,33 @@ def verify(target: Path, archive_dir: Path | None) -> None:
         sys.exit(EXIT_SPEC)
     click.echo(rep.format())
     sys.exit(rep.exit_code)
+
+
+def console() -> NoReturn:
+    """The ``reportgen`` command (console script): :func:`main`, then a quick exit.
+
+    A full report leaves a large heap behind (WeasyPrint's layout boxes, matplotlib, pandas); tearing it down at
+    interpreter exit took about 0.4 s of a full COMPAS run (benchmarks/README.md, render stage). Every output is
+    written (atomically, fsynced) before ``main`` returns, so the process runs the ``atexit`` handlers (the plot
+    and Dask pools, temporary directories), flushes its streams and ends without freeing the heap object by
+    object. ``main`` itself, as the tests and ``python -m reportgen`` call it, exits normally."""
+    import atexit
+    import os
+
+    try:
+        main()
+        code: object = 0
+    except SystemExit as e:
+        code = e.code
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):  # sys.exit("message"): printed, exit status 1, as Python does
+        print(code, file=sys.stderr)
+        code = 1
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said on it
+            pass
+    os._exit(code)
