@@ -500,3 +500,39 @@ def test_filing_reads_results_through_the_typed_model(v1, tmp_path):
     with pytest.raises(ArchiveError, match=r"not a reportgen results file of schema_version 1 \((passed|surprise)"):
         file_run(arch, bad, run_time=T1)
     assert not (arch / "runs").exists() or not any((arch / "runs").rglob("results.json"))
+
+
+def test_file_run_accepts_the_typed_results(v1, tmp_path):
+    """``results=`` may be the typed Results as well as the parsed dict; either must be the file's content."""
+    from reportgen.results.model import load_results
+
+    typed = load_results(v1 / "results.json")
+    e = file_run(tmp_path / "arch", v1, results=typed, run_time=T1)
+    assert e["seq"] == 1 and e["model"] == typed.report.model.name and e["version"] == typed.report.model.version
+    other = typed.model_copy(update={"passed": not typed.passed})
+    with pytest.raises(ArchiveError, match="the results given to file_run differ from"):
+        file_run(tmp_path / "arch", v1, results=other, run_time=T2)
+
+
+def test_verify_reads_the_embedded_results_through_the_typed_model(v1, tmp_path):
+    """An embedded results.json that is not a valid version-1 results.json (here an unknown key, with the PDF's
+    checksum fixed so nothing else gives it away) is a problem naming the key, not a pass and not a traceback; the
+    byte comparison with the results.json beside the PDF is still made."""
+    add_key = lambda b: b.replace(b"{\n", b'{\n  "surprise": 1,\n', 1)  # noqa: E731
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    forge_attachment(v1 / "report.pdf", alone / "report.pdf", "results.json", add_key, fix_checksum=True)
+    r = verify(alone / "report.pdf")
+    [p] = problems(r)
+    assert p.check == "pdf" and p.message == ("report.pdf: embedded results.json is not a reportgen results file of "
+                                              "schema_version 1 (surprise: Extra inputs are not permitted; 1 "
+                                              "problem in all)")
+    shutil.copy(v1 / "results.json", alone / "results.json")
+    msgs = [p.message for p in problems(verify(alone / "report.pdf"))]
+    assert len(msgs) == 2 and "differs from the results.json beside it" in msgs[1]
+    # not JSON at all: the same kind of finding
+    nojson = tmp_path / "nojson"
+    nojson.mkdir()
+    forge_attachment(v1 / "report.pdf", nojson / "report.pdf", "results.json", lambda b: b"{oops", fix_checksum=True)
+    [p] = problems(verify(nojson / "report.pdf"))
+    assert p.message.startswith("report.pdf: embedded results.json is not a reportgen results file (Expecting")

@@ -509,6 +509,46 @@ def test_load_side_errors_say_what_to_give(tmp_path):
     assert D.load_side(d / "results.json").replicates is not None
 
 
+def test_other_schema_versions_are_refused_even_with_force(tmp_path):
+    """Only version 1 can be read through the typed model. A results.json of another schema_version is refused
+    (exit 2): against a version-1 file with the version difference as the reason; with --force, or against
+    another file of its own version, because the model cannot read it (there is no dict-based comparison)."""
+    doc = _tiny(0.1, -0.2)
+    doc["schema_version"] = 2
+    v2 = _write_side(tmp_path / "v2", doc)
+    v1 = _write_side(tmp_path / "v1", _tiny(0.1, -0.2))
+    assert D.load_side(v2).typed is None and D.load_side(v1).typed is not None
+    with pytest.raises(D.DiffRefused) as exc:
+        D.diff(D.load_side(v1), D.load_side(v2))
+    assert exc.value.reasons == [D.MSG_SCHEMA.format(old=1, new=2)]
+    for a, b, force in ((v1, v2, True), (v2, v2, False), (v2, v1, True)):
+        with pytest.raises(D.DiffError) as exc:
+            D.diff(D.load_side(a), D.load_side(b), force=force)
+        assert str(exc.value) == D.MSG_OTHER_VERSION.format(path=v2, version=2)
+    r = run_cli("diff", v1, v2, "--force")
+    assert r.returncode == 2 and "schema_version 2; this reportgen reads schema_version 1 only" in r.stderr
+
+
+def test_comparisons_read_the_typed_results_not_the_parsed_dict(tmp_path):
+    """Every comparison reads the side's typed results (Side.typed): emptying the parsed dict changes nothing."""
+    old = D.load_side(_write_side(tmp_path / "old", _tiny(0.10, -0.20), _reps(OLD_AMP, OLD_DP)))
+    new = D.load_side(_write_side(tmp_path / "new", _tiny(0.155, -0.21), _reps(NEW_AMP, NEW_DP)))
+    assert type(old.typed).__name__ == "Results" and old.level == 0.9 and old.model == "m x"
+    texts = [f(D.diff(old, new, max_increase=0.01)) for f in (D.to_table, D.to_markdown, D.to_json)]
+    old.results, new.results = {}, {}
+    assert [f(D.diff(old, new, max_increase=0.01)) for f in (D.to_table, D.to_markdown, D.to_json)] == texts
+    # options and settings are compared on the model (a Multi→ metric's options, as in the reason's text)
+    doc = json.loads(json.dumps(_V1))
+    multi = next(m for m in doc["metrics"] if m["name"] == "multi_a_to_t")
+    other = json.loads(json.dumps(doc))
+    next(m for m in other["metrics"] if m["name"] == "multi_a_to_t")["options"]["min_count"] += 1
+    reasons = D.compatibility(D.load_side(_write_side(tmp_path / "a", doc)),
+                              D.load_side(_write_side(tmp_path / "b", other)))
+    changed = {**multi["options"], "min_count": multi["options"]["min_count"] + 1}
+    assert D.MSG_OPTIONS.format(metric=f"multi_a_to_t ({multi['attribute']})", field="options",
+                                old=multi["options"], new=changed) in reasons
+
+
 def test_biasamp_pair_rows_are_contributions_paired_by_each_sides_y(tmp_path):
     """One quantity per row: a BiasAmp pair with y = −1 is compared on −delta (its contribution), with the
     interval of delta mirrored and the paired replicates oriented by each side's y."""

@@ -25,15 +25,15 @@ Index schema (format version 1)
 column                    type     content
 ========================  =======  ===========================================================================
 seq                       INTEGER  primary key; 1, 2, 3, ... in filing order (max(seq) + 1 under the lock)
-model                     TEXT     results["report"]["model"]["name"]
-version                   TEXT     results["report"]["model"]["version"]
+model                     TEXT     results.json report.model.name
+version                   TEXT     results.json report.model.version
 run_time                  TEXT     UTC ISO-8601 with seconds, ``2026-11-22T10:00:00Z`` (as given; not forced
                                    to increase with seq: SOURCE_DATE_EPOCH-based times may repeat)
-spec_sha256               TEXT     results["spec"]["sha256"] (the spec file's bytes)
-data                      TEXT     JSON list of {role, path, sha256, rows} from results["data"]
-reportgen_version         TEXT     results["reportgen_version"]
-gates                     TEXT     JSON list of {metric, attribute, status} from results["gates"]
-passed                    INTEGER  1 if results["passed"] is true, else 0
+spec_sha256               TEXT     results.json spec.sha256 (the spec file's bytes)
+data                      TEXT     JSON list of {role, path, sha256, rows} from results.json data
+reportgen_version         TEXT     results.json reportgen_version
+gates                     TEXT     JSON list of {metric, attribute, status} from results.json gates
+passed                    INTEGER  1 if results.json passed is true, else 0
 files                     TEXT     JSON object {file name: sha256 of the archived bytes}
 path                      TEXT     the run directory, relative to DIR, ``/``-separated (unique)
 prev_hash                 TEXT     entry_hash of the entry with the previous seq; 64 zeros for seq 1
@@ -89,10 +89,13 @@ import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reportgen.spec.errors import did_you_mean
 from reportgen.fileio import sha256_file
+
+if TYPE_CHECKING:
+    from reportgen.results.model import Results
 
 FORMAT_VERSION = 1
 INDEX_NAME = "index.sqlite"
@@ -216,24 +219,30 @@ def _short(value: Any, limit: int = 160) -> str:
 # --------------------------------------------------------------------------- metadata from results.json
 
 
-def _index_fields(results: Any, where: str) -> dict:
-    """The index fields that come from a results.json (model ... passed), read through the typed model
-    (reportgen.results.model): a file that is not a valid results.json of a known schema version is refused
-    with the first thing wrong, so the archive never holds one it could not read back."""
+_FILE_IT = "; file the results.json that `reportgen run` wrote"
+
+
+def _read_results(doc: Any, where: str, advice: str = _FILE_IT) -> "Results":
+    """A parsed results.json read through the typed model (reportgen.results.model). A file that is not a valid
+    results.json of a known schema version is refused (ArchiveError) with the first thing wrong, so the archive
+    never holds one it could not read back, and verify names what is wrong with one it finds."""
     from pydantic import ValidationError
 
     from reportgen.results.model import load_results
 
-    if not isinstance(results, dict):
+    if not isinstance(doc, dict):
         raise ArchiveError(f"{where} is not a reportgen results file (not a JSON object)")
     try:
-        r = load_results(results)
+        return load_results(doc)
     except ValidationError as e:
         err = e.errors()[0]
         loc = ".".join(str(x) for x in err["loc"])
         raise ArchiveError(f"{where} is not a reportgen results file of schema_version 1 ({loc}: {err['msg']}; "
-                           f"{e.error_count()} problem{'s' if e.error_count() != 1 else ''} in all); file the "
-                           "results.json that `reportgen run` wrote") from None
+                           f"{e.error_count()} problem{'s' if e.error_count() != 1 else ''} in all){advice}") from None
+
+
+def _index_fields(r: "Results") -> dict:
+    """The index fields that come from a results.json (model ... passed)."""
     return {
         "model": r.report.model.name,
         "version": r.report.model.version,
@@ -358,16 +367,18 @@ def _public(entry: dict) -> dict:
 # --------------------------------------------------------------------------- filing
 
 
-def file_run(archive_dir: str | os.PathLike, out_dir: str | os.PathLike, *, results: dict | None = None,
-             run_time: str | None = None, only: "list[str] | tuple[str, ...] | None" = None) -> dict:
+def file_run(archive_dir: str | os.PathLike, out_dir: str | os.PathLike, *,
+             results: "dict | Results | None" = None, run_time: str | None = None, only: "list[str] | tuple[str, ...] | None" = None) -> dict:
     """File the report directory ``out_dir`` into the archive ``archive_dir`` and append one index entry.
 
     Copies whichever of report.pdf, report.html, results.json and replicates.json exist in ``out_dir``
     (results.json is required; a replicates.json whose ``results_sha256`` does not match the results.json
     beside it is stale and is not filed) into ``runs/<model>/<version>/<run-time>-<seq>/``, made read-only.
-    Model name and version come from results.json's ``report.model``. ``results``, if given, must be the
-    content of ``out_dir/results.json`` (it is checked against the file; the index always describes the bytes
-    actually filed). ``run_time``: ``YYYY-MM-DDTHH:MM:SSZ`` (UTC), default now; see :func:`utc_timestamp`.
+    Model name and version come from results.json's ``report.model``; the index fields are read from
+    results.json through the typed model (reportgen.results.model), validated once. ``results``, if given
+    (the parsed dict or the typed Results), must be the content of ``out_dir/results.json`` (it is checked
+    against the file; the index always describes the bytes actually filed). ``run_time``:
+    ``YYYY-MM-DDTHH:MM:SSZ`` (UTC), default now; see :func:`utc_timestamp`.
 
     Creates the archive directory and index if missing. Raises ArchiveError if ``out_dir`` has no
     results.json, if results.json is not a reportgen results file, if ``archive_dir`` exists but is not an
@@ -396,10 +407,13 @@ def file_run(archive_dir: str | os.PathLike, out_dir: str | os.PathLike, *, resu
         parsed = json.loads(contents["results.json"])
     except ValueError as e:
         raise ArchiveError(f"{results_path} is not valid JSON: {e}") from None
-    if results is not None and json.loads(json.dumps(results, allow_nan=False)) != parsed:
-        raise ArchiveError(f"the results given to file_run differ from {results_path}; file the directory as "
-                           "written")
-    meta = _index_fields(parsed, str(results_path))
+    if results is not None:
+        given = (json.loads(json.dumps(results, allow_nan=False)) if isinstance(results, dict)
+                 else results.model_dump(by_alias=True, exclude_unset=True))
+        if given != parsed:
+            raise ArchiveError(f"the results given to file_run differ from {results_path}; file the directory as "
+                               "written")
+    meta = _index_fields(_read_results(parsed, str(results_path)))
     skipped: dict[str, str] = {}
     if "replicates.json" in contents:
         results_sha = _sha256(contents["results.json"])
@@ -744,15 +758,22 @@ def _check_pdf(report: VerifyReport, pdf: Path, *, beside: Path | None, label: s
                        field=f"{name} /Size", expected=str(params["size"]), actual=str(len(content)))
     if len(embedded) != 2:
         return
+    # The embedded results are read through the typed model: one reportgen did not write (not JSON, not a valid
+    # results.json) is a finding, not a traceback; the spec check needs its spec.sha256, the byte comparison with
+    # the results.json beside the PDF does not.
+    claimed = None
     try:
-        emb_results = json.loads(embedded[ATTACHMENT_RESULTS])
-        claimed = emb_results["spec"]["sha256"]
-    except (ValueError, KeyError, TypeError) as e:
+        claimed = _read_results(json.loads(embedded[ATTACHMENT_RESULTS]), "embedded results.json",
+                                advice="").spec.sha256
+    except ValueError as e:  # not JSON (or not UTF-8)
         report.add("problem", check, f"{label}: embedded results.json is not a reportgen results file ({e})",
                    seq=seq, file=label)
-        return
+    except ArchiveError as e:
+        report.add("problem", check, f"{label}: {e}", seq=seq, file=label)
     actual_spec = _sha256(embedded[ATTACHMENT_SPEC])
-    if claimed != actual_spec:
+    if claimed is None:
+        pass
+    elif claimed != actual_spec:
         report.add("problem", check, f"{label}: embedded spec.yaml sha256 {actual_spec} differs from the "
                    f"spec.sha256 {claimed} recorded in the embedded results.json", seq=seq, file=label,
                    field="spec.sha256", expected=str(claimed), actual=actual_spec)
@@ -958,7 +979,7 @@ def _check_fields(report: VerifyReport, entry: dict, run: Path) -> None:
     """Each entry's descriptive fields must be what its archived results.json says."""
     seq = entry["seq"]
     try:
-        derived = _index_fields(json.loads((run / "results.json").read_bytes()), "results.json")
+        derived = _index_fields(_read_results(json.loads((run / "results.json").read_bytes()), "results.json"))
     except (OSError, ValueError, ArchiveError) as e:
         report.add("problem", "fields", f"entry seq {seq}: cannot read the archived results.json ({e})", seq=seq)
         return

@@ -1,7 +1,12 @@
 """Compare two audit results (an old model release and a new one) for release pipelines.
 
 ``load_side`` reads a results.json (or a report folder holding one, with its
-replicates.json when present and tied to those results by ``results_sha256``).
+replicates.json when present and tied to those results by ``results_sha256``)
+through the typed results model (reportgen.results.model): a version-1 file that
+does not validate is refused, and every comparison below reads the model's
+attributes. A file of another schema_version cannot be read by the model:
+``compatibility`` names the version difference and ``diff`` refuses it, even with
+``force``. replicates.json is not part of that model and is read as plain JSON.
 ``compatibility`` lists the reasons the two cannot be compared like for like;
 ``diff`` refuses on any (:class:`DiffRefused`) unless ``force=True``, in which
 case the reasons become warnings in the output.
@@ -80,8 +85,9 @@ from pathlib import Path
 import numpy as np
 
 from reportgen.fileio import jfloat as _fl
-
 from reportgen.release.gates import AMPLIFICATION_LIKE, pair_key, pair_quantity_key, worsening
+from reportgen.results.model import (AmplificationPair, AmplificationResult, DisparityResult, MultiResult,
+                                     PredictabilityResult, Results)
 
 DIFF_VERSION = 1
 
@@ -95,6 +101,8 @@ MSG_NOT_RESULTS = ("{path}: not a reportgen results.json (no schema_version); "
                    "give a results.json written by `reportgen run`")
 MSG_INVALID = ("{path}: not a valid results.json of schema_version 1 ({where}: {what}; {count} problem{s} in all); "
                "give the results.json `reportgen run` wrote, unedited")
+MSG_OTHER_VERSION = ("{path}: a results.json of schema_version {version}; this reportgen reads schema_version 1 only "
+                     "and cannot compare it, not even with --force; use the reportgen version that wrote it")
 MSG_REPLICATES_STALE = "replicates.json ignored: it belongs to other results (its results_sha256 differs)"
 MSG_REPLICATES_BAD = "replicates.json ignored: not a replicates document ({error})"
 
@@ -141,7 +149,6 @@ RULE_GATE_UNPAIRED = (
 GATE_PASS, GATE_FAIL, GATE_INCONCLUSIVE = "pass", "fail", "inconclusive"
 Q_VALUE, Q_DELTA, Q_CONTRIBUTION = "value", "Δ", "contribution y·Δ"
 BEYOND, WITHIN, NA = "beyond noise", "within noise", "n/a"
-DISPARITY = ("demographic_parity", "equal_opportunity", "equalized_odds", "accuracy_gap")
 
 
 class DiffError(Exception):
@@ -161,30 +168,36 @@ class DiffRefused(DiffError):
 
 @dataclass
 class Side:
+    """One side of the comparison. ``typed`` is its results.json read through the typed model
+    (reportgen.results.model.Results): every comparison reads it. It is None only for a file of another
+    schema_version, which the model cannot read and :func:`diff` refuses (after :func:`compatibility` has named
+    the version difference). ``results`` is the same file as parsed JSON, kept for callers that list its content
+    (diff itself reads only its ``schema_version``, before the model applies). ``replicates`` (replicates.json)
+    is not part of the results model and stays a plain dict."""
+
     path: str
     results: dict
     sha256: str
+    typed: Results | None
     replicates: dict | None = None
     notes: list[str] = field(default_factory=list)
-    typed: object | None = None  # the typed results (reportgen.results.model.Results) of a version-1 file
 
     @property
     def model(self) -> str:
-        if self.typed is not None:  # a version-1 file, read through the typed model
-            name, version = self.typed.report.model.name, self.typed.report.model.version
-            return " ".join(str(x) for x in (name, version) if x) or Path(self.path).name
-        m = (self.results.get("report") or {}).get("model") or {}
-        name, version = m.get("name"), m.get("version")
-        return " ".join(str(x) for x in (name, version) if x) or Path(self.path).name
+        if self.typed is None:
+            return Path(self.path).name
+        m = self.typed.report.model
+        return " ".join(str(x) for x in (m.name, m.version) if x) or Path(self.path).name
 
     @property
     def level(self) -> float | None:
-        return (self.results.get("intervals") or {}).get("confidence")
+        return self.typed.intervals.confidence if self.typed is not None else None
 
 
-def _typed(doc: dict, f: Path):
+def _typed(doc: dict, f: Path) -> Results | None:
     """A version-1 results.json read through the typed model (reportgen.results.model): every key diff reads is
-    then known to exist with its type. Other versions are left to the compatibility check, which refuses them."""
+    then known to exist with its type; a version-1 file that does not validate is refused (DiffError) naming the
+    key. Another version gives None: the compatibility check names the version difference and diff refuses it."""
     if doc.get("schema_version") != 1:
         return None
     from pydantic import ValidationError
@@ -216,7 +229,7 @@ def load_side(path) -> Side:
     if not isinstance(doc, dict) or "schema_version" not in doc:
         raise DiffError(MSG_NOT_RESULTS.format(path=f))
     sha = hashlib.sha256(raw).hexdigest()
-    side = Side(str(path), doc, sha, typed=_typed(doc, f))
+    side = Side(str(path), doc, sha, _typed(doc, f))
     rf = f.parent / "replicates.json"
     if rf.is_file():
         try:
@@ -240,15 +253,12 @@ def _label(name, attribute) -> str:
     return f"{name} ({attribute})" if attribute is not None else str(name)
 
 
-def _metric_index(results: dict) -> dict:
-    return {(m.get("name"), m.get("attribute")): m for m in results.get("metrics") or []}
+def _metric_index(results: Results) -> dict:
+    return {(m.name, m.attribute): m for m in results.metrics}
 
 
-def _interval_text(iv: dict | None) -> str:
-    if not iv:
-        return "none"
-    lvl = iv.get("level")
-    return f"{iv.get('method')} {lvl:.0%}" if isinstance(lvl, (int, float)) else str(iv.get("method"))
+def _interval_text(iv) -> str:
+    return f"{iv.method} {iv.level:.0%}" if iv is not None else "none"
 
 
 _SETTINGS_COMPARED = ("attacker", "quality", "split", "equalize", "hidden", "tasks")
@@ -259,46 +269,50 @@ def compatibility(old: Side, new: Side) -> list[str]:
 
     Metrics on one side only are not reasons (they are reported as added/removed rows). A task's
     ``threshold`` and score column are the model under audit, not the measurement, so they may differ."""
-    o, n = old.results, new.results
+    o, n = old.typed, new.typed
     reasons = []
-    if o.get("schema_version") != n.get("schema_version"):
-        reasons.append(MSG_SCHEMA.format(old=o.get("schema_version"), new=n.get("schema_version")))
+    vo, vn = old.results.get("schema_version"), new.results.get("schema_version")  # read before the model applies
+    if vo != vn:
+        reasons.append(MSG_SCHEMA.format(old=vo, new=vn))
+    if o is None or n is None:  # another schema_version: the model cannot read it, so nothing more is compared
+        return reasons
     if old.level != new.level:
         reasons.append(MSG_CONFIDENCE.format(old=old.level, new=new.level))
-    ot = {t.get("name"): t for t in o.get("tasks") or []}
-    nt = {t.get("name"): t for t in n.get("tasks") or []}
+    ot = {t.name: t for t in o.tasks}
+    nt = {t.name: t for t in n.tasks}
     for name in [k for k in ot if k in nt]:
-        for fld in ("column", "label", "favorable"):
-            if ot[name].get(fld) != nt[name].get(fld):
-                reasons.append(MSG_TASK.format(task=name, field=fld, old=ot[name].get(fld), new=nt[name].get(fld)))
-    oa = {a.get("name"): a for a in o.get("attributes") or []}
-    na = {a.get("name"): a for a in n.get("attributes") or []}
+        for fld, a, b in (("column", ot[name].column, nt[name].column), ("label", ot[name].label, nt[name].label),
+                          ("favorable", ot[name].favorable, nt[name].favorable)):
+            if a != b:
+                reasons.append(MSG_TASK.format(task=name, field=fld, old=a, new=b))
+    oa = {a.name: a for a in o.attributes}
+    na = {a.name: a for a in n.attributes}
     for name in [k for k in oa if k in na]:
-        for fld in ("groups", "columns"):
-            a, b = oa[name].get(fld), na[name].get(fld)
-            if sorted(map(str, a or [])) != sorted(map(str, b or [])):
+        for fld, a, b in (("groups", oa[name].groups, na[name].groups),
+                          ("columns", oa[name].columns, na[name].columns)):
+            if sorted(map(str, a)) != sorted(map(str, b)):
                 reasons.append(MSG_ATTRIBUTE.format(attribute=name, field=fld, old=a, new=b))
     om, nm = _metric_index(o), _metric_index(n)
     for key in [k for k in om if k in nm]:
-        a, b = om[key], nm[key]
+        a, b = om[key], nm[key]  # the same metric name, so the same result type
         lab = _label(*key)
-        sa, sb = (a.get("base") or {}).get("source"), (b.get("base") or {}).get("source")
-        if (a.get("base") or b.get("base")) and sa != sb:
-            reasons.append(MSG_BASE_SOURCE.format(metric=lab, old=sa, new=sb))
-        ia, ib = a.get("interval"), b.get("interval")
-        if ia and ib and (ia.get("method"), ia.get("level")) != (ib.get("method"), ib.get("level")):
+        if isinstance(a, (AmplificationResult, MultiResult)) and (a.base or b.base):
+            sa, sb = a.base.source if a.base else None, b.base.source if b.base else None
+            if sa != sb:
+                reasons.append(MSG_BASE_SOURCE.format(metric=lab, old=sa, new=sb))
+        ia, ib = a.interval, b.interval
+        if ia and ib and (ia.method, ia.level) != (ib.method, ib.level):
             reasons.append(MSG_INTERVAL.format(metric=lab, old=_interval_text(ia), new=_interval_text(ib)))
-        if key[0] in DISPARITY and (a.get("value") is not None or a.get("reference") is not None) and (
-                b.get("value") is not None or b.get("reference") is not None):
-            ga = (a.get("reference"), sorted(a.get("protected") or []))
-            gb = (b.get("reference"), sorted(b.get("protected") or []))
+        if isinstance(a, DisparityResult):
+            ga, gb = (a.reference, sorted(a.protected)), (b.reference, sorted(b.protected))
             if ga != gb:
                 reasons.append(MSG_GROUPS.format(metric=lab, old=f"{ga[1]} vs {ga[0]}", new=f"{gb[1]} vs {gb[0]}"))
-        if "options" in a and "options" in b and a["options"] != b["options"]:
-            reasons.append(MSG_OPTIONS.format(metric=lab, field="options", old=a["options"], new=b["options"]))
-        if "settings" in a and "settings" in b:
-            sa_ = {k: a["settings"].get(k) for k in _SETTINGS_COMPARED}
-            sb_ = {k: b["settings"].get(k) for k in _SETTINGS_COMPARED}
+        if isinstance(a, MultiResult) and a.options and b.options and a.options != b.options:
+            reasons.append(MSG_OPTIONS.format(metric=lab, field="options", old=a.options.model_dump(),
+                                              new=b.options.model_dump()))
+        if isinstance(a, PredictabilityResult) and a.settings and b.settings:
+            sa_ = {k: getattr(a.settings, k) for k in _SETTINGS_COMPARED}
+            sb_ = {k: getattr(b.settings, k) for k in _SETTINGS_COMPARED}
             if sa_ != sb_:
                 diff = sorted(k for k in _SETTINGS_COMPARED if sa_[k] != sb_[k])
                 reasons.append(MSG_OPTIONS.format(metric=lab, field="settings " + ", ".join(diff),
@@ -360,7 +374,7 @@ def short_pair(r: "Row", single_task: bool = False) -> str:
 
 
 def _single_task(result) -> bool:
-    names = {t.get("label") for s in (result.old, result.new) for t in s.results.get("tasks") or []}
+    names = {t.label for s in (result.old, result.new) for t in s.typed.tasks}
     return len(names) <= 1
 
 
@@ -420,24 +434,24 @@ class DiffResult:
                 "removed": sum(r.status == "removed" for r in rows)}
 
 
-def _y(name: str, kind: str, obj: dict | None):
+def _y(obj):
     """The base direction y of a BiasAmp pair (its delta counts as y·delta), else None."""
-    if kind == "pair" and obj is not None and name.startswith("biasamp_") and "delta" in obj:
-        return obj.get("y")
-    return None
+    return obj.y if isinstance(obj, AmplificationPair) else None
 
 
-def _quantity(name: str, kind: str, o: dict | None, n: dict | None) -> str:
+def _quantity(name: str, kind: str, o, n) -> str:
     if kind != "pair":
         return Q_VALUE
     if pair_quantity_key(name) != "delta":
         return pair_quantity_key(name).replace("_", " ")
-    return Q_CONTRIBUTION if any(_y(name, kind, x) is not None for x in (o, n)) else Q_DELTA
+    return Q_CONTRIBUTION if any(_y(x) is not None for x in (o, n)) else Q_DELTA
 
 
-def _iv(obj: dict | None, y=None):
-    iv = (obj or {}).get("interval") or {}
-    lo, hi = _fl(iv.get("lower")), _fl(iv.get("upper"))
+def _iv(obj, y=None):
+    iv = obj.interval if obj is not None else None
+    if iv is None:
+        return None
+    lo, hi = _fl(iv.lower), _fl(iv.upper)
     if lo is None or hi is None:
         return None
     if y is not None:
@@ -445,11 +459,12 @@ def _iv(obj: dict | None, y=None):
     return lo, hi
 
 
-def _val(obj: dict | None, y=None, key: str = "delta"):
-    """A metric's value or a pair's quantity (``key``: Δ or δ, or a selection pair's rate or ratio)."""
+def _val(obj, y=None, key: str | None = None):
+    """A metric's value (``key`` None) or a pair's quantity (``key``: the catalogue's field of the pair quantity:
+    Δ or δ, or a selection pair's rate or ratio)."""
     if obj is None:
         return None
-    v = _fl(obj.get(key) if key in obj else obj.get("value"))
+    v = _fl(obj.value if key is None else getattr(obj, key))
     return None if v is None else (_fl(y * v) if y is not None else v)
 
 
@@ -504,12 +519,12 @@ def _quantiles(d: np.ndarray, level: float) -> tuple[float, float]:
     return float(lo) + 0.0, float(hi) + 0.0
 
 
-def _worse(name: str, kind: str, o: dict, n: dict, old: float, new: float) -> float:
+def _worse(name: str, kind: str, o, n, old: float, new: float) -> float:
     """The change in the worse direction (module docstring). Pairs of the BiasAmp family (they carry ``y``, the
     base direction) are already their contribution y·delta, as in the metric's mean (a larger delta is worse only
     when y = +1; y = 0 (MALS): the pair does not count), so the change is the worsening."""
-    if kind == "pair" and name in AMPLIFICATION_LIKE and ("y" in o or "y" in n):
-        if o.get("y") is None or n.get("y") is None:
+    if isinstance(o, AmplificationPair):  # (both sides are: the same metric)
+        if o.y is None or n.y is None:
             return math.nan
         return new - old
     if kind == "pair" and name.startswith("multi_"):  # Multi→ is the mean |delta| over its pairs
@@ -519,8 +534,8 @@ def _worse(name: str, kind: str, o: dict, n: dict, old: float, new: float) -> fl
 
 def _row(kind, name, attribute, pair, o, n, level, reps) -> Row:
     status = "both" if o is not None and n is not None else ("added" if o is None else "removed")
-    yo, yn = _y(name, kind, o), _y(name, kind, n)
-    key = pair_quantity_key(name)
+    yo, yn = _y(o), _y(n)
+    key = pair_quantity_key(name) if kind == "pair" else None
     r = Row(kind, name, attribute, pair, status, _val(o, yo, key), _val(n, yn, key), _iv(o, yo), _iv(n, yn),
             quantity=_quantity(name, kind, o, n))
     if status != "both":
@@ -528,13 +543,13 @@ def _row(kind, name, attribute, pair, o, n, level, reps) -> Row:
         return r
     if r.old is None or r.new is None:
         which = "old" if r.old is None else "new"
-        r.reason = MSG_UNDEFINED.format(side=which, reason=(o if r.old is None else n).get("reason") or "no value")
+        r.reason = MSG_UNDEFINED.format(side=which, reason=(o if r.old is None else n).reason or "no value")
         return r
     r.change = r.new - r.old + 0.0
     r.worse = _fl(_worse(name, kind, o, n, r.old, r.new))
     if r.worse is None:
         r.direction = None
-    elif kind == "pair" and o.get("y") == 0 and n.get("y") == 0:
+    elif isinstance(o, AmplificationPair) and o.y == 0 and n.y == 0:
         r.direction = "not counted"  # y = 0 (MALS): the pair does not enter the metric
     elif name not in AMPLIFICATION_LIKE and r.old * r.new < 0:
         r.direction = "sign flip"
@@ -626,10 +641,14 @@ def diff(old: Side, new: Side, *, force: bool = False,
     reasons = compatibility(old, new)
     if reasons and not force:
         raise DiffRefused(reasons)
-    level = float(old.level if old.level is not None else (new.level if new.level is not None else 0.95))
+    for side in (old, new):
+        if side.typed is None:
+            raise DiffError(MSG_OTHER_VERSION.format(path=side.path, version=json.dumps(
+                side.results.get("schema_version"))))
+    level = float(old.level)  # both sides are typed here: the confidence level is a required field
     paired, note = _pairing(old, new)
     oreps, nreps = (_rep_index(old.replicates), _rep_index(new.replicates)) if paired else ({}, {})
-    om, nm = _metric_index(old.results), _metric_index(new.results)
+    om, nm = _metric_index(old.typed), _metric_index(new.typed)
     keys = list(om) + [k for k in nm if k not in om]
     known = sorted({str(k[0]) for k in keys})
     if isinstance(max_increase, dict):
@@ -654,8 +673,8 @@ def diff(old: Side, new: Side, *, force: bool = False,
         o, n = om.get(key), nm.get(key)
         mrow = _row("metric", name, attr, None, o, n, level, reps_for((name, attr, None)))
         rows.append(mrow)
-        opairs = {pair_key(p): p for p in (o or {}).get("pairs") or []}
-        npairs = {pair_key(p): p for p in (n or {}).get("pairs") or []}
+        opairs = {pair_key(p): p for p in (o.pairs if o is not None else [])}
+        npairs = {pair_key(p): p for p in (n.pairs if n is not None else [])}
         for pk in list(opairs) + [k for k in npairs if k not in opairs]:
             rows.append(_row("pair", name, attr, dict(pk), opairs.get(pk), npairs.get(pk), level,
                              reps_for((name, attr, pk))))
@@ -839,9 +858,8 @@ def _row_json(r: Row) -> dict:
 
 def to_dict(result: DiffResult) -> dict:
     def side(s: Side) -> dict:
-        m = (s.results.get("report") or {}).get("model") or {}
-        return {"path": s.path, "results_sha256": s.sha256, "model": {"name": m.get("name"),
-                                                                       "version": m.get("version")},
+        m = s.typed.report.model
+        return {"path": s.path, "results_sha256": s.sha256, "model": {"name": m.name, "version": m.version},
                 "replicates": s.replicates is not None, "notes": list(s.notes)}
 
     return {
