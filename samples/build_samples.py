@@ -13,9 +13,12 @@ for what each file holds and how it was made.
 
 from __future__ import annotations
 
+import csv
+import json
 import re
 import shutil
 from pathlib import Path
+from statistics import NormalDist, median
 
 import numpy as np
 import pandas as pd
@@ -603,6 +606,195 @@ def build_nyc_sqf() -> dict:
     return info
 
 
+# ----------------------------------------------------------------------------
+# Synthetic hiring sample (NYC Local Law 144 / EEOC four-fifths audits)
+# ----------------------------------------------------------------------------
+
+HIRING_SEED = 144
+HIRING_CUTOFF = 70.0   # selected = 1 exactly when the (rounded) score is >= this
+HIRING_SCORE_SD = 15.0
+HIRING_P_UNKNOWN_WORD = 0.6  # unknown sex written "Unknown" with this probability, else an empty field
+# EEO-1 race/ethnicity codes as written in the file, and what they stand for.
+HIRING_RACE_CODES = {
+    "HL": "Hispanic or Latino",
+    "WH": "White",
+    "BL": "Black or African American",
+    "AS": "Asian",
+    "NH": "Native Hawaiian or Other Pacific Islander",
+    "AI": "American Indian or Alaska Native",
+    "TW": "Two or More Races",
+    "DS": "decline to state (not an EEO-1 category: race/ethnicity unknown)",
+}
+# The design: per race/ethnicity and sex, (applicants, selected).  These are
+# exact counts, not probabilities: every cell of the file has precisely these
+# numbers, so the planted impact ratios hold in the file itself.  "unknown"
+# sex rows are written as "Unknown" or as an empty field.
+HIRING_CELLS = {
+    "WH": {"Male": (2050, 707), "Female": (1790, 600), "unknown": (120, 48)},
+    "HL": {"Male": (760, 216), "Female": (640, 172), "unknown": (40, 14)},   # IR ~0.82: just above 4/5
+    "BL": {"Male": (560, 116), "Female": (530, 104), "unknown": (30, 10)},   # IR ~0.60: clear adverse impact
+    "AS": {"Male": (380, 140), "Female": (320, 69), "unknown": (20, 8)},     # marginal fine, Female x AS ~0.59
+    "TW": {"Male": (122, 33), "Female": (110, 29), "unknown": (8, 3)},       # IR ~0.79: just below 4/5
+    "AI": {"Male": (62, 19), "Female": (54, 16), "unknown": (4, 2)},         # 1.5 % of rows
+    "NH": {"Male": (61, 19), "Female": (15, 4), "unknown": (4, 2)},          # 1 % of rows; Female x NH: 15 people
+    "DS": {"Male": (150, 63), "Female": (130, 55), "unknown": (40, 18)},     # declined: highest raw rate
+}
+HIRING_SEXES = ["Male", "Female", "unknown"]
+
+
+def _hiring_rates(table: dict, unknown: set) -> dict:
+    """Selection rate and impact ratio per key of {key: (n, selected)}; the
+    reference is the highest rate among the keys not in ``unknown``."""
+    rates = {k: s / n for k, (n, s) in table.items()}
+    top = max(r for k, r in rates.items() if k not in unknown)
+    return {k: {"n": table[k][0], "selected": table[k][1], "rate": round(rates[k], 4),
+                "impact_ratio": round(rates[k] / top, 4)} for k in table}
+
+
+def build_hiring() -> dict:
+    """Synthetic applicants screened by a made-up automated employment decision tool.
+
+    Needs nothing from ../shared/data.  Cell sizes and selected counts are fixed
+    by HIRING_CELLS; the random parts (seed HIRING_SEED) are the scores, the
+    spelling of unknown sex and the row order.  Scores of a cell come from a
+    normal distribution N(mu, HIRING_SCORE_SD) whose mean puts exactly the
+    cell's planted selection rate above HIRING_CUTOFF: selected rows get a
+    draw from that distribution conditioned on [cutoff, 100], the others one
+    conditioned on [0, cutoff).  Writes samples/hiring/applicants.csv and
+    truth.json (parameters, and counts read back from the CSV with plain Python).
+    """
+    rng = np.random.default_rng(HIRING_SEED)
+    std = NormalDist()
+    race_col, sex_col, sel_col, mus, cells_out = [], [], [], [], []
+    for race, by_sex in HIRING_CELLS.items():
+        for sex in HIRING_SEXES:
+            n, k = by_sex[sex]
+            mu = HIRING_CUTOFF - HIRING_SCORE_SD * std.inv_cdf(1 - k / n)
+            race_col += [race] * n
+            sex_col += [sex] * n
+            sel_col += [1] * k + [0] * (n - k)
+            mus += [mu] * n
+            cells_out.append({"race_ethnicity": race, "sex": sex, "n": n, "selected": k,
+                              "selection_rate": round(k / n, 4), "score_mean": round(mu, 4)})
+    n_rows = len(race_col)
+    selected = np.array(sel_col)
+    mu = np.array(mus)
+    lo = np.where(selected == 1, HIRING_CUTOFF, 0.0)
+    hi = np.where(selected == 1, 100.0, HIRING_CUTOFF)
+    p_lo = np.array([std.cdf(z) for z in (lo - mu) / HIRING_SCORE_SD])
+    p_hi = np.array([std.cdf(z) for z in (hi - mu) / HIRING_SCORE_SD])
+    u = p_lo + rng.random(n_rows) * (p_hi - p_lo)
+    latent = mu + HIRING_SCORE_SD * np.array([std.inv_cdf(p) for p in u])
+    score = np.round(latent, 1)
+    # Rounding must not move a row across the cutoff or out of [0, 100].
+    score = np.where(selected == 1, np.clip(score, HIRING_CUTOFF, 100.0), np.clip(score, 0.0, HIRING_CUTOFF - 0.1))
+
+    sex = np.array(sex_col, dtype=object)
+    unknown = np.flatnonzero(sex == "unknown")
+    sex[unknown] = np.where(rng.random(len(unknown)) < HIRING_P_UNKNOWN_WORD, "Unknown", "")
+
+    order = rng.permutation(n_rows)
+    df = pd.DataFrame({
+        "applicant_id": np.arange(1, n_rows + 1),
+        "sex": sex[order],
+        "race_ethnicity": np.array(race_col)[order],
+        "score": fmt_fixed(score[order], 1),
+        "selected": selected[order].astype(int),
+    })
+    out = SAMPLES / "hiring"
+    write_csv(df, out / "applicants.csv")
+
+    # Counts straight from the written file, with the csv module only.
+    with open(out / "applicants.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    med = median(float(r["score"]) for r in rows)
+
+    def tally(key) -> dict:
+        res: dict = {}
+        for r in rows:
+            c = res.setdefault(key(r), {"n": 0, "selected": 0, "above_median": 0})
+            c["n"] += 1
+            c["selected"] += int(r["selected"])
+            c["above_median"] += float(r["score"]) > med
+        return res
+
+    by_race = tally(lambda r: r["race_ethnicity"])
+    by_sex = tally(lambda r: r["sex"])
+    by_cell = tally(lambda r: (r["sex"], r["race_ethnicity"]))
+    for r in rows:
+        if (float(r["score"]) >= HIRING_CUTOFF) != (r["selected"] == "1"):
+            raise SystemExit(f"hiring: applicant {r['applicant_id']}: selected does not match score >= cutoff")
+    for race, by in HIRING_CELLS.items():
+        for s in HIRING_SEXES:
+            spellings = ["Unknown", ""] if s == "unknown" else [s]
+            got = [by_cell.get((w, race), {"n": 0, "selected": 0}) for w in spellings]
+            if (sum(g["n"] for g in got), sum(g["selected"] for g in got)) != by[s]:
+                raise SystemExit(f"hiring: {race} x {s} in the file differs from HIRING_CELLS")
+
+    race_order = list(HIRING_CELLS)
+    sex_order = ["Male", "Female", "Unknown", ""]
+    race_design = {r: tuple(map(sum, zip(*by.values()))) for r, by in HIRING_CELLS.items()}
+    sex_design = {s: tuple(map(sum, zip(*(by[s] for by in HIRING_CELLS.values())))) for s in HIRING_SEXES}
+    cell_design = {f"{s} x {r}": HIRING_CELLS[r][s] for r in race_order for s in HIRING_SEXES}
+    truth = {
+        "description": "SYNTHETIC hiring sample: made-up applicants scored by a made-up automated employment "
+                       "decision tool. It describes no real people, employer or tool. Documented fixture, "
+                       "not a test oracle. See samples/README.md.",
+        "file": "applicants.csv",
+        "generator": {"script": "samples/build_samples.py", "function": "build_hiring", "numpy_seed": HIRING_SEED},
+        "codes": {
+            "race_ethnicity": HIRING_RACE_CODES,
+            "sex": {"Male": "Male", "Female": "Female", "Unknown": "unknown", "": "unknown (empty field)"},
+        },
+        "parameters": {
+            "rows": n_rows,
+            "selection_rule": f"selected = 1 exactly when score >= {HIRING_CUTOFF:.1f}",
+            "cutoff": HIRING_CUTOFF,
+            "score": f"per cell, N(score_mean, {HIRING_SCORE_SD:.0f}) conditioned on [cutoff, 100] for selected "
+                     "rows and on [0, cutoff) for the others, rounded to 1 decimal",
+            "score_sd": HIRING_SCORE_SD,
+            "unknown_sex_written_as": {"Unknown": HIRING_P_UNKNOWN_WORD,
+                                       "": round(1 - HIRING_P_UNKNOWN_WORD, 4)},
+            "cells": cells_out,
+            "planted": {
+                "note": "selection rates and impact ratios of the design counts (which the file has exactly); "
+                        "the reference is the highest rate among known categories (DS and unknown sex excluded)",
+                "race_ethnicity": _hiring_rates(race_design, {"DS"}),
+                "sex": _hiring_rates(sex_design, {"unknown"}),
+                "intersection": _hiring_rates(cell_design, {k for k in cell_design
+                                                            if k.startswith("unknown") or k.endswith("DS")}),
+            },
+        },
+        "counts": {
+            "note": "counted from applicants.csv; above_median = score strictly above the median score of all rows",
+            "rows": len(rows),
+            "selected": sum(int(r["selected"]) for r in rows),
+            "median_score": med,
+            "above_median": sum(float(r["score"]) > med for r in rows),
+            "race_ethnicity": {r: by_race[r] for r in race_order},
+            "sex": {s: by_sex[s] for s in sex_order},
+            "intersection": [{"sex": s, "race_ethnicity": r, **by_cell[(s, r)]}
+                             for s in sex_order for r in race_order if (s, r) in by_cell],
+        },
+    }
+    with open(out / "truth.json", "w", encoding="utf-8", newline="\n") as f:
+        f.write(json.dumps(truth, indent=2, ensure_ascii=False) + "\n")
+    return {"rows": len(rows), "median_score": med, "planted": truth["parameters"]["planted"],
+            "counts": truth["counts"]}
+
+
+def print_hiring(hiring: dict) -> None:
+    c = hiring["counts"]
+    print("Hiring (synthetic): %d applicants, %d selected, median score %.2f, %d above the median"
+          % (c["rows"], c["selected"], c["median_score"], c["above_median"]))
+    for level in ("race_ethnicity", "sex", "intersection"):
+        print(f"Hiring planted selection rates and impact ratios by {level} (n, selected):")
+        for k, v in hiring["planted"][level].items():
+            print(f"  {k:<18} n={v['n']:<5} selected={v['selected']:<5} rate {v['rate']:.4f}  "
+                  f"impact ratio {v['impact_ratio']:.4f}")
+    print("Hiring sex as written:", {s or "(empty)": v["n"] for s, v in c["sex"].items()})
+
+
 def print_toxicity(tox: dict) -> None:
     print("Toxicity rows:", tox["rows"])
     print("Toxicity test.csv, accuracy / false-positive rate / false-negative rate (n rows):")
@@ -627,6 +819,7 @@ def main() -> None:
     balanced = build_compas_balanced()
     tox = build_toxicity()
     nyc = build_nyc_sqf()
+    hiring = build_hiring()
     print("COMPAS balanced (rows per race x outcome cell):", balanced)
 
     print("COMPAS rows:", compas["rows"])
@@ -649,6 +842,7 @@ def main() -> None:
     for m, r in nyc["models"].items():
         print(f"  model {m}: accuracy {r['accuracy']:.4f}  predicted positive {r['predicted_positive']:.4f}"
               f"  same prediction as model 1 on {r['agree_with_first']:.4f} of rows")
+    print_hiring(hiring)
 
     print()
     print("Sanity check (COMPAS all.csv, prediction decile_high = decile_score >= 5):")
