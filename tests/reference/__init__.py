@@ -5,3 +5,4 @@ does not import or mirror anything from the ``reportgen`` package.
 """
 
 from .metrics import reference_results  # noqa: F401
+from .selection import selection_table  # noqa: F401
