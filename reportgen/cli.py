@@ -1,4 +1,9 @@
-"""Command line: reportgen run | validate | schema | samplesize."""
+"""Command line: reportgen run | validate | schema | samplesize | init | diff | history | verify.
+
+Why one module: the commands are thin (each hands its work to reportgen.api, reportgen.release or
+reportgen.init), and one click group with its shared exit-code mapping (``_guard``) and terminal summary keeps every
+command's options, help and exit codes side by side, as docs/reference/cli.md shows them.
+"""
 
 from __future__ import annotations
 

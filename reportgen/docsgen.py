@@ -257,6 +257,7 @@ def metric_headings(text: str | None = None) -> dict[str, str]:
 
 
 def metric_list_page() -> str:
+    from reportgen.spec.options import FAMILY_OPTIONS
     from reportgen.stats.metrics import REGISTRY
 
     heads = metric_headings()
@@ -267,17 +268,21 @@ def metric_list_page() -> str:
              "[the metrics reference](../metrics.md) (the section column links to each one). "
              "*Direction*: A→T asks whether the model predicts tasks differently by group; T→A whether, "
              "given a task, it predicts the group differently. *Needs predicted attribute*: the attribute must "
-             "name a `predicted:` column (the model's predicted group).\n",
-             "| metric | family | direction | needs predicted attribute | summary | defined in |",
-             "|---|---|---|---|---|---|"]
+             "name a `predicted:` column (the model's predicted group). *Options*: the keys a metric takes beside "
+             "its name, declared once per family in `reportgen/spec/options.py` (described in "
+             "[the spec reference](spec.md)); an option of another family's metric is refused.\n",
+             "| metric | family | direction | needs predicted attribute | options | summary | defined in |",
+             "|---|---|---|---|---|---|---|"]
     for name, d in REGISTRY.items():
         sec = d.docs_section  # from the catalogue
         if sec is None or sec not in heads:
             raise RuntimeError(f"docsgen: metric {name!r} has no section in docs/metrics.md; "
                                "set docs_section in reportgen/spec/catalogue.py")
         direction = (d.direction or "—").replace("->", "→")
+        own = FAMILY_OPTIONS.get(d.family)
+        opts = ", ".join(f"`{k}`" for k in own.model_fields) if own is not None else "—"
         lines.append(f"| `{name}` | {d.family} | {direction} | {'yes' if d.needs_predicted_attribute else 'no'} | "
-                     f"{_cell(d.summary)} | [§{sec.rstrip('.')}](../metrics.md#{heads[sec]}) |")
+                     f"{opts} | {_cell(d.summary)} | [§{sec.rstrip('.')}](../metrics.md#{heads[sec]}) |")
     return "\n".join(lines) + "\n"
 
 

@@ -33,7 +33,7 @@ STAGE = {
 
 # (module, imported stage): why an earlier stage reaches a later one. Each is a lazy import inside a function.
 ALLOWED = {
-    ("spec/model", "stats"): "validating `quality:` asks the attackers' module (stats/predictability) which "
+    ("spec/options", "stats"): "validating `quality:` asks the attackers' module (stats/predictability) which "
                              "qualities exist",
     ("spec/model", "release"): "validate reports every problem at once, and a gate that selects nothing is a spec "
                                "problem; release/gates owns what a gate selects",

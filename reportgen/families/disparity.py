@@ -23,8 +23,9 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, t
     bootstrap and a Bernstein interval; the metric's headline is chosen by evidence with a simultaneous
     interval over its pairs."""
     groups = attr.groups
-    ref = attr.index_of(m.reference) if m.reference is not None else 0
-    prots = [attr.index_of(m.protected)] if m.protected is not None else [j for j in range(len(groups)) if j != ref]
+    o = m.options  # DisparityOptions (reportgen/spec/options.py)
+    ref = attr.index_of(o.reference) if o.reference is not None else 0
+    prots = [attr.index_of(o.protected)] if o.protected is not None else [j for j in range(len(groups)) if j != ref]
     bern = ls.spec.intervals.bernstein
     scheme = tallies[0][2]
     comps = metrics.DISPARITY_COMPONENTS[m.name]
@@ -246,8 +247,9 @@ def sweep_value(m: Metric, attr: AttributeDef, N: np.ndarray, base, k: int, t: T
     """The largest |δ| over the metric's pairs on the counts ``N`` of task ``k`` alone (one threshold of a
     sweep); ties go to the positive one."""
     name = m.name
-    ref = attr.index_of(m.reference) if m.reference is not None else 0
-    prots = [attr.index_of(m.protected)] if m.protected is not None else [j for j in range(len(attr.groups))
+    o = m.options
+    ref = attr.index_of(o.reference) if o.reference is not None else 0
+    prots = [attr.index_of(o.protected)] if o.protected is not None else [j for j in range(len(attr.groups))
                                                                           if j != ref]
     favpos = t.favorable == "positive"
     deltas = [float(metrics.disparity(N[:, 0], protected=p, reference=ref, cost=metrics.cost_table(name, favpos),

@@ -90,7 +90,7 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
     # distinct patterns with counts (files' rows are compressed here; the events are functions of the pattern)
     pats = [u if streamed(enc) else stats.compress(u) for enc, u in zip(L.predictions, tests)]
     base = stats.compress(base)
-    kept = metrics.combinations(base.Y, [u.Yhat for u in pats], min_count=m.min_count, min_size=m.min_size,
+    kept = metrics.combinations(base.Y, [u.Yhat for u in pats], min_count=m.options.min_count, min_size=m.options.min_size,
                                 base_weights=base.count, test_weights=[u.count for u in pats])
     direction = metrics.direction_from_counts(stats.tally(metrics.combination_units(base, kept), joint=False))
     fn = metrics.REGISTRY[m.name].fn
@@ -120,7 +120,7 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
         names.append("{" + ", ".join(L.tasks[task_idx[k]].label for k in members) + "}")
     entry = {"name": m.name, "attribute": attr.name, "direction": metrics.REGISTRY[m.name].direction,
              "value": _f(ev.value), "combinations": len(kept),
-             "options": {"min_count": m.min_count, "min_size": m.min_size}, "base": {"source": src}}
+             "options": m.options.model_dump(), "base": {"source": src}}
     if entry["value"] is None:
         entry["reason"] = metrics.REASON_NO_COMBINATIONS if not kept else metrics.REASON_NO_PAIRS
         entry["interval"] = None

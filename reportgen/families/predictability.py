@@ -25,10 +25,11 @@ def _predictability_entry(m: Metric, attr: AttributeDef, L: Loaded, has_pred: bo
         entry["reason"] = metrics.REASON_NO_PREDICTED_ATTRIBUTE
         return entry
     task_idx = [k for k, t in enumerate(L.tasks) if m.tasks is None or t.spec_key in m.tasks]
-    opts = {"attacker": m.attacker or "lookup", "quality": m.quality or "accuracy", "trials": m.trials or 10,
-            "split": m.split or 0.8, "equalize": True if m.equalize is None else m.equalize, "seed": seed}
+    o = m.options  # PredictabilityOptions (reportgen/spec/options.py)
+    opts = {"attacker": o.attacker or "lookup", "quality": o.quality or "accuracy", "trials": o.trials or 10,
+            "split": o.split or 0.8, "equalize": True if o.equalize is None else o.equalize, "seed": seed}
     if opts["attacker"] == "mlp":
-        opts["hidden"] = tuple(m.hidden or (64,))
+        opts["hidden"] = tuple(o.hidden or (64,))
     runs = []
     for enc in (e.for_attribute(attr.name) for e in L.row_predictions):  # the rows this attribute uses
         run = {"a": enc.groups[attr.name].astype(np.int64), "t": enc.Y[:, task_idx].astype(np.int64),

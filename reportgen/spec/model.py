@@ -17,9 +17,10 @@ import re
 from pathlib import Path as FsPath
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, create_model,
+                      field_validator, model_validator)
 
-from reportgen.spec import catalogue
+from reportgen.spec import catalogue, options
 from reportgen.spec.errors import (
     MSG_MISSING_KEY,
     MSG_EMPTY_SPEC,
@@ -302,31 +303,10 @@ def known_metric(v: str) -> str:
     return v
 
 
-class Metric(Strict):
+class _MetricBase(Strict):
     name: str = Field(..., description="Metric name (see docs/metrics.md).")
     attribute: str | None = Field(None, description="Restrict to one attribute (default: every attribute).")
     tasks: list[str] | None = Field(None, description="Restrict to these task names.")
-    protected: Scalar | None = Field(None, description="Disparity metrics: the group compared (A).")
-    reference: Scalar | None = Field(None, description="Disparity metrics: the reference group (B); default the first listed.")
-    min_count: int = Field(0, ge=0, description="Multi->: a combination must be the exact task set of more than "
-                                                  "this many base rows, and more than this many test rows must be "
-                                                  "predicted to contain all of it.")
-    min_size: int = Field(1, ge=1, description="Multi->: smallest combination size kept (at least 1: every row contains the empty combination).")
-    attacker: Literal["lookup", "logistic", "mlp"] | None = Field(
-        None, description="Predictability metrics: the attacker (default lookup, the exact Bayes-optimal table).")
-    quality: str | None = Field(None, description="Predictability metrics: quality function, accuracy (default) or f1.")
-    trials: int | None = Field(None, ge=1, le=1000, description="Predictability metrics: seeded trials (default 10).")
-    split: float | None = Field(None, gt=0, lt=1, description="Predictability metrics: attacker training share (default 0.8).")
-    equalize: bool | None = Field(None, description="Predictability metrics: quality equalisation on the data side (default true).")
-    hidden: list[Annotated[int, Field(ge=1, le=4096)]] | None = Field(
-        None, min_length=1, max_length=8, description="attacker: mlp hidden layer sizes (default [64]; at most 8 "
-                                                      "layers of at most 4096 units).")
-    max_replicates: int | None = Field(
-        None, ge=2, le=100_000,
-        description="Predictability metrics: at most this many row-bootstrap replicates when each one refits the "
-                    "attackers on rebuilt rows -- the logistic and mlp attackers (one trial per replicate) or a quality "
-                    "other than accuracy and f1 (default 200; never more than intervals.bootstrap.resamples). The "
-                    "lookup attacker with accuracy or f1 uses every bootstrap resample.")
 
     @field_validator("name")
     @classmethod
@@ -334,22 +314,34 @@ class Metric(Strict):
         return known_metric(v)
 
     @model_validator(mode="after")
-    def _options(self) -> "Metric":
-        if (self.protected is not None or self.reference is not None) and self.name not in DISPARITY_METRICS:
-            raise ValueError(f"`protected`/`reference` apply only to {', '.join(DISPARITY_METRICS)}; remove them here")
-        for key in ("attacker", "quality", "trials", "split", "equalize", "hidden", "max_replicates"):
-            if getattr(self, key) is not None and self.name not in PREDICTABILITY_METRICS:
-                raise ValueError(f"`{key}` applies only to leakage, dpa_a_to_t, dpa_t_to_a; remove it here")
-        if self.quality is not None:
-            from reportgen.stats.predictability import validate_quality
-
+    def _options(self) -> "_MetricBase":
+        family = catalogue.CATALOGUE[self.name].family
+        for key in self.model_fields_set:  # an option written for a metric of another family
+            owner = options.owner_of(key)
+            if owner is not None and owner != family:
+                takers = ", ".join(catalogue.names(family=owner))
+                raise ValueError(f"`{key}` applies only to {takers}; remove it here")
+        own = options.FAMILY_OPTIONS.get(family)
+        if own is not None:  # the family's own checks across its options
             try:
-                validate_quality(self.quality)
-            except ValueError as e:  # e.g. a loss is not a quality
-                raise ValueError(f"`quality`: {e}") from None
-        if self.hidden is not None and self.attacker != "mlp":
-            raise ValueError("`hidden` applies only with `attacker: mlp`; add `attacker: mlp` or remove `hidden:`")
+                own.model_validate({k: getattr(self, k) for k in self.model_fields_set if k in own.model_fields})
+            except ValidationError as e:
+                raise ValueError(str(e.errors()[0]["msg"]).removeprefix("Value error, ")) from None
         return self
+
+    @property
+    def options(self) -> options.Options | None:
+        """This metric's options as its family's own model (reportgen/spec/options.py); None when the family
+        takes none."""
+        own = options.FAMILY_OPTIONS.get(catalogue.CATALOGUE[self.name].family)
+        return None if own is None else own.model_construct(**{k: getattr(self, k) for k in own.model_fields})
+
+
+# One metric of `metrics:`: name, attribute and tasks, and every family's options (each declared once, in
+# reportgen/spec/options.py); an option is accepted only for a metric of the family that declares it.
+Metric = create_model(
+    "Metric", __base__=_MetricBase, __doc__=None,
+    **{k: (f.annotation, f) for cls in options.FAMILY_OPTIONS.values() for k, f in cls.model_fields.items()})
 
 
 class Bootstrap(Strict):

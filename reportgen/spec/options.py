@@ -1,0 +1,91 @@
+"""Metric options: one pydantic model per metric family that takes options of its own.
+
+A spec writes a metric's options beside its name (``- name: equal_opportunity`` / ``protected: Black``); the
+spec's ``Metric`` model (reportgen/spec/model.py) is built from these models, so an option is declared, described
+and validated once, here, and the JSON Schema and the generated reference (docs/reference/spec.md,
+docs/reference/metric-list.md) come from it. An option written for a metric of another family is refused with
+the metrics it does apply to. A family reads its metric's options as their own model through ``Metric.options``.
+
+Adding a family with options: a model here and a line in ``FAMILY_OPTIONS`` (keyed by the family name of the
+catalogue, reportgen/spec/catalogue.py). Option names must be distinct across families (one flat mapping in
+YAML).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Scalar = Union[bool, int, float, str]
+
+
+class Options(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class DisparityOptions(Options):
+    """Which groups a group-disparity metric compares."""
+
+    protected: Scalar | None = Field(None, description="Disparity metrics: the group compared (A).")
+    reference: Scalar | None = Field(None, description="Disparity metrics: the reference group (B); default the first "
+                                                       "listed.")
+
+
+class MultiOptions(Options):
+    """Which task combinations a Multi→ metric keeps."""
+
+    min_count: int = Field(0, ge=0, description="Multi->: a combination must be the exact task set of more than "
+                                                "this many base rows, and more than this many test rows must be "
+                                                "predicted to contain all of it.")
+    min_size: int = Field(1, ge=1, description="Multi->: smallest combination size kept (at least 1: every row "
+                                               "contains the empty combination).")
+
+
+class PredictabilityOptions(Options):
+    """The attacker and the trials of a predictability metric."""
+
+    attacker: Literal["lookup", "logistic", "mlp"] | None = Field(
+        None, description="Predictability metrics: the attacker (default lookup, the exact Bayes-optimal table).")
+    quality: str | None = Field(None, description="Predictability metrics: quality function, accuracy (default) or "
+                                                  "f1.")
+    trials: int | None = Field(None, ge=1, le=1000, description="Predictability metrics: seeded trials (default 10).")
+    split: float | None = Field(None, gt=0, lt=1, description="Predictability metrics: attacker training share "
+                                                              "(default 0.8).")
+    equalize: bool | None = Field(None, description="Predictability metrics: quality equalisation on the data side "
+                                                    "(default true).")
+    hidden: list[Annotated[int, Field(ge=1, le=4096)]] | None = Field(
+        None, min_length=1, max_length=8, description="attacker: mlp hidden layer sizes (default [64]; at most 8 "
+                                                      "layers of at most 4096 units).")
+    max_replicates: int | None = Field(
+        None, ge=2, le=100_000,
+        description="Predictability metrics: at most this many row-bootstrap replicates when each one refits the "
+                    "attackers on rebuilt rows -- the logistic and mlp attackers (one trial per replicate) or a quality "
+                    "other than accuracy and f1 (default 200; never more than intervals.bootstrap.resamples). The "
+                    "lookup attacker with accuracy or f1 uses every bootstrap resample.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "PredictabilityOptions":
+        if self.quality is not None:
+            from reportgen.stats.predictability import validate_quality  # noqa: the one allowed reach (quality names)
+
+            try:
+                validate_quality(self.quality)
+            except ValueError as e:  # e.g. a loss is not a quality
+                raise ValueError(f"`quality`: {e}") from None
+        if self.hidden is not None and self.attacker != "mlp":
+            raise ValueError("`hidden` applies only with `attacker: mlp`; add `attacker: mlp` or remove `hidden:`")
+        return self
+
+
+# family name (catalogue) -> its options model
+FAMILY_OPTIONS: dict[str, type[Options]] = {
+    "disparity": DisparityOptions,
+    "multi": MultiOptions,
+    "predictability": PredictabilityOptions,
+}
+
+
+def owner_of(option: str) -> str | None:
+    """The family whose options model declares ``option``."""
+    return next((fam for fam, cls in FAMILY_OPTIONS.items() if option in cls.model_fields), None)
