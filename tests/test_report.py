@@ -83,30 +83,39 @@ def compas_pdf(compas):
 
 def _iv(lo, hi, **extra):
     return {"method": "bootstrap", "level": 0.95, "lower": lo, "upper": hi, "resamples": 200, "seed": 0,
-            "scheme": "multinomial", **extra}
+            "scheme": "multinomial", "covers": ["rows"], **extra}
+
+
+VERSIONS = {"reportgen": "0.1.0", "python": "3.11", "platform": "Linux", "numpy": "2.0", "pandas": "2.2",
+            "pyarrow": "17.0", "scipy": "1.14", "scikit-learn": "1.5", "pydantic": "2.9", "pyyaml": "6.0",
+            "matplotlib": "3.9", "jinja2": "3.1", "weasyprint": "62.0", "pypdf": "5.0", "fonttools": "4.5",
+            "pydyf": "0.11", "threadpoolctl": "3.5"}
 
 
 def mini_results(a="g=A", b="g=B", *, title="Mini audit", model="mini-model", organisation="Org",
                  attribute="g") -> dict:
-    """A small hand-made results dict with one metric of each family and a gate."""
+    """A small hand-made results document (valid against reportgen.results.model) with one metric of each
+    family and a gate."""
     bern = {"method": "bernstein", "level": 0.95, "gamma": 0.3, "gamma_source": "spec", "max_cost": 1.0,
-            "variance": 1.5, "n": 400, "lower": 0.02, "upper": 0.3, "halfwidth": 0.14,
-            "verdict": "against_protected", "verdict_text": f"biased against {b}", "n_needed": 250}
+            "variance": 1.5, "n": 400, "observed_share": 0.375, "covers": ["rows"], "lower": 0.02, "upper": 0.3,
+            "halfwidth": 0.14, "verdict": "against_protected", "verdict_text": f"biased against {b}",
+            "n_needed": 250}
     return {
         "schema_version": 1, "reportgen_version": "0.1.0",
         "report": {"title": title, "model": {"name": model, "version": "2.0"}, "description": "",
                    "organisation": organisation},
-        "spec": {"path": "spec.yaml", "sha256": "0" * 64},
+        "spec": {"path": "spec.yaml", "absolute_path": "/audit/spec.yaml", "sha256": "0" * 64},
         "data": [{"role": "test", "path": "test.csv", "sha256": "1" * 64, "rows": 410, "rows_used": 400,
                   "rows_dropped": 10, "dropped": [{"reason": "missing value", "rows": 10}]}],
         "attributes": [{"name": attribute, "groups": [a, b], "columns": ["g"], "predicted": None,
-                        "group_sizes": [{"role": "test", "sizes": {a: 150, b: 250}}]}],
+                        "group_sizes": [{"role": "test", "sizes": {a: 150, b: 250}}],
+                        "rows_used": [{"role": "test", "rows": 400}], "dropped": []}],
         "tasks": [{"name": "t", "label": "t=1", "column": "t", "prediction": "t_pred", "threshold": None,
                    "favorable": "positive"}],
         "calibration": {}, "seed": 0,
         "intervals": {"confidence": 0.95, "bootstrap": {"resamples": 200, "seed": 0, "schemes": ["multinomial"]},
                       "bernstein": {"gamma": 0.3, "max_cost": 1.0}},
-        "versions": {"reportgen": "0.1.0", "python": "3.11"},
+        "versions": dict(VERSIONS), "engine": {"name": "memory"},
         "metrics": [
             {"name": "biasamp_a_to_t", "attribute": attribute, "direction": "A->T", "value": 0.0421,
              "interval": _iv(0.0112, 0.0733), "pairs_defined": 2, "pairs_undefined": 0, "base": {"source": "train"},
@@ -117,7 +126,8 @@ def mini_results(a="g=A", b="g=B", *, title="Mini audit", model="mini-model", or
                   "interval": _iv(-0.1102, -0.0331)},
              ]},
             {"name": "biasamp_t_to_a", "attribute": attribute, "value": None,
-             "reason": "needs predicted attributes: add `predicted:` to the attribute", "interval": None},
+             "reason": "needs predicted attributes: add `predicted:` to the attribute", "interval": None,
+             "pairs": []},
             {"name": "demographic_parity", "attribute": attribute, "reference": a, "protected": [b],
              "value": 0.16, "value_is": "the only pair", "selected_pair": 0, "interval": _iv(0.07, 0.25),
              "bernstein": bern,
@@ -130,9 +140,15 @@ def mini_results(a="g=A", b="g=B", *, title="Mini audit", model="mini-model", or
                         "rate_reference": 0.44, "delta": 0.16, "n": 400, "n_protected": 250, "n_reference": 150,
                         "interval": _iv(0.07, 0.25), "bernstein": bern}]},
         ],
-        "gates": [{"metric": "biasamp_a_to_t", "attribute": attribute, "max": 0.1, "value": 0.0421,
-                   "lower": 0.0112, "upper": 0.0733, "status": "pass", "passed": True,
-                   "inconclusive_policy": "fail", "reason": "upper bound 0.0733 <= max 0.1"}],
+        "sweeps": [],
+        "gates": [{"metric": "biasamp_a_to_t", "attribute": attribute, "max": 0.1, "quantity": "value",
+                   "value": 0.0421, "lower": 0.0112, "upper": 0.0733,
+                   "interval": {"lower": 0.0112, "upper": 0.0733, "level": 0.95, "method": "bootstrap"},
+                   "status": "pass", "passed": True, "inconclusive_policy": "fail",
+                   "reason": "upper bound 0.0733 <= max 0.1",
+                   "bounds": [{"kind": "max", "limit": 0.1, "quantity": "value", "point": 0.0421, "status": "pass"}]}],
+        "gating": {"multiple_testing": "holm", "hypotheses": 1, "alpha_one_sided": 0.025, "outside_correction": 0,
+                   "p_values": "normal approximation per side", "warnings": []},
         "passed": True,
     }
 
@@ -688,14 +704,25 @@ def test_sweep_vertical_line_at_threshold_used():
     assert len(dotted) == 1 and abs(dotted[0] - expected) < 0.5, (expected, dotted)
 
 
-@pytest.mark.parametrize("sweeps", ["absent", None, []])
-def test_sweep_section_absent(sweeps):
-    r = mini_results()
-    if sweeps != "absent":
-        r["sweeps"] = sweeps
-    h = render_html(r, "a: 1\n")
+def test_sweep_section_absent():
+    h = render_html(mini_results(), "a: 1\n")                 # "sweeps": []
     assert 'id="sweeps"' not in h and "Sensitivity to the decision threshold" not in h
     assert SWEEP_SENTENCE not in h and 'href="#sweeps"' not in h
+
+
+@pytest.mark.parametrize("sweeps", ["absent", None])
+def test_results_the_model_refuses_are_refused(sweeps):
+    """The report validates a results dict against reportgen.results.model once, where it receives it: a
+    document without "sweeps" (or with null) is not a results.json of this version."""
+    from pydantic import ValidationError
+
+    r = mini_results()
+    if sweeps == "absent":
+        del r["sweeps"]
+    else:
+        r["sweeps"] = sweeps
+    with pytest.raises(ValidationError, match="sweeps"):
+        render_html(r, "a: 1\n")
 
 
 def test_sweep_many_series_undefined_and_malformed():
@@ -941,3 +968,33 @@ def test_hostile_svg_logo_fetches_nothing(tmp_path, monkeypatch, kind):
             resolve_allowed(url, [builtin_templates_dir()], (logo,))
     h = render_html(mini_results(), "a: 1\n", logo=logo)   # HTML: inlined in <img>, which loads nothing
     assert "example.com" not in h and 'src="data:image/svg+xml;base64,' in h
+
+
+# --------------------------------------------------------------------------- typed results
+
+
+@pytest.mark.parametrize("name", ["mini", "compas", "compas_runs", "local_bias"])
+def test_typed_results_and_dict_render_the_same(name):
+    """render_html reads the typed model: given a reportgen.results.model.Results or the same document as a plain
+    dict, the HTML is the same byte for byte; render_pdf attaches the same results.json content either way (a
+    model is written in the model's key order, a dict in its own)."""
+    from reportgen.results.model import Results
+
+    if name == "mini":
+        doc = mini_results()
+    elif name == "local_bias":
+        from test_report_local_bias import with_local_bias
+
+        doc = with_local_bias()
+    else:
+        doc = json.loads((ROOT / "tests" / "snapshots" / f"{name}.results.json").read_text(encoding="utf-8"))
+    model = Results.model_validate(copy.deepcopy(doc))
+    assert render_html(model, "a: 1\n", generated=DATE) == render_html(doc, "a: 1\n", generated=DATE)
+    if name == "mini":
+        from pypdf import PdfReader
+
+        def attached(pdf: bytes) -> bytes:
+            return PdfReader(io.BytesIO(pdf)).attachments["results.json"][0]
+
+        assert json.loads(attached(render_pdf(model, "a: 1\n", generated=DATE))) == doc
+        assert json.loads(attached(render_pdf(doc, "a: 1\n", generated=DATE))) == doc

@@ -14,6 +14,8 @@ import re
 
 import pytest
 
+from test_report import VERSIONS
+
 from reportgen.report import render_html, render_pdf
 from reportgen.report.context import build_context, local_bias_view
 
@@ -28,41 +30,47 @@ GLOBAL_REASON = "BCR, BIR and inertia are defined for clusterings, not for the c
 def base_results() -> dict:
     """A small results dict with one disparity metric (the local-bias block is added by ``with_local_bias``)."""
     bern = {"method": "bernstein", "level": 0.95, "gamma": 0.3, "gamma_source": "spec", "max_cost": 1.0,
-            "variance": 1.5, "n": 900, "lower": -0.01, "upper": 0.07, "halfwidth": 0.04,
+            "variance": 1.5, "n": 900, "observed_share": 0.45, "covers": ["rows"], "lower": -0.01, "upper": 0.07,
+            "halfwidth": 0.04,
             "verdict": "insufficient_evidence", "verdict_text": "insufficient evidence", "n_needed": 2500}
     iv = {"method": "bootstrap", "level": 0.95, "lower": 0.001, "upper": 0.061, "resamples": 200, "seed": 0,
-          "scheme": "multinomial"}
+          "scheme": "multinomial", "covers": ["rows"]}
     return {
         "schema_version": 1, "reportgen_version": "0.1.0",
         "report": {"title": "Local bias audit", "model": {"name": "m", "version": "1"}, "description": "",
                    "organisation": "Org"},
-        "spec": {"path": "spec.yaml", "sha256": "0" * 64},
+        "spec": {"path": "spec.yaml", "absolute_path": "/audit/spec.yaml", "sha256": "0" * 64},
         "data": [{"role": "test", "path": "test.csv", "sha256": "1" * 64, "rows": 903, "rows_used": 900,
                   "rows_dropped": 3, "dropped": [{"reason": "missing value", "rows": 3}]}],
         "attributes": [{"name": "race", "groups": [AA, CA], "columns": ["race"], "predicted": None,
-                        "group_sizes": [{"role": "test", "sizes": {AA: 495, CA: 405}}]}],
+                        "group_sizes": [{"role": "test", "sizes": {AA: 495, CA: 405}}],
+                        "rows_used": [{"role": "test", "rows": 900}], "dropped": []}],
         "tasks": [{"name": "r", "label": "recid", "column": "two_year_recid", "prediction": "recid_pred",
                    "threshold": None, "favorable": "negative"}],
         "calibration": {}, "seed": 0,
         "intervals": {"confidence": 0.95, "bootstrap": {"resamples": 200, "seed": 0, "schemes": ["multinomial"]},
                       "bernstein": {"gamma": 0.3, "max_cost": 1.0}},
-        "versions": {"reportgen": "0.1.0", "python": "3.11"},
+        "versions": dict(VERSIONS), "engine": {"name": "memory"},
         "metrics": [
             {"name": "accuracy_gap", "attribute": "race", "reference": CA, "protected": [AA], "value": 0.031,
-             "value_is": "the only pair", "selected_pair": 0, "interval": iv, "bernstein": bern,
-             "pairs": [{"group": AA, "reference": CA, "task": "recid", "condition": "all", "cost": "error",
+             "value_is": "the only pair", "selected_pair": 0, "interval": iv, "bernstein": bern, "groups": [],
+             "pairs": [{"group": AA, "reference": CA, "task": "recid", "condition": "all",
+                        "cost": "error (1[y != y_hat])",
                         "rate_protected": 0.35, "rate_reference": 0.319, "delta": 0.031, "n": 900,
                         "n_protected": 495, "n_reference": 405, "interval": iv, "bernstein": bern}]},
         ],
-        "gates": [], "passed": True,
+        "sweeps": [], "gates": [], "passed": True,
+        "gating": {"multiple_testing": "holm", "hypotheses": 0, "alpha_one_sided": 0.025, "outside_correction": 0,
+                   "p_values": "normal approximation per side", "warnings": []},
     }
 
 
 def _bern(lo, hi, verdict, gamma=0.41):
     text = {"first_higher": f"accuracy higher for {AA}", "second_higher": f"accuracy higher for {CA}",
             "insufficient_evidence": "insufficient evidence"}[verdict]
-    return {"method": "bernstein", "level": 0.95, "lower": lo, "upper": hi, "gamma": gamma,
-            "gamma_source": "observed", "verdict": verdict, "verdict_text": text}
+    return {"method": "bernstein", "level": 0.95, "lower": lo, "upper": hi, "halfwidth": (hi - lo) / 2,
+            "gamma": gamma, "gamma_source": "observed", "covers": ["rows"], "max_cost": 1.0, "variance": 0.2,
+            "n": 100, "verdict": verdict, "verdict_text": text}
 
 
 def _cluster(i, n0, n1, p0, p1, gap, iv, *, detectable, biased, centroid, words=None, **extra):
@@ -124,22 +132,28 @@ def local_bias_block() -> dict:
                      "standardized": True, "rows": 900,
                      "dropped": [{"reason": "missing value in column 'age'", "rows": 3}], "explained_variance": None},
         "k": 6, "threshold": 0.05, "min_group": 20, "min_clusters": 5, "max_iter": 100, "seed": 0,
-        "confidence": 0.95, "lambda": 5.0, "lambda_source": "grid",
+        "confidence": 0.95, "lambda": 5.0, "lambda_source": "grid", "max_inertia_ratio": 1.5,
+        "max_displaced": 0.2, "merge": "clusters with too few rows are merged into the nearest one",
         "lambda_grid": [
-            {"lambda": 1.0, "n_biased": 1, "bcr": 0.25, "bir": 0.1667, "max_gap": 0.0712, "inertia_ratio": 1.0123},
-            {"lambda": 5.0, "n_biased": 2, "bcr": 0.5, "bir": 0.4667, "max_gap": 0.1043, "inertia_ratio": 1.0834},
-            {"lambda": 10.0, "n_biased": 2, "bcr": 0.5, "bir": 0.4111, "max_gap": 0.1187, "inertia_ratio": 1.2291},
-            {"lambda": 100.0, "n_biased": 0, "bcr": 0.0, "bir": 0.0, "max_gap": None, "inertia_ratio": 3.5,
+            {"lambda": 1.0, "n_biased": 1, "n_detectable": 4, "bcr": 0.25, "bir": 0.1667, "max_gap": 0.0712,
+             "inertia_ratio": 1.0123, "displaced": 0.02, "eligible": True, "chosen": False},
+            {"lambda": 5.0, "n_biased": 2, "n_detectable": 4, "bcr": 0.5, "bir": 0.4667, "max_gap": 0.1043,
+             "inertia_ratio": 1.0834, "displaced": 0.05, "eligible": True, "chosen": True},
+            {"lambda": 10.0, "n_biased": 2, "n_detectable": 4, "bcr": 0.5, "bir": 0.4111, "max_gap": 0.1187,
+             "inertia_ratio": 1.2291, "displaced": 0.08, "eligible": True, "chosen": False},
+            {"lambda": 100.0, "n_biased": 0, "n_detectable": 0, "bcr": 0.0, "bir": 0.0, "max_gap": None,
+             "inertia_ratio": 3.5, "displaced": 0.4, "eligible": False, "chosen": False,
              "reason": "no detectable cluster"},
         ],
         "global": {"gap": 0.0127, "max_gap": 0.0127, "bcr": None, "bir": None, "inertia_ratio": None,
                    "mean_abs_gap_biased": None, "reason": GLOBAL_REASON, "clusters": [GLOBAL_CLUSTER]},
         "kmeans": {"max_gap": 0.0583, "max_gap_cluster": 1, "bcr": 0.25, "bir": 0.2889, "inertia_ratio": 1.0,
                    "mean_abs_gap_biased": 0.0583, "n_clusters": 5, "n_detectable": 4, "n_biased": 1,
-                   "iterations": 14, "converged": True, "clusters": KMEANS_CLUSTERS},
+                   "iterations": 14, "converged": True, "displaced": 0.0, "clusters": KMEANS_CLUSTERS},
         "logan": {"max_gap": 0.1043, "max_gap_cluster": 0, "bcr": 0.5, "bir": 0.4667, "inertia_ratio": 1.0834,
                   "mean_abs_gap_biased": 0.098, "n_clusters": 6, "n_detectable": 4, "n_biased": 2,
-                  "iterations": 23, "converged": True, "lambda": 5.0, "clusters": LOGAN_CLUSTERS},
+                  "iterations": 23, "converged": True, "displaced": 0.05, "lambda": 5.0,
+                  "clusters": LOGAN_CLUSTERS},
         "projection": {"method": "pca", "explained_variance": [0.41, 0.22], "rows": 900, "shown": 900,
                        "x": xs, "y": ys, "group": grp, "kmeans": km, "logan": lab},
     }
@@ -323,16 +337,25 @@ def test_deterministic(lb_html):
 
 
 def test_partial_blocks_render():
-    """No k-means block, no projection, λ from the spec, no grid: still renders, says so."""
+    """λ from the spec, no grid: still renders, says so."""
     r = with_local_bias()
     lb = r["local_bias"]
-    del lb["kmeans"], lb["projection"]
     lb["lambda_source"], lb["lambda_grid"] = "spec", []
     h = render_html(r, "a: 1\n")
     sec = _html.unescape(section(h))
     assert "λ = 5, from the spec" in sec and "set in the spec" in sec
-    assert "lb-grid" not in sec and 'id="local-bias-kmeans"' not in sec
-    assert len(re.findall(r"<svg\b", sec)) == 1
+    assert "lb-grid" not in sec
+
+
+def test_blocks_the_model_requires_are_required():
+    """Every local_bias block has the k-means comparison and the projection (reportgen.results.model requires
+    them): a results dict without them is refused where the report receives it, naming the keys."""
+    from pydantic import ValidationError
+
+    r = with_local_bias()
+    del r["local_bias"]["kmeans"], r["local_bias"]["projection"]
+    with pytest.raises(ValidationError, match=r"local_bias\.kmeans"):
+        render_html(r, "a: 1\n")
 
 
 def test_pdf_renders_both_tables():

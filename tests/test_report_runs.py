@@ -33,7 +33,7 @@ ANY_SENTENCE = re.compile(r"variation dominates|Both are comparable|Which source
 
 def _across(mean, half, sd, runs=4):
     return {"method": "across_runs", "level": 0.95, "runs": runs, "runs_defined": runs, "mean": mean, "sd": sd,
-            "lower": mean - half, "upper": mean + half}
+            "lower": mean - half, "upper": mean + half, "covers": ["runs"]}
 
 
 # Hand-made numbers: (bootstrap interval of the mean, half-width of the t-interval over runs, per-run values).
@@ -136,7 +136,7 @@ def test_hand_made_results_render_the_sentence(kind):
 
 def test_no_runs_no_sentence():
     r = mini_results()
-    r["gates"] = []      # mini_results' gate has no "gating" block; gates are not what this test is about
+    r["gates"] = []      # gates are not what this test is about
     ctx = build_context(r, "a: 1\n", generated=DATE, mode="html", with_plots=False)
     assert ctx["runs_summary"] is None and not any(m["runs_view"] for m in ctx["metrics"])
     h = render_html(r, "a: 1\n", generated=DATE)

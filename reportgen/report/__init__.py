@@ -4,6 +4,11 @@
     html = render_html(results, spec_text, generated="2025-06-30")
     pdf = render_pdf(results, spec_text, generated="2025-06-30", page_size="A4", logo=Path("logo.png"))
 
+``results`` is the typed :class:`reportgen.results.model.Results` or the plain
+dict loaded from results.json; a dict is validated against the model once,
+here, and everything below reads the typed model (the templates still get
+plain JSON-shaped data: docs/guide/report.md).
+
 Both are pure functions of their inputs: no clock is read (the report's date
 is ``generated``, shown as given), nothing is fetched, and the same inputs give
 the same output. ``logo`` (a PNG, JPEG or SVG file of at most 2 MB) is shown
@@ -44,11 +49,12 @@ from jinja2.bccache import BytecodeCache
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from markupsafe import Markup
 
+from reportgen.results.model import Results
 from reportgen.spec.errors import Problem, SpecError
 
 from . import filters as _filters
 from . import plots as _plots
-from .context import build_context
+from .context import as_results, build_context
 
 __all__ = ["render_html", "render_pdf", "builtin_templates_dir", "make_environment", "PDF_VARIANT",
            "ATTACHMENT_SPEC", "ATTACHMENT_RESULTS", "LOGO_MAX_BYTES", "LOGO_TYPES"]
@@ -276,10 +282,11 @@ def _logo_content_problem(data: bytes, mime: str) -> str | None:
     return None
 
 
-def _render(results: Mapping, spec_text: str | bytes, *, templates_dir, generated, mode: str,
+def _render(results: Results, spec_text: str | bytes, *, templates_dir, generated, mode: str,
             page_size: str = "A4", logo: _Logo | None = None) -> str:
-    if not isinstance(results, Mapping):
-        raise TypeError("results must be the dict loaded from results.json")
+    if not isinstance(results, Results):
+        raise TypeError("results must be a reportgen.results.model.Results (render_html and render_pdf validate "
+                        "a results.json dict into one)")
     if isinstance(spec_text, bytes):
         spec_text = spec_text.decode("utf-8", errors="replace")
     if generated is not None and not isinstance(generated, str):
@@ -301,14 +308,16 @@ def _render(results: Mapping, spec_text: str | bytes, *, templates_dir, generate
     return env.get_template("base.html").render(ctx)
 
 
-def render_html(results: dict, spec_text: str, *, templates_dir: Path | None = None,
+def render_html(results: Results | Mapping, spec_text: str, *, templates_dir: Path | None = None,
                 generated: str | None = None, logo: Path | None = None) -> str:
     """The report as one self-contained HTML document (CSS, SVG plots and the logo inline, no script, no fetch).
 
+    ``results``: a :class:`~reportgen.results.model.Results`, or the dict loaded from results.json (validated
+    against the model; ``pydantic.ValidationError`` names a key it does not accept).
     ``logo``: a PNG, JPEG or SVG file (at most 2 MB) shown beside the organisation name, as a ``data:`` URI.
     """
     with _stage("html"):
-        return _render(results, spec_text, templates_dir=templates_dir, generated=generated, mode="html",
+        return _render(as_results(results), spec_text, templates_dir=templates_dir, generated=generated, mode="html",
                        logo=_load_logo(logo))
 
 
@@ -328,17 +337,23 @@ def _stage(name: str):
             fh.write(json.dumps({"stage": name, "start": t0, "end": time.time()}) + "\n")
 
 
-def _results_bytes(results: Mapping) -> bytes:
+def _results_bytes(results: Results | Mapping) -> bytes:
+    """The canonical serialisation of the results (what ``reportgen run`` writes): a dict as given, a model as
+    results.json spells its keys (in the model's field order)."""
     from reportgen.fileio import dumps
 
+    if isinstance(results, Results):
+        return dumps(results.model_dump(by_alias=True, exclude_unset=True)).encode("utf-8")
     return dumps(dict(results)).encode("utf-8")
 
 
-def render_pdf(results: dict, spec_text: str, *, templates_dir: Path | None = None, generated: str | None = None,
+def render_pdf(results: Results | Mapping, spec_text: str, *, templates_dir: Path | None = None, generated: str | None = None,
                page_size: str = "A4", results_bytes: bytes | None = None, fetch_log: list | None = None,
                logo: Path | None = None) -> bytes:
     """The report as PDF/A-3b with ``spec.yaml`` and ``results.json`` attached.
 
+    ``results``: a :class:`~reportgen.results.model.Results`, or the dict loaded from results.json (validated
+    against the model once).
     ``spec_text`` may be ``bytes`` to attach the spec file byte for byte.
     ``results_bytes`` attaches that exact text as results.json (default: the
     canonical serialisation of ``results``, which is what ``reportgen run``
@@ -348,7 +363,10 @@ def render_pdf(results: dict, spec_text: str, *, templates_dir: Path | None = No
     checked here. URLs inside an SVG logo are refused like any other.
     """
     with _stage("pdf"):
-        return _render_pdf(results, spec_text, templates_dir=templates_dir, generated=generated,
+        typed = as_results(results)
+        if results_bytes is None:
+            results_bytes = _results_bytes(results)
+        return _render_pdf(typed, spec_text, templates_dir=templates_dir, generated=generated,
                            page_size=page_size, results_bytes=results_bytes, fetch_log=fetch_log, logo=logo)
 
 
@@ -372,7 +390,7 @@ def _render_pdf(results, spec_text, *, templates_dir, generated, page_size, resu
     attachments = [
         weasyprint.Attachment(string=spec_bytes, name=ATTACHMENT_SPEC, description="The audit spec, verbatim",
                               created=stamp, modified=stamp, relationship="Source", url_fetcher=fetcher),
-        weasyprint.Attachment(string=results_bytes if results_bytes is not None else _results_bytes(results),
+        weasyprint.Attachment(string=results_bytes,
                               name=ATTACHMENT_RESULTS, description="Every number of this report (reportgen results)",
                               created=stamp, modified=stamp, relationship="Data", url_fetcher=fetcher),
     ]

@@ -1,5 +1,12 @@
 """From results.json to what the templates show.
 
+Everything here reads the typed results (:class:`reportgen.results.model.Results`: attributes, optional fields
+None when a key is absent); a plain results.json dict is validated into the model once (``as_results``). The
+context the templates get keeps its public shape (docs/guide/report.md): blocks of results.json reach them as
+plain JSON-shaped dicts (``_plain``), the derived views as dicts. The small public helpers (``headline_sentence``,
+``verdict_of`` in filters, ...) also take plain mappings, read through ``filters.Fields`` by the same attribute
+names.
+
 Nothing here rounds or formats a number (that is ``filters``); it only orders,
 groups and derives: metric families, pairs sorted by |delta|, verdicts, which
 papers the methods appendix needs, and the plots.
@@ -14,7 +21,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
+
+from pydantic import BaseModel
+
+from reportgen.results.model import Results
 
 from . import filters as F
 from . import plots
@@ -102,10 +113,12 @@ DOMINANCE_UNDEFINED = "undefined"
 
 
 def half_width(iv: Any) -> float | None:
-    """Half the width of an interval mapping ({lower, upper}); None without two finite bounds."""
-    if not isinstance(iv, Mapping):
+    """Half the width of an interval (a model interval, or a {lower, upper} mapping); None without two finite
+    bounds."""
+    iv = F.fields(iv)
+    if iv is None or isinstance(iv, (str, int, float)):
         return None
-    lo, hi = iv.get("lower"), iv.get("upper")
+    lo, hi = iv.lower, iv.upper
     if not (F._finite(lo) and F._finite(hi)):
         return None
     return abs(float(hi) - float(lo)) / 2
@@ -122,16 +135,17 @@ def dominance_kind(ratio: float | None) -> str:
     return DOMINANCE_COMPARABLE
 
 
-def bootstrap_of(entry: Mapping) -> Mapping | None:
-    """The bootstrap interval of a metric entry or pair: ``interval`` when it is one, else ``bootstrap_interval``."""
-    rows = entry.get("interval_rows")  # several runs: the rows-only part of the headline interval
-    if isinstance(rows, Mapping):
+def bootstrap_of(entry: Any) -> Any:
+    """The bootstrap interval of a metric result or pair: ``interval_rows`` with several runs (the rows-only part
+    of the headline interval), else ``interval`` when it is a bootstrap interval."""
+    entry = F.fields(entry)
+    rows = getattr(entry, "interval_rows", None)
+    if rows is not None:
         return rows
-    iv = entry.get("interval")
-    if isinstance(iv, Mapping) and iv.get("method") == "bootstrap":
+    iv = getattr(entry, "interval", None)
+    if iv is not None and iv.method == "bootstrap":
         return iv
-    b = entry.get("bootstrap_interval")
-    return b if isinstance(b, Mapping) else None
+    return None
 
 
 def variation_dominance(across: Any, bootstrap: Any) -> dict | None:
@@ -141,15 +155,16 @@ def variation_dominance(across: Any, bootstrap: Any) -> dict | None:
     undefined), ``ratio`` (None when infinite or undefined), both half-widths, the runs' sd and count, the
     thresholds, and for ``undefined`` a ``reason``.
     """
-    if not isinstance(across, Mapping):
+    across = F.fields(across)
+    if across is None:
         return None
     d: dict[str, Any] = {"kind": DOMINANCE_UNDEFINED, "ratio": None, "runs_half": half_width(across),
-                         "bootstrap_half": half_width(bootstrap), "sd": across.get("sd"),
-                         "runs": across.get("runs"), "runs_defined": across.get("runs_defined"),
-                         "level": across.get("level"), "mean": across.get("mean"), "reason": None,
+                         "bootstrap_half": half_width(bootstrap), "sd": across.sd,
+                         "runs": across.runs, "runs_defined": across.runs_defined,
+                         "level": across.level, "mean": across.mean, "reason": None,
                          "above": RUNS_DOMINATE_ABOVE, "below": SAMPLING_DOMINATES_BELOW, "zero_bootstrap": False}
     if d["runs_half"] is None:
-        d["reason"] = across.get("reason") or "no interval over runs"
+        d["reason"] = across.reason or "no interval over runs"
         return d
     if d["bootstrap_half"] is None:
         d["reason"] = "no bootstrap interval of the mean to compare it with"
@@ -196,25 +211,28 @@ PREDICTABILITY_COVERS_WORDS = {"rows": "the sampling variability of the test row
                                "runs": "the spread between runs of the model"}
 
 
-def predictability_view(entry: Mapping) -> dict | None:
+def predictability_view(entry: Any) -> dict | None:
     """What the predictability block says about its intervals: the headline interval (a row bootstrap, with what it
     covers, how many replicates and trials per replicate) and the trial-to-trial spread reported beside it."""
-    if entry.get("name") not in PREDICTABILITY_METRICS or not F._finite(entry.get("value")):
+    entry = F.fields(entry)
+    if entry.name not in PREDICTABILITY_METRICS or not F._finite(entry.value):
         return None
-    iv = entry.get("interval") if isinstance(entry.get("interval"), Mapping) else {}
-    tb = entry.get("trials") if isinstance(entry.get("trials"), Mapping) else None
-    rows = entry.get("interval_rows") if isinstance(entry.get("interval_rows"), Mapping) else None
-    settings = entry.get("settings") if isinstance(entry.get("settings"), Mapping) else {}
-    covers = [PREDICTABILITY_COVERS_WORDS.get(c, str(c)) for c in iv.get("covers") or []]
+    iv, tb, settings = entry.interval, entry.trials, entry.settings
+    covers = [PREDICTABILITY_COVERS_WORDS.get(c, str(c)) for c in (iv.covers if iv is not None else None) or []]
     text = ", ".join(covers[:-1]) + (" and " if len(covers) > 1 else "") + (covers[-1] if covers else "")
-    tpr, trials = iv.get("trials_per_replicate"), settings.get("trials")
-    return {"interval": iv or None, "has_interval": F._finite(iv.get("lower")) and F._finite(iv.get("upper")),
-            "reason": iv.get("reason") or entry.get("interval_reason"), "covers_text": text,
-            "replicates": iv.get("resamples"), "requested": iv.get("resamples_requested"),
+    tpr = iv.trials_per_replicate if iv is not None else None
+    trials = settings.trials if settings is not None else None
+
+    def of_iv(name: str) -> Any:  # bootstrap and rows_and_runs intervals differ in a few optional fields
+        return getattr(iv, name, None) if iv is not None else None
+
+    return {"interval": _plain(iv), "has_interval": F._finite(of_iv("lower")) and F._finite(of_iv("upper")),
+            "reason": of_iv("reason") or entry.interval_reason, "covers_text": text,
+            "replicates": of_iv("resamples"), "requested": of_iv("resamples_requested"),
             "trials_per_replicate": tpr, "trials": trials, "all_trials": tpr is not None and tpr == trials,
-            "note": iv.get("note"), "seed": iv.get("seed"), "rows": rows, "runs": iv.get("runs"),
-            "runs_halfwidth": iv.get("runs_halfwidth"), "trials_block": tb,
-            "trials_defined": tb is not None and F._finite(tb.get("lower")) and F._finite(tb.get("upper"))}
+            "note": of_iv("note"), "seed": of_iv("seed"), "rows": _plain(entry.interval_rows), "runs": of_iv("runs"),
+            "runs_halfwidth": of_iv("runs_halfwidth"), "trials_block": _plain(tb),
+            "trials_defined": tb is not None and F._finite(tb.lower) and F._finite(tb.upper)}
 
 
 # Methods appendix: metrics that share one method are described once, in this order of first appearance.
@@ -262,16 +280,17 @@ def report_sections() -> list[tuple[str, str]]:
     return out
 
 
-def family_of(entry: Mapping) -> str:
-    """The report section of a metric entry: its family's partial (entries of unknown metrics are placed by
-    their keys)."""
+def family_of(entry: Any) -> str:
+    """The report section of a metric result: its family's partial (a plain entry of a metric this version does
+    not know is placed by its fields)."""
     from reportgen import families
     from reportgen.stats.metrics import REGISTRY
 
-    name = entry.get("name", "")
+    entry = F.fields(entry)
+    name = entry.name or ""
     if name in REGISTRY:
         return PurePosixPath(families.of(name).partial).stem
-    if "bernstein" in entry or "groups" in entry:
+    if getattr(entry, "bernstein", None) is not None or getattr(entry, "groups", None) is not None:
         return "disparity"
     return "amplification"
 
@@ -281,17 +300,18 @@ def _group_value(label: str) -> str:
     return str(label).split("=", 1)[1] if "=" in str(label) else str(label)
 
 
-def headline_sentence(pair: Mapping | None, iv: Any, unit: str = "rows") -> str:
+def headline_sentence(pair: Any, iv: Any, unit: str = "rows") -> str:
     """A disparity headline in words: who bears the costly outcome more often, by how many points, with the
     interval in points ('Among rows truly not recidivism=1, African-American rows were predicted recidivism=1
     16.0 points more often than Caucasian rows [8.7, 23.0]'). Needed because the signed cost difference has the
     opposite sign of Fairlearn's demographic_parity_difference when the positive label is favourable."""
-    if not isinstance(pair, Mapping) or not F._finite(pair.get("delta")):
+    pair, iv = F.fields(pair), F.fields(iv)
+    if pair is None or not F._finite(pair.delta):
         return ""
-    d = float(pair["delta"])
-    prot, ref = _group_value(pair.get("group", "")), _group_value(pair.get("reference", ""))
-    task = str(pair.get("task", "the task"))
-    cost = str(pair.get("cost") or "")
+    d = float(pair.delta)
+    prot, ref = _group_value(_or(pair.group, "")), _group_value(_or(pair.reference, ""))
+    task = str(_or(pair.task, "the task"))
+    cost = str(pair.cost or "")
     more = "more"
     if cost.startswith("error"):
         what = "were misclassified"
@@ -299,14 +319,14 @@ def headline_sentence(pair: Mapping | None, iv: Any, unit: str = "rows") -> str:
         what = f"were predicted {task}"
     else:  # the cost is not being predicted the (favourable) task: say it without a double negative
         what, more = f"were predicted {task}", "less"
-    cond = pair.get("condition")
+    cond = pair.condition
     among = {"y=1": f"Among {unit} truly {task}, ", "y=0": f"Among {unit} truly not {task}, "}.get(cond, "") if cond else ""
     if d == 0:
         return f"{among}{prot} and {ref} {unit} {what} equally often"
     first, second = (prot, ref) if d > 0 else (ref, prot)
     text = f"{among}{first} {unit} {what} {abs(d) * 100:.1f} points {more} often than {second} {unit}"
-    if isinstance(iv, Mapping) and F._finite(iv.get("lower")) and F._finite(iv.get("upper")):
-        lo, hi = float(iv["lower"]), float(iv["upper"])
+    if iv is not None and F._finite(iv.lower) and F._finite(iv.upper):
+        lo, hi = float(iv.lower), float(iv.upper)
         if d < 0:  # the sentence reads reference minus protected
             lo, hi = -hi, -lo
         text += f" [{lo * 100:.1f}, {hi * 100:.1f}]"
@@ -317,17 +337,17 @@ def amplification_sentence(pairs: list, unit: str = "rows", source: str | None =
     """BiasAmp→ A→T in words, from the pair that moves the value most (largest |y·Δ|): 'Largest: Caucasian
     defendants were predicted recidivism=1 7.5 points less often than their true rate [2.5, 12.6]'. Δ is the
     model's rate of the task in the group minus the true rate (or the declared base rate: uniform or table)."""
-    ok = [p for p in pairs or [] if isinstance(p, Mapping) and F._finite(p.get("delta")) and p.get("y")]
+    ok = [p for p in (F.fields(q) for q in pairs or []) if p is not None and F._finite(p.delta) and p.y]
     if not ok:
         return ""
-    p = max(ok, key=lambda q: abs(float(q["delta"])))
-    d = float(p["delta"])
+    p = max(ok, key=lambda q: abs(float(q.delta)))
+    d = float(p.delta)
     than = "the declared base rate" if source in ("uniform", "table") else "their true rate"
-    text = (f"Largest: {_group_value(p.get('group', ''))} {unit} were predicted {p.get('task', 'the task')} "
+    text = (f"Largest: {_group_value(_or(p.group, ''))} {unit} were predicted {_or(p.task, 'the task')} "
             f"{abs(d) * 100:.1f} points {'more' if d > 0 else 'less'} often than {than}")
-    iv = p.get("interval")
-    if isinstance(iv, Mapping) and F._finite(iv.get("lower")) and F._finite(iv.get("upper")):
-        lo, hi = float(iv["lower"]), float(iv["upper"])
+    iv = p.interval
+    if iv is not None and F._finite(iv.lower) and F._finite(iv.upper):
+        lo, hi = float(iv.lower), float(iv.upper)
         if d < 0:
             lo, hi = -hi, -lo
         text += f" [{lo * 100:.1f}, {hi * 100:.1f}]"
@@ -336,7 +356,7 @@ def amplification_sentence(pairs: list, unit: str = "rows", source: str | None =
 
 def _degenerate_note(iv: Any) -> str | None:
     """The reason an interval shows no sampling variation, when it is marked so."""
-    return iv.get("note") if isinstance(iv, Mapping) and iv.get("degenerate") else None
+    return iv.note if iv is not None and getattr(iv, "degenerate", None) else None
 
 
 COVERS_WORDS = {"rows": "the test rows", "runs": "the runs", "trial split and flips": "the attackers' splits"}
@@ -344,120 +364,147 @@ COVERS_WORDS = {"rows": "the test rows", "runs": "the runs", "trial split and fl
 
 def covers_text(iv: Any) -> str:
     """What an interval accounts for, in words: 'the test rows and the runs; all 3 pairs at once'."""
-    if not isinstance(iv, Mapping) or iv.get("lower") is None:
+    iv = F.fields(iv)
+    if iv is None or iv.lower is None:
         return ""
-    parts = [COVERS_WORDS.get(c, str(c)) for c in iv.get("covers") or []]
+    parts = [COVERS_WORDS.get(c, str(c)) for c in iv.covers or []]
     text = " and ".join(parts) if len(parts) <= 2 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    if str(iv.get("method", "")).startswith("simultaneous") and iv.get("pairs"):
-        text += f"; holds for all {iv['pairs']} pairs at once"
+    if str(iv.method or "").startswith("simultaneous") and getattr(iv, "pairs", None):
+        text += f"; holds for all {iv.pairs} pairs at once"
     return text
 
 
-def _pair_view(p: Mapping, amplification: bool) -> dict:
-    v = dict(p)
-    v["defined"] = F._finite(p.get("delta"))
-    v["excludes_zero"] = v["defined"] and F.excludes_zero(p.get("interval"))
+def _pair_view(p: Any, amplification: bool) -> dict:
+    v = _plain(p)
+    delta = getattr(p, "delta", None)   # selection pairs have a rate and a ratio, no Δ
+    v["defined"] = F._finite(delta)
+    v["excludes_zero"] = v["defined"] and F.excludes_zero(p.interval)
     if not v["defined"]:
         kind, text = "undefined", F.NOT_DEFINED
-    elif (amplification and "y" in p) or (not amplification and isinstance(p.get("bernstein"), Mapping)):
+    elif (amplification and F.has_field(p, "y")) or (not amplification and getattr(p, "bernstein", None) is not None):
         kind, text = F.verdict_of(p)             # amplification: direction y·Δ; disparity: Bernstein verdict
     else:                                        # Multi→ pairs carry no direction
         kind, text = "", ""
     v["verdict_kind"], v["verdict_text"] = kind, text
-    v["interval_note"] = _degenerate_note(p.get("interval"))
-    v["condition_text"] = CONDITION_TEXT.get(p.get("condition"), p.get("condition"))
+    v["interval_note"] = _degenerate_note(p.interval)
+    condition = getattr(p, "condition", None)
+    v["condition_text"] = CONDITION_TEXT.get(condition, condition)
     return v
 
 
-def _sorted_pairs(pairs: list[Mapping], amplification: bool) -> tuple[list[dict], list[dict]]:
-    views = [_pair_view(p, amplification) for p in pairs or []]
-    defined = sorted((v for v in views if v["defined"]), key=lambda v: -abs(v["delta"]))
-    undefined = [v for v in views if not v["defined"]]
+def _sorted_pairs(pairs: list, amplification: bool) -> tuple[list[tuple[Any, dict]], list[dict]]:
+    """(pair, view) of the defined pairs, largest |Δ| first, and the views of the undefined ones."""
+    views = [(p, _pair_view(p, amplification)) for p in pairs or []]
+    defined = sorted(((p, v) for p, v in views if v["defined"]), key=lambda pv: -abs(pv[0].delta))
+    undefined = [v for _, v in views if not v["defined"]]
     return defined, undefined
 
 
-def _runs_row(source: Mapping, label: str, value: Any) -> dict | None:
-    ar = source.get("across_runs")
-    if not isinstance(ar, Mapping):
+def _runs_row(source: Any, label: str, value: Any) -> tuple[dict, plots.RunsRow] | None:
+    """A value with runs: the template's row and the plot's (None without ``across_runs``)."""
+    ar = getattr(source, "across_runs", None)
+    if ar is None:
         return None
     boot = bootstrap_of(source)
-    per_run = source.get("per_run") if isinstance(source.get("per_run"), list) else []
-    return {"label": label, "value": value, "bootstrap": boot, "across": ar, "per_run": per_run,
+    per_run = source.per_run if isinstance(source.per_run, list) else []
+    view = {"label": label, "value": value, "bootstrap": _plain(boot), "across": _plain(ar), "per_run": per_run,
             "dominance": variation_dominance(ar, boot)}
+    return view, plots.RunsRow(label, value, boot, ar, per_run)
 
 
-def _runs_views(entry: Mapping, v: Mapping, run_labels: list[str]) -> tuple[dict | None, list[dict]]:
-    """The headline's runs view (the metric's own ``across_runs``, or for a disparity the selected pair's) and one
-    row per value with runs (the headline for amplification; every defined pair for a disparity)."""
-    head = _runs_row(entry, "headline", entry.get("value"))
+def _runs_views(entry: Any, v: Mapping, pairs_sorted: list, run_labels: list[str]
+                ) -> tuple[dict | None, list[dict], list[plots.RunsRow]]:
+    """The headline's runs view (the metric's own ``across_runs``, or for a disparity the selected pair's), one
+    row per value with runs (the headline for amplification; every defined pair for a disparity) and the same
+    rows for the plot."""
+    found = _runs_row(entry, "headline", entry.value)
+    head = found[0] if found else None
     rows: list[dict] = []
+    plot_rows: list[plots.RunsRow] = []
     if v["family"] == "disparity":
-        pairs = entry.get("pairs") or []
-        sel = entry.get("selected_pair")
-        if head is None and isinstance(sel, int) and 0 <= sel < len(pairs) and isinstance(pairs[sel], Mapping):
-            head = _runs_row(pairs[sel], "headline", pairs[sel].get("delta"))
-        for p in v["pairs_sorted"]:
-            label = str(p.get("group"))
-            if p.get("condition_text") and p.get("condition") != "all":
-                label += f" · among {p['condition_text']}"
-            r = _runs_row(p, label, p.get("delta"))
+        pairs = entry.pairs or []
+        sel = getattr(entry, "selected_pair", None)
+        if head is None and isinstance(sel, int) and 0 <= sel < len(pairs) and pairs[sel] is not None:
+            found = _runs_row(pairs[sel], "headline", pairs[sel].delta)
+            head = found[0] if found else None
+        for p, pv in pairs_sorted:
+            label = str(p.group)
+            if pv["condition_text"] and p.condition != "all":
+                label += f" · among {pv['condition_text']}"
+            r = _runs_row(p, label, p.delta)
             if r is not None:
-                r["group"], r["task"], r["condition"] = p.get("group"), p.get("task"), p.get("condition")
-                rows.append(r)
+                r[0]["group"], r[0]["task"], r[0]["condition"] = p.group, p.task, p.condition
+                rows.append(r[0])
+                plot_rows.append(r[1])
     elif head is not None:
-        rows.append({**head, "label": f"{v['short']} · {v.get('attribute')}"})
+        label = f"{v['short']} · {entry.attribute}"
+        rows.append({**head, "label": label})
+        plot_rows.append(found[1]._replace(label=label))
     if head is not None:
         n = len(head["per_run"])
         head["run_labels"] = [run_labels[i] if i < len(run_labels) else f"run {i}" for i in range(n)]
-    return head, rows
+    return head, rows, plot_rows
 
 
-def _metric_view(entry: Mapping, index: int, run_labels: list[str] | None = None, unit: str = "rows") -> dict:
+def _metric_view(entry: Any, index: int, run_labels: list[str] | None = None, unit: str = "rows") -> dict:
+    """What the templates show of one metric result (a model object, or the same as a plain mapping)."""
+    return _metric_views(entry, index, run_labels, unit)[0]
+
+
+def _metric_views(entry: Any, index: int, run_labels: list[str] | None = None, unit: str = "rows"
+                  ) -> tuple[dict, "_PlotData"]:
+    """The template's view of one metric result and what its plots are drawn from."""
+    entry = F.fields(entry)
     fam = family_of(entry)
-    name = entry.get("name", "")
+    name = entry.name or ""
     info = METRIC_INFO.get(name, (name.replace("_", " ").capitalize(), name))
-    v: dict[str, Any] = dict(entry)
+    pairs_in = [F.fields(p) for p in entry.pairs or []]
+    v: dict[str, Any] = _plain(entry)
     v["id"] = f"metric-{index}"
     v["family"] = fam
     v["title"] = info[0]
     v["short"] = info[1]
-    v["defined"] = F._finite(entry.get("value"))
-    v["reason"] = entry.get("reason")
+    v["defined"] = F._finite(entry.value)
+    v["reason"] = entry.reason
     v["verdict_kind"], v["verdict_text"] = F.verdict_of(entry)
-    v["is_multi"] = isinstance(entry.get("signed_mean"), Mapping)
-    v["interval_note"] = _degenerate_note(entry.get("interval"))
-    v["covers_text"] = covers_text(entry.get("interval"))
-    sel = entry.get("selected_pair")
-    sel_pair = (entry.get("pairs") or [None])[sel] if isinstance(sel, int) and sel < len(entry.get("pairs") or []) \
-        else None
-    v["headline_text"] = headline_sentence(sel_pair, entry.get("interval"), unit) if fam == "disparity" else (
-        amplification_sentence(entry.get("pairs") or [], unit, (entry.get("base") or {}).get("source"))
+    v["is_multi"] = getattr(entry, "signed_mean", None) is not None
+    v["interval_note"] = _degenerate_note(entry.interval)
+    v["covers_text"] = covers_text(entry.interval)
+    sel = getattr(entry, "selected_pair", None)
+    sel_pair = pairs_in[sel] if isinstance(sel, int) and sel < len(pairs_in) else None
+    base = getattr(entry, "base", None)
+    v["headline_text"] = headline_sentence(sel_pair, entry.interval, unit) if fam == "disparity" else (
+        amplification_sentence(pairs_in, unit, base.source if base is not None else None)
         if name == "biasamp_a_to_t" else "")
-    pairs, undefined = _sorted_pairs(entry.get("pairs") or [], fam == "amplification")
-    v["pairs_sorted"] = pairs
+    pairs, undefined = _sorted_pairs(pairs_in, fam == "amplification")
+    v["pairs_sorted"] = [pv for _, pv in pairs]
     v["pairs_undefined_list"] = undefined
-    v["pairs_highlighted"] = sum(1 for p in pairs if p["excludes_zero"])
-    by_source = [dict(s) for s in entry.get("by_source") or []]
-    for s in by_source:
-        s["verdict_kind"], s["verdict_text"] = F.verdict_of({"value": s.get("value"), "interval": s.get("interval")})
-    signs = {math.copysign(1, s["value"]) for s in by_source if F._finite(s.get("value")) and s["value"] != 0}
+    v["pairs_highlighted"] = sum(1 for _, pv in pairs if pv["excludes_zero"])
+    by_source = []
+    for s in getattr(entry, "by_source", None) or []:
+        sv = _plain(s)
+        sv["verdict_kind"], sv["verdict_text"] = F.verdict_of(s)
+        by_source.append(sv)
+    signs = {math.copysign(1, s.value) for s in getattr(entry, "by_source", None) or []
+             if F._finite(s.value) and s.value != 0}
     v["by_source_views"] = by_source
     v["by_source_sign_flip"] = len(signs) > 1
-    ar = entry.get("across_runs")
-    if isinstance(ar, Mapping):
+    ar = getattr(entry, "across_runs", None)
+    if ar is not None:
         v["across_runs_kind"], v["across_runs_text"] = (
-            F.verdict_of({"value": ar.get("mean"), "interval": ar}) if fam == "amplification" else ("", ""))
-    v["runs_view"], v["runs_rows"] = _runs_views(entry, v, run_labels or [])
+            F.verdict_of(F.Fields({"value": ar.mean, "interval": ar})) if fam == "amplification" else ("", ""))
+    v["runs_view"], v["runs_rows"], runs_plot_rows = _runs_views(entry, v, pairs, run_labels or [])
     v["predictability"] = predictability_view(entry)
-    first = (entry.get("pairs") or [{}])[0]
-    v["cost_text"] = cost_text(first.get("cost"), first.get("task")) if fam == "disparity" else ""
+    first = pairs_in[0] if pairs_in else None
+    v["cost_text"] = (cost_text(getattr(first, "cost", None), getattr(first, "task", None))
+                      if fam == "disparity" else "")
     v["plot_forest"] = None
     v["plot_samplesize"] = None
     v["plot_runs"] = None
-    return v
+    return v, _PlotData([p for p, _ in pairs], getattr(entry, "bernstein", None), runs_plot_rows)
 
 
-def _plots(v: dict, conf: str) -> None:
+def _plots(v: dict, data: "_PlotData", conf: str) -> None:
     if not v["defined"] or v["family"] == "selection":  # the selection partial is a table of rates and ratios
         return
     what = f"{v['short']} for {v.get('attribute')}"
@@ -465,22 +512,20 @@ def _plots(v: dict, conf: str) -> None:
         xlabel = "difference Δ (model − data) for each group and task"
         title = (f"Forest plot of {what}: each row is one group and task, the point is the difference Δ between "
                  f"the model's rate and the data's rate, the bar its {conf} bootstrap interval.")
-        v["plot_forest"] = plots.forest(v["pairs_sorted"], plot_id=f"{v['id']}-forest", title=title, xlabel=xlabel,
+        v["plot_forest"] = plots.forest(data.pairs_sorted, plot_id=f"{v['id']}-forest", title=title, xlabel=xlabel,
                                         conf=conf)
     else:
         xlabel = "difference δ in cost rate (protected − reference)"
         title = (f"Forest plot of {what}: each row is one compared group, task and condition; the point is the "
                  f"difference δ in the rate of the costly outcome, the solid bar its {conf} bootstrap interval, the "
                  f"dashed bar its Bernstein interval.")
-        v["plot_forest"] = plots.forest(v["pairs_sorted"], plot_id=f"{v['id']}-forest", title=title, xlabel=xlabel,
+        v["plot_forest"] = plots.forest(data.pairs_sorted, plot_id=f"{v['id']}-forest", title=title, xlabel=xlabel,
                                         conf=conf, bernstein=True)
-        b = v.get("bernstein")
-        if isinstance(b, Mapping):
-            v["plot_samplesize"] = plots.samplesize_curve(b, plot_id=f"{v['id']}-n", what=what)
-    if v.get("runs_rows"):
-        rows = [{"label": r["label"], "value": r["value"], "bootstrap": r["bootstrap"], "across": r["across"],
-                 "per_run": r["per_run"]} for r in v["runs_rows"]]
-        k = len(rows[0]["per_run"])
+        if data.bernstein is not None:
+            v["plot_samplesize"] = plots.samplesize_curve(data.bernstein, plot_id=f"{v['id']}-n", what=what)
+    if data.runs_rows:
+        rows = data.runs_rows
+        k = len(rows[0].per_run)
         title = (f"Dot strip of {what} across {k} runs: for each {'value' if len(rows) == 1 else 'comparison'}, the "
                  f"bootstrap interval of the mean over runs (solid bar), the {conf} t-interval over runs (grey band) "
                  f"and each run's value (diamonds).")
@@ -489,10 +534,10 @@ def _plots(v: dict, conf: str) -> None:
                                           else "difference δ in cost rate (protected − reference)", conf=conf)
 
 
-def _series_label(series: Mapping) -> str:
-    name = str(series.get("metric") or "metric")
+def _series_label(series: Any) -> str:
+    name = str(series.metric or "metric")
     short = METRIC_INFO.get(name, ("", name))[1]
-    attribute = series.get("attribute")
+    attribute = series.attribute
     return f"{short} · {F.short(attribute, 40)}" if attribute is not None else short
 
 
@@ -507,16 +552,16 @@ def _sweep_views(sweeps: Any, with_plots: bool) -> list[dict]:
         return []
     views = []
     for i, sw in enumerate(sweeps):
-        if not isinstance(sw, Mapping):
+        if sw is None:
             continue
-        grid = sw.get("thresholds")
+        grid = sw.thresholds
         grid_ok = isinstance(grid, list) and bool(grid) and all(F._finite(t) for t in grid)
         drawable, undefined, malformed = [], [], []
-        for se in sw.get("series") or []:
-            if not isinstance(se, Mapping):
+        for se in sw.series or []:
+            if se is None:
                 continue
             label = _series_label(se)
-            values = se.get("values")
+            values = se.values
             if not grid_ok or not isinstance(values, list) or len(values) != len(grid):
                 malformed.append(label)
             elif any(F._finite(v) for v in values):
@@ -525,11 +570,11 @@ def _sweep_views(sweeps: Any, with_plots: bool) -> list[dict]:
                 undefined.append(label)
         shown = drawable[: plots.MAX_SWEEP_SERIES]
         left_out = [label for label, _ in drawable[plots.MAX_SWEEP_SERIES:]]
-        threshold = sw.get("threshold")
+        threshold = sw.threshold
         v: dict[str, Any] = {
             "id": f"sweep-{i}",
-            "task": sw.get("task"),
-            "score": sw.get("score"),
+            "task": sw.task,
+            "score": sw.score,
             "threshold": threshold if F._finite(threshold) else None,
             "points": len(grid) if grid_ok else 0,
             "low": min(grid) if grid_ok else None,
@@ -539,7 +584,7 @@ def _sweep_views(sweeps: Any, with_plots: bool) -> list[dict]:
             "undefined": undefined,
             "malformed": malformed,
             "plot": None,
-            "sample": sw.get("sample") if isinstance(sw.get("sample"), Mapping) else None,
+            "sample": _plain(sw.sample),
         }
         if with_plots and shown:
             task = F.short(v["task"], 60) if v["task"] is not None else "the task"
@@ -580,58 +625,61 @@ LOCAL_BIAS_ROWS = [
 ]
 
 
-def _abs_gap_key(c: Mapping) -> tuple:
-    g = c.get("gap")
-    return (0, -abs(g), c.get("cluster", 0)) if F._finite(g) else (1, 0, c.get("cluster", 0))
+def _abs_gap_key(c: Any) -> tuple:
+    g = c.gap
+    return (0, -abs(g), c.cluster) if F._finite(g) else (1, 0, c.cluster)
 
 
-def _cluster_view(c: Mapping, groups: list, threshold: Any = None) -> dict:
-    v = dict(c)
-    v["defined"] = F._finite(c.get("gap"))
-    v["abs_gap"] = abs(c["gap"]) if v["defined"] else None
-    iv = c.get("interval") if isinstance(c.get("interval"), Mapping) else None
-    v["iv"] = iv
+def _cluster_view(c: Any, groups: list, threshold: Any = None) -> dict:
+    v = _plain(c)
+    v["defined"] = F._finite(c.gap)
+    v["abs_gap"] = abs(c.gap) if v["defined"] else None
+    iv = c.interval
+    v["iv"] = _plain(iv)
     if not v["defined"]:
         v["verdict_kind"], v["verdict_text"] = "undefined", F.NOT_DEFINED
-    elif iv is None or iv.get("verdict") is None:
+    elif iv is None or iv.verdict is None:
         v["verdict_kind"], v["verdict_text"] = "undefined", F.NO_INTERVAL
-    elif iv.get("verdict") == "insufficient_evidence":
-        v["verdict_kind"], v["verdict_text"] = "insufficient", iv.get("verdict_text") or F.INSUFFICIENT
+    elif iv.verdict == "insufficient_evidence":
+        v["verdict_kind"], v["verdict_text"] = "insufficient", iv.verdict_text or F.INSUFFICIENT
     else:
-        v["verdict_kind"], v["verdict_text"] = "against", iv.get("verdict_text") or str(iv["verdict"]).replace("_", " ")
-    if c.get("biased"):
+        v["verdict_kind"], v["verdict_text"] = "against", iv.verdict_text or str(iv.verdict).replace("_", " ")
+    if c.biased:
         # a size marker (|gap| ≥ threshold), not a test: worded so it cannot read as contradicting the verdict
         limit = F.setting(threshold) if F._finite(threshold) else "threshold"
         v["status"], v["status_text"] = "biased", f"|gap| ≥ {limit}"
-    elif c.get("detectable"):
+    elif c.detectable:
         v["status"], v["status_text"] = "detectable", "below threshold"
     else:
         v["status"], v["status_text"] = "small", "too few rows"
-    sizes, support = c.get("sizes") or {}, c.get("support") or {}
+    # sizes, support and performance are keyed by group label (data, not results.json keys)
+    sizes, support, perf = c.sizes or {}, c.support or {}, c.performance or {}
     v["group_cells"] = [{"group": g, "size": sizes.get(g), "support": support.get(g),
                          "support_differs": g in support and support.get(g) != sizes.get(g),
-                         "performance": (c.get("performance") or {}).get(g)} for g in groups]
-    v["top_words"] = list(c.get("top_words") or [])
+                         "performance": perf.get(g)} for g in groups]
+    v["top_words"] = list(c.top_words or [])
     return v
 
 
 def _clustering_view(block: Any, groups: list, key: str, title: str, threshold: Any = None) -> dict | None:
-    if not isinstance(block, Mapping):
+    if block is None:
         return None
-    v = dict(block)
+    v = _plain(block)
     v["key"], v["title"] = key, title
-    clusters = [_cluster_view(c, groups, threshold) for c in block.get("clusters") or [] if isinstance(c, Mapping)]
-    v["clusters_sorted"] = sorted(clusters, key=_abs_gap_key)
-    v["has_top_words"] = any(c["top_words"] for c in clusters)
-    v["has_support"] = any(gc["support_differs"] for c in clusters for gc in c["group_cells"])
-    largest = block.get("max_gap_cluster")
-    v["largest"] = next((c for c in clusters if c.get("cluster") == largest), None) if largest is not None else None
+    clusters = [(c, _cluster_view(c, groups, threshold)) for c in block.clusters or [] if c is not None]
+    v["clusters_sorted"] = [cv for _, cv in sorted(clusters, key=lambda pair: _abs_gap_key(pair[0]))]
+    v["has_top_words"] = any(cv["top_words"] for _, cv in clusters)
+    v["has_support"] = any(gc["support_differs"] for _, cv in clusters for gc in cv["group_cells"])
+    largest = block.max_gap_cluster
+    v["largest"] = (next((cv for c, cv in clusters if c.cluster == largest), None) if largest is not None
+                    else None)
     return v
 
 
-def _side_by_side(lb: Mapping, views: list[dict]) -> tuple[list[dict], list[str]]:
+def _side_by_side(lb: Any, cols: list[dict]) -> tuple[list[dict], list[str]]:
     """The Global | k-means | LOGAN table: per row and column the value, the filter kind and, for a null, the
-    number of its footnote (reasons are collected once, in order of first appearance)."""
+    number of its footnote (reasons are collected once, in order of first appearance). ``cols``: key, title,
+    ``block`` (the model's summary) and ``largest`` (the view of its largest-gap cluster)."""
     notes: list[str] = []
 
     def note(reason: Any) -> int:
@@ -643,28 +691,29 @@ def _side_by_side(lb: Mapping, views: list[dict]) -> tuple[list[dict], list[str]
     rows = []
     for key, label, kind in LOCAL_BIAS_ROWS:
         cells = []
-        for col in views:
+        for col in cols:
             block = col["block"]
+            clusters = [c for c in (getattr(block, "clusters", None) or []) if c is not None]
             if kind == "clusters":
-                n, d = block.get("n_clusters"), block.get("n_detectable")
+                n, d = getattr(block, "n_clusters", None), getattr(block, "n_detectable", None)
                 if col["key"] == "global" and n is None:
-                    n = len(block.get("clusters") or []) or 1
-                    d = sum(1 for c in block.get("clusters") or [] if c.get("detectable"))
+                    n = len(clusters) or 1
+                    d = sum(1 for c in clusters if c.detectable)
                 cells.append({"kind": kind, "value": n, "detectable": d, "note": None if n is not None
-                              else note(block.get("reason"))})
+                              else note(getattr(block, "reason", None))})
                 continue
-            value = block.get(key)
+            value = getattr(block, key, None)         # max_gap, bcr, bir, inertia_ratio, mean_abs_gap_biased
             cell = {"kind": kind, "value": value if F._finite(value) else None, "note": None, "iv": None}
-            if key == "max_gap" and col["key"] == "global" and F._finite(block.get("gap")):
-                cell["value"], cell["kind"] = block["gap"], "signed"
-                gclusters = [c for c in block.get("clusters") or [] if isinstance(c, Mapping)]
-                if gclusters and isinstance(gclusters[0].get("interval"), Mapping):
-                    cell["iv"] = gclusters[0]["interval"]          # digits from the interval, as elsewhere
+            gap = getattr(block, "gap", None)
+            if key == "max_gap" and col["key"] == "global" and F._finite(gap):
+                cell["value"], cell["kind"] = gap, "signed"
+                if clusters and clusters[0].interval is not None:
+                    cell["iv"] = _plain(clusters[0].interval)          # digits from the interval, as elsewhere
             if cell["value"] is None:
-                cell["note"] = note(block.get(f"{key}_reason") or block.get("reason"))
+                cell["note"] = note(getattr(block, "reason", None))
             elif key == "max_gap" and col.get("largest") is not None:
                 cell["cluster"] = col["largest"]
-                cell["iv"] = col["largest"].get("iv")
+                cell["iv"] = col["largest"]["iv"]
             cells.append(cell)
         rows.append({"key": key, "label": label, "cells": cells})
     return rows, notes
@@ -672,103 +721,105 @@ def _side_by_side(lb: Mapping, views: list[dict]) -> tuple[list[dict], list[str]
 
 def local_bias_view(lb: Any, *, with_plots: bool = True) -> dict | None:
     """What the local-bias section shows, from results' ``local_bias`` block (None when there is none)."""
-    if not isinstance(lb, Mapping):
+    lb = F.fields(lb)
+    if lb is None:
         return None
-    groups = [str(g) for g in (lb.get("groups") or [])][:2]
+    groups = [str(g) for g in (lb.groups or [])][:2]
     while len(groups) < 2:
         groups.append(f"group {len(groups) + 1}")
-    v: dict[str, Any] = dict(lb)
+    v: dict[str, Any] = _plain(lb)
     for key in ("attribute", "task", "gap_definition", "k", "threshold", "min_group", "min_clusters", "max_iter",
                 "seed", "confidence", "lambda_source", "lambda_grid", "max_inertia_ratio", "max_displaced"):
         v.setdefault(key, None)
     v["gap_definition"] = v["gap_definition"] or "the difference in performance between the two groups"
     v["id"] = LOCAL_BIAS_ID
     v["groups"] = groups
-    v["performance_label"] = lb.get("performance_label") or lb.get("performance") or "performance"
-    feats = dict(lb.get("features") or {})
-    feats["kind_text"] = FEATURE_KIND_TEXT.get(feats.get("kind"), feats.get("kind") or "not stated")
+    v["performance_label"] = lb.performance_label or lb.performance or "performance"
+    feats = _plain(lb.features) or {}
+    kind = lb.features.kind if lb.features is not None else None
+    feats["kind_text"] = FEATURE_KIND_TEXT.get(kind, kind or "not stated")
     v["features"] = feats
-    glob = lb.get("global") if isinstance(lb.get("global"), Mapping) else {}
-    gclusters = [c for c in glob.get("clusters") or [] if isinstance(c, Mapping)]
+    glob = lb.global_
+    gclusters = [c for c in (glob.clusters if glob is not None else None) or [] if c is not None]
     v["global_cluster"] = _cluster_view(gclusters[0], groups) if gclusters else None
-    v["global_performance"] = [((gclusters[0].get("performance") or {}).get(g) if gclusters else None)
-                               for g in groups]
-    v["kmeans_view"] = _clustering_view(lb.get("kmeans"), groups, "kmeans", "k-means", lb.get("threshold"))
-    v["logan_view"] = _clustering_view(lb.get("logan"), groups, "logan", "LOGAN", lb.get("threshold"))
-    lam = lb.get("lambda")
-    if lam is None and isinstance(lb.get("logan"), Mapping):
-        lam = lb["logan"].get("lambda")
+    v["global_performance"] = [((gclusters[0].performance or {}).get(g) if gclusters else None) for g in groups]
+    v["kmeans_view"] = _clustering_view(lb.kmeans, groups, "kmeans", "k-means", lb.threshold)
+    v["logan_view"] = _clustering_view(lb.logan, groups, "logan", "LOGAN", lb.threshold)
+    lam = lb.lambda_
+    if lam is None and lb.logan is not None:
+        lam = lb.logan.lambda_
     v["lambda_value"] = lam if F._finite(lam) else None
-    v["lambda_from_grid"] = lb.get("lambda_source") == "grid"
+    v["lambda_from_grid"] = lb.lambda_source == "grid"
+    blocks = {"kmeans": lb.kmeans, "logan": lb.logan}
     cols = [{"key": "global", "title": "Global", "block": glob, "largest": None}]
     for cv in (v["kmeans_view"], v["logan_view"]):
         if cv is not None:
-            cols.append({"key": cv["key"], "title": cv["title"], "block": cv, "largest": cv["largest"]})
+            cols.append({"key": cv["key"], "title": cv["title"], "block": blocks[cv["key"]],
+                         "largest": cv["largest"]})
     v["columns"] = [{"key": c["key"], "title": c["title"]} for c in cols]
     v["compare_rows"], v["compare_notes"] = _side_by_side(lb, cols)
     grid = []
-    for row in lb.get("lambda_grid") or []:
-        if not isinstance(row, Mapping):
+    for row in lb.lambda_grid or []:
+        if row is None:
             continue
-        r = dict(row)
-        r["chosen"] = (v["lambda_value"] is not None and F._finite(row.get("lambda"))
-                       and math.isclose(float(row["lambda"]), float(v["lambda_value"]), rel_tol=1e-9, abs_tol=1e-12))
+        r = _plain(row)
+        r["chosen"] = (v["lambda_value"] is not None and F._finite(row.lambda_)
+                       and math.isclose(float(row.lambda_), float(v["lambda_value"]), rel_tol=1e-9, abs_tol=1e-12))
         grid.append(r)
     v["grid"] = grid
-    proj = lb.get("projection") if isinstance(lb.get("projection"), Mapping) else None
+    proj = lb.projection
     v["projection_view"] = None
     if proj is not None:
-        ev = [e for e in (proj.get("explained_variance") or []) if F._finite(e)]
+        ev = [e for e in (proj.explained_variance or []) if F._finite(e)]
         v["projection_view"] = {
-            "method": proj.get("method"),
-            "method_text": PROJECTION_METHOD_TEXT.get(str(proj.get("method")).lower(), proj.get("method")
-                                                      or "not stated"),
+            "method": proj.method,
+            "method_text": PROJECTION_METHOD_TEXT.get(str(proj.method).lower(), proj.method or "not stated"),
             "explained_variance": ev,
             "explained_total": sum(ev) if ev else None,
-            "rows": proj.get("rows"),
-            "shown": proj.get("shown") if proj.get("shown") is not None else len(proj.get("x") or []),
+            "rows": proj.rows,
+            "shown": proj.shown if proj.shown is not None else len(proj.x or []),
         }
     v["plot_gaps"] = v["plot_projection"] = None
     if with_plots:
         panels = [(f"{cv['title']}" + (f" (λ = {F.setting(v['lambda_value'])})" if cv["key"] == "logan"
                                        and v["lambda_value"] is not None else ""),
-                   [c for c in (lb.get(cv["key"]) or {}).get("clusters") or [] if isinstance(c, Mapping)])
+                   [c for c in (blocks[cv["key"]].clusters or []) if c is not None])
                   for cv in (v["logan_view"], v["kmeans_view"]) if cv is not None]
-        panels = [(t, [{k: c.get(k) for k in ("cluster", "gap", "performance", "detectable", "biased")} for c in cl])
-                  for t, cl in panels if cl]
+        panels = [(t, cl) for t, cl in panels if cl]
         if panels:
             v["plot_gaps"] = plots.cluster_gaps(panels, groups, v["global_performance"], plot_id=f"{LOCAL_BIAS_ID}-gaps",
-                                                ylabel=v["performance_label"], threshold=lb.get("threshold"))
-        logan = lb.get("logan") if isinstance(lb.get("logan"), Mapping) else None
-        if proj is not None and logan is not None and proj.get("logan"):
+                                                ylabel=v["performance_label"], threshold=lb.threshold)
+        logan = lb.logan
+        if proj is not None and logan is not None and proj.logan:
             pv = v["projection_view"]
             ev = pv["explained_variance"]
             axis = [f"component {i + 1}" + (f" ({F.pct(ev[i])} of the variance)" if i < len(ev) else "")
                     for i in range(2)]
-            centroids = [{"cluster": c.get("cluster"), "x": (c.get("centroid") or {}).get("x"),
-                          "y": (c.get("centroid") or {}).get("y"), "biased": bool(c.get("biased")),
-                          "detectable": bool(c.get("detectable"))}
-                         for c in logan.get("clusters") or [] if isinstance(c, Mapping)]
             title = (f"Scatter plot of the test rows in a 2-D {pv['method_text']} projection of the features, "
                      f"coloured by LOGAN cluster.")
             v["plot_projection"] = plots.projection(
-                list(proj.get("x") or []), list(proj.get("y") or []), list(proj.get("logan") or []),
-                list(proj.get("group") or []), centroids, groups, plot_id=f"{LOCAL_BIAS_ID}-projection",
-                xlabel=axis[0], ylabel=axis[1], title=title)
+                list(proj.x or []), list(proj.y or []), list(proj.logan or []),
+                list(proj.group or []), [c for c in logan.clusters or [] if c is not None], groups,
+                plot_id=f"{LOCAL_BIAS_ID}-projection", xlabel=axis[0], ylabel=axis[1], title=title)
     return v
 
 
-def build_context(results: Mapping, spec_text: str, *, generated: str | None, mode: str,
+def build_context(results: Any, spec_text: str, *, generated: str | None, mode: str,
                   page_size: str = "A4", with_plots: bool = True) -> dict:
-    run_labels = [str(PurePosixPath(str(d.get("path") or f"run {i}").replace("\\", "/")).stem)
-                  for i, d in enumerate(d for d in results.get("data") or [] if d.get("role") == "runs")]
-    unit = (results.get("report") or {}).get("unit") or "rows"
-    metrics = [_metric_view(m, i, run_labels, unit) for i, m in enumerate(results.get("metrics") or [])]
-    confidence = (results.get("intervals") or {}).get("confidence")
+    """The templates' context, built from the typed results (a plain results.json dict is validated first). The
+    context's shape is the public template interface (docs/guide/report.md): raw blocks of results.json reach
+    the templates as plain JSON-shaped dicts and lists (``_plain``), derived views as dicts."""
+    results = as_results(results)
+    run_labels = [str(PurePosixPath(str(d.path or f"run {i}").replace("\\", "/")).stem)
+                  for i, d in enumerate(d for d in results.data if d.role == "runs")]
+    unit = results.report.unit or "rows"
+    built = [_metric_views(m, i, run_labels, unit) for i, m in enumerate(results.metrics)]
+    metrics = [v for v, _ in built]
+    confidence = results.intervals.confidence
     conf = F.level(confidence) if F._finite(confidence) else "95%"
     if with_plots:
-        for v in metrics:
-            _plots(v, conf)
+        for v, data in built:
+            _plots(v, data, conf)
     # Families in a fixed order; within one, metrics grouped by name in order of first appearance.
     families = []
     for key, title in report_sections():
@@ -795,9 +846,9 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
                         same["metrics"].append(m)
             families.append({"key": key, "title": title, "id": f"family-{key}", "metrics": ms, "by_name": by_name})
     names = []
-    for m in metrics:
-        if m["name"] not in names:
-            names.append(m["name"])
+    for m in results.metrics:
+        if m.name not in names:
+            names.append(m.name)
     method_groups: list[dict] = []
     for n in names:
         key = METHOD_GROUP.get(n, n)
@@ -811,58 +862,37 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
         for p in METRIC_PAPERS.get(n, []):
             if p not in papers:
                 papers.append(p)
-    local_bias = local_bias_view(results.get("local_bias"), with_plots=with_plots)
+    local_bias = local_bias_view(results.local_bias, with_plots=with_plots)
     if local_bias is not None and "zhao2020" not in papers:
         papers.append("zhao2020")
     papers.append("efron1979")
-    gates = [dict(g) for g in results.get("gates") or []]
-    for g in gates:
-        for mv in metrics:
-            if mv["name"] == g.get("metric") and mv.get("attribute") == g.get("attribute"):
-                g["metric_id"] = mv["id"]
-                g["metric_short"] = mv["short"]
-                break
-        else:
-            g["metric_id"] = None
-            g["metric_short"] = g.get("metric")
-        rule = []
-        for key, text in (("max", "at most"), ("min", "at least"), ("abs_max", "within ±"),
-                          ("max_increase", "worsening vs baseline at most")):
-            if g.get(key) is not None:
-                rule.append((text, g[key]))
-        g["rules"] = rule
-        pair = g.get("pair")
-        g["pair_text"] = " · ".join(str(v) for v in pair.values() if v is not None) if isinstance(pair, Mapping) else ""
-        if not isinstance(pair, Mapping) and g.get("task") is not None:
-            g["pair_text"] = f"task {g['task']}"
-    data = results.get("data") or []
-    test_roles = [d for d in data if d.get("role") in ("test", "runs")]
-    report = results.get("report") or {}
-    model = dict(report.get("model") or {})
-    model["name"] = model.get("name") or "unnamed model"
-    model["version"] = model.get("version") or ""
-    bern = (results.get("intervals") or {}).get("bernstein") or {}
+    gates = [_gate_view(g, results.metrics, metrics) for g in results.gates]
+    report = results.report
+    model = _plain(report.model) or {}
+    model["name"] = report.model.name or "unnamed model"
+    model["version"] = report.model.version or ""
+    data = _plain(results.data)
     return {
         "mode": mode,
         "conf": conf,
         "page_size": page_size,
         "generated": generated,
-        "results": results,
-        "report": report,
+        "results": _plain(results),
+        "report": _plain(report),
         "model": model,
-        "title": report.get("title") or "Fairness audit",
-        "organisation": report.get("organisation") or "",
-        "description": report.get("description") or "",
+        "title": report.title or "Fairness audit",
+        "organisation": report.organisation or "",
+        "description": report.description or "",
         "data": data,
-        "engine": results.get("engine") or {"name": "memory"},
-        "test_data": test_roles,
-        "attributes": results.get("attributes") or [],
-        "tasks": results.get("tasks") or [],
-        "calibration": results.get("calibration") or {},
-        "intervals": results.get("intervals") or {},
-        "bernstein_settings": bern,
-        "versions": results.get("versions") or {},
-        "seed": results.get("seed"),
+        "engine": _plain(results.engine),
+        "test_data": [dv for d, dv in zip(results.data, data) if d.role in ("test", "runs")],
+        "attributes": _plain(results.attributes),
+        "tasks": _plain(results.tasks),
+        "calibration": _plain(results.calibration),
+        "intervals": _plain(results.intervals),
+        "bernstein_settings": _plain(results.intervals.bernstein),
+        "versions": _plain(results.versions),
+        "seed": results.seed,
         "metrics": metrics,
         "families": families,
         "metric_names": names,
@@ -870,23 +900,87 @@ def build_context(results: Mapping, spec_text: str, *, generated: str | None, mo
         "method_groups": method_groups,
         "gates": gates,
         "gating": {"multiple_testing": None, "hypotheses": 0, "outside_correction": 0, "alpha_one_sided": None,
-                   "warnings": [], **(results.get("gating") or {})},
-        "baseline": results.get("baseline"),
-        "sweeps": _sweep_views(results.get("sweeps"), with_plots),
+                   "warnings": [], **_plain(results.gating)},
+        "baseline": _plain(results.baseline),
+        "sweeps": _sweep_views(results.sweeps, with_plots),
         "local_bias": local_bias,
-        "passed": results.get("passed"),
-        "has_across_runs": any(isinstance(m.get("across_runs"), Mapping) or m.get("runs_view") for m in metrics),
+        "passed": results.passed,
+        "has_across_runs": any(getattr(m, "across_runs", None) is not None or v["runs_view"]
+                               for m, v in zip(results.metrics, metrics)),
         "runs_summary": runs_summary(metrics),
         "run_labels": run_labels,
         "has_disparity": any(m["family"] == "disparity" for m in metrics),
         "has_amplification": any(m["family"] == "amplification" for m in metrics),
-        "gamma_observed": any((m.get("bernstein") or {}).get("gamma_source") == "observed" for m in metrics),
+        "gamma_observed": any(getattr(m, "bernstein", None) is not None and m.bernstein.gamma_source == "observed"
+                              for m in results.metrics),
         "papers": papers,
         "references": REFERENCES,
         "reference_labels": REFERENCE_LABELS,
-        "spec": results.get("spec") or {},
+        "spec": _plain(results.spec),
         "spec_text": spec_text,
         "spec_highlighted": highlight_yaml(spec_text),
-        "reportgen_version": results.get("reportgen_version") or (results.get("versions") or {}).get("reportgen"),
-        "schema_version": results.get("schema_version"),
+        "reportgen_version": results.reportgen_version or results.versions.reportgen,
+        "schema_version": results.schema_version,
     }
+
+
+def _gate_view(g: Any, results_metrics: list, views: list[dict]) -> dict:
+    """A gate check as the templates show it: the check as in results.json, the metric it links to, its rules in
+    words and the gated pair in words."""
+    v = _plain(g)
+    for m, mv in zip(results_metrics, views):
+        if m.name == g.metric and m.attribute == g.attribute:
+            v["metric_id"] = mv["id"]
+            v["metric_short"] = mv["short"]
+            break
+    else:
+        v["metric_id"] = None
+        v["metric_short"] = g.metric
+    rule = []
+    for limit, text in ((g.max, "at most"), (g.min, "at least"), (g.abs_max, "within ±"),
+                        (g.max_increase, "worsening vs baseline at most")):
+        if limit is not None:
+            rule.append((text, limit))
+    v["rules"] = rule
+    pair = g.pair
+    v["pair_text"] = (" · ".join(str(x) for x in (pair.group, pair.reference, pair.task, pair.condition)
+                                 if x is not None) if pair is not None else "")
+    if pair is None and g.task is not None:
+        v["pair_text"] = f"task {g.task}"
+    return v
+
+
+class _PlotData(NamedTuple):
+    """What a metric's plots are drawn from (model objects): the defined pairs, largest |Δ| first, the headline's
+    Bernstein interval and the rows of the runs strip."""
+    pairs_sorted: list
+    bernstein: Any
+    runs_rows: list
+
+
+def as_results(results: Any) -> Results:
+    """The typed results: a :class:`~reportgen.results.model.Results` as it is, a plain results.json dict
+    validated against the model (``pydantic.ValidationError`` names a key the model does not accept)."""
+    if isinstance(results, Results):
+        return results
+    if isinstance(results, Mapping):
+        return Results.model_validate(dict(results))
+    raise TypeError("results must be a reportgen.results.model.Results or the dict loaded from results.json")
+
+
+def _plain(obj: Any) -> Any:
+    """A block of the results as the templates get it: plain JSON-shaped dicts and lists, spelled as in
+    results.json (aliases such as ``lambda``; a key absent from the file stays absent)."""
+    if isinstance(obj, BaseModel):
+        return obj.model_dump(by_alias=True, exclude_unset=True)
+    if isinstance(obj, F.Fields):
+        return dict(obj._data)
+    if isinstance(obj, list):
+        return [_plain(x) for x in obj]
+    if isinstance(obj, Mapping):
+        return {k: _plain(x) for k, x in obj.items()}
+    return obj
+
+
+def _or(value: Any, default: Any) -> Any:
+    return default if value is None else value

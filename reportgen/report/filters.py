@@ -43,64 +43,119 @@ def interval_verdict(lower: Any, upper: Any) -> str:
     return INSUFFICIENT
 
 
+class Fields:
+    """Read-only attribute view of a plain results.json mapping, for the callers that hand the report plain JSON
+    rather than the typed model (the templates' filters, ``reportgen.api``'s table, hand-made test entries): a key
+    reads as an attribute, an absent key as None -- as an absent optional field of
+    :mod:`reportgen.results.model` does -- and nested mappings (also inside lists) are viewed the same way."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping) -> None:
+        object.__setattr__(self, "_data", data)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _view(self._data.get(name.rstrip("_") if name in ("lambda_", "global_") else name))
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._data
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("a results view is read-only")
+
+
+def _view(x: Any) -> Any:
+    if isinstance(x, Mapping):
+        return Fields(x)
+    if isinstance(x, list):
+        return [_view(i) for i in x]
+    return x
+
+
+def fields(obj: Any) -> Any:
+    """A model object as it is; a plain mapping as a :class:`Fields` view (None stays None)."""
+    return Fields(obj) if isinstance(obj, Mapping) else obj
+
+
+def has_field(obj: Any, name: str) -> bool:
+    """Whether ``obj`` is a kind of object that has ``name``: a field of its model class (set or not), or a key
+    of a plain mapping."""
+    if isinstance(obj, Fields):
+        return name in obj
+    return name in (getattr(type(obj), "model_fields", None) or {})
+
+
 def excludes_zero(iv: Any) -> bool:
-    if not isinstance(iv, Mapping):
+    iv = fields(iv)
+    if iv is None:
         return False
-    lo, hi = iv.get("lower"), iv.get("upper")
+    lo, hi = getattr(iv, "lower", None), getattr(iv, "upper", None)
     return _finite(lo) and _finite(hi) and (lo > 0 or hi < 0)
 
 
-def verdict_of(entry: Mapping) -> tuple[str, str]:
-    """(kind, text) for a metric entry or a pair of results.json.
+def verdict_of(entry: Any) -> tuple[str, str]:
+    """(kind, text) for a metric result or a pair of results.json (a model object of
+    :mod:`reportgen.results.model`, or the same as a plain mapping).
 
     kind is one of ``amplifies``, ``reduces``, ``insufficient``, ``against``
     (a Bernstein verdict of bias), ``undefined``.
     """
-    own = entry.get("verdict")
-    if isinstance(own, Mapping):  # a family that states its verdict in results.json (selection rates)
-        return own.get("kind", "undefined"), own.get("text", NOT_DEFINED)
-    b = entry.get("bernstein")
-    if isinstance(b, Mapping):
-        if "value" in entry and entry.get("value") is None:
+    entry = fields(entry)
+    own = getattr(entry, "verdict", None)
+    if own is not None and not isinstance(own, str):  # a family that states its verdict in results.json (selection rates)
+        kind, text = getattr(own, "kind", None), getattr(own, "text", None)
+        return ("undefined" if kind is None and not has_field(own, "kind") else kind,
+                NOT_DEFINED if text is None and not has_field(own, "text") else text)
+    is_metric = has_field(entry, "value")  # a metric result (or a value with its interval), not a pair
+    b = getattr(entry, "bernstein", None)
+    if b is not None:
+        if is_metric and entry.value is None:
             return "undefined", NOT_DEFINED
-        v = b.get("verdict")
+        v = b.verdict
         if v is None:
             return "undefined", "no verdict"
         if v == "insufficient_evidence":
-            return "insufficient", b.get("verdict_text") or INSUFFICIENT
-        return "against", b.get("verdict_text") or v.replace("_", " ")
-    if "value" in entry and entry.get("value") is None:
+            return "insufficient", b.verdict_text or INSUFFICIENT
+        return "against", b.verdict_text or v.replace("_", " ")
+    if is_metric and entry.value is None:
         return "undefined", NOT_DEFINED
-    if "delta" in entry and "value" not in entry and entry.get("delta") is None:
+    if has_field(entry, "delta") and not is_metric and entry.delta is None:
         return "undefined", NOT_DEFINED
-    iv = entry.get("interval")
-    sm = entry.get("signed_mean")
-    if isinstance(sm, Mapping):  # Multi→: the value is a mean |Δ|; the direction comes from the signed mean
-        iv = sm.get("interval")
-    if isinstance(iv, Mapping) and iv.get("degenerate"):  # an interval that cannot vary supports no verdict
+    iv = getattr(entry, "interval", None)
+    sm = getattr(entry, "signed_mean", None)
+    if sm is not None:  # Multi→: the value is a mean |Δ|; the direction comes from the signed mean
+        iv = sm.interval
+    if iv is not None and getattr(iv, "degenerate", None):  # an interval that cannot vary supports no verdict
         return "insufficient", NO_VARIATION
-    if "value" not in entry and "y" in entry:  # an amplification pair: direction is y·Δ
-        y = entry.get("y")
+    if not is_metric and has_field(entry, "y"):  # an amplification pair: direction is y·Δ
+        y = entry.y
         if not y:
             return "undefined", "no contribution (y = 0)"
-        if not isinstance(iv, Mapping):
+        if iv is None:
             return "undefined", NO_INTERVAL
-        lo, hi = sorted((y * iv.get("lower", math.nan), y * iv.get("upper", math.nan)))
+        lo, hi = sorted((y * _or_nan(iv, "lower"), y * _or_nan(iv, "upper")))
         text = interval_verdict(lo, hi)
     else:
-        if not isinstance(iv, Mapping):
+        if iv is None:
             return "undefined", NO_INTERVAL
-        text = interval_verdict(iv.get("lower"), iv.get("upper"))
+        text = interval_verdict(iv.lower, iv.upper)
     kind = {AMPLIFIES: "amplifies", REDUCES: "reduces", INSUFFICIENT: "insufficient"}.get(text, "undefined")
     return kind, text
 
 
-def verdict_badge(entry: Mapping) -> str:
+def _or_nan(iv: Any, end: str) -> Any:
+    """An interval end as the old mapping code read it: NaN when the interval has no such end at all."""
+    return getattr(iv, end) if has_field(iv, end) else math.nan
+
+
+def verdict_badge(entry: Any) -> str:
     """The plain-language verdict text of a metric entry or pair (never "unbiased")."""
     return verdict_of(entry)[1]
 
 
-def verdict_kind(entry: Mapping) -> str:
+def verdict_kind(entry: Any) -> str:
     return verdict_of(entry)[0]
 
 

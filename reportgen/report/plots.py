@@ -24,6 +24,7 @@ import sys
 import warnings
 from collections.abc import Callable
 from io import StringIO
+from typing import Any, NamedTuple
 
 from markupsafe import Markup
 
@@ -136,14 +137,35 @@ def _row_axes(ax, ys, labels, ylim, xlabel) -> None:
     ax.spines["right"].set_visible(False)
 
 
-def _label(pair: dict) -> str:
-    g = F.short(pair.get("group"), LABEL_CHARS)
-    t = pair.get("task")
-    cond = pair.get("condition")
+class RunsRow(NamedTuple):
+    """One row of the runs strip: a value with runs, its bootstrap and across-runs intervals (model objects of
+    reportgen.results.model, or None) and the value on each run."""
+    label: str
+    value: Any
+    bootstrap: Any
+    across: Any
+    per_run: list
+
+
+def _label(pair: Any) -> str:
+    g = F.short(pair.group, LABEL_CHARS)
+    t = pair.task
+    cond = getattr(pair, "condition", None)   # disparity pairs only
     s = f"{g} · {F.short(t, 28)}" if t is not None else g
     if cond and cond != "all":
         s += f" ({cond})"
     return s
+
+
+def _ends(iv: Any) -> tuple[Any, Any]:
+    """(lower, upper) of a model interval; (None, None) without one."""
+    return (iv.lower, iv.upper) if iv is not None else (None, None)
+
+
+def _interval_text(iv: Any, value: Any) -> str:
+    """A model interval as the ``interval`` filter prints it."""
+    lo, hi = _ends(iv)
+    return F.interval({"lower": lo, "upper": hi} if iv is not None else None, value)
 
 
 _PLOTTERS: dict[str, Callable] = {}     # name -> memoised plot function (for the worker processes)
@@ -255,17 +277,18 @@ def draw(calls: list) -> None:
 
 
 @_memo
-def forest(pairs: list[dict], *, plot_id: str, title: str, xlabel: str, conf: str = "95%",
+def forest(pairs: list, *, plot_id: str, title: str, xlabel: str, conf: str = "95%",
            bernstein: bool = False) -> Markup | None:
-    """Forest plot: one row per pair (largest |delta| on top), point and bootstrap interval.
+    """Forest plot: one row per pair (model pairs of reportgen.results.model; largest |delta| on top), point and
+    bootstrap interval.
 
     Filled circles: the interval excludes 0; open circles: it does not. With
     ``bernstein`` a dashed line under each point shows the Bernstein interval.
     """
-    rows = [p for p in pairs if F._finite(p.get("delta"))]
+    rows = [p for p in pairs if F._finite(p.delta)]
     if not rows:
         return None
-    rows.sort(key=lambda p: -abs(p["delta"]))
+    rows.sort(key=lambda p: -abs(p.delta))
     shown = rows[:MAX_FOREST_ROWS]
     matplotlib, Figure = _mpl()
     with warnings.catch_warnings(), matplotlib.rc_context(_RC):
@@ -275,19 +298,18 @@ def forest(pairs: list[dict], *, plot_id: str, title: str, xlabel: str, conf: st
         ax = fig.subplots()
         ys = list(range(n))[::-1]
         for y, p in zip(ys, shown):
-            iv = p.get("interval") or {}
-            lo, hi = iv.get("lower"), iv.get("upper")
+            iv = p.interval
+            lo, hi = _ends(iv)
             if F._finite(lo) and F._finite(hi):
                 ax.plot([lo, hi], [y, y], color="black", linewidth=1.6, solid_capstyle="butt")
                 ax.plot([lo, lo], [y - 0.12, y + 0.12], color="black", linewidth=1.0)
                 ax.plot([hi, hi], [y - 0.12, y + 0.12], color="black", linewidth=1.0)
             if bernstein:
-                b = p.get("bernstein") or {}
-                blo, bhi = b.get("lower"), b.get("upper")
+                blo, bhi = _ends(p.bernstein)
                 if F._finite(blo) and F._finite(bhi):
                     ax.plot([blo, bhi], [y - 0.28, y - 0.28], color="#555555", linewidth=1.0, linestyle=(0, (4, 2)))
             filled = F.excludes_zero(iv)
-            ax.plot([p["delta"]], [y], marker="o", markersize=6, linestyle="none",
+            ax.plot([p.delta], [y], marker="o", markersize=6, linestyle="none",
                     markerfacecolor="black" if filled else "white", markeredgecolor="black", markeredgewidth=1.2)
         ax.axvline(0.0, color="#777777", linewidth=0.8, linestyle=(0, (1, 2)))
         _row_axes(ax, ys, [_label(p) for p in shown], (-0.8, n - 0.4), xlabel)
@@ -308,20 +330,20 @@ def forest(pairs: list[dict], *, plot_id: str, title: str, xlabel: str, conf: st
     if len(rows) > len(shown):
         alt += f" Showing the {len(shown)} pairs with the largest |difference| of {len(rows)}."
     alt += " " + "; ".join(
-        f"{_label(p)}: {F.num(p['delta'], p.get('interval'))} {F.interval(p.get('interval'), p['delta'])}"
+        f"{_label(p)}: {F.num(p.delta, *_ends(p.interval))} {_interval_text(p.interval, p.delta)}"
         for p in shown[:12]) + ("; …" if len(shown) > 12 else ".")
     return _finish(fig, matplotlib, alt, plot_id)
 
 
 @_memo
-def runs_strip(rows: list[dict], *, plot_id: str, title: str, xlabel: str, conf: str = "95%") -> Markup | None:
+def runs_strip(rows: list[RunsRow], *, plot_id: str, title: str, xlabel: str, conf: str = "95%") -> Markup | None:
     """Runs beside the bootstrap: one row per value (``label``, ``value`` the mean over runs, ``bootstrap`` and
-    ``across`` intervals, ``per_run`` values).
+    ``across`` model intervals, ``per_run`` values).
 
     On each row a grey band is the t-interval over runs, the black bar above it the bootstrap interval of the
     mean, the circle the mean and the open diamonds the single runs, so the two widths can be compared by eye.
     """
-    shown = [r for r in rows if F._finite(r.get("value"))][:MAX_FOREST_ROWS]
+    shown = [r for r in rows if F._finite(r.value)][:MAX_FOREST_ROWS]
     if not shown:
         return None
     matplotlib, Figure = _mpl()
@@ -332,27 +354,25 @@ def runs_strip(rows: list[dict], *, plot_id: str, title: str, xlabel: str, conf:
         ax = fig.subplots()
         ys = list(range(n))[::-1]
         for y, r in zip(ys, shown):
-            ar = r.get("across") or {}
-            alo, ahi = ar.get("lower"), ar.get("upper")
+            alo, ahi = _ends(r.across)
             if F._finite(alo) and F._finite(ahi):
                 if ahi > alo:
                     ax.fill_between([alo, ahi], [y - 0.26] * 2, [y + 0.04] * 2, color="#d0d0d0", linewidth=0)
                 else:
                     ax.plot([alo, alo], [y - 0.26, y + 0.04], color="#999999", linewidth=1.2)
-            iv = r.get("bootstrap") or {}
-            lo, hi = iv.get("lower"), iv.get("upper")
+            lo, hi = _ends(r.bootstrap)
             if F._finite(lo) and F._finite(hi):
                 ax.plot([lo, hi], [y + 0.18, y + 0.18], color="black", linewidth=1.6, solid_capstyle="butt")
                 ax.plot([lo, lo], [y + 0.08, y + 0.28], color="black", linewidth=1.0)
                 ax.plot([hi, hi], [y + 0.08, y + 0.28], color="black", linewidth=1.0)
-            runs = [v for v in r.get("per_run") or [] if F._finite(v)]
+            runs = [v for v in r.per_run or [] if F._finite(v)]
             if runs:
                 ax.plot(runs, [y - 0.11] * len(runs), marker="D", markersize=4.5, linestyle="none",
                         markerfacecolor="white", markeredgecolor="black", markeredgewidth=0.9)
-            ax.plot([r["value"]], [y + 0.18], marker="o", markersize=5, linestyle="none", markerfacecolor="black",
+            ax.plot([r.value], [y + 0.18], marker="o", markersize=5, linestyle="none", markerfacecolor="black",
                     markeredgecolor="black")
         ax.axvline(0.0, color="#777777", linewidth=0.8, linestyle=(0, (1, 2)))
-        _row_axes(ax, ys, [F.short(r.get("label"), LABEL_CHARS) for r in shown], (-0.7, n - 0.3), xlabel)
+        _row_axes(ax, ys, [F.short(r.label, LABEL_CHARS) for r in shown], (-0.7, n - 0.3), xlabel)
         from matplotlib.lines import Line2D
         from matplotlib.patches import Patch
 
@@ -367,28 +387,27 @@ def runs_strip(rows: list[dict], *, plot_id: str, title: str, xlabel: str, conf:
                   fontsize=7, handlelength=1.8, borderaxespad=0.2, columnspacing=1.0)
     parts = []
     for r in shown[:12]:
-        runs = ", ".join(F.num(v, r.get("across")) for v in r.get("per_run") or [])
-        parts.append(f"{r.get('label')}: mean {F.num(r['value'], r.get('bootstrap'))}, bootstrap "
-                     f"{F.interval(r.get('bootstrap'), r['value'])}, over runs {F.interval(r.get('across'), r['value'])}"
+        runs = ", ".join(F.num(v, *_ends(r.across)) for v in r.per_run or [])
+        parts.append(f"{r.label}: mean {F.num(r.value, *_ends(r.bootstrap))}, bootstrap "
+                     f"{_interval_text(r.bootstrap, r.value)}, over runs {_interval_text(r.across, r.value)}"
                      f", runs {runs}")
     alt = title + " " + "; ".join(parts) + ("; …" if len(shown) > 12 else ".")
     return _finish(fig, matplotlib, alt, plot_id)
 
 
 @_memo
-def samplesize_curve(b: dict, *, plot_id: str, what: str) -> Markup | None:
+def samplesize_curve(b: Any, *, plot_id: str, what: str) -> Markup | None:
     """Examples needed to claim a bias of size δ (Ethayarajh 2020), current n and estimate marked.
 
-    ``b`` is a ``bernstein`` block of results.json (level, gamma, variance,
-    max_cost, n, lower/upper). Two curves: with the observed variance (solid)
+    ``b`` is a Bernstein interval of the results model (level, gamma,
+    variance, max_cost, n, lower/upper). Two curves: with the observed variance (solid)
     and with the largest possible variance (C/γ)² (dashed).
     """
-    needed = ("level", "gamma", "variance", "n", "lower", "upper")
-    if not all(F._finite(b.get(k)) for k in needed) or b["gamma"] <= 0:
+    if not all(F._finite(x) for x in (b.level, b.gamma, b.variance, b.n, b.lower, b.upper)) or b.gamma <= 0:
         return None
-    conf, gamma, var, n = float(b["level"]), float(b["gamma"]), float(b["variance"]), float(b["n"])
-    C = float(b.get("max_cost") or 1.0)
-    est = abs((b["lower"] + b["upper"]) / 2.0)
+    conf, gamma, var, n = float(b.level), float(b.gamma), float(b.variance), float(b.n)
+    C = float(b.max_cost or 1.0)
+    est = abs((b.lower + b.upper) / 2.0)
     var_max = (C / gamma) ** 2
     hi = min(C, max(0.5, 1.6 * est))
     xs = [hi * i / 120 for i in range(2, 121)]
@@ -510,26 +529,27 @@ GROUP_MARKERS = ("o", "^")
 GROUP_GLOBAL_STYLES = ((0, (5, 2)), (0, (1, 1.5)))
 
 
-def _gap_order(clusters: list[dict]) -> list[dict]:
+def _gap_order(clusters: list) -> list:
     """Clusters with a defined gap by gap (ascending), then the undefined ones by cluster number."""
-    defined = sorted((c for c in clusters if F._finite(c.get("gap"))), key=lambda c: (c["gap"], c.get("cluster", 0)))
-    rest = sorted((c for c in clusters if not F._finite(c.get("gap"))), key=lambda c: c.get("cluster", 0))
+    defined = sorted((c for c in clusters if F._finite(c.gap)), key=lambda c: (c.gap, c.cluster))
+    rest = sorted((c for c in clusters if not F._finite(c.gap)), key=lambda c: c.cluster)
     return defined + rest
 
 
-def _perf(c: dict, g: str) -> float:
-    v = (c.get("performance") or {}).get(g)
+def _perf(c: Any, g: str) -> float:
+    v = (c.performance or {}).get(g)   # performance per group label
     return float(v) if F._finite(v) else math.nan
 
 
 @_memo
-def cluster_gaps(panels: list[tuple[str, list[dict]]], groups: list[str], global_perf: list, *, plot_id: str,
+def cluster_gaps(panels: list[tuple[str, list]], groups: list[str], global_perf: list, *, plot_id: str,
                  ylabel: str, threshold: float | None = None) -> Markup | None:
     """Figure 1 of Zhao & Chang (2020): for each cluster the performance of the two groups (two marker shapes)
     joined by a vertical line, the gap; clusters ordered by gap. One panel per clustering (``panels``:
     ``[(title, clusters), ...]``), sharing the y axis. Dashed / dotted horizontal lines: each group's performance
     on all rows (``global_perf``). Clusters that are not detectable (too few rows of a group) are drawn hollow in
-    grey and their number is marked with "*"; biased clusters get a thick joining line and a bold number."""
+    grey and their number is marked with "*"; biased clusters get a thick joining line and a bold number.
+    The clusters are model objects (reportgen.results.model.Cluster)."""
     panels = [(title, _gap_order(list(cl))[:MAX_GAP_CLUSTERS]) for title, cl in panels if cl]
     if not panels or len(groups) != 2:
         return None
@@ -556,8 +576,8 @@ def cluster_gaps(panels: list[tuple[str, list[dict]]], groups: list[str], global
                     ax.axhline(float(gv), color="#555555", linewidth=0.9, linestyle=GROUP_GLOBAL_STYLES[gi], zorder=1)
             for x, c in zip(xs, cl):
                 p0, p1 = _perf(c, g0), _perf(c, g1)
-                det = bool(c.get("detectable"))
-                biased = bool(c.get("biased"))
+                det = bool(c.detectable)
+                biased = bool(c.biased)
                 if math.isfinite(p0) and math.isfinite(p1):
                     ax.plot([x, x], [p0, p1], color="black" if det else "#9a9a9a",
                             linewidth=2.2 if biased else 0.9, solid_capstyle="butt", zorder=2)
@@ -566,15 +586,15 @@ def cluster_gaps(panels: list[tuple[str, list[dict]]], groups: list[str], global
                         ax.plot([x], [p], marker=GROUP_MARKERS[gi], markersize=5.5, linestyle="none",
                                 markerfacecolor=("black" if gi == 0 else "white") if det else "none",
                                 markeredgecolor="black" if det else "#8a8a8a", markeredgewidth=1.0, zorder=3)
-            labels = [f"{c.get('cluster')}" + ("" if c.get("detectable") else "*") for c in cl]
+            labels = [f"{c.cluster}" + ("" if c.detectable else "*") for c in cl]
             ax.set_xticks(xs)
             ax.set_xticklabels(labels)
             for tick, c in zip(ax.get_xticklabels(), cl):
-                if c.get("biased"):
+                if c.biased:
                     tick.set_fontweight("bold")
                     tick.set_bbox({"boxstyle": "square,pad=0.15", "facecolor": "white", "edgecolor": "black",
                                    "linewidth": 0.8})
-                elif not c.get("detectable"):
+                elif not c.detectable:
                     tick.set_color("#666666")
             ax.set_xlim(-0.7, len(cl) - 0.3)
             ax.set_ylim(*ylim)
@@ -604,11 +624,12 @@ def cluster_gaps(panels: list[tuple[str, list[dict]]], groups: list[str], global
     parts = []
     for title, cl in panels:
         items = []
-        largest = sorted(cl, key=lambda c: -abs(c["gap"]) if F._finite(c.get("gap")) else math.inf)[:8]
+        largest = sorted(cl, key=lambda c: -abs(c.gap) if F._finite(c.gap) else math.inf)[:8]
         for c in largest:
-            items.append(f"cluster {c.get('cluster')}: {F.pct(c.get('performance', {}).get(g0))} vs "
-                         f"{F.pct(c.get('performance', {}).get(g1))}, gap {F.signed(c.get('gap'))}"
-                         + ("" if c.get("detectable") else " (too few rows)"))
+            perf = c.performance or {}
+            items.append(f"cluster {c.cluster}: {F.pct(perf.get(g0))} vs "
+                         f"{F.pct(perf.get(g1))}, gap {F.signed(c.gap)}"
+                         + ("" if c.detectable else " (too few rows)"))
         parts.append(f"{title}: " + "; ".join(items))
     alt = (f"Dot plot of {ylabel} per cluster for {g0} (filled circles) and {g1} (hollow triangles), a vertical "
            f"line joining the two in each cluster; horizontal lines mark each group's {ylabel} on all rows. "
@@ -617,12 +638,12 @@ def cluster_gaps(panels: list[tuple[str, list[dict]]], groups: list[str], global
 
 
 @_memo
-def projection(x: list, y: list, cluster: list, group: list, centroids: list[dict], groups: list[str], *,
+def projection(x: list, y: list, cluster: list, group: list, clusters: list, groups: list[str], *,
                plot_id: str, xlabel: str, ylabel: str, title: str) -> Markup | None:
     """Scatter of the rows in a 2-D projection of the features, coloured by cluster (colour is a help, not the
-    carrier: every cluster is labelled by its number at its centroid), marker shape by group. ``centroids``:
-    ``[{"cluster", "x", "y", "biased", "detectable"}, ...]``; biased clusters' labels are bold and boxed in
-    black, those of clusters with too few rows grey."""
+    carrier: every cluster is labelled by its number at its centroid), marker shape by group. ``clusters``: the
+    model's clusters (reportgen.results.model.Cluster: number, centroid, biased, detectable); biased clusters'
+    labels are bold and boxed in black, those of clusters with too few rows grey."""
     n = min(len(x), len(y), len(cluster), MAX_PROJECTION_POINTS)
     pts = [(float(x[i]), float(y[i]), cluster[i], group[i] if i < len(group) else 0) for i in range(n)
            if F._finite(x[i]) and F._finite(y[i])]
@@ -634,8 +655,8 @@ def projection(x: list, y: list, cluster: list, group: list, centroids: list[dic
         from matplotlib import colormaps
         from matplotlib.lines import Line2D
 
-        ids = sorted({p[2] for p in pts if isinstance(p[2], int)} | {c.get("cluster") for c in centroids
-                                                                    if isinstance(c.get("cluster"), int)})
+        ids = sorted({p[2] for p in pts if isinstance(p[2], int)} | {c.cluster for c in clusters
+                                                                    if isinstance(c.cluster, int)})
         cmap = colormaps["tab10" if len(ids) <= 10 else "tab20"]
         colour = {cid: cmap(i % cmap.N) for i, cid in enumerate(ids)}
         fig = Figure(figsize=(6.0, 4.0))
@@ -646,13 +667,14 @@ def projection(x: list, y: list, cluster: list, group: list, centroids: list[dic
                 ax.scatter([p[0] for p in sel], [p[1] for p in sel], s=7 if gi == 0 else 9,
                            marker=GROUP_MARKERS[gi], c=[colour.get(p[2], "#999999") for p in sel],
                            linewidths=0, alpha=0.75, zorder=2, rasterized=True)  # points: one embedded PNG
-        for c in centroids:
-            if not (F._finite(c.get("x")) and F._finite(c.get("y"))):
+        for c in clusters:
+            cx, cy = (c.centroid.x, c.centroid.y) if c.centroid is not None else (None, None)
+            if not (F._finite(cx) and F._finite(cy)):
                 continue
-            biased, det = bool(c.get("biased")), bool(c.get("detectable"))
+            biased, det = bool(c.biased), bool(c.detectable)
             box = {"boxstyle": "square,pad=0.2" if biased else "round,pad=0.2", "facecolor": "white",
                    "edgecolor": "black" if biased else "#666666", "linewidth": 1.4 if biased else 0.7}
-            ax.text(float(c["x"]), float(c["y"]), f"{c.get('cluster')}" + ("" if det else "*"), ha="center",
+            ax.text(float(cx), float(cy), f"{c.cluster}" + ("" if det else "*"), ha="center",
                     va="center", fontsize=9 if biased else 8, fontweight="bold" if biased else "normal",
                     color="black" if det else "#555555", bbox=box, zorder=4)
         ax.set_xlabel(xlabel)
@@ -665,7 +687,7 @@ def projection(x: list, y: list, cluster: list, group: list, centroids: list[dic
                               markeredgecolor="black", markeredgewidth=1.3, label="biased cluster (bold, boxed)"))
         ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=3, frameon=False, fontsize=7,
                   borderaxespad=0.2, columnspacing=1.4)
-    biased = [str(c.get("cluster")) for c in centroids if c.get("biased")]
+    biased = [str(c.cluster) for c in clusters if c.biased]
     alt = (f"{title} {len(pts):,} rows, marker shape by group ({groups[0]}: dots, {groups[1]}: triangles), colour by "
            f"cluster; each cluster's number is written at its centroid. "
            + (f"Biased clusters (boxed): {', '.join(biased)}." if biased else "No cluster is biased."))
