@@ -501,13 +501,13 @@ def _metric_views(entry: Any, index: int, run_labels: list[str] | None = None, u
     v["plot_forest"] = None
     v["plot_samplesize"] = None
     v["plot_runs"] = None
-    return v, _PlotData([p for p, _ in pairs], getattr(entry, "bernstein", None), runs_plot_rows)
+    return v, _PlotData(entry.attribute, [p for p, _ in pairs], getattr(entry, "bernstein", None), runs_plot_rows)
 
 
 def _plots(v: dict, data: "_PlotData", conf: str) -> None:
     if not v["defined"] or v["family"] == "selection":  # the selection partial is a table of rates and ratios
         return
-    what = f"{v['short']} for {v.get('attribute')}"
+    what = f"{v['short']} for {data.attribute}"
     if v["family"] == "amplification":
         xlabel = "difference Δ (model − data) for each group and task"
         title = (f"Forest plot of {what}: each row is one group and task, the point is the difference Δ between "
@@ -951,8 +951,9 @@ def _gate_view(g: Any, results_metrics: list, views: list[dict]) -> dict:
 
 
 class _PlotData(NamedTuple):
-    """What a metric's plots are drawn from (model objects): the defined pairs, largest |Δ| first, the headline's
-    Bernstein interval and the rows of the runs strip."""
+    """What a metric's plots are drawn from (model objects): the metric's attribute, the defined pairs, largest |Δ|
+    first, the headline's Bernstein interval and the rows of the runs strip."""
+    attribute: Any
     pairs_sorted: list
     bernstein: Any
     runs_rows: list
