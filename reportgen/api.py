@@ -72,15 +72,19 @@ def report_date() -> str:
     return when.strftime("%Y-%m-%d")
 
 
-def render_reports(ls: "LoadedSpec", fmts: Iterable[str], results: dict, results_bytes: bytes,
+def render_reports(ls: "LoadedSpec", fmts: Iterable[str], results, results_bytes: bytes,
                    say: Callable[[str], None] | None = None) -> dict[str, bytes]:
-    """report.html / report.pdf as bytes (nothing is written here)."""
+    """report.html / report.pdf as bytes (nothing is written here). ``results``: the typed results
+    (reportgen.results.model.Results) or the results.json dict (then validated once, here)."""
     fmts = list(fmts)
     say = say or (lambda m: None)
     files: dict[str, bytes] = {}
     if "html" in fmts or "pdf" in fmts:
         from reportgen import report
+        from reportgen.results.model import Results as _Typed, load_results
 
+        if not isinstance(results, _Typed):
+            results = load_results(results)  # once for both documents
         tdir = ls.resolve(ls.spec.output.templates) if ls.spec.output.templates else None
         generated = report_date()
         spec_bytes = ls.text.encode("utf-8")
@@ -407,7 +411,7 @@ class Results:
     def html(self) -> str:
         """The HTML report, as ``reportgen run --format html`` writes it (rendered once, then kept)."""
         if self._html is None:
-            files = render_reports(self._ls, ["html"], self.raw, self.to_json())
+            files = render_reports(self._ls, ["html"], self.model, self.to_json())
             self._html = files["report.html"].decode("utf-8")
         return self._html
 
