@@ -26,45 +26,14 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel
 
 from reportgen.results.model import Results
+from reportgen.spec.catalogue import CATALOGUE
 
 from . import filters as F
 from . import plots
 from .highlight import highlight_yaml
 
-# name -> (title, short name); the section a metric is shown in comes from its family (reportgen.families)
-METRIC_INFO: dict[str, tuple[str, str]] = {
-    "biasamp_a_to_t": ("Directional bias amplification, attribute → task", "BiasAmp→ A→T"),
-    "biasamp_t_to_a": ("Directional bias amplification, task → attribute", "BiasAmp→ T→A"),
-    "biasamp_mals": ("Bias amplification (Men Also Like Shopping)", "BiasAmp MALS"),
-    "multi_a_to_t": ("Multi-attribute bias amplification, attribute → task", "Multi→ A→T"),
-    "multi_t_to_a": ("Multi-attribute bias amplification, task → attribute", "Multi→ T→A"),
-    "leakage": ("Leakage amplification", "Leakage"),
-    "dpa_a_to_t": ("Directional predictability amplification, attribute → task", "DPA A→T"),
-    "dpa_t_to_a": ("Directional predictability amplification, task → attribute", "DPA T→A"),
-    "demographic_parity": ("Demographic parity gap", "Demographic parity"),
-    "equal_opportunity": ("Equal opportunity gap", "Equal opportunity"),
-    "equalized_odds": ("Equalized odds gaps", "Equalized odds"),
-    "accuracy_gap": ("Accuracy gap", "Accuracy gap"),
-    "selection_rate": ("Selection rate", "Selection rate"),
-    "impact_ratio": ("Impact ratio", "Impact ratio"),
-}
-
-# Which paper each metric rests on (keys of REFERENCES).
-METRIC_PAPERS = {
-    "biasamp_mals": ["zhao2017"],
-    "biasamp_a_to_t": ["wang2021"],
-    "biasamp_t_to_a": ["wang2021"],
-    "multi_a_to_t": ["zhao2023", "wang2021"],
-    "multi_t_to_a": ["zhao2023", "wang2021"],
-    "leakage": ["wang2019"],
-    "demographic_parity": ["ethayarajh2020"],
-    "equal_opportunity": ["ethayarajh2020"],
-    "equalized_odds": ["ethayarajh2020"],
-    "accuracy_gap": ["ethayarajh2020"],
-    "selection_rate": ["ugesp1978"],
-    "impact_ratio": ["ugesp1978"],
-}
-
+# A metric's heading, short name and papers come from the catalogue (reportgen/spec/catalogue.py: title, short,
+# papers); the section it is shown in from its family (reportgen.families). The bibliography is here:
 REFERENCES = {
     "ugesp1978": "Equal Employment Opportunity Commission, Civil Service Commission, Department of Labor and "
                  "Department of Justice (1978). Uniform Guidelines on Employee Selection Procedures, 29 CFR part "
@@ -457,7 +426,7 @@ def _metric_views(entry: Any, index: int, run_labels: list[str] | None = None, u
     entry = F.fields(entry)
     fam = family_of(entry)
     name = entry.name or ""
-    info = METRIC_INFO.get(name, (name.replace("_", " ").capitalize(), name))
+    info = _titles(name)
     pairs_in = [F.fields(p) for p in entry.pairs or []]
     v: dict[str, Any] = _plain(entry)
     v["id"] = f"metric-{index}"
@@ -534,9 +503,18 @@ def _plots(v: dict, data: "_PlotData", conf: str) -> None:
                                           else "difference δ in cost rate (protected − reference)", conf=conf)
 
 
+def _titles(name: str) -> tuple[str, str]:
+    """(heading, short name) of a metric from the catalogue; a name this version does not know is shown as
+    written."""
+    info = CATALOGUE.get(name)
+    if info is None:
+        return name.replace("_", " ").capitalize(), name
+    return info.title, info.short
+
+
 def _series_label(series: Any) -> str:
     name = str(series.metric or "metric")
-    short = METRIC_INFO.get(name, ("", name))[1]
+    short = _titles(name)[1]
     attribute = series.attribute
     return f"{short} · {F.short(attribute, 40)}" if attribute is not None else short
 
@@ -854,12 +832,12 @@ def build_context(results: Any, spec_text: str, *, generated: str | None, mode: 
         key = METHOD_GROUP.get(n, n)
         group = next((g for g in method_groups if g["key"] == key), None)
         if group is None:
-            group = {"key": key, "title": METHOD_TITLES.get(key, METRIC_INFO.get(n, (n, n))[0]), "names": []}
+            group = {"key": key, "title": METHOD_TITLES.get(key, _titles(n)[0]), "names": []}
             method_groups.append(group)
         group["names"].append(n)
     papers = []
     for n in names:
-        for p in METRIC_PAPERS.get(n, []):
+        for p in (CATALOGUE[n].papers if n in CATALOGUE else ()):
             if p not in papers:
                 papers.append(p)
     local_bias = local_bias_view(results.local_bias, with_plots=with_plots)

@@ -26,6 +26,9 @@ class MetricInfo:
     value_range: tuple[float, float] = (-1.0, 1.0)  # what the value and its pairs can be
     pair_quantity: str = "delta"  # the key of a pair's gated quantity (its interval is the pair's `interval`)
     docs_section: str = ""  # the leading number of the docs/metrics.md heading that defines it ("1.2", "3.")
+    title: str = ""  # the report's heading for the metric
+    short: str = ""  # the report's short name (tables, plot titles)
+    papers: tuple[str, ...] = ()  # the works it rests on (keys of the report's bibliography, report/context.py)
 
 
 def _amp(name, direction, summary, **kw):
@@ -36,46 +39,61 @@ def _amp(name, direction, summary, **kw):
 CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
     _amp("biasamp_mals", "T->A",
          "BiasAmp_MALS (Zhao et al. 2017): how much more the predicted group skews towards a task's majority group "
-         "than the base data does.", needs_predicted_attribute=True),
+         "than the base data does.", needs_predicted_attribute=True,
+         title="Bias amplification (Men Also Like Shopping)", short="BiasAmp MALS", papers=("zhao2017",)),
     _amp("biasamp_a_to_t", "A->T",
          "Directional bias amplification A→T (Wang & Russakovsky 2021): does the model predict a task for a group "
-         "more (in the direction of the base correlation) than the truth?"),
+         "more (in the direction of the base correlation) than the truth?",
+         title="Directional bias amplification, attribute → task", short="BiasAmp→ A→T", papers=("wang2021",)),
     _amp("biasamp_t_to_a", "T->A",
          "Directional bias amplification T→A: given a task, does the predicted group skew further than the true "
-         "group?", needs_predicted_attribute=True),
+         "group?", needs_predicted_attribute=True,
+         title="Directional bias amplification, task → attribute", short="BiasAmp→ T→A", papers=("wang2021",)),
     MetricInfo("multi_a_to_t", "multi", "A->T",
                "Multi→ A→T (Zhao, Andrews & Xiang 2023): BiasAmp→ A→T over task combinations. For each group and "
                "kept combination m, how much more (or less) often the model's output contains all of m than the "
                "truth does; the value is the mean |Δ|, the signed mean of y·Δ gives the direction.",
-               needs_base=True, value_range=(0.0, 1.0), docs_section="1.3"),
+               needs_base=True, value_range=(0.0, 1.0), docs_section="1.3",
+               title="Multi-attribute bias amplification, attribute → task", short="Multi→ A→T",
+               papers=("zhao2023", "wang2021")),
     MetricInfo("multi_t_to_a", "multi", "T->A",
                "Multi→ T→A: among the rows that truly contain all of a kept combination m, how far the predicted "
                "group's share differs from the true group's; mean |Δ| (signed mean of y·Δ beside it).",
-               needs_base=True, needs_predicted_attribute=True, value_range=(0.0, 1.0), docs_section="1.3"),
+               needs_base=True, needs_predicted_attribute=True, value_range=(0.0, 1.0), docs_section="1.3",
+               title="Multi-attribute bias amplification, task → attribute", short="Multi→ T→A",
+               papers=("zhao2023", "wang2021")),
     *(MetricInfo(name, "disparity", None, "Group disparity (Ethayarajh 2020): " + summary, needs_joint=True,
-                 worse="abs", docs_section="3.") for name, summary in (
-        ("demographic_parity", "Difference in the rate of the unfavourable prediction (cost 1 − ŷ, all rows)."),
-        ("equal_opportunity", "Difference in the unfavourable-prediction rate among rows whose true label is the "
-                              "favourable one."),
-        ("equalized_odds", "Both conditional gaps: among y = 1 and among y = 0, each with its own interval."),
-        ("accuracy_gap", "Difference in error rate (cost 1[y ≠ ŷ])."))),
+                 worse="abs", docs_section="3.", title=title, short=short, papers=("ethayarajh2020",))
+      for name, title, short, summary in (
+        ("demographic_parity", "Demographic parity gap", "Demographic parity",
+         "Difference in the rate of the unfavourable prediction (cost 1 − ŷ, all rows)."),
+        ("equal_opportunity", "Equal opportunity gap", "Equal opportunity",
+         "Difference in the unfavourable-prediction rate among rows whose true label is the favourable one."),
+        ("equalized_odds", "Equalized odds gaps", "Equalized odds",
+         "Both conditional gaps: among y = 1 and among y = 0, each with its own interval."),
+        ("accuracy_gap", "Accuracy gap", "Accuracy gap", "Difference in error rate (cost 1[y ≠ ŷ])."))),
     MetricInfo("selection_rate", "selection", None,
                "Selection rate (EEOC Uniform Guidelines, 29 CFR 1607.4(D)): the share of a group's rows the model "
                "selects (predicts positive). The value is the share over all rows; each group's share is a pair.",
-               needs_label=False, worse="abs", value_range=(0.0, 1.0), pair_quantity="selection_rate", docs_section="8."),
+               needs_label=False, worse="abs", value_range=(0.0, 1.0), pair_quantity="selection_rate", docs_section="8.",
+               title="Selection rate", short="Selection rate", papers=("ugesp1978",)),
     MetricInfo("impact_ratio", "selection", None,
                "Impact ratio (29 CFR 1607.4(D); NYC 6 RCNY §5-300): a group's selection rate divided by the highest "
                "group's rate. The value is the lowest ratio; under 0.8 is the four-fifths rule's flag.",
-               needs_label=False, worse="lower", value_range=(0.0, 1.0), pair_quantity="impact_ratio", docs_section="8."),
+               needs_label=False, worse="lower", value_range=(0.0, 1.0), pair_quantity="impact_ratio", docs_section="8.",
+               title="Impact ratio", short="Impact ratio", papers=("ugesp1978",)),
     MetricInfo("leakage", "predictability", "T->A",
                "Leakage amplification (Wang et al. 2019): how much better an attacker predicts the group from the "
-               "model's task predictions than from the (error-matched) true tasks.", docs_section="2."),
+               "model's task predictions than from the (error-matched) true tasks.", docs_section="2.",
+               title="Leakage amplification", short="Leakage", papers=("wang2019",)),
     MetricInfo("dpa_a_to_t", "predictability", "A->T",
                "Directional predictability amplification A→T (Tokas et al.): is the task easier to predict from the "
-               "group in the model's output than in the data?", docs_section="2."),
+               "group in the model's output than in the data?", docs_section="2.",
+               title="Directional predictability amplification, attribute → task", short="DPA A→T"),
     MetricInfo("dpa_t_to_a", "predictability", "T->A",
                "Directional predictability amplification T→A: is the predicted group easier to predict from the "
-               "tasks than the true group is?", needs_predicted_attribute=True, docs_section="2."),
+               "tasks than the true group is?", needs_predicted_attribute=True, docs_section="2.",
+               title="Directional predictability amplification, task → attribute", short="DPA T→A"),
 )}
 
 
