@@ -203,7 +203,14 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
     frame = read_table(files if len(files) > 1 else files[0], sorted({a.column for _, a in present})) if present \
         else None
     for name, a in present:
-        counts = frame[a.column].dropna().value_counts()
+        col = frame[a.column]
+        if a.unknown:  # an unknown value is never made a group (its rows are counted as unknown)
+            from reportgen.data.files import AttributeDef, unknown_mask
+
+            unk = unknown_mask(AttributeDef(name, [], [a.column], [], None, ("attributes", name),
+                                            unknown=list(a.unknown)), col)
+            col = col[~unk]
+        counts = col.dropna().value_counts()
         order = sorted(((int(c), _num_text(v), v.item() if hasattr(v, "item") else v) for v, c in counts.items()),
                        key=lambda t: (-t[0], t[1]))
         kept = [v for c, _, v in order if c >= a.min_group_size]
@@ -447,11 +454,13 @@ def _attribute_rows(L: Loaded, a: AttributeDef) -> dict:
     the rows it uses and the rows it leaves out, by reason (a row-level drop, in ``data[].dropped``, removes a
     row for every attribute first)."""
     encs = ([L.train] if L.train else []) + L.predictions
-    used, dropped = [], []
+    used, dropped, unknown = [], [], []
     for e in encs:
         used.append({"role": e.role, "rows": e.attr_rows_used(a.name)})
         dropped += [{"role": e.role, **d} for d in e.attr_dropped.get(a.name, [])]
-    return {"rows_used": used, "dropped": dropped}
+        unknown += [{"role": e.role, **u} for u in e.attr_unknown.get(a.name, [])]
+    # rows whose value is listed in `unknown:` are counted apart from `dropped` (only when `unknown:` is given)
+    return {"rows_used": used, "dropped": dropped, **({"unknown": unknown} if unknown else {})}
 
 
 def _data_entries(L: Loaded) -> list[dict]:

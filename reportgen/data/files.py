@@ -235,7 +235,7 @@ class TaskColumns:
     name: str  # spec task name (for a `columns:` set: the column name)
     label: str  # e.g. "recidivism=1"
     spec_key: str  # key in spec.tasks
-    column: str
+    column: str | None  # None: a label-free task (the tool's output alone; its label vector is all zero, never read)
     positive: object
     predicted: str | None = None
     score: str | None = None
@@ -316,6 +316,7 @@ class AttributeDef:
     parts: tuple[str, ...] = ()  # for an intersection: the attributes it combines
     values: list[str] | None = None  # the groups' values as written in the data (groups holds display names)
     bins: object | None = None  # spec.Bins: the column is cut into the groups
+    unknown: list | None = None  # values meaning "unknown" (spec `unknown:`): left out of the attribute, counted
 
     def index_of(self, name) -> int:
         """A group's index from its display name or its value (``labels:`` maps one to the other)."""
@@ -335,7 +336,8 @@ def attribute_defs(ls: LoadedSpec) -> list[AttributeDef]:
         groups = a.groups or []  # None: groups to take from a column the data lacks (the loader reports that)
         out.append(AttributeDef(name, [_shown(a, g) for g in groups], [a.column], [(g,) for g in groups],
                                 [a.predicted] if a.predicted else None, ("attributes", name),
-                                values=[_num_text(g) for g in groups], bins=a.bins))
+                                values=[_num_text(g) for g in groups], bins=a.bins,
+                                unknown=list(a.unknown) if a.unknown else None))
     for i, inter in enumerate(s.intersections):
         attrs = [s.attributes[n] for n in inter]
         combos: list[tuple] = [()]
@@ -373,6 +375,7 @@ class Encoded:
     groups: dict[str, np.ndarray] = field(default_factory=dict)  # attribute -> codes (n,), -1: not used by it
     groups_pred: dict[str, np.ndarray] = field(default_factory=dict)  # attribute -> codes, -1 = none
     attr_dropped: dict[str, list[dict]] = field(default_factory=dict)  # attribute -> rows it leaves out, by reason
+    attr_unknown: dict[str, list[dict]] = field(default_factory=dict)  # attribute -> unknown rows (unknown_records)
     n_groups: dict[str, int] = field(default_factory=dict)  # attribute -> number of listed groups
     Y: np.ndarray | None = None  # (n, K) bool true task indicators
     Yhat: np.ndarray | None = None  # (n, K) bool predicted indicators (test/runs)
@@ -415,7 +418,8 @@ class Encoded:
 
 
 # Why a row is left out of one attribute (0: the attribute uses it). Such a row stays in every other attribute.
-WHY_MISSING, WHY_NOT_LISTED, WHY_MISSING_PRED = 1, 2, 3
+# WHY_UNKNOWN: a value listed in the attribute's `unknown:`, counted apart from the other reasons.
+WHY_MISSING, WHY_NOT_LISTED, WHY_MISSING_PRED, WHY_UNKNOWN = 1, 2, 3, 4
 
 
 @dataclass
@@ -449,6 +453,28 @@ def bin_codes(col: pd.Series, bins) -> np.ndarray:
     return np.where(inside, idx, -1).astype(np.int16)
 
 
+def unknown_mask(a: AttributeDef, col: pd.Series) -> np.ndarray | None:
+    """Rows whose value is one of the attribute's `unknown:` values (as text, like groups; "" or a text the CSV
+    reader reads as missing, such as NA, also matches a missing value); None without `unknown:`."""
+    if not a.unknown:
+        return None
+    hit = match_values(col, list(a.unknown)) >= 0
+    if any(_num_text(u) == "" or _num_text(u) in _NA_TEXTS for u in a.unknown):
+        hit |= col.isna().to_numpy()
+    return hit
+
+
+def _na_texts() -> frozenset:
+    try:
+        from pandas._libs.parsers import STR_NA_VALUES
+        return frozenset(STR_NA_VALUES)
+    except Exception:  # pragma: no cover - older/newer pandas
+        return frozenset({"", "NA", "N/A", "NULL", "NaN", "nan", "null", "n/a", "<NA>", "None", "-NaN", "-nan"})
+
+
+_NA_TEXTS = _na_texts() - {""}
+
+
 def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred: bool,
                       codes=None) -> AttributeCodes:
     """Group codes of the rows of ``df`` (rows every metric keeps) per attribute and intersection.
@@ -473,6 +499,10 @@ def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred:
         miss = col.isna().to_numpy()
         if miss.any():
             why[miss] = WHY_MISSING
+        unk = unknown_mask(a, col)
+        if unk is not None and unk.any():
+            why[unk] = WHY_UNKNOWN
+            c = np.where(unk, -1, c).astype(c.dtype)
         out.listed[a.name] = np.bincount(c[c >= 0], minlength=len(a.groups))
         if a.predicted and with_pred:
             pcol = df[a.predicted[0]]
@@ -498,8 +528,8 @@ def exclusion_counts(attrs: list[AttributeDef], why: dict[str, np.ndarray]) -> d
             w = why[pname]
             if taken is not None:
                 w = np.where(taken, 0, w)
-            cnt = np.bincount(w, minlength=4)
-            for code in (WHY_MISSING, WHY_NOT_LISTED, WHY_MISSING_PRED):
+            cnt = np.bincount(w, minlength=5)
+            for code in (WHY_MISSING, WHY_NOT_LISTED, WHY_MISSING_PRED, WHY_UNKNOWN):
                 if cnt[code]:
                     d[(i, code)] = int(cnt[code])
             taken = why[pname] > 0 if taken is None else taken | (why[pname] > 0)
@@ -524,12 +554,34 @@ def exclusion_records(attrs: list[AttributeDef], counts: dict[str, dict[tuple, i
         parts = a.parts or (a.name,)
         recs = []
         for (i, code), n in sorted(counts.get(a.name, {}).items()):
+            if code == WHY_UNKNOWN:
+                continue  # counted apart: unknown_records
             pa = by_name[parts[i]]
             reason = {WHY_MISSING: f"missing value in column '{pa.columns[0]}'",
                       WHY_NOT_LISTED: f"{pa.name} not in declared groups ({', '.join(pa.groups)})",
                       WHY_MISSING_PRED: f"missing value in column '{(pa.predicted or ['?'])[0]}'"}[code]
             recs.append({"reason": reason, "rows": int(n)})
         out[a.name] = recs
+    return out
+
+
+def unknown_records(attrs: list[AttributeDef], counts: dict[str, dict[tuple, int]]) -> dict[str, list[dict]]:
+    """Per attribute whose parts declare `unknown:`, the rows left out as unknown: one record per such part (in
+    order) with its column, its unknown values and the rows (0 included); an intersection's row counts under the
+    first of its parts that leaves it out, as in exclusion_counts. Attributes without `unknown:` are absent."""
+    by_name = {a.name: a for a in attrs}
+    out: dict[str, list[dict]] = {}
+    for a in attrs:
+        parts = a.parts or (a.name,)
+        recs = []
+        for i, pname in enumerate(parts):
+            pa = by_name[pname]
+            if pa.unknown:
+                recs.append({"attribute": pa.name, "column": pa.columns[0],
+                             "values": [_num_text(u) for u in pa.unknown],
+                             "rows": int(counts.get(a.name, {}).get((i, WHY_UNKNOWN), 0))})
+        if recs:
+            out[a.name] = recs
     return out
 
 
@@ -584,7 +636,9 @@ def _columns_needed(attrs: list[AttributeDef], tasks: list[TaskColumns], role: s
             need.append((a.predicted[0], a.spec_path + ("predicted",)))
     for t in tasks:
         base = ("tasks", t.spec_key)
-        need.append((t.column, base + (("columns",) if t.name == t.column and t.spec_key != t.name else ("column",))))
+        if t.column is not None:  # a label-free task reads no label
+            need.append((t.column, base + (("columns",) if t.name == t.column and t.spec_key != t.name
+                                           else ("column",))))
         if role in ("test", "run"):
             if t.predicted:
                 need.append((t.predicted, base + ("predicted",)))
@@ -783,7 +837,9 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     enc = Encoded(role=role, path=path, display_path=rel, sha256=sha, rows=n_file,
                   rows_used=len(idx), dropped=dropped, row_index=idx)
     enc.groups, enc.groups_pred = ac.groups, ac.groups_pred
-    enc.attr_dropped = exclusion_records(attrs, exclusion_counts(attrs, ac.why))
+    excl = exclusion_counts(attrs, ac.why)
+    enc.attr_dropped = exclusion_records(attrs, excl)
+    enc.attr_unknown = unknown_records(attrs, excl)
     enc.n_groups = {a.name: len(a.groups) for a in attrs}
 
     # tasks
@@ -793,11 +849,12 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     label_checked: set[tuple[str, str]] = set()
     for k, t in enumerate(tasks):
         base = ("tasks", t.spec_key)
-        col = sub[t.column]
-        Y[:, k] = match_values(col, [t.positive]) == 0
-        if (t.column, t.spec_key) not in label_checked:
-            label_checked.add((t.column, t.spec_key))
-            problems += _check_labels(ls, t, col, rel, base)
+        col = None if t.column is None else sub[t.column]  # a label-free task: Y stays 0, never read
+        if col is not None:
+            Y[:, k] = match_values(col, [t.positive]) == 0
+            if (t.column, t.spec_key) not in label_checked:
+                label_checked.add((t.column, t.spec_key))
+                problems += _check_labels(ls, t, col, rel, base)
         if kind in ("test", "run"):
             if t.predicted:
                 pcol = sub[t.predicted]
@@ -851,8 +908,10 @@ def _check_labels(ls: LoadedSpec, t: TaskColumns, col: pd.Series, rel: str, base
     return []
 
 
-def _check_predictions(ls: LoadedSpec, t: TaskColumns, col: pd.Series, pcol: pd.Series, rel: str,
+def _check_predictions(ls: LoadedSpec, t: TaskColumns, col: pd.Series | None, pcol: pd.Series, rel: str,
                        base: tuple) -> list[Problem]:
+    if col is None:
+        return _check_label_free_predictions(ls, t, pcol, rel, base)
     label_values = {_num_text(v) for v in col.unique()}
     pred_values = {_num_text(v) for v in pcol.unique()}
     extra = sorted(pred_values - label_values - {_num_text(t.positive)})
@@ -862,6 +921,28 @@ def _check_predictions(ls: LoadedSpec, t: TaskColumns, col: pd.Series, pcol: pd.
             column=t.predicted, file=rel, found=_few(sorted(pred_values), 10),
             declared=f"labels like the true column ({', '.join(sorted(label_values))})",
             todo=f"Values {extra[:5]} are not labels; if this is a score, use `score:` with `threshold:`."))]
+    return []
+
+
+def _check_label_free_predictions(ls: LoadedSpec, t: TaskColumns, pcol: pd.Series, rel: str,
+                                  base: tuple) -> list[Problem]:
+    """A label-free task's predicted column is a yes/no output: `positive:` marks the selected rows, one other
+    value the rest (with `classes:`, each class is a task and any values are fine)."""
+    spec_task = ls.spec.tasks[t.spec_key]
+    if spec_task.classes is not None:
+        return []
+    values = sorted({_num_text(v) for v in pcol.dropna().unique()})
+    pos = _num_text(t.positive)
+    if len(values) > 2:
+        return [ls.problem(base + ("predicted",), (
+            f"predicted column '{t.predicted}' in {rel} holds {len(values)} values ({_few(values, 10)}), and a task "
+            f"without a label column reads a yes/no output (positive: {pos} = selected); if this is a score, use "
+            "`score:` with `threshold:`; if these are classes, list them with `classes:`"))]
+    if len(values) == 2 and pos not in values:
+        where = base + ("positive",) if "positive" in spec_task.model_fields_set else base + ("predicted",)
+        return [ls.problem(where, (f"positive: {pos} never occurs in predicted column '{t.predicted}' in {rel} "
+                                   f"(values: {', '.join(values)}); set `positive:` to the value that means "
+                                   "selected"))]
     return []
 
 

@@ -576,6 +576,15 @@ class PredictedCoverage(_Model):
     never_predicted: list[str] = _f("Listed groups the predicted attribute never takes.")
 
 
+class RoleUnknown(_Model):
+    role: str = _f("File role: 'train', 'test', or 'run<i>' for the i-th of several runs.", pattern=_ROLE)
+    attribute: str = _f("The attribute whose `unknown:` values these rows have (for an intersection: the first of "
+                        "its parts that leaves the row out).")
+    column: str = _f("That attribute's column.")
+    values: list[str] = _f("Its `unknown:` values as text (\"\" also matches an empty field).")
+    rows: int = _f("Rows left out of this attribute as unknown in that file (not in `dropped`).")
+
+
 class AttributeInfo(_Model):
     name: str = _f("Attribute name.")
     groups: list[str] = _f("Group labels (attribute=value), in spec order.")
@@ -584,6 +593,9 @@ class AttributeInfo(_Model):
     group_sizes: list[RoleSizes] = _f("Rows per group in each prediction file.")
     rows_used: list[RoleRows] = _f("Rows the attribute uses, per file (train, then the predictions).")
     dropped: list[RoleDropped] = _f("Rows the attribute leaves out, per file and reason.")
+    unknown: list[RoleUnknown] | None = _opt("Present when the attribute (or a part of an intersection) declares "
+                                             "`unknown:`: per file, the rows left out because their value is listed "
+                                             "there, counted apart from `dropped`.")
     groups_from_data: GroupsFromData | None = _opt("Present when the groups were inferred from the data.")
     predicted_coverage: list[PredictedCoverage] | None = _opt("With a predicted column: per prediction file, how "
                                                               "the predictions cover the groups.")
@@ -592,7 +604,8 @@ class AttributeInfo(_Model):
 class TaskInfo(_Model):
     name: str = _f("Task name from the spec.")
     label: str = _f("Task label (column=positive value) used throughout the results.")
-    column: str = _f("Label column.")
+    column: str | None = _f("Label column; null for a label-free task (the tool's output alone, no true label: only "
+                            "metrics that need no label, such as selection_rate and impact_ratio, cover it).")
     prediction: str = _f("Prediction or score column.")
     threshold: float | Literal["calibrate"] | None = _f("Score threshold: a number, 'calibrate' (see "
                                                          "`calibration`), or null for a prediction column.")

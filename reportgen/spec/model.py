@@ -159,6 +159,12 @@ class Attribute(Strict):
 
     bins: Bins | None = Field(None, description="Cut a numeric column (e.g. age) into groups; the groups are the bins "
                                                 "(leave `groups:` out).")
+    unknown: list[Scalar] | None = Field(
+        None, min_length=1, description="Values meaning 'unknown' (e.g. [Unknown, DS, \"\"]), compared as text like "
+                                        "`groups:` values; \"\" also matches an empty field (a missing value). Such "
+                                        "rows are left out of this attribute and its intersections, kept for the "
+                                        "other attributes, never made a group, never an error or a dropped row "
+                                        "under `data.missing`, and counted in results.json (attributes[].unknown).")
 
     @model_validator(mode="after")
     def _bins(self) -> "Attribute":
@@ -166,6 +172,22 @@ class Attribute(Strict):
             if self.groups is not None:
                 raise ValueError("with `bins:` the groups are the bins; remove `groups:`")
             self.groups = self.bins.names()
+        return self
+
+    @model_validator(mode="after")
+    def _unknown(self) -> "Attribute":
+        if self.unknown is None:
+            return self
+        seen: set[str] = set()
+        for u in self.unknown:
+            if _text(u) in seen:
+                raise ValueError(f"`unknown`: {_text(u)!r} is listed twice; list each unknown value once")
+            seen.add(_text(u))
+        if self.groups is not None and self.bins is None:
+            both = [_text(g) for g in self.groups if _text(g) in seen]
+            if both:
+                raise ValueError(f"`unknown`: {both[0]!r} is listed in both `groups:` and `unknown:`; a value is a "
+                                 "group or unknown, not both: remove it from one of the two lists")
         return self
 
     @model_validator(mode="after")
@@ -195,7 +217,10 @@ class Attribute(Strict):
 
 
 class Task(Strict):
-    column: str | None = Field(None, description="Label column (one task).")
+    column: str | None = Field(None, description="Label column (one task). Leave out `column:` and `columns:` for a "
+                                                 "label-free task: the tool's output alone (e.g. a bias audit of "
+                                                 "selections); only metrics that need no true label (selection_rate, "
+                                                 "impact_ratio) may cover it.")
     columns: str | list[str] | None = Field(
         None, description="Many label columns at once: a glob pattern such as 'obj_*' or a list (multi-label)."
     )
@@ -223,10 +248,9 @@ class Task(Strict):
 
     @model_validator(mode="after")
     def _shape(self) -> "Task":
-        if self.column is None and self.columns is None:
-            raise ValueError("a task needs exactly one of `column` (one task) or `columns` (many); add one")
         if self.column is not None and self.columns is not None:
-            raise ValueError("a task needs exactly one of `column` (one task) or `columns` (many); keep one")
+            raise ValueError("a task takes exactly one of `column` (one task) or `columns` (many), or neither for a "
+                             "label-free task; keep one")
         if self.predicted is None and self.score is None:
             raise ValueError("a task needs `predicted` (predicted labels) or `score` with `threshold`; add one")
         if self.predicted is not None and self.score is not None:
@@ -949,8 +973,9 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
     from reportgen.release import gates as G
 
     out += G.spec_problems(ls)  # gates select computed values and can fail
+    out += _label_free_problems(ls)
     for name, t in s.tasks.items():
-        if t.threshold == "calibrate":
+        if t.threshold == "calibrate" and not is_label_free(t):
             if not s.data.validation:
                 out.append(ls.problem(("tasks", name, "threshold"),
                                       "threshold: calibrate needs data.validation (and data.train for the positive rate); "
@@ -1006,6 +1031,72 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
         if lb.k < lb.min_clusters:
             out.append(ls.problem(("local_bias", "k"), f"k = {lb.k} is below min_clusters = {lb.min_clusters}; "
                                                        "raise k or lower min_clusters"))
+    return out
+
+
+def is_label_free(t: Task) -> bool:
+    """A task without `column:` or `columns:`: the tool's output alone, with no true label."""
+    return t.column is None and t.columns is None
+
+
+def _quoted(names: list[str]) -> str:
+    return ", ".join(f"'{n}'" for n in names)
+
+
+def _no_label(names: list[str]) -> str:
+    return f"task {_quoted(names)} has" if len(names) == 1 else f"tasks {_quoted(names)} have"
+
+
+def _label_free_problems(ls: LoadedSpec) -> list[Problem]:
+    """What reads the true label of a label-free task (a task without `column:`): metrics and gates that need the
+    label, `threshold: calibrate` (matches the training data's positive rate) and LOGAN's label-based
+    performances. Each is a problem at its own key."""
+    s = ls.spec
+    free = [name for name, t in s.tasks.items() if is_label_free(t)]
+    if not free:
+        return []
+    out: list[Problem] = []
+    needs_label = {n for n, info in catalogue.CATALOGUE.items() if info.needs_label}
+    offending: dict[str, list[str]] = {}  # metric name -> label-free tasks some entry of it covers
+    for i, m in enumerate(s.metrics):
+        if m.name not in needs_label:
+            continue
+        if m.tasks is None:
+            hit = [t for t in free]
+            if hit:
+                out.append(ls.problem(("metrics", i, "name"),
+                                      f"{m.name} needs the true label, and {_no_label(hit)} no `column:`; add the "
+                                      "label column to the task or restrict this metric with `tasks:`"))
+        else:
+            hit = [t for t in m.tasks if t in free]
+            for j, t in enumerate(m.tasks):
+                if t in free:
+                    out.append(ls.problem(("metrics", i, "tasks", j),
+                                          f"{m.name} needs the true label, and task '{t}' has no `column:`; add the "
+                                          "label column to the task or remove it from this metric's `tasks:`"))
+        if hit:
+            offending.setdefault(m.name, [])
+            offending[m.name] += [t for t in hit if t not in offending[m.name]]
+    for i, g in enumerate(s.gates):
+        if g.metric in offending:
+            hit = offending[g.metric]
+            out.append(ls.problem(("gates", i, "metric"),
+                                  f"gate on {g.metric}, which needs the true label, and {_no_label(hit)} no "
+                                  "`column:`; add the label column to the task or restrict the metric with `tasks:` "
+                                  "in `metrics:`"))
+    for name in free:
+        if s.tasks[name].threshold == "calibrate":
+            out.append(ls.problem(("tasks", name, "threshold"),
+                                  f"threshold: calibrate matches the training data's positive rate, which needs the "
+                                  f"true label, and task '{name}' has no `column:`; give a number as the threshold "
+                                  "or add the label column to the task"))
+    lb = s.local_bias
+    if lb is not None and lb.task in free and lb.performance != "positive_rate":
+        where = ("local_bias", "performance") if "performance" in lb.model_fields_set else ("local_bias", "task")
+        default = "" if "performance" in lb.model_fields_set else " (the default)"
+        out.append(ls.problem(where, f"local_bias performance {lb.performance}{default} needs the true label, and "
+                                     f"task '{lb.task}' has no `column:`; set `performance: positive_rate` (the "
+                                     "selection rate) or add the label column to the task"))
     return out
 
 

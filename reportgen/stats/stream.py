@@ -59,6 +59,7 @@ from reportgen.data.files import (
     exclusion_counts,
     exclusion_records,
     load_role,
+    unknown_records,
     match_values,
     open_dataset,
     role_kind,
@@ -263,10 +264,13 @@ def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, r
     yhcols: list | None = [] if plan.predictions else None
     thr = dict(plan.thresholds)
     for k, t in enumerate(plan.tasks):
-        col = sub[t.column]
-        ycols.append(is_value(col, t.positive))
-        if acc is not None:
-            acc.add_values(("label", t.column), col)
+        if t.column is None:  # a label-free task: its label vector is all zero, never read
+            ycols.append(np.zeros(len(idx), dtype=bool))
+        else:
+            col = sub[t.column]
+            ycols.append(is_value(col, t.positive))
+            if acc is not None:
+                acc.add_values(("label", t.column), col)
         if plan.predictions:
             yh = np.zeros(len(idx), dtype=bool)
             if t.predicted:
@@ -711,6 +715,10 @@ class Streamed:
     def attr_dropped(self) -> dict[str, list[dict]]:
         return exclusion_records(list(self.plan.attrs), self.stats.attr_drops)
 
+    @property
+    def attr_unknown(self) -> dict[str, list[dict]]:
+        return unknown_records(list(self.plan.attrs), self.stats.attr_drops)
+
     def units(self, name: str, with_pred: bool) -> stats.Units | None:
         """Distinct patterns with counts (None when there were too many to keep)."""
         a = self._attr(name)
@@ -919,8 +927,9 @@ def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, 
     checked: set = set()
     for k, t in enumerate(plan.tasks):
         base = ("tasks", t.spec_key)
-        col = pd.Series(sorted(acc.values.get(("label", t.column), set()), key=str), dtype=object)
-        if (t.column, t.spec_key) not in checked:
+        col = None if t.column is None else pd.Series(sorted(acc.values.get(("label", t.column), set()), key=str),
+                                                       dtype=object)
+        if col is not None and (t.column, t.spec_key) not in checked:
             checked.add((t.column, t.spec_key))
             problems += _check_labels(ls, t, col, rel, base)
         if plan.predictions and t.predicted:
