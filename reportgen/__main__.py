@@ -1,4 +1,4 @@
-from reportgen.cli import main
+from reportgen.cli import console
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    console()

@@ -472,7 +472,7 @@ def diff(old: str, new: str, fmt: str, max_increase: tuple[str, ...], inconclusi
         mi = _max_increase(max_increase)
         if isinstance(mi, dict) and "*" in mi:
             default = mi.pop("*")
-            names = {m["name"] for side in (a, b) for m in side.results.get("metrics") or []}
+            names = {m.name for side in (a, b) if side.typed is not None for m in side.typed.metrics}
             mi = {n: mi.get(n, default) for n in sorted(names)}
         result = D.diff(a, b, force=force, max_increase=mi, inconclusive=inconclusive)
     except D.DiffError as e:
@@ -562,7 +562,7 @@ def console() -> NoReturn:
     interpreter exit took about 0.4 s of a full COMPAS run (benchmarks/README.md, render stage). Every output is
     written (atomically, fsynced) before ``main`` returns, so the process runs the ``atexit`` handlers (the plot
     and Dask pools, temporary directories), flushes its streams and ends without freeing the heap object by
-    object. ``main`` itself, as the tests and ``python -m reportgen`` call it, exits normally."""
+    object. ``python -m reportgen`` runs this too; ``main`` itself (as the tests call it) exits normally."""
     import atexit
     import os
 
