@@ -5,7 +5,10 @@ kept complete. A key that is present only in some runs is an optional field (it 
 undefined is nullable, and an undefined statistic comes with a ``reason`` saying why. The field descriptions are the
 published reference of results.json (``reportgen schema --results``; docs/metrics.md explains the methods).
 
-This module only describes and validates the file; the runner still builds plain dicts.
+The families write their entries as plain JSON data; the runner validates them once against this model
+(``gates.METRIC_RESULTS``) and every stage after it reads the typed objects: the gates, the report
+(``reportgen.report`` validates a results.json dict once at its entry), ``diff``, the archive and ``verify``, the
+CLI's summary and the Python API (``reportgen.Results.model``).
 
 Why one module: one pydantic tree describes one file format (results.json); the shared vocabulary at its top
 is used throughout.
