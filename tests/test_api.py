@@ -349,3 +349,31 @@ def test_docs_page_stands_alone():
         target = (PAGE.parent / link.split("#")[0]).resolve()
         assert target.is_file() and ROOT in target.parents, link
     assert os.sep + "work" + os.sep not in text
+
+
+def test_runs_given_as_frames_match_the_same_runs_as_files(tmp_path):
+    """data.runs may hold DataFrames: they are read by the memory engine (their placeholder names contain
+    '[', which once made the engine chooser take them for a glob of files and stream them), and the numbers
+    equal a run on the same runs as CSV files."""
+    runs = sorted((ROOT / "samples" / "compas" / "runs").glob("run*.csv"))[:3]
+    spec = {"version": 1, "attributes": {"race": ATTRS["race"]},
+            "tasks": {"recid": {"column": "two_year_recid", "positive": 1, "predicted": "recid_pred",
+                                "favorable": "negative"}},
+            "metrics": ["demographic_parity", "selection_rate"],
+            "intervals": {"bootstrap": {"resamples": 200, "seed": 1}}}
+    from_files = reportgen.run({**spec, "data": {"runs": [str(p) for p in runs]}})
+    from_frames = reportgen.run({**spec, "data": {"runs": [pd.read_csv(p) for p in runs]}})
+    assert from_frames.raw["engine"]["name"] == "memory"
+    assert from_frames.raw["metrics"] == from_files.raw["metrics"]
+    assert [d["rows"] for d in from_frames.raw["data"]] == [d["rows"] for d in from_files.raw["data"]]
+
+
+def test_selection_metrics_without_resamples(compas_df):
+    """resamples: 0 turns the bootstrap off: the selection family still gives its rates and ratios, with
+    undefined intervals and a reason, instead of failing on an empty replicate array."""
+    res = reportgen.audit(compas_df, attributes={"race": ATTRS["race"]}, tasks=TASKS,
+                          metrics=["selection_rate", "impact_ratio"], resamples=0)
+    frame = res.to_frame()
+    pairs = frame[frame["level"] == "pair"]
+    assert len(pairs) == 4 and pairs["value"].notna().all()
+    assert pairs["lower"].isna().all()

@@ -71,7 +71,7 @@ def _evaluate(name: str, N1: np.ndarray, NB: np.ndarray) -> Evaluation:
     vB, pB = fn(NB) if NB.shape[0] else (np.zeros(0), np.zeros((0,) + p1.shape[1:]))
     # pairs ordered (group, task) like the amplification families: (K, A) -> (A, K)
     return Evaluation(float(v1[0]), vB, np.swapaxes(p1[0], 0, 1).reshape(-1),
-                      np.swapaxes(pB, 1, 2).reshape(pB.shape[0], -1))
+                      np.swapaxes(pB, 1, 2).reshape(pB.shape[0], p1[0].size))  # no replicates: (0, A*K)
 
 
 def entry(ctx: AttributeContext, m: Metric) -> dict:

@@ -793,6 +793,9 @@ def choose_engine(ls, rels: list[str]) -> str:
         return eng
     from reportgen.data.files import is_dataset_pattern
 
+    frames = getattr(ls, "frames", None) or {}
+    if any(rel in frames for rel in rels):  # in-memory tables (the Python API) are read by the memory engine
+        return "memory"
     total = 0
     for rel in rels:
         p = ls.resolve(rel)
