@@ -611,9 +611,21 @@ def test_verdicts():
     assert t["low"]["verdict"] == "indicated"
     assert t["same"]["verdict"] == "not_indicated" and t["same"]["katz_lower"] >= 0.8
     assert t["small"]["verdict"] == "inconclusive" and t["small"]["holm_p"] >= 0.05
+    assert t["small"]["verdict_reason"] == "flag_not_significant"
     assert t["ref"]["verdict"] is None
     assert t["small"]["warnings"] == ["category_n_below_30", "category_selected_below_5"]
     assert t["low"]["warnings"] == [] and t["ref"]["warnings"] == []
+
+
+def test_significant_difference_above_four_fifths_is_inconclusive():
+    # 10,000 vs 10,000 applicants at 50 % and 45 %: ratio 0.9 (no four-fifths flag) but Fisher p is tiny;
+    # the rule asks for practical significance too, so the verdict is inconclusive with that reason.
+    rows = rows_from_counts([("ref", 10000, 5000), ("near", 10000, 4500)], "g")
+    t = by_label(selection_table(rows, "g"))
+    assert t["near"]["ratio"] == Fraction(9, 10) and t["near"]["flag"] is False
+    assert t["near"]["holm_p"] < 1e-6
+    assert t["near"]["verdict"] == "inconclusive"
+    assert t["near"]["verdict_reason"] == "significant_above_four_fifths"
 
 
 def test_rate_tied_with_benchmark():

@@ -68,9 +68,19 @@ from):
     s_c = 0 or s_b = 0 (or the ratio is undefined).
 12. *Verdict* per non-benchmark category that takes part, α = 1 − level
     (0.05 by default), checked in this order:
-    "indicated" if Holm p < α and ratio < 1; else "not_indicated" if the
-    Katz lower end ≥ 4/5; else "inconclusive".  ``None`` for the benchmark
-    and excluded categories.
+    "indicated" if Holm p < α and ratio < 4/5 (the four-fifths flag and a
+    statistically significant difference: 29 CFR 1607.4(D) asks for both
+    when the numbers are small); else "inconclusive" with reason
+    "significant_above_four_fifths" if Holm p < α and ratio < 1; else
+    "not_indicated" if the Katz lower end ≥ 4/5; else "inconclusive", with
+    ``verdict_reason``:
+    "flag_not_significant" (ratio < 4/5, Holm p ≥ α: "greater differences
+    may not constitute adverse impact where ... based on small numbers and
+    not statistically significant"), "significant_above_four_fifths" (Holm
+    p < α with ratio ≥ 4/5 and < 1: "smaller differences may nevertheless
+    constitute adverse impact where ... significant in both statistical and
+    practical terms"), else "undecided" (the interval reaches both sides of
+    4/5).  ``None`` for the benchmark and excluded categories.
     *Minimum-sample warnings* (same rows as the verdict) when the category
     or the benchmark has fewer than 30 applicants, fewer than 5 selected
     (above the median) or fewer than 5 not selected (not above), as codes:
@@ -365,7 +375,7 @@ def selection_table(
         e.update(
             ratio=None, ratio_reason=None, flag=None, to_cross=None,
             fisher_p_exact=None, holm_p_exact=None,
-            katz_lower=None, katz_upper=None, verdict=None, warnings=[],
+            katz_lower=None, katz_upper=None, verdict=None, verdict_reason=None, warnings=[],
         )
         if e["excluded"]:
             e["ratio_reason"] = "excluded: share of the data < 2%"
@@ -410,12 +420,18 @@ def selection_table(
     for e in entries:
         if e["excluded"] or e["benchmark"] or e["holm_p_exact"] is None:
             continue
-        if e["holm_p_exact"] < alpha and e["ratio"] is not None and e["ratio"] < 1:
+        significant = e["holm_p_exact"] < alpha
+        flagged = e["ratio"] is not None and e["ratio"] < FOUR_FIFTHS
+        below_benchmark = e["ratio"] is not None and e["ratio"] < 1
+        if significant and flagged:
             e["verdict"] = "indicated"
+        elif significant and below_benchmark:
+            e["verdict"], e["verdict_reason"] = "inconclusive", "significant_above_four_fifths"
         elif e["katz_lower"] is not None and e["katz_lower"] >= 0.8:
             e["verdict"] = "not_indicated"
         else:
             e["verdict"] = "inconclusive"
+            e["verdict_reason"] = "flag_not_significant" if flagged else "undecided"
 
     for e in entries:
         e["rate_float"] = float(e["rate"])
