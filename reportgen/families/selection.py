@@ -25,36 +25,72 @@ NOTE_DEGENERATE = ("every bootstrap replicate gave the same value, so this inter
 
 
 FOUR_FIFTHS = 0.8
+REASON_BENCHMARK_ZERO = "the benchmark's selection rate is 0, so there is no ratio"
+KATZ_DESCRIPTION = ("Katz log-ratio interval of the impact ratio, exp(log r ± z·sqrt(1/s − 1/n + 1/s_b − 1/n_b)) "
+                    "(docs/metrics.md §8): it covers the test rows as a sample and is conditional on the benchmark "
+                    "chosen (the benchmark is held fixed; the bootstrap `interval` beside it chooses it again in "
+                    "every replicate)")
+KATZ_UNDEFINED = "no selected row in the category or the benchmark: the log ratio is undefined"
+TEST_NOTE = ("Fisher's exact test, two-sided, of each tested category against the benchmark on its 2×2 table "
+             "(selected, not selected); tables at most (1 + 1e-7) times as probable as the observed one count (R's "
+             "tolerance). Holm's step-down adjustment across the tested categories of this attribute and task. "
+             "Exact at every sample size, so no large-sample approximation is needed (docs/metrics.md §8)")
+WARNING_TEXTS = {
+    "n_below_30": "{who} has {n} applicants (fewer than 30)",
+    "selected_below_5": "{who} has {s} selected (fewer than 5)",
+    "not_selected_below_5": "{who} has {ns} not selected (fewer than 5)",
+}
 
 
-def _verdict(name: str, iv: dict | None) -> dict:
-    """The plain-language reading of a value's interval: selection rates are descriptive; an impact ratio is
-    below four-fifths when its whole interval is under 0.8, not below when the whole interval is at or above
-    0.8, and inconclusive otherwise (or when its interval cannot vary). The rule's own flag (ratio < 0.8 on the
-    point estimate) is reported beside it, not replaced by it."""
+def _count_text(x: float) -> str:
+    return str(int(round(x))) if abs(x - round(x)) < 1e-9 else f"{x:.1f}"
+
+
+def _warnings(codes: list[str], n_c, s_c, n_b, s_b) -> list[dict]:
+    """The minimum-sample warnings as codes with their sentences."""
+    out = []
+    for code in codes:
+        who, rest = code.split("_", 1)
+        n, s = (n_c, s_c) if who == "category" else (n_b, s_b)
+        text = WARNING_TEXTS[rest].format(who="the category" if who == "category" else "the benchmark",
+                                          n=_count_text(n), s=_count_text(s), ns=_count_text(n - s))
+        out.append({"code": code, "text": text[0].upper() + text[1:]})
+    return out
+
+
+def _pair_verdict(kind: str, reason: str | None, holm_p: float, alpha: float, level: float) -> dict:
+    """The verdict of a tested category (docs/metrics.md §8, after 29 CFR 1607.4(D)) in words."""
+    p = f"{holm_p:.2g}"
+    a = f"{alpha:g}"
+    conf = f"{level * 100:g}%"
+    if kind == "indicated":
+        text = f"adverse impact indicated: ratio under 0.8 and significant (Fisher, Holm p = {p} < {a})"
+    elif reason == "significant_above_four_fifths":
+        text = (f"inconclusive: a significant difference (Holm p = {p} < {a}) with the ratio at or above 0.8; "
+                "whether it is practically significant is the auditor's call")
+    elif kind == "not_indicated":
+        text = f"not indicated: the whole {conf} Katz interval is at or above 0.8"
+    elif reason == "flag_not_significant":
+        text = f"inconclusive: under 0.8 but not statistically significant (Holm p = {p} ≥ {a})"
+    else:
+        text = (f"inconclusive: not significant (Holm p = {p} ≥ {a}) and the {conf} Katz interval does not lie "
+                "at or above 0.8")
+    return {"kind": kind, "text": text, "reason": reason}
+
+
+def _metric_verdict(name: str, pairs: list[dict]) -> dict:
+    """The metric's reading: selection rates are descriptive; an impact ratio takes its categories' verdicts —
+    indicated when any category is, else inconclusive when any is, else not indicated."""
     if name == "selection_rate":
         return {"kind": "descriptive", "text": "descriptive (no verdict)"}
-    if not iv or iv.get("lower") is None:
-        return {"kind": "undefined", "text": "no interval"}
-    if iv.get("degenerate"):
-        return {"kind": "insufficient", "text": "no sampling variation: no verdict"}
-    if iv["upper"] < FOUR_FIFTHS:
-        return {"kind": "against", "text": "below four-fifths"}
-    if iv["lower"] >= FOUR_FIFTHS:
-        return {"kind": "clear", "text": "not below four-fifths"}
-    return {"kind": "insufficient", "text": "inconclusive at 0.8"}
-
-
-def _below_four_fifths(sel_a: float, n_a: float, sel_top: float, n_top: float) -> bool:
-    """The rule's flag, (sel_a / n_a) / (sel_top / n_top) < 4/5, decided exactly: on integers when the counts
-    are whole (one prediction file), else on the exact binary fractions of the averaged counts — so a ratio of
-    exactly 0.8 (e.g. 48/60 against 1) is never flagged by floating-point rounding."""
-    from fractions import Fraction
-
-    if all(float(x).is_integer() for x in (sel_a, n_a, sel_top, n_top)):
-        a, b, c, d = (int(x) for x in (sel_a, n_a, sel_top, n_top))
-        return 5 * a * d < 4 * c * b
-    return Fraction(sel_a) * Fraction(n_top) * 5 < Fraction(sel_top) * Fraction(n_a) * 4
+    kinds = [p["verdict"]["kind"] for p in pairs if p.get("verdict")]
+    if not kinds:
+        return {"kind": "undefined", "text": "no category to compare with the benchmark"}
+    for kind, words in (("indicated", "adverse impact indicated"), ("inconclusive", "inconclusive")):
+        k = kinds.count(kind)
+        if k:
+            return {"kind": kind, "text": f"{words} for {k} of {len(kinds)} tested categories"}
+    return {"kind": "not_indicated", "text": f"not indicated for any of the {len(kinds)} tested categories"}
 
 
 def _note(iv: dict | None) -> dict | None:
@@ -64,9 +100,13 @@ def _note(iv: dict | None) -> dict | None:
     return iv
 
 
-def _evaluate(name: str, N1: np.ndarray, NB: np.ndarray) -> Evaluation:
-    """The metric on one prediction file: value, per-(group, task) pair quantities and their replicates."""
+def _evaluate(name: str, N1: np.ndarray, NB: np.ndarray, take_part: np.ndarray) -> Evaluation:
+    """The metric on one prediction file: value, per-(group, task) pair quantities and their replicates (an impact
+    ratio over the categories that take part, ``take_part`` (K, A))."""
     fn = metrics.REGISTRY[name].fn
+    if name == "impact_ratio":
+        def fn(N, _f=fn):
+            return _f(N, take_part)
     v1, p1 = fn(N1)
     vB, pB = fn(NB) if NB.shape[0] else (np.zeros(0), np.zeros((0,) + p1.shape[1:]))
     # pairs ordered (group, task) like the amplification families: (K, A) -> (A, K)
@@ -77,51 +117,99 @@ def _evaluate(name: str, N1: np.ndarray, NB: np.ndarray) -> Evaluation:
 def entry(ctx: AttributeContext, m: Metric) -> dict:
     attr, L = ctx.attr, ctx.L
     task_idx = ctx.task_idx(m)
-    evals = [_evaluate(m.name, N1[:, task_idx], NB[:, task_idx]) for N1, NB, _ in ctx.tallies]
-    ev = combine(evals)
+    opts = m.options
+    exclusion = getattr(opts, "exclude_under_2_percent", None) if opts is not None else None
     scheme = ctx.tallies[0][2]
-    N_point = ctx.tallies[0][0][:, task_idx] if len(evals) == 1 else np.mean(
+    N_point = ctx.tallies[0][0][:, task_idx] if len(ctx.tallies) == 1 else np.mean(
         [N1[:, task_idx] for N1, _, _ in ctx.tallies], axis=0)
     n, sel = metrics.selection_counts(N_point)  # (1, K, A)
     _, rate = metrics.selection_rate(N_point)
-    _, ratio = metrics.impact_ratio(N_point)
     A = len(attr.groups)
-    top_of_task = {}
-    for kk, k in enumerate(task_idx):
-        r = rate[0, kk]
-        top_of_task[k] = int(np.nanargmax(r)) if np.any(r > 0) else None
+    total = float(np.mean([enc.rows for enc in L.predictions]))  # all rows of the data file (share denominator)
+    # the regulatory table of each task (docs/metrics.md §8): benchmark, ratios, tests, intervals, verdicts
+    tables = {k: metrics.regulatory_table(list(n[0, kk]), list(sel[0, kk]), list(attr.groups), total,
+                                          exclude=exclusion is not None, level=ctx.level)
+              for kk, k in enumerate(task_idx)}
+    take_part = np.array([[not r["excluded"] for r in tables[k]] for k in task_idx], bool).reshape(len(task_idx), A)
+    evals = [_evaluate(m.name, N1[:, task_idx], NB[:, task_idx], take_part) for N1, NB, _ in ctx.tallies]
+    ev = combine(evals)
+    _, ratio = metrics.impact_ratio(N_point, take_part)
+    bench_of_task = {k: next((j for j, r in enumerate(tables[k]) if r["benchmark"]), None) for k in task_idx}
+    top_of_task = {k: (b if b is not None and sel[0, kk, b] > 0 else None)
+                   for kk, (k, b) in enumerate(bench_of_task.items())}
     # how often the bootstrap picks the point estimate's highest group (first run's replicates)
     NB0 = ctx.tallies[0][1][:, task_idx]
     stability = {}
     if NB0.shape[0]:
         _, rB = metrics.selection_rate(NB0)
+        rB = np.where(take_part[None], rB, np.nan)
         topB = np.argmax(np.where(np.isnan(rB), -np.inf, rB), axis=-1)  # (B, K)
+        rmax = np.max(np.where(np.isnan(rB), -np.inf, rB), axis=-1)
         for kk, k in enumerate(task_idx):
-            if top_of_task[k] is not None:
-                stability[k] = float(np.mean(topB[:, kk] == top_of_task[k]))
+            t = top_of_task[k]
+            if t is not None:  # a tie with the benchmark's rate counts as the same choice
+                stability[k] = float(np.mean((topB[:, kk] == t) | (rB[:, kk, t] == rmax[:, kk])))
+    alpha = metrics.alpha_of(ctx.level)
+    why_excluded = (f"excluded (< 2 % of the data): {exclusion.justification.strip()}" if exclusion is not None
+                    else None)
     pairs = []
     for j in range(A):
         for kk, k in enumerate(task_idx):
             p = j * len(task_idx) + kk
             top = top_of_task[k]
+            row = tables[k][j]
             pair = {"group": attr.label(j), "task": L.tasks[k].label, "n": int(round(n[0, kk, j])),
                     "selected": int(round(sel[0, kk, j])), "selection_rate": _f(rate[0, kk, j]),
                     "highest_group": attr.label(top) if top is not None else None,
-                    "impact_ratio": _f(ratio[0, kk, j])}
-            if top is not None and n[0, kk, j] > 0:
-                pair["four_fifths_flag"] = _below_four_fifths(sel[0, kk, j], n[0, kk, j], sel[0, kk, top], n[0, kk, top])
+                    "impact_ratio": _f(ratio[0, kk, j]), "share": _f(row["share"]), "excluded": row["excluded"]}
+            if m.name == "impact_ratio":
+                pair["benchmark"] = row["benchmark"]
+            if row["flag"] is not None:
+                pair["four_fifths_flag"] = row["flag"]
             value = ev.pair_point[p]
             if n[0, kk, j] == 0:
                 pair["reason"] = REASON_NO_ROWS
+            elif row["excluded"] and m.name == "impact_ratio":
+                pair["reason"] = why_excluded
             elif np.isnan(value):
                 pair["reason"] = REASON_NONE_SELECTED
-            elif m.name == "impact_ratio" and j == top:
+            elif m.name == "impact_ratio" and row["benchmark"]:
                 pair["note"] = NOTE_REFERENCE  # 1 by definition: nothing to estimate (its stability is beside)
             else:
                 iv = _note(pair_interval(pair, ev, evals, p, ctx.level, ctx.B, ctx.seed, scheme))
-                pair["verdict"] = _verdict(m.name, iv)
+                if m.name == "selection_rate":
+                    pair["verdict"] = _metric_verdict(m.name, [])
+            if m.name == "impact_ratio" and row["holm_p"] is not None:
+                b = bench_of_task[k]
+                n_b, s_b = n[0, kk, b], sel[0, kk, b]
+                pair["fisher_p"], pair["holm_p"] = row["fisher_p"], row["holm_p"]
+                katz = row["katz"]
+                if row["ratio"] is not None:
+                    pair["ratio_interval"] = {
+                        "method": "katz log-ratio", "level": ctx.level, "covers": ["rows"],
+                        "lower": None if katz is None else katz[0], "upper": None if katz is None else katz[1],
+                        "description": KATZ_DESCRIPTION, **({"reason": KATZ_UNDEFINED} if katz is None else {})}
+                    pair["to_cross"] = row["to_cross"]
+                    if row["to_cross"] is None:
+                        pair["to_cross_reason"] = ("no number of selections of this category crosses 0.8 with the "
+                                                   "benchmark held fixed")
+                else:
+                    pair["to_cross"] = None
+                    pair["to_cross_reason"] = REASON_BENCHMARK_ZERO
+                pair["warnings"] = _warnings(row["warnings"], n[0, kk, j], sel[0, kk, j], n_b, s_b)
+                pair["verdict"] = _pair_verdict(row["verdict"], row["verdict_reason"], row["holm_p"], alpha,
+                                                ctx.level)
+            elif m.name == "impact_ratio" and n[0, kk, j] > 0:
+                pair["to_cross"] = None
+                pair["to_cross_reason"] = ("the benchmark: its ratio is 1 by definition" if row["benchmark"]
+                                           else "excluded: no ratio" if row["excluded"] else REASON_BENCHMARK_ZERO)
             pairs.append(pair)
-    out = {"name": m.name, "attribute": attr.name, "value": _f(ev.value)}
+    out = {"name": m.name, "attribute": attr.name, "value": _f(ev.value), "total_rows": int(round(total))}
+    if exclusion is not None:
+        out["exclusion"] = {"threshold": 0.02, "justification": exclusion.justification.strip(),
+                            "categories": sorted({p["group"] for p in pairs if p["excluded"]})}
+    if m.name == "impact_ratio":
+        out["test"] = {"method": "fisher exact, two-sided", "adjustment": "holm", "alpha": alpha, "note": TEST_NOTE}
     if out["value"] is None:
         out["reason"] = REASON_NONE_SELECTED if m.name == "impact_ratio" else REASON_NO_ROWS
         out["interval"] = None
@@ -131,7 +219,8 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
         _note(out["interval"])
         out.update(more)
         out["_reps"] = ev.reps
-        out["verdict"] = _verdict(m.name, out["interval"])
+    if out["value"] is not None or m.name == "impact_ratio":
+        out["verdict"] = _metric_verdict(m.name, pairs)
     out["references"] = [{"task": L.tasks[k].label,
                           "group": attr.label(top_of_task[k]) if top_of_task[k] is not None else None,
                           "stability": _f(stability.get(k))} for k in task_idx]

@@ -441,13 +441,66 @@ class PredictabilityResult(_Model):
 
 
 class SelectionVerdict(_Model):
-    """The plain-language reading of a selection-family interval."""
+    """The plain-language reading of a selection-family pair or metric (docs/metrics.md §8)."""
 
-    kind: Literal["descriptive", "undefined", "insufficient", "against", "clear"] = _f(
-        "'descriptive' (selection rates carry no verdict), 'against' (the whole interval of the impact ratio is "
-        "under 0.8), 'clear' (at or above 0.8), 'insufficient' (the interval contains 0.8 or cannot vary), "
-        "'undefined' (no interval).")
+    kind: Literal["descriptive", "undefined", "indicated", "not_indicated", "inconclusive", "insufficient",
+                  "against", "clear"] = _f(
+        "'descriptive' (selection rates carry no verdict); for an impact ratio (29 CFR 1607.4(D), docs/metrics.md "
+        "§8): 'indicated' (the four-fifths flag and a significant Fisher test after Holm), 'not_indicated' (the "
+        "whole Katz interval at or above 0.8, not significant below), 'inconclusive' (`reason` says why); on a "
+        "metric the worst of its categories' verdicts; 'undefined' (no category to compare). 'insufficient', "
+        "'against' and 'clear' appear only in results.json written before the regulatory verdict (bootstrap "
+        "interval against 0.8).")
     text: str = _f("The verdict in words, as the report prints it.")
+    reason: Literal["flag_not_significant", "significant_above_four_fifths", "undecided"] | None = _opt(
+        "With 'inconclusive': 'flag_not_significant' (ratio under 0.8 but Holm p ≥ α: 'greater differences ... "
+        "based on small numbers and not statistically significant'), 'significant_above_four_fifths' (Holm p < α "
+        "with the ratio at or above 0.8 and under 1: 'smaller differences ... significant in both statistical and "
+        "practical terms' is the auditor's call), 'undecided' (neither: the Katz interval reaches below 0.8). Null "
+        "otherwise.")
+
+
+class KatzInterval(_Model):
+    """Katz log-ratio interval of an impact ratio with the benchmark held fixed (docs/metrics.md §8)."""
+
+    method: Literal["katz log-ratio"] = _f("exp(log r ± z·sqrt(1/s − 1/n + 1/s_b − 1/n_b)): s, n the category's "
+                                           "selected and applicants, s_b, n_b the benchmark's.")
+    level: float = _f(_LEVEL)
+    lower: float | None = _f(_LOWER)
+    upper: float | None = _f(_UPPER)
+    covers: list[Covers] = _f(_COVERS)
+    description: str = _f("What the interval covers and what it is conditional on (the benchmark chosen).")
+    reason: str | None = _opt("Why the interval is undefined (no selected row in the category or the benchmark).")
+
+
+class SelectionWarning(_Model):
+    """A minimum-sample warning of a tested category (docs/metrics.md §8)."""
+
+    code: Literal["category_n_below_30", "category_selected_below_5", "category_not_selected_below_5",
+                  "benchmark_n_below_30", "benchmark_selected_below_5", "benchmark_not_selected_below_5"] = _f(
+        "Which count is small: the category's or the benchmark's applicants (< 30), selected (< 5) or not "
+        "selected (< 5).")
+    text: str = _f("The warning as the report prints it, with the count.")
+
+
+class SelectionExclusion(_Model):
+    """The spec's `exclude_under_2_percent` (6 RCNY §5-301) as applied."""
+
+    threshold: float = _f("Categories whose share of all rows of the data is under this (0.02) are excluded.")
+    justification: str = _f("The auditor's reason, from the spec.")
+    categories: list[str] = _f("The categories excluded (on any task).")
+
+
+class SelectionTest(_Model):
+    """Which test the impact-ratio pairs' p-values come from."""
+
+    method: Literal["fisher exact, two-sided"] = _f("Fisher's exact test, two-sided, of each tested category "
+                                                    "against the benchmark on its 2×2 table of selected and not "
+                                                    "selected.")
+    adjustment: Literal["holm"] = _f("Holm's step-down adjustment across the tested categories of the attribute "
+                                     "and task (`holm_p`).")
+    alpha: float = _f("Significance level of the verdict: 1 − the confidence level.")
+    note: str = _f("The test in words.")
 
 
 class SelectionPair(_Model):
@@ -470,7 +523,30 @@ class SelectionPair(_Model):
     interval_rows: BootstrapInterval | None = _opt(_INTERVAL_ROWS)
     across_runs: AcrossRunsInterval | None = _opt(_ACROSS_RUNS)
     per_run: list[float | None] | None = _opt(_PER_RUN)
-    verdict: SelectionVerdict | None = _opt("Reading of the pair's interval.")
+    verdict: SelectionVerdict | None = _opt("selection_rate: 'descriptive'. impact_ratio: the regulatory verdict of a "
+                                            "tested category (not the benchmark, not an excluded one).")
+    share: float | None = _opt("n / all rows of the data file (unknown rows and rows outside the attribute's groups "
+                               "included): the category's share of the data (6 RCNY §5-301's 2% line).")
+    excluded: bool | None = _opt("True when the category is under 2% of the data and the spec excludes such "
+                                 "categories (`exclude_under_2_percent`): counts and rate kept; no ratio, flag, test "
+                                 "or verdict; never the benchmark.")
+    benchmark: bool | None = _opt("impact_ratio: true for the benchmark category the ratios and tests compare "
+                                  "against (highest rate among those taking part; ties: larger n, then label). Also "
+                                  "named when no row is selected (then `highest_group` is null).")
+    fisher_p: float | None = _opt("impact_ratio, tested categories: two-sided Fisher exact p against the benchmark.")
+    holm_p: float | None = _opt("impact_ratio, tested categories: `fisher_p` after Holm's adjustment across the "
+                                "tested categories of this attribute and task.")
+    ratio_interval: KatzInterval | None = _opt("impact_ratio, tested categories with a ratio: the Katz log-ratio "
+                                               "interval (conditional on the benchmark), beside the bootstrap "
+                                               "`interval` (which chooses the benchmark again in every replicate).")
+    to_cross: float | int | None = _opt("impact_ratio: the flip-flop count with the benchmark held fixed: flagged, "
+                                        "how many more selections of the category lift its ratio to 0.8; not "
+                                        "flagged, how many fewer drop it below 0.8. Null (`to_cross_reason`) for "
+                                        "the benchmark, excluded categories and undefined ratios.")
+    to_cross_reason: str | None = _opt("Why `to_cross` is null.")
+    warnings: list[SelectionWarning] | None = _opt("impact_ratio, tested categories: minimum-sample warnings (fewer "
+                                                   "than 30 applicants, 5 selected or 5 not selected, in the "
+                                                   "category or the benchmark); empty when none.")
 
 
 class SelectionReference(_Model):
@@ -494,7 +570,13 @@ class SelectionResult(_Model):
     interval_rows: BootstrapInterval | None = _opt(_INTERVAL_ROWS)
     across_runs: AcrossRunsInterval | None = _opt(_ACROSS_RUNS)
     per_run: list[float | None] | None = _opt(_PER_RUN)
-    verdict: SelectionVerdict | None = _opt("Reading of the value's interval.")
+    verdict: SelectionVerdict | None = _opt("selection_rate: 'descriptive'. impact_ratio: the worst of its "
+                                            "categories' verdicts (indicated, else inconclusive, else not "
+                                            "indicated).")
+    total_rows: int | None = _opt("All rows of the data file (the share denominator; with several runs, their "
+                                  "mean).")
+    exclusion: SelectionExclusion | None = _opt("Present when the spec sets `exclude_under_2_percent`.")
+    test: SelectionTest | None = _opt("impact_ratio: the test behind `fisher_p` and `holm_p` and the verdict's α.")
     references: list[SelectionReference] = _f("Per task: the highest-rate group and its stability.")
     pairs: list[SelectionPair] = _f("Per group and task.")
 

@@ -78,11 +78,36 @@ class PredictabilityOptions(Options):
         return self
 
 
+class Exclusion(Options):
+    """Why categories under 2% of the data are left out of the impact ratios (6 RCNY §5-301)."""
+
+    justification: str = Field(..., min_length=1, description="The auditor's reason for leaving out categories under "
+                                                              "2% of the data; printed in the report and echoed in "
+                                                              "results.json.")
+
+    @model_validator(mode="after")
+    def _text(self) -> "Exclusion":
+        if not self.justification.strip():
+            raise ValueError("`justification` is empty; write the auditor's reason for excluding the categories")
+        return self
+
+
+class SelectionOptions(Options):
+    """Which categories a selection-family metric leaves out of the impact ratios."""
+
+    exclude_under_2_percent: Exclusion | None = Field(
+        None, description="Selection metrics: leave categories whose share of all rows of the data is under 2% out "
+                          "of the impact ratios (NYC 6 RCNY §5-301): they keep their counts and rates, get no ratio, "
+                          "flag, test or verdict and are never the benchmark. Needs `justification:` (the auditor's "
+                          "reason), e.g. {justification: \"too few applicants for a meaningful ratio\"}.")
+
+
 # family name (catalogue) -> its options model
 FAMILY_OPTIONS: dict[str, type[Options]] = {
     "disparity": DisparityOptions,
     "multi": MultiOptions,
     "predictability": PredictabilityOptions,
+    "selection": SelectionOptions,
 }
 
 

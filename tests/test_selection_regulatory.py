@@ -1,0 +1,303 @@
+"""The impact ratio's regulatory statistics (NYC 6 RCNY §5-300/§5-301, 29 CFR 1607.4(D); docs/metrics.md §8):
+share, the 2% exclusion, the benchmark, Fisher exact p and Holm, the Katz interval, the flip-flop count, the
+minimum-sample warnings and the verdict, checked field by field against the independent reference
+tests/reference/selection.py computed over plain rows (the CSV read with the csv module, never through the engine).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import reportgen
+from reference import selection as R
+from reportgen.stats import metrics
+
+ROOT = Path(__file__).resolve().parents[1]
+HIRING = ROOT / "samples" / "hiring" / "applicants.csv"
+RACE_LABELS = {"HL": "Hispanic or Latino", "WH": "White", "BL": "Black or African American", "AS": "Asian",
+               "NH": "Native Hawaiian or Other Pacific Islander", "AI": "American Indian or Alaska Native",
+               "TW": "Two or More Races"}
+JUSTIFICATION = "categories under 2% of applicants are too small for a meaningful impact ratio"
+REL = 1e-9
+
+
+def _hiring_spec(exclude: bool) -> dict:
+    ir = {"name": "impact_ratio"}
+    if exclude:
+        ir["exclude_under_2_percent"] = {"justification": JUSTIFICATION}
+    return {
+        "version": 1,
+        "report": {"title": "Hiring", "model": {"name": "screen", "version": "1"}},
+        "data": {"test": str(HIRING)},
+        "attributes": {"sex": {"column": "sex", "unknown": ["Unknown", ""]},
+                       "race_ethnicity": {"column": "race_ethnicity", "unknown": ["DS"], "labels": RACE_LABELS}},
+        "intersections": [["sex", "race_ethnicity"]],
+        "tasks": {"screen": {"predicted": "selected"}},
+        "metrics": ["selection_rate", ir],
+        "intervals": {"bootstrap": {"resamples": 50, "seed": 1}},
+    }
+
+
+def _csv_rows() -> list[dict]:
+    """The sample's rows as plain dicts, race codes shown as their labels (as the spec's `labels:` shows them), so
+    the reference's labels (and its label tie-break) are the engine's group names."""
+    with open(HIRING, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for r in rows:
+        r["race_ethnicity"] = RACE_LABELS.get(r["race_ethnicity"], r["race_ethnicity"])
+        r["selected"] = int(r["selected"])
+    return rows
+
+
+UNKNOWN = {"sex": ["Unknown", ""], "race_ethnicity": ["DS"]}
+
+
+def _check_entry(entry: dict, ref: dict, *, level: float = 0.95) -> None:
+    """Every field of every category of a results entry equals the reference's."""
+    attr = entry["attribute"]
+    by = {p["group"].split("=", 1)[1]: p for p in entry["pairs"] if p["n"] > 0}
+    assert set(by) == {c["label"] for c in ref["categories"]}, attr
+    for c in ref["categories"]:
+        p = by[c["label"]]
+        where = f"{attr}={c['label']}"
+        assert (p["n"], p["selected"]) == (c["n"], c["selected"]), where
+        assert p["share"] == pytest.approx(c["share_float"], rel=REL), where
+        assert p["selection_rate"] == pytest.approx(c["rate_float"], rel=REL), where
+        assert p["excluded"] is c["excluded"], where
+        assert p["benchmark"] is c["benchmark"], where
+        if c["ratio"] is None:
+            assert p["impact_ratio"] is None, where
+        else:
+            assert p["impact_ratio"] == pytest.approx(c["ratio_float"], rel=REL), where
+        assert p.get("four_fifths_flag") == c["flag"], where
+        assert p.get("to_cross") == c["to_cross"], where
+        for k in ("fisher_p", "holm_p"):
+            if c[k] is None:
+                assert p.get(k) is None, (where, k)
+            else:
+                assert p[k] == pytest.approx(c[k], rel=1e-8, abs=1e-300), (where, k)
+        iv = p.get("ratio_interval")
+        if c["katz_lower"] is None:
+            assert iv is None or iv["lower"] is None, where
+        else:
+            assert iv["method"] == "katz log-ratio" and iv["covers"] == ["rows"] and iv["level"] == level
+            assert "conditional on the benchmark" in iv["description"]
+            assert iv["lower"] == pytest.approx(c["katz_lower"], rel=1e-7), where
+            assert iv["upper"] == pytest.approx(c["katz_upper"], rel=1e-7), where
+        v = p.get("verdict") if c["verdict"] is not None else None
+        assert (v or {}).get("kind") == c["verdict"], where
+        assert (v or {}).get("reason") == c["verdict_reason"], where
+        assert [w["code"] for w in p.get("warnings") or []] == c["warnings"], where
+        if c["benchmark"] and c["ratio"] is not None:
+            assert p["highest_group"] == p["group"]
+
+
+@pytest.fixture(scope="module")
+def hiring_rows():
+    return _csv_rows()
+
+
+@pytest.mark.parametrize("exclude", [False, True])
+def test_hiring_sample_matches_reference(exclude, hiring_rows):
+    res = reportgen.run(_hiring_spec(exclude)).raw
+    seen = set()
+    for entry in res["metrics"]:
+        if entry["name"] != "impact_ratio":
+            continue
+        attrs = entry["attribute"].split("×")
+        ref = R.selection_table(hiring_rows, attrs, outcome="selected", unknown=UNKNOWN,
+                                exclude_under_2_percent=exclude)
+        _check_entry(entry, ref)
+        assert entry["total_rows"] == ref["total_rows"] == 8000
+        unknown = next(a for a in res["attributes"] if a["name"] == entry["attribute"])["unknown"]
+        assert sum(u["rows"] for u in unknown) == ref["unknown_count"]
+        assert entry["test"]["method"] == "fisher exact, two-sided" and entry["test"]["adjustment"] == "holm"
+        assert entry["test"]["alpha"] == 0.05
+        if exclude:
+            assert entry["exclusion"]["justification"] == JUSTIFICATION
+            assert sorted(entry["exclusion"]["categories"]) == sorted(
+                entry["attribute"] + "=" + c["label"] for c in ref["categories"] if c["excluded"])
+        seen.add(entry["attribute"])
+    assert seen == {"sex", "race_ethnicity", "sex×race_ethnicity"}
+    # the sample's planted findings, as the reference reads them
+    race = {p["group"]: p for e in res["metrics"] if e["name"] == "impact_ratio" and e["attribute"] == "race_ethnicity"
+            for p in e["pairs"]}
+    assert race["race_ethnicity=Black or African American"]["verdict"]["kind"] == "indicated"
+    nh = race["race_ethnicity=Native Hawaiian or Other Pacific Islander"]
+    assert nh["share"] == pytest.approx(0.01) and nh["excluded"] is exclude
+    # selection_rate pairs carry share and excluded too
+    sr = next(e for e in res["metrics"] if e["name"] == "selection_rate" and e["attribute"] == "race_ethnicity")
+    srp = {p["group"]: p for p in sr["pairs"]}
+    assert srp[nh["group"]]["share"] == pytest.approx(0.01) and srp[nh["group"]]["excluded"] is False
+
+
+def test_exclusion_needs_a_justification_and_the_selection_family():
+    spec = _hiring_spec(True)
+    spec["metrics"][1]["exclude_under_2_percent"] = {"justification": "  "}
+    with pytest.raises(Exception, match="justification"):
+        reportgen.run(spec)
+    spec["metrics"][1] = {"name": "impact_ratio", "exclude_under_2_percent": {}}
+    with pytest.raises(Exception, match="justification"):
+        reportgen.run(spec)
+    spec["metrics"][1] = {"name": "demographic_parity", "exclude_under_2_percent": {"justification": "x"}}
+    with pytest.raises(Exception, match="applies only to selection_rate, impact_ratio"):
+        reportgen.run(spec)
+
+
+# --------------------------------------------------------------------------- random tables
+
+
+def _audit(cells: list[tuple[str, int, int]], *, exclude: bool = False, level: float = 0.95,
+           gates: list | None = None, extra_rows: int = 0):
+    """Audit a made-up table through reportgen.audit: per category (label, n, selected); ``extra_rows`` rows of an
+    unknown category (counted in the share denominator)."""
+    rows = [{"g": g, "sel": int(i < s)} for g, n, s in cells for i in range(n)]
+    rows += [{"g": "?", "sel": 1} for _ in range(extra_rows)]
+    df = pd.DataFrame(rows)
+    m = {"name": "impact_ratio"}
+    if exclude:
+        m["exclude_under_2_percent"] = {"justification": "small"}
+    kw = {"gates": gates} if gates else {}
+    res = reportgen.audit(df, attributes={"g": {"column": "g", "unknown": ["?"]}},
+                          tasks={"t": {"predicted": "sel"}}, metrics=[m], resamples=0, confidence=level, **kw)
+    return res.raw, R.rows_from_counts([((g,), n, s) for g, n, s in cells], ["g"], outcome="sel") + [
+        {"g": "?", "sel": 1} for _ in range(extra_rows)]
+
+
+LABELS = ["a", "b", "c", "d", "e"]
+
+
+@st.composite
+def tables(draw):
+    k = draw(st.integers(2, 5))
+    cells = []
+    for j in range(k):
+        n = draw(st.integers(1, 60))
+        s = draw(st.one_of(st.just(0), st.just(n), st.integers(0, n)))
+        cells.append((LABELS[j], n, s))
+    if draw(st.booleans()):  # a tie: copy another category's counts
+        i, j = draw(st.integers(0, k - 1)), draw(st.integers(0, k - 1))
+        if i != j:
+            cells[j] = (cells[j][0], cells[i][1], cells[i][2])
+    if draw(st.booleans()):  # a tiny category
+        cells[-1] = (cells[-1][0], 1, draw(st.integers(0, 1)))
+    return cells, draw(st.booleans()), draw(st.sampled_from([0.9, 0.95, 0.99])), draw(st.integers(0, 40))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables())
+def test_random_tables_match_reference(case):
+    cells, exclude, level, extra = case
+    res, rows = _audit(cells, exclude=exclude, level=level, extra_rows=extra)
+    entry = res["metrics"][0]
+    ref = R.selection_table(rows, ["g"], outcome="sel", unknown={"g": ["?"]}, exclude_under_2_percent=exclude,
+                            level=level)
+    _check_entry(entry, ref, level=level)
+
+
+def test_engine_functions_match_reference_on_small_tables():
+    """The pure functions themselves, exhaustively on small counts: Fisher (R's tolerance), Katz, flip-flop."""
+    for a in range(0, 9):
+        for n1 in range(max(a, 1), 9):
+            for c in range(0, 7):
+                for n2 in range(max(c, 1), 7):
+                    assert metrics.fisher_two_sided(a, n1 - a, c, n2 - c) == pytest.approx(
+                        float(R.fisher_two_sided(a, n1 - a, c, n2 - c)), rel=1e-10)
+                    if c:
+                        flagged = metrics.below_four_fifths(a, n1, c, n2)
+                        from fractions import Fraction
+                        assert metrics.to_cross(a, n1, c, n2, flagged) == R.to_cross(a, n1, Fraction(c, n2), flagged)
+
+
+# --------------------------------------------------------------------------- published example, the 0.8 line
+
+
+def test_uniform_guidelines_example_through_audit():
+    """UGESP: 80 White / 48 selected, 40 Black / 12 selected: rates 60% and 30%, ratio 0.5, flagged; Fisher
+    p = 0.0034 (one comparison, so Holm leaves it), so adverse impact is indicated."""
+    res, rows = _audit([("White", 80, 48), ("Black", 40, 12)])
+    e = res["metrics"][0]
+    by = {p["group"]: p for p in e["pairs"]}
+    black, white = by["g=Black"], by["g=White"]
+    assert black["impact_ratio"] == pytest.approx(0.5) and black["four_fifths_flag"] is True
+    assert white["benchmark"] is True and black["highest_group"] == "g=White"
+    assert black["fisher_p"] == pytest.approx(0.0034092217678, rel=1e-9) and black["holm_p"] == black["fisher_p"]
+    assert black["verdict"]["kind"] == "indicated" and black["verdict"]["reason"] is None
+    assert black["to_cross"] == 8  # (12 + 8) / 40 = 0.5 >= 0.8 x 0.6 = 0.48; 7 more give 0.475
+    _check_entry(e, R.selection_table(rows, ["g"], outcome="sel", unknown={"g": ["?"]}))
+
+
+def test_exactly_four_fifths_is_not_flagged():
+    res, _ = _audit([("A", 100, 60), ("B", 100, 48)])
+    b = next(p for p in res["metrics"][0]["pairs"] if p["group"] == "g=B")
+    assert b["impact_ratio"] == pytest.approx(0.8) and b["four_fifths_flag"] is False
+    assert b["to_cross"] == 1  # one fewer selection drops it under 0.8
+    assert b["verdict"]["kind"] == "inconclusive"
+
+
+def test_excluded_category_is_never_the_benchmark():
+    """A 1%-category with the highest rate is the benchmark without the option and excluded with it."""
+    cells = [("A", 990, 300), ("B", 10, 9)]
+    res, _ = _audit(cells)
+    assert next(p for p in res["metrics"][0]["pairs"] if p["group"] == "g=B")["benchmark"] is True
+    res, _ = _audit(cells, exclude=True)
+    e = res["metrics"][0]
+    by = {p["group"]: p for p in e["pairs"]}
+    assert by["g=B"]["excluded"] is True and by["g=B"]["impact_ratio"] is None and "verdict" not in by["g=B"]
+    assert "excluded (< 2 % of the data): small" in by["g=B"]["reason"]
+    assert by["g=A"]["benchmark"] is True and by["g=A"]["impact_ratio"] == 1.0
+    assert e["value"] == 1.0 and e["exclusion"]["categories"] == ["g=B"]
+
+
+# --------------------------------------------------------------------------- the Katz interval's coverage
+
+
+def test_katz_interval_coverage():
+    """Seeded coverage of the printed 95% Katz interval: two binomial categories (the benchmark with p = 0.5,
+    n = 400; the category with p = 0.35, n = 250: true ratio 0.7) drawn 4,000 times. The interval is conditional on
+    the benchmark: here it is fixed (the category named benchmark is the one compared against), as the Katz interval
+    assumes. Coverage within 3 Monte-Carlo standard errors of 95%, and again for small counts (n = 40 and 30)."""
+    rng = np.random.default_rng(144)
+    for (p_b, n_b, p_c, n_c) in ((0.5, 400, 0.35, 250), (0.6, 40, 0.3, 30)):
+        sims, hits, undefined = 4000, 0, 0
+        truth = p_c / p_b
+        s_b = rng.binomial(n_b, p_b, sims)
+        s_c = rng.binomial(n_c, p_c, sims)
+        for sb, sc in zip(s_b, s_c):
+            iv = metrics.katz_interval(int(sc), n_c, int(sb), n_b, 0.95)
+            if iv is None:
+                undefined += 1
+                continue
+            hits += iv[0] <= truth <= iv[1]
+        cover = hits / (sims - undefined)
+        se = math.sqrt(0.95 * 0.05 / sims)
+        assert abs(cover - 0.95) <= 3 * se + 0.005, (p_b, n_b, p_c, n_c, cover)
+
+
+# --------------------------------------------------------------------------- gates
+
+
+def test_per_pair_gate_on_the_new_pairs():
+    cells = [("White", 80, 48), ("Black", 40, 12), ("Tiny", 2, 2)]
+    gates = [{"metric": "impact_ratio", "min": 0.8, "per_pair": True}]
+    rows = [{"g": g, "sel": int(i < s)} for g, n, s in cells for i in range(n)]
+    res = reportgen.audit(pd.DataFrame(rows), attributes={"g": {"column": "g"}}, tasks={"t": {"predicted": "sel"}},
+                          metrics=[{"name": "impact_ratio", "exclude_under_2_percent": {"justification": "small"}}],
+                          resamples=400, gates=gates)
+    from reportgen.results.model import load_results
+
+    load_results(res.raw)
+    by = {g["pair"]["group"]: g for g in res.raw["gates"]}
+    assert by["g=White"]["status"] == "pass"  # the benchmark: 1 by definition
+    black = by["g=Black"]
+    assert black["value"] == pytest.approx(0.5) and black["status"] in ("fail", "inconclusive")
+    assert by["g=Tiny"]["status"] == "inconclusive" and "excluded" in by["g=Tiny"]["reason"]
+    assert not res.passed
