@@ -320,7 +320,7 @@ _FRAME_COLUMNS = ["level", "metric", "family", "attribute", "group", "reference"
 
 def _verdict(kv: tuple[str, str]) -> dict:
     """The report's verdict as two columns: its words and its kind (amplifies, reduces, against, clear,
-    insufficient, descriptive, undefined)."""
+    insufficient, descriptive, undefined; a selection pair or metric: indicated, not_indicated, inconclusive)."""
     return {"verdict": kv[1], "verdict_kind": kv[0]}
 
 

@@ -301,3 +301,24 @@ def test_per_pair_gate_on_the_new_pairs():
     assert black["value"] == pytest.approx(0.5) and black["status"] in ("fail", "inconclusive")
     assert by["g=Tiny"]["status"] == "inconclusive" and "excluded" in by["g=Tiny"]["reason"]
     assert not res.passed
+
+
+# --------------------------------------------------------------------------- report and API
+
+
+def test_report_and_frame_show_the_regulatory_table():
+    cells = [("White", 80, 48), ("Black", 40, 12), ("Tiny", 2, 2)]
+    rows = [{"g": g, "sel": int(i < s)} for g, n, s in cells for i in range(n)] + [{"g": "?", "sel": 0}] * 3
+    res = reportgen.audit(pd.DataFrame(rows), attributes={"g": {"column": "g", "unknown": ["?"]}},
+                          tasks={"t": {"predicted": "sel"}}, resamples=0,
+                          metrics=["selection_rate",
+                                   {"name": "impact_ratio", "exclude_under_2_percent": {"justification": "too few"}}])
+    df = res.to_frame()
+    black = df[(df.metric == "impact_ratio") & (df.group == "g=Black")].iloc[0]
+    assert black.verdict_kind == "indicated" and black.verdict.startswith("adverse impact indicated")
+    html = res.html()
+    assert "excluded (&lt; 2 %)" in html and "too few" in html
+    assert "3 individuals of unknown g" in html and "not used in the ratios" in html
+    assert "8 more selections of this category would lift its ratio to 0.8." in html
+    assert "1.6%" in html  # Tiny: 2 of 125 rows, one decimal so the 2 % line is visible
+    assert "badge-against" in html  # the indicated verdict drawn with the report's badge style

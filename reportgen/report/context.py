@@ -436,6 +436,7 @@ def _metric_views(entry: Any, index: int, run_labels: list[str] | None = None, u
     v["defined"] = F._finite(entry.value)
     v["reason"] = entry.reason
     v["verdict_kind"], v["verdict_text"] = F.verdict_of(entry)
+    v["verdict_kind"] = F.BADGE_STYLE.get(v["verdict_kind"], v["verdict_kind"])  # selection kinds as badge styles
     v["is_multi"] = getattr(entry, "signed_mean", None) is not None
     v["interval_note"] = _degenerate_note(entry.interval)
     v["covers_text"] = covers_text(entry.interval)

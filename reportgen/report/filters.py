@@ -27,6 +27,8 @@ AMPLIFIES = "amplifies"
 NO_VARIATION = "no sampling variation: no verdict"
 REDUCES = "reduces"
 INSUFFICIENT = "insufficient evidence"
+# The selection family's regulatory verdict kinds (docs/metrics.md §8) drawn with the badge styles above.
+BADGE_STYLE = {"indicated": "against", "not_indicated": "clear", "inconclusive": "insufficient"}
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -100,7 +102,8 @@ def verdict_of(entry: Any) -> tuple[str, str]:
     :mod:`reportgen.results.model`, or the same as a plain mapping).
 
     kind is one of ``amplifies``, ``reduces``, ``insufficient``, ``against``
-    (a Bernstein verdict of bias), ``undefined``.
+    (a Bernstein verdict of bias), ``undefined``; or, for a selection metric or pair, its own verdict's kind:
+    ``descriptive``, ``indicated``, ``not_indicated``, ``inconclusive`` (``BADGE_STYLE`` draws these three).
     """
     entry = fields(entry)
     own = getattr(entry, "verdict", None)

@@ -1,5 +1,9 @@
 """Metric definitions: pure functions over contingency counts, and a registry.
 
+Why one module: the registry binds every catalogue metric to its count function here, and the families read
+them all through it; the selection section (rates, impact ratios and their regulatory statistics: Fisher, Holm,
+Katz, flip-flop, verdict) is a few plain functions of the same counts.
+
 The count tensor ``N[b, k, a, â, y, ŷ]`` is described in :mod:`reportgen.stats.counts`.
 Every function here is vectorised over the leading replicate axis ``b``, so
 the same code gives the point estimate (one "replicate": the data) and every
