@@ -248,6 +248,33 @@ def _summary(results, out: Path, written: list[str]) -> None:
 
 @main.command()
 @click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the expanded spec to this file instead of printing it.")
+@_guard
+def expand(spec: Path, out: Path | None) -> None:
+    """Print SPEC with its `profile:` expanded into the keys it stands for.
+
+    The result is an ordinary spec (it keeps `profile:`, whose expansion adds
+    nothing twice) that runs to the same results: read it to see what a
+    profile requires, or copy it and add metrics and gates. A spec without a
+    profile is printed as it is. Comments are not kept.
+    """
+    from reportgen.spec.model import load_spec
+    from reportgen.spec.profiles import expanded_yaml
+
+    ls = load_spec(spec)  # every problem at once, exit 2
+    text = expanded_yaml(ls.text, source=str(spec))
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        from reportgen.fileio import write_atomic
+
+        write_atomic(out, text.encode("utf-8"))
+        click.echo(f"wrote {out}")
+
+
+@main.command()
+@click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
 @_guard
 def validate(spec: Path) -> None:
     """Check SPEC and its data files without computing metrics."""

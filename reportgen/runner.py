@@ -69,6 +69,7 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     first_dir, first_files, header = open_dataset(ls, first_rel, first_path)
     resolve_groups(ls, first_rel, first_files, header)
     attrs = attribute_defs(ls)
+    _profile_groups(ls, attrs)
     tasks, probs = expand_tasks(ls, header)
     if probs:
         raise SpecError(probs)
@@ -391,8 +392,12 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
         "reportgen_version": __version__,
         "report": {"title": s.report.title, "model": {"name": s.report.model.name, "version": s.report.model.version},
                    "description": s.report.description, "organisation": s.report.organisation,
-                   "unit": s.report.unit},
+                   "unit": s.report.unit,
+                   **{k: getattr(s.report, k) for k in ("audit_date", "distribution_date", "data_source",
+                                                        "data_period", "data_kind", "data_kind_reason")
+                      if getattr(s.report, k) is not None}},
         "spec": {"path": str(ls.path), "absolute_path": str(ls.path.resolve()), "sha256": ls.sha256},
+        **({"profile": _profile_info(s.profile)} if s.profile is not None else {}),
         "data": data_entries,
         "attributes": [{"name": a.name, "groups": [a.label(j) for j in range(len(a.groups))],
                         "columns": a.columns, "predicted": a.predicted,
@@ -419,6 +424,27 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
         "gating": gating,
         "passed": all(g["passed"] for g in gates),
     }
+
+
+def _profile_groups(ls: LoadedSpec, attrs: list[AttributeDef]) -> None:
+    """nyc_ll144 reports race/ethnicity in the EEO-1 categories: the groups, as shown (after `labels:`), must be
+    their names. Checked once the groups are known (they may come from the data)."""
+    from reportgen.spec import profiles
+
+    if ls.spec.profile is None or ls.spec.profile.name != "nyc_ll144":
+        return
+    for a in attrs:
+        if a.name == "race_ethnicity":
+            msg = profiles.race_ethnicity_problems([str(g) for g in a.groups])
+            if msg:
+                key = "labels" if ls.spec.attributes["race_ethnicity"].labels else "column"
+                raise SpecError([ls.problem(("attributes", "race_ethnicity", key), msg)])
+
+
+def _profile_info(p) -> dict:
+    """results.json `profile`: the profile's name and its 2 % exclusion."""
+    ex = p.exclude_under_2_percent
+    return {"name": p.name, "exclude_under_2_percent": {"justification": ex.justification} if ex else None}
 
 
 def _group_sizes(L: Loaded, a: AttributeDef) -> list[dict]:

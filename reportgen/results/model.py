@@ -600,6 +600,26 @@ class ReportInfo(_Model):
     organisation: str | None = _f("Organisation that commissioned the audit.")
     unit: str | None = _opt("What one row is, in the plural (the report's sentences say it); absent in files "
                             "written before the key existed, which read as 'rows'.")
+    audit_date: str | None = _opt("Date of the bias audit (YYYY-MM-DD), from the spec; present when given.")
+    distribution_date: str | None = _opt("Date the audited tool was first distributed or used (YYYY-MM-DD).")
+    data_source: str | None = _opt("Where the audited data come from, in words.")
+    data_period: str | None = _opt("The period the data cover.")
+    data_kind: Literal["historical", "test"] | None = _opt("Historical data (the tool's real use) or test data.")
+    data_kind_reason: str | None = _opt("Why these data were used.")
+
+
+class ProfileExclusion(_Model):
+    justification: str = _f("The auditor's reason for excluding categories under 2 % of the data from the impact "
+                            "ratios.")
+
+
+class ProfileInfo(_Model):
+    """The compliance profile the spec named (its expansion is in the metrics and intersections)."""
+
+    name: Literal["nyc_ll144", "four_fifths"] = _f("nyc_ll144 (NYC Local Law 144 bias audit) or four_fifths "
+                                                   "(29 CFR 1607.4(D)).")
+    exclude_under_2_percent: ProfileExclusion | None = _f("The 2 % exclusion and its justification; null when not "
+                                                          "asked for.")
 
 
 class SpecInfo(_Model):
@@ -1022,6 +1042,7 @@ class Results(_Model):
     reportgen_version: str = _f("reportgen version that wrote the file.")
     report: ReportInfo = _f("Report metadata from the spec.")
     spec: SpecInfo = _f("The spec file run.")
+    profile: ProfileInfo | None = _opt("The compliance profile, when the spec names one.")
     data: list[DataFile] = _f("Every data file read.")
     attributes: list[AttributeInfo] = _f("Protected attributes.")
     tasks: list[TaskInfo] = _f("Tasks (label columns).")

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, create_model,
                       field_validator, model_validator)
 
-from reportgen.spec import catalogue, options
+from reportgen.spec import catalogue, options, profiles
 from reportgen.spec.errors import (
     MSG_MISSING_KEY,
     MSG_EMPTY_SPEC,
@@ -69,6 +69,32 @@ class Report(Strict):
                                   "(e.g. `defendants`, `applicants`): 'African-American defendants were predicted "
                                   "... more often than Caucasian defendants'.")
     logo: str | None = Field(None, description="Organisation logo (PNG, JPEG or SVG, at most 2 MB) for the report's first page.")
+    audit_date: str | None = Field(None, pattern=r"^\d{4}-\d{2}-\d{2}$",
+                                   description="Date of the bias audit (YYYY-MM-DD), shown on the documents "
+                                               "(required by profile nyc_ll144).")
+    distribution_date: str | None = Field(None, pattern=r"^\d{4}-\d{2}-\d{2}$",
+                                          description="Date the audited tool was (or will be) first distributed "
+                                                      "or used (YYYY-MM-DD; required by profile nyc_ll144).")
+    data_source: str | None = Field(None, description="Where the audited data come from (employer, period, "
+                                                      "system), in words (required by profile nyc_ll144).")
+    data_period: str | None = Field(None, description="The period the data cover, e.g. '2025-01-01 to "
+                                                      "2025-12-31' (required by profile nyc_ll144).")
+    data_kind: Literal["historical", "test"] | None = Field(
+        None, description="historical (the tool's real use) or test data (required by profile nyc_ll144; test data "
+                          "need `data_kind_reason`).")
+    data_kind_reason: str | None = Field(None, description="Why these data were used, e.g. why historical data "
+                                                           "were insufficient when test data are.")
+
+    @field_validator("audit_date", "distribution_date", mode="before")
+    @classmethod
+    def _iso_date(cls, v: Any) -> Any:
+        import datetime
+
+        if isinstance(v, datetime.datetime):  # YAML reads an unquoted 2026-11-20 as a date: keep it as written
+            return v.date().isoformat()
+        if isinstance(v, datetime.date):
+            return v.isoformat()
+        return v
 
 
 class Sample(Strict):
@@ -517,6 +543,13 @@ class Output(Strict):
 class Spec(Strict):
     schema_: str | None = Field(None, alias="$schema", description="JSON Schema reference for editors; ignored.")
     version: Literal[1] = Field(1, description="Spec format version.")
+    profile: profiles.Profile | None = Field(
+        None, description="A compliance profile, expanded into ordinary keys before the spec is checked "
+                          "(`reportgen expand SPEC` prints the result): nyc_ll144 (NYC Local Law 144 bias audit: "
+                          "attributes `sex` and `race_ethnicity`, their intersection, selection rates and impact "
+                          "ratios, the audit's dates in `report:`) or four_fifths (29 CFR 1607.4(D): selection rates "
+                          "and impact ratios for every attribute). As a mapping: {name, exclude_under_2_percent: "
+                          "{justification}}.")
     report: Report = Field(default_factory=Report)
     data: Data
     attributes: dict[str, Attribute] = Field(..., min_length=1)
@@ -534,6 +567,11 @@ class Spec(Strict):
     baseline: str | None = Field(None, description="results.json (or report folder) of the previous release, for "
                                                    "`max_increase` gates; relative to this file.")
     output: Output = Field(default_factory=Output)
+
+    @field_validator("profile", mode="before")
+    @classmethod
+    def _profile_name(cls, v: Any) -> Any:
+        return {"name": v} if isinstance(v, str) else v  # a name alone is short for {name: ...}
 
     @field_validator("metrics", mode="before")
     @classmethod
@@ -1160,6 +1198,10 @@ def parse_spec(text: str, file: str) -> LoadedSpec:
         raise SpecError([Problem(file, 1, 1, "", MSG_EMPTY_SPEC)])
     if not isinstance(raw, dict):
         raise SpecError([Problem(file, 1, 1, "", MSG_NOT_A_MAPPING.format(got=type(raw).__name__))])
+    raw, profile_problems, added = profiles.expand(raw)
+    for path in added:  # what a profile wrote is reported at the `profile:` key
+        marks.alias(path, ("profile",))
+    problems += [Problem(file, *marks.get(path), ".".join(map(str, path)), msg) for path, msg in profile_problems]
     maps: dict[str, list[int]] = {}
     stubbed = False
     try:

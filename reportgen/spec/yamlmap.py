@@ -116,6 +116,12 @@ class Marks:
     def set(self, path: Path, mark: yaml.Mark) -> None:
         self._pos.setdefault(path, (mark.line + 1, mark.column + 1))
 
+    def alias(self, path: Path, to: Path) -> None:
+        """Give ``path`` (a key the spec does not write, e.g. added by a profile) the position of ``to``."""
+        pos = self.get(to)
+        if pos != (None, None):
+            self._pos[tuple(path)] = pos
+
     def has(self, path: Path) -> bool:
         return tuple(path) in self._pos
 

@@ -1,0 +1,130 @@
+"""Compliance profiles (`profile: nyc_ll144`, `profile: four_fifths`) and `reportgen expand`, through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from reportgen.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+HIRING = ROOT / "samples" / "hiring" / "applicants.csv"
+LABELS = {"HL": "Hispanic or Latino", "WH": "White", "BL": "Black or African American", "AS": "Asian",
+          "NH": "Native Hawaiian or Other Pacific Islander", "AI": "American Indian or Alaska Native",
+          "TW": "Two or More Races"}
+REPORT = {"title": "Screen audit", "model": {"name": "screen", "version": "1"}, "unit": "applicants",
+          "audit_date": "2026-11-20", "distribution_date": "2026-12-01",
+          "data_source": "Applications screened at Example Employer", "data_period": "2025",
+          "data_kind": "historical"}
+
+
+def ll144(**over) -> dict:
+    spec = {"version": 1, "profile": "nyc_ll144", "report": dict(REPORT), "data": {"test": str(HIRING)},
+            "attributes": {"sex": {"column": "sex", "unknown": ["Unknown", ""]},
+                           "race_ethnicity": {"column": "race_ethnicity", "unknown": ["DS"], "labels": LABELS}},
+            "tasks": {"screen": {"predicted": "selected"}},
+            "intervals": {"bootstrap": {"resamples": 200, "seed": 0}}}
+    spec.update(over)
+    return spec
+
+
+def _write(tmp_path: Path, spec: dict, name: str = "spec.yaml") -> Path:
+    p = tmp_path / name
+    p.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    return p
+
+
+def _run(args):
+    return CliRunner().invoke(main, args, catch_exceptions=False)
+
+
+def _results(tmp_path: Path, spec_path: Path, out: str = "out") -> dict:
+    r = _run(["run", str(spec_path), "--format", "json", "--out", str(tmp_path / out), "-q"])
+    assert r.exit_code in (0, 1), r.output
+    return json.loads((tmp_path / out / "results.json").read_text())
+
+
+def test_nyc_ll144_expands_to_the_rule_tables(tmp_path):
+    res = _results(tmp_path, _write(tmp_path, ll144()))
+    entries = [(m["name"], m["attribute"]) for m in res["metrics"]]
+    assert entries == [(n, a) for a in ("sex", "race_ethnicity", "sex×race_ethnicity")
+                       for n in ("selection_rate", "impact_ratio")]
+    assert res["profile"] == {"name": "nyc_ll144", "exclude_under_2_percent": None}
+    for k in ("audit_date", "distribution_date", "data_source", "data_period", "data_kind"):
+        assert res["report"][k] == REPORT[k]
+    # the intersection leaves out rows unknown in either attribute and keeps every sex x race category present
+    inter = next(a for a in res["attributes"] if a["name"] == "sex×race_ethnicity")
+    assert len(inter["groups"]) == 14
+
+
+def test_expand_prints_a_spec_that_runs_to_the_same_results_and_is_idempotent(tmp_path):
+    spec_path = _write(tmp_path, ll144())
+    r = _run(["expand", str(spec_path)])
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith(f"# {spec_path}, expanded by `reportgen expand`: profile nyc_ll144 added")
+    expanded = yaml.safe_load(r.output)
+    assert expanded["intersections"] == [["sex", "race_ethnicity"]]
+    assert [m["name"] for m in expanded["metrics"]] == ["selection_rate", "impact_ratio"]
+    again = tmp_path / "expanded.yaml"
+    again.write_text(r.output, encoding="utf-8")
+    r2 = _run(["expand", str(again)])
+    assert "is written out already" in r2.output.splitlines()[0]
+    assert yaml.safe_load(r2.output) == expanded
+    assert _results(tmp_path, spec_path, "a")["metrics"] == _results(tmp_path, again, "b")["metrics"]
+
+
+def test_a_user_extends_a_profile_with_metrics_and_gates(tmp_path):
+    spec = ll144(metrics=[{"name": "impact_ratio", "tasks": ["screen"]}],
+                 gates=[{"metric": "impact_ratio", "attribute": "sex", "min": 0.5}])
+    res = _results(tmp_path, _write(tmp_path, spec))
+    assert sum(1 for m in res["metrics"] if m["name"] == "impact_ratio" and m["attribute"] == "sex") == 1
+    assert [g["metric"] for g in res["gates"]] == ["impact_ratio"]
+
+
+def test_four_fifths_covers_every_listed_attribute(tmp_path):
+    spec = ll144(profile="four_fifths")
+    for k in ("audit_date", "distribution_date", "data_source", "data_period", "data_kind"):
+        spec["report"].pop(k)
+    res = _results(tmp_path, _write(tmp_path, spec))
+    assert {(m["name"], m["attribute"]) for m in res["metrics"]} == {
+        (n, a) for a in ("sex", "race_ethnicity") for n in ("selection_rate", "impact_ratio")}
+    assert res["profile"]["name"] == "four_fifths"
+    assert "audit_date" not in res["report"]
+
+
+def test_profile_problems_come_all_at_once_at_their_keys(tmp_path):
+    spec = ll144()
+    spec["attributes"] = {"gender": {"column": "sex"}, "race_ethnicity": spec["attributes"]["race_ethnicity"]}
+    spec["report"] = {**REPORT, "data_kind": "test"}
+    del spec["report"]["distribution_date"]
+    p = _write(tmp_path, spec)
+    r = _run(["run", str(p), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2
+    text = r.output
+    assert "attributes: the nyc_ll144 profile needs attributes named `sex`" in text
+    assert "report: the nyc_ll144 profile puts the audit's dates and the data's source on the documents; add " \
+           "`report.distribution_date`" in text
+    assert "report.data_kind: test data may be used only when historical data are insufficient" in text
+    assert not (tmp_path / "o").exists()
+    # every line points into the file
+    for line in text.splitlines():
+        if ": the nyc_ll144" in line or "report.data_kind:" in line:
+            assert line.startswith(f"{p}:")
+
+
+def test_race_ethnicity_groups_must_be_eeo1_categories(tmp_path):
+    labels = {k: v for k, v in LABELS.items() if k != "AI"}
+    spec = ll144()
+    spec["attributes"]["race_ethnicity"]["labels"] = labels
+    r = _run(["run", str(_write(tmp_path, spec)), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2
+    assert "attributes.race_ethnicity.labels: the nyc_ll144 profile reports race/ethnicity in the EEO-1 " \
+           "categories; 'AI' is not one" in r.output
+
+
+def test_unknown_profile_is_a_spec_error(tmp_path):
+    r = _run(["run", str(_write(tmp_path, ll144(profile="nyc_ll145"))), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "profile" in r.output
