@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import reportgen
@@ -192,8 +193,11 @@ def tables(draw):
     return cells, draw(st.booleans()), draw(st.sampled_from([0.9, 0.95, 0.99])), draw(st.integers(0, 40))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("SELECTION_EXAMPLES", "80")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(tables())
+@example(([("a", 1, 1), ("b", 49, 4)], False, 0.9, 0))  # Fisher p is exactly 0.1 = alpha: not significant
+@example(([("a", 10, 0), ("b", 10, 0)], True, 0.95, 0))  # nothing selected at all
 def test_random_tables_match_reference(case):
     cells, exclude, level, extra = case
     res, rows = _audit(cells, exclude=exclude, level=level, extra_rows=extra)

@@ -371,6 +371,19 @@ def fisher_two_sided(a, b, c, d) -> float:
     return float(min(1.0, p))
 
 
+def fisher_two_sided_exact(a: int, b: int, c: int, d: int) -> Fraction:
+    """The same p as :func:`fisher_two_sided`, as an exact fraction from integer binomials (slow for large
+    tables: used only when a p-value is within rounding of the significance level)."""
+    r1, r2, c1 = a + b, c + d, a + c
+
+    def w(x: int) -> int:
+        return math.comb(r1, x) * math.comb(r2, c1 - x)
+
+    limit = Fraction(w(a)) * (1 + Fraction(1, 10**7))
+    support = [w(x) for x in range(max(0, c1 - r2), min(r1, c1) + 1)]
+    return Fraction(sum(v for v in support if v <= limit), sum(support))
+
+
 def holm(p: list[float]) -> list[float]:
     """Holm-adjusted p-values, same order: p sorted ascending, adjusted p_(i) = max over j <= i of
     min(1, (m - j + 1) p_(j))."""
@@ -429,7 +442,7 @@ def verdict(holm_p: float, ratio: float | None, flagged: bool | None, katz_lower
     """(kind, reason) of a tested category, checked in this order: indicated (Holm p < alpha and flagged);
     inconclusive 'significant_above_four_fifths' (Holm p < alpha, ratio < 1); not_indicated (Katz lower end
     >= 0.8); else inconclusive 'flag_not_significant' (flagged) or 'undecided'."""
-    significant = holm_p < alpha
+    significant = holm_p < alpha  # exact when both are fractions (a p-value tied with alpha is not significant)
     flagged = bool(flagged)
     if significant and flagged:
         return "indicated", None
@@ -473,10 +486,17 @@ def regulatory_table(n, s, labels, total, *, exclude: bool, level: float) -> lis
         r["fisher_p"] = fisher_two_sided(s[j], n[j] - s[j], s_b, n_b - s_b)
         r["warnings"] = sample_warnings(n[j], s[j], n_b, s_b)
         tested.append(j)
-    alpha = alpha_of(level)
-    for j, h in zip(tested, holm([rows[j]["fisher_p"] for j in tested])):
+    alpha = Fraction(1) - Fraction(repr(float(level)))
+    adjusted = holm([rows[j]["fisher_p"] for j in tested])
+    if any(abs(h - float(alpha)) <= 1e-9 * float(alpha) for h in adjusted):  # a tie with alpha (small tables):
+        exact = [fisher_two_sided_exact(*(int(round(float(v))) for v in (s[j], n[j] - s[j], s_b, n_b - s_b)))
+                 for j in tested]  # decide it on exact fractions, as the definition does
+        adjusted = holm(exact)
+        for j, p in zip(tested, exact):
+            rows[j]["fisher_p"] = float(p)
+    for j, h in zip(tested, adjusted):
         r = rows[j]
-        r["holm_p"] = h
+        r["holm_p"] = float(h)
         r["verdict"], r["verdict_reason"] = verdict(h, r["ratio"], r["flag"],
                                                     None if r["katz"] is None else r["katz"][0], alpha)
     return rows
