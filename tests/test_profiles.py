@@ -128,3 +128,18 @@ def test_race_ethnicity_groups_must_be_eeo1_categories(tmp_path):
 def test_unknown_profile_is_a_spec_error(tmp_path):
     r = _run(["run", str(_write(tmp_path, ll144(profile="nyc_ll145"))), "--out", str(tmp_path / "o")])
     assert r.exit_code == 2 and "profile" in r.output
+
+
+def test_the_2_percent_exclusion_goes_to_every_impact_ratio_with_its_justification(tmp_path):
+    why = "Categories under 2 % are too small for a stable ratio."
+    spec = ll144(profile={"name": "nyc_ll144", "exclude_under_2_percent": {"justification": why}})
+    res = _results(tmp_path, _write(tmp_path, spec))
+    assert res["profile"]["exclude_under_2_percent"] == {"justification": why}
+    race = next(m for m in res["metrics"] if m["name"] == "impact_ratio" and m["attribute"] == "race_ethnicity")
+    excluded = sorted(p["group"] for p in race["pairs"] if p.get("excluded"))
+    # AI (120 of 8,000 = 1.5 %) and NH (80 = 1.0 %); Two or More Races (3.0 %) stays
+    assert excluded == ["race_ethnicity=American Indian or Alaska Native",
+                        "race_ethnicity=Native Hawaiian or Other Pacific Islander"]
+    r = _run(["expand", str(_write(tmp_path, spec, "s2.yaml"))])
+    ratio = next(m for m in yaml.safe_load(r.output)["metrics"] if m["name"] == "impact_ratio")
+    assert ratio["exclude_under_2_percent"] == {"justification": why}
