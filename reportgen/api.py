@@ -78,7 +78,8 @@ def report_date() -> str:
 
 def render_reports(ls: "LoadedSpec", fmts: Iterable[str], results, results_bytes: bytes,
                    say: Callable[[str], None] | None = None) -> dict[str, bytes]:
-    """report.html / report.pdf as bytes (nothing is written here). ``results``: the typed results
+    """report.html / report.pdf as bytes (nothing is written here); report.pdf signed when the spec has
+    output.sign (raises SpecError when its key cannot be used). ``results``: the typed results
     (reportgen.results.model.Results) or the results.json dict (then validated once, here)."""
     fmts = list(fmts)
     say = say or (lambda m: None)
@@ -102,6 +103,11 @@ def render_reports(ls: "LoadedSpec", fmts: Iterable[str], results, results_bytes
             files["report.pdf"] = report.render_pdf(results, spec_bytes, templates_dir=tdir, generated=generated,
                                                     page_size=ls.spec.output.page_size, results_bytes=results_bytes,
                                                     **extra)
+            if ls.spec.output.sign is not None:  # before anything is written: a failed signing writes nothing
+                from reportgen.release import signing
+
+                say("signing report.pdf")
+                files["report.pdf"] = signing.sign_pdf(files["report.pdf"], ls)
     return files
 
 

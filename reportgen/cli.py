@@ -563,18 +563,23 @@ def history(archive_dir: Path, model: str | None, as_json: bool) -> None:
 @click.argument("target", type=click.Path(path_type=Path))
 @click.option("--archive", "archive_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="The archive the report was filed in (found automatically inside an archive).")
+@click.option("--trust", "trust", multiple=True, type=click.Path(dir_okay=False, path_type=Path), metavar="CERT.pem",
+              help="Root certificate (PEM or DER) the signer's certificate chain must lead to; repeatable. Without "
+                   "it a signature proves integrity, not who signed.")
+@click.option("--require-signature", is_flag=True, help="An unsigned report.pdf is a problem (exit 1).")
 @_guard
-def verify(target: Path, archive_dir: Path | None) -> None:
+def verify(target: Path, archive_dir: Path | None, trust: tuple[Path, ...], require_signature: bool) -> None:
     """Check that a filed report is what was filed: TARGET is a report PDF, a report folder or an archive.
 
-    PDF: its embedded spec and results match their recorded hashes (and the results.json beside it). Folder:
+    PDF: its embedded spec and results match their recorded hashes (and the results.json beside it), and a
+    signature (output.sign) is intact and covers the whole file; the signer and signing time are named. Folder:
     every file matches the archive index. Archive: the hash chain is intact, every entry's files match.
     Exit codes: 0 intact; 1 something differs (each difference is named); 2 not a report, folder or archive.
     """
     from reportgen.release import archive
 
     try:
-        rep = archive.verify(target, archive_dir=archive_dir)
+        rep = archive.verify(target, archive_dir=archive_dir, trust=list(trust), require_signature=require_signature)
     except archive.ArchiveError as e:
         click.echo(f"reportgen verify: {e}", err=True)
         sys.exit(EXIT_SPEC)

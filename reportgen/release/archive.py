@@ -586,6 +586,8 @@ class VerifyReport:
 
     target: str
     findings: list[Finding] = field(default_factory=list)
+    trust_roots: list = field(default_factory=list, repr=False)  # for the signature checks (--trust)
+    require_signature: bool = False  # an unsigned PDF is a problem (--require-signature)
 
     @property
     def ok(self) -> bool:
@@ -618,8 +620,16 @@ class VerifyReport:
         return "\n".join(lines)
 
 
-def verify(target: str | os.PathLike, *, archive_dir: str | os.PathLike | None = None) -> VerifyReport:
+def verify(target: str | os.PathLike, *, archive_dir: str | os.PathLike | None = None,
+           trust: list[str | os.PathLike] | None = None, require_signature: bool = False) -> VerifyReport:
     """Check that a report or an archive is unaltered; every check becomes a :class:`Finding`.
+
+    Every PDF checked also has its signature checked (release/signing.py, check "signature"): a signed PDF's
+    last signature must be cryptographically intact and cover the whole file except the signature value (a
+    changed or appended byte is a problem), and the finding names the signer and the signing time the signer
+    declares. ``trust``: certificate files (PEM or DER) of the roots the signer's certificate chain must lead
+    to; without them the signer's identity is not confirmed, and the finding says so. An unsigned PDF is
+    reported as unsigned, a problem only with ``require_signature``.
 
     ``target``:
 
@@ -639,10 +649,16 @@ def verify(target: str | os.PathLike, *, archive_dir: str | os.PathLike | None =
       directories not in the index and leftover staging directories are warnings.
 
     Raises ArchiveError for bad input: no such file or directory, a file that is not a PDF, a directory that
-    is neither a report directory nor an archive, an unreadable index.
+    is neither a report directory nor an archive, an unreadable index, a trust file without a certificate.
     """
+    from reportgen.release import signing
+
     path = Path(target)
-    report = VerifyReport(str(path))
+    report = VerifyReport(str(path), require_signature=require_signature)
+    try:
+        report.trust_roots = signing.load_trust_roots(trust or [])
+    except ValueError as e:
+        raise ArchiveError(str(e)) from None
     if not path.exists():
         raise ArchiveError(f"{path}: no such file or directory")
     archive = Path(archive_dir) if archive_dir is not None else None
@@ -729,10 +745,18 @@ def _attachments(data: bytes) -> dict[str, list[tuple[bytes, dict]]]:
 
 def _check_pdf(report: VerifyReport, pdf: Path, *, beside: Path | None, label: str, seq: int | None = None,
                beside_bytes: bytes | None = None) -> None:
-    """Check 1: the PDF's attachments are present and agree with each other and with results.json beside it."""
+    """Check 1: the PDF's attachments are present and agree with each other and with results.json beside it;
+    its signatures are intact and cover the whole file (check "signature")."""
+    from reportgen.release import signing
+
     check = "pdf"
+    data = pdf.read_bytes()
+    for f in signing.check_signatures(data, label, trust_roots=report.trust_roots,
+                                      require=report.require_signature):
+        report.add(f.status, "signature", f.message, seq=seq, file=label, field=f.field, expected=f.expected,
+                   actual=f.actual)
     try:
-        att = _attachments(pdf.read_bytes())
+        att = _attachments(data)
     except Exception as e:  # noqa: BLE001 - any parse failure of a damaged PDF is a finding
         report.add("problem", check, f"{label}: cannot read the embedded files: {type(e).__name__}: {e}",
                    seq=seq, file=label)

@@ -530,6 +530,32 @@ class LocalBias(Strict):
         return v
 
 
+class Sign(Strict):
+    """A PAdES signature on every report.pdf (docs/guide/signing.md). The spec names the key file and the
+    environment variable that holds its password; the password itself never goes into the spec."""
+
+    pkcs12: str = Field(..., min_length=1, description="PKCS#12 file (.p12 or .pfx) with the signer's private key, "
+                                                       "certificate and certificate chain; relative to the spec file.")
+    password_env: str = Field("REPORTGEN_SIGN_PASSWORD", description="Name of the environment variable that holds "
+                              "the PKCS#12 file's password (set it to an empty value for a file without one). The "
+                              "password is read from there only, never from the spec.")
+    reason: str = Field("Fairness audit report", description="Reason for signing, recorded in the signature.")
+    location: str | None = Field(None, description="Where the report was signed (e.g. a city), recorded in the "
+                                                   "signature.")
+    name: str | None = Field(None, description="Signer's name recorded in the signature (the certificate's subject "
+                                               "names the signer in any case).")
+    field_name: str = Field("reportgen-signature", min_length=1, description="Name of the PDF signature field.")
+
+    @field_validator("password_env")
+    @classmethod
+    def _env_name(cls, v: str) -> str:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
+            raise ValueError("password_env names an environment variable (letters, digits and _), e.g. "
+                             "REPORTGEN_SIGN_PASSWORD; write the variable's name here and put the password in that "
+                             "variable, never in the spec")
+        return v
+
+
 class Output(Strict):
     formats: list[Literal["html", "pdf", "json"]] = Field(
         default_factory=lambda: ["html", "pdf", "json"], description="Files to write into the output directory."
@@ -538,6 +564,9 @@ class Output(Strict):
     page_size: str = Field("A4", description="PDF page size: A4, letter, 'A4 landscape' or '210mm 297mm'.")
     replicates: bool = Field(False, description="Also write replicates.json: every bootstrap replicate of every "
                                                 "value and pair, so `reportgen diff` can test changes paired.")
+    sign: Sign | None = Field(None, description="Sign every report.pdf with a PAdES signature (an incremental "
+                                                "update: the PDF/A-3b file and its attachments stay as written); "
+                                                "`reportgen verify` checks it.")
 
 
 class Spec(Strict):
@@ -1032,6 +1061,10 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
         default = " (the default)" if not ls.marks.has(("base", "source")) else ""
         out.append(ls.problem(where, f"{base_users[0][1]} compares with a base source, and base source `train`{default} "
                                      "needs data.train; add data.train, or set base.source: test"))
+    if s.output.sign is not None:
+        from reportgen.release import signing  # what a key must be to sign: release/signing owns it
+
+        out += signing.spec_problems(ls)
     if s.report.logo:
         lp = ls.resolve(s.report.logo)
         if not lp.is_file():
