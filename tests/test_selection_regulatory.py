@@ -303,8 +303,18 @@ def test_per_pair_gate_on_the_new_pairs():
     assert by["g=White"]["status"] == "pass"  # the benchmark: 1 by definition
     black = by["g=Black"]
     assert black["value"] == pytest.approx(0.5) and black["status"] in ("fail", "inconclusive")
-    assert by["g=Tiny"]["status"] == "inconclusive" and "excluded" in by["g=Tiny"]["reason"]
+    assert "g=Tiny" not in by  # excluded (under 2 %): it takes no part in the ratios, so no gate checks it
     assert not res.passed
+
+
+def test_a_per_pair_gate_that_only_finds_excluded_categories_is_an_error():
+    cells = [("White", 80, 48), ("Tiny", 1, 1)]
+    rows = [{"g": g, "sel": int(i < s)} for g, n, s in cells for i in range(n)]
+    with pytest.raises(reportgen.SpecError, match="every pair of 'impact_ratio' is excluded"):
+        reportgen.audit(pd.DataFrame(rows), attributes={"g": {"column": "g", "groups": ["Tiny"]}},
+                        tasks={"t": {"predicted": "sel"}}, resamples=0,
+                        metrics=[{"name": "impact_ratio", "exclude_under_2_percent": {"justification": "small"}}],
+                        gates=[{"metric": "impact_ratio", "min": 0.8, "per_pair": True}])
 
 
 # --------------------------------------------------------------------------- report and API

@@ -698,6 +698,7 @@ def evaluate(spec, entries: list[MetricResult], replicates: Replicates | None = 
             raise _selection_error(ls, i, "metric", f"no result of '{g.metric}' was computed; add it to `metrics:`")
         targets: list[tuple[MetricResult, object | None]] = []
         seen_tasks: list[str] = []
+        excluded = 0
         for e in chosen:
             if not g.per_pair:
                 targets.append((e, None))
@@ -707,7 +708,15 @@ def evaluate(spec, entries: list[MetricResult], replicates: Replicates | None = 
                 targets.append((e, None))  # undefined metric: inconclusive with its reason
                 continue
             seen_tasks += [str(p.task) for p in pairs]
-            targets += [(e, p) for p in pairs if g.task is None or task_selects(s.tasks, g.task, p.task)]
+            excluded += sum(1 for p in pairs if getattr(p, "excluded", False))
+            # a category the auditor excluded (under 2 % of the data, with a justification) takes no part in the
+            # ratios, so no gate checks it; its counts and rates are in the report
+            targets += [(e, p) for p in pairs if (g.task is None or task_selects(s.tasks, g.task, p.task))
+                        and not getattr(p, "excluded", False)]
+        if not targets and excluded:
+            raise _selection_error(ls, i, "per_pair", f"every pair of '{g.metric}' is excluded (under 2 % of the "
+                                                      "data), so the gate checks nothing; remove the gate or the "
+                                                      "exclusion")
         if not targets:
             if g.task is not None:
                 names = [_label_name(t) for t in seen_tasks]
