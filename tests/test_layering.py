@@ -35,8 +35,9 @@ STAGE = {
 ALLOWED = {
     ("spec/options", "stats"): "validating `quality:` asks the attackers' module (stats/predictability) which "
                              "qualities exist",
-    ("spec/model", "release"): "validate reports every problem at once, and a gate that selects nothing is a spec "
-                               "problem; release/gates owns what a gate selects",
+    ("spec/model", "release"): "validate reports every problem at once: a gate that selects nothing and a signing "
+                               "key that cannot sign are spec problems; release/gates owns what a gate selects, "
+                               "release/signing what a key must be",
 }
 
 SIZE_LIMIT = 550  # lines; a longer module states why at the top of its docstring ("Why one module: ...")
