@@ -78,7 +78,8 @@ def report_date() -> str:
 
 def render_reports(ls: "LoadedSpec", fmts: Iterable[str], results, results_bytes: bytes,
                    say: Callable[[str], None] | None = None) -> dict[str, bytes]:
-    """report.html / report.pdf as bytes (nothing is written here); report.pdf signed when the spec has
+    """report.html / report.pdf as bytes (nothing is written here), and with profile nyc_ll144 the public
+    summary (summary.html / summary.pdf); the PDFs signed when the spec has
     output.sign (raises SpecError when its key cannot be used). ``results``: the typed results
     (reportgen.results.model.Results) or the results.json dict (then validated once, here)."""
     fmts = list(fmts)
@@ -108,6 +109,17 @@ def render_reports(ls: "LoadedSpec", fmts: Iterable[str], results, results_bytes
 
                 say("signing report.pdf")
                 files["report.pdf"] = signing.sign_pdf(files["report.pdf"], ls)
+        if results.profile is not None and results.profile.name == "nyc_ll144":  # the rule's public summary
+            if "html" in fmts:
+                files["summary.html"] = report.render_summary_html(results, generated=generated,
+                                                                   templates_dir=tdir).encode("utf-8")
+            if "pdf" in fmts:
+                say("rendering summary.pdf")
+                files["summary.pdf"] = report.render_summary_pdf(results, generated=generated, templates_dir=tdir)
+                if ls.spec.output.sign is not None:
+                    from reportgen.release import signing
+
+                    files["summary.pdf"] = signing.sign_pdf(files["summary.pdf"], ls)
     return files
 
 
@@ -131,15 +143,16 @@ def output_files(ls: "LoadedSpec", fmts: Iterable[str], results: dict, *, replic
 
 
 def write_files(out: Path, files: dict[str, bytes]) -> list[Path]:
-    """Write the outputs into ``out`` (each atomically); a replicates.json left by an earlier run is removed when
-    this run has none (it would not belong to these results)."""
+    """Write the outputs into ``out`` (each atomically); a replicates.json or a public summary left by an earlier
+    run is removed when this run has none (it would not belong to these results)."""
     from reportgen.fileio import write_outputs
 
     out = Path(out)
     written = write_outputs(out, files)
-    stale = out / "replicates.json"
-    if "replicates.json" not in files and stale.is_file():
-        stale.unlink()
+    for name in ("replicates.json", "summary.html", "summary.pdf"):  # left by an earlier run: not of these results
+        stale = out / name
+        if name not in files and stale.is_file():
+            stale.unlink()
     return written
 
 

@@ -143,3 +143,46 @@ def test_the_2_percent_exclusion_goes_to_every_impact_ratio_with_its_justificati
     r = _run(["expand", str(_write(tmp_path, spec, "s2.yaml"))])
     ratio = next(m for m in yaml.safe_load(r.output)["metrics"] if m["name"] == "impact_ratio")
     assert ratio["exclude_under_2_percent"] == {"justification": why}
+
+
+def test_nyc_ll144_writes_a_one_page_public_summary_with_the_rule_tables(tmp_path):
+    import subprocess
+
+    from pypdf import PdfReader
+
+    out = tmp_path / "out"
+    r = _run(["run", str(_write(tmp_path, ll144())), "--out", str(out), "-q"])
+    assert r.exit_code in (0, 1), r.output
+    assert {p.name for p in out.iterdir()} == {"report.html", "report.pdf", "results.json", "summary.html",
+                                                "summary.pdf"}
+    res = json.loads((out / "results.json").read_text())
+    pdf = PdfReader(str(out / "summary.pdf"))
+    assert len(pdf.pages) == 1
+    assert b"pdfaid:part" in pdf.trailer["/Root"]["/Metadata"].get_object().get_data()
+    text = subprocess.run(["pdftotext", "-layout", str(out / "summary.pdf"), "-"], capture_output=True,
+                          text=True).stdout if shutil_which("pdftotext") else pdf.pages[0].extract_text()
+    html = (out / "summary.html").read_text()
+    for doc in (text, html):
+        assert "Summary of bias audit results" in doc
+        assert REPORT["audit_date"] in doc and REPORT["distribution_date"] in doc
+        assert "266 individuals of unknown category" in doc  # sex: "Unknown" and empty
+        assert "320 individuals of unknown category" in doc  # race/ethnicity: DS
+    # every category's counts, rate and ratio as results.json has them (the rule's table, cell by cell)
+    for m in res["metrics"]:
+        if m["name"] != "impact_ratio":
+            continue
+        for p in m["pairs"]:
+            assert f"{p['n']:,}" in html and f"{100 * p['selection_rate']:.1f}%" in html
+            assert f"{p['impact_ratio']:.3f}" in html
+    # a rerun without the profile removes the summary of the earlier run
+    spec = ll144(profile="four_fifths")
+    for k in ("audit_date", "distribution_date", "data_source", "data_period", "data_kind"):
+        spec["report"].pop(k)
+    r = _run(["run", str(_write(tmp_path, spec, "ff.yaml")), "--out", str(out), "-q"])
+    assert not (out / "summary.pdf").exists() and not (out / "summary.html").exists()
+
+
+def shutil_which(name: str):
+    import shutil
+
+    return shutil.which(name)

@@ -104,7 +104,7 @@ STAGING_DIR = ".staging"
 ZERO_HASH = "0" * 64
 BUSY_TIMEOUT_S = 60.0
 # Files a report directory may hold that are filed (results.json is required).
-FILED_FILES = ("report.pdf", "report.html", "results.json", "replicates.json")
+FILED_FILES = ("report.pdf", "report.html", "results.json", "replicates.json", "summary.pdf", "summary.html")
 # Names of the PDF attachments (same as reportgen.report.ATTACHMENT_*; not imported to keep this module light).
 ATTACHMENT_SPEC = "spec.yaml"
 ATTACHMENT_RESULTS = "results.json"

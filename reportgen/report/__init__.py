@@ -56,7 +56,7 @@ from . import filters as _filters
 from . import plots as _plots
 from .context import as_results, build_context
 
-__all__ = ["render_html", "render_pdf", "builtin_templates_dir", "make_environment", "PDF_VARIANT",
+__all__ = ["render_html", "render_pdf", "render_summary_html", "render_summary_pdf", "builtin_templates_dir", "make_environment", "PDF_VARIANT",
            "ATTACHMENT_SPEC", "ATTACHMENT_RESULTS", "LOGO_MAX_BYTES", "LOGO_TYPES"]
 
 PDF_VARIANT = "pdf/a-3b"
@@ -470,3 +470,43 @@ def _attachment_time(generated: str | None) -> datetime:
             except ValueError:
                 pass
     return datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+# --------------------------------------------------------------------------- the public summary (NYC LL144)
+
+
+def _summary_html(results: Results, *, generated: str | None, templates_dir, mode: str) -> str:
+    from .summary import public_summary_view
+
+    env = make_environment(templates_dir, mode=mode)
+    ctx = public_summary_view(results)
+    report = results.report
+    ctx.update({"mode": mode, "generated": generated, "organisation": report.organisation or "",
+                "model": report.model, "w3c_date": generated if generated and _W3C_DATE.match(generated) else None})
+    return env.get_template("public_summary.html").render(ctx)
+
+
+def render_summary_html(results: Results | Mapping, *, generated: str | None = None,
+                        templates_dir: Path | None = None) -> str:
+    """The one-page public summary of a NYC Local Law 144 bias audit (6 RCNY §5-301) as self-contained HTML:
+    the audit and distribution dates, the data's source, the number of individuals, and for every sex,
+    race/ethnicity and intersectional category the applicants, selected, rate and impact ratio, with the unknown
+    count and the 2 % exclusion's justification. ``templates_dir`` may replace ``public_summary.html``."""
+    return _summary_html(as_results(results), generated=generated, templates_dir=templates_dir, mode="html")
+
+
+def render_summary_pdf(results: Results | Mapping, *, generated: str | None = None,
+                       templates_dir: Path | None = None) -> bytes:
+    """The public summary as PDF/A-3b (one A4 page for the usual tables), fetching nothing."""
+    import weasyprint
+
+    from .fetcher import make_fetcher
+
+    html = _summary_html(as_results(results), generated=generated, templates_dir=templates_dir, mode="pdf")
+    dirs = _search_path(templates_dir)
+    fetcher = make_fetcher(dirs, None, None, None)
+    stamp = _attachment_time(generated)
+    options = {"pdf_variant": PDF_VARIANT}
+    with _font_timestamp(stamp), _gc_paused():
+        doc = weasyprint.HTML(string=html, base_url=dirs[0].as_uri() + "/", url_fetcher=fetcher, media_type="print")
+        return doc.render(**options).write_pdf(**options)
