@@ -228,6 +228,27 @@ def match_values(series: pd.Series, values: list) -> np.ndarray:
     return codes
 
 
+def full_sample_median(scores: np.ndarray) -> dict:
+    """The median score of the full sample (every row with a score) for the scoring rate (docs/metrics.md §8):
+    ``median`` (the middle value, or the mean of the two middle values of an even count), ``threshold`` (the value
+    a score must exceed to be above the median: the middle value, or the lower of the two middle ones — no score
+    lies strictly between the two, so "above the lower one" is exactly "above their mean", with no rounding) and
+    ``rows`` (the scores it is the median of)."""
+    x = np.sort(np.asarray(scores, dtype=float)[~np.isnan(np.asarray(scores, dtype=float))])
+    n = len(x)
+    if n == 0:
+        return {"median": None, "threshold": None, "rows": 0}
+    lo, hi = x[(n - 1) // 2], x[n // 2]
+    med = float(lo) if n % 2 else float((float(lo) + float(hi)) / 2)
+    return {"median": med, "threshold": float(lo), "rows": int(n)}
+
+
+def scoring_tasks(tasks: list["TaskColumns"]) -> list[int]:
+    """The tasks of a tool that scores (`score:` without `threshold:`): predicted = score above the full sample's
+    median, set per data file (docs/metrics.md §8)."""
+    return [k for k, t in enumerate(tasks) if t.score is not None and t.threshold is None]
+
+
 @dataclass
 class TaskColumns:
     """One task as the data sees it."""
@@ -384,6 +405,7 @@ class Encoded:
     frame: pd.DataFrame | None = None  # raw columns of the rows used, when not to be re-read from ``path`` (a sample)
     sample: dict | None = None  # when these rows are a sample of a streamed data set: how it was drawn
     header: list[str] | None = None  # the data set's columns, when ``frame`` holds only some of them
+    medians: dict[int, dict] = field(default_factory=dict)  # scoring task index -> full_sample_median(...)
 
     @property
     def n(self) -> int:
@@ -802,6 +824,7 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     keep = np.ones(n_file, dtype=bool)
     dropped: list[dict] = []
     with_pred = kind in ("test", "run")
+    enc_medians: dict[int, dict] = {}
 
     # missing values: in a column every metric needs (labels, predictions, scores) the row is dropped; in an
     # attribute's column it is left out of that attribute only (below)
@@ -823,6 +846,16 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     if problems:
         raise SpecError(problems)
 
+    # a tool that scores: its prediction is "score above the median score of every row of this file" (computed
+    # before any row is left out; the streaming engine's sample gets the whole data set's medians in ``thresholds``)
+    if with_pred:
+        for k in scoring_tasks(tasks):
+            if thresholds and k in thresholds and frame is not None:
+                continue
+            col = df[tasks[k].score]
+            if pd.api.types.is_numeric_dtype(col):
+                enc_medians[k] = full_sample_median(col.to_numpy(dtype=float))
+                thresholds = {**(thresholds or {}), k: enc_medians[k]["threshold"]}
     idx = np.flatnonzero(keep)
     sub = df if len(idx) == n_file else df.iloc[idx].reset_index(drop=True)
 
@@ -868,9 +901,11 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
                                                "name a numeric column"))
                     continue
                 thr = thresholds.get(k) if thresholds and k in thresholds else t.threshold
-                enc.scores[k] = s.to_numpy(dtype=float)
+                values = s.to_numpy(dtype=float)
+                if t.threshold is not None:  # a tool that scores has no threshold to sweep: its scores stay out of
+                    enc.scores[k] = values  # ``scores`` (what the threshold sweeps read), its medians in ``medians``
                 if isinstance(thr, (int, float)):
-                    Yhat[:, k] = t.predict(enc.scores[k], thr)  # score > threshold (or its complement)
+                    Yhat[:, k] = t.predict(values, thr)  # score > threshold (or its complement; or above the median)
         if kind == "validation" and t.score:
             s = sub[t.score]
             if pd.api.types.is_numeric_dtype(s):
@@ -879,6 +914,7 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
         raise SpecError(problems)
     enc.Y = Y
     enc.Yhat = Yhat
+    enc.medians = enc_medians
     if mem is not None:
         enc.frame = sub  # the rows used, for what reads more columns later (never re-read from ``path``)
     return enc

@@ -42,17 +42,30 @@ WARNING_TEXTS = {
 }
 
 
+# the scoring rates (6 RCNY §5-300): the same statistics, with "selected" meaning a score above the full sample's
+# median score (docs/metrics.md §8)
+RATES = ("selection_rate", "scoring_rate")
+RATIOS = ("impact_ratio", "scoring_impact_ratio")
+SCORING_WARNING_TEXTS = {
+    "n_below_30": "{who} has {n} applicants (fewer than 30)",
+    "selected_below_5": "{who} has {s} scoring above the median (fewer than 5)",
+    "not_selected_below_5": "{who} has {ns} not scoring above the median (fewer than 5)",
+}
+REASON_NONE_ABOVE = ("no row of any group scores above the median score, so there is no highest rate to divide by")
+
+
 def _count_text(x: float) -> str:
     return str(int(round(x))) if abs(x - round(x)) < 1e-9 else f"{x:.1f}"
 
 
-def _warnings(codes: list[str], n_c, s_c, n_b, s_b) -> list[dict]:
-    """The minimum-sample warnings as codes with their sentences."""
+def _warnings(codes: list[str], n_c, s_c, n_b, s_b, scoring: bool = False) -> list[dict]:
+    """The minimum-sample warnings as codes with their sentences (for a scoring rate, "selected" is "scoring
+    above the median")."""
     out = []
     for code in codes:
         who, rest = code.split("_", 1)
         n, s = (n_c, s_c) if who == "category" else (n_b, s_b)
-        text = WARNING_TEXTS[rest].format(who="the category" if who == "category" else "the benchmark",
+        text = (SCORING_WARNING_TEXTS if scoring else WARNING_TEXTS)[rest].format(who="the category" if who == "category" else "the benchmark",
                                           n=_count_text(n), s=_count_text(s), ns=_count_text(n - s))
         out.append({"code": code, "text": text[0].upper() + text[1:]})
     return out
@@ -79,9 +92,9 @@ def _pair_verdict(kind: str, reason: str | None, holm_p: float, alpha: float, le
 
 
 def _metric_verdict(name: str, pairs: list[dict]) -> dict:
-    """The metric's reading: selection rates are descriptive; an impact ratio takes its categories' verdicts —
-    indicated when any category is, else inconclusive when any is, else not indicated."""
-    if name == "selection_rate":
+    """The metric's reading: selection (and scoring) rates are descriptive; an impact ratio takes its categories'
+    verdicts — indicated when any category is, else inconclusive when any is, else not indicated."""
+    if name in RATES:
         return {"kind": "descriptive", "text": "descriptive (no verdict)"}
     kinds = [p["verdict"]["kind"] for p in pairs if p.get("verdict")]
     if not kinds:
@@ -104,7 +117,7 @@ def _evaluate(name: str, N1: np.ndarray, NB: np.ndarray, take_part: np.ndarray) 
     """The metric on one prediction file: value, per-(group, task) pair quantities and their replicates (an impact
     ratio over the categories that take part, ``take_part`` (K, A))."""
     fn = metrics.REGISTRY[name].fn
-    if name == "impact_ratio":
+    if name in RATIOS:
         def fn(N, _f=fn):
             return _f(N, take_part)
     v1, p1 = fn(N1)
@@ -116,6 +129,9 @@ def _evaluate(name: str, N1: np.ndarray, NB: np.ndarray, take_part: np.ndarray) 
 
 def entry(ctx: AttributeContext, m: Metric) -> dict:
     attr, L = ctx.attr, ctx.L
+    is_ratio = m.name in RATIOS
+    scoring = metrics.REGISTRY[m.name].scoring
+    none_selected = REASON_NONE_ABOVE if scoring else REASON_NONE_SELECTED
     task_idx = ctx.task_idx(m)
     opts = m.options
     exclusion = getattr(opts, "exclude_under_2_percent", None) if opts is not None else None
@@ -162,24 +178,24 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
                     "selected": int(round(sel[0, kk, j])), "selection_rate": _f(rate[0, kk, j]),
                     "highest_group": attr.label(top) if top is not None else None,
                     "impact_ratio": _f(ratio[0, kk, j]), "share": _f(row["share"]), "excluded": row["excluded"]}
-            if m.name == "impact_ratio":
+            if is_ratio:
                 pair["benchmark"] = row["benchmark"]
             if row["flag"] is not None:
                 pair["four_fifths_flag"] = row["flag"]
             value = ev.pair_point[p]
             if n[0, kk, j] == 0:
                 pair["reason"] = REASON_NO_ROWS
-            elif row["excluded"] and m.name == "impact_ratio":
+            elif row["excluded"] and is_ratio:
                 pair["reason"] = why_excluded
             elif np.isnan(value):
-                pair["reason"] = REASON_NONE_SELECTED
-            elif m.name == "impact_ratio" and row["benchmark"]:
+                pair["reason"] = none_selected
+            elif is_ratio and row["benchmark"]:
                 pair["note"] = NOTE_REFERENCE  # 1 by definition: nothing to estimate (its stability is beside)
             else:
                 iv = _note(pair_interval(pair, ev, evals, p, ctx.level, ctx.B, ctx.seed, scheme))
-                if m.name == "selection_rate":
+                if not is_ratio:
                     pair["verdict"] = _metric_verdict(m.name, [])
-            if m.name == "impact_ratio" and row["holm_p"] is not None:
+            if is_ratio and row["holm_p"] is not None:
                 b = bench_of_task[k]
                 n_b, s_b = n[0, kk, b], sel[0, kk, b]
                 pair["fisher_p"], pair["holm_p"] = row["fisher_p"], row["holm_p"]
@@ -196,10 +212,10 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
                 else:
                     pair["to_cross"] = None
                     pair["to_cross_reason"] = REASON_BENCHMARK_ZERO
-                pair["warnings"] = _warnings(row["warnings"], n[0, kk, j], sel[0, kk, j], n_b, s_b)
+                pair["warnings"] = _warnings(row["warnings"], n[0, kk, j], sel[0, kk, j], n_b, s_b, scoring)
                 pair["verdict"] = _pair_verdict(row["verdict"], row["verdict_reason"], row["holm_p"], alpha,
                                                 ctx.level)
-            elif m.name == "impact_ratio" and n[0, kk, j] > 0:
+            elif is_ratio and n[0, kk, j] > 0:
                 pair["to_cross"] = None
                 pair["to_cross_reason"] = ("the benchmark: its ratio is 1 by definition" if row["benchmark"]
                                            else "excluded: no ratio" if row["excluded"] else REASON_BENCHMARK_ZERO)
@@ -208,10 +224,10 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
     if exclusion is not None:
         out["exclusion"] = {"threshold": 0.02, "justification": exclusion.justification.strip(),
                             "categories": sorted({p["group"] for p in pairs if p["excluded"]})}
-    if m.name == "impact_ratio":
+    if is_ratio:
         out["test"] = {"method": "fisher exact, two-sided", "adjustment": "holm", "alpha": alpha, "note": TEST_NOTE}
     if out["value"] is None:
-        out["reason"] = REASON_NONE_SELECTED if m.name == "impact_ratio" else REASON_NO_ROWS
+        out["reason"] = none_selected if is_ratio else REASON_NO_ROWS
         out["interval"] = None
     else:
         out["interval"], more = headline(ev, evals, ev.reps, ctx.level, ctx.B, ctx.seed, scheme,
@@ -219,10 +235,25 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
         _note(out["interval"])
         out.update(more)
         out["_reps"] = ev.reps
-    if out["value"] is not None or m.name == "impact_ratio":
+    if out["value"] is not None or is_ratio:
         out["verdict"] = _metric_verdict(m.name, pairs)
     out["references"] = [{"task": L.tasks[k].label,
                           "group": attr.label(top_of_task[k]) if top_of_task[k] is not None else None,
-                          "stability": _f(stability.get(k))} for k in task_idx]
+                          "stability": _f(stability.get(k)), **(_median(L, k) if scoring else {})}
+                         for k in task_idx]
+    if scoring and len(task_idx) == 1:
+        out["median_score"] = out["references"][0]["median_score"]
     out["pairs"] = pairs
+    return out
+
+
+def _median(L, k: int) -> dict:
+    """The full-sample median score a scoring task's "above the median" used: on each prediction file its own
+    (their mean with several runs, each under ``median_scores``), and the rows it is the median of."""
+    meds = [enc.medians.get(k) for enc in L.predictions]
+    vals = [m["median"] for m in meds if m is not None and m["median"] is not None]
+    out = {"median_score": _f(float(np.mean(vals))) if vals else None,
+           "median_rows": int(round(float(np.mean([m["rows"] for m in meds if m is not None])))) if vals else None}
+    if len(meds) > 1:
+        out["median_scores"] = [None if m is None else _f(m["median"]) for m in meds]
     return out

@@ -33,7 +33,8 @@ class _Model(BaseModel):
 
 MetricName = Literal["biasamp_mals", "biasamp_a_to_t", "biasamp_t_to_a", "multi_a_to_t", "multi_t_to_a",
                      "demographic_parity", "equal_opportunity", "equalized_odds", "accuracy_gap",
-                     "selection_rate", "impact_ratio", "leakage", "dpa_a_to_t", "dpa_t_to_a"]
+                     "selection_rate", "impact_ratio", "scoring_rate", "scoring_impact_ratio", "leakage", "dpa_a_to_t",
+                     "dpa_t_to_a"]
 Direction = Literal["A->T", "T->A"]
 Covers = Literal["rows", "runs", "trial split and flips"]
 Verdict = Literal["against_protected", "against_reference", "insufficient_evidence"]
@@ -509,7 +510,8 @@ class SelectionPair(_Model):
     group: str = _f("Group label.")
     task: str = _f("Task label.")
     n: int = _f("Rows of the group (averaged over runs, rounded).")
-    selected: int = _f("Rows of the group the model selects (predicts positive).")
+    selected: int = _f("Rows of the group the model selects (predicts positive); for scoring_rate and "
+                       "scoring_impact_ratio, the rows whose score is above the full sample's median score.")
     selection_rate: float | None = _f("selected / n; null when the group has no rows.")
     highest_group: str | None = _f("The highest-rate group for this task (the impact ratio's denominator); null when no "
                                "row is selected.")
@@ -556,12 +558,23 @@ class SelectionReference(_Model):
     group: str | None = _f("The highest-rate group on the estimate; null when no row is selected.")
     stability: float | None = _f("Share of bootstrap replicates (first prediction file) in which the same group had "
                                  "the highest rate; null without resampling.")
+    median_score: float | None = _opt("Scoring metrics: the median score of the full sample (every row of the data "
+                                      "file with a score, unknown categories included; the mean of the two middle "
+                                      "values for an even count) that a row's score must exceed to count as "
+                                      "'selected' (docs/metrics.md §8); with several prediction files, the mean of "
+                                      "their medians (each under `median_scores`).")
+    median_rows: int | None = _opt("Scoring metrics: the scores the median is taken over (with several prediction "
+                                   "files, their mean).")
+    median_scores: list[float | None] | None = _opt("Scoring metrics with several prediction files: each file's "
+                                                    "own median, which its rows are compared with.")
 
 
 class SelectionResult(_Model):
-    """Selection rate or impact ratio (29 CFR 1607.4(D); docs/metrics.md §8)."""
+    """Selection rate or impact ratio (29 CFR 1607.4(D); docs/metrics.md §8), or, for a tool that scores, scoring
+    rate or scoring impact ratio (6 RCNY §5-300): the same fields, with 'selected' meaning a score above the full
+    sample's median score (`median_score`)."""
 
-    name: Literal["selection_rate", "impact_ratio"] = _f("Metric name.")
+    name: Literal["selection_rate", "impact_ratio", "scoring_rate", "scoring_impact_ratio"] = _f("Metric name.")
     attribute: str = _f("Protected attribute.")
     value: float | None = _f("selection_rate: the share selected over all rows of the groups; impact_ratio: the "
                              "lowest group's impact ratio. Null when undefined (`reason`).")
@@ -578,6 +591,8 @@ class SelectionResult(_Model):
     exclusion: SelectionExclusion | None = _opt("Present when the spec sets `exclude_under_2_percent`.")
     test: SelectionTest | None = _opt("impact_ratio: the test behind `fisher_p` and `holm_p` and the verdict's α.")
     references: list[SelectionReference] = _f("Per task: the highest-rate group and its stability.")
+    median_score: float | None = _opt("Scoring metrics covering one task: that task's full-sample median score "
+                                      "(`references[].median_score`), above which a row counts as 'selected'.")
     pairs: list[SelectionPair] = _f("Per group and task.")
 
 

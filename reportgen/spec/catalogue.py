@@ -29,6 +29,7 @@ class MetricInfo:
     title: str = ""  # the report's heading for the metric
     short: str = ""  # the report's short name (tables, plot titles)
     papers: tuple[str, ...] = ()  # the works it rests on (keys of the report's bibliography, report/context.py)
+    scoring: bool = False  # "selected" is a score above the full sample's median (needs `score:`, no `threshold:`)
 
 
 def _amp(name, direction, summary, **kw):
@@ -82,6 +83,18 @@ CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
                "group's rate. The value is the lowest ratio; under 0.8 is the four-fifths rule's flag.",
                needs_label=False, worse="lower", value_range=(0.0, 1.0), pair_quantity="impact_ratio", docs_section="8.",
                title="Impact ratio", short="Impact ratio", papers=("ugesp1978",)),
+    MetricInfo("scoring_rate", "selection", None,
+               "Scoring rate (NYC 6 RCNY §5-300): the share of a group's rows whose score is above the median score "
+               "of the full sample (every row, unknown categories included), for a tool that scores rather than "
+               "selects. The value is the share over all rows of the groups; each group's share is a pair.",
+               needs_label=False, worse="abs", value_range=(0.0, 1.0), pair_quantity="selection_rate",
+               docs_section="8.", scoring=True, title="Scoring rate", short="Scoring rate", papers=("ugesp1978",)),
+    MetricInfo("scoring_impact_ratio", "selection", None,
+               "Scoring impact ratio (NYC 6 RCNY §5-300): a group's scoring rate divided by the highest group's "
+               "scoring rate. The value is the lowest ratio; under 0.8 is the four-fifths rule's flag.",
+               needs_label=False, worse="lower", value_range=(0.0, 1.0), pair_quantity="impact_ratio",
+               docs_section="8.", scoring=True, title="Scoring impact ratio", short="Scoring impact ratio",
+               papers=("ugesp1978",)),
     MetricInfo("leakage", "predictability", "T->A",
                "Leakage amplification (Wang et al. 2019): how much better an attacker predicts the group from the "
                "model's task predictions than from the (error-matched) true tasks.", docs_section="2.",

@@ -260,7 +260,9 @@ class Task(Strict):
     predicted: str | None = Field(
         None, description="Column of predicted labels; with `columns`, a pattern using {column}, e.g. '{column}_pred'."
     )
-    score: str | None = Field(None, description="Score column (or pattern); needs `threshold`.")
+    score: str | None = Field(None, description="Score column (or pattern); needs `threshold` except for a tool that "
+                                                 "scores, read by scoring_rate and scoring_impact_ratio (score above "
+                                                 "the full sample's median; docs/metrics.md §8).")
     threshold: float | Literal["calibrate"] | None = Field(
         None, description="Predicted positive when score > threshold (strictly: a score equal to the threshold is "
                           "negative); `calibrate` uses data.validation (docs/metrics.md §5)."
@@ -278,11 +280,10 @@ class Task(Strict):
             raise ValueError("a task takes exactly one of `column` (one task) or `columns` (many), or neither for a "
                              "label-free task; keep one")
         if self.predicted is None and self.score is None:
-            raise ValueError("a task needs `predicted` (predicted labels) or `score` with `threshold`; add one")
+            raise ValueError("a task needs `predicted` (predicted labels) or `score` (with `threshold`, or alone for a "
+                             "tool that scores); add one")
         if self.predicted is not None and self.score is not None:
             raise ValueError("use either `predicted` or `score`, not both; remove one of them")
-        if self.score is not None and self.threshold is None:
-            raise ValueError("`score` needs `threshold`; add `threshold: <number>` or `threshold: calibrate`")
         if self.threshold is not None and self.score is None:
             raise ValueError("`threshold` applies only with `score`; remove `threshold:` or give `score:`")
         if self.classes is not None and len(self.classes) < 1:
@@ -1041,6 +1042,7 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
 
     out += G.spec_problems(ls)  # gates select computed values and can fail
     out += _label_free_problems(ls)
+    out += _scoring_problems(ls)
     for name, t in s.tasks.items():
         if t.threshold == "calibrate" and not is_label_free(t):
             if not s.data.validation:
@@ -1116,6 +1118,50 @@ def _quoted(names: list[str]) -> str:
 
 def _no_label(names: list[str]) -> str:
     return f"task {_quoted(names)} has" if len(names) == 1 else f"tasks {_quoted(names)} have"
+
+
+def _scoring_problems(ls: LoadedSpec) -> list[Problem]:
+    """Scores and thresholds: a scoring metric (scoring_rate, scoring_impact_ratio) compares each score with the
+    full sample's median, so its tasks need `score:` and no `threshold:`; every other metric reads the task's
+    prediction, so a task with `score:` needs `threshold:` there (docs/metrics.md §8)."""
+    s = ls.spec
+    out: list[Problem] = []
+    scoring = {n for n, info in catalogue.CATALOGUE.items() if info.scoring}
+    SELECTING = {"scoring_rate": "selection_rate", "scoring_impact_ratio": "impact_ratio"}
+    unscored: dict[str, list[str]] = {}  # task -> the metrics that need its threshold
+    for i, m in enumerate(s.metrics):
+        covered = [(t, ("metrics", i, "tasks", j)) for j, t in enumerate(m.tasks)] if m.tasks else \
+            [(t, ("metrics", i, "name")) for t in s.tasks]
+        for tname, where in covered:
+            t = s.tasks.get(tname)
+            if t is None:
+                continue
+            if m.name in scoring and t.score is None:
+                out.append(ls.problem(where, f"{m.name} compares scores with the median score of all rows, and task "
+                                             f"'{tname}' has `predicted:`, no `score:`; give the task `score: "
+                                             f"<column>`, or use {SELECTING[m.name]} for a tool that selects"))
+            elif m.name in scoring and t.threshold is not None:
+                out.append(ls.problem(where, f"{m.name} compares scores with the median score of all rows, not with a "
+                                             f"threshold, and task '{tname}' has `threshold:`; remove `threshold:` "
+                                             "from the task (a tool that scores), or use selection_rate and "
+                                             "impact_ratio for the selections the threshold makes"))
+            elif m.name not in scoring and t.score is not None and t.threshold is None:
+                unscored.setdefault(tname, [])
+                if m.name not in unscored[tname]:
+                    unscored[tname].append(m.name)
+    for tname, names in unscored.items():
+        they = "it reads" if len(names) == 1 else "they read"
+        out.append(ls.problem(("tasks", tname, "score"), f"`score` needs `threshold` for {' and '.join(names)} "
+                                                         f"({they} the task's prediction); add `threshold: <number>` "
+                                                         "or `threshold: calibrate`, or use scoring_rate and "
+                                                         "scoring_impact_ratio for a tool that scores"))
+    lb = s.local_bias
+    if lb is not None and lb.task in s.tasks and s.tasks[lb.task].score is not None \
+            and s.tasks[lb.task].threshold is None:
+        out.append(ls.problem(("local_bias", "task"), f"local_bias reads the task's prediction, and task '{lb.task}' "
+                                                      "has `score:` without `threshold:`; add `threshold: <number>` "
+                                                      "to the task or name another task"))
+    return out
 
 
 def _label_free_problems(ls: LoadedSpec) -> list[Problem]:

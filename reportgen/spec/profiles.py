@@ -78,7 +78,11 @@ def _profile_of(raw: dict) -> tuple[Profile | None, list[tuple[tuple, str]]]:
 
 
 def _task_metrics(name: str, task: Any) -> list[str]:
-    """The selection metrics of one task: selection rates and impact ratios of the tool's output."""
+    """The selection metrics of one task: selection rates and impact ratios of the tool's output; for a tool that
+    scores (`score:` without `threshold:`), scoring rates and scoring impact ratios (6 RCNY §5-300, docs/metrics.md
+    §8)."""
+    if isinstance(task, dict) and task.get("score") is not None and task.get("threshold") is None:
+        return ["scoring_rate", "scoring_impact_ratio"]
     return ["selection_rate", "impact_ratio"]
 
 
@@ -141,7 +145,7 @@ def expand(raw: dict) -> tuple[dict, list[tuple[tuple, str]], list[tuple]]:
     for tname, task in tasks.items():
         for name in _task_metrics(tname, task):
             entry: dict[str, Any] = {"name": name, "tasks": [tname]}
-            if name == "impact_ratio" and profile.exclude_under_2_percent is not None:
+            if name in ("impact_ratio", "scoring_impact_ratio") and profile.exclude_under_2_percent is not None:
                 entry["exclude_under_2_percent"] = {"justification": profile.exclude_under_2_percent.justification}
             i = _add_metric(metrics, entry)
             if i is not None:

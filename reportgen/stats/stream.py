@@ -42,6 +42,8 @@ import pandas as pd
 
 from reportgen.stats import counts as stats
 from reportgen.data.files import (
+    full_sample_median,
+    scoring_tasks,
     AttributeDef,
     _groups_beside_missing_columns,
     Encoded,
@@ -685,6 +687,7 @@ class Streamed:
     sample: Encoded | None = None
     engine: dict = field(default_factory=dict)
     header: list = field(default_factory=list)
+    medians: dict = field(default_factory=dict)  # scoring task index -> files.full_sample_median(...)
     _poisson_cache: dict = field(default_factory=dict)
 
     @property
@@ -840,6 +843,10 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
             ls, attrs, header, lambda cols: _distinct_table(files, cols), rel, kind)) from None
     needed = [c for c, _ in needed_pairs]
     d = ls.spec.data
+    medians = {}
+    if kind in ("test", "run") and scoring_tasks(tasks):  # a tool that scores: the exact median needs every score
+        medians = score_medians(files, tasks, d.batch_rows)
+        thresholds = {**(thresholds or {}), **{k: m["threshold"] for k, m in medians.items()}}
     scols = sample_columns(ls, header, needed) if sample else []
     seed = d.sample.seed if d.sample.seed is not None else ls.spec.intervals.bootstrap.seed
     plan = Plan(role=role, rel=rel, columns=tuple(dict.fromkeys(needed + scols)), needed=tuple(needed),
@@ -864,10 +871,36 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
     st = Streamed(role=role, path=path, display_path=rel, sha256=sha, rows=acc.rows, rows_used=acc.kept,
                   dropped=dropped, plan=plan, parts=parts, stats=acc, executor=executor)
     st.header = list(header)
+    st.medians = medians
     st.engine = {"name": executor.name, "files": len(files), "partitions": len(parts), "batch_rows": d.batch_rows}
     if sample:
         st.sample = _sample_encoded(ls, plan, acc, role, rel, spec_path, attrs, tasks, thresholds, st)
     return st
+
+
+def score_medians(files: list[Path], tasks: list[TaskColumns], batch_rows: int) -> dict[int, dict]:
+    """The full-sample median score of every scoring task (docs/metrics.md §8), from one pass reading only the
+    score columns: an exact median needs every score, so this holds 8 bytes per row and scoring task in memory
+    (docs/guide/large-data.md). A task whose score column is not numeric is left out (the checks report it)."""
+    ks = scoring_tasks(tasks)
+    cols = list(dict.fromkeys(tasks[k].score for k in ks))
+    got: dict[str, list] = {c: [] for c in cols}
+    bad: set[str] = set()
+    for part in partitions(files):
+        for df in read_batches(part, cols, batch_rows):
+            for c in cols:
+                if c in bad:
+                    continue
+                if not pd.api.types.is_numeric_dtype(df[c]):
+                    bad.add(c)
+                    continue
+                got[c].append(df[c].to_numpy(dtype=float))
+    out = {}
+    for k in ks:
+        c = tasks[k].score
+        if c not in bad:
+            out[k] = full_sample_median(np.concatenate(got[c]) if got[c] else np.zeros(0))
+    return out
 
 
 def _distinct_table(files: list[Path], cols: list[str], batch_rows: int = 200_000) -> pd.DataFrame:
