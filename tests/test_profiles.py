@@ -186,3 +186,27 @@ def shutil_which(name: str):
     import shutil
 
     return shutil.which(name)
+
+
+def test_a_scoring_tool_expands_to_scoring_rates(tmp_path):
+    """`score:` without `threshold:` is a tool that scores: nyc_ll144 expands its task to scoring_rate and
+    scoring_impact_ratio (6 RCNY §5-300, the 2 % exclusion on the ratio); `predicted:` or a score with a threshold
+    to the selection metrics."""
+    why = "categories under 2% of applicants are too small for a stable ratio"
+    spec = ll144(profile={"name": "nyc_ll144", "exclude_under_2_percent": {"justification": why}},
+                 tasks={"fit": {"score": "score"}, "screen": {"score": "score", "threshold": 70},
+                        "decision": {"predicted": "selected"}})
+    r = _run(["expand", str(_write(tmp_path, spec))])
+    assert r.exit_code == 0, r.output
+    metrics = yaml.safe_load(r.output)["metrics"]
+    by_task = {}
+    for m in metrics:
+        by_task.setdefault(m["tasks"][0], []).append(m["name"])
+    assert by_task == {"fit": ["scoring_rate", "scoring_impact_ratio"],
+                       "screen": ["selection_rate", "impact_ratio"], "decision": ["selection_rate", "impact_ratio"]}
+    ratio = next(m for m in metrics if m["name"] == "scoring_impact_ratio")
+    assert ratio["exclude_under_2_percent"] == {"justification": why}
+    res = _results(tmp_path, _write(tmp_path, ll144(tasks={"fit": {"score": "score"}}), "fit.yaml"))
+    assert [(m["name"], m["attribute"]) for m in res["metrics"]] == [
+        (n, a) for a in ("sex", "race_ethnicity", "sex×race_ethnicity") for n in ("scoring_rate", "scoring_impact_ratio")]
+    assert all(m["median_score"] == 62.6 for m in res["metrics"])
