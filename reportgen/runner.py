@@ -415,7 +415,8 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
         "intervals": {"confidence": level, "bootstrap": {"resamples": B, "seed": seed,
                                                          "schemes": sorted(schemes - {"none"})},
                       "bernstein": {"gamma": s.intervals.bernstein.gamma, "max_cost": s.intervals.bernstein.max_cost}},
-        "versions": _versions(dask=bool(L.engine) and L.engine["name"] == "dask"),
+        "versions": _versions(dask=bool(L.engine) and L.engine["name"] == "dask",
+                              signed=s.output.sign is not None),
         "engine": L.engine or {"name": "memory"},
         "metrics": metric_entries,
         "sweeps": sweeps,
@@ -511,14 +512,14 @@ VERSIONED_PACKAGES = ("numpy", "pandas", "pyarrow", "scipy", "scikit-learn", "py
                       "jinja2", "weasyprint", "pypdf", "fonttools", "pydyf", "threadpoolctl")
 
 
-def _versions(*, dask: bool = False) -> dict:
+def _versions(*, dask: bool = False, signed: bool = False) -> dict:
     """Every package that can change a number or a page, plus Python and the platform (read from the installed
     distributions' metadata, so nothing heavy is imported for it)."""
     from importlib import metadata
 
     out = {"reportgen": __version__, "python": platform.python_version(),
            "platform": f"{platform.system()} {platform.machine()}"}
-    for name in VERSIONED_PACKAGES + (("dask", "distributed") if dask else ()):
+    for name in VERSIONED_PACKAGES + (("dask", "distributed") if dask else ()) + (("pyhanko",) if signed else ()):
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

@@ -225,6 +225,10 @@ def test_signed_pdf_keeps_attachments_and_pdfa_identification(signed):
     att = reader.attachments
     assert att["results.json"] == [(signed["out"] / "results.json").read_bytes()]
     assert att["spec.yaml"] == [signed["spec"].read_bytes()]
+    import importlib.metadata
+
+    versions = json.loads((signed["out"] / "results.json").read_bytes())["versions"]
+    assert versions["pyhanko"] == importlib.metadata.version("pyhanko")  # what signed the PDF is recorded
     xmp = reader.trailer["/Root"]["/Metadata"].get_object().get_data().decode("utf-8")
     assert re.search(r'pdfaid:part(="|>)3', xmp) and re.search(r'pdfaid:conformance(="|>)B', xmp), xmp
     # PDF/A: the information dictionary and the XMP name the same producer after the signing update

@@ -780,6 +780,7 @@ class Versions(_Model):
     threadpoolctl: str | None = _f("Installed threadpoolctl version.")
     dask: str | None = _opt("Installed dask version (dask engine only).")
     distributed: str | None = _opt("Installed distributed version (dask engine only).")
+    pyhanko: str | None = _opt("Installed pyHanko version, which signed the PDFs (runs with output.sign only).")
 
 
 class EngineInfo(_Model):
