@@ -249,8 +249,12 @@ def _peak(tmp_path: Path, rows: int, engine: str) -> int:
         tracemalloc.stop()
 
 
-def test_peak_memory_does_not_grow_with_rows(tmp_path):
-    """Peak traced allocations (NumPy, pandas) with 4x the rows: flat when streaming, ~4x in memory."""
+def test_peak_memory_does_not_grow_with_rows(tmp_path, monkeypatch):
+    """Peak traced allocations (NumPy, pandas) with 4x the rows: flat when streaming, ~4x in memory.
+
+    One worker: with several, how many partitions are in memory at the peak (at most one per worker) depends on
+    how their threads happen to interleave, which a busy machine changes; the bound per worker is what is tested."""
+    monkeypatch.setattr(stream.stats, "_workers", lambda: 1)
     s_small, s_big = _peak(tmp_path, 200_000, "stream"), _peak(tmp_path, 800_000, "stream")
     m_small, m_big = _peak(tmp_path, 200_000, "memory"), _peak(tmp_path, 800_000, "memory")
     assert m_big > 2.5 * m_small  # the control: the memory engine does hold the rows
