@@ -1140,6 +1140,11 @@ def _scoring_problems(ls: LoadedSpec) -> list[Problem]:
                 out.append(ls.problem(where, f"{m.name} compares scores with the median score of all rows, and task "
                                              f"'{tname}' has `predicted:`, no `score:`; give the task `score: "
                                              f"<column>`, or use {SELECTING[m.name]} for a tool that selects"))
+            elif m.name in scoring and t.classes is not None:
+                out.append(ls.problem(where, f"{m.name} counts the scores above the median score of all rows, and "
+                                             f"task '{tname}' splits one score into `classes:` (the other class "
+                                             "would count the scores at or below it); drop `classes:` and name the "
+                                             "scored class with `positive:`"))
             elif m.name in scoring and t.threshold is not None:
                 out.append(ls.problem(where, f"{m.name} compares scores with the median score of all rows, not with a "
                                              f"threshold, and task '{tname}' has `threshold:`; remove `threshold:` "
