@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import reportgen
 from reference import selection as R
+from selection_check import check_entry
 from reportgen.stats import metrics
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +28,6 @@ RACE_LABELS = {"HL": "Hispanic or Latino", "WH": "White", "BL": "Black or Africa
                "NH": "Native Hawaiian or Other Pacific Islander", "AI": "American Indian or Alaska Native",
                "TW": "Two or More Races"}
 JUSTIFICATION = "categories under 2% of applicants are too small for a meaningful impact ratio"
-REL = 1e-9
 
 
 def _hiring_spec(exclude: bool) -> dict:
@@ -61,46 +61,6 @@ def _csv_rows() -> list[dict]:
 UNKNOWN = {"sex": ["Unknown", ""], "race_ethnicity": ["DS"]}
 
 
-def _check_entry(entry: dict, ref: dict, *, level: float = 0.95) -> None:
-    """Every field of every category of a results entry equals the reference's."""
-    attr = entry["attribute"]
-    by = {p["group"].split("=", 1)[1]: p for p in entry["pairs"] if p["n"] > 0}
-    assert set(by) == {c["label"] for c in ref["categories"]}, attr
-    for c in ref["categories"]:
-        p = by[c["label"]]
-        where = f"{attr}={c['label']}"
-        assert (p["n"], p["selected"]) == (c["n"], c["selected"]), where
-        assert p["share"] == pytest.approx(c["share_float"], rel=REL), where
-        assert p["selection_rate"] == pytest.approx(c["rate_float"], rel=REL), where
-        assert p["excluded"] is c["excluded"], where
-        assert p["benchmark"] is c["benchmark"], where
-        if c["ratio"] is None:
-            assert p["impact_ratio"] is None, where
-        else:
-            assert p["impact_ratio"] == pytest.approx(c["ratio_float"], rel=REL), where
-        assert p.get("four_fifths_flag") == c["flag"], where
-        assert p.get("to_cross") == c["to_cross"], where
-        for k in ("fisher_p", "holm_p"):
-            if c[k] is None:
-                assert p.get(k) is None, (where, k)
-            else:
-                assert p[k] == pytest.approx(c[k], rel=1e-8, abs=1e-300), (where, k)
-        iv = p.get("ratio_interval")
-        if c["katz_lower"] is None:
-            assert iv is None or iv["lower"] is None, where
-        else:
-            assert iv["method"] == "katz log-ratio" and iv["covers"] == ["rows"] and iv["level"] == level
-            assert "conditional on the benchmark" in iv["description"]
-            assert iv["lower"] == pytest.approx(c["katz_lower"], rel=1e-7), where
-            assert iv["upper"] == pytest.approx(c["katz_upper"], rel=1e-7), where
-        v = p.get("verdict") if c["verdict"] is not None else None
-        assert (v or {}).get("kind") == c["verdict"], where
-        assert (v or {}).get("reason") == c["verdict_reason"], where
-        assert [w["code"] for w in p.get("warnings") or []] == c["warnings"], where
-        if c["benchmark"] and c["ratio"] is not None:
-            assert p["highest_group"] == p["group"]
-
-
 @pytest.fixture(scope="module")
 def hiring_rows():
     return _csv_rows()
@@ -116,7 +76,7 @@ def test_hiring_sample_matches_reference(exclude, hiring_rows):
         attrs = entry["attribute"].split("×")
         ref = R.selection_table(hiring_rows, attrs, outcome="selected", unknown=UNKNOWN,
                                 exclude_under_2_percent=exclude)
-        _check_entry(entry, ref)
+        check_entry(entry, ref)
         assert entry["total_rows"] == ref["total_rows"] == 8000
         unknown = next(a for a in res["attributes"] if a["name"] == entry["attribute"])["unknown"]
         assert sum(u["rows"] for u in unknown) == ref["unknown_count"]
@@ -204,7 +164,7 @@ def test_random_tables_match_reference(case):
     entry = res["metrics"][0]
     ref = R.selection_table(rows, ["g"], outcome="sel", unknown={"g": ["?"]}, exclude_under_2_percent=exclude,
                             level=level)
-    _check_entry(entry, ref, level=level)
+    check_entry(entry, ref, level=level)
 
 
 def test_engine_functions_match_reference_on_small_tables():
@@ -236,7 +196,7 @@ def test_uniform_guidelines_example_through_audit():
     assert black["fisher_p"] == pytest.approx(0.0034092217678, rel=1e-9) and black["holm_p"] == black["fisher_p"]
     assert black["verdict"]["kind"] == "indicated" and black["verdict"]["reason"] is None
     assert black["to_cross"] == 8  # (12 + 8) / 40 = 0.5 >= 0.8 x 0.6 = 0.48; 7 more give 0.475
-    _check_entry(e, R.selection_table(rows, ["g"], outcome="sel", unknown={"g": ["?"]}))
+    check_entry(e, R.selection_table(rows, ["g"], outcome="sel", unknown={"g": ["?"]}))
 
 
 def test_exactly_four_fifths_is_not_flagged():
