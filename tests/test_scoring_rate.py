@@ -20,6 +20,7 @@ import pytest
 
 import reportgen
 from reference import selection as R
+from selection_check import check_entry
 from reportgen.runner import run_spec
 from reportgen.spec.model import load_spec
 from test_reference_selection import (NYC_SCORING_INTERSECTIONAL, NYC_SCORING_RACE, NYC_SCORING_SEX,
@@ -34,18 +35,6 @@ RACE_LABELS = {"HL": "Hispanic or Latino", "WH": "White", "BL": "Black or Africa
                "TW": "Two or More Races"}
 UNKNOWN = {"sex": ["Unknown", ""], "race_ethnicity": ["DS"]}
 JUSTIFICATION = "categories under 2% of applicants are too small for a meaningful impact ratio"
-REL = 1e-9
-# the reference names the minimum-sample warnings after what it counts; the engine's codes are the selection
-# family's (the same results fields), with the scoring words in their texts
-CODE = {"above_median": "selected", "not_above_median": "not_selected"}
-
-
-def _engine_code(ref_code: str) -> str:
-    who, rest = ref_code.split("_", 1)
-    for k, v in CODE.items():
-        if rest == f"{k}_below_5":
-            return f"{who}_{v}_below_5"
-    return ref_code
 
 
 def _spec(exclude: bool = False, **data) -> dict:
@@ -79,49 +68,6 @@ def hiring_rows():
     return _csv_rows()
 
 
-def _check_entry(entry: dict, ref: dict, *, level: float = 0.95) -> None:
-    """Every field of every category of a scoring results entry equals the reference's (kind="scoring")."""
-    attr = entry["attribute"]
-    ratio = entry["name"] == "scoring_impact_ratio"
-    by = {p["group"].split("=", 1)[1]: p for p in entry["pairs"] if p["n"] > 0}
-    assert set(by) == {c["label"] for c in ref["categories"]}, attr
-    for c in ref["categories"]:
-        p = by[c["label"]]
-        where = f"{entry['name']} {attr}={c['label']}"
-        assert (p["n"], p["selected"]) == (c["n"], c["above_median"]), where
-        assert p["share"] == pytest.approx(c["share_float"], rel=REL), where
-        assert p["selection_rate"] == pytest.approx(c["rate_float"], rel=REL), where
-        assert p["excluded"] is c["excluded"], where
-        if not ratio:
-            continue
-        assert p["benchmark"] is c["benchmark"], where
-        if c["ratio"] is None:
-            assert p["impact_ratio"] is None, where
-        else:
-            assert p["impact_ratio"] == pytest.approx(c["ratio_float"], rel=REL), where
-        assert p.get("four_fifths_flag") == c["flag"], where
-        assert p.get("to_cross") == c["to_cross"], where
-        for k in ("fisher_p", "holm_p"):
-            if c[k] is None:
-                assert p.get(k) is None, (where, k)
-            else:
-                assert p[k] == pytest.approx(c[k], rel=1e-8, abs=1e-300), (where, k)
-        iv = p.get("ratio_interval")
-        if c["katz_lower"] is None:
-            assert iv is None or iv["lower"] is None, where
-        else:
-            assert iv["method"] == "katz log-ratio" and iv["covers"] == ["rows"] and iv["level"] == level
-            assert iv["lower"] == pytest.approx(c["katz_lower"], rel=1e-7), where
-            assert iv["upper"] == pytest.approx(c["katz_upper"], rel=1e-7), where
-        v = p.get("verdict") if c["verdict"] is not None else None
-        assert (v or {}).get("kind") == c["verdict"], where
-        assert (v or {}).get("reason") == c["verdict_reason"], where
-        assert [w["code"] for w in p.get("warnings") or []] == [_engine_code(w) for w in c["warnings"]], where
-        for w in p.get("warnings") or []:
-            if "selected" in w["code"]:
-                assert "above the median" in w["text"], where
-
-
 @pytest.mark.parametrize("exclude", [False, True])
 def test_hiring_sample_matches_reference(exclude, hiring_rows):
     res = reportgen.run(_spec(exclude)).raw
@@ -130,7 +76,7 @@ def test_hiring_sample_matches_reference(exclude, hiring_rows):
         attrs = entry["attribute"].split("×")
         ref = R.selection_table(hiring_rows, attrs, outcome="score", kind="scoring", unknown=UNKNOWN,
                                 exclude_under_2_percent=exclude and entry["name"] == "scoring_impact_ratio")
-        _check_entry(entry, ref)
+        check_entry(entry, ref)
         # the median of the full sample (unknown rows included), named on the entry and per task
         assert entry["median_score"] == pytest.approx(ref["median_float"], rel=1e-12)
         assert entry["references"][0]["median_score"] == entry["median_score"]
@@ -192,7 +138,7 @@ def test_ties_at_the_median_are_not_above_it():
     assert ref["median"] == 2
     for e in res["metrics"]:
         assert e["median_score"] == 2.0
-        _check_entry(e, ref)
+        check_entry(e, ref)
     sr = {p["group"]: p for p in res["metrics"][0]["pairs"]}
     assert (sr["g=a"]["selected"], sr["g=b"]["selected"]) == (1, 1)
 
@@ -205,12 +151,12 @@ def test_even_count_median_is_the_mean_of_the_two_middle_values():
     assert ref["median"] == (Fraction(0.2) + Fraction(0.3)) / 2
     for e in res["metrics"]:
         assert e["median_score"] == pytest.approx(0.25)
-        _check_entry(e, ref)
+        check_entry(e, ref)
     # the two middle values are adjacent: above their mean is exactly above the lower one, with no rounding
     rows = [{"g": "a", "s": 0.1 + 0.2}, {"g": "b", "s": 0.3}, {"g": "b", "s": 0.0}, {"g": "a", "s": 1.0}]
     ref = R.selection_table(rows, "g", outcome="s", kind="scoring")
     for e in _audit_scores(rows)["metrics"]:
-        _check_entry(e, ref)
+        check_entry(e, ref)
 
 
 def test_nyc_rule_scoring_example_through_audit():
@@ -230,7 +176,7 @@ def test_nyc_rule_scoring_example_through_audit():
         assert e["median_score"] == 40.0
         assert e["total_rows"] == 168 + NYC_SCORING_UNKNOWN
         attrs = e["attribute"].split("×")
-        _check_entry(e, R.selection_table(rows, attrs, outcome="score", kind="scoring", unknown=UNKNOWNS))
+        check_entry(e, R.selection_table(rows, attrs, outcome="score", kind="scoring", unknown=UNKNOWNS))
         table = published[e["attribute"]]
         by = {p["group"].split("=", 1)[1]: p for p in e["pairs"]}
         for key, (n, rate, ratio) in table.items():
