@@ -210,7 +210,7 @@ METHOD_GROUP = {
     "multi_a_to_t": "multi", "multi_t_to_a": "multi", "leakage": "leakage", "dpa_a_to_t": "dpa",
     "dpa_t_to_a": "dpa", "demographic_parity": "disparity", "equal_opportunity": "disparity",
     "equalized_odds": "disparity", "accuracy_gap": "disparity", "selection_rate": "selection",
-    "impact_ratio": "selection",
+    "impact_ratio": "selection", "scoring_rate": "selection", "scoring_impact_ratio": "selection",
 }
 METHOD_TITLES = {
     "directional": "Directional bias amplification (BiasAmp→)",
