@@ -210,3 +210,21 @@ def test_a_scoring_tool_expands_to_scoring_rates(tmp_path):
     assert [(m["name"], m["attribute"]) for m in res["metrics"]] == [
         (n, a) for a in ("sex", "race_ethnicity", "sex×race_ethnicity") for n in ("scoring_rate", "scoring_impact_ratio")]
     assert all(m["median_score"] == 62.6 for m in res["metrics"])
+
+
+def test_with_a_profile_the_regulatory_section_comes_first(tmp_path):
+    """COMPAS with profile four_fifths beside its other metrics: the selection tables lead the report."""
+    spec = yaml.safe_load((ROOT / "specs" / "compas.yaml").read_text(encoding="utf-8"))
+    spec["profile"] = "four_fifths"
+    spec.pop("gates", None)
+    for key in ("train", "validation", "test"):
+        spec["data"][key] = str((ROOT / "specs" / spec["data"][key]).resolve())
+    spec["intervals"]["bootstrap"]["resamples"] = 100
+    spec.pop("local_bias", None)
+    out = tmp_path / "out"
+    r = _run(["run", str(_write(tmp_path, spec)), "--out", str(out), "--format", "html,json", "-q"])
+    assert r.exit_code in (0, 1), r.output
+    html = (out / "report.html").read_text(encoding="utf-8")
+    sel, amp = html.index('id="family-selection"'), html.index('id="family-amplification"')
+    assert sel < amp
+    assert not (out / "summary.html").exists()  # the public summary is Local Law 144's

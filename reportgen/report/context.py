@@ -824,6 +824,8 @@ def build_context(results: Any, spec_text: str, *, generated: str | None, mode: 
                     else:
                         same["metrics"].append(m)
             families.append({"key": key, "title": title, "id": f"family-{key}", "metrics": ms, "by_name": by_name})
+    if results.profile is not None:  # a compliance audit: the regulatory tables lead the first page and the report
+        families.sort(key=lambda f: f["key"] != "selection")
     names = []
     for m in results.metrics:
         if m.name not in names:
