@@ -3,7 +3,50 @@
 
 from __future__ import annotations
 
+import csv
+from decimal import Decimal
+from pathlib import Path
+
 import pytest
+
+HIRING = Path(__file__).resolve().parents[1] / "samples" / "hiring" / "applicants.csv"
+RACE_LABELS = {"HL": "Hispanic or Latino", "WH": "White", "BL": "Black or African American", "AS": "Asian",
+               "NH": "Native Hawaiian or Other Pacific Islander", "AI": "American Indian or Alaska Native",
+               "TW": "Two or More Races"}
+UNKNOWN = {"sex": ["Unknown", ""], "race_ethnicity": ["DS"]}
+JUSTIFICATION = "categories under 2% of applicants are too small for a meaningful impact ratio"
+
+
+def hiring_spec(*, scoring: bool = False, exclude: bool = False, **data) -> dict:
+    """A spec dict for the hiring sample: selection metrics on `selected` (or scoring metrics on `score`), sex and
+    race/ethnicity with their unknown values and their intersection, the 2 % exclusion on the ratio if asked."""
+    ratio = {"name": "scoring_impact_ratio" if scoring else "impact_ratio"}
+    if exclude:
+        ratio["exclude_under_2_percent"] = {"justification": JUSTIFICATION}
+    return {
+        "version": 1,
+        "report": {"title": "Hiring", "model": {"name": "screen", "version": "1"}},
+        "data": {"test": str(HIRING), **data},
+        "attributes": {"sex": {"column": "sex", "unknown": ["Unknown", ""]},
+                       "race_ethnicity": {"column": "race_ethnicity", "unknown": ["DS"], "labels": RACE_LABELS}},
+        "intersections": [["sex", "race_ethnicity"]],
+        "tasks": {"screen": {"score": "score"} if scoring else {"predicted": "selected"}},
+        "metrics": ["scoring_rate" if scoring else "selection_rate", ratio],
+        "intervals": {"bootstrap": {"resamples": 50, "seed": 1}},
+    }
+
+
+def hiring_rows() -> list[dict]:
+    """The sample's rows as plain dicts for the reference: race codes shown as their labels (as the spec's
+    `labels:` shows them, so the reference's labels and its label tie-break are the engine's group names),
+    `selected` as an int and `score` exact as written in the file."""
+    with open(HIRING, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for r in rows:
+        r["race_ethnicity"] = RACE_LABELS.get(r["race_ethnicity"], r["race_ethnicity"])
+        r["selected"] = int(r["selected"])
+        r["score"] = Decimal(r["score"])
+    return rows
 
 REL = 1e-9
 # the reference names the scoring counts by what they are; the engine's warning codes say "selected" for both

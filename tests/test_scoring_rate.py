@@ -8,7 +8,6 @@ csv module, never through the engine), the median against samples/hiring/truth.j
 
 from __future__ import annotations
 
-import csv
 import json
 from decimal import Decimal
 from fractions import Fraction
@@ -20,7 +19,8 @@ import pytest
 
 import reportgen
 from reference import selection as R
-from selection_check import check_entry
+from selection_check import HIRING, JUSTIFICATION, RACE_LABELS, UNKNOWN, check_entry, hiring_spec
+from selection_check import hiring_rows as _csv_rows
 from reportgen.runner import run_spec
 from reportgen.spec.model import load_spec
 from test_reference_selection import (NYC_SCORING_INTERSECTIONAL, NYC_SCORING_RACE, NYC_SCORING_SEX,
@@ -28,39 +28,7 @@ from test_reference_selection import (NYC_SCORING_INTERSECTIONAL, NYC_SCORING_RA
                                       nyc_scoring_rows)
 
 ROOT = Path(__file__).resolve().parents[1]
-HIRING = ROOT / "samples" / "hiring" / "applicants.csv"
 TRUTH = json.loads((ROOT / "samples" / "hiring" / "truth.json").read_text(encoding="utf-8"))["counts"]
-RACE_LABELS = {"HL": "Hispanic or Latino", "WH": "White", "BL": "Black or African American", "AS": "Asian",
-               "NH": "Native Hawaiian or Other Pacific Islander", "AI": "American Indian or Alaska Native",
-               "TW": "Two or More Races"}
-UNKNOWN = {"sex": ["Unknown", ""], "race_ethnicity": ["DS"]}
-JUSTIFICATION = "categories under 2% of applicants are too small for a meaningful impact ratio"
-
-
-def _spec(exclude: bool = False, **data) -> dict:
-    ir = {"name": "scoring_impact_ratio"}
-    if exclude:
-        ir["exclude_under_2_percent"] = {"justification": JUSTIFICATION}
-    return {
-        "version": 1,
-        "report": {"title": "Hiring", "model": {"name": "screen", "version": "1"}},
-        "data": {"test": str(HIRING), **data},
-        "attributes": {"sex": {"column": "sex", "unknown": ["Unknown", ""]},
-                       "race_ethnicity": {"column": "race_ethnicity", "unknown": ["DS"], "labels": RACE_LABELS}},
-        "intersections": [["sex", "race_ethnicity"]],
-        "tasks": {"screen": {"score": "score"}},
-        "metrics": ["scoring_rate", ir],
-        "intervals": {"bootstrap": {"resamples": 50, "seed": 1}},
-    }
-
-
-def _csv_rows() -> list[dict]:
-    with open(HIRING, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    for r in rows:
-        r["race_ethnicity"] = RACE_LABELS.get(r["race_ethnicity"], r["race_ethnicity"])
-        r["score"] = Decimal(r["score"])  # exact, as written in the file
-    return rows
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +38,7 @@ def hiring_rows():
 
 @pytest.mark.parametrize("exclude", [False, True])
 def test_hiring_sample_matches_reference(exclude, hiring_rows):
-    res = reportgen.run(_spec(exclude)).raw
+    res = reportgen.run(hiring_spec(scoring=True, exclude=exclude)).raw
     seen = set()
     for entry in res["metrics"]:
         attrs = entry["attribute"].split("×")
@@ -98,7 +66,7 @@ def test_hiring_sample_matches_reference(exclude, hiring_rows):
 def test_median_includes_unknown_rows_and_matches_truth(hiring_rows):
     """The median is taken over all 8,000 rows, unknown sex and race/ethnicity included (truth.json), and the
     counts above it are truth.json's for every category, the unknown ones left out of the ratios."""
-    res = reportgen.run(_spec()).raw
+    res = reportgen.run(hiring_spec(scoring=True)).raw
     ref = R.selection_table(hiring_rows, "sex", outcome="score", kind="scoring", unknown=UNKNOWN)
     assert ref["median"] == Fraction(Decimal(str(TRUTH["median_score"])))
     known = [r["score"] for r in hiring_rows if r["sex"] not in ("Unknown", "")]
@@ -218,7 +186,7 @@ def test_memory_stream_and_dask_agree(tmp_path, monkeypatch):
     from test_stream import _split_to_parts
     from reportgen.stats import stream
 
-    spec = _spec(exclude=True)
+    spec = hiring_spec(scoring=True, exclude=True)
     spec["gates"] = [{"metric": "scoring_impact_ratio", "min": 0.8, "per_pair": True, "inconclusive": "pass"}]
     mem = _run(spec, "memory", tmp_path)
     assert all(e["median_score"] == TRUTH["median_score"] for e in mem[0]["metrics"])
@@ -244,7 +212,7 @@ def test_several_runs_use_each_files_own_median(tmp_path, hiring_rows):
     df2["score"] = df2["score"] + np.where(df2["sex"] == "Female", 5.0, 0.0)  # a second run that favours women
     df.to_csv(tmp_path / "run0.csv", index=False)
     df2.to_csv(tmp_path / "run1.csv", index=False)
-    spec = _spec()
+    spec = hiring_spec(scoring=True)
     spec["data"] = {"runs": [str(tmp_path / "run0.csv"), str(tmp_path / "run1.csv")]}
     mem = _run(spec, "memory", tmp_path)
     st = _run(spec, "stream", tmp_path, batch_rows=1500)
@@ -277,7 +245,7 @@ def _problems(spec: dict) -> str:
 
 
 def test_scoring_metric_needs_a_score_without_threshold():
-    spec = _spec()
+    spec = hiring_spec(scoring=True)
     spec["tasks"] = {"screen": {"predicted": "selected"}}
     msg = _problems(spec)
     assert "metrics[0].name: scoring_rate compares scores with the median score of all rows, and task 'screen' has " \
@@ -291,7 +259,7 @@ def test_scoring_metric_needs_a_score_without_threshold():
 
 
 def test_a_score_without_threshold_is_an_error_only_for_metrics_that_need_it():
-    spec = _spec()
+    spec = hiring_spec(scoring=True)
     spec["metrics"] = ["selection_rate", "impact_ratio"]
     msg = _problems(spec)
     assert "tasks.screen.score: `score` needs `threshold` for selection_rate and impact_ratio (they read the task's " \
@@ -306,7 +274,7 @@ def test_a_score_without_threshold_is_an_error_only_for_metrics_that_need_it():
 
 
 def test_report_says_what_selected_means(tmp_path):
-    reportgen.run(_spec(), out=tmp_path, formats=["html"])
+    reportgen.run(hiring_spec(scoring=True), out=tmp_path, formats=["html"])
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "scoring above the median score of all 8,000 applicants (median 62.6)" in html
     assert "Scoring impact ratio" in html and "Above median" in html

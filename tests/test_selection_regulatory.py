@@ -6,7 +6,6 @@ tests/reference/selection.py computed over plain rows (the CSV read with the csv
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 from pathlib import Path
@@ -19,46 +18,13 @@ from hypothesis import strategies as st
 
 import reportgen
 from reference import selection as R
-from selection_check import check_entry
+from selection_check import HIRING, JUSTIFICATION, UNKNOWN, check_entry, hiring_spec
+from selection_check import hiring_rows as _csv_rows
 from reportgen.stats import metrics
 
 ROOT = Path(__file__).resolve().parents[1]
-HIRING = ROOT / "samples" / "hiring" / "applicants.csv"
-RACE_LABELS = {"HL": "Hispanic or Latino", "WH": "White", "BL": "Black or African American", "AS": "Asian",
-               "NH": "Native Hawaiian or Other Pacific Islander", "AI": "American Indian or Alaska Native",
-               "TW": "Two or More Races"}
-JUSTIFICATION = "categories under 2% of applicants are too small for a meaningful impact ratio"
 
 
-def _hiring_spec(exclude: bool) -> dict:
-    ir = {"name": "impact_ratio"}
-    if exclude:
-        ir["exclude_under_2_percent"] = {"justification": JUSTIFICATION}
-    return {
-        "version": 1,
-        "report": {"title": "Hiring", "model": {"name": "screen", "version": "1"}},
-        "data": {"test": str(HIRING)},
-        "attributes": {"sex": {"column": "sex", "unknown": ["Unknown", ""]},
-                       "race_ethnicity": {"column": "race_ethnicity", "unknown": ["DS"], "labels": RACE_LABELS}},
-        "intersections": [["sex", "race_ethnicity"]],
-        "tasks": {"screen": {"predicted": "selected"}},
-        "metrics": ["selection_rate", ir],
-        "intervals": {"bootstrap": {"resamples": 50, "seed": 1}},
-    }
-
-
-def _csv_rows() -> list[dict]:
-    """The sample's rows as plain dicts, race codes shown as their labels (as the spec's `labels:` shows them), so
-    the reference's labels (and its label tie-break) are the engine's group names."""
-    with open(HIRING, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    for r in rows:
-        r["race_ethnicity"] = RACE_LABELS.get(r["race_ethnicity"], r["race_ethnicity"])
-        r["selected"] = int(r["selected"])
-    return rows
-
-
-UNKNOWN = {"sex": ["Unknown", ""], "race_ethnicity": ["DS"]}
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +34,7 @@ def hiring_rows():
 
 @pytest.mark.parametrize("exclude", [False, True])
 def test_hiring_sample_matches_reference(exclude, hiring_rows):
-    res = reportgen.run(_hiring_spec(exclude)).raw
+    res = reportgen.run(hiring_spec(exclude=exclude)).raw
     seen = set()
     for entry in res["metrics"]:
         if entry["name"] != "impact_ratio":
@@ -101,7 +67,7 @@ def test_hiring_sample_matches_reference(exclude, hiring_rows):
 
 
 def test_exclusion_needs_a_justification_and_the_selection_family():
-    spec = _hiring_spec(True)
+    spec = hiring_spec(exclude=True)
     spec["metrics"][1]["exclude_under_2_percent"] = {"justification": "  "}
     with pytest.raises(Exception, match="justification"):
         reportgen.run(spec)
