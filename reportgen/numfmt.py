@@ -19,6 +19,7 @@ This module imports nothing beyond the standard library, so any stage can use it
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -139,9 +140,12 @@ def signed(value: Any, lower: Any = None, upper: Any = None) -> str:
 
 
 def num_text(v) -> str:
-    """A data value as the spec and the messages write it: ``2.0`` -> ``"2"``, ``True`` -> ``"True"``."""
+    """A data value as the spec and the messages write it: ``2.0`` -> ``"2"``, ``True`` -> ``"True"``; text without
+    the spaces around it and in Unicode NFC (``"Zoe\u0308"`` and ``"Zo\u00eb"`` are one value), so one group is
+    one name whichever spelling the data or the spec uses (docs/guide/spec.md, "Group names")."""
     if isinstance(v, bool):
         return str(v)
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
-    return str(v).strip()
+    text = str(v).strip()
+    return text if text.isascii() else unicodedata.normalize("NFC", text)

@@ -31,9 +31,7 @@ from reportgen.spec.errors import (
     did_you_mean,
 )
 from reportgen.fileio import sha256_file  # noqa: F401  (re-exported)
-from reportgen.spec.model import LoadedSpec, Task
-
-INTERSECTION_SEP = "×"
+from reportgen.spec.model import INTERSECTION_SEP, LoadedSpec, Task  # noqa: F401  (INTERSECTION_SEP re-exported)
 
 
 DATA_SUFFIXES = (".parquet", ".pq", ".csv")
@@ -202,11 +200,23 @@ def _line_of(path: Path, row: int) -> str:
     return str(row + 2) if not _is_parquet(path) else f"row {row + 1}"
 
 
+def value_texts(series: pd.Series) -> np.ndarray:
+    """Each cell as the text a group name is compared with (``num_text``: '1.0' -> '1', spaces around text off,
+    Unicode NFC, so ' 1' and '1', or an NFD and an NFC spelling, are one value); None for a missing cell. Each
+    distinct value is converted once."""
+    try:
+        codes, uniq = pd.factorize(series, use_na_sentinel=True)
+    except TypeError:  # unhashable cells (lists): never a group (nested_columns refuses such columns first)
+        return series.astype(str).to_numpy(dtype=object)
+    txt = np.array([_num_text(u) for u in uniq] + [None], dtype=object)
+    return txt[codes]
+
+
 def match_values(series: pd.Series, values: list) -> np.ndarray:
     """Code each cell by the index of the declared value it equals, -1 if none.
 
     Numbers compare numerically when the column is numeric (``1`` matches
-    ``1.0``); everything else compares as text.
+    ``1.0``); everything else compares as text (:func:`value_texts`).
     """
     codes = np.full(len(series), -1, dtype=np.int16)
     numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
@@ -220,9 +230,7 @@ def match_values(series: pd.Series, values: list) -> np.ndarray:
             hit = arr == bool(v)
         else:
             if as_str is None:
-                as_str = series.astype(str).str.strip().to_numpy()
-                if numeric:  # '1.0' -> '1' for integral floats
-                    as_str = np.array([_num_text(x) for x in arr], dtype=object)
+                as_str = value_texts(series)
             hit = as_str == _num_text(v)
         codes[(codes < 0) & hit] = j
     return codes
@@ -360,6 +368,8 @@ def attribute_defs(ls: LoadedSpec) -> list[AttributeDef]:
                                 values=[_num_text(g) for g in groups], bins=a.bins,
                                 unknown=list(a.unknown) if a.unknown else None))
     for i, inter in enumerate(s.intersections):
+        if any(n not in s.attributes for n in inter):
+            continue  # names an undeclared attribute: reported by the spec checks
         attrs = [s.attributes[n] for n in inter]
         combos: list[tuple] = [()]
         for a in attrs:

@@ -192,6 +192,16 @@ class Attribute(Strict):
                                         "other attributes, never made a group, never an error or a dropped row "
                                         "under `data.missing`, and counted in results.json (attributes[].unknown).")
 
+    @field_validator("groups", "unknown", mode="before")
+    @classmethod
+    def _normal_names(cls, v: Any) -> Any:
+        return _names(v)
+
+    @field_validator("labels", mode="before")
+    @classmethod
+    def _normal_labels(cls, v: Any) -> Any:
+        return {_name(k): _name(x) for k, x in v.items()} if isinstance(v, dict) else v
+
     @model_validator(mode="after")
     def _bins(self) -> "Attribute":
         if self.bins is not None:
@@ -219,11 +229,12 @@ class Attribute(Strict):
     @model_validator(mode="after")
     def _labels(self) -> "Attribute":
         if self.labels and self.groups is not None:
-            values = {str(g) for g in self.groups}
-            extra = [k for k in self.labels if str(k) not in values]
+            values = {_text(g) for g in self.groups}
+            extra = [k for k in self.labels if _text(k) not in values]
             if extra:
                 raise ValueError(f"labels name {extra[0]!r}, which is not in groups; label only listed groups")
-            shown = [self.labels.get(g, str(g)) for g in self.groups]
+            by_value = {_text(k): _text(x) for k, x in self.labels.items()}
+            shown = [by_value.get(_text(g), _text(g)) for g in self.groups]
             dup = next((x for x in shown if shown.count(x) > 1), None)
             if dup is not None:
                 raise ValueError(f"two groups would be shown as {dup!r}; give each group its own label")
@@ -236,9 +247,9 @@ class Attribute(Strict):
             return v
         seen: set[str] = set()
         for g in v:
-            if str(g) in seen:
+            if _text(g) in seen:
                 raise ValueError(f"group {g!r} is listed twice; list each group once")
-            seen.add(str(g))
+            seen.add(_text(g))
         return v
 
 
@@ -314,12 +325,21 @@ class Task(Strict):
 
 
 def _text(v: Any) -> str:
-    """A label value as text (1.0 -> '1'), as the data encoding compares values."""
-    if isinstance(v, bool):
-        return str(v)
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v).strip()
+    """A label value as text (1.0 -> '1'; text without surrounding spaces, in Unicode NFC), as the data encoding
+    compares values."""
+    from reportgen.numfmt import num_text
+
+    return num_text(v)
+
+
+def _name(v: Any) -> Any:
+    """A group name written in the spec, normalised as data values are compared (surrounding spaces off, Unicode
+    NFC); numbers and true/false stay as they are."""
+    return _text(v) if isinstance(v, str) else v
+
+
+def _names(v: Any) -> Any:
+    return [_name(x) for x in v] if isinstance(v, list) else v
 
 
 class Base(Strict):
@@ -363,6 +383,11 @@ class _MetricBase(Strict):
     @classmethod
     def _known(cls, v: str) -> str:
         return known_metric(v)
+
+    @field_validator("protected", "reference", mode="before", check_fields=False)
+    @classmethod
+    def _group_names(cls, v: Any) -> Any:
+        return _name(v)  # a group named as the data's values are compared (spaces around it off, Unicode NFC)
 
     @model_validator(mode="after")
     def _options(self) -> "_MetricBase":
@@ -522,6 +547,11 @@ class LocalBias(Strict):
     min_clusters: int = Field(5, ge=1, description="Merging stops at this many clusters.")
     max_iter: int = Field(100, ge=1, le=100_000, description="Iteration cap.")
     seed: int | None = Field(None, description="Seed for k-means++ and SVD (default: intervals.bootstrap.seed).")
+
+    @field_validator("groups", mode="before")
+    @classmethod
+    def _normal_names(cls, v: Any) -> Any:
+        return _names(v)
 
     @field_validator("groups")
     @classmethod
@@ -1022,12 +1052,7 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
                 attr_spec = s.attributes[a]
                 if attr_spec.groups is None:
                     continue  # groups come from the data: checked once they are known (runner.resolve_groups)
-                groups = [str(g) for g in attr_spec.groups] + [str(v) for v in (attr_spec.labels or {}).values()]
-                for key in ("protected", "reference"):
-                    v = getattr(m, key)
-                    if v is not None and str(v) not in groups:
-                        out.append(ls.problem(("metrics", i, key),
-                                              f"'{v}' is not a group of attribute '{a}'{did_you_mean(str(v), groups)}; groups: {', '.join(groups)}"))
+                groups = attr_spec.groups  # protected/reference are checked with the data (group_name_problems)
                 if len(groups) < 2:
                     out.append(ls.problem(("attributes", a, "groups"),
                                           f"{m.name} compares two groups and attribute '{a}' declares only {len(groups)}; "
@@ -1038,6 +1063,7 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
                 out.append(ls.problem(("metrics", i, "name"),
                                       f"{m.name} needs predicted attributes; add `predicted: <column>` to "
                                       f"attributes.{targets[0]} or remove this metric"))
+    out += separator_problems(ls)
     from reportgen.release import gates as G
 
     out += G.spec_problems(ls)  # gates select computed values and can fail
@@ -1104,6 +1130,143 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
         if lb.k < lb.min_clusters:
             out.append(ls.problem(("local_bias", "k"), f"k = {lb.k} is below min_clusters = {lb.min_clusters}; "
                                                        "raise k or lower min_clusters"))
+    return out
+
+
+INTERSECTION_SEP = "×"  # joins the parts of an intersection's name (race×sex) and of its cells' names
+
+
+def shown_groups(s: Spec, name: str) -> tuple[list[str], list[str]] | None:
+    """(display names, values as text) of the groups of attribute or intersection ``name``, in code order (an
+    intersection's cells in mixed radix over its parts, as the data encoding numbers them); None when ``name`` is
+    not declared or some part's groups are still to come from the data."""
+    if name in s.attributes:
+        a = s.attributes[name]
+        if a.groups is None:
+            return None
+        by_value = {_text(k): _text(x) for k, x in (a.labels or {}).items()}
+        return [by_value.get(_text(g), _text(g)) for g in a.groups], [_text(g) for g in a.groups]
+    inter = next((i for i in s.intersections if INTERSECTION_SEP.join(i) == name), None)
+    if inter is None or any(p not in s.attributes for p in inter):
+        return None
+    parts = [shown_groups(s, p) for p in inter]
+    if any(p is None for p in parts):
+        return None
+    shown, values = [""], [""]
+    for ps, pv in parts:
+        shown = [f"{x}{INTERSECTION_SEP}{y}" if x else y for x in shown for y in ps]
+        values = [f"{x}{INTERSECTION_SEP}{y}" if x else y for x in values for y in pv]
+    return shown, values
+
+
+def group_index(shown: list[str], values: list[str], v: Any) -> list[int]:
+    """The groups ``v`` names, by display name first, else by value (as the data encoding resolves
+    ``protected:``/``reference:``): one index, none, or several when a value names more than one cell."""
+    text = _text(v)
+    hit = [j for j, x in enumerate(shown) if x == text]
+    return hit or [j for j, x in enumerate(values) if x == text]
+
+
+def separator_problems(ls: LoadedSpec, inferred: dict[str, list] | None = None, rel: str = "") -> list[Problem]:
+    """Intersection names must be unambiguous: an attribute name, or a group's display name of an attribute in an
+    intersection, containing '×' could make two different cells share one name (r=A×B with s=C, and r=A with
+    s=B×C, both 'A×B×C'). ``inferred``: groups just taken from the data (file ``rel``), checked at the attribute's
+    `column:`."""
+    s = ls.spec
+    out: list[Problem] = []
+    if not s.intersections:
+        return out
+    for name in s.attributes:
+        if INTERSECTION_SEP in name and inferred is None:
+            out.append(ls.problem(("attributes", name),
+                                  f"attribute name '{name}' contains '{INTERSECTION_SEP}', which joins the "
+                                  "attributes of an intersection's name, so it could name an intersection too; "
+                                  f"rename the attribute without '{INTERSECTION_SEP}'"))
+    parts = {p for inter in s.intersections for p in inter if p in s.attributes}
+    for name in sorted(parts, key=list(s.attributes).index):
+        a = s.attributes[name]
+        if inferred is not None and name not in inferred:
+            continue
+        if inferred is None and (a.groups is None or a.bins is not None):
+            continue  # groups from the data are checked when known; bin names are numbers
+        shown, _ = shown_groups(s, name)
+        bad = [g for g in shown if INTERSECTION_SEP in g]
+        if not bad:
+            continue
+        inter = next(INTERSECTION_SEP.join(i) for i in s.intersections if name in i)
+        where = "groups" if inferred is None else "column"
+        labelled = inferred is None and any(_text(x) in bad for x in (a.labels or {}).values())
+        one = len(bad) == 1
+        source = (f"value{'' if one else 's'} of column '{a.column}' in {rel}" if inferred is not None
+                  else f"group name{'' if one else 's'}")
+        out.append(ls.problem(("attributes", name, "labels" if labelled else where),
+                              f"{source} {_quoted(bad[:5])}{' ...' if len(bad) > 5 else ''} of attribute '{name}' "
+                              f"contain{'s' if one else ''} '{INTERSECTION_SEP}', which joins the groups in the names of intersection "
+                              f"{inter}'s cells, so two different cells could share one name; give each a display "
+                              f"name without '{INTERSECTION_SEP}' with `labels:` (e.g. labels: {{'{bad[0]}': "
+                              f"'{bad[0].replace(INTERSECTION_SEP, ' and ')}'}})"))
+    return out
+
+
+def group_name_problems(ls: LoadedSpec, present=None, rel: str = "") -> list[Problem]:
+    """`protected:` and `reference:` of the group-disparity metrics name one group each, and two different ones.
+    ``present(attribute)``: the values (as text) of the attribute's column in the first prediction file ``rel``, or
+    None when not known; with it, a hint points only at a listed group the data has (never at a misspelt listed
+    group), and a value the data has but `groups:` misses is said so; when a listed group with no rows is the
+    misspelling of that very value (reported at `groups:`, with the hint), it is not reported twice."""
+    s = ls.spec
+    out: list[Problem] = []
+    bases = set(ls.inferred_groups) if getattr(ls, "inferred_groups", None) else set()
+    for i, m in enumerate(s.metrics):
+        if m.name not in DISPARITY_METRICS or (m.protected is None and m.reference is None):
+            continue
+        names = [m.attribute] if m.attribute else list(s.attributes) + [INTERSECTION_SEP.join(x)
+                                                                          for x in s.intersections]
+        for a in names:
+            sv = shown_groups(s, a)
+            if sv is None or len(sv[0]) < 2:
+                continue  # unknown, groups still to come from the data, or too few (reported elsewhere)
+            shown, values = sv
+            data = present(a) if present is not None and a in s.attributes else None
+            have = None if data is None else {_text(x) for x in data}
+            idx: dict[str, int] = {}
+            for key in ("protected", "reference"):
+                v = getattr(m, key)
+                if v is None:
+                    continue
+                hit = group_index(shown, values, v)
+                if len(hit) == 1:
+                    idx[key] = hit[0]
+                    continue
+                if len(hit) > 1:
+                    out.append(ls.problem(("metrics", i, key),
+                                          f"'{v}' names {len(hit)} cells of '{a}' ({_quoted([shown[j] for j in hit])}); "
+                                          "name the cell by its display name"))
+                    continue
+                if a in bases:
+                    continue  # checked against the groups found in the data (runner.resolve_groups)
+                text = _text(v)
+                if have is not None and text in have:
+                    unlisted = sorted(have - set(values))
+                    if any(did_you_mean(x, unlisted) == f" (did you mean '{text}'?)" for x in
+                           [x for x in values if x not in have]):
+                        continue  # `groups:` misspells this very value: reported there, with the fix
+                    out.append(ls.problem(("metrics", i, key),
+                                          f"'{v}' is not a listed group of attribute '{a}' (groups: "
+                                          f"{', '.join(shown)}), though {rel} has it; add it to "
+                                          f"attributes.{a}.groups, or name a listed group"))
+                    continue
+                ok = shown if have is None else [g for g, x in zip(shown, values) if x in have]
+                out.append(ls.problem(("metrics", i, key),
+                                      f"'{v}' is not a group of attribute '{a}'{did_you_mean(text, ok)}; groups: "
+                                      f"{', '.join(shown)}"))
+            if "protected" in idx and idx["protected"] == idx.get("reference", 0):
+                ref = (f"`reference: {m.reference}`" if m.reference is not None
+                       else "the default reference (the first listed group)")
+                out.append(ls.problem(("metrics", i, "protected"),
+                                      f"'{m.protected}' is group '{shown[idx['protected']]}' of attribute '{a}', "
+                                      f"which is also {ref}: a group compared with itself has a gap of 0 that no "
+                                      "data can move; name two different groups"))
     return out
 
 
