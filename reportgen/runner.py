@@ -19,7 +19,7 @@ from reportgen import __version__, families
 from reportgen.stats import metrics
 from reportgen.stats import thresholds
 from reportgen.data.files import AttributeDef, TaskColumns, attribute_defs, expand_tasks, load_role, load_table_base, \
-    open_dataset
+    nested_problems, open_dataset
 from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
 from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
 from reportgen.families.core import AttributeContext
@@ -69,6 +69,9 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
                                                       "as `test:`, or several runs of one model as `runs:`")])
     first_rel, first_path = (s.data.test, ("data", "test")) if s.data.test else (s.data.runs[0], ("data", "runs", 0))
     first_dir, first_files, header = open_dataset(ls, first_rel, first_path)
+    nested = nested_problems(ls, first_files, first_rel)
+    if nested:  # groups cannot be made of lists; the other files are checked once this is fixed
+        raise SpecError(nested)
     resolve_groups(ls, first_rel, first_files, header)
     problems += group_name_problems(ls, column_values(ls, first_files), first_rel)
     attrs = attribute_defs(ls)
@@ -185,7 +188,7 @@ def header_problems(ls: LoadedSpec) -> list[Problem]:
                 problems += e.problems
                 continue
             tasks, probs = expand_tasks(ls, header)
-            problems += probs
+            problems += probs + nested_problems(ls, files, rel)
             needed = [(c, p) for c, p in _columns_needed(attrs, tasks, role_kind(role)) if c != PLACEHOLDER]
             try:
                 check_columns(ls, needed, header, rel, at=at)

@@ -187,6 +187,51 @@ def read_header(path: Path) -> list[str]:
     return names
 
 
+def nested_columns(files: list, columns: list[str]) -> dict[str, str]:
+    """Which of ``columns`` hold lists, structs or maps instead of one value per row (read from a Parquet file's
+    schema, or from an in-memory table's first value): column -> what they hold, e.g. 'list<item: int64>'."""
+    out: dict[str, str] = {}
+    first = files[0] if files else None
+    if isinstance(first, pd.DataFrame):
+        for c in columns:
+            if c in first.columns and first[c].dtype == object:
+                v = first[c].dropna()
+                v = v.iloc[0] if len(v) else None
+                if isinstance(v, (list, tuple, dict, set, np.ndarray)):
+                    out[c] = f"{type(v).__name__} values such as {_short_repr(v)}"
+        return out
+    if isinstance(first, Path) and first.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(first)
+        for c in columns:
+            if c in schema.names and pa.types.is_nested(schema.field(c).type):
+                out[c] = f"values of type {schema.field(c).type}"
+    return out
+
+
+def _short_repr(v, limit: int = 40) -> str:
+    r = repr(v)
+    return r if len(r) <= limit else r[:limit - 1] + "…"
+
+
+def nested_problems(ls: LoadedSpec, files: list, rel: str) -> list[Problem]:
+    """An attribute (or predicted attribute) column of lists, structs or maps is refused at its key, on every
+    engine: its groups would be whole lists named by their repr."""
+    out = []
+    for name, a in ls.spec.attributes.items():
+        keys = [("column", a.column)] + ([("predicted", a.predicted)] if a.predicted else [])
+        found = nested_columns(files, [c for _, c in keys])
+        for key, c in keys:
+            if c in found:
+                out.append(ls.problem(("attributes", name, key),
+                                      f"column '{c}' in {rel} holds {found[c]}, not one value per row; an "
+                                      "attribute's groups are single values (text, numbers, true/false): name a "
+                                      "column of single values, or flatten this one into one first"))
+    return out
+
+
 def _is_parquet(path: Path) -> bool:
     if path.is_dir() or is_dataset_pattern(str(path)):
         return True  # rows of a data set are numbered, not lines of one file

@@ -662,10 +662,10 @@ class LoadedSpec:
         """Raise every problem found (spec problems first), if any. A data problem at a key whose value is
         already wrong in the spec is left out: the check ran on the default that stood in for the wrong value,
         so it would speak of a value the user never wrote (a data check is skipped when its own key is broken)."""
-        broken = [p.path for p in self.problems if p.path]
+        broken = [p.path for p in self.problems if p.path] + list(getattr(self, "renamed", []))
 
         def under_broken(p: Problem) -> bool:
-            return any(p.path == b or p.path.startswith((b + ".", b + "[")) for b in broken)
+            return _under(p.path, broken)
 
         allp = list(self.problems) + [p for p in (more or []) if not under_broken(p)]
         if allp or self.spec is None:
@@ -985,7 +985,10 @@ def _union_msg(errs: list[dict], loc: tuple) -> str:
     return f"expected {alts}, got {_short(inp)}{hint}; {fix}"
 
 
-def _map_validation_error(exc: ValidationError, file: str, marks: Any, raw: Any) -> list[Problem]:
+def _map_validation_error(exc: ValidationError, file: str, marks: Any, raw: Any,
+                          renames: list | None = None) -> list[Problem]:
+    """Problems of a validation error. ``renames`` (when given) receives (location, suggested key) for each
+    unknown key with a "did you mean"."""
     grouped: dict[tuple, list[dict]] = {}
     for err in exc.errors():
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-")
@@ -999,9 +1002,11 @@ def _map_validation_error(exc: ValidationError, file: str, marks: Any, raw: Any)
             key = loc[-1]
             tagged = next((_TAGGED_MODELS[p] for p in err["loc"] if p in _TAGGED_MODELS), None)
             allowed = list(tagged.model_fields) if tagged else (_fields_of(loc[:-1]) or [])
-            msg = MSG_UNKNOWN_KEY.format(key=key, hint=_key_hint(key, allowed, _at(raw, loc[:-1]),
-                                                                 tagged or _model_at(loc[:-1])),
-                                         allowed=", ".join(allowed))
+            hint = _key_hint(key, allowed, _at(raw, loc[:-1]), tagged or _model_at(loc[:-1]))
+            msg = MSG_UNKNOWN_KEY.format(key=key, hint=hint, allowed=", ".join(allowed))
+            meant = re.match(r" \(did you mean '(.+)'\?\)$", hint)
+            if meant and renames is not None:
+                renames.append((loc, meant[1]))
             where = loc
         elif etype == "missing":
             msg = MSG_MISSING_KEY.format(key=loc[-1])
@@ -1432,6 +1437,49 @@ def _prune(raw: dict, errors: list[dict], *, stub: bool = False) -> tuple[dict, 
     return pruned, maps
 
 
+def _under(path: str, keys: list[str]) -> bool:
+    return any(path == k or path.startswith((k + ".", k + "[")) for k in keys)
+
+
+def _as_meant(raw: dict, exc: ValidationError, renames: list, marks: Any) -> tuple[Any, dict, list]:
+    """The spec read with each misspelt key as the key its "did you mean" suggests (`threshhold:` as
+    `threshold:`), so the checks that follow do not report what the misspelling left out ("score needs a
+    threshold") as further problems: (spec, index maps, renamed key paths), or (None, {}, []) when that reading is
+    no better (it adds a problem of its own). The renamed keys take the misspelt keys' positions."""
+    if not renames:
+        return None, {}, []
+    import copy
+
+    cand = copy.deepcopy(raw)
+    moved = []
+    for loc, key in renames:
+        parent = _at(cand, loc[:-1])
+        if not isinstance(parent, dict) or loc[-1] not in parent or key in parent:
+            return None, {}, []
+        parent[key] = parent.pop(loc[-1])
+        moved.append((tuple(loc[:-1]) + (key,), tuple(loc)))
+
+    def locs(errors) -> set:
+        return {tuple(p for p in e["loc"] if not (isinstance(p, str) and ("[" in p or p in _UNION_TAGS)))
+                for e in errors}
+
+    try:
+        spec, maps = Spec.model_validate(cand), {}
+    except ValidationError as exc2:
+        if not locs(exc2.errors()) <= locs(exc.errors()):
+            return None, {}, []
+        pr = _prune(cand, exc2.errors())
+        if pr is None:
+            return None, {}, []
+        try:
+            spec, maps = Spec.model_validate(pr[0]), pr[1]
+        except ValidationError:
+            return None, {}, []
+    for new, old in moved:
+        marks.alias(new, old)
+    return spec, maps, [new for new, _ in moved]
+
+
 def parse_spec(text: str, file: str) -> LoadedSpec:
     """Validate spec text. Returns a LoadedSpec; problems found so far are in ``.problems``.
 
@@ -1451,12 +1499,15 @@ def parse_spec(text: str, file: str) -> LoadedSpec:
     problems += [Problem(file, *marks.get(path), ".".join(map(str, path)), msg) for path, msg in profile_problems]
     maps: dict[str, list[int]] = {}
     stubbed = False
+    renamed: list[tuple] = []  # misspelt keys read as the key suggested for them, for the checks that follow
     try:
         spec = Spec.model_validate(raw)
     except ValidationError as exc:
-        problems += _map_validation_error(exc, file, marks, raw)
+        renames: list = []
+        problems += _map_validation_error(exc, file, marks, raw, renames)
         spec = None
-        pr = _prune(raw, exc.errors())
+        spec, maps, renamed = _as_meant(raw, exc, renames, marks)
+        pr = None if spec is not None else _prune(raw, exc.errors())
         if pr is not None:
             try:
                 spec = Spec.model_validate(pr[0])
@@ -1477,8 +1528,9 @@ def parse_spec(text: str, file: str) -> LoadedSpec:
                     spec = None
     ls = LoadedSpec(spec, FsPath(file), text, marks, maps)
     ls.problems = problems
+    ls.renamed = [_dotted(p) for p in renamed]
     if spec is not None:
-        cross = _cross_checks(ls)
+        cross = [p for p in _cross_checks(ls) if not _under(p.path, ls.renamed)]
         ls.problems += cross
         ls.data_checkable = not cross and not stubbed  # names that point nowhere: data checks would be guesswork
     return ls
