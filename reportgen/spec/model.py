@@ -667,7 +667,7 @@ class LoadedSpec:
         def under_broken(p: Problem) -> bool:
             return _under(p.path, broken)
 
-        allp = list(self.problems) + [p for p in (more or []) if not under_broken(p)]
+        allp = list(dict.fromkeys(list(self.problems) + [p for p in (more or []) if not under_broken(p)]))  # once
         if allp or self.spec is None:
             raise SpecError(allp)
 
@@ -1202,11 +1202,11 @@ def separator_problems(ls: LoadedSpec, inferred: dict[str, list] | None = None, 
         where = "groups" if inferred is None else "column"
         labelled = inferred is None and any(_text(x) in bad for x in (a.labels or {}).values())
         one = len(bad) == 1
-        source = (f"value{'' if one else 's'} of column '{a.column}' in {rel}" if inferred is not None
-                  else f"group name{'' if one else 's'}")
+        listed = f"{_quoted(bad[:5])}{' ...' if len(bad) > 5 else ''}"
+        lead = (f"value{'' if one else 's'} {listed} of column '{a.column}' in {rel}" if inferred is not None
+                else f"group name{'' if one else 's'} {listed} of attribute '{name}'")
         out.append(ls.problem(("attributes", name, "labels" if labelled else where),
-                              f"{source} {_quoted(bad[:5])}{' ...' if len(bad) > 5 else ''} of attribute '{name}' "
-                              f"contain{'s' if one else ''} '{INTERSECTION_SEP}', which joins the groups in the names of intersection "
+                              f"{lead} contain{'s' if one else ''} '{INTERSECTION_SEP}', which joins the groups in the names of intersection "
                               f"{inter}'s cells, so two different cells could share one name; give each a display "
                               f"name without '{INTERSECTION_SEP}' with `labels:` (e.g. labels: {{'{bad[0]}': "
                               f"'{bad[0].replace(INTERSECTION_SEP, ' and ')}'}})"))
