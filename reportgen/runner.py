@@ -18,6 +18,7 @@ import numpy as np
 from reportgen import __version__, families
 from reportgen.stats import metrics
 from reportgen.stats import thresholds
+from reportgen.data.checks import column_values, header_problems, is_text
 from reportgen.data.files import AttributeDef, TaskColumns, attribute_defs, expand_tasks, load_role, load_table_base, \
     nested_problems, open_dataset
 from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
@@ -164,55 +165,6 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     return out
 
 
-def header_problems(ls: LoadedSpec) -> list[Problem]:
-    """The data checks that stand without the spec's cross references, for a spec whose names point nowhere (an
-    unknown attribute in a metric, a misspelt task): every data file exists and has the columns the spec names, and
-    every listed group has rows, so one `validate` reports those with the spec's problems (a stand-in for a wrong
-    entry, reportgen.spec.model.PLACEHOLDER, names no column)."""
-    from reportgen.data.files import _columns_needed, _groups_beside_missing_columns, check_columns, read_table, \
-        role_kind
-    from reportgen.spec.model import PLACEHOLDER
-
-    s = ls.spec
-    problems: list[Problem] = []
-    try:
-        attrs = attribute_defs(ls)
-        roles = [(r, getattr(s.data, r), ("data", r)) for r in ("train", "validation") if getattr(s.data, r)]
-        roles += [("test", s.data.test, ("data", "test"))] if s.data.test else \
-            [(f"run{i}", r, ("data", "runs", i)) for i, r in enumerate(s.data.runs)]
-        first_files = None
-        for role, rel, at in roles:
-            try:
-                _, files, header = open_dataset(ls, rel, at)
-            except SpecError as e:
-                problems += e.problems
-                continue
-            tasks, probs = expand_tasks(ls, header)
-            problems += probs + nested_problems(ls, files, rel)
-            needed = [(c, p) for c, p in _columns_needed(attrs, tasks, role_kind(role)) if c != PLACEHOLDER]
-            try:
-                check_columns(ls, needed, header, rel, at=at)
-            except SpecError as e:
-                problems += e.problems
-            if role_kind(role) != "validation" and (role_kind(role) != "run" or first_files is None):
-                problems += _groups_beside_missing_columns(
-                    ls, attrs, header, lambda cols, f=files: pd_concat([read_table(x, cols) for x in f]), rel,
-                    role_kind(role))
-            if first_files is None and role_kind(role) in ("test", "run"):
-                first_files = (files, rel)
-        if first_files is not None:
-            problems += group_name_problems(ls, column_values(ls, first_files[0]), first_files[1])
-    except Exception:  # the spec's own problems are the report; the data are checked on the next pass
-        pass
-    return merge_missing_columns(problems)
-
-
-def pd_concat(frames: list):
-    import pandas as pd
-
-    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-
-
 def _runs_misaligned(ls: LoadedSpec, runs: list, attrs: list[AttributeDef], tasks: list[TaskColumns]) -> list[Problem]:
     """Runs are predictions of one model on the same test rows: the rows used, their labels and their groups
     must agree with the first run's, or the shared row bootstrap (and the mean over runs) means nothing."""
@@ -266,7 +218,7 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
             unk = unknown_mask(AttributeDef(name, [], [a.column], [], None, ("attributes", name),
                                             unknown=list(a.unknown)), col)
             col = col[~unk]
-        if not pd_numeric(col):  # text compares as group names do: ' 1' and '1', NFD and NFC spellings, are one
+        if is_text(col):  # text compares as group names do: ' 1' and '1', NFD and NFC spellings, are one
             col = col.map(_num_text, na_action="ignore")
         counts = col.dropna().value_counts()
         order = sorted(((int(c), _num_text(v), v.item() if hasattr(v, "item") else v) for v, c in counts.items()),
@@ -300,34 +252,6 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
     problems += separator_problems(ls, ls.inferred_groups, rel)
     if problems:
         raise SpecError(problems)
-
-
-def pd_numeric(col) -> bool:
-    import pandas as pd
-
-    return pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
-
-
-def column_values(ls: LoadedSpec, files: list):
-    """``present(attribute)`` for group_name_problems: the values (as text) of the attribute's column in ``files``
-    (the first prediction file), read when first asked for; None when the column cannot be read."""
-    from reportgen.data.files import read_table, value_texts
-
-    cache: dict[str, set | None] = {}
-
-    def present(name: str):
-        a = ls.spec.attributes.get(name)
-        if a is None:
-            return None
-        if name not in cache:
-            try:
-                col = read_table(files if len(files) > 1 else files[0], [a.column])[a.column]
-                cache[name] = {t for t in value_texts(col) if t is not None}
-            except Exception:  # a missing column or an unreadable file is reported by the loader
-                cache[name] = None
-        return cache[name]
-
-    return present
 
 
 # --------------------------------------------------------------------------- base correlations

@@ -232,16 +232,24 @@ def test_a_misspelt_column_comes_with_the_spec_problems_in_one_pass(tmp_path):
     assert "metrics[0].attribute: unknown attribute 'rcae' (did you mean 'race'?)" in got[1]
 
 
-def test_a_misspelt_key_is_one_problem(tmp_path):
-    """Before: `threshhold:` gave three: the unknown key, "`score` needs `threshold`" and local_bias's."""
-    spec = _edit(tmp_path, "    predicted: pred\n", "    score: score\n    threshhold: 0.5\n")
+@pytest.mark.parametrize("key,hint", [("threshhold", " (did you mean 'threshold'?)"), ("cutoff_at", "")])
+def test_a_misspelt_key_is_one_problem(key, hint, tmp_path):
+    """Before: `threshhold:` gave three: the unknown key, "`score` needs `threshold`" and local_bias's; so did an
+    unknown key without a suggestion (the absence it leaves proves nothing either)."""
+    spec = _edit(tmp_path, "    predicted: pred\n", f"    score: score\n    {key}: 0.5\n")
     spec.write_text(spec.read_text() + "local_bias:\n  attribute: race\n  task: y\n  features: [score]\n  k: 2\n"
                     "  min_clusters: 2\n")
     got = _problems(_validate(spec))
     assert len(got) == 1, got
-    assert "tasks.y.threshhold: unknown key 'threshhold' (did you mean 'threshold'?)" in got[0]
-    spec.write_text(spec.read_text().replace("threshhold", "threshold"))  # the one fix makes it valid
+    assert f"tasks.y.{key}: unknown key '{key}'{hint};" in got[0]
+    spec.write_text(spec.read_text().replace(key, "threshold"))  # the one fix makes it valid
     assert _validate(spec).returncode == 0
+
+
+def test_a_misspelt_label_key_is_one_problem(tmp_path):
+    """Before: `colum: label` also made the task label-free, so demographic_parity "needs the true label"."""
+    got = _problems(_validate(_edit(tmp_path, "    column: label\n", "    colum: label\n")))
+    assert len(got) == 1 and "tasks.y.colum: unknown key 'colum' (did you mean 'column'?)" in got[0], got
 
 
 def test_a_hint_never_points_at_a_misspelt_group(tmp_path):

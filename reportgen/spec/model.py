@@ -1005,8 +1005,8 @@ def _map_validation_error(exc: ValidationError, file: str, marks: Any, raw: Any,
             hint = _key_hint(key, allowed, _at(raw, loc[:-1]), tagged or _model_at(loc[:-1]))
             msg = MSG_UNKNOWN_KEY.format(key=key, hint=hint, allowed=", ".join(allowed))
             meant = re.match(r" \(did you mean '(.+)'\?\)$", hint)
-            if meant and renames is not None:
-                renames.append((loc, meant[1]))
+            if renames is not None:
+                renames.append((loc, meant[1] if meant else None))
             where = loc
         elif etype == "missing":
             msg = MSG_MISSING_KEY.format(key=loc[-1])
@@ -1192,25 +1192,29 @@ def separator_problems(ls: LoadedSpec, inferred: dict[str, list] | None = None, 
         a = s.attributes[name]
         if inferred is not None and name not in inferred:
             continue
-        if inferred is None and (a.groups is None or a.bins is not None):
-            continue  # groups from the data are checked when known; bin names are numbers
+        if inferred is None and a.groups is None:
+            continue  # groups from the data are checked when they are known
         shown, _ = shown_groups(s, name)
         bad = [g for g in shown if INTERSECTION_SEP in g]
         if not bad:
             continue
         inter = next(INTERSECTION_SEP.join(i) for i in s.intersections if name in i)
-        where = "groups" if inferred is None else "column"
+        where = "column" if inferred is not None else ("bins", "labels") if a.bins is not None else "groups"
         labelled = inferred is None and any(_text(x) in bad for x in (a.labels or {}).values())
         one = len(bad) == 1
         listed = f"{_quoted(bad[:5])}{' ...' if len(bad) > 5 else ''}"
         lead = (f"value{'' if one else 's'} {listed} of column '{a.column}' in {rel}" if inferred is not None
                 else f"group name{'' if one else 's'} {listed} of attribute '{name}'")
-        out.append(ls.problem(("attributes", name, "labels" if labelled else where),
+        out.append(ls.problem(("attributes", name) + (("labels",) if labelled else _key_tuple(where)),
                               f"{lead} contain{'s' if one else ''} '{INTERSECTION_SEP}', which joins the groups in the names of intersection "
                               f"{inter}'s cells, so two different cells could share one name; give each a display "
                               f"name without '{INTERSECTION_SEP}' with `labels:` (e.g. labels: {{'{bad[0]}': "
                               f"'{bad[0].replace(INTERSECTION_SEP, ' and ')}'}})"))
     return out
+
+
+def _key_tuple(where: str | tuple) -> tuple:
+    return (where,) if isinstance(where, str) else where
 
 
 def group_name_problems(ls: LoadedSpec, present=None, rel: str = "") -> list[Problem]:
@@ -1232,8 +1236,6 @@ def group_name_problems(ls: LoadedSpec, present=None, rel: str = "") -> list[Pro
             if sv is None or len(sv[0]) < 2:
                 continue  # unknown, groups still to come from the data, or too few (reported elsewhere)
             shown, values = sv
-            data = present(a) if present is not None and a in s.attributes else None
-            have = None if data is None else {_text(x) for x in data}
             idx: dict[str, int] = {}
             for key in ("protected", "reference"):
                 v = getattr(m, key)
@@ -1251,6 +1253,8 @@ def group_name_problems(ls: LoadedSpec, present=None, rel: str = "") -> list[Pro
                 if a in bases:
                     continue  # checked against the groups found in the data (runner.resolve_groups)
                 text = _text(v)
+                data = present(a) if present is not None and a in s.attributes else None  # read only now
+                have = None if data is None else {_text(x) for x in data}
                 if have is not None and text in have:
                     unlisted = sorted(have - set(values))
                     if any(did_you_mean(x, unlisted) == f" (did you mean '{text}'?)" for x in
@@ -1441,18 +1445,35 @@ def _under(path: str, keys: list[str]) -> bool:
     return any(path == k or path.startswith((k + ".", k + "[")) for k in keys)
 
 
+def _absent(p: Problem, entries: list[tuple]) -> bool:
+    """Whether problem ``p`` is about an entry (a task, an attribute, ...) with an unknown key: what the check
+    misses there may be what that key was meant to give (`thresh: 0.5` for a threshold), so the unknown key,
+    already reported, is the problem."""
+    for e in entries:
+        if _under(p.path, [_dotted(e)]):
+            return True
+        if len(e) == 2 and e[0] == "tasks" and re.search(rf"\btasks? (?:'[^']*', )*'{re.escape(str(e[1]))}'",
+                                                          p.message):
+            return True
+        if len(e) == 2 and e[0] == "attributes" and f"attributes.{e[1]}" in p.message:
+            return True
+    return False
+
+
 def _as_meant(raw: dict, exc: ValidationError, renames: list, marks: Any) -> tuple[Any, dict, list]:
     """The spec read with each misspelt key as the key its "did you mean" suggests (`threshhold:` as
     `threshold:`), so the checks that follow do not report what the misspelling left out ("score needs a
     threshold") as further problems: (spec, index maps, renamed key paths), or (None, {}, []) when that reading is
     no better (it adds a problem of its own). The renamed keys take the misspelt keys' positions."""
-    if not renames:
+    if not any(key for _, key in renames):
         return None, {}, []
     import copy
 
     cand = copy.deepcopy(raw)
     moved = []
     for loc, key in renames:
+        if key is None:
+            continue  # nothing to read it as: pruned with the other problems
         parent = _at(cand, loc[:-1])
         if not isinstance(parent, dict) or loc[-1] not in parent or key in parent:
             return None, {}, []
@@ -1500,6 +1521,7 @@ def parse_spec(text: str, file: str) -> LoadedSpec:
     maps: dict[str, list[int]] = {}
     stubbed = False
     renamed: list[tuple] = []  # misspelt keys read as the key suggested for them, for the checks that follow
+    unknown_in: list[tuple] = []  # entries with an unknown key read as nothing: their absence proves nothing
     try:
         spec = Spec.model_validate(raw)
     except ValidationError as exc:
@@ -1507,6 +1529,8 @@ def parse_spec(text: str, file: str) -> LoadedSpec:
         problems += _map_validation_error(exc, file, marks, raw, renames)
         spec = None
         spec, maps, renamed = _as_meant(raw, exc, renames, marks)
+        read_as = {tuple(loc) for loc, key in renames if key} if spec is not None else set()
+        unknown_in = [tuple(loc[:-1]) for loc, _ in renames if tuple(loc) not in read_as and len(loc) > 1]
         pr = None if spec is not None else _prune(raw, exc.errors())
         if pr is not None:
             try:
@@ -1530,7 +1554,7 @@ def parse_spec(text: str, file: str) -> LoadedSpec:
     ls.problems = problems
     ls.renamed = [_dotted(p) for p in renamed]
     if spec is not None:
-        cross = [p for p in _cross_checks(ls) if not _under(p.path, ls.renamed)]
+        cross = [p for p in _cross_checks(ls) if not _under(p.path, ls.renamed) and not _absent(p, unknown_in)]
         ls.problems += cross
         ls.data_checkable = not cross and not stubbed  # names that point nowhere: data checks would be guesswork
     return ls
