@@ -144,7 +144,7 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
                     problems.append(ls.problem(("base", "table"), MSG_TABLE_NEEDS_P_TASK.format(
                         metric=m.name, table=s.base.table)))
                     break
-    if s.local_bias is not None and out.predictions:
+    if s.local_bias is not None and out.predictions and not any(p.path.startswith("local_bias.") for p in problems):
         from reportgen.families import local_bias
 
         lb_rows = out.row_predictions[0]

@@ -271,3 +271,16 @@ def test_a_hint_never_points_at_a_misspelt_group(tmp_path):
                                     "attribute: sex\n    reference: Female\n  - name: demographic_parity\n"
                                     "    attribute: rcae")))
     assert len(got) == 2 and "(did you mean 'Female'?)" in got[0] and "unknown attribute 'rcae'" in got[1], got
+
+
+def test_local_bias_groups_are_checked_like_protected_and_reference(tmp_path):
+    """Before: `local_bias.groups: [White, Black]` with `groups: [White, Blak]` suggested the misspelt 'Blak'; two
+    names of one group (a value and its label) made LOGAN compare a group with itself."""
+    lb = "local_bias:\n  attribute: race\n  groups: [White, Black]\n  task: y\n  features: [score]\n"
+    r = _validate(_edit(tmp_path, "[White, Black]}", "[White, Blak]}", "output:", lb + "output:"))
+    got = _problems(r)
+    assert len(got) == 1 and "attributes.race.groups: group 'Blak' has no rows" in got[0], got
+    assert "(did you mean 'Black'?)" in got[0] and "'Blak'?" not in r.stderr
+    got = _problems(_validate(_edit(tmp_path, "[White, Black]}", "[White, Black], labels: {White: W}}", "output:",
+                                    lb.replace("[White, Black]", "[W, White]") + "output:")))
+    assert len(got) == 1 and "local_bias.groups: 'W', 'White' both name group 'W'" in got[0], got

@@ -1117,18 +1117,11 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
         elif lb.attribute in s.attributes and s.attributes[lb.attribute].groups is not None:
             a_spec = s.attributes[lb.attribute]
             groups = [str(g) for g in a_spec.groups]
-            named = groups + [str(v) for v in (a_spec.labels or {}).values()]
             if lb.groups is None and len(groups) != 2:
                 out.append(ls.problem(("local_bias", "attribute"),
                                       f"LOGAN compares two groups and attribute '{lb.attribute}' has {len(groups)} "
                                       f"({', '.join(groups)}); name the two with `groups: [..., ...]`"))
-            for j, g in enumerate(lb.groups or []):
-                if str(g) not in named:
-                    out.append(ls.problem(("local_bias", "groups", j),
-                                          f"'{g}' is not a group of attribute '{lb.attribute}'"
-                                          f"{did_you_mean(str(g), groups)}; groups: {', '.join(groups)}"))
-            if lb.groups is not None and len(lb.groups) == 2 and str(lb.groups[0]) == str(lb.groups[1]):
-                out.append(ls.problem(("local_bias", "groups"), "the two groups must differ; name two different groups"))
+            # what `groups:` names is checked with the data (group_name_problems)
         if lb.task not in s.tasks:
             out.append(ls.problem(("local_bias", "task"),
                                   f"unknown task '{lb.task}'{did_you_mean(lb.task, s.tasks)}; declared: {', '.join(s.tasks)}"))
@@ -1218,11 +1211,12 @@ def _key_tuple(where: str | tuple) -> tuple:
 
 
 def group_name_problems(ls: LoadedSpec, present=None, rel: str = "") -> list[Problem]:
-    """`protected:` and `reference:` of the group-disparity metrics name one group each, and two different ones.
-    ``present(attribute)``: the values (as text) of the attribute's column in the first prediction file ``rel``, or
-    None when not known; with it, a hint points only at a listed group the data has (never at a misspelt listed
-    group), and a value the data has but `groups:` misses is said so; when a listed group with no rows is the
-    misspelling of that very value (reported at `groups:`, with the hint), it is not reported twice."""
+    """`protected:` and `reference:` of the group-disparity metrics, and `local_bias.groups`, name one group each,
+    and two different ones. ``present(attribute)``: the values (as text) of the attribute's column in the first
+    prediction file ``rel``, or None when not known; with it, a hint points only at a listed group the data has
+    (never at a misspelt listed group), and a value the data has but `groups:` misses is said so; when a listed
+    group with no rows is the misspelling of that very value (reported at `groups:`, with the hint), it is not
+    reported twice."""
     s = ls.spec
     out: list[Problem] = []
     bases = set(ls.inferred_groups) if getattr(ls, "inferred_groups", None) else set()
@@ -1235,48 +1229,63 @@ def group_name_problems(ls: LoadedSpec, present=None, rel: str = "") -> list[Pro
             sv = shown_groups(s, a)
             if sv is None or len(sv[0]) < 2:
                 continue  # unknown, groups still to come from the data, or too few (reported elsewhere)
-            shown, values = sv
             idx: dict[str, int] = {}
             for key in ("protected", "reference"):
                 v = getattr(m, key)
-                if v is None:
-                    continue
-                hit = group_index(shown, values, v)
-                if len(hit) == 1:
-                    idx[key] = hit[0]
-                    continue
-                if len(hit) > 1:
-                    out.append(ls.problem(("metrics", i, key),
-                                          f"'{v}' names {len(hit)} cells of '{a}' ({_quoted([shown[j] for j in hit])}); "
-                                          "name the cell by its display name"))
-                    continue
-                if a in bases:
-                    continue  # checked against the groups found in the data (runner.resolve_groups)
-                text = _text(v)
-                data = present(a) if present is not None and a in s.attributes else None  # read only now
-                have = None if data is None else {_text(x) for x in data}
-                if have is not None and text in have:
-                    unlisted = sorted(have - set(values))
-                    if any(did_you_mean(x, unlisted) == f" (did you mean '{text}'?)" for x in
-                           [x for x in values if x not in have]):
-                        continue  # `groups:` misspells this very value: reported there, with the fix
-                    out.append(ls.problem(("metrics", i, key),
-                                          f"'{v}' is not a listed group of attribute '{a}' (groups: "
-                                          f"{', '.join(shown)}), though {rel} has it; add it to "
-                                          f"attributes.{a}.groups, or name a listed group"))
-                    continue
-                ok = shown if have is None else [g for g, x in zip(shown, values) if x in have]
-                out.append(ls.problem(("metrics", i, key),
-                                      f"'{v}' is not a group of attribute '{a}'{did_you_mean(text, ok)}; groups: "
-                                      f"{', '.join(shown)}"))
+                if v is not None:
+                    # groups taken from the data were checked against what the data has (runner.resolve_groups)
+                    j = _one_group(ls, ("metrics", i, key), v, a, sv, None if a in bases else present, rel, out,
+                                   check=a not in bases)
+                    if j is not None:
+                        idx[key] = j
             if "protected" in idx and idx["protected"] == idx.get("reference", 0):
                 ref = (f"`reference: {m.reference}`" if m.reference is not None
-                       else "the default reference (the first listed group)")
+                       else "the default reference (the first group: listed first, or the largest when the groups "
+                            "come from the data)")
                 out.append(ls.problem(("metrics", i, "protected"),
-                                      f"'{m.protected}' is group '{shown[idx['protected']]}' of attribute '{a}', "
+                                      f"'{m.protected}' is group '{sv[0][idx['protected']]}' of attribute '{a}', "
                                       f"which is also {ref}: a group compared with itself has a gap of 0 that no "
                                       "data can move; name two different groups"))
+    lb = s.local_bias
+    sv = shown_groups(s, lb.attribute) if lb is not None and lb.groups is not None else None
+    if sv is not None:
+        idx2 = [_one_group(ls, ("local_bias", "groups", j), g, lb.attribute, sv, present, rel, out)
+                for j, g in enumerate(lb.groups)]
+        if len(idx2) == 2 and idx2[0] is not None and idx2[0] == idx2[1]:
+            out.append(ls.problem(("local_bias", "groups"),
+                                  f"{_quoted([str(g) for g in lb.groups])} both name group '{sv[0][idx2[0]]}' of "
+                                  f"attribute '{lb.attribute}'; LOGAN compares two different groups: name two"))
     return out
+
+
+def _one_group(ls: LoadedSpec, where: tuple, v: Any, a: str, sv: tuple[list[str], list[str]], present, rel: str,
+               out: list[Problem], check: bool = True) -> int | None:
+    """The index of the one group ``v`` names among ``sv`` (display names, values) of attribute ``a``; otherwise
+    None, with the problem (see group_name_problems) appended to ``out`` when ``check``."""
+    shown, values = sv
+    hit = group_index(shown, values, v)
+    if len(hit) == 1:
+        return hit[0]
+    if not check:
+        return None
+    if len(hit) > 1:
+        out.append(ls.problem(where, f"'{v}' names {len(hit)} cells of '{a}' ({_quoted([shown[j] for j in hit])}); "
+                                     "name the cell by its display name"))
+        return None
+    text = _text(v)
+    data = present(a) if present is not None and a in ls.spec.attributes else None  # read only now
+    have = None if data is None else {_text(x) for x in data}
+    if have is not None and text in have:
+        unlisted = sorted(have - set(values))
+        if any(did_you_mean(x, unlisted) == f" (did you mean '{text}'?)" for x in values if x not in have):
+            return None  # `groups:` misspells this very value: reported there, with the fix
+        out.append(ls.problem(where, f"'{v}' is not a listed group of attribute '{a}' (groups: {', '.join(shown)}), "
+                                     f"though {rel} has it; add it to attributes.{a}.groups, or name a listed group"))
+        return None
+    ok = shown if have is None else [g for g, x in zip(shown, values) if x in have]
+    out.append(ls.problem(where, f"'{v}' is not a group of attribute '{a}'{did_you_mean(text, ok)}; groups: "
+                                 f"{', '.join(shown)}"))
+    return None
 
 
 def is_label_free(t: Task) -> bool:
