@@ -284,3 +284,38 @@ def test_local_bias_groups_are_checked_like_protected_and_reference(tmp_path):
     got = _problems(_validate(_edit(tmp_path, "[White, Black]}", "[White, Black], labels: {White: W}}", "output:",
                                     lb.replace("[White, Black]", "[W, White]") + "output:")))
     assert len(got) == 1 and "local_bias.groups: 'W', 'White' both name group 'W'" in got[0], got
+
+
+def test_the_python_api_reads_group_names_the_same_way():
+    """reportgen.audit on a DataFrame: an object column with the number 1 and the text ' 1', and NFD/NFC spellings,
+    give one group each; a column of lists is refused at its key."""
+    import reportgen
+
+    rng = np.random.default_rng(1)
+    n = 400
+    df = pd.DataFrame({"name": rng.choice([NFD, NFC, "Max"], n), "y": rng.integers(0, 2, n),
+                       "p": rng.integers(0, 2, n), "g": pd.Series(rng.choice([1, " 1", "two"], n), dtype=object)})
+    res = reportgen.audit(df, attributes=["name", "g"], tasks={"t": {"column": "y", "predicted": "p"}},
+                          metrics=["demographic_parity"], resamples=20)
+    sizes = {a.name: a.group_sizes[0].sizes for a in res.model.attributes}
+    assert sizes["name"] == {f"name={NFC}": int((df.name != "Max").sum()), "name=Max": int((df.name == "Max").sum())}
+    assert sizes["g"] == {"g=1": int((df.g != "two").sum()), "g=two": int((df.g == "two").sum())}
+    with pytest.raises(reportgen.SpecError) as e:
+        reportgen.audit(pd.DataFrame({"tags": [[i, 1] for i in range(n)], "y": df.y, "p": df.p}),
+                        attributes=["tags"], tasks={"t": {"column": "y", "predicted": "p"}}, resamples=20)
+    assert [p.path for p in e.value.problems] == ["attributes.tags.column"]
+    assert "holds list values" in e.value.problems[0].message
+
+
+def test_value_texts_and_group_index():
+    from reportgen.data.files import match_values, value_texts
+    from reportgen.spec.model import group_index
+
+    s = pd.Series([1, " 1", 1.0, NFD, f" {NFC} ", None, "two"], dtype=object)
+    assert list(value_texts(s)) == ["1", "1", "1", NFC, NFC, None, "two"]
+    assert list(match_values(s, [1, NFD])) == [0, 0, 0, 1, 1, -1, -1]
+    # display names first, then values; a value joined into two cells' names is ambiguous
+    assert group_index(["W", "B"], ["1", "2"], "B") == [1]
+    assert group_index(["W", "B"], ["1", "2"], 1) == [0]
+    assert group_index(["W", "B"], ["1", "2"], "X") == []
+    assert group_index(["p", "q"], ["A×B×C", "A×B×C"], "A×B×C") == [0, 1]
