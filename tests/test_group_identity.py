@@ -319,3 +319,11 @@ def test_value_texts_and_group_index():
     assert group_index(["W", "B"], ["1", "2"], 1) == [0]
     assert group_index(["W", "B"], ["1", "2"], "X") == []
     assert group_index(["p", "q"], ["A×B×C", "A×B×C"], "A×B×C") == [0, 1]
+
+
+def test_a_label_that_is_another_groups_value_is_refused(tmp_path):
+    """`labels: {1: "2"}` beside a group 2: `protected: 2` would name either group."""
+    spec = _write(tmp_path, _spec("  g: {column: g, groups: [1, 2], labels: {1: '2', 2: two}}\n"),
+                  _rows(200, g=[1, 2]))
+    got = _problems(_validate(spec))
+    assert len(got) == 1 and "attributes.g" in got[0] and "is the value of another group" in got[0], got

@@ -238,6 +238,11 @@ class Attribute(Strict):
             dup = next((x for x in shown if shown.count(x) > 1), None)
             if dup is not None:
                 raise ValueError(f"two groups would be shown as {dup!r}; give each group its own label")
+            raw = [_text(g) for g in self.groups]
+            cross = next(((x, v) for x, v in zip(shown, raw) if x != v and x in raw), None)
+            if cross is not None:  # `protected: 2` could then mean either group
+                raise ValueError(f"group {cross[1]!r} is labelled {cross[0]!r}, which is the value of another group; "
+                                 "give it a label that is no group's value")
         return self
 
     @field_validator("groups")
