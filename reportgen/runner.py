@@ -26,7 +26,8 @@ from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
 from reportgen.families.core import AttributeContext
 from reportgen.stats.loading import Loaded, has_pred, sample_note, streamed
 from reportgen.fileio import jfloat as _f
-from reportgen.spec.model import DISPARITY_METRICS, LoadedSpec, Metric, group_name_problems, separator_problems
+from reportgen.spec.model import DISPARITY_METRICS, LoadedSpec, Metric, group_name_problems, label_clash, \
+    separator_problems
 from reportgen.results.sweeps import threshold_sweeps
 
 SCHEMA_VERSION = 1
@@ -235,6 +236,8 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
         a.groups = kept
         ls.inferred_groups[name] = {"from": rel, "min_group_size": a.min_group_size,
                                     "groups": [_num_text(v) for v in kept], "left_out": small}
+        if clash := label_clash(kept, a.labels):
+            problems.append(ls.problem(("attributes", name, "labels"), f"{clash} (groups found in {rel})"))
         shown = {_num_text(v) for v in kept} | {str(v) for v in (a.labels or {}).values()}
         for k in a.labels or {}:
             if _num_text(k) not in {_num_text(v) for v in kept}:

@@ -327,3 +327,10 @@ def test_a_label_that_is_another_groups_value_is_refused(tmp_path):
                   _rows(200, g=[1, 2]))
     got = _problems(_validate(spec))
     assert len(got) == 1 and "attributes.g" in got[0] and "is the value of another group" in got[0], got
+
+
+def test_labels_of_groups_from_the_data_are_checked_like_listed_ones(tmp_path):
+    """Groups taken from the data with `labels:` that show two of them alike are refused at `labels:`."""
+    spec = _write(tmp_path, _spec("  g: {column: g, labels: {1: same, 2: same}}\n"), _rows(200, g=[1, 2]))
+    got = _problems(_validate(spec))
+    assert len(got) == 1 and "attributes.g.labels: two groups would be shown as 'same'" in got[0], got

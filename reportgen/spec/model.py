@@ -233,16 +233,9 @@ class Attribute(Strict):
             extra = [k for k in self.labels if _text(k) not in values]
             if extra:
                 raise ValueError(f"labels name {extra[0]!r}, which is not in groups; label only listed groups")
-            by_value = {_text(k): _text(x) for k, x in self.labels.items()}
-            shown = [by_value.get(_text(g), _text(g)) for g in self.groups]
-            dup = next((x for x in shown if shown.count(x) > 1), None)
-            if dup is not None:
-                raise ValueError(f"two groups would be shown as {dup!r}; give each group its own label")
-            raw = [_text(g) for g in self.groups]
-            cross = next(((x, v) for x, v in zip(shown, raw) if x != v and x in raw), None)
-            if cross is not None:  # `protected: 2` could then mean either group
-                raise ValueError(f"group {cross[1]!r} is labelled {cross[0]!r}, which is the value of another group; "
-                                 "give it a label that is no group's value")
+            clash = label_clash(self.groups, self.labels)
+            if clash:
+                raise ValueError(clash)
         return self
 
     @field_validator("groups")
@@ -327,6 +320,22 @@ class Task(Strict):
                                  f"class it describes with `positive:` (one of {shown}); the other classes' tasks "
                                  "then get the opposite")
         return self
+
+
+def label_clash(groups: list, labels: dict | None) -> str | None:
+    """What makes ``labels:`` name groups ambiguously, or None: two groups shown alike, or a group labelled with
+    another group's value (`protected: 2` could then mean either)."""
+    by_value = {_text(k): _text(x) for k, x in (labels or {}).items()}
+    raw = [_text(g) for g in groups]
+    shown = [by_value.get(v, v) for v in raw]
+    dup = next((x for x in shown if shown.count(x) > 1), None)
+    if dup is not None:
+        return f"two groups would be shown as {dup!r}; give each group its own label"
+    cross = next(((x, v) for x, v in zip(shown, raw) if x != v and x in raw), None)
+    if cross is not None:
+        return (f"group {cross[1]!r} is labelled {cross[0]!r}, which is the value of another group; give it a "
+                "label that is no group's value")
+    return None
 
 
 def _text(v: Any) -> str:
