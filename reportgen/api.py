@@ -12,6 +12,7 @@ them, so both entry points stay the same computation.
 from __future__ import annotations
 
 import copy
+import numbers
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +61,8 @@ def compute(ls: "LoadedSpec", *, seed: int | None = None, progress: Callable[[st
     """Load the data and compute everything the spec asks for: the results tree (results.json as a dict)."""
     from reportgen.runner import run_spec
 
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
+        raise ValueError(f"seed must be a whole number >= 0 (as intervals.bootstrap.seed), got {seed!r}")
     results = run_spec(ls, seed=seed, progress=progress, baseline=baseline, replicates_out=replicates_out,
                        engine=engine, scheduler=scheduler)
     if isinstance(ls, _dict_spec_class()):

@@ -8,6 +8,7 @@ command's options, help and exit codes side by side, as docs/reference/cli.md sh
 from __future__ import annotations
 
 import json
+import math
 import sys
 import traceback
 from pathlib import Path
@@ -18,7 +19,50 @@ import click
 from reportgen import __version__, numfmt
 from reportgen.spec.errors import SpecError
 
-EXIT_OK, EXIT_GATE, EXIT_SPEC, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_OK, EXIT_GATE, EXIT_SPEC, EXIT_INTERNAL, EXIT_OUTPUT = 0, 1, 2, 3, 4
+
+
+class Number(click.ParamType):
+    """A finite number within a range, for options such as --delta: ``nan``, ``inf``, ``-inf``, and values
+    outside [lo, hi] (or (lo, hi) when open) are usage errors (exit 2) that say the allowed range, never a
+    traceback or a number the computation cannot use. ``integer=True``: a whole number."""
+
+    def __init__(self, lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,
+                 hi_open: bool = False, integer: bool = False) -> None:
+        self.lo, self.hi, self.lo_open, self.hi_open, self.integer = lo, hi, lo_open, hi_open, integer
+        self.name = "integer" if integer else "number"
+
+    def describe(self) -> str:
+        if self.lo is not None and self.hi is not None:
+            return f"in {'(' if self.lo_open else '['}{self.lo:g}, {self.hi:g}{')' if self.hi_open else ']'}"
+        if self.lo is not None:
+            return f"{'>' if self.lo_open else '>='} {self.lo:g}"
+        if self.hi is not None:
+            return f"{'<' if self.hi_open else '<='} {self.hi:g}"
+        return "finite"
+
+    def get_metavar(self, param, ctx=None) -> str:  # click < 8.2 passes no ctx
+        return "INTEGER" if self.integer else "X"
+
+    def convert(self, value, param, ctx):
+        import math
+
+        kind = "a whole number" if self.integer else "a finite number"
+        want = f"{kind} {self.describe()}" if self.describe() != "finite" else kind
+        if isinstance(value, bool):
+            self.fail(f"expected {want}, got {value!r}", param, ctx)
+        try:
+            x = int(value, 10) if self.integer and isinstance(value, str) else (int(value) if self.integer else
+                                                                                float(value))
+        except (TypeError, ValueError, OverflowError):
+            self.fail(f"expected {want}, got {str(value)[:40]!r}", param, ctx)
+        if not self.integer and not math.isfinite(x):
+            self.fail(f"expected {want}, got {value}", param, ctx)
+        lo_bad = self.lo is not None and (x <= self.lo if self.lo_open else x < self.lo)
+        hi_bad = self.hi is not None and (x >= self.hi if self.hi_open else x > self.hi)
+        if lo_bad or hi_bad:
+            self.fail(f"expected {want}, got {str(value)[:40]}", param, ctx)
+        return x
 
 
 def _reporter(quiet: bool, json_log: bool):
@@ -88,7 +132,8 @@ def main() -> None:
               help="Output directory (default: ./report-<spec name>/).")
 @click.option("--format", "formats", default=None,
               help="Comma-separated formats from html,pdf,json (default: the spec's output.formats).")
-@click.option("--seed", type=int, default=None, help="Override intervals.bootstrap.seed.")
+@click.option("--seed", type=Number(0, integer=True), default=None,
+              help="Override intervals.bootstrap.seed (a whole number >= 0).")
 @click.option("--baseline", type=click.Path(path_type=Path), default=None,
               help="Previous release's results.json or report folder, for `max_increase` gates (overrides the "
                    "spec's `baseline:`).")
@@ -334,14 +379,20 @@ def schema(out: Path | None, results: bool) -> None:
 
 
 @main.command()
-@click.option("--delta", type=float, required=True, help="Size of the bias to be able to claim (e.g. 0.05).")
-@click.option("--confidence", type=float, default=0.95, show_default=True)
-@click.option("--gamma", type=float, default=0.5, show_default=True,
-              help="Lower bound on the smaller group's share of the population.")
-@click.option("--variance", type=float, default=None, help="Variance of the amortised disparity (default: maximal, (C/gamma)^2).")
-@click.option("--max-cost", type=float, default=1.0, show_default=True)
-@click.option("--n", "n", type=int, default=None, help="Also report the smallest bias claimable with N examples.")
+@click.option("--delta", type=Number(1e-12, lo_open=False), required=True,
+              help="Size of the bias to be able to claim (e.g. 0.05); at least 1e-12.")
+@click.option("--confidence", type=Number(0, 1, lo_open=True, hi_open=True), default=0.95, show_default=True,
+              help="Confidence of the claim, in (0, 1).")
+@click.option("--gamma", type=Number(1e-9, 0.5), default=0.5, show_default=True,
+              help="Lower bound on the smaller group's share of the population, in [1e-9, 0.5].")
+@click.option("--variance", type=Number(0, 1e12), default=None,
+              help="Variance of the amortised disparity (default: maximal, (C/gamma)^2), in [0, 1e12].")
+@click.option("--max-cost", type=Number(0, 1e6, lo_open=True), default=1.0, show_default=True,
+              help="Largest value C of the cost function, in (0, 1e6].")
+@click.option("--n", "n", type=Number(1, 10**15, integer=True), default=None,
+              help="Also report the smallest bias claimable with N examples (1 to 10^15).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@_guard
 def samplesize(delta: float, confidence: float, gamma: float, variance: float | None, max_cost: float,
                n: int | None, as_json: bool) -> None:
     """Examples needed to claim a bias of size DELTA (Ethayarajh 2020 Bernstein bound)."""
@@ -350,19 +401,11 @@ def samplesize(delta: float, confidence: float, gamma: float, variance: float | 
     from reportgen.stats.intervals import samplesize as ss
     from reportgen.stats.intervals import smallest_detectable
 
-    problems = []
-    if not 0 < confidence < 1:
-        problems.append(f"--confidence: expected a number in (0, 1), got {confidence}")
-    if not 0 < gamma <= 0.5:
-        problems.append(f"--gamma: expected a number in (0, 0.5], got {gamma}")
-    if delta <= 0:
-        problems.append(f"--delta: expected a positive number, got {delta}")
-    if variance is not None and variance < 0:
-        problems.append(f"--variance: expected a non-negative number, got {variance}")
-    if problems:
-        click.echo("\n".join(problems), err=True)
-        sys.exit(EXIT_SPEC)
     bound = ss(delta, confidence=confidence, gamma=gamma, variance=variance, max_cost=max_cost)
+    if not math.isfinite(bound) or bound >= 1e300:
+        click.echo(f"reportgen samplesize: the bound is beyond any sample ({bound:g}) for --delta {delta:g} and "
+                   f"--gamma {gamma:g}; a bias this small cannot be claimed, use a larger --delta", err=True)
+        sys.exit(EXIT_SPEC)
     need = math.floor(bound) + 1
     res = {"delta": delta, "confidence": confidence, "gamma": gamma,
            "variance": variance if variance is not None else (max_cost / gamma) ** 2,
@@ -393,7 +436,7 @@ def samplesize(delta: float, confidence: float, gamma: float, variance: float | 
               help="A protected attribute (repeatable); when given, exactly these are audited.")
 @click.option("--favorable", type=click.Choice(["positive", "negative"]), default=None,
               help="Whether a positive prediction is favourable for the person (e.g. negative for 'will reoffend').")
-@click.option("--threshold", type=float, default=None, metavar="X",
+@click.option("--threshold", type=Number(), default=None, metavar="X",
               help="Threshold for the score (--score, or the guessed score).")
 @click.option("--example", type=click.Choice(["compas"]), default=None,
               help="Write a runnable example (spec, data and schema) into a new folder instead.")
@@ -458,7 +501,10 @@ def _max_increase(values: tuple[str, ...]):
         try:
             x = float(num)
         except ValueError:
-            raise click.BadParameter(f"{v!r}: expected X or METRIC=X with X a number", param_hint="--max-increase")
+            x = float("nan")
+        if not math.isfinite(x) or x < 0:
+            raise click.BadParameter(f"{v[:80]!r}: expected X or METRIC=X with X a finite number >= 0 (the largest "
+                                     "worsening allowed)", param_hint="--max-increase")
         if sep:
             out[name] = x
         else:
@@ -494,9 +540,9 @@ def diff(old: str, new: str, fmt: str, max_increase: tuple[str, ...], inconclusi
     """
     from reportgen.release import diff as D
 
+    mi = _max_increase(max_increase)  # the options first: a wrong number is a usage error whatever the files are
     try:
         a, b = _side(old), _side(new)
-        mi = _max_increase(max_increase)
         if isinstance(mi, dict) and "*" in mi:
             default = mi.pop("*")
             names = {m.name for side in (a, b) if side.typed is not None for m in side.typed.metrics}
