@@ -146,17 +146,13 @@ def output_files(ls: "LoadedSpec", fmts: Iterable[str], results: dict, *, replic
 
 
 def write_files(out: Path, files: dict[str, bytes]) -> list[Path]:
-    """Write the outputs into ``out`` (each atomically); a replicates.json or a public summary left by an earlier
-    run is removed when this run has none (it would not belong to these results)."""
+    """Write the outputs into ``out`` as one whole audit (reportgen.fileio.publish_folder): the folder is
+    replaced in one step, so it never holds files of two runs; a replicates.json or public summary of an earlier
+    run is not kept (it would not belong to these results), other files in the folder are. Raises
+    reportgen.fileio.OutputError (no space, no permission: the folder is left as it was)."""
     from reportgen.fileio import write_outputs
 
-    out = Path(out)
-    written = write_outputs(out, files)
-    for name in ("replicates.json", "summary.html", "summary.pdf"):  # left by an earlier run: not of these results
-        stale = out / name
-        if name not in files and stale.is_file():
-            stale.unlink()
-    return written
+    return write_outputs(Path(out), files)
 
 
 def check_formats(formats: str | Iterable[str] | None, ls: "LoadedSpec") -> list[str]:

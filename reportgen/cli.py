@@ -7,6 +7,7 @@ command's options, help and exit codes side by side, as docs/reference/cli.md sh
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import sys
@@ -17,9 +18,12 @@ from typing import NoReturn
 import click
 
 from reportgen import __version__, numfmt
+from reportgen.fileio import OutputError
 from reportgen.spec.errors import SpecError
 
 EXIT_OK, EXIT_GATE, EXIT_SPEC, EXIT_INTERNAL, EXIT_OUTPUT = 0, 1, 2, 3, 4
+# errors that only writing raises: out of space or quota, a file too large, a read-only file system
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
 
 
 class Number(click.ParamType):
@@ -97,6 +101,14 @@ def _guard(fn):
             _fail_spec(e)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
+        except OutputError as e:
+            click.echo(f"reportgen: {e}", err=True)
+            sys.exit(EXIT_OUTPUT)
+        except OSError as e:
+            if e.errno not in _WRITE_ERRNOS:
+                raise
+            click.echo(f"reportgen: {OutputError(e.filename or 'a file', e)}", err=True)  # e.g. a cache or temp file
+            sys.exit(EXIT_OUTPUT)
         except BrokenPipeError:  # e.g. `reportgen run ... | head`
             sys.stderr.close()
             sys.exit(0)
@@ -153,8 +165,9 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
     """Compute every metric in SPEC; write OUT/report.html, report.pdf and results.json.
 
     Exit codes: 0 every gate passed; 1 a gate failed (or was inconclusive and the
-    spec counts that as failing); 2 the spec or data is wrong (nothing written);
-    3 internal error.
+    spec counts that as failing); 2 the spec, data or --out is wrong (nothing written);
+    3 internal error; 4 the outputs cannot be written (no space, no permission,
+    read-only): OUT is left as it was.
     """
     from reportgen import api  # the pipeline reportgen.run() runs too: load, compute, render, write
 
@@ -164,8 +177,11 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
     except SpecError as e:
         _spec_failed(say, e, json_log)
     out = out or Path(f"report-{spec.stem}")
-    problem = _out_dir_problem(out)
-    if problem:  # before any work: a run that cannot be written is refused at once, nothing is created
+    try:
+        problem = _out_dir_problem(out)
+    except OutputError as e:  # before any work: a run that cannot be written is refused at once
+        _output_failed(say, str(e), json_log)
+    if problem:  # nothing is created
         from reportgen.spec.errors import Problem
 
         _spec_failed(say, SpecError([Problem("--out", None, None, "", problem)]), json_log)
@@ -193,7 +209,10 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
     except SpecError as e:  # a user template the sandbox refuses, or one that does not parse
         _spec_failed(say, e, json_log)
     say("writing outputs")
-    api.write_files(out, files)  # also removes a replicates.json of an earlier run: not of these results
+    try:  # one whole audit: the folder is replaced in one step, or left as it was
+        api.write_files(out, files)
+    except OutputError as e:
+        _output_failed(say, f"{e}; the folder holds the previous audit, unchanged", json_log)
     filed = None
     if archive_dir is not None:
         from reportgen.release import archive
@@ -209,6 +228,8 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
             else:
                 click.echo(f"reportgen: {msg}", err=True)
             sys.exit(EXIT_SPEC)
+        except OutputError as e:
+            _output_failed(say, f"the report was written to {out} but not filed: {e}", json_log)
     say.close()
     from reportgen.results.model import load_results
 
@@ -230,15 +251,29 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
     sys.exit(code)
 
 
+def _output_failed(say, msg: str, json_log: bool) -> NoReturn:
+    """An output that could not be written (no space, no permission): exit 4 with the message, no traceback."""
+    say.close(ok=False)
+    if json_log:
+        say.event("error", exit=EXIT_OUTPUT, problems=[msg])
+    else:
+        click.echo(f"reportgen: {msg}", err=True)
+    sys.exit(EXIT_OUTPUT)
+
+
 def _out_dir_problem(out: Path) -> str | None:
     """Why the outputs cannot be written into ``out`` (None: they can). Checked before the run computes
-    anything; leaves nothing behind (a probe file in the folder, or its nearest existing parent, is removed)."""
+    anything; leaves nothing behind (a probe file in the folder's parent, or its nearest existing ancestor,
+    is removed): the outputs are written into a sibling folder that then replaces ``out``."""
     import os
     import tempfile
 
-    if out.exists() and not out.is_dir():
-        return f"{out} exists and is not a folder; give a folder for the outputs (it is created when missing)"
-    base = out
+    from reportgen.fileio import folder_problem
+
+    problem = folder_problem(out)
+    if problem:
+        return problem
+    base = Path(os.path.abspath(out)).parent
     while not base.exists():
         if base.parent == base:
             break
@@ -249,10 +284,8 @@ def _out_dir_problem(out: Path) -> str | None:
         fd, probe = tempfile.mkstemp(prefix=".reportgen-probe-", dir=base)
         os.close(fd)
         os.unlink(probe)
-    except OSError as e:
-        what = "write into" if base == out else f"create {out} in"
-        return (f"cannot {what} {base} ({e.strerror or e}); choose a writable output folder or fix its "
-                "permissions")
+    except OSError as e:  # exit 4 like a failed write, not 2: the spec and --out are fine, the folder is not
+        raise OutputError(f"{out} (a new folder is made in {base}, then takes its place)", e) from None
     return None
 
 
@@ -359,6 +392,7 @@ def validate(spec: Path) -> None:
               help="Write to a file, e.g. spec.schema.json beside your spec.")
 @click.option("--results", "results", is_flag=True,
               help="The JSON Schema of results.json (what `reportgen run` writes) instead of the spec's.")
+@_guard
 def schema(out: Path | None, results: bool) -> None:
     """Print the JSON Schema of the spec (for editor autocompletion), or of results.json with --results.
 

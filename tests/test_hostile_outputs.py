@@ -219,3 +219,204 @@ def test_api_refuses_a_negative_seed():
 
     with pytest.raises(ValueError, match="seed must be a whole number >= 0"):
         api.compute(None, seed=-5)
+
+
+# --------------------------------------------------------------------------- the output folder: one whole audit
+
+import errno  # noqa: E402
+import json  # noqa: E402
+import threading  # noqa: E402
+
+from reportgen import fileio  # noqa: E402
+
+PREVIOUS = {"report.html": b"<html>previous</html>\n", "report.pdf": b"%PDF-1.7 previous\n%%EOF\n",
+            "results.json": b'{"note": "previous"}\n', "replicates.json": b'{"previous": true}\n',
+            "summary.html": b"<html>previous summary</html>\n", "summary.pdf": b"%PDF-1.7 previous summary\n"}
+
+
+def _folder(path: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(path.iterdir())}
+
+
+def _leftovers(out: Path) -> list[str]:
+    return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}."))
+
+
+def _failing_writer(monkeypatch, at: int, err: int = errno.ENOSPC) -> list[str]:
+    """Make the `at`-th file write (0-based) of any output raise OSError(err) half-way; returns the names written."""
+    real = fileio.write_new
+    calls: list[str] = []
+
+    def write(path, data):
+        calls.append(Path(path).name)
+        if len(calls) - 1 == at:
+            with open(path, "wb") as f:  # half of it reached the disk, as with a real ENOSPC
+                f.write(data[: len(data) // 2])
+            raise OSError(err, os.strerror(err))
+        real(path, data)
+
+    monkeypatch.setattr(fileio, "write_new", write)
+    return calls
+
+
+@pytest.mark.parametrize("err, words", [(errno.ENOSPC, "no space left on device; free space or choose another --out"),
+                                        (errno.EACCES, "permission denied; fix the folder's permissions"),
+                                        (errno.EROFS, "read-only file system; the file system is read-only")])
+@pytest.mark.parametrize("at", range(6))
+def test_a_write_failing_at_any_position_leaves_the_previous_audit_whole(monkeypatch, tmp_path, at, err, words):
+    out = tmp_path / "out"
+    out.mkdir()
+    for name, data in PREVIOUS.items():
+        (out / name).write_bytes(data)
+    (out / "notes.txt").write_text("the auditor's own notes\n")
+    new = {name: b"new " + data for name, data in PREVIOUS.items()}
+    calls = _failing_writer(monkeypatch, at, err)
+    with pytest.raises(fileio.OutputError) as e:
+        fileio.publish_folder(out, new)
+    assert len(calls) == at + 1
+    assert str(e.value) == f"cannot write {out / calls[-1]}: {words}" or str(e.value).startswith(
+        f"cannot write {out / calls[-1]}: {words}"), str(e.value)
+    assert _folder(out) == {**PREVIOUS, "notes.txt": b"the auditor's own notes\n"}  # old, whole, untouched
+    assert _leftovers(out) == []  # the staging folder is gone (its space freed)
+
+
+def test_a_whole_new_audit_replaces_the_old_one_and_keeps_other_files(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    for name, data in PREVIOUS.items():
+        (out / name).write_bytes(data)
+    (out / "notes.txt").write_text("notes\n")
+    (out / "link.txt").symlink_to("notes.txt")
+    fileio.publish_folder(out, {"report.html": b"new\n", "results.json": b"{}\n"})
+    got = _folder(out)
+    assert got == {"report.html": b"new\n", "results.json": b"{}\n", "notes.txt": b"notes\n", "link.txt": b"notes\n"}
+    assert (out / "link.txt").is_symlink()  # no replicates.json or summary of the previous run beside new results
+    assert _leftovers(out) == []
+
+
+def test_a_reader_never_sees_files_of_two_audits(tmp_path):
+    """A reader that opens the folder, then its files, sees one version throughout while 150 audits replace
+    each other (each file of version v says v)."""
+    out = tmp_path / "out"
+    names = ["report.html", "report.pdf", "results.json", "replicates.json"]
+    fileio.publish_folder(out, {n: b"0" for n in names})
+    stop, mixed, seen = threading.Event(), [], set()
+
+    def reader():
+        while not stop.is_set():
+            try:
+                fd = os.open(out, os.O_RDONLY)
+            except FileNotFoundError:  # never expected: the exchange leaves no gap
+                mixed.append("missing")
+                continue
+            try:
+                versions = set()
+                for n in names:
+                    with open(os.open(n, os.O_RDONLY, dir_fd=fd), "rb") as f:
+                        versions.add(f.read())
+            except FileNotFoundError:  # the audit it was reading was replaced and removed: read again
+                continue
+            finally:
+                os.close(fd)
+            seen.update(versions)
+            if len(versions) != 1:
+                mixed.append(versions)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        for v in range(1, 151):
+            fileio.publish_folder(out, {n: str(v).encode() for n in names})
+    finally:
+        stop.set()
+        t.join()
+    assert mixed == []
+    assert len(seen) > 1  # the reader did overlap the writes
+    assert _folder(out) == {n: b"150" for n in names} and _leftovers(out) == []
+
+
+def test_a_crash_between_two_renames_is_put_back_by_the_next_run(monkeypatch, tmp_path):
+    """Where the folders cannot be exchanged in one step, the previous folder is renamed aside, then the new one
+    into place; a crash between the two leaves the previous audit whole beside it, restored by the next run."""
+    out = tmp_path / "out"
+    fileio.publish_folder(out, PREVIOUS)
+    monkeypatch.setattr(fileio, "_exchange", lambda a, b: False)
+    real_rename, renames = os.rename, []
+
+    class Crash(BaseException):
+        pass
+
+    def rename(a, b):
+        renames.append((a, b))
+        if len(renames) == 2:
+            raise Crash()  # the process dies here
+        real_rename(a, b)
+
+    monkeypatch.setattr(os, "rename", rename)
+    with pytest.raises(Crash):
+        fileio.publish_folder(out, {"results.json": b"new"})
+    monkeypatch.setattr(os, "rename", real_rename)
+    assert not out.exists()
+    (aside,) = [tmp_path / n for n in _leftovers(out)]
+    assert _folder(aside) == PREVIOUS  # the old audit, whole
+    fileio._recover(out)  # what the next run does first
+    assert _folder(out) == PREVIOUS and _leftovers(out) == []
+    fileio.publish_folder(out, {"results.json": b"new"})  # without the exchange, two renames
+    assert _folder(out) == {"results.json": b"new"} and _leftovers(out) == []
+
+
+def test_the_run_command_reports_a_full_disk_with_exit_4_and_keeps_the_previous_audit(monkeypatch, tmp_path):
+    spec = _spec_with_data(tmp_path, SMALL_SPEC.replace("formats: [html, pdf, json]", "formats: [html, json]"))
+    out = tmp_path / "out"
+    r = cli("run", spec, "--out", out, "-q", cwd=tmp_path)
+    assert r.returncode in (0, 1), r.stderr
+    before = _folder(out)
+    for at in range(3):  # report.html, results.json, replicates.json
+        calls = _failing_writer(monkeypatch, at)
+        r = cli("run", spec, "--out", "out", "-q", "--replicates", "--seed", "7", cwd=tmp_path)
+        assert r.returncode == 4, (r.returncode, r.stderr)
+        assert "Traceback" not in r.stderr
+        assert r.stderr.startswith(f"reportgen: cannot write out/{calls[-1]}: no space left on device; free space or "
+                                   "choose another --out; the folder holds the previous audit, unchanged"), r.stderr
+        assert _folder(out) == before and _leftovers(out) == []
+    monkeypatch.undo()
+    r = cli("run", spec, "--out", out, "-q", "--json-log", "--replicates", cwd=tmp_path)
+    assert r.returncode in (0, 1)
+    assert sorted(_folder(out)) == ["replicates.json", "report.html", "results.json"]
+
+
+def test_the_archive_and_single_file_writers_report_a_full_disk_with_exit_4(monkeypatch, tmp_path):
+    spec = _spec_with_data(tmp_path, SMALL_SPEC.replace("formats: [html, pdf, json]", "formats: [json]"))
+    r = cli("run", spec, "--out", "v1", "-q", cwd=tmp_path)
+    assert r.returncode in (0, 1), r.stderr
+    _failing_writer(monkeypatch, 1)  # v2/results.json is written, the archive's copy of it is not
+    r = cli("run", spec, "--out", "v2", "-q", "--archive", "arch", cwd=tmp_path)
+    assert r.returncode == 4, (r.returncode, r.stderr)
+    assert "the report was written to v2 but not filed: cannot write arch" in r.stderr, r.stderr
+    assert "no space left on device" in r.stderr and "Traceback" not in r.stderr
+    assert (tmp_path / "v2" / "results.json").is_file()
+    monkeypatch.undo()
+    results = tmp_path / "v1" / "results.json"
+    for args in (["schema", "--out", "s.json"], ["init", str(BAD / "data" / "test.csv"), "--out", "new.yaml"],
+                 ["diff", str(results), str(results), "--out", "d.txt"], ["expand", str(spec), "--out", "e.yaml"]):
+        _failing_writer(monkeypatch, 0)
+        r = cli(*args, cwd=tmp_path)
+        monkeypatch.undo()
+        assert r.returncode == 4, (args, r.returncode, r.stdout, r.stderr)
+        assert "no space left on device; free space or choose another --out" in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr
+        assert not (tmp_path / args[-1]).exists()
+        assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda out: (out.mkdir(), (out / "sub").mkdir()), "--out: out holds folders reportgen did not write (sub/)"),
+    (lambda out: out.write_text("x"), "Invalid value for '--out': Directory 'out' is a file"),
+])
+def test_an_output_folder_that_cannot_be_replaced_whole_is_refused_before_any_work(tmp_path, make, words):
+    spec = _spec_with_data(tmp_path, SMALL_SPEC)
+    make(tmp_path / "out")
+    r = cli("run", spec, "--out", "out", cwd=tmp_path)
+    assert r.returncode == 2 and words in r.stderr, r.stderr
+    r = cli("run", spec, "--out", ".", cwd=tmp_path)
+    assert r.returncode == 2 and "--out: . is the current folder" in r.stderr, r.stderr
