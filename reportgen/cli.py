@@ -305,16 +305,18 @@ def _summary(results, out: Path, written: list[str]) -> None:
     click.echo(f"{r.title} — {r.model.name} {r.model.version}")
     for m in results.metrics:
         iv = m.interval
+        attribute = numfmt.display_name(m.attribute)
         if m.value is None:
-            click.echo(f"  {m.name:<20} {m.attribute:<14} not defined ({m.reason})")
+            click.echo(f"  {m.name:<20} {attribute:<14} not defined ({numfmt.display_name(m.reason, 300)})")
             continue
         shown = {"lower": iv.lower, "upper": iv.upper} if iv is not None and iv.lower is not None else None
         ivs = numfmt.interval(shown, m.value) if shown is not None else ""
         value = numfmt.num(m.value, shown)
-        click.echo(f"  {m.name:<20} {m.attribute:<14} {value:>7} {ivs}")  # the report's rounding
+        click.echo(f"  {m.name:<20} {attribute:<14} {value:>7} {ivs}")  # the report's rounding
     for g in results.gates:
         pair = g.pair.model_dump(exclude_unset=True) if g.pair is not None else None
-        where = f"{g.attribute}" + (f", {' / '.join(str(v) for v in pair.values())}" if pair else "")
+        show = numfmt.display_name
+        where = show(g.attribute) + (f", {' / '.join(show(v) for v in pair.values())}" if pair else "")
         click.echo(f"  gate {g.metric} ({where}): {g.status.upper()} — {g.reason}")
     gating = results.gating
     if gating.hypotheses > 1:
@@ -369,16 +371,18 @@ def validate(spec: Path) -> None:
     click.echo(f"{spec}: OK — {len(L.attrs)} attribute(s), {len(L.tasks)} task(s), {len(ls.spec.metrics)} metric(s)")
     for e in ([L.train] if L.train else []) + ([L.validation] if L.validation else []) + L.predictions:
         drops = "; ".join(f"{d['rows']} {d['reason']}" for d in e.dropped) or "none dropped"
-        click.echo(f"  {e.role:<10} {e.display_path}: {e.rows} rows, {e.rows_used} used ({drops})")
+        click.echo(f"  {e.role:<10} {numfmt.display_name(e.display_path, 200)}: {e.rows} rows, {e.rows_used} used "
+                   f"({drops})")
     for a in L.attrs:
         for e in L.predictions[:1]:
             import numpy as np
 
             c = e.group_counts(a.name) if hasattr(e, "group_counts") else np.bincount(e.groups[a.name],
                                                                                         minlength=len(a.groups))
-            sizes = ", ".join(f"{g}: {int(n)}" for g, n in zip(a.groups, c))
-            click.echo(f"  groups of {a.name}: {sizes}")
-            small = [g for g, n in zip(a.groups, c) if n < 30]
+            show = numfmt.display_name
+            sizes = ", ".join(f"{show(g)}: {int(n)}" for g, n in zip(a.groups, c))
+            click.echo(f"  groups of {show(a.name)}: {sizes}")
+            small = [show(g) for g, n in zip(a.groups, c) if n < 30]
             if small:
                 click.echo(f"  warning: group(s) {small} have fewer than 30 test rows; intervals will be wide", err=True)
     for label, rec in L.calibration.items():

@@ -420,3 +420,85 @@ def test_an_output_folder_that_cannot_be_replaced_whole_is_refused_before_any_wo
     assert r.returncode == 2 and words in r.stderr, r.stderr
     r = cli("run", spec, "--out", ".", cwd=tmp_path)
     assert r.returncode == 2 and "--out: . is the current folder" in r.stderr, r.stderr
+
+
+# --------------------------------------------------------------------------- long names
+
+def test_display_name_keeps_short_names_and_tells_long_ones_apart():
+    from reportgen.numfmt import display_name
+
+    assert display_name("African-American") == "African-American"
+    assert display_name("x" * 60) == "x" * 60
+    a, b = "A" * 30_000, "A" * 29_999 + "B"
+    da, db = display_name(a), display_name(b)
+    assert len(da) <= 60 and len(db) <= 60
+    assert da != db and da.startswith("A" * 40) and "…#" in da
+    assert da == display_name(a)  # stable: the same name reads the same everywhere
+    import hashlib
+
+    assert da.endswith("#" + hashlib.sha256(a.encode()).hexdigest()[:6])
+
+
+def _long_name_case(tmp_path: Path, length: int, formats: str) -> tuple[Path, str, str]:
+    import random
+
+    rnd = random.Random(0)
+    a, b = "A" * length, "A" * (length - 1) + "B"
+    rows = ["race,label,pred"] + [f"{[a, b, 'White'][i % 3]},{rnd.randint(0, 1)},{rnd.randint(0, 1)}"
+                                  for i in range(300)]
+    (tmp_path / "test.csv").write_text("\n".join(rows) + "\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"""version: 1
+data:
+  test: test.csv
+attributes:
+  race:
+    column: race
+tasks:
+  outcome:
+    column: label
+    predicted: pred
+metrics:
+  - demographic_parity
+  - equal_opportunity
+intervals:
+  bootstrap: {{resamples: 20, seed: 0}}
+output:
+  formats: [{formats}]
+""")
+    return spec, a, b
+
+
+def test_long_group_names_are_shortened_in_the_report_and_console_but_kept_in_results(tmp_path):
+    import re
+
+    from reportgen.numfmt import display_name
+
+    spec, a, b = _long_name_case(tmp_path, 30_000, "html, json")
+    r = cli("validate", spec, cwd=tmp_path)
+    assert r.returncode == 0 and a not in r.stdout and display_name(a) in r.stdout and display_name(b) in r.stdout
+    r = cli("run", spec, "--out", "out", cwd=tmp_path)
+    assert r.returncode in (0, 1), r.stderr
+    assert max(len(line) for line in r.stdout.splitlines()) < 400
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert {f"race={a}", f"race={b}"} <= set(res["attributes"][0]["groups"])  # in full
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert not re.search("A{61}", html)  # no run of the name longer than its display
+    for name in (a, b):
+        assert f"race={display_name(name)}" in html
+
+
+def test_a_pdf_with_30000_character_group_names_renders_in_reasonable_time(tmp_path):
+    """Before names were shortened, 10,000 characters took 2 minutes and 30,000 more than 6."""
+    import time
+
+    spec, a, _ = _long_name_case(tmp_path, 30_000, "pdf, json")
+    t0 = time.perf_counter()
+    r = cli("run", spec, "--out", "out", "-q", cwd=tmp_path)
+    took = time.perf_counter() - t0
+    assert r.returncode in (0, 1), r.stderr
+    assert took < 90, took
+    from pypdf import PdfReader
+
+    text = "".join(p.extract_text() for p in PdfReader(tmp_path / "out" / "report.pdf").pages)
+    assert "A" * 200 not in text

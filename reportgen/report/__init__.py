@@ -360,6 +360,7 @@ def _render(results: Results, spec_text: str | bytes, *, templates_dir, generate
         raise ValueError(f"page_size {page_size!r} is not a CSS page size (e.g. 'A4', 'letter', 'A4 landscape', "
                          "'210mm 297mm')")
     env = make_environment(templates_dir, mode=mode)
+    results, spec_text = _for_display(results, spec_text)
     with _stage("plots"):
         # A first pass records the plots the context asks for; they are drawn side by side in worker processes
         # (plots.draw), then the context is built again from the cache. The SVG text is the same either way.
@@ -371,6 +372,18 @@ def _render(results: Results, spec_text: str | bytes, *, templates_dir, generate
     ctx["logo"] = ({"src": logo.src(mode), "alt": ctx["organisation"] or "Organisation logo"}
                    if logo is not None else None)
     return env.get_template("base.html").render(ctx)
+
+
+def _for_display(results: Results, spec_text: str) -> tuple[Results, str]:
+    """The results and spec text as the report shows them: names longer than 60 characters shortened
+    (reportgen.report.names); the same objects when there is none."""
+    from .names import long_names, shorten
+
+    doc = results.model_dump(by_alias=True, exclude_unset=True)
+    names = long_names(doc)
+    if not names:
+        return results, spec_text
+    return Results.model_validate(shorten(doc, names)), shorten(spec_text, names)
 
 
 def render_html(results: Results | Mapping, spec_text: str, *, templates_dir: Path | None = None,
@@ -544,6 +557,7 @@ def _summary_html(results: Results, *, generated: str | None, templates_dir, mod
     from .summary import public_summary_view
 
     env = make_environment(templates_dir, mode=mode)
+    results, _ = _for_display(results, "")
     ctx = public_summary_view(results)
     report = results.report
     ctx.update({"mode": mode, "generated": generated, "organisation": report.organisation or "",
