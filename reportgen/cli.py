@@ -474,7 +474,7 @@ def samplesize(delta: float, confidence: float, gamma: float, variance: float | 
               help="A protected attribute (repeatable); when given, exactly these are audited.")
 @click.option("--favorable", type=click.Choice(["positive", "negative"]), default=None,
               help="Whether a positive prediction is favourable for the person (e.g. negative for 'will reoffend').")
-@click.option("--threshold", type=Number(), default=None, metavar="X",
+@click.option("--threshold", type=float, default=None, metavar="X",
               help="Threshold for the score (--score, or the guessed score).")
 @click.option("--example", type=click.Choice(["compas"]), default=None,
               help="Write a runnable example (spec, data and schema) into a new folder instead.")

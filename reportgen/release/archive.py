@@ -433,7 +433,7 @@ def file_run(archive_dir: str | os.PathLike, out_dir: str | os.PathLike, *,
     except OSError as e:  # no space, no permission, read-only: the archive is as it was (nothing committed)
         raise OutputError(str(archive), e) from None
     except sqlite3.OperationalError as e:
-        if not re.search(r"disk is full|readonly|read-only|disk I/O", str(e)):
+        if not re.search(r"disk is full|readonly database|read-only|disk I/O|unable to open database", str(e)):
             raise
         raise OutputError(str(archive), f"{e}; free space or fix the archive's permissions") from None
     return {**_public(entry), "skipped": skipped}

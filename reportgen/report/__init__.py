@@ -44,7 +44,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, TemplateSyntaxError
+from jinja2 import ChoiceLoader, Environment, StrictUndefined, TemplateSyntaxError
 from jinja2.bccache import BytecodeCache
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from markupsafe import Markup
@@ -54,6 +54,7 @@ from reportgen.spec.errors import Problem, SpecError
 
 from . import filters as _filters
 from . import plots as _plots
+from .confine import ASSET_MAX_BYTES, ConfinedLoader as _ConfinedLoader, confined_file
 from .context import as_results, build_context
 
 __all__ = ["render_html", "render_pdf", "render_summary_html", "render_summary_pdf", "builtin_templates_dir", "make_environment", "PDF_VARIANT",
@@ -183,69 +184,6 @@ class _CompiledTemplates(BytecodeCache):
 
 
 _COMPILED = _CompiledTemplates()
-
-TEMPLATE_MAX_BYTES = 2 * 1024 * 1024  # largest template file (or include_raw text) read
-ASSET_MAX_BYTES = 10 * 1024 * 1024    # largest asset (asset_url) read or fetched
-
-
-def _outside_problem(what: str, path: Path, root: Path) -> SpecError:
-    return SpecError([Problem(str(path), None, None, "",
-                              f"{what} resolves to a file outside the template folder {root} (a symbolic link or a "
-                              "link's target); copy the file into the template folder instead of linking to it")])
-
-
-def confined_file(path: Path, root: Path, what: str, limit: int) -> Path:
-    """``path``'s real location, checked to lie inside the (resolved) folder ``root`` and to be a regular file of
-    at most ``limit`` bytes; a :class:`SpecError` naming ``path`` and what to do otherwise. Symbolic links are
-    followed to their final target first, so a link to /etc/passwd, or a folder link leading out, is refused."""
-    real = Path(os.path.realpath(path))
-    if real != root and root not in real.parents:
-        raise _outside_problem(what, path, root)
-    try:
-        st = real.stat()
-    except OSError as e:
-        raise SpecError([Problem(str(path), None, None, "", f"{what} cannot be read ({e.strerror or e}); fix the "
-                                                            "file or remove it from the template folder")]) from None
-    import stat as _stat
-
-    if not _stat.S_ISREG(st.st_mode):
-        raise SpecError([Problem(str(path), None, None, "", f"{what} is not a regular file; a template folder "
-                                                            "holds only template, style and image files")])
-    if st.st_size > limit:
-        raise SpecError([Problem(str(path), None, None, "", f"{what} is {st.st_size:,} bytes, more than the "
-                                                            f"{limit:,} allowed; make it smaller")])
-    return real
-
-
-class _ConfinedLoader(FileSystemLoader):
-    """Jinja's FileSystemLoader (which already refuses ``..`` in names) that also refuses a template whose real
-    path is outside its folder -- a symbolic link to /etc/passwd, or a linked sub-folder leading out -- with a
-    SpecError naming the template, and reads only regular files of at most TEMPLATE_MAX_BYTES."""
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(str(root))
-        self.root = Path(os.path.realpath(root))
-
-    def get_source(self, environment, template):
-        from jinja2 import TemplateNotFound
-        from jinja2.loaders import split_template_path
-
-        pieces = split_template_path(template)  # raises TemplateNotFound for ".." pieces
-        path = Path(self.root, *pieces)
-        if not os.path.lexists(path):
-            raise TemplateNotFound(template)
-        real = confined_file(path, self.root, f"template {template!r}", TEMPLATE_MAX_BYTES)
-        source = real.read_text(encoding=self.encoding)
-        mtime = real.stat().st_mtime
-
-        def uptodate() -> bool:
-            try:
-                return real.stat().st_mtime == mtime
-            except OSError:
-                return False
-
-        return source, str(path), uptodate
-
 
 def make_environment(templates_dir: Path | str | None = None, *, mode: str = "html") -> Environment:
     """The Jinja environment: user folder first, then the built-in one; autoescape on, strict undefined,
