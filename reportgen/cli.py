@@ -302,7 +302,8 @@ def _run_time() -> str:
 def _summary(results, out: Path, written: list[str]) -> None:
     """The terminal summary of a run, from the typed results (reportgen.results.model.Results)."""
     r = results.report
-    click.echo(f"{r.title} — {r.model.name} {r.model.version}")
+    show = numfmt.display_name
+    click.echo(f"{show(r.title, 200)} — {show(r.model.name)} {show(r.model.version)}")
     for m in results.metrics:
         iv = m.interval
         attribute = numfmt.display_name(m.attribute)

@@ -364,6 +364,19 @@ def test_a_crash_between_two_renames_is_put_back_by_the_next_run(monkeypatch, tm
     assert _folder(out) == {"results.json": b"new"} and _leftovers(out) == []
 
 
+def test_leftovers_of_a_run_killed_after_the_swap_are_removed_by_the_next(tmp_path):
+    out = tmp_path / "out"
+    fileio.publish_folder(out, {"results.json": b"v1"})
+    killed = tmp_path / ".out.reportgen-new-99999-dead"  # the previous audit, left under the staging name
+    killed.mkdir()
+    (killed / "results.json").write_bytes(b"v0")
+    staged = tmp_path / ".out.reportgen-new-99998-dead"  # a staging folder of a run killed while writing
+    staged.mkdir()
+    (staged / "report.pdf").write_bytes(b"%PDF half")
+    fileio.publish_folder(out, {"results.json": b"v2"})
+    assert _folder(out) == {"results.json": b"v2"} and _leftovers(out) == []
+
+
 def test_the_run_command_reports_a_full_disk_with_exit_4_and_keeps_the_previous_audit(monkeypatch, tmp_path):
     spec = _spec_with_data(tmp_path, SMALL_SPEC.replace("formats: [html, pdf, json]", "formats: [html, json]"))
     out = tmp_path / "out"
