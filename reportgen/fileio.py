@@ -272,24 +272,32 @@ def publish_folder(out: Path, files: dict[str, bytes], *, shown: str | None = No
                 write_new(stage / name, data)
             if target.is_dir():
                 for entry in sorted(os.scandir(target), key=lambda e: e.name):
-                    if entry.name in files or entry.name in OUTPUT_NAMES or entry.is_dir(follow_symlinks=False):
-                        continue  # an earlier run's output is not of these results
+                    if entry.name in files or entry.name in OUTPUT_NAMES or entry.is_dir(follow_symlinks=False) \
+                            or _is_temporary(entry.name):
+                        continue  # an earlier run's output (or a temporary file of one) is not of these results
                     current = os.path.join(shown, entry.name)
                     _carry(Path(entry.path), stage / entry.name)
             current = shown
             _fsync_dir(stage)
             previous = _swap(stage, target, old)
-            _fsync_dir(parent)
-        except OSError as e:
+        except BaseException as e:
             _rmtree(stage)
             if not os.path.lexists(target) and os.path.isdir(old):
-                os.rename(old, target)  # pragma: no cover - the second of two renames failed
-            raise OutputError(current, e) from None
-        except BaseException:
-            _rmtree(stage)
+                os.rename(old, target)  # the second of two renames failed (or Ctrl-C between them)
+            if isinstance(e, OSError):
+                raise OutputError(current, e) from None
             raise
+        try:
+            _fsync_dir(parent)  # the new audit is in place; this makes the swap durable
+        except OSError:
+            pass
         _rmtree(previous)
     return [target / name for name in files]
+
+
+def _is_temporary(name: str) -> bool:
+    """A temporary file write_atomic (or an older reportgen) left in the folder: ``.report.pdf.XXXX.tmp``."""
+    return name.startswith(".") and name.endswith(".tmp") and any(name.startswith(f".{n}.") for n in OUTPUT_NAMES)
 
 
 def _carry(src: Path, dst: Path) -> None:

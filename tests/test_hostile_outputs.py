@@ -347,8 +347,8 @@ def test_a_crash_between_two_renames_is_put_back_by_the_next_run(monkeypatch, tm
 
     def rename(a, b):
         renames.append((a, b))
-        if len(renames) == 2:
-            raise Crash()  # the process dies here
+        if len(renames) >= 2:
+            raise Crash()  # the process dies here: nothing after it runs (not the clean-up either)
         real_rename(a, b)
 
     monkeypatch.setattr(os, "rename", rename)
@@ -373,6 +373,7 @@ def test_leftovers_of_a_run_killed_after_the_swap_are_removed_by_the_next(tmp_pa
     staged = tmp_path / ".out.reportgen-new-99998-dead"  # a staging folder of a run killed while writing
     staged.mkdir()
     (staged / "report.pdf").write_bytes(b"%PDF half")
+    (out / ".report.pdf.x1y2.tmp").write_bytes(b"%PDF half")  # a temporary file of an older reportgen
     fileio.publish_folder(out, {"results.json": b"v2"})
     assert _folder(out) == {"results.json": b"v2"} and _leftovers(out) == []
 
@@ -501,7 +502,8 @@ def test_long_group_names_are_shortened_in_the_report_and_console_but_kept_in_re
 
 
 def test_a_pdf_with_30000_character_group_names_renders_in_reasonable_time(tmp_path):
-    """Before names were shortened, 10,000 characters took 2 minutes and 30,000 more than 6."""
+    """Before names were shortened, render_pdf took 106 s with 10,000 characters and did not finish in 400 s with
+    30,000 (a loaded two-core machine); now about 26 s there."""
     import time
 
     spec, a, _ = _long_name_case(tmp_path, 30_000, "pdf, json")
