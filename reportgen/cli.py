@@ -177,11 +177,8 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
     except SpecError as e:
         _spec_failed(say, e, json_log)
     out = out or Path(f"report-{spec.stem}")
-    try:
-        problem = _out_dir_problem(out)
-    except OutputError as e:  # before any work: a run that cannot be written is refused at once
-        _output_failed(say, str(e), json_log)
-    if problem:  # nothing is created
+    problem = _out_dir_problem(out)
+    if problem:  # before any work: a run that cannot be written is refused at once (exit 2), nothing is created
         from reportgen.spec.errors import Problem
 
         _spec_failed(say, SpecError([Problem("--out", None, None, "", problem)]), json_log)
@@ -284,8 +281,10 @@ def _out_dir_problem(out: Path) -> str | None:
         fd, probe = tempfile.mkstemp(prefix=".reportgen-probe-", dir=base)
         os.close(fd)
         os.unlink(probe)
-    except OSError as e:  # exit 4 like a failed write, not 2: the spec and --out are fine, the folder is not
-        raise OutputError(f"{out} (a new folder is made in {base}, then takes its place)", e) from None
+    except OSError as e:
+        what = (f"replace {out}: the new audit is written beside it, in {base}" if out.exists()
+                else f"create {out} in {base}")
+        return f"cannot {what} ({e.strerror or e}); choose a writable output folder or fix its permissions"
     return None
 
 
