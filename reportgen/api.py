@@ -149,7 +149,7 @@ def write_files(out: Path, files: dict[str, bytes]) -> list[Path]:
     """Write the outputs into ``out`` as one whole audit (reportgen.fileio.publish_folder): the folder is
     replaced in one step, so it never holds files of two runs; a replicates.json or public summary of an earlier
     run is not kept (it would not belong to these results), other files in the folder are. Raises
-    reportgen.fileio.OutputError (no space, no permission: the folder is left as it was)."""
+    reportgen.OutputError (no space, no permission: the folder is left as it was)."""
     from reportgen.fileio import write_outputs
 
     return write_outputs(Path(out), files)
@@ -456,9 +456,10 @@ class Results:
 
     def write(self, out_dir: str | os.PathLike,
               formats: str | Iterable[str] | None = ("html", "pdf", "json")) -> list[Path]:
-        """Write the report files into ``out_dir`` (created when missing; each file atomically), as
+        """Write the report files into ``out_dir`` (created when missing, replaced as one whole audit), as
         ``reportgen run --out`` does: report.html, report.pdf and results.json (always). ``formats=None``: the
-        spec's output.formats. Returns the paths written."""
+        spec's output.formats. Returns the paths written. Raises :class:`reportgen.OutputError` when the folder
+        cannot be written (it is then left as it was)."""
         fmts = check_formats(formats, self._ls)
         files = output_files(self._ls, fmts, self.raw)
         if "html" in files and self._html is None:

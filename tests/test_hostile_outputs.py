@@ -516,3 +516,15 @@ def test_a_pdf_with_30000_character_group_names_renders_in_reasonable_time(tmp_p
 
     text = "".join(p.extract_text() for p in PdfReader(tmp_path / "out" / "report.pdf").pages)
     assert "A" * 200 not in text
+
+
+def test_the_python_api_raises_output_error_and_keeps_the_previous_audit(monkeypatch, tmp_path):
+    import reportgen
+
+    spec = _spec_with_data(tmp_path, SMALL_SPEC.replace("formats: [html, pdf, json]", "formats: [json]"))
+    res = reportgen.run(spec, out=tmp_path / "out")
+    before = _folder(tmp_path / "out")
+    _failing_writer(monkeypatch, 0)
+    with pytest.raises(reportgen.OutputError, match=r"out/results.json: no space left on device; free space"):
+        res.write(tmp_path / "out", formats="json")
+    assert _folder(tmp_path / "out") == before and _leftovers(tmp_path / "out") == []
