@@ -294,7 +294,7 @@ def test_a_whole_new_audit_replaces_the_old_one_and_keeps_other_files(tmp_path):
 
 
 def test_a_reader_never_sees_files_of_two_audits(tmp_path):
-    """A reader that opens the folder, then its files, sees one version throughout while 150 audits replace
+    """A reader that opens the folder, then its files, sees one version throughout while 80 audits replace
     each other (each file of version v says v)."""
     out = tmp_path / "out"
     names = ["report.html", "report.pdf", "results.json", "replicates.json"]
@@ -324,14 +324,14 @@ def test_a_reader_never_sees_files_of_two_audits(tmp_path):
     t = threading.Thread(target=reader)
     t.start()
     try:
-        for v in range(1, 151):
+        for v in range(1, 81):
             fileio.publish_folder(out, {n: str(v).encode() for n in names})
     finally:
         stop.set()
         t.join()
     assert mixed == []
     assert len(seen) > 1  # the reader did overlap the writes
-    assert _folder(out) == {n: b"150" for n in names} and _leftovers(out) == []
+    assert _folder(out) == {n: b"80" for n in names} and _leftovers(out) == []
 
 
 def test_a_crash_between_two_renames_is_put_back_by_the_next_run(monkeypatch, tmp_path):
