@@ -499,6 +499,10 @@ def test_long_group_names_are_shortened_in_the_report_and_console_but_kept_in_re
     assert not re.search("A{61}", html)  # no run of the name longer than its display
     for name in (a, b):
         assert f"race={display_name(name)}" in html
+    results = tmp_path / "out" / "results.json"
+    r = cli("diff", results, results, "--format", "markdown", cwd=tmp_path)  # a pull-request comment
+    assert r.returncode == 0 and max(len(line) for line in r.stdout.splitlines()) < 700, r.stdout[:300]
+    assert f"{display_name(b)} vs {display_name(a)}" in r.stdout or f"{display_name(a)} vs {display_name(b)}" in r.stdout
 
 
 def test_a_pdf_with_30000_character_group_names_renders_in_reasonable_time(tmp_path):
