@@ -124,8 +124,25 @@ def _guard(fn):
 
 
 class _Group(click.Group):
-    def main(self, *args, **kwargs):  # usage errors exit 2 as click does; keep that
-        return super().main(*args, **kwargs)
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        """Usage errors exit 2 as click does; with --json-log (whose stderr is JSON lines for machines) a usage
+        error, such as `--seed -5`, is the JSON error event `run` ends with, not click's text."""
+        argv = list(sys.argv[1:] if args is None else args)
+        if "--json-log" not in argv or not standalone_mode:
+            return super().main(argv, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as e:
+            click.echo(json.dumps({"t": 0.0, "event": "error", "exit": EXIT_SPEC, "problems": [e.format_message()]},
+                                  ensure_ascii=False), err=True)
+            sys.exit(EXIT_SPEC)
+        except click.ClickException as e:
+            e.show()
+            sys.exit(e.exit_code)
+        except click.exceptions.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -532,3 +532,13 @@ def test_the_python_api_raises_output_error_and_keeps_the_previous_audit(monkeyp
     with pytest.raises(reportgen.OutputError, match=r"out/results.json: no space left on device; free space"):
         res.write(tmp_path / "out", formats="json")
     assert _folder(tmp_path / "out") == before and _leftovers(tmp_path / "out") == []
+
+
+def test_with_json_log_a_usage_error_is_the_json_error_event(tmp_path):
+    (tmp_path / "spec.yaml").write_text("{}\n")
+    r = cli("run", "spec.yaml", "--seed", "-5", "--json-log", cwd=tmp_path)
+    assert r.returncode == 2
+    (line,) = r.stderr.splitlines()
+    ev = json.loads(line)
+    assert ev["event"] == "error" and ev["exit"] == 2
+    assert ev["problems"] == ["Invalid value for '--seed': expected a whole number >= 0, got -5"]
