@@ -14,8 +14,9 @@ From Python (e.g. a notebook)::
 __version__ = "0.1.0"
 
 from reportgen.spec.errors import Problem, SpecError  # noqa: E402  (light: standard library only)
+from reportgen.fileio import OutputError  # noqa: E402  (light: standard library only)
 
-__all__ = ["__version__", "run", "audit", "Results", "Gate", "SpecError", "Problem"]
+__all__ = ["__version__", "run", "audit", "Results", "Gate", "SpecError", "Problem", "OutputError"]
 
 _API = ("run", "audit", "Results", "Gate")
 

@@ -12,6 +12,7 @@ them, so both entry points stay the same computation.
 from __future__ import annotations
 
 import copy
+import numbers
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +61,8 @@ def compute(ls: "LoadedSpec", *, seed: int | None = None, progress: Callable[[st
     """Load the data and compute everything the spec asks for: the results tree (results.json as a dict)."""
     from reportgen.runner import run_spec
 
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
+        raise ValueError(f"seed must be a whole number >= 0 (as intervals.bootstrap.seed), got {seed!r}")
     results = run_spec(ls, seed=seed, progress=progress, baseline=baseline, replicates_out=replicates_out,
                        engine=engine, scheduler=scheduler)
     if isinstance(ls, _dict_spec_class()):
@@ -143,17 +146,13 @@ def output_files(ls: "LoadedSpec", fmts: Iterable[str], results: dict, *, replic
 
 
 def write_files(out: Path, files: dict[str, bytes]) -> list[Path]:
-    """Write the outputs into ``out`` (each atomically); a replicates.json or a public summary left by an earlier
-    run is removed when this run has none (it would not belong to these results)."""
+    """Write the outputs into ``out`` as one whole audit (reportgen.fileio.publish_folder): the folder is
+    replaced in one step, so it never holds files of two runs; a replicates.json or public summary of an earlier
+    run is not kept (it would not belong to these results), other files in the folder are. Raises
+    reportgen.OutputError (no space, no permission: the folder is left as it was)."""
     from reportgen.fileio import write_outputs
 
-    out = Path(out)
-    written = write_outputs(out, files)
-    for name in ("replicates.json", "summary.html", "summary.pdf"):  # left by an earlier run: not of these results
-        stale = out / name
-        if name not in files and stale.is_file():
-            stale.unlink()
-    return written
+    return write_outputs(Path(out), files)
 
 
 def check_formats(formats: str | Iterable[str] | None, ls: "LoadedSpec") -> list[str]:
@@ -457,9 +456,10 @@ class Results:
 
     def write(self, out_dir: str | os.PathLike,
               formats: str | Iterable[str] | None = ("html", "pdf", "json")) -> list[Path]:
-        """Write the report files into ``out_dir`` (created when missing; each file atomically), as
+        """Write the report files into ``out_dir`` (created when missing, replaced as one whole audit), as
         ``reportgen run --out`` does: report.html, report.pdf and results.json (always). ``formats=None``: the
-        spec's output.formats. Returns the paths written."""
+        spec's output.formats. Returns the paths written. Raises :class:`reportgen.OutputError` when the folder
+        cannot be written (it is then left as it was)."""
         fmts = check_formats(formats, self._ls)
         files = output_files(self._ls, fmts, self.raw)
         if "html" in files and self._html is None:

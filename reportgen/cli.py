@@ -7,7 +7,9 @@ command's options, help and exit codes side by side, as docs/reference/cli.md sh
 
 from __future__ import annotations
 
+import errno
 import json
+import math
 import sys
 import traceback
 from pathlib import Path
@@ -16,9 +18,55 @@ from typing import NoReturn
 import click
 
 from reportgen import __version__, numfmt
+from reportgen.fileio import OutputError
 from reportgen.spec.errors import SpecError
 
-EXIT_OK, EXIT_GATE, EXIT_SPEC, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_OK, EXIT_GATE, EXIT_SPEC, EXIT_INTERNAL, EXIT_OUTPUT = 0, 1, 2, 3, 4
+# errors that only writing raises: out of space or quota, a file too large, a read-only file system
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
+
+
+class Number(click.ParamType):
+    """A finite number within a range, for options such as --delta: ``nan``, ``inf``, ``-inf``, and values
+    outside [lo, hi] (or (lo, hi) when open) are usage errors (exit 2) that say the allowed range, never a
+    traceback or a number the computation cannot use. ``integer=True``: a whole number."""
+
+    def __init__(self, lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,
+                 hi_open: bool = False, integer: bool = False) -> None:
+        self.lo, self.hi, self.lo_open, self.hi_open, self.integer = lo, hi, lo_open, hi_open, integer
+        self.name = "integer" if integer else "number"
+
+    def describe(self) -> str:
+        if self.lo is not None and self.hi is not None:
+            return f"in {'(' if self.lo_open else '['}{self.lo:g}, {self.hi:g}{')' if self.hi_open else ']'}"
+        if self.lo is not None:
+            return f"{'>' if self.lo_open else '>='} {self.lo:g}"
+        if self.hi is not None:
+            return f"{'<' if self.hi_open else '<='} {self.hi:g}"
+        return "finite"
+
+    def get_metavar(self, param, ctx=None) -> str:  # click < 8.2 passes no ctx
+        return "INTEGER" if self.integer else "X"
+
+    def convert(self, value, param, ctx):
+        import math
+
+        kind = "a whole number" if self.integer else "a finite number"
+        want = f"{kind} {self.describe()}" if self.describe() != "finite" else kind
+        if isinstance(value, bool):
+            self.fail(f"expected {want}, got {value!r}", param, ctx)
+        try:
+            x = int(value, 10) if self.integer and isinstance(value, str) else (int(value) if self.integer else
+                                                                                float(value))
+        except (TypeError, ValueError, OverflowError):
+            self.fail(f"expected {want}, got {str(value)[:40]!r}", param, ctx)
+        if not self.integer and not math.isfinite(x):
+            self.fail(f"expected {want}, got {value}", param, ctx)
+        lo_bad = self.lo is not None and (x <= self.lo if self.lo_open else x < self.lo)
+        hi_bad = self.hi is not None and (x >= self.hi if self.hi_open else x > self.hi)
+        if lo_bad or hi_bad:
+            self.fail(f"expected {want}, got {str(value)[:40]}", param, ctx)
+        return x
 
 
 def _reporter(quiet: bool, json_log: bool):
@@ -53,6 +101,14 @@ def _guard(fn):
             _fail_spec(e)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
+        except OutputError as e:
+            click.echo(f"reportgen: {e}", err=True)
+            sys.exit(EXIT_OUTPUT)
+        except OSError as e:
+            if e.errno not in _WRITE_ERRNOS:
+                raise
+            click.echo(f"reportgen: {OutputError(e.filename or 'a file', e)}", err=True)  # e.g. a cache or temp file
+            sys.exit(EXIT_OUTPUT)
         except BrokenPipeError:  # e.g. `reportgen run ... | head`
             sys.stderr.close()
             sys.exit(0)
@@ -68,8 +124,25 @@ def _guard(fn):
 
 
 class _Group(click.Group):
-    def main(self, *args, **kwargs):  # usage errors exit 2 as click does; keep that
-        return super().main(*args, **kwargs)
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        """Usage errors exit 2 as click does; with --json-log (whose stderr is JSON lines for machines) a usage
+        error, such as `--seed -5`, is the JSON error event `run` ends with, not click's text."""
+        argv = list(sys.argv[1:] if args is None else args)
+        if "--json-log" not in argv or not standalone_mode:
+            return super().main(argv, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as e:
+            click.echo(json.dumps({"t": 0.0, "event": "error", "exit": EXIT_SPEC, "problems": [e.format_message()]},
+                                  ensure_ascii=False), err=True)
+            sys.exit(EXIT_SPEC)
+        except click.ClickException as e:
+            e.show()
+            sys.exit(e.exit_code)
+        except click.exceptions.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -88,7 +161,8 @@ def main() -> None:
               help="Output directory (default: ./report-<spec name>/).")
 @click.option("--format", "formats", default=None,
               help="Comma-separated formats from html,pdf,json (default: the spec's output.formats).")
-@click.option("--seed", type=int, default=None, help="Override intervals.bootstrap.seed.")
+@click.option("--seed", type=Number(0, integer=True), default=None,
+              help="Override intervals.bootstrap.seed (a whole number >= 0).")
 @click.option("--baseline", type=click.Path(path_type=Path), default=None,
               help="Previous release's results.json or report folder, for `max_increase` gates (overrides the "
                    "spec's `baseline:`).")
@@ -108,8 +182,9 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
     """Compute every metric in SPEC; write OUT/report.html, report.pdf and results.json.
 
     Exit codes: 0 every gate passed; 1 a gate failed (or was inconclusive and the
-    spec counts that as failing); 2 the spec or data is wrong (nothing written);
-    3 internal error.
+    spec counts that as failing); 2 the spec, data or --out is wrong (nothing written);
+    3 internal error; 4 the outputs cannot be written (no space, no permission,
+    read-only): OUT is left as it was.
     """
     from reportgen import api  # the pipeline reportgen.run() runs too: load, compute, render, write
 
@@ -120,7 +195,7 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
         _spec_failed(say, e, json_log)
     out = out or Path(f"report-{spec.stem}")
     problem = _out_dir_problem(out)
-    if problem:  # before any work: a run that cannot be written is refused at once, nothing is created
+    if problem:  # before any work: a run that cannot be written is refused at once (exit 2), nothing is created
         from reportgen.spec.errors import Problem
 
         _spec_failed(say, SpecError([Problem("--out", None, None, "", problem)]), json_log)
@@ -148,7 +223,10 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
     except SpecError as e:  # a user template the sandbox refuses, or one that does not parse
         _spec_failed(say, e, json_log)
     say("writing outputs")
-    api.write_files(out, files)  # also removes a replicates.json of an earlier run: not of these results
+    try:  # one whole audit: the folder is replaced in one step, or left as it was
+        api.write_files(out, files)
+    except OutputError as e:
+        _output_failed(say, f"{e}; the folder holds the previous audit, unchanged", json_log)
     filed = None
     if archive_dir is not None:
         from reportgen.release import archive
@@ -164,6 +242,8 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
             else:
                 click.echo(f"reportgen: {msg}", err=True)
             sys.exit(EXIT_SPEC)
+        except OutputError as e:
+            _output_failed(say, f"the report was written to {out} but not filed: {e}", json_log)
     say.close()
     from reportgen.results.model import load_results
 
@@ -185,15 +265,29 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
     sys.exit(code)
 
 
+def _output_failed(say, msg: str, json_log: bool) -> NoReturn:
+    """An output that could not be written (no space, no permission): exit 4 with the message, no traceback."""
+    say.close(ok=False)
+    if json_log:
+        say.event("error", exit=EXIT_OUTPUT, problems=[msg])
+    else:
+        click.echo(f"reportgen: {msg}", err=True)
+    sys.exit(EXIT_OUTPUT)
+
+
 def _out_dir_problem(out: Path) -> str | None:
     """Why the outputs cannot be written into ``out`` (None: they can). Checked before the run computes
-    anything; leaves nothing behind (a probe file in the folder, or its nearest existing parent, is removed)."""
+    anything; leaves nothing behind (a probe file in the folder's parent, or its nearest existing ancestor,
+    is removed): the outputs are written into a sibling folder that then replaces ``out``."""
     import os
     import tempfile
 
-    if out.exists() and not out.is_dir():
-        return f"{out} exists and is not a folder; give a folder for the outputs (it is created when missing)"
-    base = out
+    from reportgen.fileio import folder_problem
+
+    problem = folder_problem(out)
+    if problem:
+        return problem
+    base = Path(os.path.abspath(out)).parent
     while not base.exists():
         if base.parent == base:
             break
@@ -205,9 +299,9 @@ def _out_dir_problem(out: Path) -> str | None:
         os.close(fd)
         os.unlink(probe)
     except OSError as e:
-        what = "write into" if base == out else f"create {out} in"
-        return (f"cannot {what} {base} ({e.strerror or e}); choose a writable output folder or fix its "
-                "permissions")
+        what = (f"replace {out}: the new audit is written beside it, in {base}" if out.exists()
+                else f"create {out} in {base}")
+        return f"cannot {what} ({e.strerror or e}); choose a writable output folder or fix its permissions"
     return None
 
 
@@ -224,19 +318,22 @@ def _run_time() -> str:
 def _summary(results, out: Path, written: list[str]) -> None:
     """The terminal summary of a run, from the typed results (reportgen.results.model.Results)."""
     r = results.report
-    click.echo(f"{r.title} — {r.model.name} {r.model.version}")
+    show = numfmt.display_name
+    click.echo(f"{show(r.title, 200)} — {show(r.model.name)} {show(r.model.version)}")
     for m in results.metrics:
         iv = m.interval
+        attribute = numfmt.display_name(m.attribute)
         if m.value is None:
-            click.echo(f"  {m.name:<20} {m.attribute:<14} not defined ({m.reason})")
+            click.echo(f"  {m.name:<20} {attribute:<14} not defined ({numfmt.display_name(m.reason, 300)})")
             continue
         shown = {"lower": iv.lower, "upper": iv.upper} if iv is not None and iv.lower is not None else None
         ivs = numfmt.interval(shown, m.value) if shown is not None else ""
         value = numfmt.num(m.value, shown)
-        click.echo(f"  {m.name:<20} {m.attribute:<14} {value:>7} {ivs}")  # the report's rounding
+        click.echo(f"  {m.name:<20} {attribute:<14} {value:>7} {ivs}")  # the report's rounding
     for g in results.gates:
         pair = g.pair.model_dump(exclude_unset=True) if g.pair is not None else None
-        where = f"{g.attribute}" + (f", {' / '.join(str(v) for v in pair.values())}" if pair else "")
+        show = numfmt.display_name
+        where = show(g.attribute) + (f", {' / '.join(show(v) for v in pair.values())}" if pair else "")
         click.echo(f"  gate {g.metric} ({where}): {g.status.upper()} — {g.reason}")
     gating = results.gating
     if gating.hypotheses > 1:
@@ -291,16 +388,18 @@ def validate(spec: Path) -> None:
     click.echo(f"{spec}: OK — {len(L.attrs)} attribute(s), {len(L.tasks)} task(s), {len(ls.spec.metrics)} metric(s)")
     for e in ([L.train] if L.train else []) + ([L.validation] if L.validation else []) + L.predictions:
         drops = "; ".join(f"{d['rows']} {d['reason']}" for d in e.dropped) or "none dropped"
-        click.echo(f"  {e.role:<10} {e.display_path}: {e.rows} rows, {e.rows_used} used ({drops})")
+        click.echo(f"  {e.role:<10} {numfmt.display_name(e.display_path, 200)}: {e.rows} rows, {e.rows_used} used "
+                   f"({drops})")
     for a in L.attrs:
         for e in L.predictions[:1]:
             import numpy as np
 
             c = e.group_counts(a.name) if hasattr(e, "group_counts") else np.bincount(e.groups[a.name],
                                                                                         minlength=len(a.groups))
-            sizes = ", ".join(f"{g}: {int(n)}" for g, n in zip(a.groups, c))
-            click.echo(f"  groups of {a.name}: {sizes}")
-            small = [g for g, n in zip(a.groups, c) if n < 30]
+            show = numfmt.display_name
+            sizes = ", ".join(f"{show(g)}: {int(n)}" for g, n in zip(a.groups, c))
+            click.echo(f"  groups of {show(a.name)}: {sizes}")
+            small = [show(g) for g, n in zip(a.groups, c) if n < 30]
             if small:
                 click.echo(f"  warning: group(s) {small} have fewer than 30 test rows; intervals will be wide", err=True)
     for label, rec in L.calibration.items():
@@ -314,6 +413,7 @@ def validate(spec: Path) -> None:
               help="Write to a file, e.g. spec.schema.json beside your spec.")
 @click.option("--results", "results", is_flag=True,
               help="The JSON Schema of results.json (what `reportgen run` writes) instead of the spec's.")
+@_guard
 def schema(out: Path | None, results: bool) -> None:
     """Print the JSON Schema of the spec (for editor autocompletion), or of results.json with --results.
 
@@ -334,14 +434,20 @@ def schema(out: Path | None, results: bool) -> None:
 
 
 @main.command()
-@click.option("--delta", type=float, required=True, help="Size of the bias to be able to claim (e.g. 0.05).")
-@click.option("--confidence", type=float, default=0.95, show_default=True)
-@click.option("--gamma", type=float, default=0.5, show_default=True,
-              help="Lower bound on the smaller group's share of the population.")
-@click.option("--variance", type=float, default=None, help="Variance of the amortised disparity (default: maximal, (C/gamma)^2).")
-@click.option("--max-cost", type=float, default=1.0, show_default=True)
-@click.option("--n", "n", type=int, default=None, help="Also report the smallest bias claimable with N examples.")
+@click.option("--delta", type=Number(1e-12, lo_open=False), required=True,
+              help="Size of the bias to be able to claim (e.g. 0.05); at least 1e-12.")
+@click.option("--confidence", type=Number(0, 1, lo_open=True, hi_open=True), default=0.95, show_default=True,
+              help="Confidence of the claim, in (0, 1).")
+@click.option("--gamma", type=Number(1e-9, 0.5), default=0.5, show_default=True,
+              help="Lower bound on the smaller group's share of the population, in [1e-9, 0.5].")
+@click.option("--variance", type=Number(0, 1e12), default=None,
+              help="Variance of the amortised disparity (default: maximal, (C/gamma)^2), in [0, 1e12].")
+@click.option("--max-cost", type=Number(0, 1e6, lo_open=True), default=1.0, show_default=True,
+              help="Largest value C of the cost function, in (0, 1e6].")
+@click.option("--n", "n", type=Number(1, 10**15, integer=True), default=None,
+              help="Also report the smallest bias claimable with N examples (1 to 10^15).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@_guard
 def samplesize(delta: float, confidence: float, gamma: float, variance: float | None, max_cost: float,
                n: int | None, as_json: bool) -> None:
     """Examples needed to claim a bias of size DELTA (Ethayarajh 2020 Bernstein bound)."""
@@ -350,19 +456,11 @@ def samplesize(delta: float, confidence: float, gamma: float, variance: float | 
     from reportgen.stats.intervals import samplesize as ss
     from reportgen.stats.intervals import smallest_detectable
 
-    problems = []
-    if not 0 < confidence < 1:
-        problems.append(f"--confidence: expected a number in (0, 1), got {confidence}")
-    if not 0 < gamma <= 0.5:
-        problems.append(f"--gamma: expected a number in (0, 0.5], got {gamma}")
-    if delta <= 0:
-        problems.append(f"--delta: expected a positive number, got {delta}")
-    if variance is not None and variance < 0:
-        problems.append(f"--variance: expected a non-negative number, got {variance}")
-    if problems:
-        click.echo("\n".join(problems), err=True)
-        sys.exit(EXIT_SPEC)
     bound = ss(delta, confidence=confidence, gamma=gamma, variance=variance, max_cost=max_cost)
+    if not math.isfinite(bound) or bound >= 1e300:
+        click.echo(f"reportgen samplesize: the bound is beyond any sample ({bound:g}) for --delta {delta:g} and "
+                   f"--gamma {gamma:g}; a bias this small cannot be claimed, use a larger --delta", err=True)
+        sys.exit(EXIT_SPEC)
     need = math.floor(bound) + 1
     res = {"delta": delta, "confidence": confidence, "gamma": gamma,
            "variance": variance if variance is not None else (max_cost / gamma) ** 2,
@@ -458,7 +556,10 @@ def _max_increase(values: tuple[str, ...]):
         try:
             x = float(num)
         except ValueError:
-            raise click.BadParameter(f"{v!r}: expected X or METRIC=X with X a number", param_hint="--max-increase")
+            x = float("nan")
+        if not math.isfinite(x) or x < 0:
+            raise click.BadParameter(f"{v[:80]!r}: expected X or METRIC=X with X a finite number >= 0 (the largest "
+                                     "worsening allowed)", param_hint="--max-increase")
         if sep:
             out[name] = x
         else:
@@ -494,9 +595,9 @@ def diff(old: str, new: str, fmt: str, max_increase: tuple[str, ...], inconclusi
     """
     from reportgen.release import diff as D
 
+    mi = _max_increase(max_increase)  # the options first: a wrong number is a usage error whatever the files are
     try:
         a, b = _side(old), _side(new)
-        mi = _max_increase(max_increase)
         if isinstance(mi, dict) and "*" in mi:
             default = mi.pop("*")
             names = {m.name for side in (a, b) if side.typed is not None for m in side.typed.metrics}

@@ -1054,8 +1054,12 @@ def write_example(name: str, dest: Path) -> list[str]:
         if dest.exists():
             dest.rmdir()  # empty: checked above
         os.replace(staging, dest)
-    except BaseException:
+    except BaseException as e:
         shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(e, OSError):  # no space, no permission: nothing was written (exit 4)
+            from reportgen.fileio import OutputError
+
+            raise OutputError(str(dest), e) from None
         raise
     return sorted(written)
 

@@ -149,3 +149,22 @@ def num_text(v) -> str:
         return str(int(v))
     text = str(v).strip()
     return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
+# --------------------------------------------------------------------------- names as text
+
+NAME_LIMIT = 60  # longest group, attribute or task name printed in full (report, plots, console)
+
+
+def display_name(text: object, limit: int = NAME_LIMIT) -> str:
+    """A user-given name (a group, attribute or task) as printed: in full up to ``limit`` characters, else its
+    first characters, an ellipsis and ``#`` with the first six hex digits of the full name's SHA-256, in
+    ``limit`` characters at most: two long names that share their beginning stay distinct. results.json keeps
+    the full name (docs/guide/untrusted-inputs.md, Long names)."""
+    import hashlib
+
+    s = "" if text is None else str(text)
+    if len(s) <= limit:
+        return s
+    tag = "#" + hashlib.sha256(s.encode("utf-8", "surrogatepass")).hexdigest()[:6]
+    return s[: max(1, limit - len(tag) - 1)] + "…" + tag

@@ -1,7 +1,8 @@
 """A run killed with SIGKILL while it renders the PDF leaves the previous report as it was.
 
-Outputs are produced in memory and written only at the end, each file atomically
-(temporary file + rename), so a run that dies before that point changes nothing.
+Outputs are produced in memory and published only at the end, as one whole folder
+(reportgen.fileio.publish_folder), so a run that dies before that point changes nothing.
+(A write failing at any position, and a crash during the swap: tests/test_hostile_outputs.py.)
 (Four concurrent filings into one archive keeping its hash chain intact:
 tests/test_archive.py::test_concurrent_filings_all_land_with_an_intact_chain.)
 """

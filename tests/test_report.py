@@ -507,7 +507,9 @@ def test_logo_asset_from_user_folder(tmp_path):
     log: list[str] = []
     render_pdf(mini_results(), "a: 1\n", templates_dir=tmp_path, fetch_log=log)
     assert log == [(tmp_path / "logo.png").resolve().as_uri()]
-    with pytest.raises(ValueError):
+    from reportgen.spec.errors import SpecError
+
+    with pytest.raises(SpecError, match="asset name must be a relative path inside the template folder"):
         render_html(mini_results(), "a: 1\n", templates_dir=_override(tmp_path / "bad", "{{ asset_url('../x') }}"))
 
 

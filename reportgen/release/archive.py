@@ -92,7 +92,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reportgen.spec.errors import did_you_mean
-from reportgen.fileio import sha256_file
+from reportgen import fileio
+from reportgen.fileio import OutputError, sha256_file
 
 if TYPE_CHECKING:
     from reportgen.results.model import Results
@@ -427,6 +428,21 @@ def file_run(archive_dir: str | os.PathLike, out_dir: str | os.PathLike, *,
                                           f"({rep_sha} != {results_sha})")
     files = {name: _sha256(data) for name, data in sorted(contents.items())}
 
+    try:
+        entry = _file_contents(archive, contents, meta, files, run_time)
+    except OSError as e:  # no space, no permission, read-only: the archive is as it was (nothing committed)
+        raise OutputError(str(archive), e) from None
+    except sqlite3.OperationalError as e:
+        if not re.search(r"disk is full|readonly database|read-only|disk I/O|unable to open database", str(e)):
+            raise
+        raise OutputError(str(archive), f"{e}; free space or fix the archive's permissions") from None
+    return {**_public(entry), "skipped": skipped}
+
+
+def _file_contents(archive: Path, contents: dict[str, bytes], meta: dict, files: dict[str, str],
+                   run_time: str) -> dict:
+    """file_run's filing step: stage the files, then under the write lock append the entry (see the module
+    docstring). Returns the entry."""
     con = _open_for_filing(archive)
     staging = archive / STAGING_DIR / secrets.token_hex(8)
     final: Path | None = None
@@ -434,10 +450,7 @@ def file_run(archive_dir: str | os.PathLike, out_dir: str | os.PathLike, *,
         staging.mkdir(parents=True)
         for name, data in contents.items():
             p = staging / name
-            with open(p, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+            fileio.write_new(p, data)  # written and fsynced (one function: tests make it fail)
             os.chmod(p, 0o444)
         _fsync_dir(staging)
 
@@ -474,7 +487,7 @@ def file_run(archive_dir: str | os.PathLike, out_dir: str | os.PathLike, *,
     finally:
         _rmtree(staging)
         con.close()
-    return {**_public(entry), "skipped": skipped}
+    return entry
 
 
 def _committed(archive: Path, final: Path) -> bool:

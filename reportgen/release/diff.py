@@ -85,6 +85,7 @@ from pathlib import Path
 import numpy as np
 
 from reportgen.fileio import jfloat as _fl
+from reportgen.numfmt import display_name
 from reportgen.release.gates import AMPLIFICATION_LIKE, pair_key, pair_quantity_key, worsening
 from reportgen.results.model import (AmplificationPair, AmplificationResult, DisparityResult, MultiResult,
                                      PredictabilityResult, Results)
@@ -365,11 +366,16 @@ def short_pair(r: "Row", single_task: bool = False) -> str:
     """The pair without the attribute prefix on its groups (the row names the attribute) and without the task
     when both results have a single task."""
     p = r.pair or {}
-    strip = lambda g: str(g)[len(f"{r.attribute}="):] if str(g).startswith(f"{r.attribute}=") else str(g)  # noqa
+
+    def strip(g) -> str:
+        g = str(g)
+        return display_name(g[len(f"{r.attribute}="):] if g.startswith(f"{r.attribute}=") else g)
+
     s = strip(p.get("group"))
     if p.get("reference") is not None:
         s += f" vs {strip(p['reference'])}"
-    extra = [str(p[k]) for k in ("task", "condition") if p.get(k) is not None and not (k == "task" and single_task)]
+    extra = [display_name(p[k]) for k in ("task", "condition")
+             if p.get(k) is not None and not (k == "task" and single_task)]
     return s + (f" [{', '.join(extra)}]" if extra else "")
 
 
@@ -825,7 +831,8 @@ def to_markdown(result: DiffResult) -> str:
         out.append("")
     out += ["| metric | attribute | old | new | change | worse by | verdict |", "|---|---|---:|---:|---:|---:|---|"]
     for r in result.metric_rows:
-        out.append(f"| {e(r.name)} | {e(r.attribute)} | {_num(r.old)} | {_num(r.new)} | {_num(r.change, True)} | "
+        out.append(f"| {e(r.name)} | {e(display_name(r.attribute))} | {_num(r.old)} | {_num(r.new)} | "
+                   f"{_num(r.change, True)} | "
                    f"{_num(r.worse, True)} | {_md_noise(r)} |")
     out.append("")
     pairs = result.pair_rows
@@ -837,7 +844,8 @@ def to_markdown(result: DiffResult) -> str:
             "| metric | attribute | pair | old | new | change | worse by | verdict |",
             "|---|---|---|---:|---:|---:|---:|---|"]
     for r in pairs:
-        out.append(f"| {e(r.name)} | {e(r.attribute)} | {e(short_pair(r, single))} | {_num(r.old)} | {_num(r.new)} | "
+        out.append(f"| {e(r.name)} | {e(display_name(r.attribute))} | {e(short_pair(r, single))} | {_num(r.old)} | "
+                   f"{_num(r.new)} | "
                    f"{_num(r.change, True)} | {_num(r.worse, True)} | {_md_noise(r)} |")
     out += ["", "</details>", "", f"<sub>{e(result.pairing_note)}. {e(RULE_NOISE)}</sub>", ""]
     return "\n".join(out)

@@ -41,6 +41,7 @@ import concurrent.futures
 import datetime as dt
 import hashlib
 import io
+import re
 import logging
 import os
 from dataclasses import dataclass, field
@@ -325,6 +326,28 @@ class SignatureFinding:
     actual: str | None = None
 
 
+_FIRST_EOF = re.compile(rb"startxref[\x00\t\n\f\r ]+\d+[\x00\t\n\f\r ]+%%EOF")
+
+
+def _unsigned_tail_problem(data: bytes, revisions: int) -> str | None:
+    """Why an unsigned PDF is not the single revision reportgen (WeasyPrint) writes; None when it is.
+
+    WeasyPrint writes one revision: the body, one cross-reference section, ``startxref``, ``%%EOF``. Anything
+    after that first end-of-file marker (an incremental update painting "ALL GATES PASSED" over page 1, a
+    replaced attachment, or bytes a reader ignores) means the file is not as written. Both the parsed number
+    of revisions and the byte position of the first ``startxref N %%EOF`` are checked, so neither a chained
+    update (``/Prev``) nor an appended stand-alone one passes."""
+    if revisions > 1:
+        return f"it has {revisions} revisions (incremental updates were appended after it was written)"
+    m = _FIRST_EOF.search(data)
+    if m is None:
+        return "it has no end-of-file marker (startxref ... %%EOF)"
+    tail = len(data) - m.end()
+    if data[m.end():].strip(b"\x00\t\n\f\r ") != b"":
+        return f"{tail:,} bytes follow its first end-of-file marker (something was appended after it was written)"
+    return None
+
+
 def check_signatures(data: bytes, label: str, *, trust_roots: list | None = None,
                      require: bool = False) -> list[SignatureFinding]:
     """What ``reportgen verify`` reports about the signatures of a PDF (``label`` names it in the messages)."""
@@ -340,11 +363,18 @@ def _check(data: bytes, label: str, trust_roots: list | None, require: bool) -> 
     from pyhanko_certvalidator import ValidationContext
 
     try:
-        sigs = PdfFileReader(io.BytesIO(data), strict=False).embedded_regular_signatures
+        reader = PdfFileReader(io.BytesIO(data), strict=False)
+        sigs = reader.embedded_regular_signatures
     except Exception as e:  # noqa: BLE001 - a damaged file is a finding
         return [SignatureFinding("problem", f"{label}: cannot read the PDF's signatures ({type(e).__name__}: {e}); "
                                             "the file is damaged or was altered")]
     if not sigs:
+        altered = _unsigned_tail_problem(data, reader.xrefs.total_revisions)
+        if altered:
+            return [SignatureFinding("problem", f"{label}: not intact: {altered}; an unsigned report is one "
+                                                "revision ending at its first %%EOF, as reportgen writes it "
+                                                "(regenerate the report, or sign reports with output.sign)",
+                                     field="%%EOF", expected="1 revision", actual=altered)]
         if require:
             return [SignatureFinding("problem", f"{label}: not signed, and a signature is required "
                                                 "(--require-signature); reports are signed when their spec has "

@@ -44,7 +44,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, TemplateSyntaxError
+from jinja2 import ChoiceLoader, Environment, StrictUndefined, TemplateSyntaxError
 from jinja2.bccache import BytecodeCache
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from markupsafe import Markup
@@ -54,6 +54,7 @@ from reportgen.spec.errors import Problem, SpecError
 
 from . import filters as _filters
 from . import plots as _plots
+from .confine import ASSET_MAX_BYTES, ConfinedLoader as _ConfinedLoader, confined_file
 from .context import as_results, build_context
 
 __all__ = ["render_html", "render_pdf", "render_summary_html", "render_summary_pdf", "builtin_templates_dir", "make_environment", "PDF_VARIANT",
@@ -103,9 +104,8 @@ def _find_asset(dirs: list[Path], name: str) -> Path:
     if rel.is_absolute() or ".." in rel.parts or not rel.parts:
         raise ValueError(f"asset name must be a relative path inside the template folder: {name!r}")
     for d in dirs:
-        p = (d / rel).resolve()
-        if (d in p.parents) and p.is_file():
-            return p
+        if os.path.lexists(d / rel):  # a link leading out is refused, not skipped for the next folder
+            return confined_file(d / rel, d, f"asset {name!r}", ASSET_MAX_BYTES)
     raise FileNotFoundError(f"asset {name!r} not found in the template folders")
 
 
@@ -185,13 +185,12 @@ class _CompiledTemplates(BytecodeCache):
 
 _COMPILED = _CompiledTemplates()
 
-
 def make_environment(templates_dir: Path | str | None = None, *, mode: str = "html") -> Environment:
     """The Jinja environment: user folder first, then the built-in one; autoescape on, strict undefined,
     sandboxed (ImmutableSandboxedEnvironment: user templates are untrusted)."""
     dirs = _search_path(templates_dir)
     env = _ReportEnvironment(
-        loader=ChoiceLoader([FileSystemLoader(str(d)) for d in dirs]),
+        loader=ChoiceLoader([_ConfinedLoader(d) for d in dirs]),
         bytecode_cache=_COMPILED,
         autoescape=True,
         undefined=StrictUndefined,
@@ -210,7 +209,11 @@ def make_environment(templates_dir: Path | str | None = None, *, mode: str = "ht
 
     def asset_url(name: str) -> str:
         """URL for an image or font of the template folder: inlined (data:) in HTML, a checked file: URL in PDF."""
-        path = _find_asset(dirs, name)
+        try:
+            path = _find_asset(dirs, name)
+        except (ValueError, FileNotFoundError) as e:
+            raise SpecError([Problem(str(dirs[0]), None, None, "", f"asset_url: {e}; put the file into the "
+                                                                   "template folder and name it relative to it")]) from None
         if mode == "pdf":
             return path.as_uri()
         mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
@@ -295,6 +298,7 @@ def _render(results: Results, spec_text: str | bytes, *, templates_dir, generate
         raise ValueError(f"page_size {page_size!r} is not a CSS page size (e.g. 'A4', 'letter', 'A4 landscape', "
                          "'210mm 297mm')")
     env = make_environment(templates_dir, mode=mode)
+    results, spec_text = _for_display(results, spec_text)
     with _stage("plots"):
         # A first pass records the plots the context asks for; they are drawn side by side in worker processes
         # (plots.draw), then the context is built again from the cache. The SVG text is the same either way.
@@ -306,6 +310,18 @@ def _render(results: Results, spec_text: str | bytes, *, templates_dir, generate
     ctx["logo"] = ({"src": logo.src(mode), "alt": ctx["organisation"] or "Organisation logo"}
                    if logo is not None else None)
     return env.get_template("base.html").render(ctx)
+
+
+def _for_display(results: Results, spec_text: str) -> tuple[Results, str]:
+    """The results and spec text as the report shows them: names longer than 60 characters shortened
+    (reportgen.report.names); the same objects when there is none."""
+    from .names import long_names, shorten
+
+    doc = results.model_dump(by_alias=True, exclude_unset=True)
+    names = long_names(doc)
+    if not names:
+        return results, spec_text
+    return Results.model_validate(shorten(doc, names)), shorten(spec_text, names)
 
 
 def render_html(results: Results | Mapping, spec_text: str, *, templates_dir: Path | None = None,
@@ -479,6 +495,7 @@ def _summary_html(results: Results, *, generated: str | None, templates_dir, mod
     from .summary import public_summary_view
 
     env = make_environment(templates_dir, mode=mode)
+    results, _ = _for_display(results, "")
     ctx = public_summary_view(results)
     report = results.report
     ctx.update({"mode": mode, "generated": generated, "organisation": report.organisation or "",

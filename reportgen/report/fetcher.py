@@ -40,6 +40,23 @@ def _png_data(url: str) -> bytes:
     return body
 
 
+MAX_FETCH_BYTES = 10 * 1024 * 1024  # largest template-folder file served (reportgen.report.ASSET_MAX_BYTES)
+
+
+def _read_limited(path: Path) -> bytes:
+    """A regular file's bytes, at most MAX_FETCH_BYTES (a FIFO or device is never opened)."""
+    import stat
+
+    st = path.stat()
+    if not stat.S_ISREG(st.st_mode):
+        raise FetchRefused(f"refused to fetch {path.name!r}: not a regular file")
+    with open(path, "rb") as fh:
+        body = fh.read(MAX_FETCH_BYTES + 1)
+    if len(body) > MAX_FETCH_BYTES:
+        raise FetchRefused(f"refused to fetch {path.name!r}: larger than {MAX_FETCH_BYTES:,} bytes")
+    return body
+
+
 class FetchRefused(ValueError):
     """A URL outside the template folders was asked for."""
 
@@ -94,6 +111,6 @@ def make_fetcher(roots: list[Path], log: list[str] | None = None,
             if path in extra:
                 body, mime = extra[path]
                 return URLFetcherResponse(path.as_uri(), body=body, headers={"Content-Type": mime})
-            return URLFetcherResponse(path.as_uri(), body=path.read_bytes())
+            return URLFetcherResponse(path.as_uri(), body=_read_limited(path))
 
     return TemplateOnlyFetcher(allowed_protocols=("file",), allow_redirects=False, timeout=1)

@@ -1,0 +1,67 @@
+"""Long user names in the report: every group, attribute, task and label name longer than
+:data:`reportgen.numfmt.NAME_LIMIT` characters is shown as :func:`reportgen.numfmt.display_name` prints it,
+wherever it occurs in the results (alone, as ``attribute=group``, inside a pair's text) and in the spec shown
+in the appendix. The report (HTML, PDF, plots) reads only the shortened copy; results.json and the PDF's
+attached results.json and spec.yaml keep every name in full.
+
+A 10,000-character group name made render_pdf take 106 s, and 30,000 characters more than 400 s (one
+unbreakable word per table cell and plot label); shortened, the report takes the time of any other
+(docs/guide/untrusted-inputs.md, Long names).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reportgen.numfmt import NAME_LIMIT, display_name
+
+
+def long_names(doc: dict, limit: int = NAME_LIMIT) -> dict[str, str]:
+    """{full name: display name} of every name in a results.json dict longer than ``limit``: the attributes'
+    names and group values (``groups_from_data``), the tasks' names and columns, and a group label
+    (``attribute=value``) that holds none of those (so ``race=<long value>`` is shown as ``race=`` and the
+    value's display name, the same as on the console)."""
+    raw: set[str] = set()
+    labels: set[str] = set()
+    for a in doc.get("attributes") or []:
+        if not isinstance(a, dict):
+            continue
+        raw.add(str(a.get("name", "")))
+        labels.update(str(g) for g in a.get("groups") or [])
+        gfd = a.get("groups_from_data")
+        if isinstance(gfd, dict):
+            raw.update(str(g) for g in gfd.get("groups") or [])
+    for t in doc.get("tasks") or []:
+        if isinstance(t, dict):
+            raw.update(str(t.get(k, "")) for k in ("name", "column", "predicted"))
+    long_raw = {s for s in raw if len(s) > limit}
+    found = long_raw | {g for g in labels if len(g) > limit and not any(r in g for r in long_raw)}
+    return {s: display_name(s, limit) for s in found}
+
+
+def shorten(obj: Any, names: dict[str, str], limit: int = NAME_LIMIT) -> Any:
+    """``obj`` (JSON-like data or text) with every occurrence of a long name replaced by its display name,
+    in values and in keys; the raw values first (longest first), so ``race=<long value>`` reads
+    ``race=<display value>``."""
+    if not names:
+        return obj
+    order = sorted(names, key=len, reverse=True)
+
+    def text(s: str) -> str:
+        if len(s) <= limit:  # a string holding a long name is longer than the limit
+            return s
+        for full in order:
+            if full in s:
+                s = s.replace(full, names[full])
+        return s
+
+    def walk(o: Any) -> Any:
+        if isinstance(o, str):
+            return text(o)
+        if isinstance(o, dict):
+            return {text(k) if isinstance(k, str) else k: walk(v) for k, v in o.items()}
+        if isinstance(o, list):
+            return [walk(v) for v in o]
+        return o
+
+    return walk(obj)
