@@ -11,14 +11,24 @@ VERDICT_AGAINST_REFERENCE = "against_reference"
 VERDICT_INSUFFICIENT = "insufficient_evidence"
 
 
-def percentile(reps: np.ndarray, level: float) -> tuple[float | None, float | None, int]:
-    """Percentile interval over the defined replicates; (lower, upper, undefined replicate count)."""
+def percentile(reps: np.ndarray, level: float, *, undefined_beyond: bool = False
+               ) -> tuple[float | None, float | None, int]:
+    """Percentile interval over the defined replicates; (lower, upper, undefined replicate count).
+
+    ``undefined_beyond``: a replicate without a value (e.g. a compared group absent from the resample) is not
+    dropped but counted as lying beyond both ends — below the lower percentile and above the upper one — so the
+    interval can only widen; an end that would fall among them is undefined (None)."""
     reps = np.asarray(reps, dtype=float)
     ok = reps[~np.isnan(reps)]
     undefined = int(reps.size - ok.size)
     if ok.size < 2:
         return None, None, undefined
     alpha = 1.0 - level
+    if undefined and undefined_beyond:
+        with np.errstate(invalid="ignore"):
+            lo = float(np.quantile(np.where(np.isnan(reps), -np.inf, reps), alpha / 2))
+            hi = float(np.quantile(np.where(np.isnan(reps), np.inf, reps), 1 - alpha / 2))
+        return (lo if math.isfinite(lo) else None), (hi if math.isfinite(hi) else None), undefined
     lo, hi = np.quantile(ok, [alpha / 2, 1 - alpha / 2])
     return float(lo), float(hi), undefined
 
