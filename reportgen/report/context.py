@@ -367,6 +367,7 @@ def _decision_view(v: dict, obj: Any) -> None:
     """A row that names its decision interval (`decision`, docs/metrics.md §3): the view's ``interval`` becomes that
     interval, named (``decision_name``), and the other one is kept as ``secondary`` with its name; a row too small
     to compare highlights nothing."""
+    v.update(decision_name=None, secondary=None, secondary_name=None)
     if getattr(obj, "decision", None) is None:
         return
     dec = decision_interval(obj)
