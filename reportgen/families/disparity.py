@@ -68,7 +68,9 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, t
                     if iv:
                         pair["interval"] = iv
                     pair.update(more)
-                    h_runs = iv.get("runs_halfwidth") if (iv and runs > 1) else None
+                    # the run-to-run part does not depend on the bootstrap (which a tiny group can leave undefined)
+                    h = intervals.runs_halfwidth(per_run, level) if runs > 1 else None
+                    h_runs = h[0] if h else None
                     pair["bernstein"] = _bernstein(r1, bern.gamma, bern.max_cost, level, attr.label(p),
                                                    attr.label(ref), runs_halfwidth=h_runs)
                     _decide(pair, decision)
@@ -239,7 +241,7 @@ def _bernstein_at(b: dict, d: float, level: float, P: int, prot: str, ref: str) 
     t = intervals.bernstein_halfwidth(b["n"], b["variance"] or 0.0, confidence=lvl, gamma=b["gamma"],
                                       max_cost=b["max_cost"])
     t = math.hypot(t, b.get("runs_halfwidth") or 0.0)
-    lo, hi = d - t, d + t
+    lo, hi = max(d - t, -b["max_cost"]), min(d + t, b["max_cost"])  # δ lies in [−C, C]
     v = intervals.verdict(lo, hi)
     out = {**b, "lower": lo, "upper": hi, "halfwidth": t, "level": lvl, "verdict": v,
            "verdict_text": _verdict_text(v, prot, ref),
@@ -287,7 +289,7 @@ def _bernstein(r1: dict, gamma: float | None, max_cost: float, level: float, pro
         out["runs_halfwidth"] = runs_halfwidth
         t = math.hypot(t, runs_halfwidth)
     d = float(r1["delta"][0])
-    lo, hi = d - t, d + t
+    lo, hi = max(d - t, -max_cost), min(d + t, max_cost)  # δ lies in [−C, C]: clipping keeps the coverage
     v = intervals.verdict(lo, hi)
     out.update(lower=lo, upper=hi, halfwidth=t, verdict=v, verdict_text=_verdict_text(v, prot, ref),
                n_needed=math.ceil(intervals.samplesize(abs(d), confidence=level, gamma=g,
