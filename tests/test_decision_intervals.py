@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -78,8 +80,9 @@ def test_verdict_gate_frame_and_report_follow_one_interval(decision):
     assert row.verdict == m["verdict"]["text"]
     html = res.html()
     assert f"decided on the {m['verdict']['interval']} interval" in html
-    assert "How to read this" in html and "the spec’s <code>intervals.decision</code>" in html \
-        or "the spec's <code>intervals.decision</code>" in html
+    how = html[html.index("How to read this"):]
+    named = "bootstrap" if key == "interval" else "Bernstein (conservative)"
+    assert f"here the {named} interval (the spec" in how and "<code>intervals.decision</code>" in how
 
 
 def test_decision_key_is_validated():
@@ -155,3 +158,47 @@ def test_decision_study_supports_what_the_docs_state():
         assert r["decided_on"] == (["bernstein"] if r["rows"] < 100 else ["interval"]), r
     assert cell[(1000, 0.10)]["boot_claims"] >= 0.9
     assert cell[(100, 0.10)]["boot_claims"] > cell[(100, 0.10)]["bern_claims"]
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def _spec_files(tmp_path, decision: str) -> Path:
+    _frame({"A": 2000, "B": 3, "C": 400}, {"A": 0.3, "B": 0.3, "C": 0.45}, seed=3).to_csv(tmp_path / "t.csv",
+                                                                                        index=False)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"""version: 1
+data: {{test: t.csv}}
+attributes: {{g: {{column: g, groups: [A, B, C]}}}}
+tasks: {{t: {{column: y, positive: 1, predicted: pred, favorable: negative}}}}
+metrics:
+  - name: demographic_parity
+    protected: B
+  - name: equal_opportunity
+    protected: C
+intervals:
+  bootstrap: {{resamples: 100, seed: 0}}
+  decision: {decision}
+""", encoding="utf-8")
+    return spec
+
+
+def _reportgen(*args):
+    return subprocess.run([sys.executable, "-m", "reportgen", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_cli_summary_names_the_decision_interval_and_a_too_small_group(tmp_path):
+    spec = _spec_files(tmp_path, "bootstrap")
+    r = _reportgen("run", str(spec), "--format", "json", "--out", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    lines = {ln.split()[0]: ln for ln in r.stdout.splitlines() if ln.startswith("  ") and "gate" not in ln}
+    assert "Bernstein 95%: too few rows in g=B (n = 3) to compare" in lines["demographic_parity"]
+    assert "bootstrap 95%: biased against g=C" in lines["equal_opportunity"]
+
+
+def test_cli_refuses_an_unknown_decision_with_its_position(tmp_path):
+    spec = _spec_files(tmp_path, "wald")
+    r = _reportgen("validate", str(spec))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    msg = r.stdout + r.stderr
+    assert f"{spec}:12:3: intervals.decision:" in msg and "intervals.decision" in msg and "bernstein" in msg
