@@ -202,3 +202,13 @@ def test_cli_refuses_an_unknown_decision_with_its_position(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr
     msg = r.stdout + r.stderr
     assert f"{spec}:12:3: intervals.decision:" in msg and "intervals.decision" in msg and "bernstein" in msg
+
+
+def test_a_one_valued_group_is_decided_on_bernstein():
+    """200 rows of B all predicted negative: B's side of the bootstrap has no spread, so Bernstein decides."""
+    df = pd.DataFrame({"g": ["A"] * 1000 + ["B"] * 200, "y": [0, 1] * 600,
+                       "pred": [1] * 300 + [0] * 700 + [0] * 200})
+    m = _audit(df, resamples=100).raw["metrics"][0]
+    assert m["decision"] == "bernstein" and "same outcome" in m["decision_note"]
+    assert m["verdict"]["interval"] == "Bernstein 95%"
+    assert m["verdict"]["kind"] == ("against" if m["bernstein"]["upper"] < 0 else "insufficient")

@@ -107,6 +107,10 @@ def _decide(pair: dict, decision: str) -> None:
         key = "bernstein"
         pair["decision_note"] = (f"{g} has {n} rows compared, fewer than {MIN_ROWS_BOOTSTRAP}: the bootstrap does not "
                                  "hold at this size, so the Bernstein interval decides this row")
+    elif key == "interval" and (one := _one_valued(pair)):
+        key = "bernstein"
+        pair["decision_note"] = (f"every compared row of {one} has the same outcome, so the bootstrap shows no "
+                                 "spread on its side; the Bernstein interval decides this row")
     elif key == "interval" and pair.get("interval") is None:
         key = "bernstein"
         pair["decision_note"] = "no bootstrap interval (resamples: 0), so the Bernstein interval decides this row"
@@ -114,6 +118,14 @@ def _decide(pair: dict, decision: str) -> None:
     if n < MIN_ROWS_COMPARE:
         pair["no_verdict"] = too_few(g, n)
     pair["verdict"] = decision_verdict(pair, key, pair["group"], pair["reference"])
+
+
+def _one_valued(pair: dict) -> str | None:
+    """The compared group whose rows all have the same cost (rate 0 or 1), if any."""
+    for g, r in ((pair["group"], pair["rate_protected"]), (pair["reference"], pair["rate_reference"])):
+        if r is not None and (r == 0.0 or r == 1.0):
+            return g
+    return None
 
 
 def too_few(group: str, n: int) -> str:
