@@ -462,7 +462,8 @@ def _metric_views(entry: Any, index: int, run_labels: list[str] | None = None, u
     sel = getattr(entry, "selected_pair", None)
     sel_pair = pairs_in[sel] if isinstance(sel, int) and sel < len(pairs_in) else None
     base = getattr(entry, "base", None)
-    v["headline_text"] = headline_sentence(sel_pair, decision_interval(entry), unit) if fam == "disparity" else (
+    said_iv = None if getattr(entry, "no_verdict", None) else decision_interval(entry)  # too few rows: no range
+    v["headline_text"] = headline_sentence(sel_pair, said_iv, unit) if fam == "disparity" else (
         amplification_sentence(pairs_in, unit, base.source if base is not None else None)
         if name == "biasamp_a_to_t" else "")
     pairs, undefined = _sorted_pairs(pairs_in, fam == "amplification")
