@@ -402,6 +402,7 @@ class Results:
         import pandas as pd
 
         from reportgen.release.gates import pair_quantity_key  # Δ or δ, or a selection pair's rate or ratio
+        from reportgen.results.model import decision_interval  # the interval each row's verdict follows
         from reportgen.report.filters import verdict_of  # the plain-language verdict the report prints
 
         rows = []
@@ -410,8 +411,8 @@ class Results:
             b = getattr(m, "bernstein", None)
             rows.append({**base, "level": "metric", "group": _text(getattr(m, "protected", None)),
                          "reference": getattr(m, "reference", None), "task": None, "condition": None,
-                         "value": m.value, **_iv(m.interval), **_verdict(verdict_of(m)),
-                         "reason": m.reason or (b.reason if b is not None else None)})
+                         "value": m.value, **_iv(decision_interval(m)), **_verdict(verdict_of(m)),
+                         "reason": m.reason or getattr(m, "no_verdict", None) or (b.reason if b is not None else None)})
             qty = pair_quantity_key(m.name)
             for p in m.pairs:
                 pb = getattr(p, "bernstein", None)
@@ -420,8 +421,9 @@ class Results:
                              "reference": ref if ref is not None else getattr(p, "highest_group", None),
                              "task": p.task, "condition": getattr(p, "condition", None),
                              "value": getattr(p, qty, None) if hasattr(p, qty) else getattr(p, "value", None),
-                             **_iv(p.interval), **_verdict(verdict_of(p)),
-                             "reason": getattr(p, "reason", None) or (pb.reason if pb is not None else None)
+                             **_iv(decision_interval(p)), **_verdict(verdict_of(p)),
+                             "reason": getattr(p, "reason", None) or getattr(p, "no_verdict", None)
+                             or (pb.reason if pb is not None else None)
                              or getattr(p, "note", None)})
         df = pd.DataFrame(rows, columns=_FRAME_COLUMNS)
         for c in ("value", "lower", "upper"):

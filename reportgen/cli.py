@@ -320,8 +320,10 @@ def _summary(results, out: Path, written: list[str]) -> None:
     r = results.report
     show = numfmt.display_name
     click.echo(f"{show(r.title, 200)} — {show(r.model.name)} {show(r.model.version)}")
+    from reportgen.results.model import decision_interval
+
     for m in results.metrics:
-        iv = m.interval
+        iv = decision_interval(m)  # the interval the row's verdict and gates follow
         attribute = numfmt.display_name(m.attribute)
         if m.value is None:
             click.echo(f"  {m.name:<20} {attribute:<14} not defined ({numfmt.display_name(m.reason, 300)})")
@@ -329,7 +331,11 @@ def _summary(results, out: Path, written: list[str]) -> None:
         shown = {"lower": iv.lower, "upper": iv.upper} if iv is not None and iv.lower is not None else None
         ivs = numfmt.interval(shown, m.value) if shown is not None else ""
         value = numfmt.num(m.value, shown)
-        click.echo(f"  {m.name:<20} {attribute:<14} {value:>7} {ivs}")  # the report's rounding
+        own = getattr(m, "verdict", None)
+        said = f" {numfmt.interval_name(iv)}" if ivs and getattr(m, "decision", None) else ""
+        if getattr(own, "interval", None):  # a verdict read off a named decision interval (group disparity)
+            said += f": {own.text}"
+        click.echo(f"  {m.name:<20} {attribute:<14} {value:>7} {ivs}{said}")  # the report's rounding
     for g in results.gates:
         pair = g.pair.model_dump(exclude_unset=True) if g.pair is not None else None
         show = numfmt.display_name

@@ -974,7 +974,7 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
     L.add("  # (the default source, train, needs data.train: with a training file, add data.train and set")
     L.add("  # source: train, the preferred source: the model is then compared with what it learned from)")
 
-    L.add("metrics:", "every metric gets a bootstrap interval; disparities also a Bernstein verdict")
+    L.add("metrics:", "every metric gets a bootstrap interval; disparities also a Bernstein interval")
     L.add("  - biasamp_a_to_t", "does the model amplify the attribute -> outcome correlation?")
     if has_pred_attr:
         restrict = len(has_pred_attr) < len(attrs)
@@ -991,6 +991,7 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
     L.add("intervals:", "the uncertainty shown with every number")
     L.add("  confidence: 0.95")
     L.add("  bootstrap: {resamples: 1000, seed: 0}", "fixed seed: the same spec and data give the same results")
+    L.add("  decision: bootstrap", "the interval a disparity's verdict and gates follow (or bernstein)")
 
     first = attrs[0]
     L.add("# gates:", "pass/fail checks (exit code 1 when one fails); uncomment to enforce")

@@ -131,6 +131,20 @@ def level(value: Any) -> str:
     return f"{round(float(value) * 100, 3):g}%"
 
 
+METHOD_NAMES = {"bootstrap": "bootstrap", "bernstein": "Bernstein", "rows_and_runs": "bootstrap (rows and runs)",
+                "simultaneous_bootstrap": "simultaneous bootstrap", "across_runs": "t over runs"}
+
+
+def interval_name(iv: Any) -> str:
+    """An interval named by its method and level, as a row's decision interval is printed: ``"bootstrap 95%"``,
+    ``"Bernstein 98.3%"`` (a plain mapping or a results model object)."""
+    get = iv.get if isinstance(iv, dict) else (lambda k: getattr(iv, k, None))
+    if iv is None:
+        return "no interval"
+    method = get("method")
+    return f"{METHOD_NAMES.get(method, str(method))} {level(get('level'))}"
+
+
 def signed(value: Any, lower: Any = None, upper: Any = None) -> str:
     """Like ``num`` but with an explicit ``+`` on positive values (for differences)."""
     s = num(value, lower, upper)

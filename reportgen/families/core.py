@@ -35,11 +35,19 @@ def bootstrap_interval(reps: np.ndarray, level: float, resamples: int, seed: int
     """Percentile bootstrap interval of replicates over the test rows (docs/metrics.md §4)."""
     if resamples == 0:
         return None
-    lo, hi, undefined = intervals.percentile(reps, level)
+    lo, hi, undefined = intervals.percentile(reps, level, undefined_beyond=True)
     iv = {"method": "bootstrap", "level": level, "lower": lo, "upper": hi, "resamples": resamples, "seed": seed,
           "scheme": scheme, "covers": ["rows"]}
     if undefined:
         iv["replicates_undefined"] = undefined
+        iv["note"] = (f"{undefined} of {resamples} replicates had no value (e.g. a compared group absent from the "
+                      "resample); they are counted beyond both ends, not dropped, so the interval can only widen")
+        if (lo is None or hi is None) and np.count_nonzero(~np.isnan(reps)) >= 2:
+            lo = hi = None
+            iv["lower"] = iv["upper"] = None
+            iv["reason"] = (f"{undefined} of {resamples} replicates had no value, more than the "
+                            f"{(1 - level) / 2:.1%} in each tail the interval may leave out, so an end is not "
+                            "determined (too few rows for this quantity)")
     if lo is not None and hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi)):  # equal up to float noise
         iv["degenerate"] = True
         iv["note"] = ("every bootstrap replicate gave the same value, so this interval shows no sampling "
@@ -47,7 +55,7 @@ def bootstrap_interval(reps: np.ndarray, level: float, resamples: int, seed: int
                       "training-set base with a prediction side that does not vary, or no pair with a base "
                       "direction, as on balanced data); a base that is resampled with the rows (base.source: test) "
                       "or more varied data would give one")
-    if lo is None:
+    if lo is None and "reason" not in iv:
         iv["reason"] = "fewer than two bootstrap replicates have a defined value"
     return iv
 

@@ -14,6 +14,7 @@ from reportgen.data.files import AttributeDef, TaskColumns
 from reportgen.families.core import AttributeContext, Evaluation, combine, headline, needs_predicted
 from reportgen.stats.loading import Loaded
 from reportgen.fileio import jfloat as _f
+from reportgen import numfmt
 from reportgen.spec.model import LoadedSpec, Metric
 
 
@@ -27,6 +28,7 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, t
     ref = attr.index_of(o.reference) if o.reference is not None else 0
     prots = [attr.index_of(o.protected)] if o.protected is not None else [j for j in range(len(groups)) if j != ref]
     bern = ls.spec.intervals.bernstein
+    decision = ls.spec.intervals.decision
     scheme = tallies[0][2]
     comps = metrics.DISPARITY_COMPONENTS[m.name]
     runs = len(tallies)
@@ -66,17 +68,83 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, t
                     if iv:
                         pair["interval"] = iv
                     pair.update(more)
-                    h_runs = iv.get("runs_halfwidth") if (iv and runs > 1) else None
+                    # the run-to-run part does not depend on the bootstrap (which a tiny group can leave undefined)
+                    h = intervals.runs_halfwidth(per_run, level) if runs > 1 else None
+                    h_runs = h[0] if h else None
                     pair["bernstein"] = _bernstein(r1, bern.gamma, bern.max_cost, level, attr.label(p),
                                                    attr.label(ref), runs_halfwidth=h_runs)
+                    _decide(pair, decision)
                 pairs.append(pair)
     entry = {"name": m.name, "attribute": attr.name, "reference": attr.label(ref),
              "protected": [attr.label(p) for p in prots]}
-    entry.update(_disparity_headline(pairs, level))
+    entry.update(_disparity_headline(pairs, level, decision))
     entry["groups"] = [{"group": attr.label(j), "task": L.tasks[k].label,
                         **metrics.group_rates(tallies[0][0][:, k], j)} for k in task_idx for j in range(len(groups))]
     entry["pairs"] = pairs
     return entry
+
+
+# A compared group with fewer rows than this supports no verdict; with fewer than MIN_ROWS_BOOTSTRAP the row is decided
+# on Bernstein whatever `intervals.decision` says: the percentile bootstrap under-covers there (a rare outcome in 30
+# rows: ~78% for a 95% interval; docs/guide/statistics.md), while Bernstein's range term holds at any size.
+MIN_ROWS_COMPARE = 10
+MIN_ROWS_BOOTSTRAP = 100
+
+
+def _smaller(pair: dict) -> tuple[str, int]:
+    """The smaller compared group of a pair and its rows compared (ties: the protected group)."""
+    if pair["n_reference"] < pair["n_protected"]:
+        return pair["reference"], pair["n_reference"]
+    return pair["group"], pair["n_protected"]
+
+
+def _decide(pair: dict, decision: str) -> None:
+    """Name the pair's decision interval (`decision`), say why when it is not the spec's choice, mark a pair too
+    small to compare (`no_verdict`) and write its verdict, all from that one interval (docs/metrics.md §3)."""
+    g, n = _smaller(pair)
+    key = "bernstein" if decision == "bernstein" else "interval"
+    if key == "interval" and n < MIN_ROWS_BOOTSTRAP:
+        key = "bernstein"
+        pair["decision_note"] = (f"{g} has {n} rows compared, fewer than {MIN_ROWS_BOOTSTRAP}: the bootstrap does not "
+                                 "hold at this size, so the Bernstein interval decides this row")
+    elif key == "interval" and (one := _one_valued(pair)):
+        key = "bernstein"
+        pair["decision_note"] = (f"every compared row of {one} has the same outcome, so the bootstrap shows no "
+                                 "spread on its side; the Bernstein interval decides this row")
+    elif key == "interval" and pair.get("interval") is None:
+        key = "bernstein"
+        pair["decision_note"] = "no bootstrap interval (resamples: 0), so the Bernstein interval decides this row"
+    pair["decision"] = key
+    if n < MIN_ROWS_COMPARE:
+        pair["no_verdict"] = too_few(g, n)
+    pair["verdict"] = decision_verdict(pair, key, pair["group"], pair["reference"])
+
+
+def _one_valued(pair: dict) -> str | None:
+    """The compared group whose rows all have the same cost (rate 0 or 1), if any."""
+    for g, r in ((pair["group"], pair["rate_protected"]), (pair["reference"], pair["rate_reference"])):
+        if r is not None and (r == 0.0 or r == 1.0):
+            return g
+    return None
+
+
+def too_few(group: str, n: int) -> str:
+    return f"too few rows in {group} (n = {n}) to compare"
+
+
+def decision_verdict(obj: dict, key: str, prot: str, ref: str) -> dict:
+    """The verdict of a pair or headline read off its decision interval ``obj[key]``."""
+    iv = obj.get(key)
+    name = numfmt.interval_name(iv)
+    if obj.get("no_verdict"):
+        return {"kind": "insufficient", "text": obj["no_verdict"], "interval": name}
+    if iv is None or iv.get("lower") is None or iv.get("upper") is None:
+        return {"kind": "undefined", "text": numfmt.NO_INTERVAL, "interval": name}
+    if iv.get("degenerate"):
+        return {"kind": "insufficient", "text": "no sampling variation: no verdict", "interval": name}
+    v = intervals.verdict(iv["lower"], iv["upper"])
+    return {"kind": "insufficient" if v == intervals.VERDICT_INSUFFICIENT else "against",
+            "text": _verdict_text(v, prot, ref), "interval": name}
 
 
 def _pair_name(pair: dict) -> str:
@@ -105,14 +173,15 @@ def simultaneous(points: np.ndarray, reps: np.ndarray, level: float) -> tuple[np
     return points - c * se0, points + c * se0, c
 
 
-def _disparity_headline(pairs: list[dict], level: float) -> dict:
+def _disparity_headline(pairs: list[dict], level: float, decision: str = "bootstrap") -> dict:
     """The metric's value: one pair, chosen by evidence (docs/metrics.md §3, several protected groups).
 
-    With one defined pair it is that pair with its own intervals. With several, every pair gets a simultaneous
-    interval (max-|t| over the pairs' joint replicates, widened by the run-to-run part when there are runs), and
-    the headline is the largest |δ| among the pairs whose simultaneous interval excludes 0, else the largest
-    |δ| overall — so a small noisy group cannot hide a conclusive one. Its Bernstein interval is taken at the
-    Bonferroni level 1 − (1 − ρ)/P so the verdict printed beside it also holds after the choice.
+    With one defined pair it is that pair with its own intervals and decision. With several, every pair gets a
+    simultaneous interval (max-|t| over the pairs' joint replicates, widened by the run-to-run part when there are
+    runs) and a Bernstein interval at the Bonferroni level 1 − (1 − ρ)/P; a pair's decision interval at the headline
+    is the one of these two that matches its own decision. The headline is the largest |δ| among the pairs whose
+    decision interval excludes 0 (and that have a verdict), else the largest |δ| overall — so a small noisy group
+    cannot hide a conclusive one, and the verdict printed for it also holds after the choice.
     """
     defined = [p for p in pairs if p["delta"] is not None]
     if not defined:
@@ -145,24 +214,34 @@ def _disparity_headline(pairs: list[dict], level: float) -> dict:
                                      "note": f"holds for all {P} pairs at once (max-|t| bootstrap)"}
                 if plo == phi:
                     p["simultaneous"]["degenerate"] = True
-        conclusive = [p for p in defined if "simultaneous" in p and not p["simultaneous"].get("degenerate")
-                      and (p["simultaneous"]["lower"] > 0 or p["simultaneous"]["upper"] < 0)]
+        at_head = {}
+        for i, p in enumerate(defined):
+            b = p.get("bernstein")
+            if isinstance(b, dict) and b.get("lower") is not None:
+                b = _bernstein_at(b, p["delta"], level, P, p["group"], p["reference"])
+            iv = b if p.get("decision") == "bernstein" else (p.get("simultaneous") or p.get("interval"))
+            at_head[i] = (iv, b)
+        conclusive = [p for i, p in enumerate(defined) if not p.get("no_verdict") and at_head[i][0]
+                      and not at_head[i][0].get("degenerate") and at_head[i][0].get("lower") is not None
+                      and (at_head[i][0]["lower"] > 0 or at_head[i][0]["upper"] < 0)]
         pool = conclusive or defined
         sel = max(pool, key=lambda p: (abs(p["delta"]), p["delta"]))  # ties: the positive one, order-free
         if conclusive:
             out["value_is"] = (f"{_pair_name(sel)}: the largest |delta| among the {len(conclusive)} of {P} pairs whose "
-                               "simultaneous interval excludes 0")
+                               "decision interval (simultaneous, or Bonferroni for Bernstein) excludes 0")
         else:
-            out["value_is"] = f"{_pair_name(sel)}: the largest |delta| of {P} pairs; no pair's simultaneous interval " \
-                              "excludes 0"
+            out["value_is"] = f"{_pair_name(sel)}: the largest |delta| of {P} pairs; no pair's decision interval " \
+                              "(simultaneous, or Bonferroni for Bernstein) excludes 0"
         out["interval"] = sel.get("simultaneous") or sel.get("interval")
-        b = sel.get("bernstein")
-        if isinstance(b, dict) and b.get("lower") is not None:
-            b = _bernstein_at(b, sel["delta"], level, P, sel["group"], sel["reference"])
-        out["bernstein"] = b
+        out["bernstein"] = at_head[defined.index(sel)][1]
     out["value"] = sel["delta"]
     out["selected_pair"] = pairs.index(sel)
     out["selected"] = _pair_name(sel)
+    out["decision"] = sel.get("decision", "interval")
+    for k in ("decision_note", "no_verdict"):
+        if sel.get(k):
+            out[k] = sel[k]
+    out["verdict"] = decision_verdict(out, out["decision"], sel["group"], sel["reference"])
     if "_reps" in sel and not (out["interval"] or {}).get("method", "").startswith("simultaneous"):
         out["_reps"] = sel["_reps"]
     return out
@@ -174,7 +253,7 @@ def _bernstein_at(b: dict, d: float, level: float, P: int, prot: str, ref: str) 
     t = intervals.bernstein_halfwidth(b["n"], b["variance"] or 0.0, confidence=lvl, gamma=b["gamma"],
                                       max_cost=b["max_cost"])
     t = math.hypot(t, b.get("runs_halfwidth") or 0.0)
-    lo, hi = d - t, d + t
+    lo, hi = max(d - t, -b["max_cost"]), min(d + t, b["max_cost"])  # δ lies in [−C, C]
     v = intervals.verdict(lo, hi)
     out = {**b, "lower": lo, "upper": hi, "halfwidth": t, "level": lvl, "verdict": v,
            "verdict_text": _verdict_text(v, prot, ref),
@@ -222,7 +301,7 @@ def _bernstein(r1: dict, gamma: float | None, max_cost: float, level: float, pro
         out["runs_halfwidth"] = runs_halfwidth
         t = math.hypot(t, runs_halfwidth)
     d = float(r1["delta"][0])
-    lo, hi = d - t, d + t
+    lo, hi = max(d - t, -max_cost), min(d + t, max_cost)  # δ lies in [−C, C]: clipping keeps the coverage
     v = intervals.verdict(lo, hi)
     out.update(lower=lo, upper=hi, halfwidth=t, verdict=v, verdict_text=_verdict_text(v, prot, ref),
                n_needed=math.ceil(intervals.samplesize(abs(d), confidence=level, gamma=g,

@@ -38,7 +38,13 @@ Noise rule (the verdict is on the change in the value, new − old)
 -----------------------------------------------------------------
 :data:`RULE_NOISE` states it; in short:
 
-1. *Paired bootstrap* when both sides have replicates for the row, drawn with
+Every interval here is the row's *decision interval* (``decision`` names it: the
+bootstrap ``interval`` unless the row is decided on ``bernstein``,
+docs/metrics.md §3). A row with no verdict on a side (``no_verdict``: a compared
+group too small to compare) is "n/a" with that reason.
+
+1. *Paired bootstrap* when both sides have replicates for the row and both are
+   decided on their bootstrap interval, drawn with
    the same seed and resample count on the same test data (sha256): the
    b-th replicates are the same resample of the same rows, so
    ``d_b = new_b − old_b`` (over the b defined on both sides) is a bootstrap
@@ -88,7 +94,7 @@ from reportgen.fileio import jfloat as _fl
 from reportgen.numfmt import display_name
 from reportgen.release.gates import AMPLIFICATION_LIKE, pair_key, pair_quantity_key, worsening
 from reportgen.results.model import (AmplificationPair, AmplificationResult, DisparityResult, MultiResult,
-                                     PredictabilityResult, Results)
+                                     PredictabilityResult, Results, decision_interval)
 
 DIFF_VERSION = 1
 
@@ -454,7 +460,7 @@ def _quantity(name: str, kind: str, o, n) -> str:
 
 
 def _iv(obj, y=None):
-    iv = obj.interval if obj is not None else None
+    iv = decision_interval(obj)  # the row's decision interval (module docstring)
     if iv is None:
         return None
     lo, hi = _fl(iv.lower), _fl(iv.upper)
@@ -561,7 +567,12 @@ def _row(kind, name, attribute, pair, o, n, level, reps) -> Row:
         r.direction = "sign flip"
     else:
         r.direction = "worse" if r.worse > 0 else "better" if r.worse < 0 else "same"
-    pd_ = _paired_diff(*reps, yo, yn) if reps is not None else None
+    too_few = [x.no_verdict for x in (o, n) if getattr(x, "no_verdict", None)]
+    if too_few:
+        r.reason = f"no verdict: {too_few[0]}"
+        return r
+    on_bootstrap = all((getattr(x, "decision", None) or "interval") == "interval" for x in (o, n))
+    pd_ = _paired_diff(*reps, yo, yn) if reps is not None and on_bootstrap else None
     if pd_ is not None:
         ob, nb = pd_
         r.method, r.replicates_used = "paired_bootstrap", int(ob.size)

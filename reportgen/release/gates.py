@@ -125,7 +125,8 @@ import numpy as np
 from pydantic import TypeAdapter
 
 from reportgen import numfmt
-from reportgen.results.model import AmplificationPair, MetricResult, Results, RowsAndRunsInterval, SelectionPair
+from reportgen.results.model import (AmplificationPair, MetricResult, Results, RowsAndRunsInterval, SelectionPair,
+                                     decision_interval)
 from reportgen.spec import catalogue
 from reportgen.spec.errors import Problem, SpecError, did_you_mean
 from reportgen.fileio import jfloat as _f
@@ -329,7 +330,7 @@ def estimate(metric: str, obj, *, is_pair: bool, level: float) -> Estimate:
     prints for it: the value, a pair's Δ (or a selection pair's rate or ratio), or a BiasAmp pair's contribution
     y·Δ (interval of Δ times y, ends swapped when y = −1)."""
     point = getattr(obj, pair_quantity_key(metric)) if is_pair else obj.value  # the catalogue names the field
-    iv = obj.interval
+    iv = decision_interval(obj)  # the row's decision interval: the one its verdict and sentence follow
     y = None
     if isinstance(obj, SelectionPair) and point is not None and iv is None and obj.note:  # the highest-rate
         return Estimate(float(point), exact=True, note=obj.note)  # group's ratio: 1 by definition, decided exactly
@@ -344,6 +345,13 @@ def estimate(metric: str, obj, *, is_pair: bool, level: float) -> Estimate:
         if y == 0:
             return Estimate(0.0, exact=True, y=0, note=MSG_Y_ZERO)
         point = y * point
+    too_few = getattr(obj, "no_verdict", None)
+    if too_few:  # a compared group too small to compare: no verdict, whatever the interval says
+        e = Estimate(point, level=float(iv.level or level) if iv is not None else None,
+                     method=iv.method if iv is not None else None, y=y, undefined=f"no verdict: {too_few}")
+        if iv is not None and iv.lower is not None and iv.upper is not None:
+            e.lower, e.upper = float(iv.lower), float(iv.upper)
+        return e
     if iv is None:
         return Estimate(point, no_interval=True, y=y)
     lvl = float(iv.level or level)
@@ -356,7 +364,7 @@ def estimate(metric: str, obj, *, is_pair: bool, level: float) -> Estimate:
     if y is not None:
         lo, hi = sorted((y * lo, y * hi))
     e.lower, e.upper = lo, hi
-    if iv.degenerate is True or hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi)):  # equal up to float noise
+    if getattr(iv, "degenerate", None) is True or hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi)):  # equal up to float noise
         e.degenerate = iv.note or MSG_DEGENERATE_DEFAULT
     return e
 
@@ -657,7 +665,8 @@ def _exact_status(kind: str, limit: float, q: float) -> tuple[str, str]:
 def _iv_text(b: Bound) -> str:
     e = b.est
     lvl = f"{e.level:.0%} " if e.level is not None else ""
-    return f"{e.method + ' ' if e.method else ''}{lvl}interval {numfmt.interval({'lower': e.lower, 'upper': e.upper}, e.point)}"
+    name = numfmt.METHOD_NAMES.get(e.method, e.method) if e.method in ("bernstein",) else e.method
+    return f"{name + ' ' if name else ''}{lvl}interval {numfmt.interval({'lower': e.lower, 'upper': e.upper}, e.point)}"
 
 
 def _side_words(kind: str, lim: str) -> tuple[str, str]:

@@ -25,7 +25,8 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
-from reportgen.results.model import Results
+from reportgen.numfmt import interval_name
+from reportgen.results.model import Results, decision_interval
 from reportgen.spec.catalogue import CATALOGUE
 
 from . import filters as F
@@ -355,10 +356,27 @@ def _pair_view(p: Any, amplification: bool) -> dict:
     else:                                        # Multi→ pairs carry no direction
         kind, text = "", ""
     v["verdict_kind"], v["verdict_text"] = kind, text
+    _decision_view(v, p)
     v["interval_note"] = _degenerate_note(p.interval)
     condition = getattr(p, "condition", None)
     v["condition_text"] = CONDITION_TEXT.get(condition, condition)
     return v
+
+
+def _decision_view(v: dict, obj: Any) -> None:
+    """A row that names its decision interval (`decision`, docs/metrics.md §3): the view's ``interval`` becomes that
+    interval, named (``decision_name``), and the other one is kept as ``secondary`` with its name; a row too small
+    to compare highlights nothing."""
+    v.update(decision_name=None, secondary=None, secondary_name=None)
+    if getattr(obj, "decision", None) is None:
+        return
+    dec = decision_interval(obj)
+    sec = getattr(obj, "bernstein", None) if obj.decision == "interval" else getattr(obj, "interval", None)
+    v["interval"] = _plain(dec)
+    v["decision_name"] = interval_name(dec)
+    v["secondary"] = _plain(sec)
+    v["secondary_name"] = interval_name(sec) if sec is not None else None
+    v["excludes_zero"] = F.excludes_zero(dec) and not getattr(obj, "no_verdict", None)
 
 
 def _sorted_pairs(pairs: list, amplification: bool) -> tuple[list[tuple[Any, dict]], list[dict]]:
@@ -438,12 +456,14 @@ def _metric_views(entry: Any, index: int, run_labels: list[str] | None = None, u
     v["verdict_kind"], v["verdict_text"] = F.verdict_of(entry)
     v["verdict_kind"] = F.BADGE_STYLE.get(v["verdict_kind"], v["verdict_kind"])  # selection kinds as badge styles
     v["is_multi"] = getattr(entry, "signed_mean", None) is not None
-    v["interval_note"] = _degenerate_note(entry.interval)
-    v["covers_text"] = covers_text(entry.interval)
+    _decision_view(v, entry)
+    v["interval_note"] = _degenerate_note(decision_interval(entry))
+    v["covers_text"] = covers_text(decision_interval(entry))
     sel = getattr(entry, "selected_pair", None)
     sel_pair = pairs_in[sel] if isinstance(sel, int) and sel < len(pairs_in) else None
     base = getattr(entry, "base", None)
-    v["headline_text"] = headline_sentence(sel_pair, entry.interval, unit) if fam == "disparity" else (
+    said_iv = None if getattr(entry, "no_verdict", None) else decision_interval(entry)  # too few rows: no range
+    v["headline_text"] = headline_sentence(sel_pair, said_iv, unit) if fam == "disparity" else (
         amplification_sentence(pairs_in, unit, base.source if base is not None else None)
         if name == "biasamp_a_to_t" else "")
     pairs, undefined = _sorted_pairs(pairs_in, fam == "amplification")

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 from markupsafe import Markup
 
 from reportgen.stats import intervals as _iv
+from reportgen.results.model import decision_interval
 from . import filters as F
 
 MAX_FOREST_ROWS = 30
@@ -308,7 +309,8 @@ def forest(pairs: list, *, plot_id: str, title: str, xlabel: str, conf: str = "9
                 blo, bhi = _ends(p.bernstein)
                 if F._finite(blo) and F._finite(bhi):
                     ax.plot([blo, bhi], [y - 0.28, y - 0.28], color="#555555", linewidth=1.0, linestyle=(0, (4, 2)))
-            filled = F.excludes_zero(iv)
+            # filled: the row's decision interval (docs/metrics.md §3) excludes 0 and the row has a verdict
+            filled = F.excludes_zero(decision_interval(p)) and not getattr(p, "no_verdict", None)
             ax.plot([p.delta], [y], marker="o", markersize=6, linestyle="none",
                     markerfacecolor="black" if filled else "white", markeredgecolor="black", markeredgewidth=1.2)
         ax.axvline(0.0, color="#777777", linewidth=0.8, linestyle=(0, (1, 2)))
@@ -317,7 +319,8 @@ def forest(pairs: list, *, plot_id: str, title: str, xlabel: str, conf: str = "9
 
         handles = [
             Line2D([], [], color="black", marker="o", markerfacecolor="black", linewidth=1.6,
-                   label=f"estimate, {conf} interval excludes 0"),
+                   label=f"estimate, {conf} decision interval excludes 0" if bernstein
+                   else f"estimate, {conf} interval excludes 0"),
             Line2D([], [], color="black", marker="o", markerfacecolor="white", linewidth=1.6,
                    label="estimate, interval includes 0"),
         ]

@@ -210,6 +210,35 @@ class BernsteinInterval(_Model):
                                     "adjustment that makes the verdict hold after the choice.")
 
 
+class DecisionVerdict(_Model):
+    """A row's verdict, read off its decision interval (docs/metrics.md §3): the verdict, its gates, its diff and
+    its first-page sentence all follow from the same interval."""
+
+    kind: Literal["against", "insufficient", "undefined"] = _f(
+        "'against' (the decision interval excludes 0), 'insufficient' (it contains 0, shows no sampling variation, "
+        "or a compared group is too small to compare: `text` says which), 'undefined' (no decision interval).")
+    text: str = _f("The verdict in words, as the report prints it (e.g. 'biased against race=African-American', "
+                   "'insufficient evidence', 'too few rows in race=Asian (n = 3) to compare').")
+    interval: str = _f("The decision interval in words, as the report names it (e.g. 'bootstrap 95%', "
+                       "'Bernstein 95%').")
+
+
+_DECISION = ("Which of this object's intervals is its decision interval, the one its verdict, gates, diff and "
+             "sentence follow: 'interval' (the `interval` key) or 'bernstein' (the `bernstein` key). Absent means "
+             "'interval' (every family but group disparity has only that one).")
+_DECISION_NOTE = ("Why the decision interval is not the spec's `intervals.decision` (a compared group below 100 rows "
+                  "is decided on Bernstein, docs/metrics.md §3).")
+_NO_VERDICT = ("Present when the row supports no verdict whatever its intervals say: a compared group has fewer "
+               "than 10 rows (its gates are inconclusive).")
+
+
+def decision_interval(obj: Any) -> Any:
+    """The decision interval of a metric result or pair (its `decision` key names it; default `interval`)."""
+    if obj is None:
+        return None
+    return getattr(obj, getattr(obj, "decision", None) or "interval", None)
+
+
 HeadlineInterval = Annotated[Union[BootstrapInterval, RowsAndRunsInterval, SimultaneousInterval],
                              Field(discriminator="method")]
 PairInterval = Annotated[Union[BootstrapInterval, RowsAndRunsInterval], Field(discriminator="method")]
@@ -355,9 +384,15 @@ class DisparityPair(_Model):
     interval_rows: BootstrapInterval | None = _opt(_INTERVAL_ROWS)
     across_runs: AcrossRunsInterval | None = _opt(_ACROSS_RUNS)
     per_run: list[float | None] | None = _opt(_PER_RUN)
-    bernstein: BernsteinInterval | None = _opt("Bernstein interval and verdict for δ.")
+    bernstein: BernsteinInterval | None = _opt("Bernstein interval of δ (its own `verdict` is what Bernstein alone "
+                                               "says; the row's verdict is `verdict`, from the decision interval).")
     simultaneous: SimultaneousInterval | None = _opt("Interval holding for all the metric's pairs at once; present "
                                                      "when the metric has several defined pairs.")
+    decision: Literal["interval", "bernstein"] | None = _opt(_DECISION)
+    decision_note: str | None = _opt(_DECISION_NOTE)
+    no_verdict: str | None = _opt(_NO_VERDICT)
+    verdict: DecisionVerdict | None = _opt("The row's verdict, from its decision interval; absent when δ is "
+                                           "undefined.")
 
 
 class GroupRates(_Model):
@@ -390,6 +425,10 @@ class DisparityResult(_Model):
     value_is: str | None = _opt("Which pair the value is, and why it was selected.")
     bernstein: BernsteinInterval | None = _opt("Bernstein interval and verdict of the selected pair (at the "
                                                "Bonferroni level when selected among several pairs).")
+    decision: Literal["interval", "bernstein"] | None = _opt(_DECISION)
+    decision_note: str | None = _opt(_DECISION_NOTE)
+    no_verdict: str | None = _opt(_NO_VERDICT)
+    verdict: DecisionVerdict | None = _opt("The headline's verdict, from its decision interval.")
     selected_pair: int | None = _opt("Index into `pairs` of the selected pair.")
     selected: str | None = _opt("The selected pair in words.")
     groups: list[GroupRates] = _f("Per task and group: the confusion-matrix rates.")
@@ -758,6 +797,9 @@ class IntervalSettings(_Model):
     confidence: float = _f("Confidence level of every interval.")
     bootstrap: BootstrapSettings = _f("Bootstrap settings.")
     bernstein: BernsteinSettings = _f("Bernstein bound settings.")
+    decision: Literal["bootstrap", "bernstein"] | None = _opt(
+        "The spec's `intervals.decision`: the interval group-disparity rows are decided on (absent in results "
+        "written before it existed: 'bootstrap' for gates, Bernstein for the printed verdict).")
 
 
 class Versions(_Model):

@@ -463,6 +463,14 @@ class Intervals(Strict):
         return v
     bootstrap: Bootstrap = Field(default_factory=Bootstrap)
     bernstein: Bernstein = Field(default_factory=Bernstein)
+    decision: Literal["bootstrap", "bernstein"] = Field(
+        "bootstrap",
+        description="The interval each group-disparity row is decided on (its verdict, gates, diff and first-page "
+                    "sentence): 'bootstrap' (the default: covers its level from about 100 rows per compared group "
+                    "and has about 4x the power) or 'bernstein' (a conservative bound, about twice as wide). Either "
+                    "way a comparison with fewer than 100 rows in a compared group is decided on Bernstein, and one "
+                    "with fewer than 10 has no verdict (docs/guide/statistics.md, docs/metrics.md §3). The other "
+                    "interval is printed beside it as secondary.")
 
 
 class Gate(Strict):

@@ -11,14 +11,24 @@ VERDICT_AGAINST_REFERENCE = "against_reference"
 VERDICT_INSUFFICIENT = "insufficient_evidence"
 
 
-def percentile(reps: np.ndarray, level: float) -> tuple[float | None, float | None, int]:
-    """Percentile interval over the defined replicates; (lower, upper, undefined replicate count)."""
+def percentile(reps: np.ndarray, level: float, *, undefined_beyond: bool = False
+               ) -> tuple[float | None, float | None, int]:
+    """Percentile interval over the defined replicates; (lower, upper, undefined replicate count).
+
+    ``undefined_beyond``: a replicate without a value (e.g. a compared group absent from the resample) is not
+    dropped but counted as lying beyond both ends — below the lower percentile and above the upper one — so the
+    interval can only widen; an end that would fall among them is undefined (None)."""
     reps = np.asarray(reps, dtype=float)
     ok = reps[~np.isnan(reps)]
     undefined = int(reps.size - ok.size)
     if ok.size < 2:
         return None, None, undefined
     alpha = 1.0 - level
+    if undefined and undefined_beyond:
+        with np.errstate(invalid="ignore"):
+            lo = float(np.quantile(np.where(np.isnan(reps), -np.inf, reps), alpha / 2))
+            hi = float(np.quantile(np.where(np.isnan(reps), np.inf, reps), 1 - alpha / 2))
+        return (lo if math.isfinite(lo) else None), (hi if math.isfinite(hi) else None), undefined
     lo, hi = np.quantile(ok, [alpha / 2, 1 - alpha / 2])
     return float(lo), float(hi), undefined
 
@@ -77,6 +87,17 @@ def across_runs(values: list[float | None], level: float) -> dict:
     return out
 
 
+def runs_halfwidth(run_values: list[float | None], level: float) -> tuple[float, float] | None:
+    """(t half-width s/√R · t_{R−1}, s) of the runs' values, or None with fewer than two defined."""
+    vals = [v for v in run_values if v is not None and not math.isnan(v)]
+    if len(vals) < 2:
+        return None
+    s = float(np.array(vals).std(ddof=1))
+    from scipy import stats as sps  # imported here: scipy.stats takes ~0.5 s to import
+
+    return float(sps.t.ppf(0.5 + level / 2, len(vals) - 1)) * s / math.sqrt(len(vals)), s
+
+
 def rows_and_runs(point: float, rows_lower: float | None, rows_upper: float | None, run_values: list[float | None],
                   level: float) -> dict:
     """One interval for a metric averaged over R runs that share the same test rows.
@@ -87,17 +108,12 @@ def rows_and_runs(point: float, rows_lower: float | None, rows_upper: float | No
     quadrature on each side: ``point - sqrt((point - rows_lower)**2 + h_runs**2)`` and likewise above.
     """
     out: dict = {"method": "rows_and_runs", "level": level, "covers": ["rows", "runs"], "runs": len(run_values)}
-    vals = [v for v in run_values if v is not None and not math.isnan(v)]
-    if rows_lower is None or rows_upper is None or len(vals) < 2:
+    h = runs_halfwidth(run_values, level)
+    if rows_lower is None or rows_upper is None or h is None:
         out.update(lower=None, upper=None,
                    reason="needs a row interval and at least two runs with a defined value")
         return out
-    arr = np.array(vals)
-    s = float(arr.std(ddof=1))
-    from scipy import stats as sps  # imported here: scipy.stats takes ~0.5 s to import
-
-    q = float(sps.t.ppf(0.5 + level / 2, len(vals) - 1))
-    h_runs = q * s / math.sqrt(len(vals))
+    h_runs, s = h
     lo = point - math.hypot(max(point - rows_lower, 0.0), h_runs)
     hi = point + math.hypot(max(rows_upper - point, 0.0), h_runs)
     out.update(lower=lo, upper=hi, rows_lower=rows_lower, rows_upper=rows_upper, runs_halfwidth=h_runs, runs_sd=s)

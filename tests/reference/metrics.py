@@ -721,7 +721,7 @@ def bernstein_interval(cost: np.ndarray, f: np.ndarray, confidence: float, gamma
     B = -(2 * max_cost / (3 * gamma)) * L
     t = (B + math.sqrt(B * B - 8 * n * var * L)) / (2 * n)
     half = math.sqrt(t * t + h_runs * h_runs)
-    lower, upper = mean - half, mean + half
+    lower, upper = max(mean - half, -max_cost), min(mean + half, max_cost)  # δ lies in [−C, C] (docs §3)
     if lower > 0:
         verdict = "against_protected"
     elif upper < 0:
