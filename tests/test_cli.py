@@ -10,11 +10,11 @@ from conftest import run_cli
 
 
 @pytest.fixture(scope="module")
-def compas_run(tmp_path_factory, root):
-    out = tmp_path_factory.mktemp("compas") / "out"
-    r = run_cli("run", root / "specs" / "compas.yaml", "--out", out, "--quiet", "--format", "json")
+def compas_run(sample_runs):
+    """`reportgen run specs/compas.yaml --format json`: conftest.sample_runs' run, once a session."""
+    r, produced = sample_runs["compas"]
     assert r.returncode in (0, 1), r.stderr
-    return r, out, json.loads((out / "results.json").read_text())
+    return r, produced.parent, json.loads(produced.read_text())
 
 
 def test_compas_results_have_the_contract_keys(compas_run, root):
@@ -88,12 +88,13 @@ def test_calibration_hits_train_positive_rate(compas_run, root):
     assert abs(cal["achieved_positives"] - cal["target_positives"]) <= 5
 
 
-def test_same_spec_same_bytes(tmp_path, root):
-    a, b = tmp_path / "a", tmp_path / "b"
-    for out in (a, b):
-        r = run_cli("run", root / "specs" / "compas.yaml", "--out", out, "-q", "--format", "json")
-        assert r.returncode in (0, 1), r.stderr
-    assert (a / "results.json").read_bytes() == (b / "results.json").read_bytes()
+def test_same_spec_same_bytes(tmp_path, root, sample_runs):
+    """A second run of the same spec in this session writes the same bytes as the first (conftest.sample_runs,
+    run the same way: from the repository root, JSON only)."""
+    first, produced = sample_runs["compas"]
+    r = run_cli("run", "specs/compas.yaml", "--out", tmp_path / "b", "-q", "--format", "json", cwd=root)
+    assert r.returncode == first.returncode, r.stderr
+    assert (tmp_path / "b" / "results.json").read_bytes() == produced.read_bytes()
 
 
 def test_seed_override_changes_only_intervals(tmp_path, root):
@@ -181,14 +182,13 @@ def test_validate_reports_rows_groups_and_threshold(root):
 
 @pytest.mark.parametrize("spec", ["compas.yaml", "compas_propublica.yaml", "adult.yaml", "multilabel.yaml",
                                   "compas_runs.yaml", "compas_balanced.yaml"])
-def test_every_sample_spec_validates_and_runs(spec, root, tmp_path):
+def test_every_sample_spec_validates_and_runs(spec, root, sample_runs):
     r = run_cli("validate", root / "specs" / spec)
     assert r.returncode == 0, r.stderr
-    r = run_cli("run", root / "specs" / spec, "--out", tmp_path / "o", "-q", "--format", "json")
+    r, produced = sample_runs[spec.removesuffix(".yaml")]  # `reportgen run specs/<spec> --format json`, once a session
     assert r.returncode in (0, 1), r.stderr
-    res = json.loads((tmp_path / "o" / "results.json").read_text())
-    assert res["metrics"]
-    text = (tmp_path / "o" / "results.json").read_text()
+    text = produced.read_text()
+    assert json.loads(text)["metrics"]
     assert "NaN" not in text and "Infinity" not in text
 
 

@@ -19,22 +19,20 @@ Regenerate (only after checking that the change is intended, e.g. reworded repor
 
     REPORTGEN_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/test_snapshots.py
 
-Runtime: every spec is run once, JSON only, by one module fixture that runs the specs concurrently (one
-subprocess per CPU); the test per spec only compares. About 30 s for the whole file on two cores; run alone, the
+Runtime: every spec is run once, JSON only, by one session fixture (conftest.sample_runs, shared with
+test_cli.py) that runs the specs concurrently (one subprocess per CPU); the test per spec only compares. About 30 s for the whole file on two cores; run alone, the
 slowest spec (toxicity) takes about 10 s and every other spec under 4 s, so no spec needs a mark of its own.
 """
 
 import json
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, SAMPLE_SPECS
 
 SNAPSHOTS = ROOT / "tests" / "snapshots"
-SPECS = sorted(p.stem for p in (ROOT / "specs").glob("*.yaml"))
+SPECS = SAMPLE_SPECS
 UPDATE = os.environ.get("REPORTGEN_UPDATE_SNAPSHOTS") == "1"
 
 # Keys removed from both sides before comparing: values that are meant to change between machines or releases.
@@ -99,20 +97,10 @@ def _first_difference(a, b, path="$"):
     return None
 
 
-def _run(name, out_root):
-    out = out_root / name
-    # From the repository root with the relative spec path, so spec.path is the same on every machine.
-    r = run_cli("run", f"specs/{name}.yaml", "--out", out, "--quiet", "--format", "json", cwd=ROOT)
-    return r, out / "results.json"
-
-
 @pytest.fixture(scope="module")
-def fresh_results(tmp_path_factory):
-    """Every sample spec run once, JSON only, concurrently (they are independent subprocesses)."""
-    out_root = tmp_path_factory.mktemp("snapshots")
-    with ThreadPoolExecutor(max_workers=max(1, min(len(SPECS), os.cpu_count() or 1))) as pool:
-        futures = {name: pool.submit(_run, name, out_root) for name in SPECS}
-        return {name: f.result() for name, f in futures.items()}
+def fresh_results(sample_runs):
+    """Every sample spec run once, JSON only, concurrently (conftest.sample_runs, shared with test_cli.py)."""
+    return sample_runs
 
 
 def test_every_spec_has_a_snapshot():
