@@ -881,6 +881,7 @@ def test_fetcher_allows_exactly_the_logo(tmp_path):
         resolve_allowed(logo.as_uri(), [root])                 # not without being given
 
 
+@pytest.mark.slow
 def test_pdf_logo_and_sweep(compas, tmp_path):
     """COMPAS with a hand-made sweep and a 64×64 PNG logo: the logo is an image on page 1 (and only there), the
     sweep has its page, the only fetch is the logo."""

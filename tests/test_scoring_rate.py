@@ -194,6 +194,7 @@ def _same(a, b, keys=("metrics", "attributes", "gates")):
     assert json.dumps(pa, sort_keys=True) == json.dumps(pb, sort_keys=True)  # every replicate
 
 
+@pytest.mark.slow
 def test_memory_stream_and_dask_agree(tmp_path, monkeypatch):
     """The same results and every bootstrap replicate on the three engines: the CSV streamed in batches, and
     Parquet parts cut into many partitions, streamed and on a Dask LocalCluster (the median from every score)."""
