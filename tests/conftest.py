@@ -26,3 +26,27 @@ def run_cli(*args, cwd=None):
 @pytest.fixture(scope="session")
 def root():
     return ROOT
+
+
+SAMPLE_SPECS = sorted(p.stem for p in (ROOT / "specs").glob("*.yaml"))
+
+
+@pytest.fixture(scope="session")
+def sample_runs(tmp_path_factory):
+    """Every sample spec (specs/*.yaml) run once per test session, JSON only, concurrently (independent
+    subprocesses, one per CPU): {name: (CompletedProcess, path of its results.json)}. Run from the repository
+    root with the relative spec path, so spec.path is the same on every machine. Shared by the snapshot tests
+    and the end-to-end CLI test, which used to run the same specs again."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    out_root = tmp_path_factory.mktemp("sample_runs")
+
+    def one(name):
+        out = out_root / name
+        r = run_cli("run", f"specs/{name}.yaml", "--out", out, "--quiet", "--format", "json", cwd=ROOT)
+        return r, out / "results.json"
+
+    with ThreadPoolExecutor(max_workers=max(1, min(len(SAMPLE_SPECS), os.cpu_count() or 1))) as pool:
+        futures = {name: pool.submit(one, name) for name in SAMPLE_SPECS}
+        return {name: f.result() for name, f in futures.items()}

@@ -48,6 +48,8 @@ import pytest
 
 from reportgen.report.filters import num as report_num
 
+pytestmark = pytest.mark.browser  # every test here starts Chromium or pdftoppm (`-m "not browser"` leaves them out)
+
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "specs" / "compas.yaml"
 ARTIFACTS = ROOT / "tests" / "artifacts"

@@ -10,11 +10,11 @@ from conftest import run_cli
 
 
 @pytest.fixture(scope="module")
-def compas_run(tmp_path_factory, root):
-    out = tmp_path_factory.mktemp("compas") / "out"
-    r = run_cli("run", root / "specs" / "compas.yaml", "--out", out, "--quiet", "--format", "json")
+def compas_run(sample_runs):
+    """`reportgen run specs/compas.yaml --format json`: conftest.sample_runs' run, once a session."""
+    r, produced = sample_runs["compas"]
     assert r.returncode in (0, 1), r.stderr
-    return r, out, json.loads((out / "results.json").read_text())
+    return r, produced.parent, json.loads(produced.read_text())
 
 
 def test_compas_results_have_the_contract_keys(compas_run, root):
@@ -88,23 +88,22 @@ def test_calibration_hits_train_positive_rate(compas_run, root):
     assert abs(cal["achieved_positives"] - cal["target_positives"]) <= 5
 
 
-def test_same_spec_same_bytes(tmp_path, root):
-    a, b = tmp_path / "a", tmp_path / "b"
-    for out in (a, b):
-        r = run_cli("run", root / "specs" / "compas.yaml", "--out", out, "-q", "--format", "json")
-        assert r.returncode in (0, 1), r.stderr
-    assert (a / "results.json").read_bytes() == (b / "results.json").read_bytes()
+def test_same_spec_same_bytes(tmp_path, root, sample_runs):
+    """A second run of the same spec in this session writes the same bytes as the first (conftest.sample_runs,
+    run the same way: from the repository root, JSON only)."""
+    first, produced = sample_runs["compas"]
+    r = run_cli("run", "specs/compas.yaml", "--out", tmp_path / "b", "-q", "--format", "json", cwd=root)
+    assert r.returncode == first.returncode, r.stderr
+    assert (tmp_path / "b" / "results.json").read_bytes() == produced.read_bytes()
 
 
-def test_seed_override_changes_only_intervals(tmp_path, root):
-    outs = []
-    for seed in ("1", "2"):
-        out = tmp_path / seed
-        run_cli("run", root / "specs" / "compas.yaml", "--out", out, "--seed", seed, "-q", "--format", "json")
-        outs.append(json.loads((out / "results.json").read_text()))
+def test_seed_override_changes_only_intervals(tmp_path, root, compas_run):
+    """--seed 2 against the spec's own seed (0; conftest.sample_runs' run): the same values, other intervals."""
+    run_cli("run", root / "specs" / "compas.yaml", "--out", tmp_path / "2", "--seed", "2", "-q", "--format", "json")
+    outs = [compas_run[2], json.loads((tmp_path / "2" / "results.json").read_text())]
     m1 = {(m["name"], m["attribute"]): m for m in outs[0]["metrics"]}
     m2 = {(m["name"], m["attribute"]): m for m in outs[1]["metrics"]}
-    assert outs[0]["seed"] == 1 and outs[1]["seed"] == 2
+    assert outs[0]["seed"] == 0 and outs[1]["seed"] == 2
     changed = 0
     for k in m1:
         assert m1[k]["value"] == m2[k]["value"]
@@ -113,12 +112,11 @@ def test_seed_override_changes_only_intervals(tmp_path, root):
     assert changed > 0
 
 
-def test_propublica_figures_via_equalized_odds(tmp_path, root):
+def test_propublica_figures_via_equalized_odds(sample_runs):
     """ProPublica's published rates on all 7,214 rows, prediction decile_score >= 5 (threshold: 4, strict >)."""
-    out = tmp_path / "pp"
-    r = run_cli("run", root / "specs" / "compas_propublica.yaml", "--out", out, "-q")
+    r, produced = sample_runs["compas_propublica"]  # `reportgen run specs/compas_propublica.yaml`, once a session
     assert r.returncode in (0, 1), r.stderr
-    res = json.loads((out / "results.json").read_text())
+    res = json.loads(produced.read_text())
     assert next(d for d in res["data"] if d["role"] == "test")["rows"] == 7214
     eo = next(m for m in res["metrics"] if m["name"] == "equalized_odds")
     rates = {g["group"]: g for g in eo["groups"]}
@@ -160,9 +158,10 @@ def test_gate_exit_codes(tmp_path, root):
         assert gate["status"] == "inconclusive"
 
 
-def test_failed_run_leaves_previous_results_intact(tmp_path, root):
+def test_failed_run_leaves_previous_results_intact(tmp_path, root, sample_runs):
     out = tmp_path / "out"
-    r = run_cli("run", root / "specs" / "compas_propublica.yaml", "--out", out, "-q")
+    out.mkdir()
+    shutil.copy(sample_runs["compas_propublica"][1], out / "results.json")  # a previous run's results
     before = (out / "results.json").read_bytes()
     bad = tmp_path / "bad.yaml"
     bad.write_text((root / "specs" / "compas_propublica.yaml").read_text().replace("column: race", "column: rase"))
@@ -181,14 +180,13 @@ def test_validate_reports_rows_groups_and_threshold(root):
 
 @pytest.mark.parametrize("spec", ["compas.yaml", "compas_propublica.yaml", "adult.yaml", "multilabel.yaml",
                                   "compas_runs.yaml", "compas_balanced.yaml"])
-def test_every_sample_spec_validates_and_runs(spec, root, tmp_path):
+def test_every_sample_spec_validates_and_runs(spec, root, sample_runs):
     r = run_cli("validate", root / "specs" / spec)
     assert r.returncode == 0, r.stderr
-    r = run_cli("run", root / "specs" / spec, "--out", tmp_path / "o", "-q", "--format", "json")
+    r, produced = sample_runs[spec.removesuffix(".yaml")]  # `reportgen run specs/<spec> --format json`, once a session
     assert r.returncode in (0, 1), r.stderr
-    res = json.loads((tmp_path / "o" / "results.json").read_text())
-    assert res["metrics"]
-    text = (tmp_path / "o" / "results.json").read_text()
+    text = produced.read_text()
+    assert json.loads(text)["metrics"]
     assert "NaN" not in text and "Infinity" not in text
 
 

@@ -10,6 +10,7 @@ come from the generating model, never from the code under test.
 import math
 
 import numpy as np
+import pytest
 
 from reportgen.stats import intervals
 from reportgen.stats import metrics
@@ -65,6 +66,7 @@ def _runs_interval(g, y, preds, B, seed):
     return intervals.rows_and_runs(mean, lo, hi, values, LEVEL), values
 
 
+@pytest.mark.slow
 def test_rows_and_runs_interval_covers_the_model_mean():
     rng = np.random.default_rng(1301)
     truth = _true_dp()

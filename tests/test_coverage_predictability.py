@@ -87,6 +87,7 @@ def test_closed_form_is_the_procedures_limit():
 # ------------------------------------------------------------------ coverage
 
 
+@pytest.mark.slow
 def test_headline_interval_covers_the_population_value_at_95_percent():
     """200 seeded test sets of 400 rows, 5 trials, 200 replicates: coverage of the population value.
 

@@ -59,6 +59,7 @@ def test_dask_equals_in_process_on_many_partitions(cluster_address, tmp_path, mo
     assert local[0]["metrics"] == _run(spec, "memory")[0]["metrics"]
 
 
+@pytest.mark.slow
 def test_dask_equals_in_process_with_poisson_weights(cluster_address):
     spec = ROOT / "specs" / "multilabel.yaml"
     local = _run(spec, "stream", method="poisson")

@@ -86,6 +86,7 @@ def at_the_limit():
     return out
 
 
+@pytest.mark.slow
 def test_null_at_the_limit_fails_at_most_at_the_nominal_rate(at_the_limit):
     n = len(at_the_limit)
     release = sum(f for f, _ in at_the_limit) / n

@@ -1325,6 +1325,7 @@ def _with_examples(test):
     return test
 
 
+@pytest.mark.slow
 @settings(**_profile())
 @given(case=cases())
 @_with_examples

@@ -9,8 +9,6 @@ import json
 import math
 import re
 import socket
-import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
@@ -57,13 +55,13 @@ DATE = "2025-06-30"
 
 
 @pytest.fixture(scope="session")
-def compas(tmp_path_factory):
-    """The real pipeline on the COMPAS sample: (results dict, results.json bytes, spec bytes)."""
-    out = tmp_path_factory.mktemp("compas")
-    proc = subprocess.run([sys.executable, "-m", "reportgen", "run", "specs/compas.yaml", "--out", str(out), "-q"],
-                          cwd=ROOT, capture_output=True, text=True, check=False)
+def compas(sample_runs):
+    """The real pipeline on the COMPAS sample: (results dict, results.json bytes, spec bytes). The run is
+    conftest.sample_runs' `reportgen run specs/compas.yaml --format json` (once a session, shared with the
+    snapshot tests); the tests render the HTML and PDF themselves (compas_html, compas_pdf)."""
+    proc, produced = sample_runs["compas"]
     assert proc.returncode in (0, 1), proc.stderr  # 1: a gate failed, results are written
-    raw = (out / "results.json").read_bytes()
+    raw = produced.read_bytes()
     return json.loads(raw), raw, (ROOT / "specs" / "compas.yaml").read_bytes()
 
 
@@ -647,11 +645,10 @@ def test_confidence_level_follows_results():
     assert "Value [90% interval]" in h and "[95% interval]" not in h
 
 
-def test_across_runs_report(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "reportgen", "run", "specs/compas_runs.yaml", "--out", str(tmp_path),
-                           "-q"], cwd=ROOT, capture_output=True, text=True, check=False)
+def test_across_runs_report(sample_runs):
+    proc, produced = sample_runs["compas_runs"]  # `reportgen run specs/compas_runs.yaml --format json`
     assert proc.returncode in (0, 1), proc.stderr
-    results = json.loads((tmp_path / "results.json").read_text())
+    results = json.loads(produced.read_text())
     h = render_html(results, (ROOT / "specs" / "compas_runs.yaml").read_text(), generated=DATE)
     runs = next(m for m in results["metrics"] if m.get("across_runs"))
     assert "Across runs" in h and f"across {runs['across_runs']['runs']} runs" in h
@@ -886,6 +883,7 @@ def test_fetcher_allows_exactly_the_logo(tmp_path):
         resolve_allowed(logo.as_uri(), [root])                 # not without being given
 
 
+@pytest.mark.slow
 def test_pdf_logo_and_sweep(compas, tmp_path):
     """COMPAS with a hand-made sweep and a 64×64 PNG logo: the logo is an image on page 1 (and only there), the
     sweep has its page, the only fetch is the logo."""

@@ -209,6 +209,7 @@ def test_nyc_spec_every_metric_shows_runs_and_sentence(nyc):
             f"{kinds.count('sampling')}, both are comparable for {kinds.count('comparable')}") in first
 
 
+@pytest.mark.slow
 def test_nyc_pdf_contains_the_sentences(nyc):
     from pypdf import PdfReader
 

@@ -57,6 +57,7 @@ def test_stream_equals_memory_on_every_sample_spec(name):
                (ds["rows"], ds["rows_used"], ds["dropped"], ds["sha256"])
 
 
+@pytest.mark.slow
 def test_poisson_scheme_equal_and_batch_independent():
     """Forced Poisson weights: the streaming second pass gives the memory engine's replicates exactly."""
     def go(engine, batch):
