@@ -46,6 +46,8 @@ def test_a_multi_pair_and_a_biasamp_pair_with_the_same_numbers_read_the_same():
     assert verdict_of({**multi, "y": 1}) == ("reduces", "reduces")
     assert verdict_of({**multi, "y": None})[0] == "undefined"  # no base direction: no word, whatever Δ says
     assert verdict_of({**multi, "y": 0})[0] == "undefined"
+    older = {k: v for k, v in multi.items() if k != "y"}  # a Multi→ pair of an older results.json: no y at all
+    assert verdict_of(older)[0] == "undefined"
 
 
 def _credit(n: int = 4000, seed: int = 3) -> pd.DataFrame:

@@ -134,7 +134,11 @@ def _disparity_headline(pairs: list[dict], level: float) -> dict:
         if sim is not None:
             lo, hi, c = sim
             for i, p in enumerate(defined):
-                h_runs = (p.get("interval") or {}).get("runs_halfwidth")
+                # the runs part at the level the rows part holds for each pair (c as a normal quantile), so both
+                # parts are simultaneous (docs/metrics.md §4)
+                piv = p.get("interval") or {}
+                h_runs = intervals.runs_halfwidth_at(piv.get("runs_sd"), piv.get("runs"), intervals.normal_level(c)) \
+                    if piv.get("runs_halfwidth") else None
                 plo, phi = float(lo[i]), float(hi[i])
                 if h_runs:
                     plo = p["delta"] - math.hypot(p["delta"] - plo, h_runs)
@@ -158,7 +162,7 @@ def _disparity_headline(pairs: list[dict], level: float) -> dict:
         out["interval"] = sel.get("simultaneous") or sel.get("interval")
         b = sel.get("bernstein")
         if isinstance(b, dict) and b.get("lower") is not None:
-            b = _bernstein_at(b, sel["delta"], level, P, sel["group"], sel["reference"])
+            b = _bernstein_at(b, sel["delta"], level, P, sel["group"], sel["reference"], sel.get("interval"))
         out["bernstein"] = b
     out["value"] = sel["delta"]
     out["selected_pair"] = pairs.index(sel)
@@ -168,15 +172,21 @@ def _disparity_headline(pairs: list[dict], level: float) -> dict:
     return out
 
 
-def _bernstein_at(b: dict, d: float, level: float, P: int, prot: str, ref: str) -> dict:
-    """A pair's Bernstein block recomputed at the Bonferroni level over P pairs (for a chosen headline)."""
+def _bernstein_at(b: dict, d: float, level: float, P: int, prot: str, ref: str, runs_iv: dict | None = None) -> dict:
+    """A pair's Bernstein block recomputed at the Bonferroni level over P pairs (for a chosen headline); with runs
+    (``runs_iv``, the pair's rows_and_runs interval) the runs part is taken at that level too."""
     lvl = 1.0 - (1.0 - level) / P
     t = intervals.bernstein_halfwidth(b["n"], b["variance"] or 0.0, confidence=lvl, gamma=b["gamma"],
                                       max_cost=b["max_cost"])
-    t = math.hypot(t, b.get("runs_halfwidth") or 0.0)
+    extra: dict = {}
+    if b.get("runs_halfwidth"):
+        h_runs = intervals.runs_halfwidth_at((runs_iv or {}).get("runs_sd"), (runs_iv or {}).get("runs"), lvl) \
+            or b["runs_halfwidth"]
+        extra = {"rows_halfwidth": t, "runs_halfwidth": h_runs}
+        t = math.hypot(t, h_runs)
     lo, hi = d - t, d + t
     v = intervals.verdict(lo, hi)
-    out = {**b, "lower": lo, "upper": hi, "halfwidth": t, "level": lvl, "verdict": v,
+    out = {**b, **extra, "lower": lo, "upper": hi, "halfwidth": t, "level": lvl, "verdict": v,
            "verdict_text": _verdict_text(v, prot, ref),
            "simultaneous": f"Bonferroni over {P} pairs: holds for the chosen pair after the choice"}
     return out

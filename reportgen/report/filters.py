@@ -163,8 +163,10 @@ def verdict_of(entry: Any) -> tuple[str, str]:
     sm = getattr(entry, "signed_mean", None)
     if sm is not None:  # Multi→: the value is a mean |Δ|; the direction comes from the signed mean
         iv = sm.interval
-    if not is_metric and has_field(entry, "y"):  # an amplification or Multi→ pair: direction is that of y·Δ
-        return direction_words(iv, entry.y)
+    if not is_metric and (has_field(entry, "y") or has_field(entry, "delta")):
+        # an amplification or Multi→ pair: direction is that of y·Δ; without y (results of an older version
+        # whose Multi→ pairs had none) there is no direction, never the raw Δ's
+        return direction_words(iv, getattr(entry, "y", None))
     return direction_words(iv)
 
 
