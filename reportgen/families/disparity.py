@@ -203,7 +203,11 @@ def _disparity_headline(pairs: list[dict], level: float, decision: str = "bootst
         if sim is not None:
             lo, hi, c = sim
             for i, p in enumerate(defined):
-                h_runs = (p.get("interval") or {}).get("runs_halfwidth")
+                # the runs part at the level the rows part holds for each pair (c as a normal quantile), so both
+                # parts are simultaneous (docs/metrics.md §4)
+                piv = p.get("interval") or {}
+                h_runs = intervals.runs_halfwidth_at(piv.get("runs_sd"), piv.get("runs"), intervals.normal_level(c)) \
+                    if piv.get("runs_halfwidth") else None
                 plo, phi = float(lo[i]), float(hi[i])
                 if h_runs:
                     plo = p["delta"] - math.hypot(p["delta"] - plo, h_runs)
@@ -218,7 +222,7 @@ def _disparity_headline(pairs: list[dict], level: float, decision: str = "bootst
         for i, p in enumerate(defined):
             b = p.get("bernstein")
             if isinstance(b, dict) and b.get("lower") is not None:
-                b = _bernstein_at(b, p["delta"], level, P, p["group"], p["reference"])
+                b = _bernstein_at(b, p["delta"], level, P, p["group"], p["reference"], p.get("interval"))
             iv = b if p.get("decision") == "bernstein" else (p.get("simultaneous") or p.get("interval"))
             at_head[i] = (iv, b)
         conclusive = [p for i, p in enumerate(defined) if not p.get("no_verdict") and at_head[i][0]
@@ -247,15 +251,21 @@ def _disparity_headline(pairs: list[dict], level: float, decision: str = "bootst
     return out
 
 
-def _bernstein_at(b: dict, d: float, level: float, P: int, prot: str, ref: str) -> dict:
-    """A pair's Bernstein block recomputed at the Bonferroni level over P pairs (for a chosen headline)."""
+def _bernstein_at(b: dict, d: float, level: float, P: int, prot: str, ref: str, runs_iv: dict | None = None) -> dict:
+    """A pair's Bernstein block recomputed at the Bonferroni level over P pairs (for a chosen headline); with runs
+    (``runs_iv``, the pair's rows_and_runs interval) the runs part is taken at that level too."""
     lvl = 1.0 - (1.0 - level) / P
     t = intervals.bernstein_halfwidth(b["n"], b["variance"] or 0.0, confidence=lvl, gamma=b["gamma"],
                                       max_cost=b["max_cost"])
-    t = math.hypot(t, b.get("runs_halfwidth") or 0.0)
+    extra: dict = {}
+    if b.get("runs_halfwidth"):
+        h_runs = intervals.runs_halfwidth_at((runs_iv or {}).get("runs_sd"), (runs_iv or {}).get("runs"), lvl) \
+            or b["runs_halfwidth"]
+        extra = {"rows_halfwidth": t, "runs_halfwidth": h_runs}
+        t = math.hypot(t, h_runs)
     lo, hi = max(d - t, -b["max_cost"]), min(d + t, b["max_cost"])  # δ lies in [−C, C]
     v = intervals.verdict(lo, hi)
-    out = {**b, "lower": lo, "upper": hi, "halfwidth": t, "level": lvl, "verdict": v,
+    out = {**b, **extra, "lower": lo, "upper": hi, "halfwidth": t, "level": lvl, "verdict": v,
            "verdict_text": _verdict_text(v, prot, ref),
            "simultaneous": f"Bonferroni over {P} pairs: holds for the chosen pair after the choice"}
     return out

@@ -143,10 +143,13 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
             empty = {"multi_a_to_t": cnt_a[j] == 0 and metrics.REASON_EMPTY_GROUP,
                      "multi_t_to_a": cnt_m[i] == 0 and metrics.REASON_COMBINATION_NEVER_TRUE}[m.name]
             reason = pair_reason(direction[i, j], dv, empty)
-            pair = {"group": attr.label(j), "task": nm, "delta": None if reason else _f(dv)}
+            y = direction[i, j]
+            pair = {"group": attr.label(j), "task": nm, "y": None if np.isnan(y) else int(y),
+                    "delta": None if reason else _f(dv)}
             if reason:
                 pair["reason"] = reason
             else:
+                pair["contribution"] = _f(y * dv)
                 pair_interval(pair, ev, evals, p, level, B, seed, scheme)
             pairs.append(pair)
     return with_pairs(entry, pairs)

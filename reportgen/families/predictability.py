@@ -62,7 +62,56 @@ def _predictability_entry(m: Metric, attr: AttributeDef, L: Loaded, has_pred: bo
         entry["interval_rows"] = clean(r.get("interval_rows"))
         entry["per_run"] = [_f(v) for v in r["per_run"]]
         entry["across_runs"] = intervals.across_runs(r["per_run"], level)
+    why = structural_zero(m.name, r, runs, attr)
+    if why:
+        entry["structural_zero"] = why
+        if entry["interval"] is not None and entry["interval"].get("lower") is not None:
+            entry["interval"].update(degenerate=True, note=why)
     return entry
+
+
+def _constant_attacker(inputs: np.ndarray, target: np.ndarray) -> int | None:
+    """The target value the lookup attacker gives every row when the most frequent target value is the most
+    frequent one within every distinct input row as well (ties to the smaller value, as the attacker), else
+    None. ``inputs`` (n, K) codes, ``target`` (n,) codes."""
+    _, key = np.unique(inputs, axis=0, return_inverse=True)
+    key = key.reshape(-1)
+    C = int(target.max()) + 1
+    table = np.zeros((int(key.max()) + 1, C), dtype=np.int64)
+    np.add.at(table, (key, target), 1)
+    overall = int(np.argmax(table.sum(axis=0)))
+    return overall if bool(np.all(np.argmax(table, axis=1) == overall)) else None
+
+
+def structural_zero(name: str, r: dict, runs: list[dict], attr: AttributeDef) -> str | None:
+    """Why a predictability value is 0 by construction, or None (docs/metrics.md §2, "A value 0 by construction").
+
+    The sign: in every trial of every run the data's attacker and the model's attacker scored exactly the same,
+    and the interval has no width (every resample did the same). For leakage and DPA T→A the usual cause is
+    checked on the rows: the attacker's table sends every input row to the majority group, from the model's
+    predictions and from the labels alike, so both attackers are the same constant and any quality scores them
+    the same."""
+    iv = r.get("interval") or {}
+    if r.get("value") != 0 or iv.get("lower") is None or iv["lower"] != iv["upper"]:
+        return None
+    if any(x["data_quality_trials"] != x["model_quality_trials"] for x in r["runs"]):
+        return None
+    if name == "leakage":  # the attacker reads the group from the tasks: the model's, and the (flipped) true ones
+        a = runs[0]["a"]
+        g = _constant_attacker(runs[0]["t_hat"], a)
+        if g is not None and g == _constant_attacker(runs[0]["t"], a):
+            share = float(np.mean(a == g))
+            return (f"0 by construction: the attacker predicts the majority group {attr.label(g)} "
+                    f"({share:.0%} of the rows) for every row, from the model's predictions and from the labels "
+                    "alike, because it is the majority among the rows of every prediction pattern; both attackers "
+                    "are then the same constant and score the same under any quality (accuracy, F1 or another), "
+                    "so this value says nothing about the model and supports no verdict. What would measure "
+                    "something: rows balanced by group (e.g. a sample with as many rows of each group), on which "
+                    "the attacker's choice follows the association rather than the group sizes")
+    return ("0 by construction: the data's and the model's attackers scored exactly the same in every trial and "
+            "every resample, so this value says nothing about the model and supports no verdict; rows balanced "
+            "by the attacker's target (or a quality that scores the rarer values, such as F1) would measure "
+            "something")
 
 
 def entry(ctx: AttributeContext, m: Metric) -> dict:

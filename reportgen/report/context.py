@@ -31,6 +31,7 @@ from reportgen.spec.catalogue import CATALOGUE
 
 from . import filters as F
 from . import plots
+from .directions import disagreements
 from .highlight import highlight_yaml
 
 # A metric's heading, short name and papers come from the catalogue (reportgen/spec/catalogue.py: title, short,
@@ -352,8 +353,8 @@ def _pair_view(p: Any, amplification: bool) -> dict:
     if not v["defined"]:
         kind, text = "undefined", F.NOT_DEFINED
     elif (amplification and F.has_field(p, "y")) or (not amplification and getattr(p, "bernstein", None) is not None):
-        kind, text = F.verdict_of(p)             # amplification: direction y·Δ; disparity: Bernstein verdict
-    else:                                        # Multi→ pairs carry no direction
+        kind, text = F.verdict_of(p)             # amplification, Multi→: direction y·Δ; disparity: Bernstein verdict
+    else:                                        # a pair without a base direction (results of older versions)
         kind, text = "", ""
     v["verdict_kind"], v["verdict_text"] = kind, text
     _decision_view(v, p)
@@ -458,6 +459,8 @@ def _metric_views(entry: Any, index: int, run_labels: list[str] | None = None, u
     v["is_multi"] = getattr(entry, "signed_mean", None) is not None
     _decision_view(v, entry)
     v["interval_note"] = _degenerate_note(decision_interval(entry))
+    sz = getattr(entry, "structural_zero", None)  # predictability: 0 by construction (families/predictability.py)
+    v["structural_zero_short"] = sz.split(";")[0] if sz else None
     v["covers_text"] = covers_text(decision_interval(entry))
     sel = getattr(entry, "selected_pair", None)
     sel_pair = pairs_in[sel] if isinstance(sel, int) and sel < len(pairs_in) else None
@@ -909,6 +912,7 @@ def build_context(results: Any, spec_text: str, *, generated: str | None, mode: 
         "has_across_runs": any(getattr(m, "across_runs", None) is not None or v["runs_view"]
                                for m, v in zip(results.metrics, metrics)),
         "runs_summary": runs_summary(metrics),
+        "disagreements": disagreements(metrics),
         "run_labels": run_labels,
         "has_disparity": any(m["family"] == "disparity" for m in metrics),
         "has_amplification": any(m["family"] == "amplification" for m in metrics),

@@ -35,7 +35,8 @@ BADGE_STYLE = {"indicated": "against", "not_indicated": "clear", "inconclusive":
 
 
 def interval_verdict(lower: Any, upper: Any) -> str:
-    """Amplification reading of an interval: above 0, below 0, or containing 0."""
+    """Amplification reading of an interval already oriented so that above 0 amplifies (a metric value, a signed
+    mean, y·Δ): above 0, below 0, or containing 0. Only :func:`direction_words` calls it."""
     if not (_finite(lower) and _finite(upper)):
         return NOT_DEFINED
     if lower > 0:
@@ -43,6 +44,38 @@ def interval_verdict(lower: Any, upper: Any) -> str:
     if upper < 0:
         return REDUCES
     return INSUFFICIENT
+
+
+NO_BASE_DIRECTION = "no direction (the base data give the pair none)"
+NO_CONTRIBUTION = "no contribution (y = 0)"
+_KIND = {AMPLIFIES: "amplifies", REDUCES: "reduces", INSUFFICIENT: "insufficient"}
+_ORIENTED = object()  # direction_words' default: the interval is already oriented (a value, not a pair's Δ)
+
+
+def direction_words(iv: Any, y: Any = _ORIENTED) -> tuple[str, str]:
+    """(kind, text): the one place an amplification sign becomes a word ("amplifies", "reduces", "insufficient
+    evidence"), for the report, the first page, ``Results.to_frame`` and every other reader.
+
+    ``iv``: the interval (lower, upper attributes or keys) of a value whose sign already reads as the direction
+    (a metric value, a Multi→ signed mean, a mean across runs); or, with ``y``, the interval of a pair's Δ, whose
+    direction is that of y·Δ (docs/metrics.md §1: y is the base data's direction of the pair) — a pair's raw Δ
+    never gives a word. ``y`` None: the base gives no direction, 0: the pair does not count; neither has one. An
+    interval marked degenerate supports no verdict."""
+    iv = fields(iv)
+    if y is not _ORIENTED:
+        if y is None:
+            return "undefined", NO_BASE_DIRECTION
+        if not y:
+            return "undefined", NO_CONTRIBUTION
+    if iv is None:
+        return "undefined", NO_INTERVAL
+    if getattr(iv, "degenerate", None):  # an interval that cannot vary supports no verdict
+        return "insufficient", NO_VARIATION
+    lo, hi = _or_nan(iv, "lower"), _or_nan(iv, "upper")
+    if y is not _ORIENTED and _finite(lo) and _finite(hi):
+        lo, hi = sorted((y * lo, y * hi))
+    text = interval_verdict(lo, hi)
+    return _KIND.get(text, "undefined"), text
 
 
 class Fields:
@@ -130,22 +163,11 @@ def verdict_of(entry: Any) -> tuple[str, str]:
     sm = getattr(entry, "signed_mean", None)
     if sm is not None:  # Multi→: the value is a mean |Δ|; the direction comes from the signed mean
         iv = sm.interval
-    if iv is not None and getattr(iv, "degenerate", None):  # an interval that cannot vary supports no verdict
-        return "insufficient", NO_VARIATION
-    if not is_metric and has_field(entry, "y"):  # an amplification pair: direction is y·Δ
-        y = entry.y
-        if not y:
-            return "undefined", "no contribution (y = 0)"
-        if iv is None:
-            return "undefined", NO_INTERVAL
-        lo, hi = sorted((y * _or_nan(iv, "lower"), y * _or_nan(iv, "upper")))
-        text = interval_verdict(lo, hi)
-    else:
-        if iv is None:
-            return "undefined", NO_INTERVAL
-        text = interval_verdict(iv.lower, iv.upper)
-    kind = {AMPLIFIES: "amplifies", REDUCES: "reduces", INSUFFICIENT: "insufficient"}.get(text, "undefined")
-    return kind, text
+    if not is_metric and (has_field(entry, "y") or has_field(entry, "delta")):
+        # an amplification or Multi→ pair: direction is that of y·Δ; without y (results of an older version
+        # whose Multi→ pairs had none) there is no direction, never the raw Δ's
+        return direction_words(iv, getattr(entry, "y", None))
+    return direction_words(iv)
 
 
 def _or_nan(iv: Any, end: str) -> Any:

@@ -320,8 +320,13 @@ class MultiPair(_Model):
 
     group: str = _f("Group label (attribute=value).")
     task: str = _f("Task combination, written {task label, ...}.")
+    y: Literal[-1, 0, 1] | None = _opt("Base direction of the pair: +1 if the base rows associate the group with "
+                                       "the combination, −1 if against, 0 if neither; null when the base has no "
+                                       "data for it. The pair's direction in words is that of y·Δ "
+                                       "(docs/metrics.md §1), as for a BiasAmp pair.")
     delta: float | None = _f("Δ for the pair; null when undefined (`reason`).")
     reason: str | None = _opt("Why the pair is undefined.")
+    contribution: float | None = _opt("y·Δ: the pair's signed contribution to the signed mean.")
     interval: PairInterval | None = _opt("Interval of Δ; absent without resampling.")
     interval_rows: BootstrapInterval | None = _opt(_INTERVAL_ROWS)
     across_runs: AcrossRunsInterval | None = _opt(_ACROSS_RUNS)
@@ -471,6 +476,10 @@ class PredictabilityResult(_Model):
     lambda_m: float | None = _opt("Leakage: λ_M, the attacker's quality from the model's predictions.")
     psi_d: float | None = _opt("DPA: Ψ_D, the attacker's quality on the data.")
     psi_m: float | None = _opt("DPA: Ψ_M, the attacker's quality on the model's output.")
+    structural_zero: str | None = _opt("Present when the value is 0 by construction (both attackers scored the "
+                                       "same in every trial and resample, e.g. both predict the majority group for "
+                                       "every row): what happened and what would measure something. The interval "
+                                       "is then marked degenerate and supports no verdict.")
     settings: PredictabilitySettings | None = _opt("Attacker settings used (first run).")
     interval_rows: BootstrapInterval | None = _opt(_INTERVAL_ROWS)
     per_run: list[float | None] | None = _opt(_PER_RUN)

@@ -118,3 +118,20 @@ def rows_and_runs(point: float, rows_lower: float | None, rows_upper: float | No
     hi = point + math.hypot(max(rows_upper - point, 0.0), h_runs)
     out.update(lower=lo, upper=hi, rows_lower=rows_lower, rows_upper=rows_upper, runs_halfwidth=h_runs, runs_sd=s)
     return out
+
+
+def runs_halfwidth_at(runs_sd: float | None, runs: int | None, level: float) -> float:
+    """The runs part ``t_{R−1} s/√R`` at ``level`` (0 without a spread): what :func:`rows_and_runs` adds at the
+    interval's level, taken at another one where the rows part is (a Bonferroni level, or the per-pair level of a
+    simultaneous critical value), so both parts of a combined interval hold at the same level."""
+    if not runs_sd or not runs or runs < 2:
+        return 0.0
+    from scipy import stats as sps  # imported here: scipy.stats takes ~0.5 s to import
+
+    return float(sps.t.ppf(0.5 + level / 2, runs - 1)) * runs_sd / math.sqrt(runs)
+
+
+def normal_level(critical: float) -> float:
+    """The two-sided level at which ``critical`` is the normal quantile (2Φ(c) − 1)."""
+    return math.erf(critical / math.sqrt(2.0))
+
