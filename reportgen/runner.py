@@ -18,8 +18,8 @@ import numpy as np
 from reportgen import __version__, families
 from reportgen.stats import metrics
 from reportgen.stats import thresholds
-from reportgen.data.files import AttributeDef, TaskColumns, attribute_defs, expand_tasks, load_role, load_table_base, \
-    open_dataset
+from reportgen.data.files import MAX_GROUPS, AttributeDef, TaskColumns, attribute_defs, expand_tasks, load_role, \
+    load_table_base, open_dataset
 from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
 from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
 from reportgen.families.core import AttributeContext
@@ -68,6 +68,9 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     first_rel, first_path = (s.data.test, ("data", "test")) if s.data.test else (s.data.runs[0], ("data", "runs", 0))
     first_dir, first_files, header = open_dataset(ls, first_rel, first_path)
     resolve_groups(ls, first_rel, first_files, header)
+    too_many = group_limit_problems(ls)
+    if too_many:
+        raise SpecError(too_many)
     attrs = attribute_defs(ls)
     _profile_groups(ls, attrs)
     tasks, probs = expand_tasks(ls, header)
@@ -192,7 +195,7 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
     `min_group_size` rows, largest first (ties by value), so the largest group is the default reference. Sets the
     spec's groups, records what was chosen in ``ls.inferred_groups``, and checks what names those groups
     (protected/reference, labels, LOGAN groups), raising every problem at once."""
-    from reportgen.data.files import _num_text, read_table
+    from reportgen.data.files import _few, _num_text
 
     s = ls.spec
     todo = [(name, a) for name, a in s.attributes.items() if a.groups is None]
@@ -201,8 +204,15 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
         return
     problems: list[Problem] = []
     present = [(name, a) for name, a in todo if a.column in header]  # a missing column is reported by the loader
-    frame = read_table(files if len(files) > 1 else files[0], sorted({a.column for _, a in present})) if present \
-        else None
+    frame = None
+    if present:
+        from reportgen.data.files import DataFileError, column_values
+
+        try:
+            frame = column_values(ls, files, sorted({a.column for _, a in present}))
+        except DataFileError as exc:
+            raise SpecError([ls.problem(("data", "test") if ls.spec.data.test else ("data", "runs", 0),
+                                        str(exc))]) from None
     for name, a in present:
         col = frame[a.column]
         if a.unknown:  # an unknown value is never made a group (its rows are counted as unknown)
@@ -216,11 +226,15 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
                        key=lambda t: (-t[0], t[1]))
         kept = [v for c, _, v in order if c >= a.min_group_size]
         small = {txt: c for c, txt, _ in order if c < a.min_group_size}
+        if len(kept) > MAX_GROUPS:
+            problems.append(ls.problem(("attributes", name, "column"), MSG_TOO_MANY_VALUES.format(
+                column=a.column, n=len(kept), rel=rel, min=a.min_group_size, limit=MAX_GROUPS)))
+            continue
         if len(kept) < 2:
             problems.append(ls.problem(("attributes", name, "min_group_size" if small else "column"),
                                        f"{len(kept)} value(s) of column '{a.column}' in {rel} have {a.min_group_size} "
                                        f"rows or more, and comparing needs two groups (counts: "
-                                       f"{', '.join(f'{t}: {c}' for c, t, _ in order[:6]) or 'no values'}); lower "
+                                       f"{_few([f'{t}: {c}' for c, t, _ in order], 6) or 'no values'}); lower "
                                        "min_group_size or list the groups with `groups:`"))
             continue
         a.groups = kept
@@ -231,7 +245,7 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
             if _num_text(k) not in {_num_text(v) for v in kept}:
                 problems.append(ls.problem(("attributes", name, "labels"),
                                            f"labels name {k!r}, which is not a group found in {rel} (groups: "
-                                           f"{', '.join(_num_text(v) for v in kept)}); label only values present"))
+                                           f"{_few([_num_text(v) for v in kept], 10)}); label only values present"))
         for i, m in enumerate(s.metrics):
             if m.attribute not in (None, name) or m.name not in DISPARITY_METRICS:
                 continue
@@ -239,9 +253,40 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
                 v = getattr(m, key)
                 if v is not None and _num_text(v) not in shown:
                     problems.append(ls.problem(("metrics", i, key), f"'{v}' is not a group of attribute '{name}' in "
-                                               f"{rel}; groups found: {', '.join(sorted(shown))}"))
+                                               f"{rel}; groups found: {_few(sorted(shown), 10)}"))
     if problems:
         raise SpecError(problems)
+
+
+MSG_TOO_MANY_VALUES = (
+    "column '{column}' has {n:,} distinct values with at least {min:,} row(s) in {rel}, more than the {limit:,} "
+    "groups an attribute may have (is it an identifier?); cut a numeric column into groups with `bins:`, list the "
+    "groups to compare with `groups:` (other rows are left out and counted), or raise `min_group_size`")
+MSG_TOO_MANY_GROUPS = (
+    "{n:,} groups listed, more than the {limit:,} an attribute may have; list only the groups to compare (other "
+    "rows are left out and counted) or cut a numeric column with `bins:`")
+MSG_TOO_MANY_CELLS = (
+    "the intersection {name} has {n:,} groups ({sizes}), more than the {limit:,} an intersection may have; "
+    "intersect fewer attributes or give them fewer groups (`groups:`, `bins:`)")
+
+
+def group_limit_problems(ls: LoadedSpec) -> list[Problem]:
+    """Every attribute has at most MAX_GROUPS groups, and so has every intersection (the product of its parts'
+    groups): the count tensors, tables and plots grow with the groups, and a column with thousands of distinct
+    values is an identifier used by mistake, not a protected attribute."""
+    s = ls.spec
+    out = []
+    for name, a in s.attributes.items():
+        if a.groups is not None and len(a.groups) > MAX_GROUPS and name not in getattr(ls, "inferred_groups", {}):
+            out.append(ls.problem(("attributes", name, "bins" if a.bins is not None else "groups"),
+                                  MSG_TOO_MANY_GROUPS.format(n=len(a.groups), limit=MAX_GROUPS)))
+    for i, inter in enumerate(s.intersections):
+        sizes = [len(s.attributes[n].groups or []) for n in inter if n in s.attributes]
+        if len(sizes) == len(inter) and all(sizes) and int(np.prod(sizes, dtype=float)) > MAX_GROUPS:
+            out.append(ls.problem(("intersections", i), MSG_TOO_MANY_CELLS.format(
+                name=" × ".join(inter), n=int(np.prod(sizes, dtype=float)),
+                sizes=" × ".join(f"{n:,}" for n in sizes), limit=MAX_GROUPS)))
+    return out
 
 
 # --------------------------------------------------------------------------- base correlations
