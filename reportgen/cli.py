@@ -229,6 +229,8 @@ def _summary(results, out: Path, written: list[str]) -> None:
     """The terminal summary of a run, from the typed results (reportgen.results.model.Results)."""
     r = results.report
     click.echo(f"{r.title} — {r.model.name} {r.model.version}")
+    for line in _drop_lines(results):
+        click.echo(line)
     for m in results.metrics:
         iv = m.interval
         if m.value is None:
@@ -275,6 +277,17 @@ def expand(spec: Path, out: Path | None) -> None:
 
         write_atomic(out, text.encode("utf-8"))
         click.echo(f"wrote {out}")
+
+
+def _drop_lines(results) -> list[str]:
+    """What the data lost before any metric, said on the terminal as results.json records it: rows dropped from
+    a file (a missing label, prediction or score under data.missing: drop) and rows an attribute leaves out."""
+    out = [f"  dropped {d.rows_dropped:,} of {d.rows:,} rows of {d.path}: "
+           + "; ".join(f"{x.rows:,} {x.reason}" for x in d.dropped) for d in results.data if d.rows_dropped]
+    for a in results.attributes:
+        for x in a.dropped:
+            out.append(f"  {a.name} leaves out {x.rows:,} row(s) of the {x.role} data: {x.reason}")
+    return out
 
 
 def _left_out(enc, name: str) -> list[dict]:

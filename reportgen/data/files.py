@@ -884,7 +884,7 @@ def exclusion_records(attrs: list[AttributeDef], counts: dict[str, dict[tuple, i
                 continue  # counted apart: unknown_records
             pa = by_name[parts[i]]
             reason = {WHY_MISSING: f"missing value in column '{pa.columns[0]}'",
-                      WHY_NOT_LISTED: f"{pa.name} not in declared groups ({', '.join(pa.groups)})",
+                      WHY_NOT_LISTED: f"{pa.name} not in declared groups ({_few(pa.groups, 12)})",
                       WHY_MISSING_PRED: f"missing value in column '{(pa.predicted or ['?'])[0]}'"}[code]
             recs.append({"reason": reason, "rows": int(n)})
         out[a.name] = recs
