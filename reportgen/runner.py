@@ -265,6 +265,11 @@ MSG_TOO_MANY_VALUES = (
 MSG_TOO_MANY_GROUPS = (
     "{n:,} groups listed, more than the {limit:,} an attribute may have; list only the groups to compare (other "
     "rows are left out and counted) or cut a numeric column with `bins:`")
+MAX_PREDICTED_GROUPS = 100  # with `predicted:` the counts hold a groups × predicted-groups table per replicate
+MSG_TOO_MANY_PREDICTED = (
+    "{n:,} groups with `predicted:`, more than the {limit:,} an attribute with a predicted column may have (its "
+    "counts hold a groups × predicted-groups table per bootstrap replicate); list fewer groups with `groups:` or "
+    "coarsen them with `bins:`")
 MSG_TOO_MANY_CELLS = (
     "the intersection {name} has {n:,} groups ({sizes}), more than the {limit:,} an intersection may have; "
     "intersect fewer attributes or give them fewer groups (`groups:`, `bins:`)")
@@ -280,12 +285,20 @@ def group_limit_problems(ls: LoadedSpec) -> list[Problem]:
         if a.groups is not None and len(a.groups) > MAX_GROUPS and name not in getattr(ls, "inferred_groups", {}):
             out.append(ls.problem(("attributes", name, "bins" if a.bins is not None else "groups"),
                                   MSG_TOO_MANY_GROUPS.format(n=len(a.groups), limit=MAX_GROUPS)))
+        elif a.groups is not None and a.predicted and len(a.groups) > MAX_PREDICTED_GROUPS:
+            out.append(ls.problem(("attributes", name, "predicted"), MSG_TOO_MANY_PREDICTED.format(
+                n=len(a.groups), limit=MAX_PREDICTED_GROUPS)))
     for i, inter in enumerate(s.intersections):
         sizes = [len(s.attributes[n].groups or []) for n in inter if n in s.attributes]
-        if len(sizes) == len(inter) and all(sizes) and int(np.prod(sizes, dtype=float)) > MAX_GROUPS:
+        if len(sizes) != len(inter) or not all(sizes):
+            continue
+        cells = int(np.prod(sizes, dtype=float))
+        predicted = all(s.attributes[n].predicted for n in inter)
+        limit = MAX_PREDICTED_GROUPS if predicted else MAX_GROUPS
+        if cells > limit:
             out.append(ls.problem(("intersections", i), MSG_TOO_MANY_CELLS.format(
-                name=" × ".join(inter), n=int(np.prod(sizes, dtype=float)),
-                sizes=" × ".join(f"{n:,}" for n in sizes), limit=MAX_GROUPS)))
+                name=" × ".join(inter), n=cells, sizes=" × ".join(f"{n:,}" for n in sizes), limit=limit)
+                + (" (its parts have `predicted:`, which squares the counts)" if predicted else "")))
     return out
 
 

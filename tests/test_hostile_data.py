@@ -268,6 +268,12 @@ def test_too_many_declared_groups_and_intersection_cells(tmp_path):
     spec = setup(tmp_path, text, {"t.csv": rows})
     refused(cli("validate", spec, cwd=spec.parent),
             "intersections[0]: the intersection a × b has 1,200 groups (40 × 30), more than the 1,000")
+    # with `predicted:` the counts are groups × predicted groups: 100 groups at most
+    rows = "id,id_pred,label,pred\n" + "".join(f"u{i % 101},u{i % 101},{i % 2},{i // 2 % 2}\n" for i in range(404))
+    groups = "    groups: [" + ", ".join(f"u{i}" for i in range(101)) + "]\n    predicted: id_pred\n"
+    spec = setup(tmp_path, spec_text(column="id", attr="id", groups=groups), {"t.csv": rows})
+    refused(cli("validate", spec, cwd=spec.parent),
+            "attributes.id.predicted: 101 groups with `predicted:`, more than the 100 an attribute with a predicted")
 
 
 def test_a_thousand_groups_validate_and_run(tmp_path):
