@@ -162,8 +162,8 @@ def test_memory_engine_hashes_the_bytes_it_computes_from(tmp_path, monkeypatch):
     real = files.read_file
     calls = []
 
-    def read_then_replace(path):
-        out = real(path)
+    def read_then_replace(path, *args):
+        out = real(path, *args)
         calls.append(path)
         if Path(path) == data and len(calls) == 1:
             new = spec.parent / "new.csv"

@@ -268,11 +268,22 @@ def _head(path: Path, shown: str) -> bytes:
             raise
 
 
-def read_file(path: Path) -> tuple[bytes, str]:
-    """A file's bytes and their sha256, from one read."""
+def read_file(path: Path, shown: str | None = None) -> tuple[bytes, str]:
+    """A file's bytes and their sha256, from one read. With ``shown`` (an uncompressed CSV), read in blocks
+    through the line check, so a file with a huge line is refused after MAX_LINE_BYTES of it, not held whole."""
     with open(path, "rb") as fh:
-        data = fh.read()
-    return data, hashlib.sha256(data).hexdigest()
+        if shown is None:
+            data = fh.read()
+            return data, hashlib.sha256(data).hexdigest()
+        reader = CheckedReader(fh, shown, hashed=True)
+        buf = bytearray()
+        block = bytearray(1 << 20)
+        while True:
+            n = reader.readinto(block)
+            if not n:
+                break
+            buf += memoryview(block)[:n]
+        return bytes(buf), reader.sha.hexdigest()
 
 
 def check_fields(df: pd.DataFrame, shown: str) -> None:
@@ -305,7 +316,7 @@ def read_table(path: Path | list[Path], columns: list[str] | None = None, *, na:
         frames = [read_table(f, columns, na=na, digests=digests) for f in files]
         return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     shown = shown or path.name
-    data, sha = read_file(path)
+    data, sha = read_file(path, None if _is_parquet_file(path) or compression_of(path) else shown)
     if digests is not None:
         if digests.setdefault(str(path), sha) != sha:
             raise DataChanged(changed_message(shown))
