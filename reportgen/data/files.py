@@ -1102,15 +1102,31 @@ def _empty_groups(ls: LoadedSpec, attrs: list[AttributeDef], ac: "AttributeCodes
     for a in attrs:
         if a.spec_path[0] != "attributes" or a.name not in ac.listed:
             continue
-        for j, c in enumerate(ac.listed[a.name]):
-            if c == 0:
-                values = sorted({_num_text(v) for v in df[a.columns[0]].dropna().unique()})
-                listed = a.values or a.groups
-                # suggest only a value of the data that is not listed already (listing it twice is no fix)
-                hint = did_you_mean(listed[j], [v for v in values if v not in {str(x) for x in listed}])
-                problems.append(ls.problem(a.spec_path + ("groups",), MSG_GROUP_EMPTY.format(
-                    group=listed[j], file=rel, hint=hint, values=_few(values, 10))))
+        empty = [j for j, c in enumerate(ac.listed[a.name]) if c == 0]
+        if empty:
+            values = sorted({_num_text(v) for v in df[a.columns[0]].dropna().unique()})
+            problems += empty_group_problems(ls, a, empty, values, rel)
     return problems
+
+
+MAX_EMPTY_SHOWN = 20  # listed groups without rows reported one by one; the rest in one problem
+
+
+def empty_group_problems(ls, a: AttributeDef, empty: list[int], values: list[str], rel: str) -> list[Problem]:
+    """The problems of attribute ``a``'s listed groups ``empty`` (indices) that have no rows, ``values`` being the
+    values present (as text, sorted): one per group, with a suggestion, for the first MAX_EMPTY_SHOWN, then one
+    for the rest (linear in the groups: a thousand misspelt groups give 21 lines, quickly)."""
+    listed = a.values or a.groups
+    listed_text = {str(x) for x in listed}
+    candidates = [v for v in values if v not in listed_text]  # listing a value twice is no fix
+    where = a.spec_path + ("groups",)
+    out = [ls.problem(where, MSG_GROUP_EMPTY.format(group=listed[j], file=rel, hint=did_you_mean(listed[j], candidates),
+                                                    values=_few(values, 10))) for j in empty[:MAX_EMPTY_SHOWN]]
+    if len(empty) > MAX_EMPTY_SHOWN:
+        rest = [str(listed[j]) for j in empty[MAX_EMPTY_SHOWN:]]
+        out.append(ls.problem(where, f"{len(rest):,} more listed groups have no rows in {rel} ({_few(rest, 10)}); "
+                                     "check the spelling of every group against the values present"))
+    return out
 
 
 def _groups_beside_missing_columns(ls: LoadedSpec, attrs: list[AttributeDef], header: list[str], read, rel: str,

@@ -67,6 +67,7 @@ from reportgen.data.files import (
     role_kind,
     DataChanged,
     DataFileError,
+    empty_group_problems,
     changed_message,
     csv_options,
     csv_record_line,
@@ -78,7 +79,7 @@ from reportgen.data.files import (
     sha256_file,
 )
 from reportgen.spec.errors import shorten
-from reportgen.spec.errors import MSG_GROUP_EMPTY, MSG_MISSING_VALUES, Problem, SpecError, did_you_mean
+from reportgen.spec.errors import MSG_MISSING_VALUES, Problem, SpecError
 
 AUTO_STREAM_BYTES = 1 << 30  # engine: auto streams data sets larger than this on disk
 PARTITION_ROWS = 4_000_000  # Parquet row groups are gathered into partitions of about this many rows
@@ -1043,15 +1044,9 @@ def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, 
         for a in plan.base_attrs:
             counts = acc.group_counts.get(a.name, np.zeros(len(a.groups), int))
             present_raw = acc.values.get(("attr", a.name), set())
-            present_txt = [_num_text(v) for v in present_raw]
-            for j, c in enumerate(np.asarray(counts).tolist()):
-                if c == 0:
-                    listed = a.values or a.groups
-                    # suggest only a value of the data that is not listed already (listing it twice is no fix)
-                    hint = did_you_mean(listed[j], [v for v in sorted(set(present_txt))
-                                                    if v not in {str(x) for x in listed}])
-                    problems.append(ls.problem(a.spec_path + ("groups",), MSG_GROUP_EMPTY.format(
-                        group=listed[j], file=rel, hint=hint, values=_few(sorted(set(present_txt)), 10))))
+            empty = [j for j, c in enumerate(np.asarray(counts).tolist()) if c == 0]
+            if empty:
+                problems += empty_group_problems(ls, a, empty, sorted({_num_text(v) for v in present_raw}), rel)
     if problems:
         raise SpecError(problems)
     checked: set = set()
