@@ -18,8 +18,9 @@ import numpy as np
 from reportgen import __version__, families
 from reportgen.stats import metrics
 from reportgen.stats import thresholds
-from reportgen.data.files import MAX_GROUPS, AttributeDef, TaskColumns, attribute_defs, expand_tasks, load_role, \
-    load_table_base, open_dataset
+from reportgen.data.files import AttributeDef, TaskColumns, attribute_defs, expand_tasks, load_role, load_table_base, \
+    open_dataset
+from reportgen.data.limits import MAX_GROUPS, MSG_TOO_MANY_VALUES, check_group_limits
 from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
 from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
 from reportgen.families.core import AttributeContext
@@ -68,9 +69,7 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     first_rel, first_path = (s.data.test, ("data", "test")) if s.data.test else (s.data.runs[0], ("data", "runs", 0))
     first_dir, first_files, header = open_dataset(ls, first_rel, first_path)
     resolve_groups(ls, first_rel, first_files, header)
-    too_many = group_limit_problems(ls)
-    if too_many:
-        raise SpecError(too_many)
+    check_group_limits(ls)
     attrs = attribute_defs(ls)
     _profile_groups(ls, attrs)
     tasks, probs = expand_tasks(ls, header)
@@ -204,15 +203,9 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
         return
     problems: list[Problem] = []
     present = [(name, a) for name, a in todo if a.column in header]  # a missing column is reported by the loader
-    frame = None
-    if present:
-        from reportgen.data.files import DataFileError, column_values
+    from reportgen.data.files import column_values
 
-        try:
-            frame = column_values(ls, files, sorted({a.column for _, a in present}))
-        except DataFileError as exc:
-            raise SpecError([ls.problem(("data", "test") if ls.spec.data.test else ("data", "runs", 0),
-                                        str(exc))]) from None
+    frame = column_values(ls, files, sorted({a.column for _, a in present})) if present else None
     for name, a in present:
         col = frame[a.column]
         if a.unknown:  # an unknown value is never made a group (its rows are counted as unknown)
@@ -256,50 +249,6 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
                                                f"{rel}; groups found: {_few(sorted(shown), 10)}"))
     if problems:
         raise SpecError(problems)
-
-
-MSG_TOO_MANY_VALUES = (
-    "column '{column}' has {n:,} distinct values with at least {min:,} row(s) in {rel}, more than the {limit:,} "
-    "groups an attribute may have (is it an identifier?); cut a numeric column into groups with `bins:`, list the "
-    "groups to compare with `groups:` (other rows are left out and counted), or raise `min_group_size`")
-MSG_TOO_MANY_GROUPS = (
-    "{n:,} groups listed, more than the {limit:,} an attribute may have; list only the groups to compare (other "
-    "rows are left out and counted) or cut a numeric column with `bins:`")
-MAX_PREDICTED_GROUPS = 100  # with `predicted:` the counts hold a groups × predicted-groups table per replicate
-MSG_TOO_MANY_PREDICTED = (
-    "{n:,} groups with `predicted:`, more than the {limit:,} an attribute with a predicted column may have (its "
-    "counts hold a groups × predicted-groups table per bootstrap replicate); list fewer groups with `groups:` or "
-    "coarsen them with `bins:`")
-MSG_TOO_MANY_CELLS = (
-    "the intersection {name} has {n:,} groups ({sizes}), more than the {limit:,} an intersection may have; "
-    "intersect fewer attributes or give them fewer groups (`groups:`, `bins:`)")
-
-
-def group_limit_problems(ls: LoadedSpec) -> list[Problem]:
-    """Every attribute has at most MAX_GROUPS groups, and so has every intersection (the product of its parts'
-    groups): the count tensors, tables and plots grow with the groups, and a column with thousands of distinct
-    values is an identifier used by mistake, not a protected attribute."""
-    s = ls.spec
-    out = []
-    for name, a in s.attributes.items():
-        if a.groups is not None and len(a.groups) > MAX_GROUPS and name not in getattr(ls, "inferred_groups", {}):
-            out.append(ls.problem(("attributes", name, "bins" if a.bins is not None else "groups"),
-                                  MSG_TOO_MANY_GROUPS.format(n=len(a.groups), limit=MAX_GROUPS)))
-        elif a.groups is not None and a.predicted and len(a.groups) > MAX_PREDICTED_GROUPS:
-            out.append(ls.problem(("attributes", name, "predicted"), MSG_TOO_MANY_PREDICTED.format(
-                n=len(a.groups), limit=MAX_PREDICTED_GROUPS)))
-    for i, inter in enumerate(s.intersections):
-        sizes = [len(s.attributes[n].groups or []) for n in inter if n in s.attributes]
-        if len(sizes) != len(inter) or not all(sizes):
-            continue
-        cells = int(np.prod(sizes, dtype=float))
-        predicted = all(s.attributes[n].predicted for n in inter)
-        limit = MAX_PREDICTED_GROUPS if predicted else MAX_GROUPS
-        if cells > limit:
-            out.append(ls.problem(("intersections", i), MSG_TOO_MANY_CELLS.format(
-                name=" × ".join(inter), n=cells, sizes=" × ".join(f"{n:,}" for n in sizes), limit=limit)
-                + (" (its parts have `predicted:`, which squares the counts)" if predicted else "")))
-    return out
 
 
 # --------------------------------------------------------------------------- base correlations

@@ -116,7 +116,6 @@ def frame_sha256(df: pd.DataFrame) -> str:
 # into memory and parses those bytes; the streaming engine hashes each CSV as it streams it), so results.json's
 # sha256 is the hash of the bytes the numbers were computed from, or the run refuses.
 
-MAX_GROUPS = 1000  # groups of one attribute, and of one intersection (docs/guide/untrusted-inputs.md)
 MAX_LINE_BYTES = 1 << 20  # one physical line of a CSV file (1 MiB)
 MAX_FIELD_CHARS = 1 << 20  # one field (a quoted field may span lines)
 SNIFF_BYTES = 64 * 1024  # what the tabular check looks at
@@ -364,16 +363,22 @@ def iter_csv(path: Path, columns: list[str] | None, batch_rows: int, *, na=None,
 def column_values(ls, files: list, cols: list[str]) -> pd.DataFrame:
     """Columns ``cols`` of every file of a data set (for the groups of an attribute without `groups:`): a file
     up to WHOLE_READ_BYTES is read whole (read_table), a larger one streamed; either way hashed as read into the
-    run's digests, so the loader's read must find the same bytes."""
+    run's digests, so the loader's read must find the same bytes. A file refused as read is a SpecError at the
+    first prediction file's key."""
     na, digests = na_tokens(ls), _read_digests(ls)
     frames = []
-    for f in files:
-        if isinstance(f, pd.DataFrame):
-            frames.append(f[cols])
-        elif _is_parquet_file(f) or f.stat().st_size <= WHOLE_READ_BYTES:
-            frames.append(read_table(f, cols, na=na, digests=digests))
-        else:
-            frames.append(pd.concat(list(iter_csv(f, cols, 1_000_000, na=na, digests=digests)), ignore_index=True))
+    try:
+        for f in files:
+            if isinstance(f, pd.DataFrame):
+                frames.append(f[cols])
+            elif _is_parquet_file(f) or f.stat().st_size <= WHOLE_READ_BYTES:
+                frames.append(read_table(f, cols, na=na, digests=digests))
+            else:
+                frames.append(pd.concat(list(iter_csv(f, cols, 1_000_000, na=na, digests=digests)),
+                                        ignore_index=True))
+    except DataFileError as exc:
+        raise SpecError([ls.problem(("data", "test") if ls.spec.data.test else ("data", "runs", 0), str(exc))]) \
+            from None
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 

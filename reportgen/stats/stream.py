@@ -527,13 +527,29 @@ def _nonfinite(plan: Plan, df: pd.DataFrame, acc: PartStats, row0: int) -> None:
                 acc.nonfinite[col] = [int(bad.sum()), where] if e is None else [e[0] + int(bad.sum()), min(e[1], where)]
 
 
+MAX_STRATA = 1 << 20  # the sample's strata: a count per stratum is kept, so their number is bounded
+
+
+def _strata_attrs(plan: Plan) -> list[AttributeDef]:
+    """The attributes the sample is stratified by: the base attributes in spec order while the product of their
+    sizes (groups + 1) stays within MAX_STRATA (three attributes of 1,000 groups would be 10⁹ strata); the
+    results name them (``sample.stratified_by``)."""
+    out, n = [], 1
+    for a in plan.base_attrs:
+        n *= len(a.groups) + 1
+        if n > MAX_STRATA:
+            break
+        out.append(a)
+    return out
+
+
 def _strata_sizes(plan: Plan) -> list[int]:
-    return [len(a.groups) + 1 for a in plan.base_attrs]  # each listed group, and "left out of this attribute"
+    return [len(a.groups) + 1 for a in _strata_attrs(plan)]  # each listed group, and "left out of this attribute"
 
 
 def _stratum(plan: Plan, b: BatchCodes) -> np.ndarray:
     s = np.zeros(int(b.keep.sum()), dtype=np.int64)
-    for a, size in zip(plan.base_attrs, _strata_sizes(plan)):
+    for a, size in zip(_strata_attrs(plan), _strata_sizes(plan)):
         s = s * size + (b.groups[a.name].astype(np.int64) + 1)
     return s
 
@@ -1104,7 +1120,7 @@ def _sample_encoded(ls, plan: Plan, acc: PartStats, role, rel, spec_path, attrs,
     enc.row_index = np.asarray(gid, dtype=np.int64)
     enc.frame = frame
     enc.header = list(st.header)
-    strat_by = [a.name for a in plan.base_attrs]
+    strat_by = [a.name for a in _strata_attrs(plan)]
     enc.sample = {"rows": int(len(frame)), "of_rows": n_total, "seed": plan.sample_seed,
                   "stratified_by": strat_by, "all_rows": bool(len(frame) == n_total),
                   "method": "stratified by the groups of " + (", ".join(strat_by) or "nothing") +
