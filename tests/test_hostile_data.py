@@ -153,25 +153,25 @@ OTHER = ROWS.replace("Black,0,1,0.7\n", "Black,0,1,0.7\n" * 40)  # another file:
 
 
 def test_memory_engine_hashes_the_bytes_it_computes_from(tmp_path, monkeypatch):
-    """The file is replaced right after reportgen read it: results.json's sha256 and its numbers are the old
-    file's (one read); a second read of the same file in the run refuses."""
+    """The file is replaced between hashing and parsing: results.json's sha256 and its numbers are the old
+    file's (one read, parsed from memory); a second read of the same file in the run refuses; so does a file
+    written to while it is read."""
     from reportgen.data import files
 
     spec = setup(tmp_path, spec_text())
     data = spec.parent / "t.csv"
-    real = files.read_file
+    real = files.parse_csv
     calls = []
 
-    def read_then_replace(path, *args):
-        out = real(path, *args)
-        calls.append(path)
-        if Path(path) == data and len(calls) == 1:
+    def replace_then_parse(*args, **kw):
+        calls.append(1)
+        if len(calls) == 1:
             new = spec.parent / "new.csv"
             new.write_text(OTHER)
-            os.replace(new, data)  # mv new.csv t.csv
-        return out
+            os.replace(new, data)  # mv new.csv t.csv, after the bytes were read and hashed
+        return real(*args, **kw)
 
-    monkeypatch.setattr(files, "read_file", read_then_replace)
+    monkeypatch.setattr(files, "parse_csv", replace_then_parse)
     out = tmp_path / "out"
     r = cli("run", spec, "--out", out, cwd=spec.parent)
     assert r.returncode in (0, 1), r.stderr
@@ -187,6 +187,21 @@ def test_memory_engine_hashes_the_bytes_it_computes_from(tmp_path, monkeypatch):
     r = cli("run", spec, "--out", tmp_path / "out2", cwd=spec.parent)
     refused(r, "t.csv changed while reportgen was reading it")
     assert not (tmp_path / "out2").exists()
+
+    # written to while it is read (the size and mtime change during the read)
+    monkeypatch.undo()
+    spec.write_text(spec_text())
+    real_read = files.read_file
+
+    def read_while_appending(path, *args):
+        out = real_read(path, *args)
+        with open(path, "a") as fh:
+            fh.write("White,1,1,0.5\n")
+        return out
+
+    monkeypatch.setattr(files, "read_file", read_while_appending)
+    refused(cli("run", spec, "--out", tmp_path / "out3", cwd=spec.parent),
+            "t.csv changed while reportgen was reading it")
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])

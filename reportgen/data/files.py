@@ -315,7 +315,10 @@ def read_table(path: Path | list[Path], columns: list[str] | None = None, *, na:
         frames = [read_table(f, columns, na=na, digests=digests) for f in files]
         return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     shown = shown or path.name
+    before = file_fingerprint(path)
     data, sha = read_file(path, None if _is_parquet_file(path) or compression_of(path) else shown)
+    if file_fingerprint(path) != before:  # written to while read: the bytes are of no state the file was in
+        raise DataChanged(changed_message(shown))
     if digests is not None:
         if digests.setdefault(str(path), sha) != sha:
             raise DataChanged(changed_message(shown))
@@ -336,9 +339,10 @@ WHOLE_READ_BYTES = 1 << 30  # a file larger than this is streamed by column_valu
 
 
 def file_fingerprint(path: Path) -> tuple:
-    """(device, inode, size, mtime in ns): changes when a file is replaced or written to."""
+    """(inode, size, mtime in ns): changes when a file is replaced (`mv`: a new inode) or written to. The device
+    number is left out: Dask workers on other machines see one shared file system under other device numbers."""
     st = Path(path).stat()
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def iter_csv(path: Path, columns: list[str] | None, batch_rows: int, *, na=None, shown: str | None = None,
