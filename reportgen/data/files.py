@@ -290,8 +290,11 @@ def check_fields(df: pd.DataFrame, shown: str) -> None:
     for name in df.columns:
         col = df[name]
         if len(col) and (col.dtype == object or pd.api.types.is_string_dtype(col.dtype)):
-            lens = col.map(lambda v: len(v) if isinstance(v, str) else 0).to_numpy()
-            if len(lens) and int(lens.max()) > MAX_FIELD_CHARS:
+            try:
+                lens = col.str.len().to_numpy(dtype=float, na_value=0.0)
+            except (AttributeError, TypeError):  # no text in this column
+                continue
+            if len(lens) and float(lens.max()) > MAX_FIELD_CHARS:
                 row = int(np.argmax(lens > MAX_FIELD_CHARS))
                 raise DataFileError(f"{shown}: a field of column '{shorten(name)}' in data row {row + 1:,} is longer "
                                     f"than {MAX_FIELD_CHARS:,} characters (the limit of one field); is this the "
@@ -532,8 +535,14 @@ def match_values(series: pd.Series, values: list) -> np.ndarray:
             inv, uniq = pd.factorize(arr)
             table = np.array([by_text.get(_num_text(u), -1) for u in uniq], dtype=np.int32)
             hit = np.where(inv >= 0, table[inv] if len(table) else -1, by_text.get("nan", -1)).astype(np.int32)
-        else:
-            hit = _lookup(series.astype(str).str.strip().to_numpy(), by_text)
+        else:  # as text: each distinct value converted once (as astype(str).str.strip() converts it)
+            inv, uniq = pd.factorize(series)
+            texts = pd.Series(uniq, dtype=object).astype(str).str.strip().tolist()
+            table = np.array([by_text.get(t, -1) for t in texts] or [-1], dtype=np.int32)
+            hit = np.where(inv >= 0, table[np.maximum(inv, 0)], -1).astype(np.int32)
+            miss = inv < 0
+            if miss.any():  # a missing cell as its text ('nan', 'None'), as before
+                hit[miss] = _lookup(series[miss].astype(str).str.strip().to_numpy(), by_text)
         codes = np.where((codes < 0) | ((hit >= 0) & (hit < codes)), hit, codes).astype(np.int32)
     return codes
 
