@@ -419,3 +419,11 @@ def test_line_numbers_count_quoted_newlines(engine, tmp_path):
             'White,,1,plain\n')  # the record on physical line 7 (data row 3)
     spec = setup(tmp_path, spec_text(extra=f"  engine: {engine}\n"), {"t.csv": rows})
     refused(cli("validate", spec, cwd=spec.parent), "column 'label' has 1 missing value(s) in t.csv (first at line 7)")
+
+
+def test_a_part_of_a_data_set_that_is_not_a_table_is_refused(tmp_path):
+    """A folder data set (streamed) with a key among its part files: refused naming the part, showing nothing."""
+    spec = setup(tmp_path, spec_text(test="parts"), {"parts/a.csv": ROWS, "parts/b.csv": KEY, "parts/c.csv": ROWS})
+    for r in both(spec, tmp_path):
+        err = refused(r, "data.test: cannot read", "b.csv as a table: it looks like a key or certificate")
+        assert KEY.splitlines()[1] not in err + r.stdout

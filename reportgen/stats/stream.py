@@ -51,7 +51,6 @@ from reportgen.data.files import (
     _check_labels,
     _check_predictions,
     _columns_needed,
-    _few,
     _num_text,
     add_exclusions,
     attribute_only_columns,
@@ -69,7 +68,6 @@ from reportgen.data.files import (
     DataFileError,
     empty_group_problems,
     changed_message,
-    csv_options,
     csv_record_line,
     file_fingerprint,
     iter_csv,
@@ -78,8 +76,7 @@ from reportgen.data.files import (
     score_columns,
     sha256_file,
 )
-from reportgen.spec.errors import shorten
-from reportgen.spec.errors import MSG_MISSING_VALUES, Problem, SpecError
+from reportgen.spec.errors import MSG_MISSING_VALUES, Problem, SpecError, shorten
 
 AUTO_STREAM_BYTES = 1 << 30  # engine: auto streams data sets larger than this on disk
 PARTITION_ROWS = 4_000_000  # Parquet row groups are gathered into partitions of about this many rows
@@ -946,6 +943,8 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
         parts = partitions(files)
     except PartitionError as e:
         raise _part_problem(ls, e, path, rel, spec_path, needed_pairs) from None
+    except DataFileError as exc:
+        raise SpecError([ls.problem(spec_path, str(exc))]) from None
     say(f"streaming {rel}: {len(files)} file(s), {len(parts)} partition(s) on {getattr(executor, 'name', 'stream')}")
     try:
         update = getattr(say, "update", None)
