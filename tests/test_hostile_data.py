@@ -427,3 +427,31 @@ def test_a_part_of_a_data_set_that_is_not_a_table_is_refused(tmp_path):
     for r in both(spec, tmp_path):
         err = refused(r, "data.test: cannot read", "b.csv as a table: it looks like a key or certificate")
         assert KEY.splitlines()[1] not in err + r.stdout
+
+
+@pytest.mark.parametrize("engine", ["memory", "stream"])
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zip"])
+def test_compressed_csv_is_read_checked_and_hashed_as_stored(suffix, engine, tmp_path):
+    import bz2
+    import gzip
+    import io
+    import lzma
+    import zipfile
+
+    if suffix == ".zip":
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            z.writestr("t.csv", ROWS)
+        raw = buf.getvalue()
+    else:
+        raw = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}[suffix](ROWS.encode())
+    spec = setup(tmp_path, spec_text(test=f"t.csv{suffix}", extra=f"  engine: {engine}\n"), {f"t.csv{suffix}": raw})
+    out = tmp_path / "out"
+    r = cli("run", spec, "--out", out, cwd=spec.parent)
+    assert r.returncode in (0, 1), r.stderr
+    d = json.loads((out / "results.json").read_text())["data"][0]
+    assert d["sha256"] == hashlib.sha256(raw).hexdigest() and d["rows"] == 6
+    if suffix == ".gz":  # a compressed key is refused like a plain one
+        (spec.parent / "t.csv.gz").write_bytes(gzip.compress(KEY.encode()))
+        err = refused(cli("validate", spec, cwd=spec.parent), "it looks like a key or certificate")
+        assert KEY.splitlines()[1] not in err

@@ -220,9 +220,21 @@ def _text_stream(raw, path: Path, shown: str, *, hashed: bool = False):
     elif comp == "xz":
         import lzma
         src = lzma.LZMAFile(src, mode="rb")
+    elif comp == "zip":  # a zip file is read whole (through the hashing reader) to find its one member
+        import zipfile
+
+        try:
+            zf = zipfile.ZipFile(io.BytesIO(src.read()))
+            names = [n for n in zf.namelist() if not n.endswith("/")]
+        except zipfile.BadZipFile:
+            raise DataFileError(f"cannot read {shown} as a table: it is not a zip archive") from None
+        if len(names) != 1:
+            raise DataFileError(f"cannot read {shown} as a table: a zipped CSV holds exactly one file, this one "
+                                f"holds {len(names):,}; zip one CSV per file")
+        src = zf.open(names[0])
     elif comp is not None:
-        raise DataFileError(f"{shown}: {comp} archives are not read; decompress it, or compress it with gzip "
-                            "(.csv.gz)")
+        raise DataFileError(f"cannot read {shown}: {comp} files are not read; decompress it, or compress it with "
+                            "gzip (.csv.gz)")
     return io.BufferedReader(CheckedReader(src, shown), 1 << 20), outer
 
 
