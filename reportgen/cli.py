@@ -175,10 +175,13 @@ def main() -> None:
               help="Override data.engine: memory, stream (record batches, constant memory) or dask.")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Dask scheduler address (implies --engine dask); default: a LocalCluster.")
+@click.option("--confine", "confine", default=None, is_flag=False, flag_value="", metavar="[DIR]",
+              help="Refuse any data path that resolves (after symlinks) outside DIR (alone: the spec's folder), for "
+                   "specs from other teams; also set by REPORTGEN_CONFINE=DIR (or =1 for the spec's folder).")
 @_guard
 def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, baseline: Path | None,
         replicates: bool, archive_dir: Path | None, quiet: bool, json_log: bool, engine: str | None,
-        scheduler: str | None) -> None:
+        scheduler: str | None, confine: str | None) -> None:
     """Compute every metric in SPEC; write OUT/report.html, report.pdf and results.json.
 
     Exit codes: 0 every gate passed; 1 a gate failed (or was inconclusive and the
@@ -193,6 +196,7 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
         ls = api.load(spec)
     except SpecError as e:
         _spec_failed(say, e, json_log)
+    _confine(ls, spec, confine)
     out = out or Path(f"report-{spec.stem}")
     problem = _out_dir_problem(out)
     if problem:  # before any work: a run that cannot be written is refused at once (exit 2), nothing is created
@@ -320,6 +324,8 @@ def _summary(results, out: Path, written: list[str]) -> None:
     r = results.report
     show = numfmt.display_name
     click.echo(f"{show(r.title, 200)} — {show(r.model.name)} {show(r.model.version)}")
+    for line in _drop_lines(results):
+        click.echo(line)
     from reportgen.results.model import decision_interval
 
     for m in results.metrics:
@@ -376,10 +382,36 @@ def expand(spec: Path, out: Path | None) -> None:
         click.echo(f"wrote {out}")
 
 
+def _drop_lines(results) -> list[str]:
+    """What the data lost before any metric, said on the terminal as results.json records it: rows dropped from
+    a file (a missing label, prediction or score under data.missing: drop) and rows an attribute leaves out."""
+    out = [f"  dropped {d.rows_dropped:,} of {d.rows:,} rows of {d.path}: "
+           + "; ".join(f"{x.rows:,} {x.reason}" for x in d.dropped) for d in results.data if d.rows_dropped]
+    for a in results.attributes:
+        for x in a.dropped:
+            out.append(f"  {a.name} leaves out {x.rows:,} row(s) of the {x.role} data: {x.reason}")
+    return out
+
+
+def _left_out(enc, name: str) -> list[dict]:
+    """The rows an attribute leaves out of one file, by reason (Encoded and Streamed alike)."""
+    drops = enc.attr_dropped
+    return list((drops() if callable(drops) else drops).get(name, []))
+
+
+def _confine(ls, spec: Path, confine: str | None) -> None:
+    """--confine: data paths must resolve inside DIR ('' = the spec's folder); see data.files.confine_root."""
+    if confine is not None:
+        ls.confine = Path(confine) if confine else spec.parent
+
+
 @main.command()
 @click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--confine", "confine", default=None, is_flag=False, flag_value="", metavar="[DIR]",
+              help="Refuse any data path that resolves (after symlinks) outside DIR (alone: the spec's folder), for "
+                   "specs from other teams; also set by REPORTGEN_CONFINE=DIR (or =1 for the spec's folder).")
 @_guard
-def validate(spec: Path) -> None:
+def validate(spec: Path, confine: str | None) -> None:
     """Check SPEC and its data files without computing metrics."""
     from reportgen.runner import load_all
     from reportgen.spec.model import load_spec
@@ -387,6 +419,7 @@ def validate(spec: Path) -> None:
     from reportgen.release import gates as G
 
     ls = load_spec(spec, strict=False)
+    _confine(ls, spec, confine)
     L = load_all(ls)
     if L.executor is not None:
         L.executor.close()
@@ -402,12 +435,17 @@ def validate(spec: Path) -> None:
 
             c = e.group_counts(a.name) if hasattr(e, "group_counts") else np.bincount(e.groups[a.name],
                                                                                         minlength=len(a.groups))
+            from reportgen.data.files import _few
+
             show = numfmt.display_name
-            sizes = ", ".join(f"{show(g)}: {int(n)}" for g, n in zip(a.groups, c))
+            sizes = _few([f"{show(g)}: {int(n)}" for g, n in zip(a.groups, c)], 20)
             click.echo(f"  groups of {show(a.name)}: {sizes}")
+            for d in _left_out(e, a.name):
+                click.echo(f"  {show(a.name)} leaves out {d['rows']:,} row(s) of {e.display_path}: {d['reason']}")
             small = [show(g) for g, n in zip(a.groups, c) if n < 30]
             if small:
-                click.echo(f"  warning: group(s) {small} have fewer than 30 test rows; intervals will be wide", err=True)
+                click.echo(f"  warning: {len(small):,} group(s) ({_few(small, 10)}) have fewer than 30 test rows; "
+                           "intervals will be wide", err=True)
     for label, rec in L.calibration.items():
         click.echo(f"  calibrated threshold for {label}: {rec['threshold']:.6g} "
                    f"({rec['achieved_positives']} of {rec['rows']} validation rows positive, target "

@@ -332,7 +332,11 @@ def _read_sample(path: Path) -> pd.DataFrame:
             if n >= MAX_ROWS:
                 break
         return pa.Table.from_batches(batches, schema=pf.schema_arrow).to_pandas().head(MAX_ROWS)
-    return pd.read_csv(path, nrows=MAX_ROWS, low_memory=False, keep_default_na=True)
+    from reportgen.data.files import csv_options
+
+    # missing values as the run reads them by default (data.missing_values: only the empty field): a country
+    # code NA is a group here as it is in the run
+    return pd.read_csv(path, nrows=MAX_ROWS, low_memory=False, **csv_options(("",)))
 
 
 # --------------------------------------------------------------------------- YAML text helpers

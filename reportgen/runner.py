@@ -21,6 +21,7 @@ from reportgen.stats import thresholds
 from reportgen.data.checks import column_values, header_problems, is_text
 from reportgen.data.files import AttributeDef, TaskColumns, attribute_defs, expand_tasks, load_role, load_table_base, \
     nested_problems, open_dataset
+from reportgen.data.limits import MAX_GROUPS, MSG_TOO_MANY_VALUES, group_limit_problems
 from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
 from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
 from reportgen.families.core import AttributeContext
@@ -76,6 +77,9 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
         raise SpecError(nested)
     resolve_groups(ls, first_rel, first_files, header)
     problems += group_name_problems(ls, column_values(ls, first_files), first_rel)
+    limits = group_limit_problems(ls)
+    if limits:  # too many groups: nothing below is worth computing
+        raise SpecError(problems + limits)
     attrs = attribute_defs(ls)
     _profile_groups(ls, attrs)
     tasks, probs = expand_tasks(ls, header)
@@ -200,7 +204,7 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
     `min_group_size` rows, largest first (ties by value), so the largest group is the default reference. Sets the
     spec's groups, records what was chosen in ``ls.inferred_groups``, and checks what names those groups
     (protected/reference, labels, LOGAN groups), raising every problem at once."""
-    from reportgen.data.files import _num_text, read_table
+    from reportgen.data.files import _few, _num_text
 
     s = ls.spec
     todo = [(name, a) for name, a in s.attributes.items() if a.groups is None]
@@ -209,8 +213,9 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
         return
     problems: list[Problem] = []
     present = [(name, a) for name, a in todo if a.column in header]  # a missing column is reported by the loader
-    frame = read_table(files if len(files) > 1 else files[0], sorted({a.column for _, a in present})) if present \
-        else None
+    from reportgen.data.files import column_values
+
+    frame = column_values(ls, files, sorted({a.column for _, a in present})) if present else None
     for name, a in present:
         col = frame[a.column]
         if a.unknown:  # an unknown value is never made a group (its rows are counted as unknown)
@@ -226,11 +231,15 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
                        key=lambda t: (-t[0], t[1]))
         kept = [v for c, _, v in order if c >= a.min_group_size]
         small = {txt: c for c, txt, _ in order if c < a.min_group_size}
+        if len(kept) > MAX_GROUPS:
+            problems.append(ls.problem(("attributes", name, "column"), MSG_TOO_MANY_VALUES.format(
+                column=a.column, n=len(kept), rel=rel, min=a.min_group_size, limit=MAX_GROUPS)))
+            continue
         if len(kept) < 2:
             problems.append(ls.problem(("attributes", name, "min_group_size" if small else "column"),
                                        f"{len(kept)} value(s) of column '{a.column}' in {rel} have {a.min_group_size} "
                                        f"rows or more, and comparing needs two groups (counts: "
-                                       f"{', '.join(f'{t}: {c}' for c, t, _ in order[:6]) or 'no values'}); lower "
+                                       f"{_few([f'{t}: {c}' for c, t, _ in order], 6) or 'no values'}); lower "
                                        "min_group_size or list the groups with `groups:`"))
             continue
         a.groups = kept
@@ -243,7 +252,7 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
             if _num_text(k) not in {_num_text(v) for v in kept}:
                 problems.append(ls.problem(("attributes", name, "labels"),
                                            f"labels name {k!r}, which is not a group found in {rel} (groups: "
-                                           f"{', '.join(_num_text(v) for v in kept)}); label only values present"))
+                                           f"{_few([_num_text(v) for v in kept], 10)}); label only values present"))
         for i, m in enumerate(s.metrics):
             if m.attribute not in (None, name) or m.name not in DISPARITY_METRICS:
                 continue
@@ -251,7 +260,7 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
                 v = getattr(m, key)
                 if v is not None and _num_text(v) not in shown:
                     problems.append(ls.problem(("metrics", i, key), f"'{v}' is not a group of attribute '{name}' in "
-                                               f"{rel}; groups found: {', '.join(sorted(shown))}"))
+                                               f"{rel}; groups found: {_few(sorted(shown), 10)}"))
     problems += separator_problems(ls, ls.inferred_groups, rel)
     if problems:
         raise SpecError(problems)

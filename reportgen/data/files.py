@@ -13,6 +13,8 @@ each file twice.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +31,7 @@ from reportgen.spec.errors import (
     Problem,
     SpecError,
     did_you_mean,
+    shorten,
 )
 from reportgen.fileio import sha256_file  # noqa: F401  (re-exported)
 from reportgen.spec.model import INTERSECTION_SEP, LoadedSpec, Task  # noqa: F401  (INTERSECTION_SEP re-exported)
@@ -60,14 +63,19 @@ def dataset_files(path: Path) -> list[Path]:
     return [path] if path.is_file() else []
 
 
-def dataset_sha256(files: list[Path], root: Path) -> str:
-    """sha256 of a single file; for several parts, of the lines 'relative/path sha256'."""
-    if len(files) == 1 and files[0] == root:
-        return sha256_file(files[0])
-    import hashlib
+def dataset_sha256(files: list[Path], root: Path, digests: dict | None = None) -> str:
+    """sha256 of a single file; for several parts, of the lines 'relative/path sha256'. ``digests`` (path ->
+    sha256): the hashes of the bytes the numbers were computed from, taken while reading them (read_table);
+    a file not in it is hashed now."""
+    digests = digests or {}
 
+    def sha(p: Path) -> str:
+        return digests.get(str(p)) or sha256_file(p)
+
+    if len(files) == 1 and files[0] == root:
+        return sha(files[0])
     base = root if root.is_dir() else files[0].parent
-    lines = "".join(f"{_rel(p, base)} {sha256_file(p)}\n" for p in files)
+    lines = "".join(f"{_rel(p, base)} {sha(p)}\n" for p in files)
     return hashlib.sha256(lines.encode()).hexdigest()
 
 
@@ -98,21 +106,297 @@ def frame_sha256(df: pd.DataFrame) -> str:
     return h.hexdigest()
 
 
-def read_table(path: Path | list[Path], columns: list[str] | None = None) -> pd.DataFrame:
-    """Read CSV or Parquet (by extension), or every part of a data set. ``columns`` restricts what is loaded."""
+# --------------------------------------------------------------------------- reading files (untrusted bytes)
+#
+# Data files come from anywhere (docs/guide/untrusted-inputs.md): a CSV is refused before anything of it is echoed
+# when it is not tabular text; a physical line or a field over the limits below is refused while it is read (memory
+# stays bounded); every byte the numbers come from is hashed in the same pass (the memory engine reads a file once
+# into memory and parses those bytes; the streaming engine hashes each CSV as it streams it), so results.json's
+# sha256 is the hash of the bytes the numbers were computed from, or the run refuses.
+
+MAX_LINE_BYTES = 1 << 20  # one physical line of a CSV file (1 MiB)
+MAX_FIELD_CHARS = 1 << 20  # one field (a quoted field may span lines)
+SNIFF_BYTES = 64 * 1024  # what the tabular check looks at
+_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip", ".zst": "zstd"}
+
+
+class DataFileError(ValueError):
+    """A data file refused before or while it is parsed; the message quotes nothing of the file's content."""
+
+
+class DataChanged(DataFileError):
+    """A data file's bytes differ between two reads of one run (replaced or overwritten while reportgen ran)."""
+
+
+def changed_message(shown: str) -> str:
+    return (f"{shown} changed while reportgen was reading it (its bytes differ between two reads of this run); "
+            "nothing was computed from it: rerun once the file is complete and no longer being written")
+
+
+def compression_of(path: Path) -> str | None:
+    return _COMPRESSION.get(path.suffix.lower())
+
+
+def _is_parquet_file(path: Path) -> bool:
+    return path.suffix.lower() in (".parquet", ".pq")
+
+
+def na_tokens(ls) -> tuple[str, ...]:
+    """The texts a CSV field must equal to be read as missing (spec `data.missing_values`, default: only the
+    empty field), the same in every engine; a Parquet null is always missing."""
+    spec = getattr(ls, "spec", None)
+    data = getattr(spec, "data", None)
+    values = getattr(data, "missing_values", None)
+    return ("",) if values is None else tuple(str(v) for v in values)
+
+
+def csv_options(na: tuple[str, ...] | None) -> dict:
+    """pandas.read_csv arguments for the missing-value tokens ``na`` (pandas' own list is never used: it reads
+    real values such as the country code NA, None or null as missing)."""
+    na = ("",) if na is None else tuple(na)
+    return {"keep_default_na": False, "na_values": list(na) if na else None}
+
+
+class CheckedReader(io.RawIOBase):
+    """A binary stream passed through unchanged, refusing a physical line longer than ``max_line`` bytes as it
+    goes (so a 256 MB line is refused after 1 MiB of it, not parsed), and hashing what passes when ``hashed``."""
+
+    def __init__(self, raw, shown: str, *, hashed: bool = False, max_line: int = MAX_LINE_BYTES):
+        super().__init__()
+        self.raw, self.shown, self.max_line = raw, shown, max_line
+        self.sha = hashlib.sha256() if hashed else None
+        self._run = 0  # bytes since the last newline
+        self._lines = 0  # newlines passed
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        n = self.raw.readinto(b)
+        if not n:
+            return 0
+        view = memoryview(b)[:n]
+        if self.sha is not None:
+            self.sha.update(view)
+        if self.max_line >= 1 << 62:
+            return n
+        a = np.frombuffer(view, dtype=np.uint8)
+        nl = np.flatnonzero(a == 10)
+        if len(nl) == 0:
+            longest = self._run + n
+            self._run = longest
+        else:
+            longest = max(self._run + int(nl[0]), int(np.diff(nl).max()) - 1 if len(nl) > 1 else 0)
+            if self._run + int(nl[0]) <= self.max_line and longest > self.max_line:
+                self._lines += int(np.argmax(np.diff(nl) - 1 > self.max_line)) + 1
+            self._run = n - int(nl[-1]) - 1
+            longest = max(longest, self._run)
+        if longest > self.max_line:
+            raise DataFileError(f"{self.shown}: line {self._lines + 1} is longer than {self.max_line:,} bytes (the "
+                                "limit of one line of a CSV file); is this the right file? A data file has one "
+                                "record per line")
+        self._lines += len(nl)
+        return n
+
+    def digest(self) -> str:
+        while self.readinto(bytearray(1 << 20)):  # what the parser left unread is hashed too
+            pass
+        return self.sha.hexdigest()
+
+
+def _text_stream(raw, path: Path, shown: str, *, hashed: bool = False):
+    """(a buffered stream of the CSV text's bytes, the hashing reader over the file's bytes or None)."""
+    outer = CheckedReader(raw, shown, hashed=hashed, max_line=1 << 62) if hashed else None
+    src = io.BufferedReader(outer, 1 << 20) if outer is not None else raw
+    comp = compression_of(path)
+    if comp == "gzip":
+        import gzip
+        src = gzip.GzipFile(fileobj=src, mode="rb")
+    elif comp == "bz2":
+        import bz2
+        src = bz2.BZ2File(src, mode="rb")
+    elif comp == "xz":
+        import lzma
+        src = lzma.LZMAFile(src, mode="rb")
+    elif comp == "zip":  # a zip file is read whole (through the hashing reader) to find its one member
+        import zipfile
+
+        try:
+            zf = zipfile.ZipFile(io.BytesIO(src.read()))
+            names = [n for n in zf.namelist() if not n.endswith("/")]
+        except zipfile.BadZipFile:
+            raise DataFileError(f"cannot read {shown} as a table: it is not a zip archive") from None
+        if len(names) != 1:
+            raise DataFileError(f"cannot read {shown} as a table: a zipped CSV holds exactly one file, this one "
+                                f"holds {len(names):,}; zip one CSV per file")
+        src = zf.open(names[0])
+    elif comp is not None:
+        raise DataFileError(f"cannot read {shown}: {comp} files are not read; decompress it, or compress it with "
+                            "gzip (.csv.gz)")
+    return io.BufferedReader(CheckedReader(src, shown), 1 << 20), outer
+
+
+def check_tabular(head: bytes, shown: str) -> None:
+    """Refuse a CSV file that is not tabular text, from its first bytes and before anything of it is echoed: a
+    binary file, a PEM key or certificate, text that is not UTF-8, or a first line without a comma (every data
+    file the spec names has at least two columns, so its header names two)."""
+    why = None
+    if head[:2] == b"\x1f\x8b":
+        raise DataFileError(f"cannot read {shown} as a table: it is gzip-compressed but not named .gz; rename it to "
+                            "end in .csv.gz (read transparently) or decompress it")
+    if b"\0" in head:
+        why = "it is a binary file (it holds NUL bytes), not a CSV"
+    elif b"-----BEGIN " in head[:4096] or b"PRIVATE KEY-----" in head:
+        why = "it looks like a key or certificate (PEM), not a CSV"
+    else:
+        try:
+            text = head.decode("utf-8")
+        except UnicodeDecodeError as e:
+            text = head[:e.start].decode("utf-8")
+            if e.start < len(head) - 4:  # not merely a character cut at the end of the sniffed block
+                why = f"it is not UTF-8 text (the byte at offset {e.start:,} is not UTF-8)"
+        first = text.lstrip("\ufeff").split("\n", 1)[0]
+        if why is None and first.strip() and "," not in first:
+            why = ("it is not comma-separated: its first line holds no comma, so it names at most one column, and "
+                   "a data file needs a header naming at least two")
+    if why is not None:
+        raise DataFileError(f"cannot read {shown} as a table: {why}; nothing of it is shown: check that the data "
+                            "path names a CSV (UTF-8, comma-separated, a header row) or a Parquet file")
+
+
+def _head(path: Path, shown: str) -> bytes:
+    """The first SNIFF_BYTES of a CSV's text (decompressed)."""
+    with open(path, "rb") as raw:
+        stream, _ = _text_stream(raw, path, shown)
+        try:
+            return stream.read(SNIFF_BYTES)
+        except (OSError, EOFError) as exc:
+            if compression_of(path):
+                raise DataFileError(f"{shown} cannot be decompressed ({type(exc).__name__}); is it really "
+                                    f"{compression_of(path)}-compressed?") from None
+            raise
+
+
+def read_file(path: Path, shown: str | None = None) -> tuple[bytes, str]:
+    """A file's bytes and their sha256, from one read. With ``shown`` (an uncompressed CSV), read in blocks
+    through the line check, so a file with a huge line is refused after MAX_LINE_BYTES of it, not held whole."""
+    with open(path, "rb") as fh:
+        if shown is None:
+            data = fh.read()
+            return data, hashlib.sha256(data).hexdigest()
+        reader = CheckedReader(fh, shown, hashed=True)
+        buf = bytearray()
+        block = bytearray(1 << 20)
+        while True:
+            n = reader.readinto(block)
+            if not n:
+                break
+            buf += memoryview(block)[:n]
+        return bytes(buf), reader.sha.hexdigest()
+
+
+def check_fields(df: pd.DataFrame, shown: str) -> None:
+    """Refuse a text field longer than MAX_FIELD_CHARS (a quoted field can span many short lines)."""
+    for name in df.columns:
+        col = df[name]
+        if len(col) and (col.dtype == object or pd.api.types.is_string_dtype(col.dtype)):
+            try:
+                lens = col.str.len().to_numpy(dtype=float, na_value=0.0)
+            except (AttributeError, TypeError):  # no text in this column
+                continue
+            if len(lens) and float(lens.max()) > MAX_FIELD_CHARS:
+                row = int(np.argmax(lens > MAX_FIELD_CHARS))
+                raise DataFileError(f"{shown}: a field of column '{shorten(name)}' in data row {row + 1:,} is longer "
+                                    f"than {MAX_FIELD_CHARS:,} characters (the limit of one field); is this the "
+                                    "right column?")
+
+
+def parse_csv(data_stream, columns: list[str] | None, na, **kw) -> pd.DataFrame:
+    return pd.read_csv(data_stream, usecols=columns, low_memory=False, compression=None, **csv_options(na), **kw)
+
+
+def read_table(path: Path | list[Path], columns: list[str] | None = None, *, na: tuple[str, ...] | None = None,
+               digests: dict | None = None, shown: str | None = None) -> pd.DataFrame:
+    """Read CSV or Parquet (by extension), or every part of a data set. ``columns`` restricts what is loaded;
+    ``na``: the missing-value tokens of a CSV (:func:`na_tokens`). Each file is read once into memory and parsed
+    from those bytes; their sha256 goes into ``digests`` (path -> sha256) when given, and a file already in
+    ``digests`` whose bytes differ now raises DataChanged."""
     if isinstance(path, pd.DataFrame):  # an in-memory table (see memory_table)
         return path if columns is None else path[columns]
     if isinstance(path, list) or path.is_dir() or is_dataset_pattern(str(path)):
         files = path if isinstance(path, list) else dataset_files(path)
-        frames = [read_table(f, columns) for f in files]
+        frames = [read_table(f, columns, na=na, digests=digests) for f in files]
         return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    suffix = "".join(path.suffixes[-2:]).lower()
-    if suffix.endswith(".parquet") or suffix.endswith(".pq"):
+    shown = shown or path.name
+    before = file_fingerprint(path)
+    data, sha = read_file(path, None if _is_parquet_file(path) or compression_of(path) else shown)
+    if file_fingerprint(path) != before:  # written to while read: the bytes are of no state the file was in
+        raise DataChanged(changed_message(shown))
+    if digests is not None:
+        if digests.setdefault(str(path), sha) != sha:
+            raise DataChanged(changed_message(shown))
+    if _is_parquet_file(path):
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pq.read_table(path, columns=columns)
-        return table.to_pandas()
-    return pd.read_csv(path, usecols=columns, low_memory=False, keep_default_na=True)
+        df = pq.read_table(pa.BufferReader(data), columns=columns).to_pandas()
+    else:
+        stream, _ = _text_stream(io.BytesIO(data), path, shown)
+        check_tabular(stream.peek(SNIFF_BYTES)[:SNIFF_BYTES], shown)
+        df = parse_csv(stream, columns, na)
+    check_fields(df, shown)
+    return df
+
+
+WHOLE_READ_BYTES = 1 << 30  # a file larger than this is streamed by column_values, not read whole into memory
+
+
+def file_fingerprint(path: Path) -> tuple:
+    """(inode, size, mtime in ns): changes when a file is replaced (`mv`: a new inode) or written to. The device
+    number is left out: Dask workers on other machines see one shared file system under other device numbers."""
+    st = Path(path).stat()
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def iter_csv(path: Path, columns: list[str] | None, batch_rows: int, *, na=None, shown: str | None = None,
+             expect: str | None = None, digests: dict | None = None):
+    """DataFrames of at most ``batch_rows`` rows of one CSV file, read once through a hashing reader (checked as
+    tabular text, lines and fields bounded). At the end the sha256 of the bytes read must equal ``expect``
+    (when given) and is put into ``digests`` (when given; a different hash already there raises DataChanged)."""
+    shown = shown or path.name
+    with open(path, "rb") as raw:
+        stream, outer = _text_stream(raw, path, shown, hashed=True)
+        check_tabular(stream.peek(SNIFF_BYTES)[:SNIFF_BYTES], shown)
+        for df in parse_csv(stream, columns, na, chunksize=batch_rows):
+            check_fields(df, shown)
+            yield df
+        sha = outer.digest()
+    if expect is not None and sha != expect:
+        raise DataChanged(changed_message(shown))
+    if digests is not None and digests.setdefault(str(path), sha) != sha:
+        raise DataChanged(changed_message(shown))
+
+
+def column_values(ls, files: list, cols: list[str]) -> pd.DataFrame:
+    """Columns ``cols`` of every file of a data set (for the groups of an attribute without `groups:`): a file
+    up to WHOLE_READ_BYTES is read whole (read_table), a larger one streamed; either way hashed as read into the
+    run's digests, so the loader's read must find the same bytes. A file refused as read is a SpecError at the
+    first prediction file's key."""
+    na, digests = na_tokens(ls), _read_digests(ls)
+    frames = []
+    try:
+        for f in files:
+            if isinstance(f, pd.DataFrame):
+                frames.append(f[cols])
+            elif _is_parquet_file(f) or f.stat().st_size <= WHOLE_READ_BYTES:
+                frames.append(read_table(f, cols, na=na, digests=digests))
+            else:
+                frames.append(pd.concat(list(iter_csv(f, cols, 1_000_000, na=na, digests=digests)),
+                                        ignore_index=True))
+    except DataFileError as exc:
+        raise SpecError([ls.problem(("data", "test") if ls.spec.data.test else ("data", "runs", 0), str(exc))]) \
+            from None
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
 def missing_file_message(rel: str, path: Path) -> str:
@@ -159,14 +443,25 @@ def _check_duplicate_columns(names: list, shown: str | Path) -> None:
 
 def header_duplicates(path: Path, shown: str | Path | None = None) -> None:
     """Raise DuplicateColumns when the header of one CSV or Parquet file names a column twice."""
-    if path.suffix.lower() in (".parquet", ".pq"):
+    _header_names(path, str(shown) if shown is not None else path.name)
+
+
+def _header_names(path: Path, shown: str) -> list[str]:
+    """The header of one file, checked: a CSV is checked as tabular text first (check_tabular), a column named
+    twice is refused (DuplicateColumns)."""
+    if _is_parquet_file(path):
         import pyarrow.parquet as pq
 
         names = list(pq.read_schema(path).names)
     else:
-        first = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
-        names = list(first.iloc[0]) if len(first) else []
-    _check_duplicate_columns(names, shown if shown is not None else path.name)
+        head = _head(path, shown)
+        check_tabular(head, shown)
+        with open(path, "rb") as raw:
+            stream, _ = _text_stream(raw, path, shown)
+            first = pd.read_csv(stream, header=None, nrows=1, dtype=str, keep_default_na=False, compression=None)
+        names = [str(v) for v in first.iloc[0]] if len(first) else []
+    _check_duplicate_columns(names, shown)
+    return names
 
 
 def read_header(path: Path) -> list[str]:
@@ -175,16 +470,7 @@ def read_header(path: Path) -> list[str]:
         if not files:
             raise ValueError(f"no CSV or Parquet files in {path}")
         path = files[0]
-    suffix = path.suffix.lower()
-    if suffix in (".parquet", ".pq"):
-        import pyarrow.parquet as pq
-
-        names = list(pq.read_schema(path).names)
-        _check_duplicate_columns(names, path.name)
-        return names
-    names = list(pd.read_csv(path, nrows=0).columns)
-    header_duplicates(path)
-    return names
+    return _header_names(path, path.name)
 
 
 def nested_columns(files: list, columns: list[str]) -> dict[str, str]:
@@ -239,10 +525,37 @@ def _is_parquet(path: Path) -> bool:
 
 
 def _line_of(path: Path, row: int) -> str:
-    """Human position of 0-based data row ``row`` (CSV line with header = row + 2)."""
+    """Human position of 0-based data row ``row``: the physical line of a CSV file where that record starts
+    (a quoted field may hold newlines, so this is not always row + 2), else "row N"."""
     if str(path).startswith("<in-memory"):
         return f"row {row + 1}"
-    return str(row + 2) if not _is_parquet(path) else f"row {row + 1}"
+    if _is_parquet(path):
+        return f"row {row + 1}"
+    line = csv_record_line(path, row)
+    return str(line if line is not None else row + 2)
+
+
+def csv_record_line(path: Path, row: int) -> int | None:
+    """The 1-based physical line where data record ``row`` (0-based, after the header, blank lines skipped as
+    pandas skips them) of a CSV file starts; None when the file cannot be walked (the caller falls back)."""
+    import csv
+
+    try:
+        with open(path, "rb") as raw:
+            stream, _ = _text_stream(raw, path, path.name)
+            text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline="")
+            reader = csv.reader(text)
+            next(reader)
+            start, i = reader.line_num + 1, -1
+            for rec in reader:
+                if rec:
+                    i += 1
+                    if i == row:
+                        return start
+                start = reader.line_num + 1
+    except Exception:  # noqa: BLE001 - a position is a courtesy; the message stands without it
+        return None
+    return None
 
 
 def value_texts(series: pd.Series) -> np.ndarray:
@@ -258,27 +571,50 @@ def value_texts(series: pd.Series) -> np.ndarray:
 
 
 def match_values(series: pd.Series, values: list) -> np.ndarray:
-    """Code each cell by the index of the declared value it equals, -1 if none.
+    """Code each cell by the index of the declared value it equals, -1 if none (the first such value when two
+    declared values are equal).
 
     Numbers compare numerically when the column is numeric (``1`` matches
-    ``1.0``); everything else compares as text (:func:`value_texts`).
+    ``1.0``); everything else compares as text (:func:`value_texts`). Linear in rows plus distinct
+    values plus declared values: each distinct cell value is looked up once.
     """
-    codes = np.full(len(series), -1, dtype=np.int16)
-    numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
-    as_str = None
+    n = len(series)
+    codes = np.full(n, -1, dtype=np.int32)
+    if not n or not values:
+        return codes
+    is_bool = pd.api.types.is_bool_dtype(series)
+    numeric = pd.api.types.is_numeric_dtype(series) and not is_bool
     arr = series.to_numpy()
+    by_value: dict = {}  # compared as numbers / booleans
+    by_text: dict = {}  # compared as text
     for j, v in enumerate(values):
-        hit = None
         if numeric and isinstance(v, (int, float)) and not isinstance(v, bool):
-            hit = arr == v
-        elif pd.api.types.is_bool_dtype(series) and isinstance(v, (bool, int)):
-            hit = arr == bool(v)
+            if v == v:
+                by_value.setdefault(v, j)
+        elif is_bool and isinstance(v, (bool, int)):
+            by_value.setdefault(bool(v), j)
         else:
-            if as_str is None:
-                as_str = value_texts(series)
-            hit = as_str == _num_text(v)
-        codes[(codes < 0) & hit] = j
+            by_text.setdefault(_num_text(v), j)
+    if by_value:
+        codes = _lookup(arr, by_value)
+    if by_text:
+        if numeric:  # '1.0' -> '1' for integral floats
+            inv, uniq = pd.factorize(arr)
+            table = np.array([by_text.get(_num_text(u), -1) for u in uniq], dtype=np.int32)
+            hit = np.where(inv >= 0, table[inv] if len(table) else -1, by_text.get("nan", -1)).astype(np.int32)
+        else:  # as text (value_texts: each distinct value converted once; a missing cell matches nothing)
+            hit = _lookup(value_texts(series), by_text)
+        codes = np.where((codes < 0) | ((hit >= 0) & (hit < codes)), hit, codes).astype(np.int32)
     return codes
+
+
+def _lookup(arr: np.ndarray, table: dict) -> np.ndarray:
+    """table[x] for each x of ``arr`` (-1 when absent or missing), one dict lookup per distinct value."""
+    inv, uniq = pd.factorize(arr)
+    m = np.array([table.get(u.item() if hasattr(u, "item") else u, -1) for u in uniq], dtype=np.int32)
+    if not len(m):
+        return np.full(len(arr), -1, dtype=np.int32)
+    return np.where(inv >= 0, m[np.maximum(inv, 0)], -1).astype(np.int32)
 
 
 def full_sample_median(scores: np.ndarray) -> dict:
@@ -375,8 +711,11 @@ def expand_tasks(ls: LoadedSpec, header: list[str]) -> tuple[list[TaskColumns], 
 
 
 def _few(items: list[str], k: int = 12) -> str:
-    s = ", ".join(items[:k])
-    return s + (f", ... ({len(items)} in all)" if len(items) > k else "")
+    """At most ``k`` items, each shortened to SHOWN_CHARS characters, then '… and N more': what a message may
+    quote of the values of a data file (a file named by mistake is never printed whole)."""
+    items = list(items)
+    s = ", ".join(shorten(x) for x in items[:k])
+    return s + (f", … and {len(items) - k:,} more" if len(items) > k else "")
 
 
 @dataclass
@@ -461,6 +800,8 @@ class Encoded:
     sample: dict | None = None  # when these rows are a sample of a streamed data set: how it was drawn
     header: list[str] | None = None  # the data set's columns, when ``frame`` holds only some of them
     medians: dict[int, dict] = field(default_factory=dict)  # scoring task index -> full_sample_median(...)
+    na: tuple = ("",)  # the CSV missing-value tokens it was read with (na_tokens)
+    digests: dict = field(default_factory=dict)  # file path -> sha256 of the bytes read (a re-read must match)
 
     @property
     def n(self) -> int:
@@ -527,7 +868,7 @@ def bin_codes(col: pd.Series, bins) -> np.ndarray:
     side = "right" if bins.closed == "left" else "left"
     idx = np.searchsorted(edges, x, side=side) - 1
     inside = (idx >= 0) & (idx < len(edges) - 1) & ~np.isnan(x)
-    return np.where(inside, idx, -1).astype(np.int16)
+    return np.where(inside, idx, -1).astype(np.int32)
 
 
 def unknown_mask(a: AttributeDef, col: pd.Series) -> np.ndarray | None:
@@ -635,7 +976,7 @@ def exclusion_records(attrs: list[AttributeDef], counts: dict[str, dict[tuple, i
                 continue  # counted apart: unknown_records
             pa = by_name[parts[i]]
             reason = {WHY_MISSING: f"missing value in column '{pa.columns[0]}'",
-                      WHY_NOT_LISTED: f"{pa.name} not in declared groups ({', '.join(pa.groups)})",
+                      WHY_NOT_LISTED: f"{pa.name} not in declared groups ({_few(pa.groups, 12)})",
                       WHY_MISSING_PRED: f"missing value in column '{(pa.predicted or ['?'])[0]}'"}[code]
             recs.append({"reason": reason, "rows": int(n)})
         out[a.name] = recs
@@ -684,9 +1025,9 @@ def add_intersections(attrs: list[AttributeDef], groups: dict, groups_pred: dict
                 pp = groups_pred[pname].astype(np.int32)
                 pcode = np.where((pcode < 0) | (pp < 0), -1, pcode * g + pp)
         code[out] = -1
-        groups[a.name] = code.astype(np.int16)
+        groups[a.name] = code
         if pcode is not None:
-            groups_pred[a.name] = pcode.astype(np.int16)
+            groups_pred[a.name] = pcode.astype(np.int32)
 
 
 def enc_header(enc: Encoded) -> list[str]:
@@ -697,10 +1038,15 @@ def enc_header(enc: Encoded) -> list[str]:
 
 
 def enc_columns(enc: Encoded, cols: list[str]) -> pd.DataFrame:
-    """Columns ``cols`` for exactly the rows used by ``enc``, in its row order."""
+    """Columns ``cols`` for exactly the rows used by ``enc``, in its row order. A file re-read here must hold the
+    bytes it held when it was loaded (its sha256 is in results.json): otherwise SpecError, nothing computed."""
     if enc.frame is not None:
         return enc.frame[cols].reset_index(drop=True)
-    return read_table(enc.path, cols).iloc[enc.row_index].reset_index(drop=True)
+    try:
+        df = read_table(enc.path, cols, na=enc.na, digests=dict(enc.digests) if enc.digests else None)
+    except DataChanged as exc:
+        raise SpecError([Problem(enc.display_path, None, None, "", str(exc))]) from None
+    return df.iloc[enc.row_index].reset_index(drop=True)
 
 
 def _columns_needed(attrs: list[AttributeDef], tasks: list[TaskColumns], role: str) -> list[tuple[str, tuple]]:
@@ -736,16 +1082,66 @@ def role_kind(role: str) -> str:
     return "validation" if role == "validation" else ("run" if role.startswith("run") else role)
 
 
+CONFINE_ENV = "REPORTGEN_CONFINE"
+
+
+def confine_root(ls) -> Path | None:
+    """The folder every data path must resolve into (after symlinks), or None: ``ls.confine`` (``--confine``),
+    else the environment variable REPORTGEN_CONFINE (a folder, or 1 for the spec's folder). Neither comes from the
+    spec, which is what is not trusted."""
+    import os
+
+    root = getattr(ls, "confine", None)
+    if root is None:
+        env = os.environ.get(CONFINE_ENV, "").strip()
+        if not env or env == "0":
+            return None
+        root = ls.dir if env == "1" else Path(env)
+    return Path(root).expanduser().resolve()
+
+
+def _outside(root: Path, p: Path) -> bool:
+    try:
+        Path(p).resolve().relative_to(root)
+        return False
+    except ValueError:
+        return True
+
+
+def confined_message(rel: str) -> str:
+    return (f"'{shorten(rel, 120)}' resolves outside the folder data may come from (--confine or {CONFINE_ENV}); "
+            "nothing was read from it: put the file inside that folder, or run without confinement if the spec "
+            "is trusted")
+
+
+def resolve_data(ls, rel: str, spec_path: tuple) -> Path:
+    """A data path of the spec, resolved; SpecError when confinement is on and it (after symlinks) lies outside
+    the confined folder. Refused before anything else is done with it: not even its siblings' names are shown."""
+    path = ls.resolve(rel)
+    root = confine_root(ls)
+    if root is not None and not is_dataset_pattern(rel) and _outside(root, path):
+        raise SpecError([ls.problem(spec_path, confined_message(rel))])
+    return path
+
+
+def check_confined(ls, rel: str, spec_path: tuple, files: list[Path]) -> None:
+    """Every file of a data set (a folder's parts, a glob's matches) lies inside the confined folder."""
+    root = confine_root(ls)
+    if root is not None and any(_outside(root, f) for f in files):
+        raise SpecError([ls.problem(spec_path, confined_message(rel))])
+
+
 def open_dataset(ls: LoadedSpec, rel: str, spec_path: tuple) -> tuple[Path, list[Path], list[str]]:
     """(resolved path, its files, header of the first file); SpecError when missing or unreadable."""
     mem = memory_table(ls, rel)
     if mem is not None:  # an in-memory table: its "files" are the table itself
         return Path(rel), [mem], [str(c) for c in mem.columns]
-    path = ls.resolve(rel)
+    path = resolve_data(ls, rel, spec_path)
     kind = not_regular_file(path)
     if kind is not None:
         raise SpecError([ls.problem(spec_path, not_regular_message(rel, path, kind))])
     files = dataset_files(path)
+    check_confined(ls, rel, spec_path, files)
     if not files:
         if path.is_dir() or is_dataset_pattern(rel):
             raise SpecError([ls.problem(spec_path, f"'{rel}' (resolved to {path}) holds no .csv, .parquet or .pq "
@@ -758,6 +1154,9 @@ def open_dataset(ls: LoadedSpec, rel: str, spec_path: tuple) -> tuple[Path, list
         shown = part_display(rel, path, files[0])
         raise SpecError([ls.problem(spec_path, str(exc).replace(f"header of {files[0].name}",
                                                                 f"header of {shown}"))]) from None
+    except DataFileError as exc:
+        raise SpecError([ls.problem(spec_path, str(exc).replace(files[0].name, part_display(rel, path, files[0]),
+                                                                1))]) from None
     except Exception as exc:  # unreadable / not a table
         if _is_gzip(files[0]) and not files[0].name.lower().endswith(".gz"):
             raise SpecError([ls.problem(spec_path, f"cannot read {rel} as a table: it is gzip-compressed but not "
@@ -784,15 +1183,31 @@ def _empty_groups(ls: LoadedSpec, attrs: list[AttributeDef], ac: "AttributeCodes
     for a in attrs:
         if a.spec_path[0] != "attributes" or a.name not in ac.listed:
             continue
-        for j, c in enumerate(ac.listed[a.name]):
-            if c == 0:
-                values = sorted({_num_text(v) for v in df[a.columns[0]].dropna().unique()})
-                listed = a.values or a.groups
-                # suggest only a value of the data that is not listed already (listing it twice is no fix)
-                hint = did_you_mean(listed[j], [v for v in values if v not in {str(x) for x in listed}])
-                problems.append(ls.problem(a.spec_path + ("groups",), MSG_GROUP_EMPTY.format(
-                    group=listed[j], file=rel, hint=hint, values=_few(values, 10))))
+        empty = [j for j, c in enumerate(ac.listed[a.name]) if c == 0]
+        if empty:
+            values = sorted({_num_text(v) for v in df[a.columns[0]].dropna().unique()})
+            problems += empty_group_problems(ls, a, empty, values, rel)
     return problems
+
+
+MAX_EMPTY_SHOWN = 20  # listed groups without rows reported one by one; the rest in one problem
+
+
+def empty_group_problems(ls, a: AttributeDef, empty: list[int], values: list[str], rel: str) -> list[Problem]:
+    """The problems of attribute ``a``'s listed groups ``empty`` (indices) that have no rows, ``values`` being the
+    values present (as text, sorted): one per group, with a suggestion, for the first MAX_EMPTY_SHOWN, then one
+    for the rest (linear in the groups: a thousand misspelt groups give 21 lines, quickly)."""
+    listed = a.values or a.groups
+    listed_text = {str(x) for x in listed}
+    candidates = [v for v in values if v not in listed_text]  # listing a value twice is no fix
+    where = a.spec_path + ("groups",)
+    out = [ls.problem(where, MSG_GROUP_EMPTY.format(group=listed[j], file=rel, hint=did_you_mean(listed[j], candidates),
+                                                    values=_few(values, 10))) for j in empty[:MAX_EMPTY_SHOWN]]
+    if len(empty) > MAX_EMPTY_SHOWN:
+        rest = [str(listed[j]) for j in empty[MAX_EMPTY_SHOWN:]]
+        out.append(ls.problem(where, f"{len(rest):,} more listed groups have no rows in {rel} ({_few(rest, 10)}); "
+                                     "check the spelling of every group against the values present"))
+    return out
 
 
 def _groups_beside_missing_columns(ls: LoadedSpec, attrs: list[AttributeDef], header: list[str], read, rel: str,
@@ -841,6 +1256,8 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     problems: list[Problem] = []
     kind = role_kind(role)
     needed = _columns_needed(attrs, tasks, kind)
+    na = na_tokens(ls)
+    digests = _read_digests(ls)
     mem = memory_table(ls, rel) if frame is None else None
     if mem is not None:  # an in-memory table: checked like a file, hashed by content
         try:
@@ -855,8 +1272,8 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
             check_columns(ls, needed, header, rel, at=spec_path)
         except SpecError as e:
             raise SpecError(e.problems + _groups_beside_missing_columns(
-                ls, attrs, header, lambda cols: pd.concat([read_table(f, cols) for f in files], ignore_index=True),
-                rel, kind)) from None
+                ls, attrs, header, lambda cols: pd.concat([read_table(f, cols, na=na) for f in files],
+                                                          ignore_index=True), rel, kind)) from None
         cols = [c for c, _ in needed]
         frames = []
         for f in files:
@@ -864,15 +1281,17 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
             try:
                 if f != files[0]:
                     check_columns(ls, needed, read_header(f), shown)
-                frames.append(read_table(f, cols))
+                frames.append(read_table(f, cols, na=na, digests=digests, shown=shown))
             except SpecError:
                 raise
+            except DataFileError as exc:
+                raise SpecError([ls.problem(spec_path, str(exc))]) from None
             except Exception as exc:
                 fix = "; fix or remove that part" if shown != rel else "; check that it is a CSV or Parquet file"
-                raise SpecError([ls.problem(spec_path, f"cannot read {shown} ({type(exc).__name__}: {exc}){fix}")]) \
-                    from None
+                raise SpecError([ls.problem(spec_path, f"cannot read {shown} ({type(exc).__name__}: "
+                                                       f"{shorten(exc, 200)}){fix}")]) from None
         df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-        sha = dataset_sha256(files, path)
+        sha = dataset_sha256(files, path, digests)
     else:
         path, df, sha = ls.resolve(rel), frame, ""
     n_file = len(df)
@@ -922,8 +1341,14 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     if problems:
         raise SpecError(problems)
 
+    problems += nonfinite_scores(ls, tasks, kind, df, rel, lambda i: _line_of(path, i))
+    if problems:
+        raise SpecError(problems)
+
     enc = Encoded(role=role, path=path, display_path=rel, sha256=sha, rows=n_file,
                   rows_used=len(idx), dropped=dropped, row_index=idx)
+    enc.na = na
+    enc.digests = {k: v for k, v in digests.items() if frame is None and mem is None}
     enc.groups, enc.groups_pred = ac.groups, ac.groups_pred
     excl = exclusion_counts(attrs, ac.why)
     enc.attr_dropped = exclusion_records(attrs, excl)
@@ -952,7 +1377,8 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
                 s = sub[t.score]
                 if not pd.api.types.is_numeric_dtype(s):
                     problems.append(ls.problem(base + ("score",),
-                                               f"score column '{t.score}' in {rel} is not numeric (e.g. {s.iloc[0]!r}); "
+                                               f"score column '{t.score}' in {rel} is not numeric (e.g. "
+                                               f"{shorten(repr(s.iloc[0]))}); "
                                                "name a numeric column"))
                     continue
                 thr = thresholds.get(k) if thresholds and k in thresholds else t.threshold
@@ -973,6 +1399,47 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     if mem is not None:
         enc.frame = sub  # the rows used, for what reads more columns later (never re-read from ``path``)
     return enc
+
+
+def _read_digests(ls) -> dict:
+    """The sha256 of every data file read in this run, by path (one run, one LoadedSpec): a file read twice must
+    give the same bytes (read_table raises DataChanged otherwise)."""
+    d = getattr(ls, "_data_digests", None)
+    if d is None:
+        d = {}
+        try:
+            ls._data_digests = d
+        except AttributeError:  # pragma: no cover - a spec object without attributes
+            pass
+    return d
+
+
+def score_columns(tasks: list[TaskColumns], kind: str) -> list[tuple[str, tuple]]:
+    """The score columns a file of ``kind`` is read for, with the key each comes from."""
+    out: dict[str, tuple] = {}
+    for t in tasks:
+        if t.score and kind in ("test", "run", "validation"):
+            out.setdefault(t.score, ("tasks", t.spec_key, "score"))
+    return list(out.items())
+
+
+def nonfinite_message(col: str, count: int, rel: str, line: str) -> str:
+    return (f"score column '{col}' has {count:,} value(s) that are not finite numbers (inf or -inf) in {rel} "
+            f"(first at line {line}); a score is a finite number: fix those rows, or leave the field empty "
+            "(a missing value, see data.missing)")
+
+
+def nonfinite_scores(ls, tasks: list[TaskColumns], kind: str, df: pd.DataFrame, rel: str, line_of) -> list[Problem]:
+    """A score of inf or -inf is refused at read, naming the column and the first row (a threshold sweep or a
+    median over it would be NaN, and `score > threshold` would decide such a row by an overflow)."""
+    problems = []
+    for col, where in score_columns(tasks, kind):
+        if col in df.columns and pd.api.types.is_numeric_dtype(df[col]) and not pd.api.types.is_bool_dtype(df[col]):
+            bad = np.isinf(df[col].to_numpy(dtype=float))
+            if bad.any():
+                problems.append(ls.problem(where, nonfinite_message(col, int(bad.sum()), rel,
+                                                                    line_of(int(np.argmax(bad))))))
+    return problems
 
 
 def _check_labels(ls: LoadedSpec, t: TaskColumns, col: pd.Series, rel: str, base: tuple) -> list[Problem]:
@@ -1010,8 +1477,9 @@ def _check_predictions(ls: LoadedSpec, t: TaskColumns, col: pd.Series | None, pc
     if extra and spec_task.classes is None:
         return [ls.problem(base + ("predicted",), MSG_LABEL_VALUES.format(
             column=t.predicted, file=rel, found=_few(sorted(pred_values), 10),
-            declared=f"labels like the true column ({', '.join(sorted(label_values))})",
-            todo=f"Values {extra[:5]} are not labels; if this is a score, use `score:` with `threshold:`."))]
+            declared=f"labels like the true column ({_few(sorted(label_values), 10)})",
+            todo=f"Values {[shorten(x) for x in extra[:5]]} are not labels; if this is a score, use `score:` with "
+                 "`threshold:`."))]
     return []
 
 
@@ -1032,24 +1500,26 @@ def _check_label_free_predictions(ls: LoadedSpec, t: TaskColumns, pcol: pd.Serie
     if len(values) == 2 and pos not in values:
         where = base + ("positive",) if "positive" in spec_task.model_fields_set else base + ("predicted",)
         return [ls.problem(where, (f"positive: {pos} never occurs in predicted column '{t.predicted}' in {rel} "
-                                   f"(values: {', '.join(values)}); set `positive:` to the value that means "
+                                   f"(values: {_few(values, 10)}); set `positive:` to the value that means "
                                    "selected"))]
     return []
 
 
 def load_table_base(ls: LoadedSpec, attrs: list[AttributeDef], tasks: list[TaskColumns]) -> tuple[pd.DataFrame, str, str]:
     rel = ls.spec.base.table
-    path = ls.resolve(rel)
     where = ("base", "table")
+    path = resolve_data(ls, rel, where)
+    check_confined(ls, rel, where, [path])
     kind = not_regular_file(path)
     if kind is not None:
         raise SpecError([ls.problem(where, not_regular_message(rel, path, kind))])
     if not path.is_file():
         raise SpecError([ls.problem(where, missing_file_message(rel, path))])
+    digests: dict = {}
     try:
         header_duplicates(path, rel)
-        df = read_table(path)
-    except DuplicateColumns as exc:
+        df = read_table(path, na=na_tokens(ls), digests=digests, shown=rel)
+    except (DuplicateColumns, DataFileError) as exc:
         raise SpecError([ls.problem(where, str(exc))]) from None
     except Exception as exc:
         raise SpecError([ls.problem(where, f"cannot read {rel} as a table ({_plain_error(exc)}); a base table is a "
@@ -1070,12 +1540,12 @@ def load_table_base(ls: LoadedSpec, attrs: list[AttributeDef], tasks: list[TaskC
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
             problems.append(ls.problem(where, f"{rel}:{_line_of(path, i)}: {col} must be a probability in [0, 1], "
-                                              f"got {df[col].iloc[i]!r}; fix that row"))
+                                              f"got {shorten(repr(df[col].iloc[i]))}; fix that row"))
         else:
             df[col] = num
     if problems:
         raise SpecError(problems)
-    return df, rel, sha256_file(path)
+    return df, rel, digests.get(str(path)) or sha256_file(path)
 
 
 def _is_gzip(path: Path) -> bool:
@@ -1089,4 +1559,4 @@ def _is_gzip(path: Path) -> bool:
 def _plain_error(exc: Exception) -> str:
     if isinstance(exc, UnicodeDecodeError):
         return "it is not text: is it a CSV or Parquet file?"
-    return f"{type(exc).__name__}: {exc}"
+    return f"{type(exc).__name__}: {shorten(exc, 200)}"

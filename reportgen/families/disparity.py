@@ -40,17 +40,22 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, t
         t = L.tasks[k]
         favpos = t.favorable == "positive"
         cost = metrics.cost_table(m.name, favpos)
+        # the margins once per task, not once per pair: the pairs are then linear in the groups
+        margins = [(metrics.disparity_margins(N1[:, k]), metrics.disparity_margins(NB[:, k]) if B else None)
+                   for N1, NB, _ in tallies]
+        point_margins = metrics.disparity_margins(N_point[:, k])
         for p in prots:
             for cname, cond in comps:
                 mask = metrics.subset_mask(cond, favpos)
+                kw = {"protected": p, "reference": ref, "cost": cost, "mask": mask}
                 evals = []
-                for N1, NB, _ in tallies:
-                    r1 = metrics.disparity(N1[:, k], protected=p, reference=ref, cost=cost, mask=mask)
-                    rB = metrics.disparity(NB[:, k], protected=p, reference=ref, cost=cost, mask=mask) if B else None
+                for m1, mB in margins:
+                    r1 = metrics.disparity_of_margins(*m1, **kw)
+                    rB = metrics.disparity_of_margins(*mB, **kw) if B else None
                     evals.append(Evaluation(float(r1["delta"][0]), rB["delta"] if B else np.zeros(0),
                                             np.zeros(0), np.zeros((0, 0))))
                 ev = combine(evals)
-                r1 = metrics.disparity(N_point[:, k], protected=p, reference=ref, cost=cost, mask=mask)
+                r1 = metrics.disparity_of_margins(*point_margins, **kw)
                 label_cond = cname
                 if cond == "fav":
                     label_cond = "y=1" if favpos else "y=0"
@@ -78,8 +83,10 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, t
     entry = {"name": m.name, "attribute": attr.name, "reference": attr.label(ref),
              "protected": [attr.label(p) for p in prots]}
     entry.update(_disparity_headline(pairs, level, decision))
+    # summed over the predicted attribute once per task (a sum over one element is exact): linear in the groups
+    summed = {k: tallies[0][0][:, k].sum(axis=2, keepdims=True) for k in task_idx}
     entry["groups"] = [{"group": attr.label(j), "task": L.tasks[k].label,
-                        **metrics.group_rates(tallies[0][0][:, k], j)} for k in task_idx for j in range(len(groups))]
+                        **metrics.group_rates(summed[k], j)} for k in task_idx for j in range(len(groups))]
     entry["pairs"] = pairs
     return entry
 

@@ -245,7 +245,10 @@ def _column_features(ls, enc: Encoded, cols: list[str], base: tuple):
 
 
 def _embedding_features(ls, enc: Encoded, f, base: tuple, n: int):
-    path = ls.resolve(f.file)
+    from reportgen.data.files import check_confined, resolve_data
+
+    path = resolve_data(ls, f.file, base + ("file",))  # refused outside --confine / REPORTGEN_CONFINE
+    check_confined(ls, f.file, base + ("file",), [path])
     if not path.is_file():
         from reportgen.data.files import missing_file_message
 

@@ -42,10 +42,24 @@ MSG_GROUP_EMPTY = "group '{group}' has no rows in {file}{hint}; check the spelli
 MSG_LABEL_VALUES = "column '{column}' in {file} has values {found}; the spec declares {declared}. {todo}"
 
 
+SHOWN_CHARS = 40  # a value quoted from a data file shows at most this many characters (docs/guide/untrusted-inputs.md)
+HINT_CHOICES = 10_000  # did_you_mean looks at most at this many choices (a column of an ID can hold millions)
+
+
+def shorten(text: object, limit: int = SHOWN_CHARS) -> str:
+    """``text`` cut to ``limit`` characters (with an ellipsis), on one line: what a message may quote of a value
+    read from a data file, so a message never prints a whole line of a file that should not have been named."""
+    t = str(text).replace("\r", "\\r").replace("\n", "\\n")
+    return t if len(t) <= limit else t[:limit - 1] + "…"
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """Return ``"; did you mean 'x'?"``-style hint text, or an empty string."""
-    match = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
-    return f" (did you mean '{match[0]}'?)" if match else ""
+    """Return ``"; did you mean 'x'?"``-style hint text, or an empty string (the suggestion shortened)."""
+    import itertools
+
+    pool = [str(c) for c in itertools.islice(choices, HINT_CHOICES) if len(str(c)) <= 4 * SHOWN_CHARS]
+    match = difflib.get_close_matches(str(word), pool, n=1, cutoff=0.6)
+    return f" (did you mean '{shorten(match[0])}'?)" if match else ""
 
 
 @dataclass(frozen=True)

@@ -122,6 +122,12 @@ class Data(Strict):
         "error", description="What to do with a missing label, prediction or score: error (default) or drop the row "
                  "(counted). A missing attribute value always leaves the row out of that attribute only."
     )
+    missing_values: list[str] = Field(
+        default_factory=lambda: [""], max_length=100,
+        description="The texts a CSV field must equal to be read as a missing value, in every engine (default: only "
+                    "the empty field, so values such as NA, None or null stay values: the country code NA is a "
+                    "group). E.g. [\"\", NA, N/A] for a file that writes missing values so; [] reads even an "
+                    "empty field as text. Parquet nulls are always missing. See docs/guide/untrusted-inputs.md.")
     engine: Literal["auto", "memory", "stream", "dask"] = Field(
         "auto", description="memory: load whole files; stream: read record batches and keep only counts (peak memory "
                             "does not grow with rows); dask: the same counts computed on Dask workers; auto: stream "
@@ -129,6 +135,15 @@ class Data(Strict):
     batch_rows: int = Field(1_000_000, ge=1_000, le=100_000_000, description="Rows per record batch when streaming.")
     sample: Sample = Field(default_factory=Sample)
     dask: DaskOptions = Field(default_factory=DaskOptions)
+
+    @field_validator("missing_values")
+    @classmethod
+    def _short_tokens(cls, v: list[str]) -> list[str]:
+        long = next((t for t in v if len(t) > 100), None)
+        if long is not None:
+            raise ValueError(f"a missing-value text is at most 100 characters, got {len(long):,}; list the texts a "
+                             "field holds when its value is missing")
+        return v
 
     @model_validator(mode="after")
     def _need_test(self) -> "Data":

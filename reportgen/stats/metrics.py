@@ -246,7 +246,20 @@ def disparity(N_k: np.ndarray, *, protected: int, reference: int, cost: np.ndarr
     n_minus, variance (of δ̂_i = c_i f_i / Pr[f = f_i], ddof = 1).
     """
     M = N_k.sum(axis=2)  # (B, A, 2, 2)
-    n = M.sum(axis=(1, 2, 3))
+    return disparity_of_margins(M, M.sum(axis=(1, 2, 3)), protected=protected, reference=reference, cost=cost,
+                                mask=mask)
+
+
+def disparity_margins(N_k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(M, n): the counts summed over the predicted attribute, (B, A, 2, 2), and the rows per replicate (B,), as
+    :func:`disparity` computes them; computed once per task, they serve every pair (linear in the groups)."""
+    M = N_k.sum(axis=2)
+    return M, M.sum(axis=(1, 2, 3))
+
+
+def disparity_of_margins(M: np.ndarray, n: np.ndarray, *, protected: int, reference: int, cost: np.ndarray,
+                         mask: np.ndarray) -> dict:
+    """:func:`disparity` from :func:`disparity_margins` (the same arithmetic, bit for bit)."""
     n_plus = (M[:, protected] * mask).sum(axis=(1, 2))
     n_minus = (M[:, reference] * mask).sum(axis=(1, 2))
     s_plus = (M[:, protected] * mask * cost).sum(axis=(1, 2))

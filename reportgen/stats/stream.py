@@ -51,7 +51,6 @@ from reportgen.data.files import (
     _check_labels,
     _check_predictions,
     _columns_needed,
-    _few,
     _num_text,
     add_exclusions,
     attribute_only_columns,
@@ -65,8 +64,19 @@ from reportgen.data.files import (
     match_values,
     open_dataset,
     role_kind,
+    DataChanged,
+    DataFileError,
+    empty_group_problems,
+    changed_message,
+    csv_record_line,
+    file_fingerprint,
+    iter_csv,
+    na_tokens,
+    nonfinite_message,
+    score_columns,
+    sha256_file,
 )
-from reportgen.spec.errors import MSG_GROUP_EMPTY, MSG_MISSING_VALUES, Problem, SpecError, did_you_mean
+from reportgen.spec.errors import MSG_MISSING_VALUES, Problem, SpecError, shorten
 
 AUTO_STREAM_BYTES = 1 << 30  # engine: auto streams data sets larger than this on disk
 PARTITION_ROWS = 4_000_000  # Parquet row groups are gathered into partitions of about this many rows
@@ -119,6 +129,15 @@ class Plan:
     sample_seed: int
     sample_columns: tuple[str, ...]
     attr_only: frozenset = frozenset()  # columns only attributes read: a missing value leaves the row out of those
+    na: tuple = ("",)  # CSV missing-value tokens (files.na_tokens)
+    fingerprints: tuple = ()  # (path, files.file_fingerprint) of every file when the run first saw it
+    digests: tuple = ()  # (path, sha256) of the CSV bytes pass 1 read: every later pass must read the same bytes
+
+    def fingerprint(self, path: str):
+        return dict(self.fingerprints).get(path)
+
+    def digest(self, path: str):
+        return dict(self.digests).get(path)
 
     @property
     def base_attrs(self) -> list[AttributeDef]:
@@ -139,7 +158,7 @@ def partitions(files: list[Path]) -> list[Partition]:
     for fi, f in enumerate(files):
         try:
             base = _file_partitions(out, fi, f, base, last=fi == len(files) - 1)
-        except PartitionError:
+        except (PartitionError, DataFileError):
             raise
         except Exception as exc:
             raise PartitionError(str(f), f"{type(exc).__name__}: {exc}") from None
@@ -167,24 +186,34 @@ def _file_partitions(out: list, fi: int, f: Path, base: int, *, last: bool) -> i
     else:
         out.append(Partition(len(out), fi, str(f), "csv", None, 0, base, None))
         if not last:
-            base += sum(len(c) for c in pd.read_csv(f, usecols=[0], chunksize=1_000_000))
+            base += sum(len(c) for c in iter_csv(f, [0], 1_000_000))
     return base
 
 
-def read_batches(part: Partition, columns: list[str], batch_rows: int):
-    """DataFrames of at most ``batch_rows`` rows, in file order."""
+def read_batches(part: Partition, columns: list[str], batch_rows: int, plan: "Plan | None" = None,
+                 digests: dict | None = None):
+    """DataFrames of at most ``batch_rows`` rows, in file order. A file must not change while it is read: its
+    fingerprint (``plan.fingerprints``) is checked before and after, and a CSV is hashed as it streams (into
+    ``digests``; equal to ``plan.digests`` when pass 1 already hashed it), else DataChanged."""
+    fp = plan.fingerprint(part.path) if plan is not None else None
+    _same_file(part.path, fp)
     if part.kind == "parquet":
         import pyarrow.parquet as pq
 
         pf = pq.ParquetFile(part.path)
-        if not part.row_groups:
-            return
-        for batch in pf.iter_batches(batch_size=batch_rows, row_groups=list(part.row_groups), columns=columns,
-                                     use_threads=True):
-            yield batch.to_pandas()
+        if part.row_groups:
+            for batch in pf.iter_batches(batch_size=batch_rows, row_groups=list(part.row_groups), columns=columns,
+                                         use_threads=True):
+                yield batch.to_pandas()
     else:
-        yield from pd.read_csv(part.path, usecols=columns, low_memory=False, keep_default_na=True,
-                               chunksize=batch_rows)
+        yield from iter_csv(Path(part.path), columns, batch_rows, na=plan.na if plan is not None else ("",),
+                            expect=plan.digest(part.path) if plan is not None else None, digests=digests)
+    _same_file(part.path, fp)
+
+
+def _same_file(path: str, fp) -> None:
+    if fp is not None and file_fingerprint(Path(path)) != fp:
+        raise DataChanged(changed_message(Path(path).name))
 
 
 # --------------------------------------------------------------------------- encoding one batch
@@ -285,7 +314,7 @@ def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, r
                 th = thr.get(k, t.threshold)
                 if not pd.api.types.is_numeric_dtype(s):
                     if acc is not None and len(s):
-                        acc.non_numeric_score.setdefault(k, repr(s.iloc[0]))
+                        acc.non_numeric_score.setdefault(k, shorten(repr(s.iloc[0])))
                 elif isinstance(th, (int, float)):
                     yh = t.predict(s.to_numpy(dtype=float), th)  # score > threshold (or its complement)
             yhcols.append(yh)
@@ -388,6 +417,8 @@ class PartStats:
     part_kept: dict = field(default_factory=dict)  # partition index -> rows kept (offsets for the Poisson pass)
     part_rows: dict = field(default_factory=dict)  # partition index -> rows read
     file_index: int = 0  # of the partition being read (for the first missing value's position)
+    digests: dict = field(default_factory=dict)  # CSV file path -> sha256 of the bytes read
+    nonfinite: dict = field(default_factory=dict)  # score column -> [count, (file index, row)] of inf / -inf
 
     def drop(self, order: int, reason: str, rows: int) -> None:
         e = self.drops.setdefault(order, [reason, 0])
@@ -416,13 +447,17 @@ def _part_header(part: Partition) -> list[str]:
         import pyarrow.parquet as pq
 
         return list(pq.read_schema(part.path).names)
-    return [str(c) for c in pd.read_csv(part.path, nrows=0).columns]
+    from reportgen.data.files import read_header
+
+    return read_header(Path(part.path))
 
 
 def part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None) -> PartStats:
     """Pass 1 over one partition; a part that cannot be read or lacks columns raises PartitionError."""
     try:
         header = _part_header(part)
+    except DataFileError:
+        raise
     except Exception as exc:
         raise PartitionError(part.path, f"{type(exc).__name__}: {exc}") from None
     missing = [c for c in plan.columns if c not in header]
@@ -430,6 +465,8 @@ def part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None) 
         raise PartitionError(part.path, "missing columns", tuple(missing), tuple(header))
     try:
         return _part_stats(plan, part, max_patterns=max_patterns)
+    except DataFileError:
+        raise
     except Exception as exc:
         raise PartitionError(part.path, f"{type(exc).__name__}: {exc}") from None
 
@@ -442,7 +479,8 @@ def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None)
     strata_shape = _strata_sizes(plan)
     nstrata = int(np.prod(strata_shape)) if strata_shape else 1
     acc.strata = np.zeros(nstrata, dtype=np.int64)
-    for df in read_batches(part, cols, plan.batch_rows):
+    for df in read_batches(part, cols, plan.batch_rows, plan, acc.digests):
+        _nonfinite(plan, df, acc, row)
         b = encode_batch(plan, df, acc, row)
         idx = np.flatnonzero(b.keep)
         acc.rows += b.n
@@ -473,13 +511,42 @@ def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None)
     return acc
 
 
+def _nonfinite(plan: Plan, df: pd.DataFrame, acc: PartStats, row0: int) -> None:
+    """Count the scores that are inf or -inf (refused by _check, as the memory engine refuses them)."""
+    if not plan.predictions and role_kind(plan.role) != "validation":
+        return
+    for col, _ in score_columns(list(plan.tasks), role_kind(plan.role)):
+        if col in df.columns and pd.api.types.is_numeric_dtype(df[col]) and not pd.api.types.is_bool_dtype(df[col]):
+            bad = np.isinf(df[col].to_numpy(dtype=float))
+            if bad.any():
+                e = acc.nonfinite.get(col)
+                where = (acc.file_index, row0 + int(np.argmax(bad)))
+                acc.nonfinite[col] = [int(bad.sum()), where] if e is None else [e[0] + int(bad.sum()), min(e[1], where)]
+
+
+MAX_STRATA = 1 << 20  # the sample's strata: a count per stratum is kept, so their number is bounded
+
+
+def _strata_attrs(plan: Plan) -> list[AttributeDef]:
+    """The attributes the sample is stratified by: the base attributes in spec order while the product of their
+    sizes (groups + 1) stays within MAX_STRATA (three attributes of 1,000 groups would be 10⁹ strata); the
+    results name them (``sample.stratified_by``)."""
+    out, n = [], 1
+    for a in plan.base_attrs:
+        n *= len(a.groups) + 1
+        if n > MAX_STRATA:
+            break
+        out.append(a)
+    return out
+
+
 def _strata_sizes(plan: Plan) -> list[int]:
-    return [len(a.groups) + 1 for a in plan.base_attrs]  # each listed group, and "left out of this attribute"
+    return [len(a.groups) + 1 for a in _strata_attrs(plan)]  # each listed group, and "left out of this attribute"
 
 
 def _stratum(plan: Plan, b: BatchCodes) -> np.ndarray:
     s = np.zeros(int(b.keep.sum()), dtype=np.int64)
-    for a, size in zip(plan.base_attrs, _strata_sizes(plan)):
+    for a, size in zip(_strata_attrs(plan), _strata_sizes(plan)):
         s = s * size + (b.groups[a.name].astype(np.int64) + 1)
     return s
 
@@ -558,6 +625,12 @@ def merge(a: PartStats, b: PartStats, plan: Plan, *, max_patterns: int | None = 
             out.point[k] = out.point[k] + N if k in out.point else N
         out.part_kept.update(src.part_kept)
         out.part_rows.update(src.part_rows)
+        for path, sha in src.digests.items():
+            if out.digests.setdefault(path, sha) != sha:
+                raise DataChanged(changed_message(Path(path).name))
+        for col, (n, where) in src.nonfinite.items():
+            e = out.nonfinite.get(col)
+            out.nonfinite[col] = [n, where] if e is None else [e[0] + n, min(e[1], where)]
     for name in sorted(set(a.patterns) | set(b.patterns)):
         out.patterns[name] = _merge_patterns(a.patterns.get(name, 0), b.patterns.get(name, 0), max_patterns)
     out.strata = (a.strata if a.strata is not None else 0) + (b.strata if b.strata is not None else 0)
@@ -572,7 +645,7 @@ def poisson_part(plan: Plan, part: Partition, offset: int, jobs: tuple, B: int, 
     attribute's rows keep their positions among all kept rows, as in the memory engine.
     """
     out = {}
-    for df in read_batches(part, list(plan.needed), plan.batch_rows):
+    for df in read_batches(part, list(plan.needed), plan.batch_rows, plan):
         b = encode_batch(plan, df)
         n = b.kept
         for job in jobs:
@@ -767,8 +840,11 @@ class Streamed:
             Gp = self.plan.Gp(a) if with_pred else 1
             S = np.zeros((B, len(a.groups) * Gp, 1 + (3 if joint else 2) * K))
             if self.parts:  # integer sums: exact in any order
-                S += self.executor.reduce(_pass2, [(self.plan, p, offsets[i], (job,), B, seed)
-                                                   for i, p in enumerate(self.parts)], _add_sums).get(job, 0)
+                try:
+                    S += self.executor.reduce(_pass2, [(self.plan, p, offsets[i], (job,), B, seed)
+                                                       for i, p in enumerate(self.parts)], _add_sums).get(job, 0)
+                except DataFileError as exc:  # the file changed after pass 1: no number from the new bytes
+                    raise SpecError([Problem(self.display_path, None, None, "", str(exc))]) from None
             self._poisson_cache[key] = stats._to_tensor(S, K, len(a.groups), Gp, joint)
         return self._poisson_cache[key]
 
@@ -840,12 +916,20 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
         check_columns(ls, needed_pairs, header, rel, at=spec_path)
     except SpecError as e:  # the attributes whose columns are present are still checked for misspelt groups
         raise SpecError(e.problems + _groups_beside_missing_columns(
-            ls, attrs, header, lambda cols: _distinct_table(files, cols), rel, kind)) from None
+            ls, attrs, header, lambda cols: _distinct_table(files, cols, na=na_tokens(ls)), rel, kind)) from None
     needed = [c for c, _ in needed_pairs]
     d = ls.spec.data
+    na = na_tokens(ls)
+    try:  # the files as first seen: every read checks that they are still these (read_batches)
+        fps = tuple((str(f), file_fingerprint(f)) for f in files)
+    except OSError as exc:
+        raise SpecError([ls.problem(spec_path, f"cannot read {rel} ({type(exc).__name__})")]) from None
     medians = {}
     if kind in ("test", "run") and scoring_tasks(tasks):  # a tool that scores: the exact median needs every score
-        medians = score_medians(files, tasks, d.batch_rows)
+        try:
+            medians = score_medians(files, tasks, d.batch_rows, na=na, fingerprints=fps)
+        except DataFileError as exc:
+            raise SpecError([ls.problem(spec_path, str(exc))]) from None
         thresholds = {**(thresholds or {}), **{k: m["threshold"] for k, m in medians.items()}}
     scols = sample_columns(ls, header, needed) if sample else []
     seed = d.sample.seed if d.sample.seed is not None else ls.spec.intervals.bootstrap.seed
@@ -853,11 +937,14 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
                 missing_drop=d.missing == "drop", attrs=tuple(attrs), tasks=tuple(tasks),
                 thresholds=tuple(sorted((thresholds or {}).items())), predictions=kind in ("test", "run"),
                 batch_rows=d.batch_rows, sample_rows=d.sample.rows if sample else 0, sample_seed=int(seed),
-                sample_columns=tuple(scols), attr_only=frozenset(attribute_only_columns(attrs, tasks, kind)))
+                sample_columns=tuple(scols), attr_only=frozenset(attribute_only_columns(attrs, tasks, kind)),
+                na=na, fingerprints=fps)
     try:
         parts = partitions(files)
     except PartitionError as e:
         raise _part_problem(ls, e, path, rel, spec_path, needed_pairs) from None
+    except DataFileError as exc:
+        raise SpecError([ls.problem(spec_path, str(exc))]) from None
     say(f"streaming {rel}: {len(files)} file(s), {len(parts)} partition(s) on {getattr(executor, 'name', 'stream')}")
     try:
         update = getattr(say, "update", None)
@@ -865,8 +952,20 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
                               on_done=(lambda d, n: update(f"{d}/{n} partitions")) if update else None)
     except PartitionError as e:
         raise _part_problem(ls, e, path, rel, spec_path, needed_pairs) from None
+    except DataFileError as exc:
+        raise SpecError([ls.problem(spec_path, str(exc))]) from None
     _check(ls, plan, acc, files, spec_path, rel, needed_pairs)
-    sha = dataset_sha256(files, path)
+    try:  # a CSV's hash is of the bytes pass 1 read; a Parquet file is hashed now, unchanged since pass 1 began
+        digests = dict(acc.digests)
+        for f, fp in fps:
+            if f not in digests:
+                digests[f] = _hash_unchanged(Path(f), fp)
+    except DataFileError as exc:
+        raise SpecError([ls.problem(spec_path, str(exc))]) from None
+    sha = dataset_sha256(files, path, digests)
+    import dataclasses
+
+    plan = dataclasses.replace(plan, digests=tuple(sorted(acc.digests.items())))
     dropped = [{"reason": r, "rows": int(n)} for _, (r, n) in sorted(acc.drops.items())]
     st = Streamed(role=role, path=path, display_path=rel, sha256=sha, rows=acc.rows, rows_used=acc.kept,
                   dropped=dropped, plan=plan, parts=parts, stats=acc, executor=executor)
@@ -878,7 +977,16 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
     return st
 
 
-def score_medians(files: list[Path], tasks: list[TaskColumns], batch_rows: int) -> dict[int, dict]:
+def _hash_unchanged(path: Path, fp) -> str:
+    """sha256 of a file that must still be the file first seen (fingerprint ``fp``) before and after hashing."""
+    _same_file(str(path), fp)
+    sha = sha256_file(path)
+    _same_file(str(path), fp)
+    return sha
+
+
+def score_medians(files: list[Path], tasks: list[TaskColumns], batch_rows: int, *, na=("",),
+                  fingerprints: tuple = ()) -> dict[int, dict]:
     """The full-sample median score of every scoring task (docs/metrics.md §8), from one pass reading only the
     score columns: an exact median needs every score, so this holds 8 bytes per row and scoring task in memory
     (docs/guide/large-data.md). A task whose score column is not numeric is left out (the checks report it)."""
@@ -886,8 +994,10 @@ def score_medians(files: list[Path], tasks: list[TaskColumns], batch_rows: int) 
     cols = list(dict.fromkeys(tasks[k].score for k in ks))
     got: dict[str, list] = {c: [] for c in cols}
     bad: set[str] = set()
+    probe = Plan("", "", (), (), False, (), (), (), False, batch_rows, 0, 0, (), na=tuple(na),
+                 fingerprints=fingerprints)
     for part in partitions(files):
-        for df in read_batches(part, cols, batch_rows):
+        for df in read_batches(part, cols, batch_rows, probe):
             for c in cols:
                 if c in bad:
                     continue
@@ -903,12 +1013,13 @@ def score_medians(files: list[Path], tasks: list[TaskColumns], batch_rows: int) 
     return out
 
 
-def _distinct_table(files: list[Path], cols: list[str], batch_rows: int = 200_000) -> pd.DataFrame:
+def _distinct_table(files: list[Path], cols: list[str], batch_rows: int = 200_000, na=("",)) -> pd.DataFrame:
     """The distinct values of ``cols`` over every part, one pass reading only those columns (memory: the distinct
     values), as a small table for the group check (padded with missing values)."""
     seen: dict[str, dict] = {c: {} for c in cols}
+    probe = Plan("", "", (), (), False, (), (), (), False, batch_rows, 0, 0, (), na=tuple(na))
     for part in partitions(files):
-        for df in read_batches(part, cols, batch_rows):
+        for df in read_batches(part, cols, batch_rows, probe):
             for c in cols:
                 for v in distinct_values(df[c]):
                     seen[c].setdefault(v)
@@ -937,27 +1048,20 @@ def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, 
         for col, (count, (fi, row)) in sorted(acc.missing_cols.items(), key=lambda kv: plan.needed.index(kv[0])):
             if col in plan.attr_only:
                 continue  # an attribute's missing value leaves the row out of that attribute alone
-            f = files[fi]
-            line = f"row {row + 1}" if f.suffix.lower() in (".parquet", ".pq") else str(row + 2)
-            if len(files) > 1:
-                line += f" of {f.name}"
             problems.append(ls.problem(paths[col], MSG_MISSING_VALUES.format(column=col, count=count, file=rel,
-                                                                             line=line)))
+                                                                             line=_file_line(files, fi, row))))
+    for col, (count, (fi, row)) in sorted(acc.nonfinite.items()):
+        problems.append(ls.problem(paths.get(col, spec_path), nonfinite_message(col, count, rel,
+                                                                                 _file_line(files, fi, row))))
     if problems:
         raise SpecError(problems)
     if plan.role != "validation":
         for a in plan.base_attrs:
             counts = acc.group_counts.get(a.name, np.zeros(len(a.groups), int))
             present_raw = acc.values.get(("attr", a.name), set())
-            present_txt = [_num_text(v) for v in present_raw]
-            for j, c in enumerate(np.asarray(counts).tolist()):
-                if c == 0:
-                    listed = a.values or a.groups
-                    # suggest only a value of the data that is not listed already (listing it twice is no fix)
-                    hint = did_you_mean(listed[j], [v for v in sorted(set(present_txt))
-                                                    if v not in {str(x) for x in listed}])
-                    problems.append(ls.problem(a.spec_path + ("groups",), MSG_GROUP_EMPTY.format(
-                        group=listed[j], file=rel, hint=hint, values=_few(sorted(set(present_txt)), 10))))
+            empty = [j for j, c in enumerate(np.asarray(counts).tolist()) if c == 0]
+            if empty:
+                problems += empty_group_problems(ls, a, empty, sorted({_num_text(v) for v in present_raw}), rel)
     if problems:
         raise SpecError(problems)
     checked: set = set()
@@ -976,6 +1080,17 @@ def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, 
                                                           f"{acc.non_numeric_score[k]}); name a numeric column"))
     if problems:
         raise SpecError(problems)
+
+
+def _file_line(files: list[Path], fi: int, row: int) -> str:
+    """Where row ``row`` (0-based, within file ``fi``) is: its physical line in a CSV, its row in Parquet."""
+    f = files[fi]
+    if f.suffix.lower() in (".parquet", ".pq"):
+        line = f"row {row + 1}"
+    else:
+        found = csv_record_line(f, row)
+        line = str(found if found is not None else row + 2)
+    return line + (f" of {f.name}" if len(files) > 1 else "")
 
 
 def _sample_encoded(ls, plan: Plan, acc: PartStats, role, rel, spec_path, attrs, tasks, thresholds,
@@ -1004,7 +1119,7 @@ def _sample_encoded(ls, plan: Plan, acc: PartStats, role, rel, spec_path, attrs,
     enc.row_index = np.asarray(gid, dtype=np.int64)
     enc.frame = frame
     enc.header = list(st.header)
-    strat_by = [a.name for a in plan.base_attrs]
+    strat_by = [a.name for a in _strata_attrs(plan)]
     enc.sample = {"rows": int(len(frame)), "of_rows": n_total, "seed": plan.sample_seed,
                   "stratified_by": strat_by, "all_rows": bool(len(frame) == n_total),
                   "method": "stratified by the groups of " + (", ".join(strat_by) or "nothing") +

@@ -1,0 +1,97 @@
+"""How the run grows with the number of groups (docs/guide/untrusted-inputs.md, "Many groups").
+
+An attribute may have at most 1,000 groups; below that no step may be quadratic in the groups. This script runs
+the same spec on synthetic data with G and 10·G groups (same rows) and prints each stage's time and the ratio:
+about 10 is linear, about 100 quadratic. Not a timed test: the machine's load changes the times, not the ratio
+much.
+
+    .venv/bin/python benchmarks/bench_groups.py                 # G = 100 and 1,000; 10,000 rows; json + html
+    .venv/bin/python benchmarks/bench_groups.py --pdf           # also the PDF (WeasyPrint; minutes at 1,000)
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+SPEC = """\
+version: 1
+data:
+  test: t.csv
+attributes:
+  id:
+    column: id
+tasks:
+  outcome:
+    column: label
+    predicted: pred
+base:
+  source: test
+metrics:
+  - demographic_parity
+  - equal_opportunity
+  - biasamp_a_to_t
+  - selection_rate
+  - impact_ratio
+intervals:
+  bootstrap: {resamples: 200, seed: 0}
+output:
+  formats: [json]
+"""
+
+
+def write(folder: Path, rows: int, groups: int, seed: int) -> Path:
+    rng = np.random.default_rng(seed)
+    g = np.arange(rows) % groups
+    y, p = rng.integers(0, 2, rows), rng.integers(0, 2, rows)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "t.csv").write_text("id,label,pred\n" + "".join(f"u{a},{b},{c}\n" for a, b, c in zip(g, y, p)))
+    (folder / "spec.yaml").write_text(SPEC)
+    return folder / "spec.yaml"
+
+
+def stages(spec: Path, formats: list[str]) -> dict[str, float]:
+    from reportgen import api
+    from reportgen.runner import load_all
+
+    out: dict[str, float] = {}
+    t = time.perf_counter()
+    ls = api.load(spec)
+    load_all(ls)
+    out["validate"] = time.perf_counter() - t
+    ls = api.load(spec)
+    t = time.perf_counter()
+    res = api.compute(ls)
+    out["compute"] = time.perf_counter() - t
+    for fmt in formats:
+        t = time.perf_counter()
+        api.output_files(ls, [fmt], res)
+        out[fmt] = time.perf_counter() - t
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--groups", type=int, default=100, help="the smaller group count G (the larger is 10 G)")
+    ap.add_argument("--rows", type=int, default=10_000)
+    ap.add_argument("--pdf", action="store_true", help="also time the PDF")
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+    formats = ["json", "html"] + (["pdf"] if a.pdf else [])
+    with tempfile.TemporaryDirectory() as tmp:
+        small = stages(write(Path(tmp) / "small", a.rows, a.groups, a.seed), formats)
+        large = stages(write(Path(tmp) / "large", a.rows, 10 * a.groups, a.seed), formats)
+    print(f"{a.rows:,} rows; seconds at {a.groups:,} and {10 * a.groups:,} groups (ratio ~10: linear, ~100: "
+          "quadratic)")
+    print(f"{'stage':<10} {a.groups:>10,} {10 * a.groups:>10,} {'ratio':>7}")
+    for k in small:
+        print(f"{k:<10} {small[k]:>10.2f} {large[k]:>10.2f} {large[k] / max(small[k], 1e-9):>7.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
