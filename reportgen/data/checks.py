@@ -9,7 +9,9 @@ import pandas as pd
 from reportgen.data.files import _columns_needed, _groups_beside_missing_columns, attribute_defs, check_columns, \
     expand_tasks, nested_problems, open_dataset, read_table, role_kind, value_texts
 from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
-from reportgen.spec.model import PLACEHOLDER, LoadedSpec, group_name_problems
+from reportgen.data.limits import MAX_GROUPS, MSG_TOO_MANY_VALUES
+from reportgen.spec.model import DISPARITY_METRICS, PLACEHOLDER, LoadedSpec, group_name_problems, label_clash, \
+    separator_problems
 
 
 def header_problems(ls: LoadedSpec) -> list[Problem]:
@@ -78,3 +80,79 @@ def column_values(ls: LoadedSpec, files: list):
         return cache[name]
 
     return present
+
+
+def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> None:
+    """Attributes without `groups:` take every value of their column in the first prediction file with at least
+    `min_group_size` rows, largest first (ties by value), so the largest group is the default reference. Sets the
+    spec's groups, records what was chosen in ``ls.inferred_groups``, and checks what names those groups
+    (protected/reference, labels, LOGAN groups), raising every problem at once."""
+    from reportgen.data.files import _few, _num_text
+
+    s = ls.spec
+    todo = [(name, a) for name, a in s.attributes.items() if a.groups is None]
+    ls.inferred_groups = {}
+    if not todo:
+        return
+    problems: list[Problem] = []
+    present = [(name, a) for name, a in todo if a.column in header]  # a missing column is reported by the loader
+    from reportgen.data.files import column_values
+
+    frame = column_values(ls, files, sorted({a.column for _, a in present})) if present else None
+    for name, a in present:
+        col = frame[a.column]
+        if a.unknown:  # an unknown value is never made a group (its rows are counted as unknown)
+            from reportgen.data.files import AttributeDef, unknown_mask
+
+            unk = unknown_mask(AttributeDef(name, [], [a.column], [], None, ("attributes", name),
+                                            unknown=list(a.unknown)), col)
+            col = col[~unk]
+        if is_text(col):  # text compares as group names do: ' 1' and '1', NFD and NFC spellings, are one
+            col = col.map(_num_text, na_action="ignore")
+        counts = col.dropna().value_counts()
+        order = sorted(((int(c), _num_text(v), v.item() if hasattr(v, "item") else v) for v, c in counts.items()),
+                       key=lambda t: (-t[0], t[1]))
+        kept = [v for c, _, v in order if c >= a.min_group_size]
+        small = {txt: c for c, txt, _ in order if c < a.min_group_size}
+        if len(kept) > MAX_GROUPS:
+            problems.append(ls.problem(("attributes", name, "column"), MSG_TOO_MANY_VALUES.format(
+                column=a.column, n=len(kept), rel=rel, min=a.min_group_size, limit=MAX_GROUPS)))
+            continue
+        if len(kept) < 2:
+            problems.append(ls.problem(("attributes", name, "min_group_size" if small else "column"),
+                                       f"{len(kept)} value(s) of column '{a.column}' in {rel} have {a.min_group_size} "
+                                       f"rows or more, and comparing needs two groups (counts: "
+                                       f"{_few([f'{t}: {c}' for c, t, _ in order], 6) or 'no values'}); lower "
+                                       "min_group_size or list the groups with `groups:`"))
+            continue
+        a.groups = kept
+        ls.inferred_groups[name] = {"from": rel, "min_group_size": a.min_group_size,
+                                    "groups": [_num_text(v) for v in kept], "left_out": small}
+        if clash := label_clash(kept, a.labels):
+            problems.append(ls.problem(("attributes", name, "labels"), f"{clash} (groups found in {rel})"))
+        shown = {_num_text(v) for v in kept} | {str(v) for v in (a.labels or {}).values()}
+        for k in a.labels or {}:
+            if _num_text(k) not in {_num_text(v) for v in kept}:
+                problems.append(ls.problem(("attributes", name, "labels"),
+                                           f"labels name {k!r}, which is not a group found in {rel} (groups: "
+                                           f"{_few([_num_text(v) for v in kept], 10)}); label only values present"))
+        for i, m in enumerate(s.metrics):
+            if m.attribute not in (None, name) or m.name not in DISPARITY_METRICS:
+                continue
+            for key in ("protected", "reference"):
+                v = getattr(m, key)
+                if v is not None and _num_text(v) not in shown:
+                    problems.append(ls.problem(("metrics", i, key), f"'{v}' is not a group of attribute '{name}' in "
+                                               f"{rel}; groups found: {_few(sorted(shown), 10)}"))
+    problems += separator_problems(ls, ls.inferred_groups, rel)
+    if problems:
+        raise SpecError(problems)
+
+
+# --------------------------------------------------------------------------- base correlations
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+# --------------------------------------------------------------------------- results assembly
