@@ -233,8 +233,8 @@ def _new_files(folder: Path) -> list[Path]:
 
 def check_case(case: Case, root: Path, secrets: dict[str, Path], *, api: bool = True, messages: bool = True) -> dict:
     """Run `case` (written to root/case) through validate, run and the API; assert the corpus's promises.
-    ``messages=False`` leaves out the two message checks that known bugs still fail (raw control characters,
-    a "has no rows" message listing the group among the values present). Returns what happened."""
+    ``messages=False`` leaves out the two message checks (no raw control characters; no "has no rows" message
+    listing the group among the values present). Returns what happened."""
     folder = root / "case"
     spec = case.write(folder)
     problems = []
@@ -317,14 +317,6 @@ def in_fresh_root(fn):
 
 # --------------------------------------------------------------------------- the generated corpus
 
-KNOWN_MESSAGE_BUGS = (
-    "known bugs in messages (group identity / CLI messages, being fixed in parallel): a group value with a raw "
-    "control character or bidi override (NUL, ESC, DEL, U+202E) is printed raw in validate's summary and in exit-2 "
-    "messages; a value with a control character or trailing whitespace is refused as \"group 'X' has no rows ...; "
-    "values present: X\" even when the groups come from the data. Flip to a plain test when "
-    "test_explicit_hostile_case[control_characters] and [whitespace_variants] pass")
-
-
 def _generated(case: Case, messages: bool) -> None:
     in_fresh_root(lambda root, secrets: check_case(case, root, secrets, messages=messages))
 
@@ -336,17 +328,9 @@ GENERATED = settings(max_examples=int(os.environ.get("REPORTGEN_HOSTILE_EXAMPLES
 
 @GENERATED
 @given(case=cases())
-def test_generated_hostile_cases_never_crash_leak_or_write_half(case: Case):
-    """Every promise except the two message checks of KNOWN_MESSAGE_BUGS: passes today, and any new crash, exit
-    3, traceback, partial output, non-strict JSON, leaked secret or validate/run/API disagreement fails it."""
-    _generated(case, messages=False)
-
-
-@pytest.mark.xfail(strict=True, reason=KNOWN_MESSAGE_BUGS)
-@GENERATED
-@given(case=cases())
-def test_generated_hostile_cases_all_promises(case: Case):
-    """The same corpus with every check, the message checks included."""
+def test_generated_hostile_cases_keep_every_promise(case: Case):
+    """Any crash, exit 3, traceback, partial output, non-strict JSON, leaked secret, raw control character or
+    self-contradicting message, or validate/run/API disagreement fails it."""
     _generated(case, messages=True)
 
 
@@ -373,14 +357,7 @@ EXPLICIT = {
     "overflowing_scores": Case(kind="score", scores=["1e309", "0.2"]),
     "extreme_finite_scores": Case(kind="score", scores=["1e308", "-1e308", "0.2", "0.8"]),
 }
-INF_SCORES = ("data reading: a score column holding inf or -inf (or 1e309, which parses as inf) is accepted; the "
-              "threshold sweep then holds NaN/inf and writing results.json fails: exit 3 with a traceback (CLI), "
-              "ValueError from reportgen.run/audit; it should be exit 2 at tasks.t.score with the first bad line")
 XFAIL: dict[str, str] = {
-    "infinite_scores": INF_SCORES,
-    "overflowing_scores": INF_SCORES,
-    "control_characters": "messages print a group's NUL and ESC raw, and \"group 'a\\x00' has no rows ...; values "
-                          "present: a\\x00, b\" contradicts itself",
     "zero_width_and_rtl": "validate's summary prints a group's U+202E (right-to-left override) raw",
 }
 
@@ -398,7 +375,7 @@ HTML_CASES = ["markup_in_groups", "intersection_separator_in_groups", "zero_widt
 @pytest.mark.parametrize("name", HTML_CASES)
 def test_hostile_values_in_the_html_report(name):
     """The HTML report on a few hostile cases: a whole audit, autoescaped (no raw <script> from the data). The
-    message checks of KNOWN_MESSAGE_BUGS are left to the explicit cases."""
+    message checks are left to the explicit cases."""
     case = Case(**{**EXPLICIT[name].__dict__, "formats": ("json", "html")})
 
     def go(root, secrets):
@@ -511,7 +488,7 @@ def _frame(kind: str):
     return df
 
 
-@pytest.mark.parametrize("kind", [pytest.param("inf_score", marks=pytest.mark.xfail(strict=True, reason=INF_SCORES)),
+@pytest.mark.parametrize("kind", ["inf_score",
                                   "nan_score", "huge_score", "nan_label", "mixed_type_groups",
                                   "nfc_nfd_groups", "duplicate_columns", "separator_in_column"])
 def test_audit_on_hostile_frames(kind):
