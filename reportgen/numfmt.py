@@ -170,6 +170,20 @@ def num_text(v) -> str:
 NAME_LIMIT = 60  # longest group, attribute or task name printed in full (report, plots, console)
 
 
+# Characters a terminal, a log or a reader obeys instead of showing: C0 controls but tab and newline, DEL, C1
+# controls, and the bidirectional embeddings, overrides and isolates that reorder the text around them.
+_UNSAFE = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]}
+_UNSAFE.update({c: f"\\u{c:04x}" for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]})
+
+
+def visible(text: object) -> str:
+    """``text`` with every character a terminal or reader would obey (C0/C1 controls but tab and newline, DEL,
+    bidirectional overrides and isolates) written as its escape (``\\x1b``, ``\\u202e``): what a message or a
+    display name may carry of a value someone else wrote (docs/guide/untrusted-inputs.md)."""
+    s = "" if text is None else str(text)
+    return s.translate(_UNSAFE) if not s.isascii() or not s.isprintable() else s
+
+
 def display_name(text: object, limit: int = NAME_LIMIT) -> str:
     """A user-given name (a group, attribute or task) as printed: in full up to ``limit`` characters, else its
     first characters, an ellipsis and ``#`` with the first six hex digits of the full name's SHA-256, in
@@ -177,8 +191,9 @@ def display_name(text: object, limit: int = NAME_LIMIT) -> str:
     the full name (docs/guide/untrusted-inputs.md, Long names)."""
     import hashlib
 
-    s = "" if text is None else str(text)
+    raw = "" if text is None else str(text)
+    s = visible(raw)
     if len(s) <= limit:
         return s
-    tag = "#" + hashlib.sha256(s.encode("utf-8", "surrogatepass")).hexdigest()[:6]
+    tag = "#" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:6]
     return s[: max(1, limit - len(tag) - 1)] + "…" + tag

@@ -77,7 +77,9 @@ class Problem:
             if self.col is not None:
                 where += f":{self.col}"
         key = f" {self.path}:" if self.path else ""
-        return f"{where}:{key} {self.message}"
+        from reportgen.numfmt import visible  # names and values in a message are someone else's text
+
+        return visible(f"{where}:{key} {self.message}")
 
 
 @dataclass
