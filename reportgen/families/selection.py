@@ -113,6 +113,26 @@ def _note(iv: dict | None) -> dict | None:
     return iv
 
 
+def _oriented(N: np.ndarray, flip: np.ndarray) -> np.ndarray:
+    """Counts (B, K, A, Ap, 2, 2) with the ŷ axis reversed on the tasks ``flip`` (K,) marks, so that index 1 is
+    always the selected decision."""
+    if not flip.any():
+        return N
+    return np.where(flip[None, :, None, None, None, None], N[..., ::-1], N)
+
+
+def selected_outcome(t, scoring: bool) -> dict:
+    """Which decision of task ``t`` counts as selected, as results.json and the report name it."""
+    neg = t.selected == "negative"
+    if scoring:
+        text = "a score at or below the median" if neg else "a score above the median"
+    else:
+        text = f"a negative prediction (not {t.label})" if neg else f"a positive prediction ({t.label})"
+    fav = "favourable" if t.selected == t.favorable else "unfavourable"
+    return {"selected_prediction": t.selected,
+            "selected_means": f"{text}, the {fav} decision for the person (`favorable: {t.favorable}`)"}
+
+
 def _evaluate(name: str, N1: np.ndarray, NB: np.ndarray, take_part: np.ndarray) -> Evaluation:
     """The metric on one prediction file: value, per-(group, task) pair quantities and their replicates (an impact
     ratio over the categories that take part, ``take_part`` (K, A))."""
@@ -136,8 +156,11 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
     opts = m.options
     exclusion = getattr(opts, "exclude_under_2_percent", None) if opts is not None else None
     scheme = ctx.tallies[0][2]
-    N_point = ctx.tallies[0][0][:, task_idx] if len(ctx.tallies) == 1 else np.mean(
-        [N1[:, task_idx] for N1, _, _ in ctx.tallies], axis=0)
+    # "selected" is the decision favourable for the person (the task's `selected:`, default `favorable:`): the
+    # tasks that select the negative prediction have their ŷ axis reversed before any count is read
+    flip = np.array([L.tasks[k].selected == "negative" for k in task_idx], bool)
+    tallies = [(_oriented(N1[:, task_idx], flip), _oriented(NB[:, task_idx], flip), sc) for N1, NB, sc in ctx.tallies]
+    N_point = tallies[0][0] if len(tallies) == 1 else np.mean([N1 for N1, _, _ in tallies], axis=0)
     n, sel = metrics.selection_counts(N_point)  # (1, K, A)
     _, rate = metrics.selection_rate(N_point)
     A = len(attr.groups)
@@ -147,14 +170,14 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
                                           exclude=exclusion is not None, level=ctx.level)
               for kk, k in enumerate(task_idx)}
     take_part = np.array([[not r["excluded"] for r in tables[k]] for k in task_idx], bool).reshape(len(task_idx), A)
-    evals = [_evaluate(m.name, N1[:, task_idx], NB[:, task_idx], take_part) for N1, NB, _ in ctx.tallies]
+    evals = [_evaluate(m.name, N1, NB, take_part) for N1, NB, _ in tallies]
     ev = combine(evals)
     _, ratio = metrics.impact_ratio(N_point, take_part)
     bench_of_task = {k: next((j for j, r in enumerate(tables[k]) if r["benchmark"]), None) for k in task_idx}
     top_of_task = {k: (b if b is not None and sel[0, kk, b] > 0 else None)
                    for kk, (k, b) in enumerate(bench_of_task.items())}
     # how often the bootstrap picks the point estimate's highest group (first run's replicates)
-    NB0 = ctx.tallies[0][1][:, task_idx]
+    NB0 = tallies[0][1]
     stability = {}
     if NB0.shape[0]:
         _, rB = metrics.selection_rate(NB0)
@@ -239,7 +262,8 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
         out["verdict"] = _metric_verdict(m.name, pairs)
     out["references"] = [{"task": L.tasks[k].label,
                           "group": attr.label(top_of_task[k]) if top_of_task[k] is not None else None,
-                          "stability": _f(stability.get(k)), **(_median(L, k) if scoring else {})}
+                          "stability": _f(stability.get(k)), **selected_outcome(L.tasks[k], scoring),
+                          **(_median(L, k) if scoring else {})}
                          for k in task_idx]
     if scoring and len(task_idx) == 1:
         out["median_score"] = out["references"][0]["median_score"]

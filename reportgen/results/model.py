@@ -558,6 +558,11 @@ class SelectionReference(_Model):
     group: str | None = _f("The highest-rate group on the estimate; null when no row is selected.")
     stability: float | None = _f("Share of bootstrap replicates (first prediction file) in which the same group had "
                                  "the highest rate; null without resampling.")
+    selected_prediction: Literal["positive", "negative"] | None = _opt(
+        "Which prediction of the task counts as 'selected' (the task's `selected:`, by default its `favorable:` "
+        "side): 'negative' counts rows predicted negative (for a scoring metric, a score at or below the median).")
+    selected_means: str | None = _opt("The selected decision in words, and whether it is the favourable one for "
+                                      "the person.")
     median_score: float | None = _opt("Scoring metrics: the median score of the full sample (every row of the data "
                                       "file with a score, unknown categories included; the mean of the two middle "
                                       "values for an even count) that a row's score must exceed to count as "

@@ -24,10 +24,18 @@ from):
     where none of its attributes is unknown; its ``unknown_count`` is the
     number of rows where at least one of them is.
 2.  *Selection rate* = selected / applicants of the category (Fraction).
-    The outcome column holds 1/0 (or True/False); anything else is an error.
+    The outcome column holds the tool's decision as 1/0 (or True/False);
+    anything else is an error.  "Selected" is the decision that is
+    favourable for the person (the four-fifths rule and LL144 are about who
+    is hired, promoted, admitted, granted): with ``selected="positive"``
+    (the default) a row with outcome 1 is selected; with
+    ``selected="negative"`` (a tool whose positive decision is the
+    unfavourable one: "will reoffend", "will default") a row with outcome 0
+    is selected.
 3.  *Scoring rate* = share of the category's rows whose score is strictly
     greater than the median score of ALL rows of the data (unknown rows
-    included).  The median of an even count is the mean of the two middle
+    included); with ``selected="negative"`` (a score where higher is worse
+    for the person), the share whose score is at or below that median.  The median of an even count is the mean of the two middle
     values.  Scores are converted with ``Fraction(value)`` (exact for ints,
     floats, Decimals and numeric strings), so the comparison is exact.
 4.  *Share* = applicants of the category / all rows of the data (unknown rows
@@ -284,6 +292,7 @@ def selection_table(
     unknown: dict | None = None,
     exclude_under_2_percent: bool = False,
     level: float = 0.95,
+    selected: str = "positive",
 ) -> dict:
     """Selection-rate (``kind="selection"``) or scoring-rate (``kind="scoring"``)
     table of one attribute or one intersection of attributes.
@@ -292,7 +301,8 @@ def selection_table(
     names for an intersection.  ``outcome``: the 0/1 selected column
     (selection) or the score column (scoring).  ``unknown``: ``{attribute:
     [values that are unknown]}``.  ``level``: confidence level of the Katz
-    interval; α = 1 − level for the verdict.
+    interval; α = 1 − level for the verdict.  ``selected``: which decision
+    counts as selected (definition 2).
 
     Returns a dict::
 
@@ -314,6 +324,8 @@ def selection_table(
     """
     if kind not in ("selection", "scoring"):
         raise ValueError("kind must be 'selection' or 'scoring'")
+    if selected not in ("positive", "negative"):
+        raise ValueError("selected must be 'positive' or 'negative'")
     if not 0 < level < 1:
         raise ValueError("level must be in (0, 1)")
     attributes = _attribute_tuple(attributes)
@@ -332,6 +344,8 @@ def selection_table(
         positive = [1 if Fraction(row[outcome]) > med else 0 for row in rows]
     else:
         positive = [_outcome(row[outcome]) for row in rows]
+    if selected == "negative":  # the favourable decision is the negative one (definitions 2 and 3)
+        positive = [1 - p for p in positive]
 
     # Categories (definition 1).
     counts: dict[tuple, list[int]] = {}
