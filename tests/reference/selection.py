@@ -96,6 +96,15 @@ from):
     ``"category_not_selected_below_5"`` and the same with ``benchmark_``
     (for ``kind="scoring"``: ``above_median`` / ``not_above_median`` in place
     of ``selected`` / ``not_selected``).  Other rows get ``[]``.
+13. *Statement about 0.8* (``statement``), beside the verdict, for every
+    non-benchmark category that takes part and has a ratio: what its Katz
+    interval (definition 11) says about the ratio itself — "below" when
+    the upper end is < 0.8, "above" when the lower end is > 0.8,
+    "not_distinguishable" when the interval contains 0.8; "undefined" when
+    there is no Katz interval or it has no width (lower = upper: every
+    applicant of the category and of the benchmark selected, so nothing
+    varies).  ``None`` for the benchmark, excluded categories and undefined
+    ratios.
 """
 
 from __future__ import annotations
@@ -389,7 +398,7 @@ def selection_table(
         e.update(
             ratio=None, ratio_reason=None, flag=None, to_cross=None,
             fisher_p_exact=None, holm_p_exact=None,
-            katz_lower=None, katz_upper=None, verdict=None, verdict_reason=None, warnings=[],
+            katz_lower=None, katz_upper=None, verdict=None, verdict_reason=None, statement=None, warnings=[],
         )
         if e["excluded"]:
             e["ratio_reason"] = "excluded: share of the data < 2%"
@@ -414,6 +423,15 @@ def selection_table(
             interval = katz_interval(s_c, n_c, s_b, n_b, level)
             if interval is not None:
                 e["katz_lower"], e["katz_upper"] = interval
+            # definition 13
+            if interval is None or not interval[0] < interval[1]:
+                e["statement"] = "undefined"
+            elif interval[1] < 0.8:
+                e["statement"] = "below"
+            elif interval[0] > 0.8:
+                e["statement"] = "above"
+            else:
+                e["statement"] = "not_distinguishable"
         e["fisher_p_exact"] = fisher_two_sided(s_c, n_c - s_c, s_b, n_b - s_b)
         for who, n_, s_ in (("category", n_c, s_c), ("benchmark", n_b, s_b)):
             if n_ < MIN_APPLICANTS:
