@@ -123,3 +123,31 @@ def test_report_and_summary_name_the_selected_decision(tmp_path):
     assert "a negative prediction (not recidivism=1)" in html
     res = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert all(r["selected_prediction"] == "negative" for m in res["metrics"] for r in m["references"])
+
+
+def test_diff_refuses_releases_that_select_different_decisions(tmp_path):
+    """A release that counts another decision as selected is not comparable: exit 2 with the reason (results
+    written before `selected:` existed counted the positive prediction)."""
+    a = _compas_spec(selected="positive")
+    b = _compas_spec()
+    reportgen.run(a, out=tmp_path / "a", formats="json")
+    reportgen.run(b, out=tmp_path / "b", formats="json")
+    r = run_cli("diff", str(tmp_path / "a"), str(tmp_path / "b"))
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "selected predictions differ" in r.stdout + r.stderr
+
+
+def test_python_compute_counts_the_favourable_decision():
+    """reportgen.stats.metrics.compute: with favorable_positive=False a selection metric counts y_pred = 0, the
+    same as the default on the complement; the rates come from plain group means."""
+    import numpy as np
+
+    from reportgen.stats import metrics
+
+    g = np.array([0] * 10 + [1] * 10)
+    yp = np.array([1] * 3 + [0] * 7 + [1] * 6 + [0] * 4)
+    r = metrics.compute("selection_rate", groups=g, y_true=np.zeros(20), y_pred=yp, favorable_positive=False)
+    assert r["pairs"][:, 0].tolist() == pytest.approx([0.7, 0.4])
+    ir = metrics.compute("impact_ratio", groups=g, y_true=np.zeros(20), y_pred=yp, favorable_positive=False)
+    same = metrics.compute("impact_ratio", groups=g, y_true=np.zeros(20), y_pred=1 - yp)
+    assert ir["value"] == pytest.approx(same["value"]) == pytest.approx(0.4 / 0.7)

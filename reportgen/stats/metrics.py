@@ -660,6 +660,9 @@ def compute(name: str, *, groups, y_true, y_pred, n_groups: int | None = None, g
     rows. ``value`` is the mean |Δ_am|, and the result also has ``signed`` (mean
     y_am·Δ_am), ``variance`` (of Δ_am), ``combinations`` (kept, as task-index
     tuples) and ``pairs`` of shape (groups, combinations).
+
+    Selection metrics count the decision favourable for the person as selected (docs/metrics.md §8): ``y_pred``
+    = 1 with ``favorable_positive`` (the default), ``y_pred`` = 0 without it.
     """
     if name not in REGISTRY or REGISTRY[name].fn is None:
         raise ValueError(f"unknown or non-count metric {name!r}; known: {sorted(k for k, d in REGISTRY.items() if d.fn)}")
@@ -680,7 +683,7 @@ def compute(name: str, *, groups, y_true, y_pred, n_groups: int | None = None, g
     N = counts_from_arrays(g, Y, Yh, groups_pred=groups_pred, n_groups=G)
     Nb = counts_from_arrays(bg, bY, bY, n_groups=G)
     if d.family == "selection":
-        v, rates = d.fn(N)
+        v, rates = d.fn(N if favorable_positive else N[..., ::-1])  # ŷ axis reversed: index 1 is the selected one
         return {"value": float(v[0]), "pairs": np.swapaxes(rates[0], 0, 1)}  # (groups, tasks)
     if d.family == "amplification":
         if name == "biasamp_mals":
