@@ -151,3 +151,15 @@ def test_python_compute_counts_the_favourable_decision():
     ir = metrics.compute("impact_ratio", groups=g, y_true=np.zeros(20), y_pred=yp, favorable_positive=False)
     same = metrics.compute("impact_ratio", groups=g, y_true=np.zeros(20), y_pred=1 - yp)
     assert ir["value"] == pytest.approx(same["value"]) == pytest.approx(0.4 / 0.7)
+
+
+def test_public_summary_names_the_selected_decision(tmp_path):
+    spec = yaml.safe_load((ROOT / "specs" / "ll144.yaml").read_text(encoding="utf-8"))
+    spec["data"]["test"] = str((ROOT / "specs" / spec["data"]["test"]).resolve())
+    spec["tasks"]["screen"]["selected"] = "negative"
+    spec["report"] = {k: str(v) if k.endswith("_date") else v for k, v in spec["report"].items()}
+    spec.pop("gates", None)
+    spec["intervals"] = {"bootstrap": {"resamples": 50, "seed": 1}}
+    reportgen.run(spec, out=tmp_path, formats="html")
+    summary = (tmp_path / "summary.html").read_text(encoding="utf-8")
+    assert "Selected: a negative prediction (not screen=1), the unfavourable decision for the person" in summary
