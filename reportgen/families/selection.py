@@ -112,14 +112,12 @@ RULE_BASIS = ("the rule's verdict (29 CFR 1607.4(D), 6 RCNY §5-301): the four-f
 
 def _statement(kind: str, reason: str | None, katz, level: float) -> dict:
     """What the decision interval of a tested category's ratio (the Katz interval) says about 0.8, in words."""
-    conf = f"{level * 100:g} %"
+    conf = f"{level * 100:g}%"
     out = {"kind": kind, "interval": "ratio_interval", "level": level}
     if kind == "undefined":
         out.update(text=STATEMENT_UNDEFINED[reason], reason=reason)
     else:
-        out["text"] = (f"{STATEMENT_WORDS[kind]} at {conf}: the {conf} Katz interval "
-                       f"[{katz[0]:.3f}, {katz[1]:.3f}] {'contains' if kind == 'not_distinguishable' else 'excludes'} "
-                       "0.8")
+        out["text"] = f"{STATEMENT_WORDS[kind]} at {conf} (Katz interval [{katz[0]:.3f}, {katz[1]:.3f}])"
     return out
 
 
@@ -129,7 +127,7 @@ def _metric_statement(pairs: list[dict], level: float) -> dict | None:
     kinds = [p["four_fifths_statement"]["kind"] for p in pairs if p.get("four_fifths_statement")]
     if not kinds:
         return None
-    conf = f"{level * 100:g} %"
+    conf = f"{level * 100:g}%"
     defined = [k for k in kinds if k != "undefined"]
     for kind in ("below", "not_distinguishable"):
         k = defined.count(kind)
@@ -187,7 +185,7 @@ def selected_outcome(t, scoring: bool) -> dict:
         text = f"a negative prediction (not {t.label})" if neg else f"a positive prediction ({t.label})"
     fav = "favourable" if t.selected == t.favorable else "unfavourable"
     return {"selected_prediction": t.selected,
-            "selected_means": f"{text}, the {fav} decision for the person (`favorable: {t.favorable}`)"}
+            "selected_means": f"{text}, the {fav} decision for the person (the task's favorable: {t.favorable})"}
 
 
 def _evaluate(name: str, N1: np.ndarray, NB: np.ndarray, take_part: np.ndarray) -> Evaluation:
