@@ -81,3 +81,4 @@ def test_overall_share_above_the_median_has_no_interval(tmp_path):
                 assert "conditional on the median" in iv["note"]
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "No interval: fixed by construction" in html
+    assert "too narrow for one whose scores crowd around it" in html
