@@ -99,6 +99,10 @@ def check_entry(entry: dict, ref: dict, *, level: float = 0.95) -> None:
             assert "conditional on the benchmark" in iv["description"]
             assert iv["lower"] == pytest.approx(c["katz_lower"], rel=1e-7), where
             assert iv["upper"] == pytest.approx(c["katz_upper"], rel=1e-7), where
+        st = p.get("four_fifths_statement")
+        assert (st or {}).get("kind") == c["statement"], where
+        if st:
+            assert st["interval"] == "ratio_interval" and st["level"] == level, where
         v = p.get("verdict") if c["verdict"] is not None else None
         assert (v or {}).get("kind") == c["verdict"], where
         assert (v or {}).get("reason") == c["verdict_reason"], where

@@ -651,6 +651,7 @@ class TaskColumns:
     score: str | None = None
     threshold: float | str | None = None
     favorable: str = "positive"
+    selected: str = "positive"  # which prediction the selection family counts as selected (default: favorable)
     complement: bool = False  # with `score`: predicted when score <= threshold (the other class of a two-class score)
 
     def predict(self, score: np.ndarray, threshold: float) -> np.ndarray:
@@ -691,7 +692,7 @@ def expand_tasks(ls: LoadedSpec, header: list[str]) -> tuple[list[TaskColumns], 
                     name=c, label=f"{c}={_num_text(pos)}", spec_key=key, column=c, positive=pos,
                     predicted=t.predicted.replace("{column}", c) if t.predicted else None,
                     score=t.score.replace("{column}", c) if t.score else None,
-                    threshold=t.threshold, favorable=t.favorable))
+                    threshold=t.threshold, favorable=t.favorable, selected=t.selected or t.favorable))
         elif t.classes is not None:
             # `positive` names the class that `score` scores and whose prediction `favorable` describes; every
             # other class's task is predicted by the complement and has the opposite favourable side
@@ -701,12 +702,14 @@ def expand_tasks(ls: LoadedSpec, header: list[str]) -> tuple[list[TaskColumns], 
                                        column=t.column, positive=cls, predicted=t.predicted, score=t.score,
                                        threshold=t.threshold,
                                        favorable=OPPOSITE[t.favorable] if other else t.favorable,
+                                       selected=OPPOSITE[t.selected or t.favorable] if other
+                                       else t.selected or t.favorable,
                                        complement=bool(other and t.score is not None)))
         else:
             pos = 1 if t.positive is None else t.positive
             out.append(TaskColumns(name=key, label=f"{key}={_num_text(pos)}", spec_key=key, column=t.column,
                                    positive=pos, predicted=t.predicted, score=t.score, threshold=t.threshold,
-                                   favorable=t.favorable))
+                                   favorable=t.favorable, selected=t.selected or t.favorable))
     return out, problems
 
 

@@ -51,6 +51,14 @@ SCORING_WARNING_TEXTS = {
     "selected_below_5": "{who} has {s} scoring above the median (fewer than 5)",
     "not_selected_below_5": "{who} has {ns} not scoring above the median (fewer than 5)",
 }
+REASON_SHARE_FIXED = ("fixed by construction: the median splits the data file's rows in half, so the share of all "
+                      "rows above it is one half up to ties at the median, and over the attribute's categories it "
+                      "moves off one half only through the rows outside them; it says nothing about the tool and has "
+                      "no sampling variation to show, so it gets no interval (read the categories' rates and ratios)")
+NOTE_FIXED_MEDIAN = ("conditional on the median: the bootstrap holds the data's median M fixed and compares the "
+                     "resampled rows' scores with it ({side} M), so the median's own sampling variation is left out; "
+                     "the interval holds for a category whose scores are spread around M like the others', and is "
+                     "too narrow for one whose scores crowd around M (docs/metrics.md §8)")
 REASON_NONE_ABOVE = ("no row of any group scores above the median score, so there is no highest rate to divide by")
 
 
@@ -91,6 +99,50 @@ def _pair_verdict(kind: str, reason: str | None, holm_p: float, alpha: float, le
     return {"kind": kind, "text": text, "reason": reason}
 
 
+STATEMENT_WORDS = {"below": "below 0.8", "above": "above 0.8", "not_distinguishable": "not distinguishable from 0.8"}
+STATEMENT_UNDEFINED = {
+    "no_interval": "no statement about 0.8: " + KATZ_UNDEFINED,
+    "degenerate": ("no statement about 0.8: the Katz interval has no width (every applicant of the category and of "
+                   "the benchmark is selected), so it shows no sampling variation and supports none"),
+}
+RULE_BASIS = ("the rule's verdict (29 CFR 1607.4(D), 6 RCNY §5-301): the four-fifths flag on the estimate read with "
+              "Fisher's test of equal rates; it does not test whether the ratio is below 0.8 (that is "
+              "`four_fifths_statement`)")
+
+
+def _statement(kind: str, reason: str | None, katz, level: float) -> dict:
+    """What the decision interval of a tested category's ratio (the Katz interval) says about 0.8, in words."""
+    conf = f"{level * 100:g}%"
+    out = {"kind": kind, "interval": "ratio_interval", "level": level}
+    if kind == "undefined":
+        out.update(text=STATEMENT_UNDEFINED[reason], reason=reason)
+    else:
+        out["text"] = f"{STATEMENT_WORDS[kind]} at {conf} (Katz interval [{katz[0]:.3f}, {katz[1]:.3f}])"
+    return out
+
+
+def _metric_statement(pairs: list[dict], level: float) -> dict | None:
+    """The metric's statement about 0.8 from its categories': below when any category is below, else not
+    distinguishable when any is, else above when every category is; undefined when none has one."""
+    kinds = [p["four_fifths_statement"]["kind"] for p in pairs if p.get("four_fifths_statement")]
+    if not kinds:
+        return None
+    conf = f"{level * 100:g}%"
+    defined = [k for k in kinds if k != "undefined"]
+    for kind in ("below", "not_distinguishable"):
+        k = defined.count(kind)
+        if k:
+            return {"kind": kind, "interval": "ratio_interval", "level": level,
+                    "text": f"{STATEMENT_WORDS[kind]} at {conf} for {k} of {len(kinds)} tested categories"}
+    if defined and len(defined) == len(kinds):
+        return {"kind": "above", "interval": "ratio_interval", "level": level,
+                "text": f"above 0.8 at {conf} for " + ("the one tested category" if len(kinds) == 1 else
+                                                          f"every one of the {len(kinds)} tested categories")}
+    return {"kind": "undefined", "interval": "ratio_interval", "level": level, "reason": "no_interval",
+            "text": f"no statement about 0.8 for {len(kinds) - len(defined)} of {len(kinds)} tested categories "
+                    f"(no Katz interval){'' if not defined else '; the others are above 0.8 at ' + conf}"}
+
+
 def _metric_verdict(name: str, pairs: list[dict]) -> dict:
     """The metric's reading: selection (and scoring) rates are descriptive; an impact ratio takes its categories'
     verdicts — indicated when any category is, else inconclusive when any is, else not indicated."""
@@ -106,11 +158,34 @@ def _metric_verdict(name: str, pairs: list[dict]) -> dict:
     return {"kind": "not_indicated", "text": f"not indicated for any of the {len(kinds)} tested categories"}
 
 
-def _note(iv: dict | None) -> dict | None:
-    """This family's words for an interval without sampling variation."""
+def _note(iv: dict | None, scoring_side: str | None = None) -> dict | None:
+    """This family's words for an interval without sampling variation, and for a scoring metric's interval what it
+    is conditional on (``scoring_side``: 'above' or 'at or below')."""
     if iv and iv.get("degenerate"):
         iv["note"] = NOTE_DEGENERATE
+    elif iv and scoring_side is not None:
+        iv["note"] = NOTE_FIXED_MEDIAN.format(side=scoring_side)
     return iv
+
+
+def _oriented(N: np.ndarray, flip: np.ndarray) -> np.ndarray:
+    """Counts (B, K, A, Ap, 2, 2) with the ŷ axis reversed on the tasks ``flip`` (K,) marks, so that index 1 is
+    always the selected decision."""
+    if not flip.any():
+        return N
+    return np.where(flip[None, :, None, None, None, None], N[..., ::-1], N)
+
+
+def selected_outcome(t, scoring: bool) -> dict:
+    """Which decision of task ``t`` counts as selected, as results.json and the report name it."""
+    neg = t.selected == "negative"
+    if scoring:
+        text = "a score at or below the median" if neg else "a score above the median"
+    else:
+        text = f"a negative prediction (not {t.label})" if neg else f"a positive prediction ({t.label})"
+    fav = "favourable" if t.selected == t.favorable else "unfavourable"
+    return {"selected_prediction": t.selected,
+            "selected_means": f"{text}, the {fav} decision for the person (the task's favorable: {t.favorable})"}
 
 
 def _evaluate(name: str, N1: np.ndarray, NB: np.ndarray, take_part: np.ndarray) -> Evaluation:
@@ -136,8 +211,11 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
     opts = m.options
     exclusion = getattr(opts, "exclude_under_2_percent", None) if opts is not None else None
     scheme = ctx.tallies[0][2]
-    N_point = ctx.tallies[0][0][:, task_idx] if len(ctx.tallies) == 1 else np.mean(
-        [N1[:, task_idx] for N1, _, _ in ctx.tallies], axis=0)
+    # "selected" is the decision favourable for the person (the task's `selected:`, default `favorable:`): the
+    # tasks that select the negative prediction have their ŷ axis reversed before any count is read
+    flip = np.array([L.tasks[k].selected == "negative" for k in task_idx], bool)
+    tallies = [(_oriented(N1[:, task_idx], flip), _oriented(NB[:, task_idx], flip), sc) for N1, NB, sc in ctx.tallies]
+    N_point = tallies[0][0] if len(tallies) == 1 else np.mean([N1 for N1, _, _ in tallies], axis=0)
     n, sel = metrics.selection_counts(N_point)  # (1, K, A)
     _, rate = metrics.selection_rate(N_point)
     A = len(attr.groups)
@@ -147,14 +225,14 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
                                           exclude=exclusion is not None, level=ctx.level)
               for kk, k in enumerate(task_idx)}
     take_part = np.array([[not r["excluded"] for r in tables[k]] for k in task_idx], bool).reshape(len(task_idx), A)
-    evals = [_evaluate(m.name, N1[:, task_idx], NB[:, task_idx], take_part) for N1, NB, _ in ctx.tallies]
+    evals = [_evaluate(m.name, N1, NB, take_part) for N1, NB, _ in tallies]
     ev = combine(evals)
     _, ratio = metrics.impact_ratio(N_point, take_part)
     bench_of_task = {k: next((j for j, r in enumerate(tables[k]) if r["benchmark"]), None) for k in task_idx}
     top_of_task = {k: (b if b is not None and sel[0, kk, b] > 0 else None)
                    for kk, (k, b) in enumerate(bench_of_task.items())}
     # how often the bootstrap picks the point estimate's highest group (first run's replicates)
-    NB0 = ctx.tallies[0][1][:, task_idx]
+    NB0 = tallies[0][1]
     stability = {}
     if NB0.shape[0]:
         _, rB = metrics.selection_rate(NB0)
@@ -192,7 +270,8 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
             elif is_ratio and row["benchmark"]:
                 pair["note"] = NOTE_REFERENCE  # 1 by definition: nothing to estimate (its stability is beside)
             else:
-                iv = _note(pair_interval(pair, ev, evals, p, ctx.level, ctx.B, ctx.seed, scheme))
+                side = ("at or below" if L.tasks[k].selected == "negative" else "above") if scoring else None
+                iv = _note(pair_interval(pair, ev, evals, p, ctx.level, ctx.B, ctx.seed, scheme), side)
                 if not is_ratio:
                     pair["verdict"] = _metric_verdict(m.name, [])
             if is_ratio and row["holm_p"] is not None:
@@ -215,6 +294,9 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
                 pair["warnings"] = _warnings(row["warnings"], n[0, kk, j], sel[0, kk, j], n_b, s_b, scoring)
                 pair["verdict"] = _pair_verdict(row["verdict"], row["verdict_reason"], row["holm_p"], alpha,
                                                 ctx.level)
+                pair["verdict"]["basis"] = RULE_BASIS
+                if row["statement"] is not None:
+                    pair["four_fifths_statement"] = _statement(*row["statement"], row["katz"], ctx.level)
             elif is_ratio and n[0, kk, j] > 0:
                 pair["to_cross"] = None
                 pair["to_cross_reason"] = ("the benchmark: its ratio is 1 by definition" if row["benchmark"]
@@ -229,6 +311,9 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
     if out["value"] is None:
         out["reason"] = none_selected if is_ratio else REASON_NO_ROWS
         out["interval"] = None
+    elif scoring and not is_ratio:  # the overall share above the median: about one half by construction
+        out["interval"] = None
+        out["interval_reason"] = REASON_SHARE_FIXED
     else:
         out["interval"], more = headline(ev, evals, ev.reps, ctx.level, ctx.B, ctx.seed, scheme,
                                          [e.value for e in evals])
@@ -237,9 +322,15 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
         out["_reps"] = ev.reps
     if out["value"] is not None or is_ratio:
         out["verdict"] = _metric_verdict(m.name, pairs)
+    if is_ratio:
+        out["verdict"]["basis"] = RULE_BASIS
+        statement = _metric_statement(pairs, ctx.level)
+        if statement is not None:
+            out["four_fifths_statement"] = statement
     out["references"] = [{"task": L.tasks[k].label,
                           "group": attr.label(top_of_task[k]) if top_of_task[k] is not None else None,
-                          "stability": _f(stability.get(k)), **(_median(L, k) if scoring else {})}
+                          "stability": _f(stability.get(k)), **selected_outcome(L.tasks[k], scoring),
+                          **(_median(L, k) if scoring else {})}
                          for k in task_idx]
     if scoring and len(task_idx) == 1:
         out["median_score"] = out["references"][0]["median_score"]

@@ -94,7 +94,7 @@ from reportgen.fileio import jfloat as _fl
 from reportgen.numfmt import display_name
 from reportgen.release.gates import AMPLIFICATION_LIKE, pair_key, pair_quantity_key, worsening
 from reportgen.results.model import (AmplificationPair, AmplificationResult, DisparityResult, MultiResult,
-                                     PredictabilityResult, Results, decision_interval)
+                                     PredictabilityResult, Results, SelectionResult, decision_interval)
 
 DIFF_VERSION = 1
 
@@ -314,6 +314,11 @@ def compatibility(old: Side, new: Side) -> list[str]:
             ga, gb = (a.reference, sorted(a.protected)), (b.reference, sorted(b.protected))
             if ga != gb:
                 reasons.append(MSG_GROUPS.format(metric=lab, old=f"{ga[1]} vs {ga[0]}", new=f"{gb[1]} vs {gb[0]}"))
+        if isinstance(a, SelectionResult):  # which decision counts as selected (results before `selected:` counted
+            sel_a = {r.task: r.selected_prediction or "positive" for r in a.references}  # the positive one)
+            sel_b = {r.task: r.selected_prediction or "positive" for r in b.references}
+            if {t: sel_a[t] for t in sel_a if t in sel_b} != {t: sel_b[t] for t in sel_a if t in sel_b}:
+                reasons.append(MSG_OPTIONS.format(metric=lab, field="selected predictions", old=sel_a, new=sel_b))
         if isinstance(a, MultiResult) and a.options and b.options and a.options != b.options:
             reasons.append(MSG_OPTIONS.format(metric=lab, field="options", old=a.options.model_dump(),
                                               new=b.options.model_dump()))

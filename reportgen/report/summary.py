@@ -51,14 +51,20 @@ def public_summary_view(results: Results) -> dict[str, Any]:
             for p in m.pairs:
                 by_task.setdefault(p.task, []).append(p)
             exclusion = getattr(m, "exclusion", None)
+            refs = {r.task: r for r in m.references}
             for task, pairs in by_task.items():
+                ref = refs.get(task)
+                negative = ref is not None and ref.selected_prediction == "negative"
                 rows = []
                 for p in pairs:
                     rows.append({"category": _bare(p.group, m.attribute), "n": p.n, "selected": p.selected,
                                  "rate": p.selection_rate, "ratio": None if p.excluded else p.impact_ratio,
                                  "share": p.share, "excluded": bool(p.excluded), "benchmark": bool(p.benchmark)})
                 tables.append({"title": _title(m.attribute), "attribute": m.attribute, "task": task,
-                               "selected_word": selected_word, "rate_word": rate_word, "rows": rows,
+                               "selected_word": ("Scoring at or below the median" if negative and "median" in
+                                                 selected_word else selected_word),
+                               "selected_means": ref.selected_means if ref is not None else None,
+                               "negative": negative, "rate_word": rate_word, "rows": rows,
                                "unknown": unknown.get(m.attribute, 0),
                                "justification": exclusion.justification if exclusion is not None else None,
                                "median": getattr(m, "median_score", None)})

@@ -501,12 +501,31 @@ class SelectionVerdict(_Model):
         "'against' and 'clear' appear only in results.json written before the regulatory verdict (bootstrap "
         "interval against 0.8).")
     text: str = _f("The verdict in words, as the report prints it.")
+    basis: str | None = _opt("impact ratios: what the verdict is (the regulatory rule's verdict) and what it does "
+                             "not test.")
     reason: Literal["flag_not_significant", "significant_above_four_fifths", "undecided"] | None = _opt(
         "With 'inconclusive': 'flag_not_significant' (ratio under 0.8 but Holm p ≥ α: 'greater differences ... "
         "based on small numbers and not statistically significant'), 'significant_above_four_fifths' (Holm p < α "
         "with the ratio at or above 0.8 and under 1: 'smaller differences ... significant in both statistical and "
         "practical terms' is the auditor's call), 'undecided' (neither: the Katz interval reaches below 0.8). Null "
         "otherwise.")
+
+
+class FourFifthsStatement(_Model):
+    """What the decision interval of an impact ratio says about the 0.8 line (docs/metrics.md §8), beside the rule's
+    verdict: a statement about the ratio itself, where the rule's verdict tests whether the rates are equal."""
+
+    kind: Literal["below", "above", "not_distinguishable", "undefined"] = _f(
+        "'below' (the whole interval under 0.8), 'above' (the whole interval over 0.8), 'not_distinguishable' (it "
+        "contains 0.8), 'undefined' (`reason`). On a metric: below when any tested category is, else not "
+        "distinguishable when any is, else above when every category is.")
+    interval: Literal["ratio_interval"] = _f("The interval the statement is decided on (the pair's "
+                                             "`ratio_interval`, the Katz log-ratio interval: its decision interval).")
+    level: float = _f(_LEVEL)
+    text: str = _f("The statement in words, as the report prints it.")
+    reason: Literal["no_interval", "degenerate"] | None = _opt(
+        "With 'undefined': 'no_interval' (no Katz interval: no selected row in the category or the benchmark) or "
+        "'degenerate' (an interval of no width, which supports no statement).")
 
 
 class KatzInterval(_Model):
@@ -586,6 +605,9 @@ class SelectionPair(_Model):
     fisher_p: float | None = _opt("impact_ratio, tested categories: two-sided Fisher exact p against the benchmark.")
     holm_p: float | None = _opt("impact_ratio, tested categories: `fisher_p` after Holm's adjustment across the "
                                 "tested categories of this attribute and task.")
+    four_fifths_statement: FourFifthsStatement | None = _opt(
+        "impact_ratio, tested categories with a ratio: whether the ratio is below, above or not distinguishable "
+        "from 0.8 at the confidence level, decided on `ratio_interval` (beside the rule's `verdict`).")
     ratio_interval: KatzInterval | None = _opt("impact_ratio, tested categories with a ratio: the Katz log-ratio "
                                                "interval (conditional on the benchmark), beside the bootstrap "
                                                "`interval` (which chooses the benchmark again in every replicate).")
@@ -606,6 +628,11 @@ class SelectionReference(_Model):
     group: str | None = _f("The highest-rate group on the estimate; null when no row is selected.")
     stability: float | None = _f("Share of bootstrap replicates (first prediction file) in which the same group had "
                                  "the highest rate; null without resampling.")
+    selected_prediction: Literal["positive", "negative"] | None = _opt(
+        "Which prediction of the task counts as 'selected' (the task's `selected:`, by default its `favorable:` "
+        "side): 'negative' counts rows predicted negative (for a scoring metric, a score at or below the median).")
+    selected_means: str | None = _opt("The selected decision in words, and whether it is the favourable one for "
+                                      "the person.")
     median_score: float | None = _opt("Scoring metrics: the median score of the full sample (every row of the data "
                                       "file with a score, unknown categories included; the mean of the two middle "
                                       "values for an even count) that a row's score must exceed to count as "
@@ -628,12 +655,18 @@ class SelectionResult(_Model):
                              "lowest group's impact ratio. Null when undefined (`reason`).")
     reason: str | None = _opt("Why the value is undefined.")
     interval: HeadlineInterval | None = _f(_HEADLINE_INTERVAL)
+    interval_reason: str | None = _opt("Why there is no interval although there is a value: scoring_rate's value "
+                                       "(the share above the median over all rows of the categories) is about one "
+                                       "half by construction.")
     interval_rows: BootstrapInterval | None = _opt(_INTERVAL_ROWS)
     across_runs: AcrossRunsInterval | None = _opt(_ACROSS_RUNS)
     per_run: list[float | None] | None = _opt(_PER_RUN)
     verdict: SelectionVerdict | None = _opt("selection_rate: 'descriptive'. impact_ratio: the worst of its "
                                             "categories' verdicts (indicated, else inconclusive, else not "
                                             "indicated).")
+    four_fifths_statement: FourFifthsStatement | None = _opt(
+        "impact_ratio: the categories' statements about 0.8 taken together (below when any is below, else not "
+        "distinguishable when any is, else above).")
     total_rows: int | None = _opt("All rows of the data file (the share denominator; with several runs, their "
                                   "mean).")
     exclusion: SelectionExclusion | None = _opt("Present when the spec sets `exclude_under_2_percent`.")

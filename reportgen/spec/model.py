@@ -297,6 +297,16 @@ class Task(Strict):
                     "negative). With `classes`, it describes the `positive` class's prediction; the other classes' "
                     "tasks get the opposite.",
     )
+    selected: Literal["positive", "negative"] | None = Field(
+        None,
+        description="Which prediction the selection family (selection_rate, impact_ratio, scoring_rate, "
+                    "scoring_impact_ratio) counts as 'selected': the decision a selection audit is about, the one "
+                    "favourable for the person (docs/metrics.md §8). Default: the favourable one (`favorable`), so "
+                    "with `favorable: negative` a row predicted negative (e.g. predicted not to reoffend, not to "
+                    "default) is selected; for a tool that scores, `negative` counts a score at or below the median. "
+                    "With `classes`, it describes the `positive` class's prediction; the other classes' tasks get "
+                    "the opposite.",
+    )
 
     @model_validator(mode="after")
     def _shape(self) -> "Task":
@@ -330,6 +340,10 @@ class Task(Strict):
                 raise ValueError(f"`classes`: with `score:`, name the class the score is for with `positive:` "
                                  f"(one of {shown}), e.g. positive: {listed[-1]}; that class is predicted when "
                                  "score > threshold, the other when score <= threshold")
+            if self.positive is None and "selected" in self.model_fields_set:
+                raise ValueError(f"`selected`: selected cannot apply to every class of one column alike; name the "
+                                 f"class it describes with `positive:` (one of {shown}); the other classes' tasks "
+                                 "then get the opposite")
             if self.positive is None and "favorable" in self.model_fields_set:
                 raise ValueError(f"`favorable`: favorable cannot apply to every class of one column alike; name the "
                                  f"class it describes with `positive:` (one of {shown}); the other classes' tasks "

@@ -466,6 +466,23 @@ def verdict(holm_p: float, ratio: float | None, flagged: bool | None, katz_lower
     return "inconclusive", "flag_not_significant" if flagged else "undecided"
 
 
+def ratio_statement(katz: tuple[float, float] | None) -> tuple[str, str | None]:
+    """(kind, reason) of what the Katz interval of a tested category's impact ratio says about 0.8 (docs/metrics.md
+    §8): 'below' (the whole interval under 0.8), 'above' (the whole interval over 0.8), 'not_distinguishable'
+    (it contains 0.8), or 'undefined' with the reason 'no_interval' (no Katz interval) or 'degenerate' (an
+    interval of no width: every applicant of both categories selected, nothing varies)."""
+    if katz is None:
+        return "undefined", "no_interval"
+    lo, hi = katz
+    if not hi > lo:
+        return "undefined", "degenerate"
+    if hi < 0.8:
+        return "below", None
+    if lo > 0.8:
+        return "above", None
+    return "not_distinguishable", None
+
+
 def alpha_of(level: float) -> float:
     """alpha = 1 - level, read as the decimal the level prints as (0.95 -> 0.05, not 1 - 0.95 in binary)."""
     return float(1 - Fraction(repr(float(level))))
@@ -473,13 +490,14 @@ def alpha_of(level: float) -> float:
 
 def regulatory_table(n, s, labels, total, *, exclude: bool, level: float) -> list[dict]:
     """The regulatory statistics of one task's categories (docs/metrics.md §8): per category n, selected, rate,
-    share, excluded, benchmark, ratio, flag, to_cross, fisher_p, holm_p, Katz bounds, verdict (kind, reason) and
-    warning codes. Categories without rows get n = 0 and nothing else."""
+    share, excluded, benchmark, ratio, flag, to_cross, fisher_p, holm_p, Katz bounds, verdict (kind, reason), the
+    interval's statement about 0.8 (kind, reason) and warning codes. Categories without rows get n = 0 and nothing else."""
     A = len(n)
     rows = [{"n": n[j], "selected": s[j], "share": float(_q(n[j]) / _q(total)) if total else None,
              "excluded": bool(exclude and n[j] > 0 and excluded_under_2_percent(n[j], total)),
              "benchmark": False, "ratio": None, "flag": None, "to_cross": None, "fisher_p": None, "holm_p": None,
-             "katz": None, "verdict": None, "verdict_reason": None, "warnings": []} for j in range(A)]
+             "katz": None, "verdict": None, "verdict_reason": None, "statement": None, "warnings": []}
+            for j in range(A)]
     b = benchmark(n, s, labels, [not r["excluded"] for r in rows])
     if b is None:
         return rows
@@ -512,6 +530,8 @@ def regulatory_table(n, s, labels, total, *, exclude: bool, level: float) -> lis
         r["holm_p"] = float(h)
         r["verdict"], r["verdict_reason"] = verdict(h, r["ratio"], r["flag"],
                                                     None if r["katz"] is None else r["katz"][0], alpha)
+        if r["ratio"] is not None:
+            r["statement"] = ratio_statement(r["katz"])
     return rows
 
 
@@ -653,6 +673,9 @@ def compute(name: str, *, groups, y_true, y_pred, n_groups: int | None = None, g
     rows. ``value`` is the mean |Δ_am|, and the result also has ``signed`` (mean
     y_am·Δ_am), ``variance`` (of Δ_am), ``combinations`` (kept, as task-index
     tuples) and ``pairs`` of shape (groups, combinations).
+
+    Selection metrics count the decision favourable for the person as selected (docs/metrics.md §8): ``y_pred``
+    = 1 with ``favorable_positive`` (the default), ``y_pred`` = 0 without it.
     """
     if name not in REGISTRY or REGISTRY[name].fn is None:
         raise ValueError(f"unknown or non-count metric {name!r}; known: {sorted(k for k, d in REGISTRY.items() if d.fn)}")
@@ -673,7 +696,7 @@ def compute(name: str, *, groups, y_true, y_pred, n_groups: int | None = None, g
     N = counts_from_arrays(g, Y, Yh, groups_pred=groups_pred, n_groups=G)
     Nb = counts_from_arrays(bg, bY, bY, n_groups=G)
     if d.family == "selection":
-        v, rates = d.fn(N)
+        v, rates = d.fn(N if favorable_positive else N[..., ::-1])  # ŷ axis reversed: index 1 is the selected one
         return {"value": float(v[0]), "pairs": np.swapaxes(rates[0], 0, 1)}  # (groups, tasks)
     if d.family == "amplification":
         if name == "biasamp_mals":

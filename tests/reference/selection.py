@@ -24,10 +24,18 @@ from):
     where none of its attributes is unknown; its ``unknown_count`` is the
     number of rows where at least one of them is.
 2.  *Selection rate* = selected / applicants of the category (Fraction).
-    The outcome column holds 1/0 (or True/False); anything else is an error.
+    The outcome column holds the tool's decision as 1/0 (or True/False);
+    anything else is an error.  "Selected" is the decision that is
+    favourable for the person (the four-fifths rule and LL144 are about who
+    is hired, promoted, admitted, granted): with ``selected="positive"``
+    (the default) a row with outcome 1 is selected; with
+    ``selected="negative"`` (a tool whose positive decision is the
+    unfavourable one: "will reoffend", "will default") a row with outcome 0
+    is selected.
 3.  *Scoring rate* = share of the category's rows whose score is strictly
     greater than the median score of ALL rows of the data (unknown rows
-    included).  The median of an even count is the mean of the two middle
+    included); with ``selected="negative"`` (a score where higher is worse
+    for the person), the share whose score is at or below that median.  The median of an even count is the mean of the two middle
     values.  Scores are converted with ``Fraction(value)`` (exact for ints,
     floats, Decimals and numeric strings), so the comparison is exact.
 4.  *Share* = applicants of the category / all rows of the data (unknown rows
@@ -88,6 +96,15 @@ from):
     ``"category_not_selected_below_5"`` and the same with ``benchmark_``
     (for ``kind="scoring"``: ``above_median`` / ``not_above_median`` in place
     of ``selected`` / ``not_selected``).  Other rows get ``[]``.
+13. *Statement about 0.8* (``statement``), beside the verdict, for every
+    non-benchmark category that takes part and has a ratio: what its Katz
+    interval (definition 11) says about the ratio itself — "below" when
+    the upper end is < 0.8, "above" when the lower end is > 0.8,
+    "not_distinguishable" when the interval contains 0.8; "undefined" when
+    there is no Katz interval or it has no width (lower = upper: every
+    applicant of the category and of the benchmark selected, so nothing
+    varies).  ``None`` for the benchmark, excluded categories and undefined
+    ratios.
 """
 
 from __future__ import annotations
@@ -284,6 +301,7 @@ def selection_table(
     unknown: dict | None = None,
     exclude_under_2_percent: bool = False,
     level: float = 0.95,
+    selected: str = "positive",
 ) -> dict:
     """Selection-rate (``kind="selection"``) or scoring-rate (``kind="scoring"``)
     table of one attribute or one intersection of attributes.
@@ -292,7 +310,8 @@ def selection_table(
     names for an intersection.  ``outcome``: the 0/1 selected column
     (selection) or the score column (scoring).  ``unknown``: ``{attribute:
     [values that are unknown]}``.  ``level``: confidence level of the Katz
-    interval; α = 1 − level for the verdict.
+    interval; α = 1 − level for the verdict.  ``selected``: which decision
+    counts as selected (definition 2).
 
     Returns a dict::
 
@@ -314,6 +333,8 @@ def selection_table(
     """
     if kind not in ("selection", "scoring"):
         raise ValueError("kind must be 'selection' or 'scoring'")
+    if selected not in ("positive", "negative"):
+        raise ValueError("selected must be 'positive' or 'negative'")
     if not 0 < level < 1:
         raise ValueError("level must be in (0, 1)")
     attributes = _attribute_tuple(attributes)
@@ -332,6 +353,8 @@ def selection_table(
         positive = [1 if Fraction(row[outcome]) > med else 0 for row in rows]
     else:
         positive = [_outcome(row[outcome]) for row in rows]
+    if selected == "negative":  # the favourable decision is the negative one (definitions 2 and 3)
+        positive = [1 - p for p in positive]
 
     # Categories (definition 1).
     counts: dict[tuple, list[int]] = {}
@@ -375,7 +398,7 @@ def selection_table(
         e.update(
             ratio=None, ratio_reason=None, flag=None, to_cross=None,
             fisher_p_exact=None, holm_p_exact=None,
-            katz_lower=None, katz_upper=None, verdict=None, verdict_reason=None, warnings=[],
+            katz_lower=None, katz_upper=None, verdict=None, verdict_reason=None, statement=None, warnings=[],
         )
         if e["excluded"]:
             e["ratio_reason"] = "excluded: share of the data < 2%"
@@ -400,6 +423,15 @@ def selection_table(
             interval = katz_interval(s_c, n_c, s_b, n_b, level)
             if interval is not None:
                 e["katz_lower"], e["katz_upper"] = interval
+            # definition 13
+            if interval is None or not interval[0] < interval[1]:
+                e["statement"] = "undefined"
+            elif interval[1] < 0.8:
+                e["statement"] = "below"
+            elif interval[0] > 0.8:
+                e["statement"] = "above"
+            else:
+                e["statement"] = "not_distinguishable"
         e["fisher_p_exact"] = fisher_two_sided(s_c, n_c - s_c, s_b, n_b - s_b)
         for who, n_, s_ in (("category", n_c, s_c), ("benchmark", n_b, s_b)):
             if n_ < MIN_APPLICANTS:
