@@ -315,7 +315,8 @@ def test_merge_rule(tmp_path: Path, seed: int):
         cs = res[which]["clusters"]
         ok = all(min(c["sizes"].values()) >= 20 for c in cs)
         assert ok or len(cs) == 5, (which, [c["sizes"] for c in cs])
-        assert sum(c["size"] for c in cs) == len(df)
+        assert sum(c["size"] for c in cs) == res["split"]["selection_rows"]
+        assert sum(c["size"] + c["held_out"]["size"] for c in cs) == len(df)
 
 
 def test_lambda_grid_guard(tmp_path: Path):
