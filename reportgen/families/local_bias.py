@@ -559,17 +559,21 @@ def _verdict_text(verdict: str, perf_label: str, groups: list[str]) -> str:
 
 def _held_out(table_sel: list[dict], table_out: list[dict], prep: Prepared, perf_label: str, level: float,
               min_group: int) -> tuple[list[dict], dict]:
-    """Per cluster, its gap on the held-out rows with the Bernstein interval that decides it, and the test over the
+    """Per cluster, its gap on the held-out rows with the interval that decides it (Newcombe's hybrid score interval
+    for a difference of two proportions), and the test over the
     clusters: clusters detectable where they were chosen, in the order of |gap| there (largest first; ties ->
     smaller index), are tested on the held-out rows one after the other at the spec's level, stopping at the first
     that is not confirmed (a fixed-sequence test: the chance of confirming any cluster whose held-out gap is 0 is at
     most 1 − level). A cluster with fewer than ``min_group`` held-out rows of a group is passed over, untested."""
     g0, g1 = prep.groups
-    ivs = gap_intervals([r["s0"] for r in table_out], [r["r0"] for r in table_out], [r["s1"] for r in table_out],
-                        [r["r1"] for r in table_out], [r["size"] for r in table_out], level=level,
-                        complement_cost=prep.complement_cost, cost=prep.cost)
     held = []
-    for r, iv in zip(table_out, ivs):
+    for r in table_out:
+        iv = None
+        if r["s0"] and r["s1"]:  # Newcombe's hybrid score interval for acc1 − acc0 on the held-out rows
+            lo, hi = intervals.newcombe_difference(r["r1"], r["s1"], r["r0"], r["s0"], level=level)
+            iv = {"method": "newcombe", "level": level, "lower": _f(lo), "upper": _f(hi), "covers": ["rows"],
+                  "n": int(r["size"]),
+                  "verdict": "first_higher" if lo > 0 else "second_higher" if hi < 0 else "insufficient_evidence"}
         h = {"size": int(r["size"]), "sizes": {g0: int(r["n1"]), g1: int(r["n0"])},
              "support": {g0: int(r["s1"]), g1: int(r["s0"])},
              "performance": {g0: _f(r["acc1"]), g1: _f(r["acc0"])}, "gap": _f(r["gap"]),
@@ -577,7 +581,7 @@ def _held_out(table_sel: list[dict], table_out: list[dict], prep: Prepared, perf
         if h["gap"] is None:
             h["reason"] = REASON_GROUP_EMPTY
         if iv is None:
-            h["interval_reason"] = REASON_GROUP_EMPTY if h["gap"] is None else REASON_INTERVAL_ONE_ROW
+            h["interval_reason"] = REASON_GROUP_EMPTY
         else:
             h["interval"] = {**iv, "verdict_text": _verdict_text(iv["verdict"], perf_label, prep.groups)}
         held.append(h)
@@ -667,7 +671,14 @@ def _grid_rows(cl: dict, lb) -> list[dict]:
 
 def evaluate(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: None, gamma: float | None = None,
              max_cost: float = 1.0) -> dict:
-    """The results.json ``local_bias`` block. The clusters and λ are chosen on a seeded half of the rows
+    """The results.json ``local_bias`` block (:func:`analyse` without the row labels)."""
+    return analyse(prep, lb, seed=seed, level=level, say=say, gamma=gamma, max_cost=max_cost)[0]
+
+
+def analyse(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: None, gamma: float | None = None,
+            max_cost: float = 1.0) -> tuple[dict, dict]:
+    """(the results.json ``local_bias`` block, ``{"kmeans"|"logan": every row's cluster}`` in canonical order;
+    held-out rows: nearest centroid; ``"selection"``: the split). The clusters and λ are chosen on a seeded half of the rows
     (:func:`split_rows`) and every cluster's gap is tested on the other half (:func:`_held_out`). ``gamma`` and
     ``max_cost`` (the spec's intervals.bernstein) apply to the global gap, which describes the same population as
     the group-disparity metrics; a cluster's γ is its observed share."""
@@ -722,7 +733,7 @@ def evaluate(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: Non
     }
     if prep.notes:
         result["notes"] = list(prep.notes)
-    return result
+    return result, {**labels, "selection": selection}
 
 
 def _one_blas_thread():

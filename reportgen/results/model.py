@@ -921,11 +921,26 @@ class ClusterInterval(_Model):
     cost: str | None = _opt("Cost counted per row.")
     variance: float | None = _f("Variance of the amortised costs.")
     n: int = _f("Rows in the cluster.")
-    verdict: Literal["first_higher", "second_higher", "insufficient_evidence", "not_tested"] = _f(
-        "first_higher (lower > 0), second_higher (upper < 0), or insufficient_evidence; not_tested for a held-out "
-        "interval the held-out test did not reach (`test_reason`), which supports no verdict.")
+    verdict: Literal["first_higher", "second_higher", "insufficient_evidence"] = _f(
+        "first_higher (lower > 0), second_higher (upper < 0), or insufficient_evidence.")
     verdict_text: str = _f("The verdict in words.")
     note: str | None = _opt("Caveat (e.g. rows left out of the clustering).")
+
+
+class HeldOutInterval(_Model):
+    """Newcombe's hybrid score interval for the held-out gap (docs/metrics.md §6): the decision interval of a
+    k-means or LOGAN cluster."""
+
+    method: Literal["newcombe"] = _f("Newcombe (1998) hybrid score interval for a difference of two proportions.")
+    level: float = _f(_LEVEL)
+    lower: float | None = _f("Lower end.")
+    upper: float | None = _f("Upper end.")
+    covers: list[Covers] = _f(_COVERS)
+    n: int = _f("Held-out rows in the cluster.")
+    verdict: Literal["first_higher", "second_higher", "insufficient_evidence", "not_tested"] = _f(
+        "first_higher (lower > 0), second_higher (upper < 0) or insufficient_evidence when the held-out test "
+        "reached the cluster; not_tested otherwise (`test_reason`): then the interval supports no verdict.")
+    verdict_text: str = _f("The verdict in words.")
 
 
 class HeldOutCluster(_Model):
@@ -940,7 +955,7 @@ class HeldOutCluster(_Model):
     gap: float | None = _f("Held-out gap: performance of the first group minus the second's; null when undefined.")
     reason: str | None = _opt("Why the held-out gap is undefined.")
     testable: bool = _f("Whether each group has at least min_group held-out rows in the denominator.")
-    interval: ClusterInterval | None = _f("The decision interval: Bernstein on the held-out rows; its verdict is "
+    interval: HeldOutInterval | None = _f("The decision interval: Newcombe on the held-out rows; its verdict is "
                                           "not_tested unless the held-out test reached this cluster.")
     interval_reason: str | None = _opt("Why there is no held-out interval.")
     test_order: int | None = _opt("Position in the held-out test's order (1 = the largest |gap| where the clusters "
