@@ -1035,7 +1035,8 @@ class ClusteringSummary(_Model):
     displaced: float | None = _f("Share of the rows that sit in a cluster other than their nearest centroid's "
                                  "(0 for plain k-means at convergence).")
     reasons: ClusteringReasons | None = _opt("Why some summary values are uninformative.")
-    test: HeldOutTest = _f("The held-out test of the clusters' gaps: the only finding of the clustering.")
+    test: HeldOutTest | None = _opt("The held-out test of the clusters' gaps: the only finding of the clustering "
+                                    "(absent in results written before the test existed).")
     clusters: list[Cluster] = _f("Every cluster.")
     lambda_: float | None = Field(None, alias="lambda", description="LOGAN only: λ used.")
 
@@ -1099,7 +1100,8 @@ class LocalBias(_Model):
     confidence: float = _f("Confidence level of the cluster intervals.")
     lambda_: float = Field(alias="lambda", description="LOGAN λ used: weight of the bias term against the "
                            "k-means inertia in the clustering objective.")
-    split: SplitInfo = _f("The sample split: selection rows choose λ and the clusters, held-out rows test them.")
+    split: SplitInfo | None = _opt("The sample split: selection rows choose λ and the clusters, held-out rows test "
+                                   "them (absent in results written before the split existed).")
     lambda_source: Literal["spec", "grid"] = _f("Whether λ was given or chosen from a grid.")
     lambda_grid: list[LambdaRow] = _f("λ values tried.")
     max_inertia_ratio: float = _f("Neighbourhood check: largest inertia ratio allowed.")
