@@ -547,8 +547,10 @@ def split_rows(prep: Prepared, seed: int) -> np.ndarray:
 def nearest_centroid(X: np.ndarray, C: np.ndarray) -> np.ndarray:
     """Label of the nearest centroid (squared Euclidean; ties -> smallest index): how a held-out row joins a cluster."""
     X64, C64 = X.astype(np.float64), np.asarray(C, dtype=np.float64)
-    with _one_blas_thread():
-        d = (C64 * C64).sum(axis=1)[None, :] - 2.0 * (X64 @ C64.T)
+    d = np.empty((X64.shape[0], C64.shape[0]))
+    for j, c in enumerate(C64):  # no BLAS: the same sums in the same order on every machine
+        diff = X64 - c
+        d[:, j] = np.einsum("ij,ij->i", diff, diff)
     return np.argmin(d, axis=1).astype(np.int64)
 
 
