@@ -84,7 +84,7 @@ def _cluster(i, n0, n1, p0, p1, gap, iv, *, detectable, biased, centroid, words=
 
 
 CHOSEN = "the clusters were chosen on these rows to have large gaps, so an interval here would ignore that search"
-STOPPED = "not tested: clusters are tested in the order of their gap where they were chosen, stopping at the first"
+STOPPED = "not tested: cluster 1, earlier in the test order, was not confirmed"
 
 
 def _held(size, gap, lo, hi, verdict, order=None, why=None):
@@ -287,19 +287,20 @@ def test_cluster_table_sorted_formatted_and_reasons(lb_html):
     assert 'class="hl"' in first
     txt = " ".join(_html.unescape(re.sub(r"<[^>]+>", " ", first)).split())
     # the decision first: held-out gap, its Newcombe interval, the verdict, the test position; then where chosen
-    assert txt.startswith(f"0 120 + 118 rows +0.091 [0.010, 0.170] accuracy higher for {AA} 1 70 50 71.4% 61.0% "
-                          "+0.104 |gap| ≥ 0.05")
+    assert txt.startswith(f"0 120 chosen, 118 held out +0.091 [0.010, 0.170] accuracy higher for {AA} #1 71.4% 70 rows "
+                          "61.0% 50 rows +0.104 |gap| ≥ 0.05")
     assert 'badge-against' in first and 'badge-lb-biased' in first
     # a ◆ cluster whose held-out interval contains 0: the marker says what it measures, the verdict decides
     second = " ".join(_html.unescape(re.sub(r"<[^>]+>", " ", rows[1])).split())
-    assert "-0.030 [-0.111, 0.051] insufficient evidence 2" in second and "|gap| ≥ 0.05" in second
+    assert "-0.030 [-0.111, 0.051] insufficient evidence #2" in second and "|gap| ≥ 0.05" in second
     assert not re.search(r"\bbiased\b", second)
     # after the first cluster not confirmed, no verdict: its interval may exclude 0 or not, it decides nothing
     third = " ".join(_html.unescape(re.sub(r"<[^>]+>", " ", rows[2])).split())
-    assert "not tested" in third and "badge-against" not in rows[2] and "stopping at the first" in third
+    assert "not tested" in third and "badge-against" not in rows[2] and STOPPED in third
     cap = _html.unescape(re.search(r"<caption>.*?</caption>", t, re.S).group(0))
     assert "◆ shaded rows: |gap| ≥ 0.05 where chosen, a size marker, not a finding" in cap
     assert "on the 900 rows not used to choose the clusters and decide the Verdict" in cap
+    assert "testing stops at the first one not confirmed" in cap
     rule = re.findall(r"(?m)^\.badge \{[^}]*\}", lb_html)[-1]  # the last plain .badge rule wins the cascade
     assert "overflow-wrap: normal" in rule and "hyphens: none" in rule  # no mid-word breaks inside a badge
     small = _html.unescape(rows[4])

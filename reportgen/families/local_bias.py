@@ -49,11 +49,9 @@ REASON_GROUP_EMPTY = "a group has no rows in the performance denominator in this
 REASON_INTERVAL_ONE_ROW = "the interval needs at least two rows"
 REASON_CHOSEN_HERE = ("the clusters were chosen on these rows to have large gaps, so an interval here would ignore "
                       "that search; the held-out interval decides")
-REASON_HELD_OUT_SMALL = ("fewer than {min_group} held-out rows of a group in the performance denominator: too few to "
-                         "test, passed over")
-REASON_NOT_TESTED = ("not tested: clusters are tested in the order of their gap where they were chosen, stopping at "
-                     "the first not confirmed, and cluster {stop} was not")
-REASON_NOT_IN_ORDER = "not detectable where the clusters were chosen, so not in the test order"
+REASON_HELD_OUT_SMALL = "fewer than {min_group} held-out rows of a group: too few to test"
+REASON_NOT_TESTED = "not tested: cluster {stop}, earlier in the test order, was not confirmed"
+REASON_NOT_IN_ORDER = "not detectable where chosen, so not tested"
 REASON_NONE_TESTABLE = ("no cluster detectable where the clusters were chosen has {min_group} or more held-out rows of "
                         "each group in the performance denominator")
 SPLIT_STREAM = 0x5E1EC7  # the split's own random stream beside the spec's seed
@@ -595,13 +593,13 @@ def _held_out(table_sel: list[dict], table_out: list[dict], prep: Prepared, perf
         if not h["testable"]:
             h["test_reason"] = REASON_HELD_OUT_SMALL.format(min_group=min_group)
             if h["interval"] is not None:
-                h["interval"].update(verdict="not_tested", verdict_text="not tested: too few held-out rows")
+                h["interval"].update(verdict="not_tested", verdict_text="not tested")
             continue
         ranked.append(int(r["cluster"]))
         h["test_order"] = len(ranked)
         if stop is not None:
             h["test_reason"] = REASON_NOT_TESTED.format(stop=stop)
-            h["interval"].update(verdict="not_tested", verdict_text=f"not tested (cluster {stop} was not confirmed)")
+            h["interval"].update(verdict="not_tested", verdict_text="not tested")
         elif h["interval"]["verdict"] == "insufficient_evidence":
             stop = int(r["cluster"])
         else:
@@ -610,7 +608,7 @@ def _held_out(table_sel: list[dict], table_out: list[dict], prep: Prepared, perf
         if "test_order" not in h and "test_reason" not in h:
             h["test_reason"] = REASON_NOT_IN_ORDER
             if h["interval"] is not None:
-                h["interval"].update(verdict="not_tested", verdict_text="not tested: not detectable where chosen")
+                h["interval"].update(verdict="not_tested", verdict_text="not tested")
     first = ranked[0] if ranked else None
     test = {"order": ranked, "confirmed": confirmed, "first": first,
             "verdict": "not_testable" if first is None else ("confirmed" if confirmed else "not_confirmed")}
