@@ -104,6 +104,11 @@ def test_planted_region_is_found(tmp_path: Path, seed: int):
     assert found, "LOGAN reports no cluster with |gap| >= 15 points holding most of the planted region"
 
     res = run_spec(ls)["local_bias"]
+    # the finding: the held-out test confirms the cluster it tests first, and that cluster is the planted blob
+    test = res["logan"]["test"]
+    assert test["verdict"] == "confirmed" and test["confirmed"][0] == test["first"]
+    first = res["logan"]["clusters"][test["first"]]
+    assert first["held_out"]["interval"]["lower"] > 0 and first["held_out"]["gap"] > 0.15
     assert res["logan"]["max_gap"] >= 0.15
     assert res["logan"]["bcr"] >= res["kmeans"]["bcr"]
     assert abs(res["global"]["gap"] - acc_gap(df)) < 1e-12
