@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from statistics import NormalDist
 from pathlib import Path
 
 import numpy as np
@@ -103,6 +104,11 @@ def test_planted_region_is_found(tmp_path: Path, seed: int):
     assert found, "LOGAN reports no cluster with |gap| >= 15 points holding most of the planted region"
 
     res = run_spec(ls)["local_bias"]
+    # the finding: the held-out test confirms the cluster it tests first, and that cluster is the planted blob
+    test = res["logan"]["test"]
+    assert test["verdict"] == "confirmed" and test["confirmed"][0] == test["first"]
+    first = res["logan"]["clusters"][test["first"]]
+    assert first["held_out"]["interval"]["lower"] > 0 and first["held_out"]["gap"] > 0.15
     assert res["logan"]["max_gap"] >= 0.15
     assert res["logan"]["bcr"] >= res["kmeans"]["bcr"]
     assert abs(res["global"]["gap"] - acc_gap(df)) < 1e-12
@@ -141,13 +147,40 @@ def bernstein_by_hand(d: pd.DataFrame, value: np.ndarray, support: np.ndarray, l
     return mean, mean - t, mean + t
 
 
+def newcombe_by_hand(ra, na, rb, nb, level):
+    """Newcombe (1998) method 10 for p_a − p_b: each Wilson score limit is a root of (p̂ − p)² = z² p(1 − p) / n,
+    found here with numpy's polynomial roots; then L = d − √((p̂a − la)² + (ub − p̂b)²), U = d + √((ua − p̂a)² +
+    (p̂b − lb)²)."""
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+
+    def wilson(r, n):
+        p = r / n
+        # (1 + z²/n) p² − (2 p̂ + z²/n) p + p̂² = 0
+        lo, hi = sorted(np.roots([1 + z * z / n, -(2 * p + z * z / n), p * p]).real)
+        return p, lo, hi
+
+    pa, la, ua = wilson(ra, na)
+    pb, lb, ub = wilson(rb, nb)
+    d = pa - pb
+    return d - math.sqrt((pa - la) ** 2 + (ub - pb) ** 2), d + math.sqrt((ua - pa) ** 2 + (pb - lb) ** 2)
+
+
+def test_newcombe_worked_examples():
+    """Newcombe (1998), Statistics in Medicine 17:873–890, Table II, method 10, examples (a)–(d)."""
+    from reportgen.stats.intervals import newcombe_difference
+
+    for (r1, n1, r0, n0), (lo, hi) in [((56, 70, 48, 80), (0.0524, 0.3339)), ((9, 10, 3, 10), (0.1705, 0.8090)),
+                                       ((6, 7, 2, 7), (0.0582, 0.8062)), ((5, 56, 0, 29), (-0.0381, 0.1926))]:
+        assert newcombe_difference(r1, n1, r0, n0, level=0.95) == pytest.approx((lo, hi), abs=5e-5)
+        assert newcombe_by_hand(r1, n1, r0, n0, 0.95) == pytest.approx((lo, hi), abs=5e-5)
+
+
 @pytest.mark.parametrize("performance", ["accuracy", "true_positive_rate", "false_positive_rate", "positive_rate"])
 def test_cluster_tables_match_an_independent_computation(tmp_path: Path, performance: str):
     df = small_case()
     spec = write_case(tmp_path, df, f"  features: [f1, f2, f3]\n  k: 6\n  performance: {performance}\n  lambda: 5")
     ls = load_spec(spec)
     prep = load_all(ls).local
-    cl = LB.cluster(prep, ls.spec.local_bias, seed=3)
     res = run_spec(ls)["local_bias"]
     assert res["lambda"] == 5.0 and res["lambda_source"] == "spec"
     # Rebuild the rows in prep's (canonical) order from the features: standardised values identify each row.
@@ -160,42 +193,79 @@ def test_cluster_tables_match_an_independent_computation(tmp_path: Path, perform
              "false_positive_rate": ph}[performance].astype(int)
     support = {"accuracy": np.ones(len(d), int), "positive_rate": np.ones(len(d), int), "true_positive_rate": yv,
                "false_positive_rate": 1 - yv}[performance]
+    # the split: a seeded half (rounded up) of every (group, indicator, denominator) cell chooses the clusters
+    sel = LB.split_rows(prep, 3)
+    cell = prep.first * 4 + value * 2 + support
+    for t in np.unique(cell):
+        assert sel[cell == t].sum() == ((cell == t).sum() + 1) // 2
+    assert res["split"]["selection_rows"] == sel.sum() and res["split"]["held_out_rows"] == (~sel).sum()
+    cl = LB.cluster(prep, ls.spec.local_bias, seed=3, rows=np.flatnonzero(sel))
+    ds, do = d[sel].reset_index(drop=True), d[~sel].reset_index(drop=True)
+    Xs, Xo = prep.X[sel], prep.X[~sel]
     for which in ("kmeans", "logan"):
         labels = cl[which]["labels"]
         clusters = res[which]["clusters"]
         assert len(clusters) == labels.max() + 1
-        X = prep.X
-        inertia = sum(((X[labels == c] - X[labels == c].mean(axis=0)) ** 2).sum() for c in range(labels.max() + 1))
+        inertia = sum(((Xs[labels == c] - Xs[labels == c].mean(axis=0)) ** 2).sum() for c in range(labels.max() + 1))
         if which == "kmeans":
             km_inertia = inertia
         else:
             assert res["logan"]["inertia_ratio"] == pytest.approx(inertia / km_inertia, rel=1e-9)
+        # a held-out row joins the cluster of the nearest centroid (the mean of the cluster's selection rows)
+        C = np.array([Xs[labels == c].mean(axis=0) for c in range(labels.max() + 1)])
+        held = ((Xo[:, None, :] - C[None, :, :]) ** 2).sum(axis=2).argmin(axis=1)
         biased_rows = 0
         det = biased = 0
+        order = []
         for c in clusters:
-            m = labels == c["cluster"]
-            sub = d[m]
-            assert c["size"] == m.sum()
-            assert c["sizes"] == {"a": int((sub.grp == "a").sum()), "b": int((sub.grp == "b").sum())}
-            sa = (sub.grp == "a").to_numpy() & (support[m] == 1)
-            sb = (sub.grp == "b").to_numpy() & (support[m] == 1)
-            assert c["support"] == {"a": int(sa.sum()), "b": int(sb.sum())}
-            pa, pb = value[m][sa].mean(), value[m][sb].mean()
-            assert c["performance"]["a"] == pytest.approx(pa, abs=1e-12)
-            assert c["performance"]["b"] == pytest.approx(pb, abs=1e-12)
-            assert c["gap"] == pytest.approx(pa - pb, abs=1e-12)
-            mean, lo, hi = bernstein_by_hand(sub, value[m], support[m], 0.95)
-            assert mean == pytest.approx(c["gap"], abs=1e-12)
-            assert c["interval"]["lower"] == pytest.approx(lo, abs=1e-9)
-            assert c["interval"]["upper"] == pytest.approx(hi, abs=1e-9)
-            assert c["detectable"] == (sa.sum() >= 20 and sb.sum() >= 20)
-            det += c["detectable"]
-            if c["detectable"] and abs(pa - pb) >= 0.05:
-                biased += 1
-                biased_rows += m.sum()
+            for rows, lab, entry in ((ds, labels, c), (do, held, c["held_out"])):
+                m = lab == c["cluster"]
+                sub = rows[m]
+                val, sup = value[sel if rows is ds else ~sel][m], support[sel if rows is ds else ~sel][m]
+                assert entry["size"] == m.sum()
+                assert entry["sizes"] == {"a": int((sub.grp == "a").sum()), "b": int((sub.grp == "b").sum())}
+                sa = (sub.grp == "a").to_numpy() & (sup == 1)
+                sb = (sub.grp == "b").to_numpy() & (sup == 1)
+                assert entry["support"] == {"a": int(sa.sum()), "b": int(sb.sum())}
+                pa, pb = val[sa].mean(), val[sb].mean()
+                assert entry["performance"]["a"] == pytest.approx(pa, abs=1e-12)
+                assert entry["performance"]["b"] == pytest.approx(pb, abs=1e-12)
+                assert entry["gap"] == pytest.approx(pa - pb, abs=1e-12)
+                enough = sa.sum() >= 20 and sb.sum() >= 20
+                if rows is ds:  # chosen on these rows: no interval
+                    assert entry["interval"] is None and "chosen on these rows" in entry["interval_reason"]
+                    assert entry["detectable"] == enough
+                    det += enough
+                    if enough:
+                        order.append((-abs(pa - pb), c["cluster"]))
+                        if abs(pa - pb) >= 0.05:
+                            biased += 1
+                            biased_rows += m.sum()
+                else:
+                    lo, hi = newcombe_by_hand(val[sa].sum(), sa.sum(), val[sb].sum(), sb.sum(), 0.95)
+                    assert entry["interval"]["method"] == "newcombe"
+                    assert entry["interval"]["lower"] == pytest.approx(lo, abs=1e-9)
+                    assert entry["interval"]["upper"] == pytest.approx(hi, abs=1e-9)
+                    assert entry["testable"] == enough
         assert res[which]["n_detectable"] == det
         assert res[which]["bcr"] == pytest.approx(biased / det)
-        assert res[which]["bir"] == pytest.approx(biased_rows / len(d))
+        assert res[which]["bir"] == pytest.approx(biased_rows / len(ds))
+        # the fixed-sequence test, by hand: by |gap| where chosen, testable ones only, stop at the first not confirmed
+        seq = [c for _, c in sorted(order) if clusters[c]["held_out"]["testable"]]
+        confirmed = []
+        for c in seq:
+            iv = clusters[c]["held_out"]["interval"]
+            if iv["lower"] > 0 or iv["upper"] < 0:
+                confirmed.append(c)
+            else:
+                break
+        test = res[which]["test"]
+        assert test["order"] == seq and test["confirmed"] == confirmed
+        assert test["verdict"] == ("confirmed" if confirmed else "not_confirmed" if seq else "not_testable")
+        for c in clusters:
+            iv = c["held_out"]["interval"]
+            reached = c["cluster"] in seq[: len(confirmed) + 1]
+            assert (iv["verdict"] != "not_tested") == reached, c
     assert res["kmeans"]["inertia_ratio"] == 1.0
 
 
@@ -279,7 +349,8 @@ def test_merge_rule(tmp_path: Path, seed: int):
         cs = res[which]["clusters"]
         ok = all(min(c["sizes"].values()) >= 20 for c in cs)
         assert ok or len(cs) == 5, (which, [c["sizes"] for c in cs])
-        assert sum(c["size"] for c in cs) == len(df)
+        assert sum(c["size"] for c in cs) == res["split"]["selection_rows"]
+        assert sum(c["size"] + c["held_out"]["size"] for c in cs) == len(df)
 
 
 def test_lambda_grid_guard(tmp_path: Path):

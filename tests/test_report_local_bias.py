@@ -83,32 +83,60 @@ def _cluster(i, n0, n1, p0, p1, gap, iv, *, detectable, biased, centroid, words=
     return c
 
 
-# LOGAN: 6 clusters, 900 rows; detectable 0, 1, 2, 5; biased 0 (+0.1043) and 1 (−0.0917).
+CHOSEN = "the clusters were chosen on these rows to have large gaps, so an interval here would ignore that search"
+STOPPED = "not tested: cluster 1, earlier in the test order, was not confirmed"
+
+
+def _held(size, gap, lo, hi, verdict, order=None, why=None):
+    """A cluster's held-out block: the Newcombe interval decides; ``verdict`` not_tested when the test stopped."""
+    text = {"first_higher": f"accuracy higher for {AA}", "second_higher": f"accuracy higher for {CA}",
+            "insufficient_evidence": "insufficient evidence", "not_tested": "not tested"}[verdict]
+    h = {"size": size, "sizes": {AA: size // 2, CA: size - size // 2}, "support": {AA: size // 2, CA: size - size // 2},
+         "performance": {AA: 0.7, CA: 0.7 - gap}, "gap": gap, "testable": order is not None,
+         "interval": {"method": "newcombe", "level": 0.95, "lower": lo, "upper": hi, "covers": ["rows"], "n": size,
+                      "verdict": verdict, "verdict_text": text}}
+    if order is not None:
+        h["test_order"] = order
+    if why is not None:
+        h["test_reason"] = why
+    return h
+
+
+# LOGAN: 6 clusters, 900 rows; detectable 0, 1, 2, 5; biased 0 (+0.1043) and 1 (−0.0917) where chosen. Held out:
+# cluster 0 (tested first) confirmed, cluster 1 not, so 5 and 2 are not tested; 3 and 4 are not in the order.
 LOGAN_CLUSTERS = [
-    _cluster(0, 70, 50, 0.7143, 0.61, 0.1043, _bern(-0.0512, 0.2598, "insufficient_evidence"), detectable=True,
-             biased=True, centroid=(-2.1, 1.4), words=["priors", EVIL_WORD, "juvenile"]),
-    _cluster(1, 150, 150, 0.62, 0.7117, -0.0917, _bern(-0.1712, -0.0122, "second_higher", 0.5), detectable=True,
-             biased=True, centroid=(1.8, 1.2), words=["age", "felony"]),
-    _cluster(2, 100, 100, 0.66, 0.655, 0.005, _bern(-0.1021, 0.1121, "insufficient_evidence", 0.5),
-             detectable=True, biased=False, centroid=(0.2, -1.6), words=[]),
+    _cluster(0, 70, 50, 0.7143, 0.61, 0.1043, None, detectable=True, interval_reason=CHOSEN,
+             biased=True, centroid=(-2.1, 1.4), words=["priors", EVIL_WORD, "juvenile"],
+             held_out=_held(118, 0.0912, 0.0104, 0.1698, "first_higher", 1)),
+    _cluster(1, 150, 150, 0.62, 0.7117, -0.0917, None, detectable=True, interval_reason=CHOSEN,
+             biased=True, centroid=(1.8, 1.2), words=["age", "felony"],
+             held_out=_held(296, -0.0301, -0.1105, 0.0512, "insufficient_evidence", 2)),
+    _cluster(2, 100, 100, 0.66, 0.655, 0.005, None, interval_reason=CHOSEN,
+             detectable=True, biased=False, centroid=(0.2, -1.6), words=[],
+             held_out=_held(204, 0.012, -0.08, 0.1, "not_tested", 4, STOPPED)),
     _cluster(3, 30, 5, 0.6, 0.8, -0.2, None, detectable=False, biased=False, centroid=(-1.5, -1.9),
-             interval_reason=NULL_IV_REASON),
+             interval_reason=CHOSEN, held_out=_held(33, -0.1, -0.4, 0.3, "not_tested", None, NULL_IV_REASON)),
     _cluster(4, 25, 0, 0.64, None, None, None, detectable=False, biased=False, centroid=(2.6, -1.0),
-             reason=NULL_GAP_REASON, interval_reason=NULL_GAP_REASON),
-    _cluster(5, 120, 100, 0.6833, 0.65, 0.0333, _bern(-0.0811, 0.1477, "insufficient_evidence", 0.45),
-             detectable=True, biased=False, centroid=(-0.3, 0.3)),
+             reason=NULL_GAP_REASON, interval_reason=NULL_GAP_REASON,
+             held_out={"size": 27, "sizes": {AA: 27, CA: 0}, "support": {AA: 27, CA: 0},
+                       "performance": {AA: 0.63, CA: None}, "gap": None, "reason": NULL_GAP_REASON,
+                       "testable": False, "interval": None, "interval_reason": NULL_GAP_REASON}),
+    _cluster(5, 120, 100, 0.6833, 0.65, 0.0333, None, interval_reason=CHOSEN,
+             detectable=True, biased=False, centroid=(-0.3, 0.3),
+             held_out=_held(222, 0.021, -0.07, 0.11, "not_tested", 3, STOPPED)),
 ]
 KMEANS_CLUSTERS = [
-    _cluster(0, 90, 80, 0.6667, 0.6375, 0.0292, _bern(-0.09, 0.1484, "insufficient_evidence"), detectable=True,
-             biased=False, centroid=(-1.9, 1.1)),
-    _cluster(1, 140, 120, 0.65, 0.7083, -0.0583, _bern(-0.15, 0.0334, "insufficient_evidence"), detectable=True,
-             biased=True, centroid=(1.7, 1.0)),
-    _cluster(2, 110, 100, 0.6727, 0.66, 0.0127, _bern(-0.1, 0.1254, "insufficient_evidence"), detectable=True,
-             biased=False, centroid=(0.1, -1.5)),
-    _cluster(3, 40, 15, 0.625, 0.6, 0.025, _bern(-0.3, 0.35, "insufficient_evidence"), detectable=False,
-             biased=False, centroid=(-1.4, -1.7)),
-    _cluster(4, 115, 90, 0.6522, 0.6444, 0.0078, _bern(-0.11, 0.1256, "insufficient_evidence"), detectable=True,
-             biased=False, centroid=(0.0, 0.2)),
+    _cluster(0, 90, 80, 0.6667, 0.6375, 0.0292, None, detectable=True, interval_reason=CHOSEN,
+             biased=False, centroid=(-1.9, 1.1), held_out=_held(168, 0.01, -0.1, 0.12, "not_tested", 2, STOPPED)),
+    _cluster(1, 140, 120, 0.65, 0.7083, -0.0583, None, detectable=True, interval_reason=CHOSEN,
+             biased=True, centroid=(1.7, 1.0),
+             held_out=_held(258, -0.0412, -0.1201, 0.0399, "insufficient_evidence", 1)),
+    _cluster(2, 110, 100, 0.6727, 0.66, 0.0127, None, detectable=True, interval_reason=CHOSEN,
+             biased=False, centroid=(0.1, -1.5), held_out=_held(212, 0.0, -0.09, 0.09, "not_tested", 3, STOPPED)),
+    _cluster(3, 40, 15, 0.625, 0.6, 0.025, None, detectable=False, interval_reason=CHOSEN,
+             biased=False, centroid=(-1.4, -1.7), held_out=_held(52, 0.05, -0.2, 0.3, "not_tested")),
+    _cluster(4, 115, 90, 0.6522, 0.6444, 0.0078, None, detectable=True, interval_reason=CHOSEN,
+             biased=False, centroid=(0.0, 0.2), held_out=_held(210, 0.003, -0.09, 0.1, "not_tested", 4, STOPPED)),
 ]
 GLOBAL_CLUSTER = _cluster(0, 495, 405, 0.6646, 0.6519, 0.0127, _bern(-0.0601, 0.0855, "insufficient_evidence"),
                           detectable=True, biased=False, centroid=(0.0, 0.0))
@@ -133,6 +161,7 @@ def local_bias_block() -> dict:
                      "dropped": [{"reason": "missing value in column 'age'", "rows": 3}], "explained_variance": None},
         "k": 6, "threshold": 0.05, "min_group": 20, "min_clusters": 5, "max_iter": 100, "seed": 0,
         "confidence": 0.95, "lambda": 5.0, "lambda_source": "grid", "max_inertia_ratio": 1.5,
+        "split": {"method": "a seeded random half", "seed": 0, "selection_rows": 900, "held_out_rows": 900},
         "max_displaced": 0.2, "merge": "clusters with too few rows are merged into the nearest one",
         "lambda_grid": [
             {"lambda": 1.0, "n_biased": 1, "n_detectable": 4, "bcr": 0.25, "bir": 0.1667, "max_gap": 0.0712,
@@ -149,11 +178,13 @@ def local_bias_block() -> dict:
                    "mean_abs_gap_biased": None, "reason": GLOBAL_REASON, "clusters": [GLOBAL_CLUSTER]},
         "kmeans": {"max_gap": 0.0583, "max_gap_cluster": 1, "bcr": 0.25, "bir": 0.2889, "inertia_ratio": 1.0,
                    "mean_abs_gap_biased": 0.0583, "n_clusters": 5, "n_detectable": 4, "n_biased": 1,
-                   "iterations": 14, "converged": True, "displaced": 0.0, "clusters": KMEANS_CLUSTERS},
+                   "iterations": 14, "converged": True, "displaced": 0.0, "clusters": KMEANS_CLUSTERS,
+                   "test": {"verdict": "not_confirmed", "first": 1, "order": [1, 0, 2, 4], "confirmed": []}},
         "logan": {"max_gap": 0.1043, "max_gap_cluster": 0, "bcr": 0.5, "bir": 0.4667, "inertia_ratio": 1.0834,
                   "mean_abs_gap_biased": 0.098, "n_clusters": 6, "n_detectable": 4, "n_biased": 2,
                   "iterations": 23, "converged": True, "displaced": 0.05, "lambda": 5.0,
-                  "clusters": LOGAN_CLUSTERS},
+                  "clusters": LOGAN_CLUSTERS,
+                  "test": {"verdict": "confirmed", "first": 0, "order": [0, 1, 5, 2], "confirmed": [0]}},
         "projection": {"method": "pca", "explained_variance": [0.41, 0.22], "rows": 900, "shown": 900,
                        "x": xs, "y": ys, "group": grp, "kmeans": km, "logan": lab},
     }
@@ -217,8 +248,9 @@ def test_explainer_sentence(lb_html):
     assert f"the gap is accuracy({AA}) − accuracy({CA})" in sec
     assert "at least 20 rows of each group" in sec and "|gap| ≥ 0.05" in sec
     assert "plain k-means on the same rows is the baseline" in sec
-    assert "optimistically biased (a selection effect)" in sec
-    assert "not corrected for having looked at 6 clusters" in sec
+    assert "Only the held-out test is a finding." in sec
+    assert "chosen on a random half of the rows and their gaps tested on the other half" in sec
+    assert "BCR and BIR describe the search, not the model" in sec
 
 
 def test_side_by_side_table(lb_html):
@@ -227,18 +259,21 @@ def test_side_by_side_table(lb_html):
     assert head == "Global k-means LOGAN λ = 5, from the grid"
     rows = rows_of(t)
 
-    # the gap's digits come from the Bernstein interval of the cluster (of all rows, for Global), as elsewhere
-    # (a gap keeps two significant digits however wide its interval: 0.0127 -> 0.013, not 0.01)
-    assert rows[0] == ("Largest cluster |gap| +0.013 0.058 cluster 1, 260 rows: -0.058 [-0.150, 0.033] "
-                       "0.104 cluster 0, 120 rows: +0.104 [-0.051, 0.260]")
-    assert rows[1] == "BCR: share of detectable clusters that are biased — 1 25.0% 50.0%"   # null -> footnote 1
-    assert rows[2] == "BIR: share of rows in biased clusters — 1 28.9% 46.7%"
-    assert rows[3] == "Inertia (k-means = 1.00) — 1 1.00 1.08"
-    assert rows[4] == "Mean |gap| of biased clusters — 1 0.0583 0.0980"
-    assert rows[5] == "Clusters (detectable / total) 1 / 1 4 / 5 4 / 6"
-    # the null's reason, once, as footnote 1
+    # the finding first: the held-out test; the gaps where the clusters were chosen carry no interval
+    assert rows[0] == ("Held-out test of the cluster gaps — 1 not confirmed (cluster 1 tested first) "
+                       "confirmed: cluster 0")
+    assert "<strong>confirmed: cluster 0</strong>" in t
+    # the global gap's digits come from its Bernstein interval (two significant digits: 0.0127 -> 0.013)
+    assert rows[1] == ("Largest cluster |gap| where the clusters were chosen +0.013 0.0583 cluster 1, 260 rows: "
+                       "-0.0583 0.104 cluster 0, 120 rows: +0.104")
+    assert rows[2] == "BCR: share of detectable clusters with |gap| ≥ threshold (descriptive) — 2 25.0% 50.0%"
+    assert rows[3] == "BIR: share of rows in those clusters (descriptive) — 2 28.9% 46.7%"
+    assert rows[4] == "Inertia (k-means = 1.00) — 2 1.00 1.08"
+    assert rows[5] == "Mean |gap| of biased clusters — 2 0.0583 0.0980"
+    assert rows[6] == "Clusters (detectable / total) 1 / 1 4 / 5 4 / 6"
+    # each null's reason, once, as a numbered footnote
     notes = re.search(r'<ol class="fn-notes">(.*?)</ol>', lb_html, re.S).group(1)
-    assert GLOBAL_REASON in notes and notes.count("<li") == 1
+    assert "nothing is tested" in notes and GLOBAL_REASON in notes and notes.count("<li") == 2
 
 
 def test_cluster_table_sorted_formatted_and_reasons(lb_html):
@@ -247,22 +282,29 @@ def test_cluster_table_sorted_formatted_and_reasons(lb_html):
     body = re.search(r"<tbody>(.*?)</tbody>", t, re.S).group(1)
     rows = re.findall(r"<tr[^>]*>.*?</tr>", body, re.S)
     order = [int(re.search(r'<td class="n">(\d+)<span', r).group(1)) for r in rows]
-    assert order == [3, 0, 1, 5, 2, 4]                      # |gap| descending, the undefined gap last
-    first_biased = rows[1]
-    assert 'class="hl"' in first_biased
-    txt = _html.unescape(re.sub(r"<[^>]+>", " ", first_biased))
-    assert "71.4%" in txt and "61.0%" in txt and "+0.104" in txt and "[-0.051, 0.260]" in txt
-    # the ◆ marker says what it measures, so "insufficient evidence" beside it is not a contradiction
-    assert "insufficient evidence" in txt and "|gap| ≥ 0.05" in txt and not re.search(r"\bbiased\b", txt)
-    second = _html.unescape(re.sub(r"<[^>]+>", " ", rows[2]))
-    assert f"accuracy higher for {CA}" in second and "[-0.171, -0.012]" in second and "-0.092" in second
-    assert 'badge-against' in rows[2] and 'badge-lb-biased' in rows[2]
+    assert order == [0, 1, 5, 2, 3, 4]         # the held-out test's order, then the untested by |gap| where chosen
+    first = rows[0]
+    assert 'class="hl"' in first
+    txt = " ".join(_html.unescape(re.sub(r"<[^>]+>", " ", first)).split())
+    # the decision first: held-out gap, its Newcombe interval, the verdict, the test position; then where chosen
+    assert txt.startswith(f"0 120 chosen, 118 held out +0.091 [0.010, 0.170] accuracy higher for {AA} #1 71.4% 70 rows "
+                          "61.0% 50 rows +0.104 |gap| ≥ 0.05")
+    assert 'badge-against' in first and 'badge-lb-biased' in first
+    # a ◆ cluster whose held-out interval contains 0: the marker says what it measures, the verdict decides
+    second = " ".join(_html.unescape(re.sub(r"<[^>]+>", " ", rows[1])).split())
+    assert "-0.030 [-0.111, 0.051] insufficient evidence #2" in second and "|gap| ≥ 0.05" in second
+    assert not re.search(r"\bbiased\b", second)
+    # after the first cluster not confirmed, no verdict: its interval may exclude 0 or not, it decides nothing
+    third = " ".join(_html.unescape(re.sub(r"<[^>]+>", " ", rows[2])).split())
+    assert "not tested" in third and "badge-against" not in rows[2] and STOPPED in third
     cap = _html.unescape(re.search(r"<caption>.*?</caption>", t, re.S).group(0))
-    assert "◆ shaded rows: |gap| ≥ 0.05" in cap and "a size marker, not a test" in cap
+    assert "◆ shaded rows: |gap| ≥ 0.05 where chosen, a size marker, not a finding" in cap
+    assert "on the 900 rows not used to choose the clusters and decide the Verdict" in cap
+    assert "testing stops at the first one not confirmed" in cap
     rule = re.findall(r"(?m)^\.badge \{[^}]*\}", lb_html)[-1]  # the last plain .badge rule wins the cascade
     assert "overflow-wrap: normal" in rule and "hyphens: none" in rule  # no mid-word breaks inside a badge
-    small = _html.unescape(rows[0])
-    assert NULL_IV_REASON in small and "too few rows" in small and "undefined-row" in rows[0]
+    small = _html.unescape(rows[4])
+    assert NULL_IV_REASON in small and "too few rows" in small and "undefined-row" in rows[4]
     null_gap = _html.unescape(rows[-1])
     assert "not defined" in null_gap and NULL_GAP_REASON in null_gap
     # k-means table present too (collapsed in HTML)
@@ -312,14 +354,43 @@ def test_summary_line_and_methods(lb_html):
     m = re.search(r'<p class="local-bias-line">.*?</p>', summary, re.S)
     assert m and 'href="#local-bias"' in m.group(0)
     line = _html.unescape(re.sub(r"<[^>]+>", "", m.group(0)))
-    assert "the largest gap in a LOGAN cluster is 0.104 [-0.051, 0.260] (Bernstein)" in line
-    assert f"cluster 0 of 120 rows (70 {AA}, 50 {CA})" in line
+    assert ("local bias confirmed on held-out rows: in LOGAN cluster 0 the gap is 0.091 [0.010, 0.170] (Newcombe, "
+            f"on the 118 held-out rows of the cluster, not used to choose it), accuracy higher for {AA}") in line
     assert "on all rows the gap is 0.013 [-0.060, 0.086]" in line
-    assert "2 of 4 detectable clusters have |gap| ≥ 0.05" in line
+    assert "with no local bias the chance of a confirmation is at most 5.0%" in line
+    assert "detectable clusters have |gap|" not in line           # BCR is not a finding
     methods = lb_html[lb_html.index('id="methods"'):]
     assert "Local group bias (LOGAN)" in methods and "Zhao &amp; Chang 2020" in methods
     assert ("Jieyu Zhao and Kai-Wei Chang (2020). LOGAN: Local Group Bias Detection by Clustering. Findings of the "
             "Association for Computational Linguistics: EMNLP 2020.") in methods
+
+
+def first_page_line(h: str) -> str:
+    summary = h[h.index('id="findings-h"'):h.index('<nav class="toc"')]
+    return _html.unescape(re.sub(r"<[^>]+>", "", re.search(r'<p class="local-bias-line">.*?</p>', summary,
+                                                            re.S).group(0)))
+
+
+def test_first_page_states_no_finding_when_the_test_does_not_support_one():
+    """The same clusters with the first held-out interval containing 0: no claim, the largest gap where chosen is
+    shown as such, with the held-out interval that does not confirm it, and no 'higher for' anywhere in the line."""
+    r = copy.deepcopy(with_local_bias())  # the module's cluster lists are shared
+    lo = r["local_bias"]["logan"]
+    lo["test"] = {"verdict": "not_confirmed", "first": 0, "order": [0, 1, 5, 2], "confirmed": []}
+    lo["clusters"][0]["held_out"] = _held(118, 0.031, -0.05, 0.11, "insufficient_evidence", 1)
+    lo["clusters"][1]["held_out"] = _held(296, -0.0301, -0.1105, -0.01, "not_tested", 2, STOPPED)
+    line = first_page_line(render_html(r, "a: 1\n", generated=DATE))
+    assert ("no local bias confirmed: the LOGAN cluster with the largest gap where the clusters were chosen "
+            "(cluster 0, +0.104 there) has a held-out gap of 0.031 [-0.050, 0.110] (Newcombe, 118 held-out rows), "
+            "insufficient evidence") in line
+    assert "higher for" not in line and "confirmed on held-out" not in line
+    lo["test"] = {"verdict": "not_testable", "first": None, "order": [], "confirmed": [],
+                  "reason": "no cluster detectable where the clusters were chosen has 20 or more held-out rows"}
+    line = first_page_line(render_html(r, "a: 1\n", generated=DATE))
+    assert "nothing to test (no cluster detectable where the clusters were chosen has 20 or more" in line
+    del lo["test"]  # results written before the held-out test: no finding either
+    line = first_page_line(render_html(r, "a: 1\n", generated=DATE))
+    assert "no held-out test in these results" in line and "higher for" not in line
 
 
 def test_absent_without_block(lb_html):

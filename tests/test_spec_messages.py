@@ -381,4 +381,5 @@ def test_no_data_message_about_a_default_that_stood_in_for_a_wrong_value(tmp_pat
     assert len(lines) == 1 and "local_bias.k: 1 is below the minimum of 2" in lines[0], lines
     (tmp_path / "spec.yaml").write_text(body.replace("K", "20"))
     lines = _problems(cli("validate", tmp_path / "spec.yaml", cwd=tmp_path))
-    assert len(lines) == 1 and "k = 20 is more than the 8 rows to cluster; use a k of at most 8" in lines[0], lines
+    assert len(lines) == 1 and ("k = 20 is more than the 4 rows the clusters are chosen on (half of the 8 rows; the other half "
+                                  "tests them); use a k of at most 4, or more rows") in lines[0], lines

@@ -47,6 +47,16 @@ REASON_NO_DETECTABLE = "no cluster has {min_group} or more rows of each group in
 REASON_NO_BIASED = "no cluster is biased (|gap| ≥ {threshold})"
 REASON_GROUP_EMPTY = "a group has no rows in the performance denominator in this cluster"
 REASON_INTERVAL_ONE_ROW = "the interval needs at least two rows"
+REASON_CHOSEN_HERE = ("the clusters were chosen on these rows to have large gaps, so an interval here would ignore "
+                      "that search; the held-out interval decides")
+REASON_HELD_OUT_SMALL = "fewer than {min_group} held-out rows of a group: too few to test"
+REASON_NOT_TESTED = "not tested: cluster {stop}, earlier in the test order, was not confirmed"
+REASON_NOT_IN_ORDER = "not detectable where chosen, so not tested"
+REASON_NONE_TESTABLE = ("no cluster detectable where the clusters were chosen has {min_group} or more held-out rows of "
+                        "each group in the performance denominator")
+SPLIT_STREAM = 0x5E1EC7  # the split's own random stream beside the spec's seed
+SPLIT_METHOD = ("a seeded random half of the rows in every (group, indicator, denominator) cell chooses λ and the "
+                "clusters; the other half tests their gaps")
 
 
 @dataclass
@@ -137,9 +147,10 @@ def prepare(ls, attrs: list[AttributeDef], tasks: list[TaskColumns], enc: Encode
     if rows.size == 0 or first.all() or not first.any():
         raise SpecError([ls.problem(base + ("attribute",), f"after dropping rows, {enc.display_path} has no rows of "
                                     f"{groups[1] if first.all() else groups[0]}; LOGAN needs rows of both groups")])
-    if lb.k > rows.size:
-        raise SpecError([ls.problem(base + ("k",), f"k = {lb.k} is more than the {rows.size} rows to cluster; use a k of at "
-                                                     f"most {rows.size}, or more rows")])
+    if lb.k > rows.size // 2:  # the clusters are chosen on half the rows (docs/metrics.md §6)
+        raise SpecError([ls.problem(base + ("k",), f"k = {lb.k} is more than the {rows.size // 2} rows the clusters "
+                                                     f"are chosen on (half of the {rows.size} rows; the other half "
+                                                     f"tests them); use a k of at most {rows.size // 2}, or more rows")])
     features.update(rows=int(rows.size), dropped=dropped)
     favpos = tasks[k].favorable == "positive"
     complement = lb.performance == "accuracy" or favpos
@@ -430,11 +441,13 @@ def gap_intervals(s0, r0, s1, r1, n, *, level: float, complement_cost: bool = Tr
 
 
 def _cluster_entries(table: list[dict], prep: Prepared, perf_label: str, level: float, threshold: float,
-                     labels: np.ndarray | None = None, **bernstein) -> list[dict]:
+                     labels: np.ndarray | None = None, *, chosen_here: bool = False, **bernstein) -> list[dict]:
+    """Per-cluster entries of ``table``. ``chosen_here``: the clusters were chosen on these rows, so no interval
+    (it would ignore the search; the held-out interval decides) and ``interval_reason`` says so."""
     g0, g1 = prep.groups  # logan's group code 1 = groups[0]
-    ivs = gap_intervals([r["s0"] for r in table], [r["r0"] for r in table], [r["s1"] for r in table],
-                        [r["r1"] for r in table], [r["size"] for r in table], level=level,
-                        complement_cost=prep.complement_cost, cost=prep.cost, **bernstein)
+    ivs = [None] * len(table) if chosen_here else gap_intervals(
+        [r["s0"] for r in table], [r["r0"] for r in table], [r["s1"] for r in table], [r["r1"] for r in table],
+        [r["size"] for r in table], level=level, complement_cost=prep.complement_cost, cost=prep.cost, **bernstein)
     words = _top_words(prep, labels, len(table)) if labels is not None and prep.tfidf is not None else None
     out = []
     for r, iv in zip(table, ivs):
@@ -446,12 +459,11 @@ def _cluster_entries(table: list[dict], prep: Prepared, perf_label: str, level: 
         if e["gap"] is None:
             e["reason"] = REASON_GROUP_EMPTY
         if iv is not None:
-            text = {"first_higher": f"{perf_label} higher for {g0}", "second_higher": f"{perf_label} higher for {g1}",
-                    "insufficient_evidence": "insufficient evidence"}[iv["verdict"]]
-            e["interval"] = {**iv, "verdict_text": text}
+            e["interval"] = {**iv, "verdict_text": _verdict_text(iv["verdict"], perf_label, prep.groups)}
         else:
             e["interval"] = None
-            e["interval_reason"] = REASON_GROUP_EMPTY if e["gap"] is None else REASON_INTERVAL_ONE_ROW
+            e["interval_reason"] = (REASON_CHOSEN_HERE if chosen_here else REASON_GROUP_EMPTY if e["gap"] is None
+                                    else REASON_INTERVAL_ONE_ROW)
         e["detectable"] = bool(r["detectable"])
         e["biased"] = bool(r["detectable"] and e["gap"] is not None and abs(e["gap"]) >= threshold)
         if words is not None:
@@ -481,9 +493,18 @@ def _top_words(prep: Prepared, labels: np.ndarray, k: int) -> list[list[str]]:
     return out
 
 
-def _summary_block(res: dict, prep: Prepared, perf_label: str, level: float, lb, inertia_kmeans: float) -> dict:
+def _summary_block(res: dict, prep: Prepared, perf_label: str, level: float, lb, inertia_kmeans: float,
+                   labels: np.ndarray, selection: np.ndarray) -> dict:
+    """One clustering's block: its summary and clusters on the selection rows (``res``), each cluster's held-out
+    gap and interval, and the held-out test. ``labels``: every row's cluster (held-out rows: nearest centroid)."""
     s = LG.summary(res["table"], threshold=lb.threshold)
-    clusters = _cluster_entries(res["table"], prep, perf_label, level, lb.threshold, res["labels"])
+    clusters = _cluster_entries(res["table"], prep, perf_label, level, lb.threshold, labels, chosen_here=True)
+    out = ~selection
+    table_out = LG._table(labels[out], prep.first[out], prep.value[out], len(res["table"]), lb.min_group,
+                          prep.support[out])
+    held, test = _held_out(res["table"], table_out, prep, perf_label, level, lb.min_group)
+    for e, h in zip(clusters, held):
+        e["held_out"] = h
     det = [c for c in clusters if c["detectable"] and c["gap"] is not None]
     top = max(det, key=lambda c: (abs(c["gap"]), -c["cluster"]), default=None)
     block = {"max_gap": _f(s["max_gap"]), "max_gap_cluster": top["cluster"] if top else None,
@@ -503,15 +524,109 @@ def _summary_block(res: dict, prep: Prepared, perf_label: str, level: float, lb,
         reasons["inertia_ratio"] = "k-means inertia is 0 (every row sits on its centroid)"
     if reasons:
         block["reasons"] = reasons
+    block["test"] = test
     block["clusters"] = clusters
     return block
 
 
-def cluster(prep: Prepared, lb, *, seed: int, say=lambda msg: None) -> dict:
-    """Plain k-means and LOGAN on the prepared rows: ``{"kmeans": result, "logan": result, "lambda": λ,
-    "source": "spec"|"grid", "runs": {λ: result}, "eligible": {λ: bool}}`` (results as :func:`logan.logan`;
-    labels in the canonical row order of ``prep``)."""
-    X, g, v, sup = prep.X, prep.first, prep.value, prep.support
+def split_rows(prep: Prepared, seed: int) -> np.ndarray:
+    """The sample split (docs/metrics.md §6): True for the *selection* rows the clusters and λ are chosen on, False
+    for the *held-out* rows their gaps are tested on. Seeded and stratified: within every (group, indicator,
+    denominator) cell of the canonically ordered rows, a random half (rounded up) is selection, so the two halves
+    have the same make-up and the split does not depend on the order of the file."""
+    n = prep.first.shape[0]
+    strata = prep.first * 4 + prep.value * 2 + prep.support
+    rng = np.random.default_rng([int(seed), SPLIT_STREAM])
+    sel = np.zeros(n, dtype=bool)
+    for t in range(8):
+        idx = np.flatnonzero(strata == t)
+        if idx.size:
+            sel[idx[rng.permutation(idx.size)[: (idx.size + 1) // 2]]] = True
+    return sel
+
+
+def nearest_centroid(X: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """Label of the nearest centroid (squared Euclidean; ties -> smallest index): how a held-out row joins a cluster."""
+    X64, C64 = X.astype(np.float64), np.asarray(C, dtype=np.float64)
+    d = np.empty((X64.shape[0], C64.shape[0]))
+    for j, c in enumerate(C64):  # no BLAS: the same sums in the same order on every machine
+        diff = X64 - c
+        d[:, j] = np.einsum("ij,ij->i", diff, diff)
+    return np.argmin(d, axis=1).astype(np.int64)
+
+
+def _verdict_text(verdict: str, perf_label: str, groups: list[str]) -> str:
+    return {"first_higher": f"{perf_label} higher for {groups[0]}", "second_higher": f"{perf_label} higher for {groups[1]}",
+            "insufficient_evidence": "insufficient evidence"}[verdict]
+
+
+def _held_out(table_sel: list[dict], table_out: list[dict], prep: Prepared, perf_label: str, level: float,
+              min_group: int) -> tuple[list[dict], dict]:
+    """Per cluster, its gap on the held-out rows with the interval that decides it (Newcombe's hybrid score interval
+    for a difference of two proportions), and the test over the
+    clusters: clusters detectable where they were chosen, in the order of |gap| there (largest first; ties ->
+    smaller index), are tested on the held-out rows one after the other at the spec's level, stopping at the first
+    that is not confirmed (a fixed-sequence test: the chance of confirming any cluster whose held-out gap is 0 is at
+    most 1 − level). A cluster with fewer than ``min_group`` held-out rows of a group is passed over, untested."""
+    g0, g1 = prep.groups
+    held = []
+    for r in table_out:
+        iv = None
+        if r["s0"] and r["s1"]:  # Newcombe's hybrid score interval for acc1 − acc0 on the held-out rows
+            lo, hi = intervals.newcombe_difference(r["r1"], r["s1"], r["r0"], r["s0"], level=level)
+            iv = {"method": "newcombe", "level": level, "lower": _f(lo), "upper": _f(hi), "covers": ["rows"],
+                  "n": int(r["size"]),
+                  "verdict": "first_higher" if lo > 0 else "second_higher" if hi < 0 else "insufficient_evidence"}
+        h = {"size": int(r["size"]), "sizes": {g0: int(r["n1"]), g1: int(r["n0"])},
+             "support": {g0: int(r["s1"]), g1: int(r["s0"])},
+             "performance": {g0: _f(r["acc1"]), g1: _f(r["acc0"])}, "gap": _f(r["gap"]),
+             "testable": bool(r["detectable"]), "interval": None}
+        if h["gap"] is None:
+            h["reason"] = REASON_GROUP_EMPTY
+        if iv is None:
+            h["interval_reason"] = REASON_GROUP_EMPTY
+        else:
+            h["interval"] = {**iv, "verdict_text": _verdict_text(iv["verdict"], perf_label, prep.groups)}
+        held.append(h)
+    order = sorted((r for r in table_sel if r["detectable"] and np.isfinite(r["gap"])),
+                   key=lambda r: (-abs(r["gap"]), r["cluster"]))
+    ranked, confirmed, stop = [], [], None
+    for r in order:
+        h = held[r["cluster"]]
+        if not h["testable"]:
+            h["test_reason"] = REASON_HELD_OUT_SMALL.format(min_group=min_group)
+            if h["interval"] is not None:
+                h["interval"].update(verdict="not_tested", verdict_text="not tested")
+            continue
+        ranked.append(int(r["cluster"]))
+        h["test_order"] = len(ranked)
+        if stop is not None:
+            h["test_reason"] = REASON_NOT_TESTED.format(stop=stop)
+            h["interval"].update(verdict="not_tested", verdict_text="not tested")
+        elif h["interval"]["verdict"] == "insufficient_evidence":
+            stop = int(r["cluster"])
+        else:
+            confirmed.append(int(r["cluster"]))
+    for c, h in enumerate(held):  # not in the order: no test, so no verdict
+        if "test_order" not in h and "test_reason" not in h:
+            h["test_reason"] = REASON_NOT_IN_ORDER
+            if h["interval"] is not None:
+                h["interval"].update(verdict="not_tested", verdict_text="not tested")
+    first = ranked[0] if ranked else None
+    test = {"order": ranked, "confirmed": confirmed, "first": first,
+            "verdict": "not_testable" if first is None else ("confirmed" if confirmed else "not_confirmed")}
+    if first is None:
+        test["reason"] = (REASON_NO_DETECTABLE.format(min_group=min_group) + " where the clusters were chosen"
+                          if not order else REASON_NONE_TESTABLE.format(min_group=min_group))
+    return held, test
+
+
+def cluster(prep: Prepared, lb, *, seed: int, rows: np.ndarray | None = None, say=lambda msg: None) -> dict:
+    """Plain k-means and LOGAN on the prepared rows (``rows``: the selection rows; default all):
+    ``{"kmeans": result, "logan": result, "lambda": λ, "source": "spec"|"grid", "runs": {λ: result},
+    "eligible": {λ: bool}}`` (results as :func:`logan.logan`; labels in the canonical order of those rows)."""
+    rows = np.arange(prep.first.shape[0]) if rows is None else rows
+    X, g, v, sup = prep.X[rows], prep.first[rows], prep.value[rows], prep.support[rows]
     opts = dict(k=lb.k, seed=seed, max_iter=lb.max_iter, min_group=lb.min_group, min_clusters=lb.min_clusters,
                 support=sup)
     say("local bias: k-means")
@@ -531,15 +646,8 @@ def cluster(prep: Prepared, lb, *, seed: int, say=lambda msg: None) -> dict:
     return {"kmeans": km, "logan": runs[lam], "lambda": lam, "source": source, "runs": runs, "eligible": eligible}
 
 
-def evaluate(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: None, gamma: float | None = None,
-             max_cost: float = 1.0) -> dict:
-    """The results.json ``local_bias`` block. ``gamma`` and ``max_cost`` (the spec's intervals.bernstein) apply to
-    the global gap, which describes the same population as the group-disparity metrics; a cluster's γ is its
-    observed share."""
-    perf_label = PERFORMANCE_LABELS[lb.performance]
-    X, g, v, sup = prep.X, prep.first, prep.value, prep.support
-    cl = cluster(prep, lb, seed=seed, say=say)
-    km, lg, lam, source, runs = cl["kmeans"], cl["logan"], cl["lambda"], cl["source"], cl["runs"]
+def _grid_rows(cl: dict, lb) -> list[dict]:
+    km, lam, runs = cl["kmeans"], cl["lambda"], cl["runs"]
     grid_rows = []
     for x in sorted(runs):
         s = LG.summary(runs[x]["table"], threshold=lb.threshold)
@@ -561,11 +669,34 @@ def evaluate(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: Non
                            f"on the wrong side of its boundary (limit {lb.max_displaced:.0%})")
             row["reason"] = "; ".join(why) + ": the clusters are no longer neighbourhoods in feature space"
         grid_rows.append(row)
+    return grid_rows
+
+
+def evaluate(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: None, gamma: float | None = None,
+             max_cost: float = 1.0) -> dict:
+    """The results.json ``local_bias`` block (:func:`analyse` without the row labels)."""
+    return analyse(prep, lb, seed=seed, level=level, say=say, gamma=gamma, max_cost=max_cost)[0]
+
+
+def analyse(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: None, gamma: float | None = None,
+            max_cost: float = 1.0) -> tuple[dict, dict]:
+    """(the results.json ``local_bias`` block, ``{"kmeans"|"logan": every row's cluster}`` in canonical order;
+    held-out rows: nearest centroid; ``"selection"``: the split). The clusters and λ are chosen on a seeded half of the rows
+    (:func:`split_rows`) and every cluster's gap is tested on the other half (:func:`_held_out`). ``gamma`` and
+    ``max_cost`` (the spec's intervals.bernstein) apply to the global gap, which describes the same population as
+    the group-disparity metrics; a cluster's γ is its observed share."""
+    perf_label = PERFORMANCE_LABELS[lb.performance]
+    X, g, v, sup = prep.X, prep.first, prep.value, prep.support
+    n = X.shape[0]
+    selection = split_rows(prep, seed)
+    sel, out_rows = np.flatnonzero(selection), np.flatnonzero(~selection)
+    cl = cluster(prep, lb, seed=seed, rows=sel, say=say)
+    km, lg, lam, source = cl["kmeans"], cl["logan"], cl["lambda"], cl["source"]
+    grid_rows = _grid_rows(cl, lb)
     if source == "grid" and not any(cl["eligible"].values()):
         prep.notes.append("no λ in the grid passed the neighbourhood checks (max_inertia_ratio, max_displaced); "
                           "the smallest was used")
-    # global: the corpus as one cluster
-    n = X.shape[0]
+    # global: the corpus as one cluster, all rows (nothing was chosen)
     whole = LG._table(np.zeros(n, dtype=np.int64), g, v, 1, lb.min_group, sup)
     gclusters = _cluster_entries(whole, prep, perf_label, level, lb.threshold, gamma=gamma, max_cost=max_cost)
     if gclusters[0]["interval"] is not None and prep.features.get("dropped"):
@@ -578,26 +709,34 @@ def evaluate(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: Non
     glob = {"gap": gap, "max_gap": _f(abs(gap)) if gap is not None else None, "bcr": None, "bir": None,
             "inertia_ratio": None, "mean_abs_gap_biased": None, "reason": REASON_GLOBAL_SHARES,
             "clusters": gclusters}
-    kmb = _summary_block(km, prep, perf_label, level, lb, km["inertia"])
-    lgb = _summary_block(lg, prep, perf_label, level, lb, km["inertia"])
-    lgb["lambda"] = lam
-    proj = _projection(X, km["labels"], lg["labels"], g, seed, kmb["clusters"], lgb["clusters"])
+    blocks, labels = {}, {}
+    for key, res in (("kmeans", km), ("logan", lg)):
+        full = np.empty(n, dtype=np.int64)
+        full[sel] = res["labels"]
+        full[out_rows] = nearest_centroid(X[out_rows], res["centroids"])
+        labels[key] = full
+        blocks[key] = _summary_block(res, prep, perf_label, level, lb, km["inertia"], full, selection)
+    blocks["logan"]["lambda"] = lam
+    proj = _projection(X, labels["kmeans"], labels["logan"], g, seed, blocks["kmeans"]["clusters"],
+                       blocks["logan"]["clusters"])
     g0, g1 = prep.groups
-    out = {
+    result = {
         "attribute": prep.attribute, "groups": [g0, g1], "task": prep.task,
         "performance": lb.performance, "performance_label": perf_label,
         "gap_definition": f"{perf_label}({g0}) − {perf_label}({g1})",
         "features": prep.features,
         "k": lb.k, "threshold": lb.threshold, "min_group": lb.min_group, "min_clusters": lb.min_clusters,
         "max_iter": lb.max_iter, "seed": seed, "confidence": level,
+        "split": {"method": SPLIT_METHOD, "seed": seed, "selection_rows": int(sel.size),
+                  "held_out_rows": int(out_rows.size)},
         "lambda": lam, "lambda_source": source, "lambda_grid": grid_rows,
         "max_inertia_ratio": lb.max_inertia_ratio, "max_displaced": lb.max_displaced,
         "merge": "the merge rule (docs/metrics.md §6) is applied to k-means and LOGAN alike",
-        "global": glob, "kmeans": kmb, "logan": lgb, "projection": proj,
+        "global": glob, "kmeans": blocks["kmeans"], "logan": blocks["logan"], "projection": proj,
     }
     if prep.notes:
-        out["notes"] = list(prep.notes)
-    return out
+        result["notes"] = list(prep.notes)
+    return result, {**labels, "selection": selection}
 
 
 def _one_blas_thread():

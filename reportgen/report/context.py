@@ -56,6 +56,8 @@ REFERENCES = {
                  "The Annals of Statistics 7(1).",
     "zhao2020": "Jieyu Zhao and Kai-Wei Chang (2020). LOGAN: Local Group Bias Detection by Clustering. "
                 "Findings of the Association for Computational Linguistics: EMNLP 2020.",
+    "newcombe1998": "Robert G. Newcombe (1998). Interval Estimation for the Difference Between Independent "
+                    "Proportions: Comparison of Eleven Methods. Statistics in Medicine 17(8).",
 }
 REFERENCE_LABELS = {
     "zhao2017": "Zhao et al. 2017",
@@ -65,6 +67,7 @@ REFERENCE_LABELS = {
     "wang2019": "Wang et al. 2019",
     "efron1979": "Efron 1979",
     "zhao2020": "Zhao & Chang 2020",
+    "newcombe1998": "Newcombe 1998",
 }
 
 CONDITION_TEXT = {
@@ -618,9 +621,10 @@ PROJECTION_METHOD_TEXT = {"pca": "principal component analysis (PCA)", "svd": "t
                           "tsne": "t-SNE", "umap": "UMAP"}
 # Rows of the side-by-side table: (key, label, kind); the kind says which filter the template uses.
 LOCAL_BIAS_ROWS = [
-    ("max_gap", "Largest cluster |gap|", "num"),
-    ("bcr", "BCR: share of detectable clusters that are biased", "pct"),
-    ("bir", "BIR: share of rows in biased clusters", "pct"),
+    ("test", "Held-out test of the cluster gaps", "test"),
+    ("max_gap", "Largest cluster |gap| where the clusters were chosen", "num"),
+    ("bcr", "BCR: share of detectable clusters with |gap| ≥ threshold (descriptive)", "pct"),
+    ("bir", "BIR: share of rows in those clusters (descriptive)", "pct"),
     ("inertia_ratio", "Inertia (k-means = 1.00)", "num"),
     ("mean_abs_gap_biased", "Mean |gap| of biased clusters", "num"),
     ("clusters", "Clusters (detectable / total)", "clusters"),
@@ -632,13 +636,33 @@ def _abs_gap_key(c: Any) -> tuple:
     return (0, -abs(g), c.cluster) if F._finite(g) else (1, 0, c.cluster)
 
 
+def _test_order_key(c: Any) -> tuple:
+    """Clusters in the held-out test's order first, then by |gap| where chosen (undefined gaps last)."""
+    order = c.held_out.test_order if getattr(c, "held_out", None) is not None else None
+    return (0, order, 0, 0) if order is not None else (1, *_abs_gap_key(c))
+
+
 def _cluster_view(c: Any, groups: list, threshold: Any = None) -> dict:
     v = _plain(c)
     v["defined"] = F._finite(c.gap)
     v["abs_gap"] = abs(c.gap) if v["defined"] else None
     iv = c.interval
     v["iv"] = _plain(iv)
-    if not v["defined"]:
+    held = getattr(c, "held_out", None)
+    v["held"] = None
+    if held is not None:  # a k-means or LOGAN cluster: the held-out interval decides (docs/metrics.md §6)
+        hiv = held.interval
+        v["held"] = {"gap": held.gap if F._finite(held.gap) else None, "iv": _plain(hiv), "size": held.size,
+                     "test_order": held.test_order, "why": held.test_reason or held.interval_reason or held.reason}
+        if hiv is None or hiv.verdict is None:
+            v["verdict_kind"], v["verdict_text"] = "undefined", F.NOT_DEFINED if held.gap is None else F.NO_INTERVAL
+        elif hiv.verdict == "not_tested":
+            v["verdict_kind"], v["verdict_text"] = "undefined", "not tested"
+        elif hiv.verdict == "insufficient_evidence":
+            v["verdict_kind"], v["verdict_text"] = "insufficient", hiv.verdict_text or F.INSUFFICIENT
+        else:
+            v["verdict_kind"], v["verdict_text"] = "against", hiv.verdict_text or str(hiv.verdict).replace("_", " ")
+    elif not v["defined"]:
         v["verdict_kind"], v["verdict_text"] = "undefined", F.NOT_DEFINED
     elif iv is None or iv.verdict is None:
         v["verdict_kind"], v["verdict_text"] = "undefined", F.NO_INTERVAL
@@ -669,13 +693,30 @@ def _clustering_view(block: Any, groups: list, key: str, title: str, threshold: 
     v = _plain(block)
     v["key"], v["title"] = key, title
     clusters = [(c, _cluster_view(c, groups, threshold)) for c in block.clusters or [] if c is not None]
-    v["clusters_sorted"] = [cv for _, cv in sorted(clusters, key=lambda pair: _abs_gap_key(pair[0]))]
+    v["clusters_sorted"] = [cv for _, cv in sorted(clusters, key=lambda pair: _test_order_key(pair[0]))]
     v["has_top_words"] = any(cv["top_words"] for _, cv in clusters)
     v["has_support"] = any(gc["support_differs"] for _, cv in clusters for gc in cv["group_cells"])
     largest = block.max_gap_cluster
     v["largest"] = (next((cv for c, cv in clusters if c.cluster == largest), None) if largest is not None
                     else None)
+    test = getattr(block, "test", None)
+    v["test"] = _plain(test)
+    v["tested_first"] = None  # the cluster the held-out test starts with (the largest |gap| where chosen)
+    if test is not None and test.first is not None:
+        v["tested_first"] = next((cv for c, cv in clusters if c.cluster == test.first), None)
     return v
+
+
+def _test_text(test: Any) -> str:
+    """The held-out test's outcome in a few words (the side-by-side table)."""
+    if test is None:
+        return "not run"
+    if test.verdict == "confirmed":
+        ids = ", ".join(str(c) for c in test.confirmed or [])
+        return f"confirmed: cluster{'s' if len(test.confirmed or []) > 1 else ''} {ids}"
+    if test.verdict == "not_confirmed":
+        return f"not confirmed (cluster {test.first} tested first)"
+    return "nothing testable"
 
 
 def _side_by_side(lb: Any, cols: list[dict]) -> tuple[list[dict], list[str]]:
@@ -696,6 +737,13 @@ def _side_by_side(lb: Any, cols: list[dict]) -> tuple[list[dict], list[str]]:
         for col in cols:
             block = col["block"]
             clusters = [c for c in (getattr(block, "clusters", None) or []) if c is not None]
+            if kind == "test":
+                test = getattr(block, "test", None)
+                cells.append({"kind": kind, "value": None if col["key"] == "global" else _test_text(test),
+                              "confirmed": test is not None and test.verdict == "confirmed",
+                              "note": note("nothing is chosen for the whole test set, so nothing is tested")
+                              if col["key"] == "global" else None})
+                continue
             if kind == "clusters":
                 n, d = getattr(block, "n_clusters", None), getattr(block, "n_detectable", None)
                 if col["key"] == "global" and n is None:
@@ -867,8 +915,8 @@ def build_context(results: Any, spec_text: str, *, generated: str | None, mode: 
             if p not in papers:
                 papers.append(p)
     local_bias = local_bias_view(results.local_bias, with_plots=with_plots)
-    if local_bias is not None and "zhao2020" not in papers:
-        papers.append("zhao2020")
+    if local_bias is not None:
+        papers += [p for p in ("zhao2020", "newcombe1998") if p not in papers]
     papers.append("efron1979")
     gates = [_gate_view(g, results.metrics, metrics) for g in results.gates]
     report = results.report

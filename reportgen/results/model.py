@@ -1011,6 +1011,63 @@ class ClusterInterval(_Model):
     note: str | None = _opt("Caveat (e.g. rows left out of the clustering).")
 
 
+class HeldOutInterval(_Model):
+    """Newcombe's hybrid score interval for the held-out gap (docs/metrics.md §6): the decision interval of a
+    k-means or LOGAN cluster."""
+
+    method: Literal["newcombe"] = _f("Newcombe (1998) hybrid score interval for a difference of two proportions.")
+    level: float = _f(_LEVEL)
+    lower: float | None = _f("Lower end.")
+    upper: float | None = _f("Upper end.")
+    covers: list[Covers] = _f(_COVERS)
+    n: int = _f("Held-out rows in the cluster.")
+    verdict: Literal["first_higher", "second_higher", "insufficient_evidence", "not_tested"] = _f(
+        "first_higher (lower > 0), second_higher (upper < 0) or insufficient_evidence when the held-out test "
+        "reached the cluster; not_tested otherwise (`test_reason`): then the interval supports no verdict.")
+    verdict_text: str = _f("The verdict in words.")
+
+
+class HeldOutCluster(_Model):
+    """A cluster's gap on the held-out rows (those not used to choose λ and the clusters; a held-out row joins the
+    cluster of its nearest centroid), with the Bernstein interval that decides it (docs/metrics.md §6)."""
+
+    size: int = _f("Held-out rows in the cluster.")
+    sizes: dict[str, int] = _f("Held-out rows per group.")
+    support: dict[str, int] = _f("Held-out rows per group in the performance denominator.")
+    performance: dict[str, float | None] = _f("Performance per group on the held-out rows; null where the "
+                                              "denominator is 0.")
+    gap: float | None = _f("Held-out gap: performance of the first group minus the second's; null when undefined.")
+    reason: str | None = _opt("Why the held-out gap is undefined.")
+    testable: bool = _f("Whether each group has at least min_group held-out rows in the denominator.")
+    interval: HeldOutInterval | None = _f("The decision interval: Newcombe on the held-out rows; its verdict is "
+                                          "not_tested unless the held-out test reached this cluster.")
+    interval_reason: str | None = _opt("Why there is no held-out interval.")
+    test_order: int | None = _opt("Position in the held-out test's order (1 = the largest |gap| where the clusters "
+                                  "were chosen); absent when the cluster is not in the order.")
+    test_reason: str | None = _opt("Why the cluster was not tested.")
+
+
+class HeldOutTest(_Model):
+    """The search-aware test of a clustering (docs/metrics.md §6): clusters detectable on the selection rows, in
+    the order of their |gap| there, tested one after the other on the held-out rows at the spec's level until one
+    is not confirmed."""
+
+    verdict: Literal["confirmed", "not_confirmed", "not_testable"] = _f(
+        "confirmed: at least the first cluster's held-out interval excludes 0; not_confirmed: it does not; "
+        "not_testable: no cluster could be tested (`reason`).")
+    first: int | None = _f("The first cluster tested (the largest |gap| where the clusters were chosen).")
+    order: list[int] = _f("Clusters in test order.")
+    confirmed: list[int] = _f("Clusters whose held-out interval excludes 0 within the test (a prefix of `order`).")
+    reason: str | None = _opt("Why nothing could be tested.")
+
+
+class SplitInfo(_Model):
+    method: str = _f("How the rows were split, in words.")
+    seed: int = _f("Seed of the split (the clustering seed, on a stream of its own).")
+    selection_rows: int = _f("Rows λ and the clusters were chosen on.")
+    held_out_rows: int = _f("Rows the clusters' gaps were tested on.")
+
+
 class Centroid(_Model):
     x: float | None = _f("Centroid in the 2-D projection (first axis); null for an empty cluster.")
     y: float | None = _f("Centroid in the 2-D projection (second axis); null for an empty cluster.")
@@ -1024,10 +1081,15 @@ class Cluster(_Model):
     performance: dict[str, float | None] = _f("Performance per group; null where the denominator is 0.")
     gap: float | None = _f("Performance of the first group minus the second's; null when undefined (`reason`).")
     reason: str | None = _opt("Why the gap is undefined.")
-    interval: ClusterInterval | None = _f("Bernstein interval of the gap; null when undefined (`interval_reason`).")
+    interval: ClusterInterval | None = _f("Bernstein interval of the gap; null when undefined or, for k-means and "
+                                         "LOGAN clusters, always (`interval_reason`: they were chosen on these rows; "
+                                         "the decision interval is `held_out.interval`).")
     interval_reason: str | None = _opt("Why there is no interval.")
     detectable: bool = _f("Whether each group has at least min_group rows in the denominator.")
-    biased: bool = _f("Detectable and |gap| ≥ threshold.")
+    biased: bool = _f("Detectable and |gap| ≥ threshold: a size marker on the rows the clusters were chosen on, not "
+                      "a finding (under no local bias almost every clustering has such clusters).")
+    held_out: HeldOutCluster | None = _opt("k-means and LOGAN clusters: the gap on the held-out rows and its "
+                                           "decision interval.")
     top_words: list[str] | None = _opt("Text features: terms most characteristic of the cluster.")
     centroid: Centroid | None = _opt("Centroid in the projection (k-means and LOGAN clusters).")
 
@@ -1039,13 +1101,13 @@ class ClusteringReasons(_Model):
 
 
 class ClusteringSummary(_Model):
-    max_gap: float | None = _f("Largest |gap| over the detectable clusters; null when none is detectable (see "
-                                "`reasons`).")
+    max_gap: float | None = _f("Largest |gap| over the detectable clusters on the selection rows (optimistic: "
+                                "chosen after looking); null when none is detectable (see `reasons`).")
     max_gap_cluster: int | None = _f("Cluster with the largest |gap|; null if none is detectable.")
     bcr: float | None = _f("Biased cluster ratio: share of the detectable clusters that are biased (|gap| ≥ "
-                            "threshold); null when no cluster is detectable.")
-    bir: float | None = _f("Biased instance ratio: share of all clustered rows of the two groups that lie in biased "
-                            "clusters; null when no cluster is detectable.")
+                            "threshold) on the selection rows; descriptive, not a finding; null when no cluster is detectable.")
+    bir: float | None = _f("Biased instance ratio: share of the selection rows that lie in biased clusters; "
+                            "descriptive, not a finding; null when no cluster is detectable.")
     inertia_ratio: float | None = _f("Inertia (sum of squared distances to the centroids) relative to plain "
                                      "k-means; 1 for k-means itself; null when k-means' inertia is 0.")
     mean_abs_gap_biased: float | None = _f("Mean |gap| over the biased clusters; null when none.")
@@ -1057,6 +1119,8 @@ class ClusteringSummary(_Model):
     displaced: float | None = _f("Share of the rows that sit in a cluster other than their nearest centroid's "
                                  "(0 for plain k-means at convergence).")
     reasons: ClusteringReasons | None = _opt("Why some summary values are uninformative.")
+    test: HeldOutTest | None = _opt("The held-out test of the clusters' gaps: the only finding of the clustering "
+                                    "(absent in results written before the test existed).")
     clusters: list[Cluster] = _f("Every cluster.")
     lambda_: float | None = Field(None, alias="lambda", description="LOGAN only: λ used.")
 
@@ -1120,6 +1184,8 @@ class LocalBias(_Model):
     confidence: float = _f("Confidence level of the cluster intervals.")
     lambda_: float = Field(alias="lambda", description="LOGAN λ used: weight of the bias term against the "
                            "k-means inertia in the clustering objective.")
+    split: SplitInfo | None = _opt("The sample split: selection rows choose λ and the clusters, held-out rows test "
+                                   "them (absent in results written before the split existed).")
     lambda_source: Literal["spec", "grid"] = _f("Whether λ was given or chosen from a grid.")
     lambda_grid: list[LambdaRow] = _f("λ values tried.")
     max_inertia_ratio: float = _f("Neighbourhood check: largest inertia ratio allowed.")

@@ -135,3 +135,21 @@ def normal_level(critical: float) -> float:
     """The two-sided level at which ``critical`` is the normal quantile (2Φ(c) − 1)."""
     return math.erf(critical / math.sqrt(2.0))
 
+
+def newcombe_difference(r1: float, n1: float, r0: float, n0: float, *, level: float) -> tuple[float, float]:
+    """Newcombe's hybrid score interval (Newcombe 1998, method 10) for p1 − p0, the difference of two independent
+    binomial proportions r1/n1 and r0/n0, from the two Wilson score intervals (docs/metrics.md §6)."""
+    from scipy.stats import norm
+
+    z = float(norm.ppf(0.5 + level / 2))
+
+    def wilson(r, n):
+        p = r / n
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+        return p, centre - half, centre + half
+
+    p1, l1, u1 = wilson(r1, n1)
+    p0, l0, u0 = wilson(r0, n0)
+    d = p1 - p0
+    return d - math.sqrt((p1 - l1) ** 2 + (u0 - p0) ** 2), d + math.sqrt((u1 - p1) ** 2 + (p0 - l0) ** 2)
