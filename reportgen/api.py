@@ -97,7 +97,10 @@ def render_reports(ls: "LoadedSpec", fmts: Iterable[str], results, results_bytes
         tdir = ls.resolve(ls.spec.output.templates) if ls.spec.output.templates else None
         generated = report_date()
         spec_bytes = ls.text.encode("utf-8")
-        extra = {"logo": ls.resolve(ls.spec.report.logo)} if ls.spec.report.logo else {}
+        from reportgen.spec.model import logo_file
+
+        logo = logo_file(ls)  # inside the spec's folder, links followed (SpecError otherwise)
+        extra = {"logo": logo} if logo is not None else {}
         if "html" in fmts:
             say("rendering report.html")
             files["report.html"] = report.render_html(results, spec_bytes, templates_dir=tdir,

@@ -357,9 +357,7 @@ EXPLICIT = {
     "overflowing_scores": Case(kind="score", scores=["1e309", "0.2"]),
     "extreme_finite_scores": Case(kind="score", scores=["1e308", "-1e308", "0.2", "0.8"]),
 }
-XFAIL: dict[str, str] = {
-    "zero_width_and_rtl": "validate's summary prints a group's U+202E (right-to-left override) raw",
-}
+XFAIL: dict[str, str] = {}  # name: why it still fails (strict xfail), for a case whose fix is still in progress
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=XFAIL[n]))
@@ -414,19 +412,50 @@ def test_secret_as_data_file_never_leaks(kind, way):
     in_fresh_root(go)
 
 
-LOGO_LEAK = ("report.logo is read from anywhere: a logo outside the spec's folder (../, absolute, or a symlink in "
-             "it pointing out) is embedded base64 in report.html (outputs/templates owner); it should be refused "
-             "with exit 2 at report.logo")
-
-
-@pytest.mark.xfail(strict=True, reason=LOGO_LEAK)
 @pytest.mark.parametrize("way", SECRET_WAYS)
 def test_secret_as_logo_never_reaches_the_report(way):
     def go(root, secrets):
         ref = _secret_refs(root, secrets, "svg")[way]
-        return check_case(Case(logo=ref, formats=("json", "html")), root, secrets, api=False)
+        got = check_case(Case(logo=ref, formats=("json", "html")), root, secrets)
+        # refused at report.logo (exit 2, validate and run alike), even without --confine: it is embedded
+        for step in ("validate", "run"):
+            assert got[step].code == 2 and "report.logo: " in got[step].err \
+                and "outside the spec's folder" in got[step].err, got[step].err
+        return got
 
     in_fresh_root(go)
+
+
+LOGO_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="9" height="9"/></svg>\n'
+
+
+@pytest.mark.parametrize("way", ["file", "link_inside"])
+def test_logo_inside_the_spec_folder_is_embedded(tmp_path, way):
+    """The rule refuses only what lies outside: a logo of the spec's folder (or a link to one inside it) is shown."""
+    folder = tmp_path / "case"
+    (folder / "img").mkdir(parents=True)
+    (folder / "img" / "logo.svg").write_text(LOGO_SVG, encoding="utf-8")
+    if way == "link_inside":
+        (folder / "logo.svg").symlink_to(folder / "img" / "logo.svg")
+    spec = Case(logo="img/logo.svg" if way == "file" else "logo.svg", formats=("json", "html")).write(folder)
+    r = cli("run", spec, "--out", folder / "out", "--format", "json,html", "--quiet")
+    assert r.code in (0, 1) and r.exception is None, r.err
+    html = (folder / "out" / "report.html").read_bytes()
+    assert base64.b64encode(LOGO_SVG.encode()) in html
+
+
+def test_logo_outside_the_confined_folder_is_refused(tmp_path):
+    """Under --confine DIR the logo must lie inside DIR too (here DIR is narrower than the spec's folder)."""
+    folder = tmp_path / "case"
+    folder.mkdir()
+    (folder / "logo.svg").write_text(LOGO_SVG, encoding="utf-8")
+    spec = Case(logo="logo.svg", formats=("json", "html")).write(folder)
+    for args in (("validate", spec, f"--confine={folder / 'data'}"),
+                 ("run", spec, "--out", folder / "out", "--format", "json,html", f"--confine={folder / 'data'}")):
+        r = cli(*args)
+        assert r.code == 2 and r.exception is None, r.err
+        assert r.err.count("report.logo: ") == 1 and "--confine" in r.err, r.err
+    assert not (folder / "out").exists()
 
 
 @pytest.mark.parametrize("how", ["include_parent", "include_absolute", "include_raw_parent", "symlinked_partial"])

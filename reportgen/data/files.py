@@ -1127,6 +1127,18 @@ def resolve_data(ls, rel: str, spec_path: tuple) -> Path:
     return path
 
 
+def logo_confine_problems(ls) -> list[Problem]:
+    """``report.logo`` under confinement: besides lying in the spec's folder (always required, spec/model.py), it
+    must lie in the confined folder when that is narrower."""
+    from reportgen.spec.model import logo_outside
+
+    logo = ls.spec.report.logo if ls.spec is not None else None
+    root = confine_root(ls) if logo else None
+    if root is None or logo_outside(ls) or not _outside(root, ls.resolve(logo)):
+        return []
+    return [ls.problem(("report", "logo"), confined_message(logo))]
+
+
 def check_confined(ls, rel: str, spec_path: tuple, files: list[Path]) -> None:
     """Every file of a data set (a folder's parts, a glob's matches) lies inside the confined folder."""
     root = confine_root(ls)
