@@ -28,6 +28,7 @@ from reportgen.spec.errors import (
     MSG_GROUP_EMPTY,
     MSG_LABEL_VALUES,
     MSG_MISSING_VALUES,
+    SHOWN_CHARS,
     Problem,
     SpecError,
     did_you_mean,
@@ -713,11 +714,13 @@ def expand_tasks(ls: LoadedSpec, header: list[str]) -> tuple[list[TaskColumns], 
     return out, problems
 
 
-def _few(items: list[str], k: int = 12) -> str:
-    """At most ``k`` items, each shortened to SHOWN_CHARS characters, then '… and N more': what a message may
-    quote of the values of a data file (a file named by mistake is never printed whole)."""
+def _few(items: list[str], k: int = 12, limit: int = SHOWN_CHARS) -> str:
+    """At most ``k`` items, each shortened to ``limit`` characters, then '… and N more': what a message may
+    quote of the values of a data file (a file named by mistake is never printed whole). Items that are already
+    display names (numfmt.display_name: bounded, with a hash that tells long names apart) pass a ``limit`` that
+    keeps the hash."""
     items = list(items)
-    s = ", ".join(shorten(x) for x in items[:k])
+    s = ", ".join(shorten(x, limit) for x in items[:k])
     return s + (f", … and {len(items) - k:,} more" if len(items) > k else "")
 
 
