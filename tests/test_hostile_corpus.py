@@ -444,6 +444,24 @@ def test_logo_inside_the_spec_folder_is_embedded(tmp_path, way):
     assert base64.b64encode(LOGO_SVG.encode()) in html
 
 
+def test_logo_of_a_spec_dict_is_confined_to_base_dir(tmp_path, monkeypatch):
+    """A spec dict's logo resolves against base_dir (not the working directory) and must lie inside it."""
+    import reportgen
+
+    base = tmp_path / "base"
+    spec = yaml.safe_load(Case(logo="logo.svg", formats=("json", "html")).write(base).read_text(encoding="utf-8"))
+    (base / "logo.svg").write_text(LOGO_SVG, encoding="utf-8")
+    (tmp_path / "elsewhere.svg").write_text(LOGO_SVG, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # the working directory is not where the logo is looked for
+    spec["data"]["test"] = str(base / "data" / "test.csv")
+    reportgen.run(spec, base_dir=base, out=tmp_path / "out", formats="json,html")
+    assert base64.b64encode(LOGO_SVG.encode()) in (tmp_path / "out" / "report.html").read_bytes()
+    spec["report"]["logo"] = "../elsewhere.svg"
+    with pytest.raises(reportgen.SpecError, match=r"report\.logo: logo '\.\./elsewhere\.svg' resolves outside base_dir"):
+        reportgen.run(spec, base_dir=base, out=tmp_path / "out2", formats="json,html")
+    assert not (tmp_path / "out2").exists()
+
+
 def test_logo_outside_the_confined_folder_is_refused(tmp_path):
     """Under --confine DIR the logo must lie inside DIR too (here DIR is narrower than the spec's folder)."""
     folder = tmp_path / "case"

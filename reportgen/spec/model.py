@@ -760,6 +760,26 @@ def logo_outside_message(rel: str) -> str:
             "and name it relative to the spec")
 
 
+def logo_problems(ls: LoadedSpec) -> list[Problem]:
+    """What is wrong with ``report.logo`` (none, or one problem): outside the spec's folder (checked first: not
+    even whether the file exists is told), missing, not a PNG/JPEG/SVG, or over 2 MB."""
+    logo = ls.spec.report.logo
+    if not logo:
+        return []
+    lp = ls.resolve(logo)
+    if logo_outside(ls):
+        msg = logo_outside_message(logo)
+    elif not lp.is_file():
+        msg = f"logo file '{logo}' not found (resolved to {lp}); paths are relative to the spec file"
+    elif lp.suffix.lower() not in (".png", ".jpg", ".jpeg", ".svg"):
+        msg = f"logo must be a PNG, JPEG or SVG file, got '{lp.suffix}'; convert it to one of those"
+    elif lp.stat().st_size > 2_000_000:
+        msg = "logo is larger than 2 MB; use a smaller image"
+    else:
+        return []
+    return [ls.problem(("report", "logo"), msg)]
+
+
 def logo_file(ls: LoadedSpec) -> FsPath | None:
     """The logo's real path (links followed) for the renderer, or None; SpecError when it lies outside the spec's
     folder (checked again here, right before it is read, as well as at validation)."""
@@ -1183,18 +1203,7 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
         from reportgen.release import signing  # what a key must be to sign: release/signing owns it
 
         out += signing.spec_problems(ls)
-    if s.report.logo:
-        lp = ls.resolve(s.report.logo)
-        if logo_outside(ls):  # before anything else: not even whether the file exists is told
-            out.append(ls.problem(("report", "logo"), logo_outside_message(s.report.logo)))
-        elif not lp.is_file():
-            out.append(ls.problem(("report", "logo"), f"logo file '{s.report.logo}' not found (resolved to {lp}); "
-                                                      "paths are relative to the spec file"))
-        elif lp.suffix.lower() not in (".png", ".jpg", ".jpeg", ".svg"):
-            out.append(ls.problem(("report", "logo"), f"logo must be a PNG, JPEG or SVG file, got '{lp.suffix}'; "
-                                                      "convert it to one of those"))
-        elif lp.stat().st_size > 2_000_000:
-            out.append(ls.problem(("report", "logo"), "logo is larger than 2 MB; use a smaller image"))
+    out += logo_problems(ls)
     if s.local_bias is not None:
         lb = s.local_bias
         if lb.attribute not in all_attrs:
