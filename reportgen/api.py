@@ -97,7 +97,10 @@ def render_reports(ls: "LoadedSpec", fmts: Iterable[str], results, results_bytes
         tdir = ls.resolve(ls.spec.output.templates) if ls.spec.output.templates else None
         generated = report_date()
         spec_bytes = ls.text.encode("utf-8")
-        extra = {"logo": ls.resolve(ls.spec.report.logo)} if ls.spec.report.logo else {}
+        from reportgen.spec.model import logo_file
+
+        logo = logo_file(ls)  # inside the spec's folder, links followed (SpecError otherwise)
+        extra = {"logo": logo} if logo is not None else {}
         if "html" in fmts:
             say("rendering report.html")
             files["report.html"] = report.render_html(results, spec_bytes, templates_dir=tdir,
@@ -206,6 +209,9 @@ def _no_position(problems: list[Problem]) -> list[Problem]:
 _FILE_WORDS = (
     ("paths are relative to the spec file", "paths in a spec dict are relative to base_dir ({base})"),
     ("check the spelling against the file's header", "check the spelling against the table's columns"),
+    ("resolves outside the spec's folder", "resolves outside base_dir ({base})"),
+    ("copy the image into the spec's folder and name it relative to the spec",
+     "copy the image into base_dir and name it relative to it"),
     ("(first at line row ", "(first at row "),
 )
 
@@ -216,7 +222,7 @@ def _reword(p: Problem, base_dir) -> Problem:
     msg = p.message
     base = str(Path(base_dir) if base_dir is not None else Path.cwd())
     for old, new in _FILE_WORDS:
-        if old in msg and (old.startswith("paths") or "<in-memory" in msg):
+        if old in msg and (old.startswith(("paths", "resolves outside", "copy the image")) or "<in-memory" in msg):
             msg = msg.replace(old, new.format(base=base))
     return Problem(p.file, p.line, p.col, p.path, msg) if msg != p.message else p
 
@@ -302,6 +308,10 @@ def _load_dict(spec: Mapping, base_dir) -> "LoadedSpec":
         raise SpecError(_no_position(e.problems)) from None
     ls.__class__ = _dict_spec_class()
     ls.base_dir = Path(base_dir) if base_dir is not None else Path.cwd()
+    if ls.spec is not None and ls.spec.report.logo:  # checked at parse time against '.', now against base_dir
+        from reportgen.spec.model import logo_problems
+
+        ls.problems = [p for p in ls.problems if p.path != "report.logo"] + logo_problems(ls)
     ls.frames = frames
     ls.problems = _no_position(ls.problems) + [ls.problem(k, m) for k, m in frame_problems]
     if frame_problems:

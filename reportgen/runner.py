@@ -20,7 +20,7 @@ from reportgen.stats import metrics
 from reportgen.stats import thresholds
 from reportgen.data.checks import column_values, header_problems, resolve_groups
 from reportgen.data.files import AttributeDef, TaskColumns, attribute_defs, expand_tasks, load_role, load_table_base, \
-    nested_problems, open_dataset
+    logo_confine_problems, nested_problems, open_dataset
 from reportgen.data.limits import group_limit_problems
 from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
 from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
@@ -46,6 +46,7 @@ def load_all(ls: LoadedSpec, *, engine: str | None = None, scheduler: str | None
     """
     if ls.spec is None:
         ls.raise_problems()
+    ls.problems += logo_confine_problems(ls)  # --confine is known only now (the spec check ran without it)
     if not ls.data_checkable:  # names that point nowhere: only what does not depend on them is checked
         ls.raise_problems(header_problems(ls))
     try:

@@ -357,9 +357,7 @@ EXPLICIT = {
     "overflowing_scores": Case(kind="score", scores=["1e309", "0.2"]),
     "extreme_finite_scores": Case(kind="score", scores=["1e308", "-1e308", "0.2", "0.8"]),
 }
-XFAIL: dict[str, str] = {
-    "zero_width_and_rtl": "validate's summary prints a group's U+202E (right-to-left override) raw",
-}
+XFAIL: dict[str, str] = {}  # name: why it still fails (strict xfail), for a case whose fix is still in progress
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=XFAIL[n]))
@@ -414,33 +412,71 @@ def test_secret_as_data_file_never_leaks(kind, way):
     in_fresh_root(go)
 
 
-LOGO_LEAK = ("report.logo is read from anywhere: a logo outside the spec's folder (../, absolute, or a symlink in "
-             "it pointing out) is embedded base64 in report.html (outputs/templates owner); it should be refused "
-             "with exit 2 at report.logo")
-
-
-@pytest.mark.xfail(strict=True, reason=LOGO_LEAK)
 @pytest.mark.parametrize("way", SECRET_WAYS)
 def test_secret_as_logo_never_reaches_the_report(way):
     def go(root, secrets):
         ref = _secret_refs(root, secrets, "svg")[way]
-        return check_case(Case(logo=ref, formats=("json", "html")), root, secrets, api=False)
+        got = check_case(Case(logo=ref, formats=("json", "html")), root, secrets)
+        # refused at report.logo (exit 2, validate and run alike), even without --confine: it is embedded
+        for step in ("validate", "run"):
+            assert got[step].code == 2 and "report.logo: " in got[step].err \
+                and "outside the spec's folder" in got[step].err, got[step].err
+        return got
 
     in_fresh_root(go)
 
 
-TEMPLATE_BUGS = {
-    "include_parent": "{% include '../../secret.html' %} in an override is refused by the loader but as exit 3 "
-                      "with a traceback (jinja2 TemplateNotFound not mapped to a SpecError at the template line)",
-    "include_absolute": "{% include '/abs/secret.html' %}: exit 3 with a traceback (TemplateNotFound)",
-    "include_raw_parent": "include_raw('../../secret.html'): exit 3 with a traceback (TemplateNotFound)",
-}
+LOGO_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="9" height="9"/></svg>\n'
 
 
-@pytest.mark.parametrize("how", [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=TEMPLATE_BUGS[k]))
-                                 if k in TEMPLATE_BUGS else k
-                                 for k in ("include_parent", "include_absolute", "include_raw_parent",
-                                           "symlinked_partial")])
+@pytest.mark.parametrize("way", ["file", "link_inside"])
+def test_logo_inside_the_spec_folder_is_embedded(tmp_path, way):
+    """The rule refuses only what lies outside: a logo of the spec's folder (or a link to one inside it) is shown."""
+    folder = tmp_path / "case"
+    (folder / "img").mkdir(parents=True)
+    (folder / "img" / "logo.svg").write_text(LOGO_SVG, encoding="utf-8")
+    if way == "link_inside":
+        (folder / "logo.svg").symlink_to(folder / "img" / "logo.svg")
+    spec = Case(logo="img/logo.svg" if way == "file" else "logo.svg", formats=("json", "html")).write(folder)
+    r = cli("run", spec, "--out", folder / "out", "--format", "json,html", "--quiet")
+    assert r.code in (0, 1) and r.exception is None, r.err
+    html = (folder / "out" / "report.html").read_bytes()
+    assert base64.b64encode(LOGO_SVG.encode()) in html
+
+
+def test_logo_of_a_spec_dict_is_confined_to_base_dir(tmp_path, monkeypatch):
+    """A spec dict's logo resolves against base_dir (not the working directory) and must lie inside it."""
+    import reportgen
+
+    base = tmp_path / "base"
+    spec = yaml.safe_load(Case(logo="logo.svg", formats=("json", "html")).write(base).read_text(encoding="utf-8"))
+    (base / "logo.svg").write_text(LOGO_SVG, encoding="utf-8")
+    (tmp_path / "elsewhere.svg").write_text(LOGO_SVG, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # the working directory is not where the logo is looked for
+    spec["data"]["test"] = str(base / "data" / "test.csv")
+    reportgen.run(spec, base_dir=base, out=tmp_path / "out", formats="json,html")
+    assert base64.b64encode(LOGO_SVG.encode()) in (tmp_path / "out" / "report.html").read_bytes()
+    spec["report"]["logo"] = "../elsewhere.svg"
+    with pytest.raises(reportgen.SpecError, match=r"report\.logo: logo '\.\./elsewhere\.svg' resolves outside base_dir"):
+        reportgen.run(spec, base_dir=base, out=tmp_path / "out2", formats="json,html")
+    assert not (tmp_path / "out2").exists()
+
+
+def test_logo_outside_the_confined_folder_is_refused(tmp_path):
+    """Under --confine DIR the logo must lie inside DIR too (here DIR is narrower than the spec's folder)."""
+    folder = tmp_path / "case"
+    folder.mkdir()
+    (folder / "logo.svg").write_text(LOGO_SVG, encoding="utf-8")
+    spec = Case(logo="logo.svg", formats=("json", "html")).write(folder)
+    for args in (("validate", spec, f"--confine={folder / 'data'}"),
+                 ("run", spec, "--out", folder / "out", "--format", "json,html", f"--confine={folder / 'data'}")):
+        r = cli(*args)
+        assert r.code == 2 and r.exception is None, r.err
+        assert r.err.count("report.logo: ") == 1 and "--confine" in r.err, r.err
+    assert not (folder / "out").exists()
+
+
+@pytest.mark.parametrize("how", ["include_parent", "include_absolute", "include_raw_parent", "symlinked_partial"])
 def test_template_cannot_include_the_secret(how):
     def go(root, secrets):
         tpl = root / "case" / "tpl" / "partials"
@@ -452,7 +488,13 @@ def test_template_cannot_include_the_secret(how):
                    "include_absolute": f'{{% include "{secrets["html"]}" %}}',
                    "include_raw_parent": '{{ include_raw("../../secret.html") }}'}[how]
             (tpl / "summary.html").write_text(f"<section>{ref}</section>\n", encoding="utf-8")
-        return check_case(Case(templates="tpl", formats=("json", "html")), root, secrets, api=False)
+        got = check_case(Case(templates="tpl", formats=("json", "html")), root, secrets, api=False)
+        # refused with exit 2 at the template's line, saying what to do (not a traceback, not a silent render)
+        assert got["run"].code == 2, got["run"].err
+        where = f"{tpl / 'summary.html'}:" + ("" if how == "symlinked_partial" else "1:")
+        assert f"{where} " in got["run"].err and "copy the file into the template folder" \
+            in got["run"].err, got["run"].err
+        return got
 
     in_fresh_root(go)
 

@@ -517,6 +517,23 @@ def _override(folder: Path, header: str) -> Path:
     return folder
 
 
+@pytest.mark.parametrize("ref", ['{% include "../secret.html" %}', '{% include "ABS" %}', '{% import "ABS" as m %}',
+                                 '{% include "missing.html" %}', '{{ include_raw("../secret.html") }}'])
+def test_template_include_outside_the_folder_is_a_spec_error(tmp_path, ref):
+    """An include, import or include_raw naming nothing of the template folders is a SpecError at the
+    override's line saying what to do -- not jinja2's TemplateNotFound (exit 3) -- and nothing of the file."""
+    from reportgen.spec.errors import SpecError
+
+    (tmp_path / "secret.html").write_text("<p>SECRET-TOKEN</p>")
+    folder = _override(tmp_path / "tpl", "<p>\n" + ref.replace("ABS", str(tmp_path / "secret.html")) + "</p>")
+    with pytest.raises(SpecError) as e:
+        render_html(mini_results(), "a: 1\n", templates_dir=folder)
+    [p] = e.value.problems
+    assert (p.file, p.line) == (str((folder / "partials" / "header.html").resolve()), 2)
+    assert "is not a file of the template folders" in p.message and "copy the file into the template folder" \
+        in p.message and "SECRET-TOKEN" not in str(e.value)
+
+
 # --------------------------------------------------------------------------- template override
 
 

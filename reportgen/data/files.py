@@ -28,6 +28,7 @@ from reportgen.spec.errors import (
     MSG_GROUP_EMPTY,
     MSG_LABEL_VALUES,
     MSG_MISSING_VALUES,
+    SHOWN_CHARS,
     Problem,
     SpecError,
     did_you_mean,
@@ -713,11 +714,13 @@ def expand_tasks(ls: LoadedSpec, header: list[str]) -> tuple[list[TaskColumns], 
     return out, problems
 
 
-def _few(items: list[str], k: int = 12) -> str:
-    """At most ``k`` items, each shortened to SHOWN_CHARS characters, then '… and N more': what a message may
-    quote of the values of a data file (a file named by mistake is never printed whole)."""
+def _few(items: list[str], k: int = 12, limit: int = SHOWN_CHARS) -> str:
+    """At most ``k`` items, each shortened to ``limit`` characters, then '… and N more': what a message may
+    quote of the values of a data file (a file named by mistake is never printed whole). Items that are already
+    display names (numfmt.display_name: bounded, with a hash that tells long names apart) pass a ``limit`` that
+    keeps the hash."""
     items = list(items)
-    s = ", ".join(shorten(x) for x in items[:k])
+    s = ", ".join(shorten(x, limit) for x in items[:k])
     return s + (f", … and {len(items) - k:,} more" if len(items) > k else "")
 
 
@@ -1125,6 +1128,18 @@ def resolve_data(ls, rel: str, spec_path: tuple) -> Path:
     if root is not None and not is_dataset_pattern(rel) and _outside(root, path):
         raise SpecError([ls.problem(spec_path, confined_message(rel))])
     return path
+
+
+def logo_confine_problems(ls) -> list[Problem]:
+    """``report.logo`` under confinement: besides lying in the spec's folder (always required, spec/model.py), it
+    must lie in the confined folder when that is narrower."""
+    from reportgen.spec.model import logo_outside
+
+    logo = ls.spec.report.logo if ls.spec is not None else None
+    root = confine_root(ls) if logo else None
+    if root is None or logo_outside(ls) or not _outside(root, ls.resolve(logo)):
+        return []
+    return [ls.problem(("report", "logo"), confined_message(logo))]
 
 
 def check_confined(ls, rel: str, spec_path: tuple, files: list[Path]) -> None:

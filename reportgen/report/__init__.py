@@ -44,7 +44,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
-from jinja2 import ChoiceLoader, Environment, StrictUndefined, TemplateSyntaxError
+from jinja2 import ChoiceLoader, Environment, StrictUndefined, TemplateNotFound, TemplateSyntaxError
 from jinja2.bccache import BytecodeCache
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from markupsafe import Markup
@@ -124,6 +124,21 @@ def _template_frame(tb, dirs: list[Path]) -> tuple[str | None, int | None]:
     return found
 
 
+def _not_found_problem(exc: TemplateNotFound, dirs: list[Path]) -> Problem:
+    """A user template's include, import, extends or include_raw that names no file of the template folders:
+    the template and line that asked, the name as the template wrote it, and what to do. The loader refuses a
+    name with '..' or an absolute path the same way, so nothing outside the folders is read or named."""
+    from reportgen.numfmt import display_name
+
+    fname, line = _template_frame(exc.__traceback__, dirs)
+    asked = ", ".join(display_name(n, 200) for n in (exc.templates or [exc.name])) or "(no name)"
+    return Problem(fname or str(dirs[0]), line, None, "",
+                   f"template {asked!r} is not a file of the template folders; include, import, extends and "
+                   "include_raw read only files inside the template folder (or the built-in templates) and take "
+                   "their name relative to it, without '..' or an absolute path: copy the file into the template "
+                   "folder and name it relative to that folder")
+
+
 class _ReportEnvironment(ImmutableSandboxedEnvironment):
     """The sandbox, with sandbox violations (and syntax errors in user templates) turned into SpecErrors."""
 
@@ -153,6 +168,8 @@ class _ReportEnvironment(ImmutableSandboxedEnvironment):
                                      f"not allowed in a report template: {str(exc).rstrip('.')}; templates may use the report "
                                      "context, its filters, include_raw and asset_url only (docs/guide/report.md, "
                                      "Custom templates)")]) from None
+        if isinstance(exc, TemplateNotFound) and user is not None:  # TemplatesNotFound is a subclass
+            raise SpecError([_not_found_problem(exc, self.search_dirs)]) from None
         if isinstance(exc, TemplateSyntaxError) and user is not None and exc.filename \
                 and str(exc.filename).startswith(str(user) + os.sep):
             raise SpecError([Problem(str(exc.filename), exc.lineno, None, "",

@@ -68,7 +68,10 @@ class Report(Strict):
                       description="What one row of the data is, in the plural, for the report's sentences "
                                   "(e.g. `defendants`, `applicants`): 'African-American defendants were predicted "
                                   "... more often than Caucasian defendants'.")
-    logo: str | None = Field(None, description="Organisation logo (PNG, JPEG or SVG, at most 2 MB) for the report's first page.")
+    logo: str | None = Field(None, description="Organisation logo (PNG, JPEG or SVG, at most 2 MB) for the report's first page, "
+                                               "relative to the spec. It is embedded into the signed report, so it must "
+                                               "resolve (symbolic links followed) to a file inside the spec's folder, "
+                                               "with or without --confine; a logo elsewhere is refused (exit 2).")
     audit_date: str | None = Field(None, pattern=r"^\d{4}-\d{2}-\d{2}$",
                                    description="Date of the bias audit (YYYY-MM-DD), shown on the documents "
                                                "(required by profile nyc_ll144).")
@@ -738,6 +741,57 @@ class LoadedSpec:
         return Problem(str(self.path), line, col, _dotted(path), message)
 
 
+def logo_outside(ls: LoadedSpec) -> bool:
+    """Whether ``report.logo`` lies, after every symbolic link is followed, outside the spec's folder. A logo is
+    embedded into the signed report, so unlike a data path (confined only under --confine) it must always be a
+    file of the spec's folder: a spec from another team cannot put a file from elsewhere into the document."""
+    import os
+
+    root = FsPath(os.path.realpath(ls.dir))
+    real = FsPath(os.path.realpath(ls.resolve(ls.spec.report.logo)))
+    return real != root and root not in real.parents
+
+
+def logo_outside_message(rel: str) -> str:
+    from reportgen.numfmt import display_name
+
+    return (f"logo '{display_name(rel, 120)}' resolves outside the spec's folder (symbolic links followed); nothing "
+            "was read from it; a logo is embedded into the signed report, so copy the image into the spec's folder "
+            "and name it relative to the spec")
+
+
+def logo_problems(ls: LoadedSpec) -> list[Problem]:
+    """What is wrong with ``report.logo`` (none, or one problem): outside the spec's folder (checked first: not
+    even whether the file exists is told), missing, not a PNG/JPEG/SVG, or over 2 MB."""
+    logo = ls.spec.report.logo
+    if not logo:
+        return []
+    lp = ls.resolve(logo)
+    if logo_outside(ls):
+        msg = logo_outside_message(logo)
+    elif not lp.is_file():
+        msg = f"logo file '{logo}' not found (resolved to {lp}); paths are relative to the spec file"
+    elif lp.suffix.lower() not in (".png", ".jpg", ".jpeg", ".svg"):
+        msg = f"logo must be a PNG, JPEG or SVG file, got '{lp.suffix}'; convert it to one of those"
+    elif lp.stat().st_size > 2_000_000:
+        msg = "logo is larger than 2 MB; use a smaller image"
+    else:
+        return []
+    return [ls.problem(("report", "logo"), msg)]
+
+
+def logo_file(ls: LoadedSpec) -> FsPath | None:
+    """The logo's real path (links followed) for the renderer, or None; SpecError when it lies outside the spec's
+    folder (checked again here, right before it is read, as well as at validation)."""
+    import os
+
+    if not ls.spec.report.logo:
+        return None
+    if logo_outside(ls):
+        raise SpecError([ls.problem(("report", "logo"), logo_outside_message(ls.spec.report.logo))])
+    return FsPath(os.path.realpath(ls.resolve(ls.spec.report.logo)))
+
+
 def _dotted(path: tuple) -> str:
     out = ""
     for p in path:
@@ -1149,16 +1203,7 @@ def _cross_checks(ls: LoadedSpec) -> list[Problem]:
         from reportgen.release import signing  # what a key must be to sign: release/signing owns it
 
         out += signing.spec_problems(ls)
-    if s.report.logo:
-        lp = ls.resolve(s.report.logo)
-        if not lp.is_file():
-            out.append(ls.problem(("report", "logo"), f"logo file '{s.report.logo}' not found (resolved to {lp}); "
-                                                      "paths are relative to the spec file"))
-        elif lp.suffix.lower() not in (".png", ".jpg", ".jpeg", ".svg"):
-            out.append(ls.problem(("report", "logo"), f"logo must be a PNG, JPEG or SVG file, got '{lp.suffix}'; "
-                                                      "convert it to one of those"))
-        elif lp.stat().st_size > 2_000_000:
-            out.append(ls.problem(("report", "logo"), "logo is larger than 2 MB; use a smaller image"))
+    out += logo_problems(ls)
     if s.local_bias is not None:
         lb = s.local_bias
         if lb.attribute not in all_attrs:
