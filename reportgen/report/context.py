@@ -647,6 +647,7 @@ def _metric_views(entry: Any, index: int, run_labels: list[str] | None = None, u
     v["plot_forest"] = None
     v["plot_samplesize"] = None
     v["plot_runs"] = None
+    bound_tables(v, set(), "html")   # build_context bounds again with the gated pairs and the output's mode
     return v, _PlotData(entry.attribute, [p for p, _ in pairs], getattr(entry, "bernstein", None), runs_plot_rows)
 
 
