@@ -449,6 +449,14 @@ def _bound_pairs(v: dict, gated: set, limit: int = MAX_TABLE_ROWS) -> None:
     largest = max((abs(float(pv["delta"])) for pv in defined_left), default=None)
     v["pairs_more"] = _more_view(left, n_must, limit, word + ("s" if len(left) != 1 else ""),
                                  "; ".join(parts), largest)
+    runs = v.get("runs_rows") or []
+    if v["family"] == "disparity" and len(runs) > limit:   # one runs row per comparison: the table's comparisons
+        keys = {_pair_key(pv) for pv in shown}
+        v["runs_rows_shown"] = [r for r in runs if _pair_key(r) in keys]
+        v["runs_more"] = _more_view([r for r in runs if _pair_key(r) not in keys], 0, limit, "comparisons' runs",
+                                    "the comparisons left out of the table above")
+    else:
+        v["runs_rows_shown"], v["runs_more"] = runs, None
     groups = v.get("groups")
     if isinstance(groups, list) and len(groups) > limit:  # the disparity's rates by group: the shown rows' groups
         wanted = {v.get("reference")} | {pv.get("group") for pv in shown}
@@ -509,9 +517,10 @@ def _selection_tables(v: dict, gated: set, limit: int = MAX_TABLE_ROWS) -> None:
     v["selection_tables"] = tables
 
 
-def _bound_attribute_groups(a: dict, where: str, limit: int = MAX_TABLE_ROWS) -> dict:
+def _bound_attribute_groups(a: dict, where: str, limit: int | None = None) -> dict:
     """The provenance's rows per group of one attribute (a plain attribute block), bounded: the ``limit`` smallest
     groups of the first data file (the ones too small to compare are there), in the attribute's order."""
+    limit = MAX_TABLE_ROWS if limit is None else limit   # read at call time (benchmarks/bench_groups.py lifts it)
     groups = list(a.get("groups") or [])
     a["groups_shown"], a["groups_more"] = groups, None
     sizes = ((a.get("group_sizes") or [{}])[0] or {}).get("sizes") or {}
@@ -527,15 +536,16 @@ def _bound_attribute_groups(a: dict, where: str, limit: int = MAX_TABLE_ROWS) ->
     return a
 
 
-def bound_tables(v: dict, gated: set, mode: str, limit: int = MAX_TABLE_ROWS) -> None:
+def bound_tables(v: dict, gated: set, mode: str, limit: int | None = None) -> None:
     """Bound the tables of one metric view (``pairs_shown``, ``pairs_more``, ``groups_shown``, ...); each "more"
     line says where results.json is (``where``): attached to the PDF, or beside the HTML in the output folder."""
+    limit = MAX_TABLE_ROWS if limit is None else limit   # read at call time (benchmarks/bench_groups.py lifts it)
     if v["family"] == "selection":
         _selection_tables(v, gated, limit)
         mores = [t[k] for t in v["selection_tables"] for k in ("more", "excluded_more")]
     else:
         _bound_pairs(v, gated, limit)
-        mores = [v["pairs_more"], v["groups_more"]]
+        mores = [v["pairs_more"], v["groups_more"], v["runs_more"]]
     for more in mores:
         if more is not None:
             more["where"] = "attached to this PDF" if mode == "pdf" else "beside this report"
@@ -674,6 +684,8 @@ def _plots(v: dict, data: "_PlotData", conf: str) -> None:
             v["plot_samplesize"] = plots.samplesize_curve(data.bernstein, plot_id=f"{v['id']}-n", what=what)
     if data.runs_rows:
         rows = data.runs_rows
+        if v["family"] == "disparity" and len(v.get("runs_rows") or []) == len(rows):  # the table's comparisons
+            rows = [r for r, rv in zip(rows, v["runs_rows"]) if _pair_key(rv) in shown] or rows
         k = len(rows[0].per_run)
         title = (f"Dot strip of {what} across {k} runs: for each {'value' if len(rows) == 1 else 'comparison'}, the "
                  f"bootstrap interval of the mean over runs (solid bar), the {conf} t-interval over runs (grey band) "

@@ -14,7 +14,7 @@ from typing import Any
 
 from reportgen.results.model import Results
 
-from .context import MAX_TABLE_ROWS
+from . import context
 
 # (metric of the ratio, metric of the rate, what "selected" means in the tables)
 _KINDS = (("impact_ratio", "selection_rate", "Selected", "Selection rate"),
@@ -37,10 +37,11 @@ def _title(attribute: str) -> str:
     return f"{names.get(attribute, attribute)} categories"
 
 
-def _bounded(rows: list[dict], limit: int = MAX_TABLE_ROWS) -> tuple[list[dict], dict | None]:
+def _bounded(rows: list[dict], limit: int | None = None) -> tuple[list[dict], dict | None]:
     """At most ``limit`` categories of one table (docs/guide/report.md, "Many groups"): the benchmark and the lowest
     impact ratios, in the table's order; the rest (and the excluded categories beyond the room left) are counted
     with the lowest ratio among them and left to results.json."""
+    limit = context.MAX_TABLE_ROWS if limit is None else limit
     if len(rows) <= limit:
         return rows, None
     rank = sorted(range(len(rows)), key=lambda i: (not rows[i]["benchmark"], rows[i]["excluded"],
