@@ -227,3 +227,50 @@ def test_pdf_is_short_and_carries_every_pair(run):
     assert "results.json" in attached
     res = json.loads(attached["results.json"][0])
     assert len(_metric(res, "biasamp_a_to_t")[1]["pairs"]) == GROUPS
+
+
+def _many_pairs_results(n: int) -> dict:
+    """tests/test_report.py's mini results with the disparity metric's one pair copied ``n`` times (groups g=0..,
+    |δ| growing with the index, none excluding 0 but the last), each with runs."""
+    import copy
+
+    from test_report import mini_results
+
+    r = mini_results()
+    r["data"] = [{**r["data"][0], "role": "runs", "path": f"runs/seed_{i}.csv"} for i in range(3)]
+    m = next(m for m in r["metrics"] if m["name"] == "demographic_parity")
+    proto = m["pairs"][0]
+    pairs = []
+    for i in range(n):
+        p = copy.deepcopy(proto)
+        d = 0.001 * (i + 1)
+        p.update(group=f"g={i}", delta=d, interval={**proto["interval"], "lower": d - 0.2, "upper": d + 0.2})
+        p["bernstein"] = {**proto["bernstein"], "lower": d - 0.3, "upper": d + 0.3}
+        p["across_runs"] = {"method": "across_runs", "level": 0.95, "runs": 3, "runs_defined": 3, "mean": d,
+                            "sd": 0.01, "lower": d - 0.02, "upper": d + 0.02, "covers": ["runs"]}
+        p["per_run"] = [d - 0.01, d, d + 0.01]
+        pairs.append(p)
+    last = pairs[-1]
+    last["interval"].update(lower=0.01, upper=0.3)
+    last["bernstein"].update(lower=0.005, upper=0.4)
+    m["pairs"] = pairs
+    return r
+
+
+def test_runs_table_and_gated_pair_through_build_context():
+    """60 comparisons with runs and a gate on the smallest: the pair table shows the gated and the verdict row and
+    38 more by |δ|; the runs table shows the same comparisons and counts the other 20."""
+    from reportgen.report.context import build_context
+
+    r = _many_pairs_results(60)
+    r["gates"] = [{**r["gates"][0], "metric": "demographic_parity", "quantity": "Δ",
+                   "pair": {"group": "g=0", "reference": "g=A", "task": r["metrics"][2]["pairs"][0]["task"],
+                            "condition": r["metrics"][2]["pairs"][0]["condition"]}}]
+    ctx = build_context(r, "", generated=None, mode="pdf", with_plots=False)
+    v = next(m for m in ctx["metrics"] if m["name"] == "demographic_parity")
+    shown = [p["group"] for p in v["pairs_shown"]]
+    assert len(shown) == MAX_TABLE_ROWS and {"g=0", "g=59"} <= set(shown)
+    assert shown[0] == "g=59"                         # the verdict row first, then the gated one, then by |δ|
+    assert v["pairs_more"]["count"] == 20 and v["pairs_more"]["where"] == "attached to this PDF"
+    assert [x["group"] for x in v["runs_rows_shown"]] == [g for g in shown if g in {x["group"] for x in v["runs_rows"]}]
+    assert len(v["runs_rows_shown"]) == MAX_TABLE_ROWS and v["runs_more"]["count"] == 20

@@ -452,7 +452,8 @@ def _bound_pairs(v: dict, gated: set, limit: int = MAX_TABLE_ROWS) -> None:
     runs = v.get("runs_rows") or []
     if v["family"] == "disparity" and len(runs) > limit:   # one runs row per comparison: the table's comparisons
         keys = {_pair_key(pv) for pv in shown}
-        v["runs_rows_shown"] = [r for r in runs if _pair_key(r) in keys]
+        by_key = {_pair_key(r): r for r in runs}
+        v["runs_rows_shown"] = [by_key[_pair_key(pv)] for pv in shown if _pair_key(pv) in by_key]  # table's order
         v["runs_more"] = _more_view([r for r in runs if _pair_key(r) not in keys], 0, limit, "comparisons' runs",
                                     "the comparisons left out of the table above")
     else:
