@@ -18,33 +18,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from reportgen.report.context import MAX_TABLE_ROWS, bound_rows
 
 GROUPS = 300
 
-SPEC = """\
-version: 1
-data:
-  test: t.csv
-attributes:
-  id:
-    column: id
-tasks:
-  outcome:
-    column: label
-    predicted: pred
-base:
-  source: test
-metrics:
-  - demographic_parity
-  - biasamp_a_to_t
-  - impact_ratio
-intervals:
-  bootstrap: {resamples: 50, seed: 0}
-output:
-  formats: [json, html]
-"""
+SPEC = {"version": 1, "data": {"test": "t.csv"}, "attributes": {"id": {"column": "id"}},
+        "tasks": {"outcome": {"column": "label", "predicted": "pred"}}, "base": {"source": "test"},
+        "metrics": ["demographic_parity", "biasamp_a_to_t", "impact_ratio"],
+        "intervals": {"bootstrap": {"resamples": 50, "seed": 0}}, "output": {"formats": ["json", "html"]}}
 
 
 def _write(folder: Path) -> Path:
@@ -57,7 +40,7 @@ def _write(folder: Path) -> Path:
         p = (rng.random(n) < rate).astype(int)
         lines += [f"u{g:03d},{a},{b}\n" for a, b in zip(y, p)]
     (folder / "t.csv").write_text("id,label,pred\n" + "".join(lines))
-    (folder / "spec.yaml").write_text(SPEC)
+    (folder / "spec.yaml").write_text(yaml.safe_dump(SPEC, sort_keys=False))
     return folder / "spec.yaml"
 
 
