@@ -32,7 +32,7 @@ from reportgen.stats import intervals as _iv
 from reportgen.results.model import decision_interval
 from . import filters as F
 
-MAX_FOREST_ROWS = 30
+MAX_FOREST_ROWS = 40   # = context.MAX_TABLE_ROWS: the plot draws the rows its table shows
 MAX_SWEEP_SERIES = 8
 LABEL_CHARS = 48
 
