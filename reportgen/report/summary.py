@@ -14,8 +14,6 @@ from typing import Any
 
 from reportgen.results.model import Results
 
-from . import context
-
 # (metric of the ratio, metric of the rate, what "selected" means in the tables)
 _KINDS = (("impact_ratio", "selection_rate", "Selected", "Selection rate"),
           ("scoring_impact_ratio", "scoring_rate", "Scoring above the median", "Scoring rate"))
@@ -35,23 +33,6 @@ def _title(attribute: str) -> str:
     if len(parts) > 1:
         return "Intersectional categories (" + " × ".join(names.get(p, p) for p in parts) + ")"
     return f"{names.get(attribute, attribute)} categories"
-
-
-def _bounded(rows: list[dict], limit: int | None = None) -> tuple[list[dict], dict | None]:
-    """At most ``limit`` categories of one table (docs/guide/report.md, "Many groups"): the benchmark and the lowest
-    impact ratios, in the table's order; the rest (and the excluded categories beyond the room left) are counted
-    with the lowest ratio among them and left to results.json."""
-    limit = context.MAX_TABLE_ROWS if limit is None else limit
-    if len(rows) <= limit:
-        return rows, None
-    rank = sorted(range(len(rows)), key=lambda i: (not rows[i]["benchmark"], rows[i]["excluded"],
-                                                    rows[i]["ratio"] is None, rows[i]["ratio"] or 0.0))
-    keep = set(rank[:limit])
-    left = [r for i, r in enumerate(rows) if i not in keep]
-    ratios = [r["ratio"] for r in left if r["ratio"] is not None]
-    return [r for i, r in enumerate(rows) if i in keep], {
-        "count": len(left), "excluded": sum(1 for r in left if r["excluded"]),
-        "lowest_ratio": min(ratios) if ratios else None, "limit": limit}
 
 
 def public_summary_view(results: Results) -> dict[str, Any]:
@@ -79,8 +60,7 @@ def public_summary_view(results: Results) -> dict[str, Any]:
                     rows.append({"category": _bare(p.group, m.attribute), "n": p.n, "selected": p.selected,
                                  "rate": p.selection_rate, "ratio": None if p.excluded else p.impact_ratio,
                                  "share": p.share, "excluded": bool(p.excluded), "benchmark": bool(p.benchmark)})
-                rows, more = _bounded(rows)
-                tables.append({"title": _title(m.attribute), "attribute": m.attribute, "task": task, "more": more,
+                tables.append({"title": _title(m.attribute), "attribute": m.attribute, "task": task,
                                "selected_word": ("Scoring at or below the median" if negative and "median" in
                                                  selected_word else selected_word),
                                "selected_means": ref.selected_means if ref is not None else None,
