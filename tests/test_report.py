@@ -1015,3 +1015,24 @@ def test_typed_results_and_dict_render_the_same(name):
 
         assert json.loads(attached(render_pdf(model, "a: 1\n", generated=DATE))) == doc
         assert json.loads(attached(render_pdf(doc, "a: 1\n", generated=DATE))) == doc
+
+
+@pytest.mark.parametrize("name, present, absent", [
+    ("ll144", ["adverse impact indicated / inconclusive / not indicated", "descriptive (no verdict)"],
+     ["amplifies / reduces", "biased against a group"]),
+    ("compas", ["amplifies / reduces", "biased against a group", "insufficient evidence"],
+     ["adverse impact indicated / inconclusive"]),
+])
+def test_how_to_read_explains_the_words_this_report_uses(name, present, absent):
+    """The legend names the verdict words of the families the report shows, and no others: a compliance
+    report's legend explains "adverse impact indicated", not bias amplification."""
+    import json as _json
+
+    results = _json.loads((ROOT / "tests" / "snapshots" / f"{name}.results.json").read_text(encoding="utf-8"))
+    html = render_html(results, (ROOT / "specs" / f"{name}.yaml").read_text(encoding="utf-8"), generated=DATE)
+    legend = html[html.index('id="how-h"'):]
+    legend = legend[:legend.index("</aside>")]
+    for words in present:
+        assert f"<dt>{words}" in legend, words
+    for words in absent:
+        assert f"<dt>{words}" not in legend, words
