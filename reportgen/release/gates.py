@@ -28,7 +28,10 @@ How a bound is decided
 Every gated quantity carries the point value q and the interval the report
 prints beside it, ``[lower, upper]`` at level L (bootstrap percentile, the
 multi-run ``rows_and_runs`` interval, the predictability row-bootstrap interval,
-a simultaneous interval: whatever its type). One-sided p-values are read off
+a simultaneous interval; for an impact ratio's category the Katz interval its
+four-fifths statement names: the row's decision interval, whatever its type).
+A category without a Katz interval has no decision (inconclusive). One-sided
+p-values are read off
 that interval with a normal approximation per side::
 
     z = Φ⁻¹((1 + L) / 2)
@@ -334,6 +337,10 @@ def estimate(metric: str, obj, *, is_pair: bool, level: float) -> Estimate:
     y = None
     if isinstance(obj, SelectionPair) and point is not None and iv is None and obj.note:  # the highest-rate
         return Estimate(float(point), exact=True, note=obj.note)  # group's ratio: 1 by definition, decided exactly
+    statement = getattr(obj, "four_fifths_statement", None)
+    if isinstance(obj, SelectionPair) and point is not None and statement is not None and (
+            iv is None or iv.lower is None or iv.upper is None):  # no Katz interval: no statement, no decision
+        return Estimate(float(point), undefined=f"no interval: {statement.text}")
     if _is_biasamp_pair(obj):
         y = obj.y
         if point is not None and y is None:
@@ -365,7 +372,7 @@ def estimate(metric: str, obj, *, is_pair: bool, level: float) -> Estimate:
         lo, hi = sorted((y * lo, y * hi))
     e.lower, e.upper = lo, hi
     if getattr(iv, "degenerate", None) is True or hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi)):  # equal up to float noise
-        e.degenerate = iv.note or MSG_DEGENERATE_DEFAULT
+        e.degenerate = getattr(iv, "note", None) or MSG_DEGENERATE_DEFAULT
     return e
 
 
