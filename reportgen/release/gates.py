@@ -672,7 +672,7 @@ def _exact_status(kind: str, limit: float, q: float) -> tuple[str, str]:
 def _iv_text(b: Bound) -> str:
     e = b.est
     lvl = f"{e.level:.0%} " if e.level is not None else ""
-    name = numfmt.METHOD_NAMES.get(e.method, e.method) if e.method in ("bernstein",) else e.method
+    name = numfmt.METHOD_NAMES.get(e.method, e.method) if e.method in ("bernstein", "katz log-ratio") else e.method
     return f"{name + ' ' if name else ''}{lvl}interval {numfmt.interval({'lower': e.lower, 'upper': e.upper}, e.point)}"
 
 
