@@ -325,13 +325,25 @@ def check_first_page(html: str) -> list[str]:
     return errors
 
 
-PROFILE = dict(max_examples=int(os.environ.get("REPORTGEN_COHERENCE_EXAMPLES", 20)), derandomize=True, deadline=None, suppress_health_check=list(HealthCheck),
+PROFILE = dict(max_examples=int(os.environ.get("REPORTGEN_COHERENCE_EXAMPLES", 40)), derandomize=True, deadline=None, suppress_health_check=list(HealthCheck),
                phases=[Phase.explicit, Phase.reuse, Phase.generate], print_blob=True)
+
+# Two amplification metrics name opposite directions for g on the first page: the disagreement sentence must be there.
+OPPOSITE_WORDS = make_case(0, [400, 400, 400], [0.45, 0.3, 0.6], ["biasamp_a_to_t", "biasamp_t_to_a", "biasamp_mals"],
+                           [{"metric": "biasamp_t_to_a", "max": 0.0}])
+
+
+def test_the_opposite_words_case_has_opposite_words(tmp_path):
+    """The explicit example below exercises the first-page property only while its words are opposite."""
+    _, html, _ = _run(OPPOSITE_WORDS, tmp_path)
+    assert _first_page_words(html)["g"] == {"amplifies", "reduces"}
+    assert not check_first_page(html)
 
 
 @settings(**PROFILE)
 @example(FOUND_IMPACT_RATIO_GATE)
 @example(EVERY_FAMILY)
+@example(OPPOSITE_WORDS)
 @given(audits())
 def test_every_row_follows_its_decision_interval(case):
     with tempfile.TemporaryDirectory() as tmp:
