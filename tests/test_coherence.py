@@ -68,7 +68,7 @@ def make_case(seed: int, sizes: list[int], rates: list[float], metrics: list, ga
                           "bootstrap": {"resamples": 40, "seed": seed % 97}},
             "multiple_testing": multiple_testing, "gates": gates}
     return Case(spec=spec, test=frame({"g": list(g), "g_pred": list(g_pred), "y": list(y), "pred": list(pred)}),
-                note=f"seed {seed}")
+                note=f"make_case({seed}, {sizes}, {rates}, ...)")
 
 
 @st.composite
@@ -100,6 +100,13 @@ def audits(draw):
 FOUND_IMPACT_RATIO_GATE = make_case(158, [400, 150], [0.6, 0.45], ["biasamp_mals", "impact_ratio"],
                                     [{"metric": "impact_ratio", "per_pair": True, "min": 0.8}], confidence=0.9,
                                     decision="bernstein", multiple_testing="none")
+# Found by the strategy: the headline of two pairs decided on its Bonferroni-adjusted Bernstein interval (95 % for a
+# 90 % spec) whose end lies inside ±0.05, yet its `abs_max: 0.05` gate failed (p-values read at the interval's level
+# and compared with the spec's α undid the adjustment); now the gate follows the printed interval.
+FOUND_BONFERRONI_HEADLINE = make_case(670, [150, 40, 40], [0.15, 0.6, 0.15],
+                                      ["equal_opportunity", "selection_rate", "biasamp_a_to_t"],
+                                      [{"metric": "equal_opportunity", "abs_max": 0.05},
+                                       {"metric": "biasamp_a_to_t", "max": 0.02}], confidence=0.9)
 # Every family gated at once, three groups, one under 10 rows (no verdict) and one under 100 (Bernstein decides).
 EVERY_FAMILY = make_case(7, [400, 40, 6], [0.6, 0.3, 0.45], METRICS,
                          [{"metric": "impact_ratio", "per_pair": True, "min": 0.8},
@@ -342,6 +349,7 @@ def test_the_opposite_words_case_has_opposite_words(tmp_path):
 
 @settings(**PROFILE)
 @example(FOUND_IMPACT_RATIO_GATE)
+@example(FOUND_BONFERRONI_HEADLINE)
 @example(EVERY_FAMILY)
 @example(OPPOSITE_WORDS)
 @given(audits())

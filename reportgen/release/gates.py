@@ -41,7 +41,11 @@ that interval with a normal approximation per side::
 
 (a side of zero width borrows the other side's se; the statistic is written
 ``z + (lower − X)/se_below`` so that the decision follows the interval's end
-exactly). With α = (1 − confidence)/2:
+exactly). An interval printed at a level L above the spec's confidence (the
+Bonferroni-adjusted Bernstein interval of a headline chosen among k pairs, at
+1 − (1 − confidence)/k) keeps that adjustment: its p-values are multiplied by
+(1 − confidence)/(1 − L), so the check still passes or fails exactly where the
+printed interval's ends say. With α = (1 − confidence)/2:
 
 * ``max`` X: pass iff p(q < X) ≤ α, i.e. ``upper ≤ X``; fail iff the
   Holm-adjusted p(q > X) ≤ α (for a single check: ``lower ≥ X``);
@@ -257,6 +261,16 @@ def interval_p_values(kind: str, limit: float, point: float, lower: float, upper
         down = below(-limit) + below(limit)
         return max(below(limit), above(-limit)), min(1.0, up, down)
     raise ValueError(kind)
+
+
+def level_scale(interval_level: float, level: float) -> float:
+    """The factor that puts p-values read off an interval at ``interval_level`` on the spec's ``level``:
+    (1 − level)/(1 − interval_level). An interval printed at a higher level than the spec's (the Bonferroni-adjusted
+    Bernstein interval of a headline chosen among k pairs, at 1 − (1 − level)/k) carries that adjustment into its
+    gate, which then passes or fails exactly where the printed interval says; 1 for every other interval."""
+    if interval_level == level or not 0.0 < interval_level < 1.0:
+        return 1.0
+    return (1.0 - level) / (1.0 - interval_level)
 
 
 def best_p_fail(kind: str, limit: float, point: float, lower: float, upper: float, level: float,
@@ -791,6 +805,9 @@ def evaluate(spec, entries: list[MetricResult], replicates: Replicates | None = 
                     w = worsening_max(c.entry.name, c.pair is not None)
                     rng = (-w, w)
                 b.p_best = best_p_fail(b.kind, b.limit, e.point, e.lower, e.upper, e.level or level, rng)
+                scale = level_scale(e.level or level, level)
+                if scale != 1.0:  # the interval's own level carries an adjustment (Bonferroni for a chosen headline)
+                    b.p_pass, b.p_fail, b.p_best = (min(1.0, p * scale) for p in (b.p_pass, b.p_fail, b.p_best))
                 tested.append(b)
     correction = s.multiple_testing
     m = len(tested)
