@@ -33,7 +33,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
@@ -41,7 +40,7 @@ from hypothesis import strategies as st
 from reportgen.api import Results, load
 from reportgen.cli import main
 from test_directions import _first_page, _first_page_words  # the first page's table, read as a user sees it
-from test_reference_harness import Case, frame  # the harness' readable case and its frame helper
+from test_reference_harness import Case, frame, write_case  # the harness' readable case and its writer
 
 SIZES = [6, 40, 150, 400]  # under 10 rows (no verdict), under 100 (Bernstein decides), larger
 METRICS = ["demographic_parity", "equal_opportunity", "accuracy_gap", "biasamp_a_to_t", "biasamp_t_to_a",
@@ -50,15 +49,18 @@ EPS = 1e-9  # an interval end this close to a bound is on the boundary: either d
 
 
 def make_case(seed: int, sizes: list[int], rates: list[float], metrics: list, gates: list, *,
-              confidence: float = 0.95, decision: str = "bootstrap", multiple_testing: str = "holm") -> Case:
+              confidence: float = 0.95, decision: str = "bootstrap", multiple_testing: str = "holm",
+              runs: int = 1) -> Case:
     """One attribute g (groups G0, G1, ... of ``sizes`` rows, predicted positive at about ``rates``), a model's
-    guess of g, one binary task; the spec beside it."""
+    guess of g, one binary task; with ``runs`` > 1, that many prediction files of the same rows (rows_and_runs
+    intervals); the spec beside it."""
     rng = np.random.default_rng(seed)
     groups = [f"G{i}" for i in range(len(sizes))]
     g = np.repeat(groups, sizes)
     rate = np.repeat(rates, sizes)
     y = (rng.random(g.size) < 0.2 + 0.8 * rate).astype(int)  # the truth leans with the group's rate ...
-    pred = np.where(rng.random(g.size) < 0.75, (rng.random(g.size) < rate).astype(int), y)  # ... the model more
+    preds = [np.where(rng.random(g.size) < 0.75, (rng.random(g.size) < rate).astype(int), y)  # ... the model more
+             for _ in range(runs)]
     g_pred = np.where(rng.random(g.size) < 0.8, g, rng.choice(groups, g.size))  # a model's guess of the group
     spec = {"version": 1, "report": {"title": "Coherence", "model": {"name": "m", "version": "1"}},
             "data": {"test": "test.csv"}, "attributes": {"g": {"column": "g", "groups": groups, "predicted": "g_pred"}},
@@ -67,8 +69,9 @@ def make_case(seed: int, sizes: list[int], rates: list[float], metrics: list, ga
             "intervals": {"confidence": confidence, "decision": decision,
                           "bootstrap": {"resamples": 40, "seed": seed % 97}},
             "multiple_testing": multiple_testing, "gates": gates}
-    return Case(spec=spec, test=frame({"g": list(g), "g_pred": list(g_pred), "y": list(y), "pred": list(pred)}),
-                note=f"make_case({seed}, {sizes}, {rates}, ...)")
+    files = [frame({"g": list(g), "g_pred": list(g_pred), "y": list(y), "pred": list(p)}) for p in preds]
+    return Case(spec=spec, test=files[0] if runs == 1 else None, runs=files if runs > 1 else None,
+                note=f"make_case({seed}, {sizes}, {rates}, ..., runs={runs})")
 
 
 @st.composite
@@ -92,7 +95,7 @@ def audits(draw):
                           **({"per_pair": True} if draw(st.booleans()) else {})})
     return make_case(seed, sizes, rates, metrics, gates, confidence=draw(st.sampled_from([0.9, 0.95])),
                      decision=draw(st.sampled_from(["bootstrap", "bernstein"])),
-                     multiple_testing=draw(st.sampled_from(["holm", "none"])))
+                     multiple_testing=draw(st.sampled_from(["holm", "none"])), runs=draw(st.sampled_from([1, 1, 2])))
 
 
 # Found by the strategy: a per-category `min: 0.8` gate on impact_ratio decided on the bootstrap interval while the
@@ -116,14 +119,13 @@ EVERY_FAMILY = make_case(7, [400, 40, 6], [0.6, 0.3, 0.45], METRICS,
 
 
 def _run(case: Case, folder: Path) -> tuple[dict, str, Results]:
-    case.test.to_csv(folder / "test.csv", index=False)
-    (folder / "spec.yaml").write_text(yaml.safe_dump(case.spec, sort_keys=False))
+    spec = write_case(case, folder)  # the harness writes the files and the spec beside them
     out = folder / "out"
-    r = CliRunner().invoke(main, ["run", str(folder / "spec.yaml"), "--out", str(out), "--format", "json,html",
+    r = CliRunner().invoke(main, ["run", str(spec), "--out", str(out), "--format", "json,html",
                                   "--quiet"], catch_exceptions=False)
     assert r.exit_code in (0, 1), r.output
     raw = json.loads((out / "results.json").read_text())
-    api = Results(raw, load(folder / "spec.yaml"))  # the Python API over the same results
+    api = Results(raw, load(spec))  # the Python API over the same results
     return raw, (out / "report.html").read_text(), api
 
 
@@ -332,7 +334,7 @@ def check_first_page(html: str) -> list[str]:
     return errors
 
 
-PROFILE = dict(max_examples=int(os.environ.get("REPORTGEN_COHERENCE_EXAMPLES", 40)), derandomize=True, deadline=None, suppress_health_check=list(HealthCheck),
+PROFILE = dict(max_examples=int(os.environ.get("REPORTGEN_COHERENCE_EXAMPLES", 30)), derandomize=True, deadline=None, suppress_health_check=list(HealthCheck),
                phases=[Phase.explicit, Phase.reuse, Phase.generate], print_blob=True)
 
 # Two amplification metrics name opposite directions for g on the first page: the disagreement sentence must be there.
