@@ -4,8 +4,9 @@ The project promises that each value has one decision interval, and that its ver
 frame and the first page all follow from it (docs/metrics.md §3, §8; docs/guide/gates.md). A hypothesis
 strategy generates small audits (one attribute with two or three groups of very different sizes, one binary task,
 a subset of the disparity, amplification and selection metrics, gates on them with or without Holm, either
-decision interval); each runs through the CLI in-process (results.json and report.html) and is read back through
-the Python API (``Results.to_frame``). For every row:
+decision interval, one or two prediction files); each runs through the CLI in-process (results.json and
+report.html) and is read back through the Python API (``Results.to_frame``). 30 cases by default, derandomized
+(about 20 s); ``REPORTGEN_COHERENCE_EXAMPLES=N`` for N. For every row:
 
 - results.json: a disparity verdict's kind is a function of its decision interval (excludes 0 → against,
   contains 0 or cannot vary or too few rows → insufficient, none → undefined); an amplification word follows the
