@@ -51,7 +51,7 @@ EPS = 1e-9  # an interval end this close to a bound is on the boundary: either d
 
 def make_case(seed: int, sizes: list[int], rates: list[float], metrics: list, gates: list, *,
               confidence: float = 0.95, decision: str = "bootstrap", multiple_testing: str = "holm",
-              runs: int = 1) -> Case:
+              runs: int = 1, favorable: str | None = None) -> Case:
     """One attribute g (groups G0, G1, ... of ``sizes`` rows, predicted positive at about ``rates``), a model's
     guess of g, one binary task; with ``runs`` > 1, that many prediction files of the same rows (rows_and_runs
     intervals); the spec beside it."""
@@ -65,7 +65,8 @@ def make_case(seed: int, sizes: list[int], rates: list[float], metrics: list, ga
     g_pred = np.where(rng.random(g.size) < 0.8, g, rng.choice(groups, g.size))  # a model's guess of the group
     spec = {"version": 1, "report": {"title": "Coherence", "model": {"name": "m", "version": "1"}},
             "data": {"test": "test.csv"}, "attributes": {"g": {"column": "g", "groups": groups, "predicted": "g_pred"}},
-            "tasks": {"t": {"column": "y", "positive": 1, "predicted": "pred"}}, "base": {"source": "test"},
+            "tasks": {"t": {"column": "y", "positive": 1, "predicted": "pred",
+                            **({"favorable": favorable} if favorable else {})}}, "base": {"source": "test"},
             "metrics": metrics,
             "intervals": {"confidence": confidence, "decision": decision,
                           "bootstrap": {"resamples": 40, "seed": seed % 97}},
@@ -96,7 +97,8 @@ def audits(draw):
                           **({"per_pair": True} if draw(st.booleans()) else {})})
     return make_case(seed, sizes, rates, metrics, gates, confidence=draw(st.sampled_from([0.9, 0.95])),
                      decision=draw(st.sampled_from(["bootstrap", "bernstein"])),
-                     multiple_testing=draw(st.sampled_from(["holm", "none"])), runs=draw(st.sampled_from([1, 1, 2])))
+                     multiple_testing=draw(st.sampled_from(["holm", "none"])), runs=draw(st.sampled_from([1, 1, 2])),
+                     favorable=draw(st.sampled_from([None, None, "negative"])))
 
 
 # Found by the strategy: a per-category `min: 0.8` gate on impact_ratio decided on the bootstrap interval while the
@@ -224,7 +226,7 @@ def _bound_follows_rule(b: dict, ends: tuple[float, float]) -> str | None:
 # --------------------------------------------------------------------------- the properties
 
 
-def check_rows(raw: dict) -> list[str]:
+def check_rows(raw: dict, favourable: dict[str, float] | None = None) -> list[str]:
     errors = []
     for m in raw["metrics"]:
         name = m["name"]
@@ -253,7 +255,22 @@ def check_rows(raw: dict) -> list[str]:
                     errors.append(f"impact_ratio {p['group']}: adverse impact indicated against a category whose "
                                   f"selection rate {p['selection_rate']} is not below the benchmark's "
                                   f"{b['selection_rate']}")
+                if v == "indicated" and b is not None and favourable is not None:
+                    mine, theirs = (favourable[x["group"].split("=", 1)[1]] for x in (p, b))
+                    if not mine < theirs:
+                        errors.append(f"impact_ratio {p['group']}: adverse impact indicated, but its favourable "
+                                      f"rate in the data {mine:.4g} is not below the benchmark's {theirs:.4g}")
     return errors
+
+
+def favourable_rates(case: Case) -> dict[str, float]:
+    """Each group's share of favourable predictions in the data (the mean over the prediction files): the rate an
+    adverse-impact verdict must find lower in the category than in its benchmark."""
+    task = case.spec["tasks"]["t"]
+    want = 0 if task.get("favorable") == "negative" else 1
+    files = case.runs or [case.test]
+    df = pd.concat([f.assign(_run=i) for i, f in enumerate(files)])
+    return (df["pred"] == want).groupby(df["g"]).mean().to_dict()
 
 
 def check_gates(raw: dict) -> list[str]:
@@ -359,5 +376,5 @@ def test_the_opposite_words_case_has_opposite_words(tmp_path):
 def test_every_row_follows_its_decision_interval(case):
     with tempfile.TemporaryDirectory() as tmp:
         raw, html, api = _run(case, Path(tmp))
-    errors = check_rows(raw) + check_gates(raw) + check_frame(raw, api) + check_first_page(html)
+    errors = check_rows(raw, favourable_rates(case)) + check_gates(raw) + check_frame(raw, api) + check_first_page(html)
     assert not errors, "\n".join(errors)
