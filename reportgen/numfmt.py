@@ -132,7 +132,8 @@ def level(value: Any) -> str:
 
 
 METHOD_NAMES = {"bootstrap": "bootstrap", "bernstein": "Bernstein", "rows_and_runs": "bootstrap (rows and runs)",
-                "simultaneous_bootstrap": "simultaneous bootstrap", "across_runs": "t over runs"}
+                "simultaneous_bootstrap": "simultaneous bootstrap", "across_runs": "t over runs",
+                "katz log-ratio": "Katz"}
 
 
 def interval_name(iv: Any) -> str:

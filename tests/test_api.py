@@ -370,10 +370,13 @@ def test_runs_given_as_frames_match_the_same_runs_as_files(tmp_path):
 
 def test_selection_metrics_without_resamples(compas_df):
     """resamples: 0 turns the bootstrap off: the selection family still gives its rates and ratios, with
-    undefined intervals and a reason, instead of failing on an empty replicate array."""
+    undefined bootstrap intervals and a reason, instead of failing on an empty replicate array; a tested
+    category's impact ratio keeps its decision interval, the Katz interval (no resampling needed)."""
     res = reportgen.audit(compas_df, attributes={"race": ATTRS["race"]}, tasks=TASKS,
                           metrics=["selection_rate", "impact_ratio"], resamples=0)
     frame = res.to_frame()
     pairs = frame[frame["level"] == "pair"]
     assert len(pairs) == 4 and pairs["value"].notna().all()
-    assert pairs["lower"].isna().all()
+    tested = pairs["interval_method"] == "katz log-ratio"
+    assert tested.sum() == 1 and pairs.loc[tested, "lower"].notna().all()
+    assert pairs.loc[~tested, "lower"].isna().all()

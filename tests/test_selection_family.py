@@ -185,8 +185,9 @@ def test_no_selection_at_all_is_null_with_a_reason(tmp_path):
 
 
 def test_per_pair_gate_bounds_each_group_s_ratio(tmp_path):
-    """`per_pair: true` on impact_ratio bounds every group's ratio (the pair's own quantity and interval, not a
-    Δ it does not have); the highest-rate group's ratio is 1 by definition and is decided on that 1."""
+    """`per_pair: true` on impact_ratio bounds every group's ratio (the pair's own quantity, not a Δ it does not
+    have) on its decision interval, the Katz interval its four-fifths statement names (docs/metrics.md §8); the
+    highest-rate group's ratio is 1 by definition and is decided on that 1."""
     spec = _applicants(tmp_path, {"White": (80, 48), "Black": (40, 12)},
                        {"gates": [{"metric": "impact_ratio", "attribute": "race", "min": 0.8, "per_pair": True}]})
     code, res = _run(tmp_path, spec)
@@ -197,7 +198,13 @@ def test_per_pair_gate_bounds_each_group_s_ratio(tmp_path):
     ir = {p["group"]: p for p in _metric(res, "impact_ratio")["pairs"]}
     black = by["race=Black"]
     assert black["quantity"] == "impact ratio" and black["value"] == pytest.approx(0.5)
-    assert (black["lower"], black["upper"]) == (ir["race=Black"]["interval"]["lower"], ir["race=Black"]["interval"]["upper"])
+    # Katz from the counts (12 of 40 against 48 of 80): exp(log 0.5 ± z·sqrt(1/12 − 1/40 + 1/48 − 1/80))
+    half = 1.959963984540054 * math.sqrt(1 / 12 - 1 / 40 + 1 / 48 - 1 / 80)
+    assert (black["lower"], black["upper"]) == pytest.approx((0.5 * math.exp(-half), 0.5 * math.exp(half)), rel=1e-9)
+    assert black["interval"]["method"] == "katz log-ratio"
+    assert ir["race=Black"]["four_fifths_statement"]["interval"] == "ratio_interval"
+    assert (black["lower"], black["upper"]) == (ir["race=Black"]["ratio_interval"]["lower"],
+                                                ir["race=Black"]["ratio_interval"]["upper"])
     assert black["status"] == ("fail" if black["upper"] < 0.8 else "inconclusive")
     assert by["race=White"]["status"] == "pass" and by["race=White"]["value"] == 1.0
     assert code == 1

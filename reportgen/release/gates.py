@@ -28,7 +28,10 @@ How a bound is decided
 Every gated quantity carries the point value q and the interval the report
 prints beside it, ``[lower, upper]`` at level L (bootstrap percentile, the
 multi-run ``rows_and_runs`` interval, the predictability row-bootstrap interval,
-a simultaneous interval: whatever its type). One-sided p-values are read off
+a simultaneous interval; for an impact ratio's category the Katz interval its
+four-fifths statement names: the row's decision interval, whatever its type).
+A category without a Katz interval has no decision (inconclusive). One-sided
+p-values are read off
 that interval with a normal approximation per side::
 
     z = Φ⁻¹((1 + L) / 2)
@@ -38,7 +41,11 @@ that interval with a normal approximation per side::
 
 (a side of zero width borrows the other side's se; the statistic is written
 ``z + (lower − X)/se_below`` so that the decision follows the interval's end
-exactly). With α = (1 − confidence)/2:
+exactly). An interval printed at a level L above the spec's confidence (the
+Bonferroni-adjusted Bernstein interval of a headline chosen among k pairs, at
+1 − (1 − confidence)/k) keeps that adjustment: its p-values are multiplied by
+(1 − confidence)/(1 − L), so the check still passes or fails exactly where the
+printed interval's ends say. With α = (1 − confidence)/2:
 
 * ``max`` X: pass iff p(q < X) ≤ α, i.e. ``upper ≤ X``; fail iff the
   Holm-adjusted p(q > X) ≤ α (for a single check: ``lower ≥ X``);
@@ -256,6 +263,16 @@ def interval_p_values(kind: str, limit: float, point: float, lower: float, upper
     raise ValueError(kind)
 
 
+def level_scale(interval_level: float, level: float) -> float:
+    """The factor that puts p-values read off an interval at ``interval_level`` on the spec's ``level``:
+    (1 − level)/(1 − interval_level). An interval printed at a higher level than the spec's (the Bonferroni-adjusted
+    Bernstein interval of a headline chosen among k pairs, at 1 − (1 − level)/k) carries that adjustment into its
+    gate, which then passes or fails exactly where the printed interval says; 1 for every other interval."""
+    if interval_level == level or not 0.0 < interval_level < 1.0:
+        return 1.0
+    return (1.0 - level) / (1.0 - interval_level)
+
+
 def best_p_fail(kind: str, limit: float, point: float, lower: float, upper: float, level: float,
                 rng: tuple[float, float]) -> float:
     """The smallest p for failing this bound could reach: the quantity at the edge of its range ``rng`` with
@@ -334,6 +351,10 @@ def estimate(metric: str, obj, *, is_pair: bool, level: float) -> Estimate:
     y = None
     if isinstance(obj, SelectionPair) and point is not None and iv is None and obj.note:  # the highest-rate
         return Estimate(float(point), exact=True, note=obj.note)  # group's ratio: 1 by definition, decided exactly
+    statement = getattr(obj, "four_fifths_statement", None)
+    if isinstance(obj, SelectionPair) and point is not None and statement is not None and (
+            iv is None or iv.lower is None or iv.upper is None):  # no Katz interval: no statement, no decision
+        return Estimate(float(point), undefined=f"no interval: {statement.text}")
     if _is_biasamp_pair(obj):
         y = obj.y
         if point is not None and y is None:
@@ -365,7 +386,7 @@ def estimate(metric: str, obj, *, is_pair: bool, level: float) -> Estimate:
         lo, hi = sorted((y * lo, y * hi))
     e.lower, e.upper = lo, hi
     if getattr(iv, "degenerate", None) is True or hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi)):  # equal up to float noise
-        e.degenerate = iv.note or MSG_DEGENERATE_DEFAULT
+        e.degenerate = getattr(iv, "note", None) or MSG_DEGENERATE_DEFAULT
     return e
 
 
@@ -665,7 +686,7 @@ def _exact_status(kind: str, limit: float, q: float) -> tuple[str, str]:
 def _iv_text(b: Bound) -> str:
     e = b.est
     lvl = f"{e.level:.0%} " if e.level is not None else ""
-    name = numfmt.METHOD_NAMES.get(e.method, e.method) if e.method in ("bernstein",) else e.method
+    name = numfmt.METHOD_NAMES.get(e.method, e.method) if e.method in ("bernstein", "katz log-ratio") else e.method
     return f"{name + ' ' if name else ''}{lvl}interval {numfmt.interval({'lower': e.lower, 'upper': e.upper}, e.point)}"
 
 
@@ -784,6 +805,9 @@ def evaluate(spec, entries: list[MetricResult], replicates: Replicates | None = 
                     w = worsening_max(c.entry.name, c.pair is not None)
                     rng = (-w, w)
                 b.p_best = best_p_fail(b.kind, b.limit, e.point, e.lower, e.upper, e.level or level, rng)
+                scale = level_scale(e.level or level, level)
+                if scale != 1.0:  # the interval's own level carries an adjustment (Bonferroni for a chosen headline)
+                    b.p_pass, b.p_fail, b.p_best = (min(1.0, p * scale) for p in (b.p_pass, b.p_fail, b.p_best))
                 tested.append(b)
     correction = s.multiple_testing
     m = len(tested)

@@ -233,10 +233,16 @@ _NO_VERDICT = ("Present when the row supports no verdict whatever its intervals 
 
 
 def decision_interval(obj: Any) -> Any:
-    """The decision interval of a metric result or pair (its `decision` key names it; default `interval`)."""
+    """The decision interval of a metric result or pair: the key its `decision` names; for an impact ratio's tested
+    category, the interval its `four_fifths_statement` names (the Katz `ratio_interval`, docs/metrics.md §8), so its
+    gates and diff decide on the interval its statement about 0.8 is read off; otherwise `interval`."""
     if obj is None:
         return None
-    return getattr(obj, getattr(obj, "decision", None) or "interval", None)
+    key = getattr(obj, "decision", None)
+    statement = getattr(obj, "four_fifths_statement", None)
+    if key is None and statement is not None and statement.interval in type(obj).model_fields:
+        key = statement.interval
+    return getattr(obj, key or "interval", None)
 
 
 HeadlineInterval = Annotated[Union[BootstrapInterval, RowsAndRunsInterval, SimultaneousInterval],
