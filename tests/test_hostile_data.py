@@ -156,7 +156,7 @@ def test_memory_engine_hashes_the_bytes_it_computes_from(tmp_path, monkeypatch):
     """The file is replaced between hashing and parsing: results.json's sha256 and its numbers are the old
     file's (one read, parsed from memory); a second read of the same file in the run refuses; so does a file
     written to while it is read."""
-    from reportgen.data import files
+    from reportgen.data import reading as files  # the reading layer, where read_table looks them up
 
     spec = setup(tmp_path, spec_text())
     data = spec.parent / "t.csv"
