@@ -1113,10 +1113,7 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
     L.add("  - demographic_parity", "gap in the rate of unfavourable predictions")
     L.add("  - equal_opportunity", "the same gap among rows whose true label is the favourable one")
     L.add("  - accuracy_gap", "gap in the error rate")
-    L.add("intervals:", "the uncertainty shown with every number")
-    L.add("  confidence: 0.95")
-    L.add("  bootstrap: {resamples: 1000, seed: 0}", "fixed seed: the same spec and data give the same results")
-    L.add("  decision: bootstrap", "the interval a disparity's verdict and gates follow (or bernstein)")
+    _intervals_and_output(L, output=False)
 
     first = attrs[0]
     L.add("# gates:", "pass/fail checks (exit code 1 when one fails); uncomment to enforce")
@@ -1135,9 +1132,20 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
             L.add(f"#   {'# ' if features else ''}features: {{text: {yaml_scalar(text_cols[0])}, dims: 100}}",
                   "TF-IDF + SVD of a text column")
         L.add("#   k: 10")
-    L.add("output:", "files written into the --out folder")
-    L.add("  formats: [html, pdf, json]")
+    _intervals_and_output(L, intervals=False)
     return L.text(), notes
+
+
+def _intervals_and_output(L: _Lines, *, intervals: bool = True, output: bool = True) -> None:
+    """The starter spec's `intervals:` block and/or its `output:` block (shared by both kinds of spec)."""
+    if intervals:
+        L.add("intervals:", "the uncertainty shown with every number")
+        L.add("  confidence: 0.95")
+        L.add("  bootstrap: {resamples: 1000, seed: 0}", "fixed seed: the same spec and data give the same results")
+        L.add("  decision: bootstrap", "the interval a disparity's verdict and gates follow (or bernstein)")
+    if output:
+        L.add("output:", "files written into the --out folder")
+        L.add("  formats: [html, pdf, json]")
 
 
 def _label_free_tail(L: _Lines, task: TaskGuess, attrs: list[AttributeGuess]) -> None:
@@ -1145,16 +1153,12 @@ def _label_free_tail(L: _Lines, task: TaskGuess, attrs: list[AttributeGuess]) ->
     L.add("metrics:", "label-free: only the selection family, which needs no true label")
     L.add("  - selection_rate", "the share of each group selected; the gap to the reference group")
     L.add("  - impact_ratio", "each group's selection rate over the reference group's (four-fifths rule)")
-    L.add("intervals:", "the uncertainty shown with every number")
-    L.add("  confidence: 0.95")
-    L.add("  bootstrap: {resamples: 1000, seed: 0}", "fixed seed: the same spec and data give the same results")
-    L.add("  decision: bootstrap", "the interval a disparity's verdict and gates follow (or bernstein)")
+    _intervals_and_output(L, output=False)
     L.add("# gates:", "pass/fail checks (exit code 1 when one fails); uncomment to enforce")
     L.add("#   - metric: impact_ratio")
     L.add(f"#     attribute: {yaml_scalar(attrs[0].column.name)}")
     L.add("#     min: 0.8", "fails when the whole interval lies below four-fifths")
-    L.add("output:", "files written into the --out folder")
-    L.add("  formats: [html, pdf, json]")
+    _intervals_and_output(L, intervals=False)
 
 
 # --------------------------------------------------------------------------- shipped examples
