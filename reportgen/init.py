@@ -165,6 +165,10 @@ PRED_SUFFIXES = ("_pred", "_preds", "_prediction", "_predicted", "_yhat", "_hat"
 PRED_PREFIXES = ("pred_", "predicted_", "prediction_")
 # names of a decision column (a lender's approval, a screen's selection): with no other prediction column, such a
 # column may be the decision itself, audited without a true label (--no-label)
+# values of an attribute that say it is not known (compared lower-cased): a label-free starter spec lists them as the
+# attribute's `unknown:` values (counted apart, never a group) instead of groups
+UNKNOWN_VALUES = ("unknown", "not known", "not provided", "not stated", "not disclosed", "undisclosed",
+                  "declined", "declined to state", "prefer not to say", "unspecified", "not specified", "n/a")
 DECISION_TOKENS = (
     "approved", "approve", "approval", "selected", "select", "selection", "hired", "hire", "accepted", "accept",
     "decision", "decided", "admitted", "admit", "granted", "grant", "offered", "offer", "shortlisted", "funded",
@@ -460,6 +464,7 @@ class AttributeGuess:
     left_out: list[tuple[Any, int]]
     predicted: str | None = None
     guessed_by_name: bool | None = True  # None: named with --attribute
+    unknown: list[Any] = field(default_factory=list)  # label-free specs: values that say "not known" ("" = missing)
 
 
 @dataclass
@@ -712,7 +717,7 @@ def _shell_word(s: str) -> str:
 
 
 def _guess_label_free(cols: list[Column], excluded: set[str], path_text: str, columns_text: str, *,
-                      pred_col: Column | None, score_col: Column | None, threshold: float | None) -> TaskGuess:
+                      pred_col: Column | None, score_col: Column | None) -> TaskGuess:
     """The task of a label-free audit (`--no-label`): the decision (a two-valued column) or a thresholded score,
     and no true label. Without --predicted/--score, a two-valued column named like a decision or a prediction."""
     why = []
@@ -891,8 +896,7 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
 
     # tasks
     if no_label:
-        task = _guess_label_free(cols, taken, shown, columns_text, pred_col=pred_col, score_col=score_col,
-                                 threshold=threshold)
+        task = _guess_label_free(cols, taken, shown, columns_text, pred_col=pred_col, score_col=score_col)
     elif label_col is None and pred_col is None and score_col is None and threshold is None:
         task = _guess_multilabel(cols, taken, header) or _guess_task(cols, taken, shown, columns_text)
     else:
@@ -925,9 +929,19 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
         groups, left_out = _groups(c)
         attrs.append(AttributeGuess(c, groups, left_out, guessed_by_name=False))
 
+    if no_label:  # label-free audits (LL144-style) count unknowns apart: "not known" values and missing fields
+        for a in attrs:
+            unknown = [v for v in a.groups if _text(v).lower() in UNKNOWN_VALUES]
+            if len(a.groups) - len(unknown) >= 2:
+                a.groups = [v for v in a.groups if v not in unknown]
+                a.unknown = unknown + [v for v, _ in a.left_out if _text(v).lower() in UNKNOWN_VALUES]
+                a.left_out = [(v, n) for v, n in a.left_out if v not in a.unknown]
+                if a.column.missing:
+                    a.unknown.append("")
     # columns in use with missing values -> data.missing: drop
     used = [a.column.name for a in attrs] + [a.predicted for a in attrs if a.predicted] + sorted(task_cols)
-    with_missing = [c for c in used if c in by_name and by_name[c].missing]
+    unknown_covers = {a.column.name for a in attrs if "" in a.unknown}
+    with_missing = [c for c in used if c in by_name and by_name[c].missing and c not in unknown_covers]
 
     # numeric and text features for the commented local_bias example
     features = [c.name for c in cols if c.numeric and c.kind != "bool" and c.nunique > 2 and not c.missing
@@ -977,6 +991,9 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
         if a.left_out:
             s += (f"; left out (fewer than {MIN_GROUP_ROWS} rows, their rows are dropped): "
                   + ", ".join(f"{_text(v)} ({n})" for v, n in a.left_out))
+        if a.unknown:
+            s += ("; unknown: " + ", ".join(repr(_text(v)) for v in a.unknown)
+                  + " (counted apart, not a group; check)")
         if a.predicted:
             s += f"; predicted: {a.predicted}"
         notes.append(s)
@@ -1035,6 +1052,11 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
             L.add("    # labels: {" + ", ".join(f"{yaml_scalar(g)}: {yaml_scalar(n)}" for g, n in names.items()) + "}",
                   "check: names from the ACS PUMS codebook; uncomment to show them in the report" if acs
                   else "coded values: uncomment with the codebook's names, shown in the report")
+        if a.unknown:
+            L.add(f"    unknown: {_flow(a.unknown)}", "check: values that say it is not known"
+                  + (" (\"\": a missing value)" if "" in a.unknown else "") + ": counted apart, never a group")
+        elif no_label:
+            L.add("    # unknown: [Unknown, \"\"]", "values that say it is not known: counted apart, never a group")
         if a.left_out:
             L.add("    # not listed (fewer than " + str(MIN_GROUP_ROWS) + " rows): "
                   + ", ".join(f"{_text(v)} ({n})" for v, n in a.left_out)

@@ -467,17 +467,18 @@ def test_no_label_writes_a_label_free_spec_that_validates_and_runs(tmp_path, opt
     rates = df.groupby("applicant_race")["approved"].mean()
     got = [m for m in res["metrics"] if m["name"] == "selection_rate" and m.get("attribute") == "applicant_race"]
     assert got
-    assert any(abs(v - rates["White"]) < 1e-12 for v in _numbers(got))
+    assert any(abs(v - rates["White"]) < 1e-12 for v in _leaves(got, float))
 
 
-def _numbers(x):
+def _leaves(x, kind):
+    """Every value of type ``kind`` (bools excluded) anywhere in a results.json part."""
     if isinstance(x, dict):
         for v in x.values():
-            yield from _numbers(v)
+            yield from _leaves(v, kind)
     elif isinstance(x, list):
         for v in x:
-            yield from _numbers(v)
-    elif isinstance(x, float):
+            yield from _leaves(v, kind)
+    elif isinstance(x, kind) and not isinstance(x, bool):
         yield x
 
 
@@ -524,3 +525,25 @@ def test_no_label_with_a_score(tmp_path):
     assert doc["tasks"]["credit_score"]["score"] == "credit_score"
     assert doc["tasks"]["credit_score"]["threshold"] == 600
     assert res["tasks"][0]["column"] is None
+
+
+def test_no_label_lists_not_known_values_as_unknown(tmp_path):
+    """A label-free spec counts 'Unknown' and empty fields apart (`unknown:`), not as a group or a dropped row."""
+    data = decision_log(tmp_path / "decisions.csv")
+    df = pd.read_csv(data)
+    df.loc[df.index % 10 == 0, "applicant_sex"] = "Unknown"
+    df.loc[df.index % 25 == 1, "applicant_sex"] = None
+    df.to_csv(data, index=False)
+    r = cli("init", data, "--out", tmp_path / "probe.yaml", "--no-label", "--predicted", "approved")
+    assert "unknown: 'Unknown', '' (counted apart, not a group; check)" in r.output
+    doc, res = init_validate_run(tmp_path, data, "--no-label", "--predicted", "approved")
+    sex = doc["attributes"]["applicant_sex"]
+    assert sex["unknown"] == ["Unknown", ""] and sorted(sex["groups"]) == ["Female", "Male"]
+    assert "missing" not in doc["data"]
+    n_unknown = int((df["applicant_sex"].isna() | (df["applicant_sex"] == "Unknown")).sum())
+    assert n_unknown in set(_leaves(res["attributes"], int))
+    # a labelled spec is unchanged: "Unknown" stays a group there
+    df2 = df.assign(approved_pred=df["approved"])
+    df2.to_csv(data, index=False)
+    text, _ = starter_spec(data, spec_path=tmp_path / "x.yaml", attributes=["applicant_sex"])
+    assert "unknown" not in yaml.safe_load(text)["attributes"]["applicant_sex"]
