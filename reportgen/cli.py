@@ -528,7 +528,11 @@ def samplesize(delta: float, confidence: float, gamma: float, variance: float | 
               help="Where to write the starter spec (default spec.yaml; not overwritten if it exists); with "
                    "--example, the new folder (default ./<example>-example; must not exist or be empty).")
 @click.option("--label", metavar="COLUMN", default=None, help="The true label column (two values).")
-@click.option("--predicted", metavar="COLUMN", default=None, help="The model's predicted labels.")
+@click.option("--no-label", "no_label", is_flag=True, default=False,
+              help="No true outcome (a decision log): write a label-free task auditing the decision "
+                   "(--predicted, or --score with --threshold) with the selection metrics.")
+@click.option("--predicted", metavar="COLUMN", default=None,
+              help="The model's predicted labels (with --no-label: the decision).")
 @click.option("--score", metavar="COLUMN", default=None,
               help="The model's score: predicted positive when score > --threshold (default 0.5).")
 @click.option("--attribute", "attributes", metavar="COLUMN", multiple=True,
@@ -541,11 +545,13 @@ def samplesize(delta: float, confidence: float, gamma: float, variance: float | 
               help="Write a runnable example (spec, data and schema) into a new folder instead.")
 @_guard
 def init(data: Path | None, out: Path | None, label: str | None, predicted: str | None, score: str | None,
-         attributes: tuple[str, ...], favorable: str | None, threshold: float | None, example: str | None) -> None:
+         attributes: tuple[str, ...], favorable: str | None, threshold: float | None, example: str | None,
+         no_label: bool) -> None:
     """Write a commented starter spec for DATA (CSV or Parquet), guessing the label, prediction, score and
     attribute columns from their names and values (--label, --predicted/--score, --attribute, --favorable and
     --threshold say them instead), and spec.schema.json beside it for editors. Check the lines marked 'check',
-    then `reportgen validate`.
+    then `reportgen validate`. For a decision log with no true outcome, --no-label --predicted DECISION writes a
+    label-free task (selection_rate, impact_ratio).
 
     `reportgen init --example compas [--out DIR]` writes a runnable example into a new folder instead."""
     from reportgen.init import MSG_OUT_EXISTS, InitError, starter_spec, write_example, write_schema_beside
@@ -554,7 +560,8 @@ def init(data: Path | None, out: Path | None, label: str | None, predicted: str 
     if example is not None:
         given = [f"--{n}" for n, v in (("label", label), ("predicted", predicted), ("score", score),
                                         ("attribute", attributes), ("favorable", favorable),
-                                        ("threshold", threshold)) if v not in (None, ())]
+                                        ("threshold", threshold), ("no-label", no_label or None))
+                 if v not in (None, ())]
         if data is not None or given:
             raise click.UsageError("--example writes a complete example; it takes no DATA file and none of "
                                    + ", ".join(given or ["the column options"]))
@@ -569,7 +576,7 @@ def init(data: Path | None, out: Path | None, label: str | None, predicted: str 
     if out.exists():
         raise InitError(str(out), MSG_OUT_EXISTS)
     text, notes = starter_spec(data, spec_path=out, label=label, predicted=predicted, score=score,
-                               attributes=attributes, favorable=favorable, threshold=threshold)
+                               attributes=attributes, favorable=favorable, threshold=threshold, no_label=no_label)
     for n in notes:
         click.echo(f"  {n}", err=True)
     schema_path, state = write_schema_beside(out)

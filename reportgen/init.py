@@ -19,6 +19,11 @@ Guessing, in short:
   ``*score*``, ``*prob*``, ``*proba*`` — with ``threshold: 0.5``;
 * **multi-label** — two or more label columns each with a ``<column>_pred``
   twin become one ``columns: "prefix*"`` + ``predicted: "{column}_pred"`` task;
+* **label-free** (``no_label``, ``--no-label``) — a decision log with no true outcome: the task is the
+  decision alone (``predicted:`` given, or a two-valued column named like a decision — approved, selected,
+  hired, decision ... — or a prediction; or ``score:`` with a threshold) and the metrics are the selection
+  family (``selection_rate``, ``impact_ratio``). Without ``--no-label``, a file whose only two-valued candidate
+  is named like a decision gets an error message that prints the label-free command line;
 * **attributes** — columns with 2–12 values named like race, sex, gender,
   age_cat, ethnicity, religion ...; ``<attribute>_pred`` becomes its
   ``predicted:``; other low-cardinality text columns are commented-out
@@ -105,6 +110,30 @@ MSG_OPT_ATTRIBUTE_VALUES = (
     f"{MAX_GROUPS} groups. Bin it into a few groups first (e.g. age bands)"
 )
 MSG_OPT_TWICE = "{opt} {col}: the column is already used as {role}; a column can have one role only"
+# label-free audits (`--no-label`): the decision log has the decision itself and no true outcome
+LABEL_FREE_METRICS = ("selection_rate", "impact_ratio")  # the selection family: no true label needed
+MSG_LABEL_FREE_HINT = (
+    "; if '{col}' is the decision itself and there is no true outcome, run: reportgen init {path} "
+    "--predicted {col} --no-label (a label-free audit: selection_rate, impact_ratio)"
+)
+MSG_NO_LABEL_FREE_HINT = (
+    "; if there is no true outcome, add --no-label (a label-free audit of the decisions: selection_rate, "
+    "impact_ratio)"
+)
+MSG_OPT_LABEL_NONE = (
+    "--label {col}: no column '{col}' in {path}; for a decision log without a true outcome, pass --no-label "
+    "(with --predicted COLUMN naming the decision) instead"
+)
+MSG_OPT_NO_LABEL_AND_LABEL = "--no-label and --label {col}: pass one of them (--no-label: there is no true label)"
+MSG_OPT_DECISION_VALUES = (
+    "--predicted {col}: the column has {n} distinct values ({values}); a label-free audit needs a yes/no "
+    "decision (exactly two values). For a numeric score, pass --score {col} --threshold X instead"
+)
+MSG_NO_DECISION = (
+    "--no-label: no decision column found in {path} (columns: {columns}); a label-free audit needs the "
+    "decision as a column with two values (e.g. approved, selected, hired, decision, *_pred). Name it with "
+    "--predicted COLUMN, or a score with --score COLUMN{candidates}"
+)
 MSG_SCHEMA_FOREIGN = (
     "a file of this name exists beside the spec and is not reportgen's spec schema; move it, or write the "
     "spec into another folder "
@@ -134,6 +163,17 @@ LABEL_PREFIXES = ("is_", "true_", "label_", "target_", "has_")
 PRED_NAMES = ("pred", "prediction", "predictions", "predicted", "y_pred", "ypred", "yhat", "y_hat", "decision")
 PRED_SUFFIXES = ("_pred", "_preds", "_prediction", "_predicted", "_yhat", "_hat", "_decision")
 PRED_PREFIXES = ("pred_", "predicted_", "prediction_")
+# names of a decision column (a lender's approval, a screen's selection): with no other prediction column, such a
+# column may be the decision itself, audited without a true label (--no-label)
+# values of an attribute that say it is not known (compared lower-cased): a label-free starter spec lists them as the
+# attribute's `unknown:` values (counted apart, never a group) instead of groups
+UNKNOWN_VALUES = ("unknown", "not known", "not provided", "not stated", "not disclosed", "undisclosed",
+                  "declined", "declined to state", "prefer not to say", "unspecified", "not specified", "n/a")
+DECISION_TOKENS = (
+    "approved", "approve", "approval", "selected", "select", "selection", "hired", "hire", "accepted", "accept",
+    "decision", "decided", "admitted", "admit", "granted", "grant", "offered", "offer", "shortlisted", "funded",
+    "passed", "denied", "rejected", "declined", "screened", "interview", "interviewed", "promoted", "awarded",
+)
 SCORE_TOKENS = ("score", "prob", "proba", "probability", "likelihood", "confidence")
 SCORE_SUFFIXES = ("_score", "_scores", "_prob", "_proba", "_probability", "_likelihood", "_confidence")
 SCORE_PREFIXES = ("score_", "prob_", "proba_", "probability_")
@@ -220,6 +260,10 @@ def _attribute_rank(name: str) -> int | None:
     toks = [re.sub(r"(?<=[a-z])\d+$", "", t) for t in toks]  # `race1`, `sex2`: a numbered variant of the name
     ranks = [ATTRIBUTE_TOKENS.index(t) for t in toks if t in ATTRIBUTE_TOKENS]
     return min(ranks) if ranks else None
+
+
+def _decision_named(name: str) -> bool:
+    return any(t in DECISION_TOKENS for t in _tokens(name))
 
 
 def _stem_match(stem: str | None, label: str) -> int | None:
@@ -420,12 +464,13 @@ class AttributeGuess:
     left_out: list[tuple[Any, int]]
     predicted: str | None = None
     guessed_by_name: bool | None = True  # None: named with --attribute
+    unknown: list[Any] = field(default_factory=list)  # label-free specs: values that say "not known" ("" = missing)
 
 
 @dataclass
 class TaskGuess:
     name: str
-    label: str | list[str]  # one column, or several (multi-label)
+    label: str | list[str] | None  # one column, or several (multi-label); None: label-free (--no-label)
     pattern: str | None  # glob for multi-label
     positive: Any
     predicted: str | None
@@ -614,6 +659,11 @@ def _guess_task(cols: list[Column], excluded: set[str], path_text: str, columns_
         if cands:
             hint = (" (two-valued columns: " + ", ".join(c.name for c in cands[:12]) + "), e.g. --label "
                     + cands[0].name)
+        decisions = [c for c in cands if _decision_named(c.name)]
+        if pred_col is not None or score_col is not None:
+            hint += MSG_NO_LABEL_FREE_HINT
+        elif decisions:
+            hint += MSG_LABEL_FREE_HINT.format(col=_shell_word(decisions[0].name), path=_shell_word(path_text))
         raise InitError(path_text, MSG_NO_LABEL.format(path=path_text, columns=columns_text, candidates=hint))
     ranked.sort(key=lambda r: r[0])
     (m, rank, _), label, _ = ranked[0]
@@ -629,8 +679,10 @@ def _guess_task(cols: list[Column], excluded: set[str], path_text: str, columns_
     score = sorted(((match(c, st, label), c.index, c) for c, st in scores
                     if match(c, st, label) is not None), key=lambda t: t[:2])
     if not pred and not score:
+        hint = (MSG_LABEL_FREE_HINT.format(col=_shell_word(label.name), path=_shell_word(path_text))
+                if _decision_named(label.name) else "")
         raise InitError(path_text, MSG_NO_PREDICTION.format(
-            label=label.name, path=path_text, columns=columns_text, values=", ".join(sorted(label.texts))))
+            label=label.name, path=path_text, columns=columns_text, values=", ".join(sorted(label.texts))) + hint)
     use_score = not pred or (prefer_score and bool(score))
     why = []
     if label_col is not None:
@@ -657,6 +709,45 @@ def _guess_task(cols: list[Column], excluded: set[str], path_text: str, columns_
         values=sorted((v for v, _ in label.counts), key=_text))
 
 
+def _shell_word(s: str) -> str:
+    """A file or column name as one word of a shell command line (quoted only when needed)."""
+    import shlex
+
+    return shlex.quote(_comment_text(s))
+
+
+def _guess_label_free(cols: list[Column], excluded: set[str], path_text: str, columns_text: str, *,
+                      pred_col: Column | None, score_col: Column | None) -> TaskGuess:
+    """The task of a label-free audit (`--no-label`): the decision (a two-valued column) or a thresholded score,
+    and no true label. Without --predicted/--score, a two-valued column named like a decision or a prediction."""
+    why = []
+    if score_col is not None:
+        return TaskGuess(name=score_col.name, label=None, pattern=None, positive=None, predicted=None,
+                         score=score_col.name, alt_score=None, favorable=_favorable([score_col.name]),
+                         why="given with --score", values=[])
+    if pred_col is not None:
+        decision = pred_col
+        if decision.nunique != 2:
+            raise InitError(path_text, MSG_OPT_DECISION_VALUES.format(
+                col=decision.name, n=decision.nunique,
+                values=", ".join(decision.texts[:6]) + (", ..." if decision.nunique > 6 else "")))
+        why.append("given with --predicted")
+    else:
+        cands = [c for c in cols if c.name not in excluded and c.nunique == 2
+                 and (_decision_named(c.name) or _pred_named(c.name)[0])]
+        if not cands:
+            two = [c.name for c in cols if c.name not in excluded and c.nunique == 2]
+            hint = (" (two-valued columns: " + ", ".join(two[:12]) + "), e.g. --predicted " + two[0]) if two else ""
+            raise InitError(path_text, MSG_NO_DECISION.format(path=path_text, columns=columns_text, candidates=hint))
+        decision = cands[0]
+        why.append("named like a decision or a prediction, with two values")
+        if len(cands) > 1:
+            why.append("other candidates: " + ", ".join(c.name for c in cands[1:]))
+    return TaskGuess(name=decision.name, label=None, pattern=None, positive=_positive(decision),
+                     predicted=decision.name, score=None, alt_score=None, favorable=_favorable([decision.name]),
+                     why="; ".join(why), values=sorted((v for v, _ in decision.counts), key=_text))
+
+
 def _groups(col: Column) -> tuple[list[Any], list[tuple[Any, int]]]:
     keep = [(v, n) for v, n in col.counts if n >= MIN_GROUP_ROWS]
     if len(keep) < 2:
@@ -674,7 +765,8 @@ def _is_id(c: Column, n_rows: int) -> bool:
 
 def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, predicted: str | None = None,
                  score: str | None = None, attributes: list[str] | tuple[str, ...] = (),
-                 favorable: str | None = None, threshold: float | None = None) -> tuple[str, list[str]]:
+                 favorable: str | None = None, threshold: float | None = None,
+                 no_label: bool = False) -> tuple[str, list[str]]:
     """Return (YAML text of a starter spec for ``data_path``, notes on what was guessed and why).
 
     Paths in the text are relative to ``spec_path``'s folder (where the spec will be
@@ -687,12 +779,17 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
     (the label column), ``predicted`` (predicted labels) or ``score`` (a score,
     thresholded at ``threshold``, default 0.5 for scores in [0, 1]), ``attributes``
     (exactly these protected attributes, in this order; name-guessed ones not listed are
-    offered in comments) and ``favorable`` (``positive`` or ``negative``).
+    offered in comments) and ``favorable`` (``positive`` or ``negative``). ``no_label``
+    writes a label-free task (a decision log with no true outcome): ``predicted`` (or
+    ``score``) is the decision, guessed from the names when not given, and the metrics
+    are the selection family (:data:`LABEL_FREE_METRICS`).
     """
     data_path, spec_path = Path(data_path), Path(spec_path)
     shown = str(data_path)
     if predicted is not None and score is not None:
         raise InitError(shown, MSG_OPT_BOTH)
+    if no_label and label is not None:
+        raise InitError(shown, MSG_OPT_NO_LABEL_AND_LABEL.format(col=label))
     if threshold is not None and not math.isfinite(float(threshold)):
         raise InitError(shown, MSG_OPT_THRESHOLD_NAN.format(threshold=threshold))
     if not data_path.exists():
@@ -732,6 +829,8 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
         folded = {c.lower(): c for c in by_name}
         close = ([folded[name.lower()]] if name.lower() in folded
                  else difflib.get_close_matches(name, list(by_name), n=1, cutoff=0.6))
+        if opt == "--label" and name.strip().lower() in ("none", "null", "no", "-"):
+            raise InitError(shown, MSG_OPT_LABEL_NONE.format(col=name, path=shown))
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         raise InitError(shown, MSG_OPT_NO_COLUMN.format(opt=opt, col=name, path=shown, hint=hint,
                                                         columns=columns_text))
@@ -796,18 +895,21 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
                 break
 
     # tasks
-    if label_col is None and pred_col is None and score_col is None and threshold is None:
+    if no_label:
+        task = _guess_label_free(cols, taken, shown, columns_text, pred_col=pred_col, score_col=score_col)
+    elif label_col is None and pred_col is None and score_col is None and threshold is None:
         task = _guess_multilabel(cols, taken, header) or _guess_task(cols, taken, shown, columns_text)
     else:
         task = _guess_task(cols, taken, shown, columns_text, label_col=label_col, pred_col=pred_col,
                            score_col=score_col, prefer_score=threshold is not None)
     if threshold is not None and task.score is None:
         raise InitError(shown, MSG_OPT_THRESHOLD_NO_SCORE.format(
-            threshold=threshold, why=f"no score column was found for the label {task.label}"))
+            threshold=threshold, why=(f"--no-label audits the decision column {task.predicted}" if no_label
+                                      else f"no score column was found for the label {task.label}")))
     task.threshold = float(threshold) if threshold is not None else 0.5
     if favorable is not None:
         task.favorable = favorable
-    task_cols = set(task.label if isinstance(task.label, list) else [task.label])
+    task_cols = set(task.label if isinstance(task.label, list) else [task.label] if task.label else [])
     if isinstance(task.label, list):
         task_cols |= {task.predicted.replace("{column}", c) for c in task.label}
     task_cols |= {x for x in (task.predicted, task.score, task.alt_score) if x and "{column}" not in x}
@@ -827,9 +929,19 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
         groups, left_out = _groups(c)
         attrs.append(AttributeGuess(c, groups, left_out, guessed_by_name=False))
 
+    if no_label:  # label-free audits (LL144-style) count unknowns apart: "not known" values and missing fields
+        for a in attrs:
+            unknown = [v for v in a.groups if _text(v).lower() in UNKNOWN_VALUES]
+            if len(a.groups) - len(unknown) >= 2:
+                a.groups = [v for v in a.groups if v not in unknown]
+                a.unknown = unknown + [v for v, _ in a.left_out if _text(v).lower() in UNKNOWN_VALUES]
+                a.left_out = [(v, n) for v, n in a.left_out if v not in a.unknown]
+                if a.column.missing:
+                    a.unknown.append("")
     # columns in use with missing values -> data.missing: drop
     used = [a.column.name for a in attrs] + [a.predicted for a in attrs if a.predicted] + sorted(task_cols)
-    with_missing = [c for c in used if c in by_name and by_name[c].missing]
+    unknown_covers = {a.column.name for a in attrs if "" in a.unknown}
+    with_missing = [c for c in used if c in by_name and by_name[c].missing and c not in unknown_covers]
 
     # numeric and text features for the commented local_bias example
     features = [c.name for c in cols if c.numeric and c.kind != "bool" and c.nunique > 2 and not c.missing
@@ -843,7 +955,14 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
     has_pred_attr = [a for a in attrs if a.predicted]
 
     # ------------------------------------------------------------------ notes
-    if isinstance(task.label, list):
+    if no_label:
+        output = (f"the decision {task.predicted} (positive value {_text(task.positive)})" if task.predicted
+                  else f"the score {task.score} thresholded at {task.threshold:g}")
+        notes.append(f"label-free audit (--no-label): no true label; task {task.name} audits {output}: "
+                     f"{task.why}")
+        notes.append("metrics: " + ", ".join(LABEL_FREE_METRICS) + " (the selection family) are the ones a "
+                     "label-free task allows; error-rate, accuracy and amplification metrics need a true label")
+    elif isinstance(task.label, list):
         form = f"columns: {task.pattern!r}" if task.pattern else f"columns: [{', '.join(task.label)}]"
         notes.append(f"task {task.name}: {task.why} ({form}, predicted: {task.predicted!r}, positive 1)")
     else:
@@ -872,6 +991,9 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
         if a.left_out:
             s += (f"; left out (fewer than {MIN_GROUP_ROWS} rows, their rows are dropped): "
                   + ", ".join(f"{_text(v)} ({n})" for v, n in a.left_out))
+        if a.unknown:
+            s += ("; unknown: " + ", ".join(repr(_text(v)) for v in a.unknown)
+                  + " (counted apart, not a group; check)")
         if a.predicted:
             s += f"; predicted: {a.predicted}"
         notes.append(s)
@@ -879,8 +1001,9 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
         notes.append("commented-out attribute suggestions: " + ", ".join(c.name for c in suggestions))
     if with_missing:
         notes.append(f"missing values in {', '.join(with_missing)}: data.missing: drop")
-    notes.append("base: test (only the test file is given; base.source would default to train, which needs "
-                 "data.train); with a training file, add data.train and base.source: train (preferred)")
+    if not no_label:
+        notes.append("base: test (only the test file is given; base.source would default to train, which needs "
+                     "data.train); with a training file, add data.train and base.source: train (preferred)")
     if has_pred_attr:
         notes.append("biasamp_t_to_a and biasamp_mals added: " + ", ".join(a.column.name for a in has_pred_attr)
                      + " has a predicted attribute")
@@ -902,7 +1025,8 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
     L.add("  # organisation: who commissioned the audit")
     L.add("  # unit: rows                              # what one row is, for the report's sentences (e.g. applicants)")
     L.add("data:", "paths are relative to this file")
-    L.add(f"  test: {yaml_scalar(data_rel)}", "labels, predictions and attributes")
+    L.add(f"  test: {yaml_scalar(data_rel)}",
+          "the decisions and attributes" if no_label else "labels, predictions and attributes")
     L.add("  # train: train.csv", "training data: the preferred base source (see base:)")
     if task.score or task.alt_score:
         L.add("  # validation: val.csv", "for `threshold: calibrate`")
@@ -928,6 +1052,11 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
             L.add("    # labels: {" + ", ".join(f"{yaml_scalar(g)}: {yaml_scalar(n)}" for g, n in names.items()) + "}",
                   "check: names from the ACS PUMS codebook; uncomment to show them in the report" if acs
                   else "coded values: uncomment with the codebook's names, shown in the report")
+        if a.unknown:
+            L.add(f"    unknown: {_flow(a.unknown)}", "check: values that say it is not known"
+                  + (" (\"\": a missing value)" if "" in a.unknown else "") + ": counted apart, never a group")
+        elif no_label:
+            L.add("    # unknown: [Unknown, \"\"]", "values that say it is not known: counted apart, never a group")
         if a.left_out:
             L.add("    # not listed (fewer than " + str(MIN_GROUP_ROWS) + " rows): "
                   + ", ".join(f"{_text(v)} ({n})" for v, n in a.left_out)
@@ -945,9 +1074,20 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
         pair = ", ".join(yaml_scalar(a.column.name) for a in attrs[:2])
         L.add(f"# intersections: [[{pair}]]", "opt-in: each combination becomes one more attribute")
 
-    L.add("tasks:", "what the model predicts: the true label and the model's output")
+    if no_label:
+        L.add("tasks:", "label-free: the decision only, no true outcome (docs/guide/spec.md)")
+    else:
+        L.add("tasks:", "what the model predicts: the true label and the model's output")
     L.add(f"  {yaml_scalar(task.name)}:")
-    if isinstance(task.label, list):
+    if no_label:
+        if task.predicted:
+            L.add(f"    predicted: {yaml_scalar(task.predicted)}",
+                  "check: the decision (values " + ", ".join(_text(v) for v in task.values) + ")")
+            L.add(f"    positive: {yaml_scalar(task.positive)}", "the value that counts as selected")
+        else:
+            L.add(f"    score: {yaml_scalar(task.score)}", "the decision's score (given)")
+            L.add(f"    threshold: {yaml_scalar(task.threshold)}", f"selected when score > {task.threshold:g}")
+    elif isinstance(task.label, list):
         cols_value = yaml_scalar(task.pattern) if task.pattern else _flow(task.label)
         L.add(f"    columns: {cols_value}", f"check: {len(task.label)} label columns, one task each")
         L.add("    positive: 1", "the label value that counts as positive")
@@ -973,6 +1113,9 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
           ("given: " if favorable is not None else "check: ") + ("a positive prediction is unfavourable for the person" if task.favorable == "negative"
                        else "a positive prediction is favourable for the person"))
 
+    if no_label:
+        _label_free_tail(L, task, attrs)
+        return L.text(), notes
     L.add("base:", "where the 'dataset' side of the amplification metrics comes from")
     L.add("  source: test", "only the test file is given: base correlations come from it")
     L.add("  # (the default source, train, needs data.train: with a training file, add data.train and set")
@@ -992,10 +1135,7 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
     L.add("  - demographic_parity", "gap in the rate of unfavourable predictions")
     L.add("  - equal_opportunity", "the same gap among rows whose true label is the favourable one")
     L.add("  - accuracy_gap", "gap in the error rate")
-    L.add("intervals:", "the uncertainty shown with every number")
-    L.add("  confidence: 0.95")
-    L.add("  bootstrap: {resamples: 1000, seed: 0}", "fixed seed: the same spec and data give the same results")
-    L.add("  decision: bootstrap", "the interval a disparity's verdict and gates follow (or bernstein)")
+    _intervals_and_output(L, output=False)
 
     first = attrs[0]
     L.add("# gates:", "pass/fail checks (exit code 1 when one fails); uncomment to enforce")
@@ -1014,9 +1154,33 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
             L.add(f"#   {'# ' if features else ''}features: {{text: {yaml_scalar(text_cols[0])}, dims: 100}}",
                   "TF-IDF + SVD of a text column")
         L.add("#   k: 10")
-    L.add("output:", "files written into the --out folder")
-    L.add("  formats: [html, pdf, json]")
+    _intervals_and_output(L, intervals=False)
     return L.text(), notes
+
+
+def _intervals_and_output(L: _Lines, *, intervals: bool = True, output: bool = True) -> None:
+    """The starter spec's `intervals:` block and/or its `output:` block (shared by both kinds of spec)."""
+    if intervals:
+        L.add("intervals:", "the uncertainty shown with every number")
+        L.add("  confidence: 0.95")
+        L.add("  bootstrap: {resamples: 1000, seed: 0}", "fixed seed: the same spec and data give the same results")
+        L.add("  decision: bootstrap", "the interval a disparity's verdict and gates follow (or bernstein)")
+    if output:
+        L.add("output:", "files written into the --out folder")
+        L.add("  formats: [html, pdf, json]")
+
+
+def _label_free_tail(L: _Lines, task: TaskGuess, attrs: list[AttributeGuess]) -> None:
+    """metrics, intervals, a commented four-fifths gate and output of a label-free starter spec."""
+    L.add("metrics:", "label-free: only the selection family, which needs no true label")
+    L.add("  - selection_rate", "the share of each group selected; the gap to the reference group")
+    L.add("  - impact_ratio", "each group's selection rate over the reference group's (four-fifths rule)")
+    _intervals_and_output(L, output=False)
+    L.add("# gates:", "pass/fail checks (exit code 1 when one fails); uncomment to enforce")
+    L.add("#   - metric: impact_ratio")
+    L.add(f"#     attribute: {yaml_scalar(attrs[0].column.name)}")
+    L.add("#     min: 0.8", "fails when the whole interval lies below four-fifths")
+    _intervals_and_output(L, intervals=False)
 
 
 # --------------------------------------------------------------------------- shipped examples

@@ -413,3 +413,137 @@ def test_generic_score_name_and_numbered_attribute_need_no_option(tmp_path):
                                           "threshold": 0.5, "favorable": "positive"}
     assert set(doc["attributes"]) == {"race1", "gender"}
     assert {m["attribute"] for m in res["metrics"]} == {"race1", "gender"}
+
+
+# --------------------------------------------------------------------------- label-free: a decision log (--no-label)
+
+
+def decision_log(path: Path, n: int = 600, seed: int = 0) -> Path:
+    """A fair-lending decision log: the lender's decision `approved` and no true outcome."""
+    rng = np.random.default_rng(seed)
+    race = rng.choice(["White", "Black", "Hispanic", "Asian"], n, p=[.55, .2, .15, .1])
+    income = rng.normal(60, 20, n).round(1)
+    approved = (rng.random(n) < 0.3 + 0.004 * (income - 60) + 0.1 * (race == "White")).astype(int)
+    pd.DataFrame({"applicant_race": race, "applicant_sex": rng.choice(["Male", "Female"], n),
+                  "loan_purpose": rng.choice(["home", "refi", "auto"], n), "income": income,
+                  "approved": approved}).to_csv(path, index=False)
+    return path
+
+
+def test_decision_log_without_outcome_offers_the_label_free_command(tmp_path):
+    data = decision_log(tmp_path / "decisions.csv")
+    out = tmp_path / "audit.yaml"
+    r = cli("init", data, "--out", out)
+    assert r.exit_code == 2 and "found the label column 'approved'" in r.output
+    assert (f"if 'approved' is the decision itself and there is no true outcome, run: reportgen init {data} "
+            "--predicted approved --no-label") in r.output
+    r = cli("init", data, "--out", out, "--predicted", "approved")
+    assert r.exit_code == 2 and "no label column found" in r.output
+    assert "if there is no true outcome, add --no-label" in r.output
+    r = cli("init", data, "--out", out, "--label", "none")
+    assert r.exit_code == 2 and "--label none: no column 'none'" in r.output and "pass --no-label" in r.output
+    assert "did you mean" not in r.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("opts", [["--predicted", "approved"], []])
+def test_no_label_writes_a_label_free_spec_that_validates_and_runs(tmp_path, opts):
+    data = decision_log(tmp_path / "decisions.csv")
+    r = cli("init", data, "--out", tmp_path / "probe.yaml", "--no-label", *opts)
+    assert r.exit_code == 0, r.output
+    assert "label-free audit (--no-label): no true label; task approved audits the decision approved" in r.output
+    assert "metrics: selection_rate, impact_ratio (the selection family)" in r.output
+    doc, res = init_validate_run(tmp_path, data, "--no-label", *opts)
+    assert doc["tasks"] == {"approved": {"predicted": "approved", "positive": 1, "favorable": "positive"}}
+    assert doc["metrics"] == ["selection_rate", "impact_ratio"]
+    assert set(doc["attributes"]) == {"applicant_race", "applicant_sex"}
+    assert "base" not in doc
+    ((task,),) = [res["tasks"]]
+    assert task["column"] is None
+    names = {m["name"] for m in res["metrics"]}
+    assert names == {"selection_rate", "impact_ratio"}
+    # the selection rates are the decision log's: checked over the plain rows
+    df = pd.read_csv(data)
+    rates = df.groupby("applicant_race")["approved"].mean()
+    got = [m for m in res["metrics"] if m["name"] == "selection_rate" and m.get("attribute") == "applicant_race"]
+    assert got
+    assert any(abs(v - rates["White"]) < 1e-12 for v in _leaves(got, float))
+
+
+def _leaves(x, kind):
+    """Every value of type ``kind`` (bools excluded) anywhere in a results.json part."""
+    if isinstance(x, dict):
+        for v in x.values():
+            yield from _leaves(v, kind)
+    elif isinstance(x, list):
+        for v in x:
+            yield from _leaves(v, kind)
+    elif isinstance(x, kind) and not isinstance(x, bool):
+        yield x
+
+
+def test_no_label_commented_gate_validates(tmp_path):
+    data = decision_log(tmp_path / "decisions.csv")
+    spec = tmp_path / "audit.yaml"
+    assert cli("init", data, "--out", spec, "--no-label", "--predicted", "approved").exit_code == 0
+    text = spec.read_text(encoding="utf-8")
+    text = (text.replace("# gates:", "gates:").replace("#   - metric: impact_ratio", "  - metric: impact_ratio")
+            .replace("#     attribute:", "    attribute:").replace("#     min: 0.8", "    min: 0.8"))
+    spec.write_text(text, encoding="utf-8")
+    assert yaml.safe_load(text)["gates"] == [{"metric": "impact_ratio", "attribute": "applicant_race", "min": 0.8}]
+    r = cli("validate", spec)
+    assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("opts, message", [
+    (["--no-label", "--label", "approved"], "--no-label and --label approved: pass one of them"),
+    (["--no-label", "--predicted", "income"], "--predicted income: the column has"),
+    (["--no-label", "--predicted", "approved", "--threshold", "0.5"], "--threshold 0.5: a threshold applies"),
+])
+def test_no_label_option_errors(tmp_path, opts, message):
+    data = decision_log(tmp_path / "decisions.csv")
+    r = cli("init", data, "--out", tmp_path / "s.yaml", *opts)
+    assert r.exit_code == 2 and message in r.output, r.output
+
+
+def test_no_label_without_a_decision_column_names_the_option(tmp_path):
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"sex": ["a", "b"] * 40, "flag": [0, 1, 1, 0] * 20}).to_csv(data, index=False)
+    r = cli("init", data, "--out", tmp_path / "s.yaml", "--no-label")
+    assert r.exit_code == 2
+    assert "--no-label: no decision column found" in r.output and "e.g. --predicted flag" in r.output
+    doc, _ = init_validate_run(tmp_path, data, "--no-label", "--predicted", "flag")
+    assert doc["tasks"]["flag"]["predicted"] == "flag"
+
+
+def test_no_label_with_a_score(tmp_path):
+    data = decision_log(tmp_path / "decisions.csv")
+    df = pd.read_csv(data)
+    df["credit_score"] = (df["income"] * 10).round()
+    df.drop(columns="approved").to_csv(data, index=False)
+    doc, res = init_validate_run(tmp_path, data, "--no-label", "--score", "credit_score", "--threshold", "600")
+    assert doc["tasks"]["credit_score"]["score"] == "credit_score"
+    assert doc["tasks"]["credit_score"]["threshold"] == 600
+    assert res["tasks"][0]["column"] is None
+
+
+def test_no_label_lists_not_known_values_as_unknown(tmp_path):
+    """A label-free spec counts 'Unknown' and empty fields apart (`unknown:`), not as a group or a dropped row."""
+    data = decision_log(tmp_path / "decisions.csv")
+    df = pd.read_csv(data)
+    df.loc[df.index % 10 == 0, "applicant_sex"] = "Unknown"
+    df.loc[df.index % 25 == 1, "applicant_sex"] = None
+    df.to_csv(data, index=False)
+    r = cli("init", data, "--out", tmp_path / "probe.yaml", "--no-label", "--predicted", "approved")
+    assert "unknown: 'Unknown', '' (counted apart, not a group; check)" in r.output
+    doc, res = init_validate_run(tmp_path, data, "--no-label", "--predicted", "approved")
+    sex = doc["attributes"]["applicant_sex"]
+    assert sex["unknown"] == ["Unknown", ""] and sorted(sex["groups"]) == ["Female", "Male"]
+    assert "missing" not in doc["data"]
+    n_unknown = int((df["applicant_sex"].isna() | (df["applicant_sex"] == "Unknown")).sum())
+    assert n_unknown in set(_leaves(res["attributes"], int))
+    # a labelled spec is unchanged: "Unknown" stays a group there
+    df2 = df.assign(approved_pred=df["approved"])
+    df2.to_csv(data, index=False)
+    text, _ = starter_spec(data, spec_path=tmp_path / "x.yaml", attributes=["applicant_sex"])
+    assert "unknown" not in yaml.safe_load(text)["attributes"]["applicant_sex"]
