@@ -56,7 +56,8 @@ def _model_defaults() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name in dir(spec_mod):
         cls = getattr(spec_mod, name)
-        if not (isinstance(cls, type) and issubclass(cls, BaseModel)) or cls.__module__ != spec_mod.__name__:
+        if not (isinstance(cls, type) and issubclass(cls, BaseModel)) \
+                or not cls.__module__.startswith("reportgen.spec."):  # the spec's models, re-exported there
             continue
         d: dict[str, Any] = {}
         for fname, f in cls.model_fields.items():

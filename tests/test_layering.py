@@ -35,7 +35,7 @@ STAGE = {
 ALLOWED = {
     ("spec/options", "stats"): "validating `quality:` asks the attackers' module (stats/predictability) which "
                              "qualities exist",
-    ("spec/model", "release"): "validate reports every problem at once: a gate that selects nothing and a signing "
+    ("spec/checks", "release"): "validate reports every problem at once: a gate that selects nothing and a signing "
                                "key that cannot sign are spec problems; release/gates owns what a gate selects, "
                                "release/signing what a key must be",
 }

@@ -10,7 +10,7 @@ from reportgen.data.files import _columns_needed, _groups_beside_missing_columns
     expand_tasks, nested_problems, open_dataset, read_table, role_kind, value_texts
 from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
 from reportgen.data.limits import MAX_GROUPS, MSG_TOO_MANY_VALUES
-from reportgen.spec.model import DISPARITY_METRICS, PLACEHOLDER, LoadedSpec, group_name_problems, label_clash, \
+from reportgen.spec.model import PLACEHOLDER, LoadedSpec, group_name_problems, label_clash, \
     separator_problems
 
 
@@ -130,20 +130,12 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
                                     "groups": [_num_text(v) for v in kept], "left_out": small}
         if clash := label_clash(kept, a.labels):
             problems.append(ls.problem(("attributes", name, "labels"), f"{clash} (groups found in {rel})"))
-        shown = {_num_text(v) for v in kept} | {str(v) for v in (a.labels or {}).values()}
         for k in a.labels or {}:
             if _num_text(k) not in {_num_text(v) for v in kept}:
                 problems.append(ls.problem(("attributes", name, "labels"),
                                            f"labels name {k!r}, which is not a group found in {rel} (groups: "
                                            f"{_few([_num_text(v) for v in kept], 10)}); label only values present"))
-        for i, m in enumerate(s.metrics):
-            if m.attribute not in (None, name) or m.name not in DISPARITY_METRICS:
-                continue
-            for key in ("protected", "reference"):
-                v = getattr(m, key)
-                if v is not None and _num_text(v) not in shown:
-                    problems.append(ls.problem(("metrics", i, key), f"'{v}' is not a group of attribute '{name}' in "
-                                               f"{rel}; groups found: {_few(sorted(shown), 10)}"))
+        problems += group_name_problems(ls, rel=rel, found_in_data=name)  # `protected:`, `reference:` name them
     problems += separator_problems(ls, ls.inferred_groups, rel)
     if problems:
         raise SpecError(problems)

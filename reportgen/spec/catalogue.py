@@ -30,6 +30,10 @@ class MetricInfo:
     short: str = ""  # the report's short name (tables, plot titles)
     papers: tuple[str, ...] = ()  # the works it rests on (keys of the report's bibliography, report/context.py)
     scoring: bool = False  # "selected" is a score above the full sample's median (needs `score:`, no `threshold:`)
+    # the task kinds (a task's `kind:`) the metric reads, and the group memberships ("hard": one group per row;
+    # "probabilities" comes with issue 25); the spec refuses a metric on a task or attribute of another kind
+    task_kinds: tuple[str, ...] = ("binary",)
+    membership: tuple[str, ...] = ("hard",)
 
 
 def _amp(name, direction, summary, **kw):

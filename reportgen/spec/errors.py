@@ -53,6 +53,14 @@ def shorten(text: object, limit: int = SHOWN_CHARS) -> str:
     return t if len(t) <= limit else t[:limit - 1] + "…"
 
 
+def few(items: list[str], k: int = 12, limit: int = SHOWN_CHARS) -> str:
+    """At most ``k`` items, each shortened to ``limit`` characters, then '… and N more': what a message may quote
+    of the values of a data file (a file named by mistake is never printed whole)."""
+    items = list(items)
+    text = ", ".join(shorten(x, limit) for x in items[:k])
+    return text + (f", … and {len(items) - k:,} more" if len(items) > k else "")
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return ``"; did you mean 'x'?"``-style hint text, or an empty string (the suggestion shortened)."""
     import itertools

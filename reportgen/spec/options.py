@@ -1,7 +1,7 @@
 """Metric options: one pydantic model per metric family that takes options of its own.
 
 A spec writes a metric's options beside its name (``- name: equal_opportunity`` / ``protected: Black``); the
-spec's ``Metric`` model (reportgen/spec/model.py) is built from these models, so an option is declared, described
+spec's ``Metric`` model (reportgen/spec/metric.py) is built from these models, so an option is declared, described
 and validated once, here, and the JSON Schema and the generated reference (docs/reference/spec.md,
 docs/reference/metric-list.md) come from it. An option written for a metric of another family is refused with
 the metrics it does apply to. A family reads its metric's options as their own model through ``Metric.options``.
@@ -13,11 +13,11 @@ YAML).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Scalar = Union[bool, int, float, str]
+from reportgen.spec.values import GroupName
 
 
 class Options(BaseModel):
@@ -27,9 +27,22 @@ class Options(BaseModel):
 class DisparityOptions(Options):
     """Which groups a group-disparity metric compares."""
 
-    protected: Scalar | None = Field(None, description="Disparity metrics: the group compared (A).")
-    reference: Scalar | None = Field(None, description="Disparity metrics: the reference group (B); default the first "
-                                                       "listed.")
+    protected: GroupName | None = Field(None, description="Disparity metrics: the group compared (A).")
+    reference: GroupName | None = Field(None, description="Disparity metrics: the reference group (B); default the "
+                                                          "first listed.")
+
+    def same_group(self, found: dict[str, int], shown: list[str], attribute: str) -> tuple[str, str] | None:
+        """(key, message) when `protected:` names the reference group -- `reference:`, or the first group when
+        `reference:` is left out -- of ``attribute`` (``found``: the index of the group each written key names
+        among the display names ``shown``); None otherwise."""
+        if "protected" not in found or found["protected"] != found.get("reference", 0):
+            return None
+        ref = (f"`reference: {self.reference}`" if self.reference is not None
+               else "the default reference (the first group: listed first, or the largest when the groups come from "
+                    "the data)")
+        return "protected", (f"'{self.protected}' is group '{shown[found['protected']]}' of attribute '{attribute}', "
+                             f"which is also {ref}: a group compared with itself has a gap of 0 that no data can "
+                             "move; name two different groups")
 
 
 class MultiOptions(Options):

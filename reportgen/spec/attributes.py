@@ -1,0 +1,130 @@
+"""A protected attribute: its column, its groups (listed, cut into bins, or taken from the data), their display
+labels and the values that mean 'unknown'."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from reportgen.spec.groups import label_clash
+from reportgen.spec.values import Scalar, Strict, as_text, normal_name, normal_names
+
+
+class Bins(Strict):
+    edges: list[float] = Field(..., min_length=3, description="Increasing bin edges, e.g. [18, 25, 45, 65, 120]: "
+                                                              "len(edges) - 1 groups.")
+    labels: list[str] | None = Field(None, description="One name per bin (default '[18, 25)' style).")
+    closed: Literal["left", "right"] = Field("left", description="left: a bin holds edge_i <= x < edge_i+1; right: "
+                                                                 "edge_i < x <= edge_i+1. Values outside every bin are "
+                                                                 "left out of the attribute and counted.")
+
+    @model_validator(mode="after")
+    def _check(self) -> "Bins":
+        if any(b <= a for a, b in zip(self.edges, self.edges[1:])):
+            raise ValueError("bin edges must increase strictly; list them in increasing order, each once")
+        if self.labels is not None and len(self.labels) != len(self.edges) - 1:
+            raise ValueError(f"{len(self.edges) - 1} bins need {len(self.edges) - 1} labels, got {len(self.labels)}; "
+                             "give one label per bin")
+        if self.labels is not None and len(set(self.labels)) != len(self.labels):
+            raise ValueError("bin labels must differ; give each bin its own label")
+        return self
+
+    def names(self) -> list[str]:
+        from reportgen.numfmt import num_text
+
+        if self.labels is not None:
+            return list(self.labels)
+        lo, hi = ("[", ")") if self.closed == "left" else ("(", "]")
+        return [f"{lo}{num_text(a)}, {num_text(b)}{hi}" for a, b in zip(self.edges, self.edges[1:])]
+
+
+class Attribute(Strict):
+    column: str = Field(..., description="Column holding the protected attribute.")
+    groups: list[Scalar] | None = Field(
+        None, min_length=1, description="Groups to compare. This attribute's metrics use the rows with one of these "
+                                        "values; other rows are left out of this attribute only (and its "
+                                        "intersections), and counted. Omitted: every value in the (first) test file "
+                                        "with at least `min_group_size` rows, largest first (so the largest group is "
+                                        "the default reference); the groups used are recorded in results.json.")
+    min_group_size: int = Field(1, ge=1, le=1_000_000_000,
+                                description="With `groups` omitted: values with fewer rows in the test file are not "
+                                            "made groups; their rows are left out of this attribute and counted.")
+    predicted: str | None = Field(None, description="Column with the model's predicted attribute (needed for T->A metrics).")
+    labels: dict[Scalar, str] | None = Field(
+        None, description="Display names for coded group values, e.g. {1: White, 2: Black}; used everywhere a group "
+                          "is shown. `protected:`/`reference:` and base tables may name a group by value or label.")
+
+    bins: Bins | None = Field(None, description="Cut a numeric column (e.g. age) into groups; the groups are the bins "
+                                                "(leave `groups:` out).")
+    unknown: list[Scalar] | None = Field(
+        None, min_length=1, description="Values meaning 'unknown' (e.g. [Unknown, DS, \"\"]), compared as text like "
+                                        "`groups:` values; \"\" also matches an empty field (a missing value). Such "
+                                        "rows are left out of this attribute and its intersections, kept for the "
+                                        "other attributes, never made a group, never an error or a dropped row "
+                                        "under `data.missing`, and counted in results.json (attributes[].unknown).")
+
+    @field_validator("groups", "unknown", mode="before")
+    @classmethod
+    def _normal_names(cls, v: Any) -> Any:
+        return normal_names(v)
+
+    @field_validator("labels", mode="before")
+    @classmethod
+    def _normal_labels(cls, v: Any) -> Any:
+        return {normal_name(k): normal_name(x) for k, x in v.items()} if isinstance(v, dict) else v
+
+    @model_validator(mode="after")
+    def _bins(self) -> "Attribute":
+        if self.bins is not None:
+            if self.groups is not None:
+                raise ValueError("with `bins:` the groups are the bins; remove `groups:`")
+            self.groups = self.bins.names()
+        return self
+
+    @model_validator(mode="after")
+    def _unknown(self) -> "Attribute":
+        if self.unknown is None:
+            return self
+        seen: set[str] = set()
+        for u in self.unknown:
+            if as_text(u) in seen:
+                raise ValueError(f"`unknown`: {as_text(u)!r} is listed twice; list each unknown value once")
+            seen.add(as_text(u))
+        if self.groups is not None and self.bins is None:
+            both = [as_text(g) for g in self.groups if as_text(g) in seen]
+            if both:
+                raise ValueError(f"`unknown`: {both[0]!r} is listed in both `groups:` and `unknown:`; a value is a "
+                                 "group or unknown, not both: remove it from one of the two lists")
+        return self
+
+    @model_validator(mode="after")
+    def _labels(self) -> "Attribute":
+        if self.labels and self.groups is not None:
+            values = {as_text(g) for g in self.groups}
+            extra = [k for k in self.labels if as_text(k) not in values]
+            if extra:
+                raise ValueError(f"labels name {extra[0]!r}, which is not in groups; label only listed groups")
+            clash = label_clash(self.groups, self.labels)
+            if clash:
+                raise ValueError(clash)
+        return self
+
+    @field_validator("groups")
+    @classmethod
+    def _distinct(cls, v: list[Scalar] | None) -> list[Scalar] | None:
+        if v is None:
+            return v
+        seen: set[str] = set()
+        for g in v:
+            if as_text(g) in seen:
+                raise ValueError(f"group {g!r} is listed twice; list each group once")
+            seen.add(as_text(g))
+        return v
+
+    @property
+    def membership(self) -> str:
+        """How a row belongs to the groups: "hard" (one group per row, from a column of categories or bins), the
+        only membership today; group probabilities come with issue 25. The catalogue says which memberships each
+        metric reads (MetricInfo.membership)."""
+        return "hard"

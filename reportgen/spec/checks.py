@@ -1,0 +1,214 @@
+"""The checks that span several keys of a valid spec: names that refer to each other (attributes, tasks,
+intersections), what a metric needs of its attributes and tasks (predicted attributes, a true label, a score or a
+threshold), a base source, calibration files, and the checks other modules own (gates, signing key, logo, group
+names). Each problem is at its own key; the order is the order the checks run in."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from reportgen.spec import catalogue
+from reportgen.spec.errors import Problem, did_you_mean
+from reportgen.spec.groups import quoted, separator_problems
+from reportgen.spec.logo import logo_problems
+from reportgen.spec.metric import BASE_METRICS
+from reportgen.spec.tasks import is_label_free
+
+if TYPE_CHECKING:
+    from reportgen.spec.loader import LoadedSpec
+
+
+def cross_key_problems(ls: LoadedSpec) -> list[Problem]:
+    """Checks that span several sections (names referring to each other), in a fixed order. A rule one model owns
+    is that model's ``spec_problems`` (a metric, a task, local bias: the mkdocs habit of a rule across keys living
+    on the option that owns it), run after the whole spec is validated, since it reads other sections; the rules
+    here span several models or are owned by a later stage (gates, signing)."""
+    s = ls.spec
+    out: list[Problem] = []
+    attr_names = set(s.attributes)
+    for i, inter in enumerate(s.intersections):
+        if len(inter) < 2:
+            out.append(ls.problem(("intersections", i), "an intersection names at least two attributes; add one or remove the intersection"))
+        for j, a in enumerate(inter):
+            if a not in attr_names:
+                out.append(ls.problem(("intersections", i, j),
+                                      f"unknown attribute '{a}'{did_you_mean(a, attr_names)}; declared: {', '.join(s.attributes)}"))
+    for i, m in enumerate(s.metrics):
+        out += [ls.problem(where, msg) for where, msg in m.spec_problems(s, i)]
+    out += separator_problems(ls)
+    from reportgen.release import gates
+
+    out += gates.spec_problems(ls)  # gates select computed values and can fail
+    out += _label_free_problems(ls)
+    out += _scoring_problems(ls)
+    out += _kind_problems(ls)
+    for name, t in s.tasks.items():
+        out += [ls.problem(where, msg) for where, msg in t.spec_problems(s, name)]
+    # a base source is needed only by the metrics that compare with one (co-occurrence amplification, Multi→)
+    base_users = [(i, m.name) for i, m in enumerate(s.metrics) if m.name in BASE_METRICS]
+    sources = [s.base.source] + list(s.base.compare)
+    if base_users and "train" in sources and not s.data.train:
+        where = ("base", "source") if ls.marks.has(("base", "source")) else ("metrics", base_users[0][0])
+        if s.base.source != "train":
+            where = ("base", "compare")
+        default = " (the default)" if not ls.marks.has(("base", "source")) else ""
+        out.append(ls.problem(where, f"{base_users[0][1]} compares with a base source, and base source `train`{default} "
+                                     "needs data.train; add data.train, or set base.source: test"))
+    if s.output.sign is not None:
+        from reportgen.release import signing  # what a key must be to sign: release/signing owns it
+
+        out += signing.spec_problems(ls)
+    out += logo_problems(ls)
+    if s.local_bias is not None:
+        out += [ls.problem(where, msg) for where, msg in s.local_bias.spec_problems(s)]
+    return out
+
+
+def _no_label(names: list[str]) -> str:
+    return f"task {quoted(names)} has" if len(names) == 1 else f"tasks {quoted(names)} have"
+
+
+def _scoring_problems(ls: LoadedSpec) -> list[Problem]:
+    """Scores and thresholds: a scoring metric (scoring_rate, scoring_impact_ratio) compares each score with the
+    full sample's median, so its tasks need `score:` and no `threshold:`; every other metric reads the task's
+    prediction, so a task with `score:` needs `threshold:` there (docs/metrics.md §8)."""
+    s = ls.spec
+    out: list[Problem] = []
+    scoring = {n for n, info in catalogue.CATALOGUE.items() if info.scoring}
+    SELECTING = {"scoring_rate": "selection_rate", "scoring_impact_ratio": "impact_ratio"}
+    unscored: dict[str, list[str]] = {}  # task -> the metrics that need its threshold
+    for i, m in enumerate(s.metrics):
+        covered = [(t, ("metrics", i, "tasks", j)) for j, t in enumerate(m.tasks)] if m.tasks else \
+            [(t, ("metrics", i, "name")) for t in s.tasks]
+        for tname, where in covered:
+            t = s.tasks.get(tname)
+            if t is None:
+                continue
+            if m.name in scoring and t.score is None:
+                out.append(ls.problem(where, f"{m.name} compares scores with the median score of all rows, and task "
+                                             f"'{tname}' has `predicted:`, no `score:`; give the task `score: "
+                                             f"<column>`, or use {SELECTING[m.name]} for a tool that selects"))
+            elif m.name in scoring and t.classes is not None:
+                out.append(ls.problem(where, f"{m.name} counts the scores above the median score of all rows, and "
+                                             f"task '{tname}' splits one score into `classes:` (the other class "
+                                             "would count the scores at or below it); drop `classes:` and name the "
+                                             "scored class with `positive:`"))
+            elif m.name in scoring and t.threshold is not None:
+                out.append(ls.problem(where, f"{m.name} compares scores with the median score of all rows, not with a "
+                                             f"threshold, and task '{tname}' has `threshold:`; remove `threshold:` "
+                                             "from the task (a tool that scores), or use selection_rate and "
+                                             "impact_ratio for the selections the threshold makes"))
+            elif m.name not in scoring and t.score is not None and t.threshold is None:
+                unscored.setdefault(tname, [])
+                if m.name not in unscored[tname]:
+                    unscored[tname].append(m.name)
+    for tname, names in unscored.items():
+        they = "it reads" if len(names) == 1 else "they read"
+        out.append(ls.problem(("tasks", tname, "score"), f"`score` needs `threshold` for {' and '.join(names)} "
+                                                         f"({they} the task's prediction); add `threshold: <number>` "
+                                                         "or `threshold: calibrate`, or use scoring_rate and "
+                                                         "scoring_impact_ratio for a tool that scores"))
+    lb = s.local_bias
+    if lb is not None and lb.task in s.tasks and s.tasks[lb.task].score is not None \
+            and s.tasks[lb.task].threshold is None:
+        out.append(ls.problem(("local_bias", "task"), f"local_bias reads the task's prediction, and task '{lb.task}' "
+                                                      "has `score:` without `threshold:`; add `threshold: <number>` "
+                                                      "to the task or name another task"))
+    return out
+
+
+def _label_free_problems(ls: LoadedSpec) -> list[Problem]:
+    """What reads the true label of a label-free task (a task without `column:`): metrics and gates that need the
+    label, `threshold: calibrate` (matches the training data's positive rate) and LOGAN's label-based
+    performances. Each is a problem at its own key."""
+    s = ls.spec
+    free = [name for name, t in s.tasks.items() if is_label_free(t)]
+    if not free:
+        return []
+    out: list[Problem] = []
+    needs_label = {n for n, info in catalogue.CATALOGUE.items() if info.needs_label}
+    offending: dict[str, list[str]] = {}  # metric name -> label-free tasks some entry of it covers
+    for i, m in enumerate(s.metrics):
+        if m.name not in needs_label:
+            continue
+        if m.tasks is None:
+            hit = [t for t in free]
+            if hit:
+                out.append(ls.problem(("metrics", i, "name"),
+                                      f"{m.name} needs the true label, and {_no_label(hit)} no `column:`; add the "
+                                      "label column to the task or restrict this metric with `tasks:`"))
+        else:
+            hit = [t for t in m.tasks if t in free]
+            for j, t in enumerate(m.tasks):
+                if t in free:
+                    out.append(ls.problem(("metrics", i, "tasks", j),
+                                          f"{m.name} needs the true label, and task '{t}' has no `column:`; add the "
+                                          "label column to the task or remove it from this metric's `tasks:`"))
+        if hit:
+            offending.setdefault(m.name, [])
+            offending[m.name] += [t for t in hit if t not in offending[m.name]]
+    for i, g in enumerate(s.gates):
+        if g.metric in offending:
+            hit = offending[g.metric]
+            out.append(ls.problem(("gates", i, "metric"),
+                                  f"gate on {g.metric}, which needs the true label, and {_no_label(hit)} no "
+                                  "`column:`; add the label column to the task or restrict the metric with `tasks:` "
+                                  "in `metrics:`"))
+    for name in free:
+        if s.tasks[name].threshold == "calibrate":
+            out.append(ls.problem(("tasks", name, "threshold"),
+                                  f"threshold: calibrate matches the training data's positive rate, which needs the "
+                                  f"true label, and task '{name}' has no `column:`; give a number as the threshold "
+                                  "or add the label column to the task"))
+    lb = s.local_bias
+    if lb is not None and lb.task in free and lb.performance != "positive_rate":
+        where = ("local_bias", "performance") if "performance" in lb.model_fields_set else ("local_bias", "task")
+        default = "" if "performance" in lb.model_fields_set else " (the default)"
+        out.append(ls.problem(where, f"local_bias performance {lb.performance}{default} needs the true label, and "
+                                     f"task '{lb.task}' has no `column:`; set `performance: positive_rate` (the "
+                                     "selection rate) or add the label column to the task"))
+    return out
+
+
+def _kinds(kinds: tuple[str, ...]) -> str:
+    return " or ".join(kinds)
+
+
+def _kind_problems(ls: LoadedSpec) -> list[Problem]:
+    """Each metric reads the task kinds and the group memberships its catalogue line lists (``task_kinds``,
+    ``membership``): a task of another `kind:`, or an attribute of another membership, that the metric covers is a
+    problem at the metric's key (at the task in its `tasks:`, else at its name; at its `attribute:`, else at its
+    name). Decided here, once, from the catalogue: no family checks a kind."""
+    s = ls.spec
+    out: list[Problem] = []
+    for i, m in enumerate(s.metrics):
+        info = catalogue.CATALOGUE[m.name]
+        if m.tasks is not None:
+            for j, tname in enumerate(m.tasks):
+                t = s.tasks.get(tname)
+                if t is not None and t.kind not in info.task_kinds:
+                    out.append(ls.problem(("metrics", i, "tasks", j),
+                                          f"{m.name} reads {_kinds(info.task_kinds)} tasks, and task '{tname}' is "
+                                          f"`kind: {t.kind}`; remove it from this metric's `tasks:`, or use a metric "
+                                          f"that reads {t.kind} tasks"))
+        else:
+            hit = [n for n, t in s.tasks.items() if t.kind not in info.task_kinds]
+            if hit:
+                kinds = sorted({s.tasks[n].kind for n in hit})
+                out.append(ls.problem(("metrics", i, "name"),
+                                      f"{m.name} reads {_kinds(info.task_kinds)} tasks, and {_tasks_are(hit)} "
+                                      f"`kind: {_kinds(tuple(kinds))}`; restrict this metric with `tasks:` to tasks "
+                                      "it reads"))
+        named = [m.attribute] if m.attribute in s.attributes else [] if m.attribute else list(s.attributes)
+        hit = [a for a in named if s.attributes[a].membership not in info.membership]
+        if hit:
+            where = ("metrics", i, "attribute") if m.attribute else ("metrics", i, "name")
+            out.append(ls.problem(where, f"{m.name} reads attributes with {_kinds(info.membership)} group membership, "
+                                         f"and attribute{'s' if len(hit) > 1 else ''} {quoted(hit)} "
+                                         f"{'have' if len(hit) > 1 else 'has'} {s.attributes[hit[0]].membership} "
+                                         "membership; restrict this metric with `attribute:` to one it reads"))
+    return out
+
+
+def _tasks_are(names: list[str]) -> str:
+    return f"task {quoted(names)} is" if len(names) == 1 else f"tasks {quoted(names)} are"
