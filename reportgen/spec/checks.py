@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from reportgen.spec import catalogue
-from reportgen.spec.errors import Problem, did_you_mean
+from reportgen.spec.errors import Problem
 from reportgen.spec.groups import quoted, separator_problems
 from reportgen.spec.logo import logo_problems
 from reportgen.spec.metric import BASE_METRICS
@@ -19,20 +19,12 @@ if TYPE_CHECKING:
 
 
 def cross_key_problems(ls: LoadedSpec) -> list[Problem]:
-    """Checks that span several sections (names referring to each other), in a fixed order. A rule one model owns
-    is that model's ``spec_problems`` (a metric, a task, local bias: the mkdocs habit of a rule across keys living
-    on the option that owns it), run after the whole spec is validated, since it reads other sections; the rules
-    here span several models or are owned by a later stage (gates, signing)."""
+    """Checks that span several sections (names referring to each other), in a fixed order. A rule one model
+    owns is that model's ``spec_problems`` (the top level's intersections, a metric, a task, local bias: the mkdocs
+    habit of a rule across keys living on the option that owns it), run once the whole spec is validated, since
+    it reads other sections; the rules here span several models or are owned by a later stage (gates, signing)."""
     s = ls.spec
-    out: list[Problem] = []
-    attr_names = set(s.attributes)
-    for i, inter in enumerate(s.intersections):
-        if len(inter) < 2:
-            out.append(ls.problem(("intersections", i), "an intersection names at least two attributes; add one or remove the intersection"))
-        for j, a in enumerate(inter):
-            if a not in attr_names:
-                out.append(ls.problem(("intersections", i, j),
-                                      f"unknown attribute '{a}'{did_you_mean(a, attr_names)}; declared: {', '.join(s.attributes)}"))
+    out: list[Problem] = [ls.problem(where, msg) for where, msg in s.spec_problems()]
     for i, m in enumerate(s.metrics):
         out += [ls.problem(where, msg) for where, msg in m.spec_problems(s, i)]
     out += separator_problems(ls)

@@ -3,12 +3,12 @@ the rows are clustered on, and the search's settings."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Iterator, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, field_validator
 
 from reportgen.spec.errors import did_you_mean
-from reportgen.spec.values import GroupName, Strict
+from reportgen.spec.values import GroupName, KeyProblems, Strict
 
 if TYPE_CHECKING:
     from reportgen.spec.models import Spec
@@ -87,7 +87,7 @@ class LocalBias(Strict):
             raise ValueError(f"expected exactly two groups, got {len(v)}; name the two groups compared")
         return v
 
-    def spec_problems(self, spec: Spec) -> Iterator[tuple[tuple, str]]:
+    def spec_problems(self, spec: Spec) -> KeyProblems:
         """The search's rules across the spec: its attribute and task are declared, the attribute has two groups
         or `groups:` names two (what they name is checked with the data: spec.groups.group_name_problems), and
         merging can stop at `min_clusters`."""

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, ValidationError, create_model, field_validator, model_validator
 
 from reportgen.spec import catalogue
 from reportgen.spec.errors import MSG_UNKNOWN_METRIC, did_you_mean
 from reportgen.spec.options import FAMILY_OPTIONS, Options, owner_of
-from reportgen.spec.values import Strict
+from reportgen.spec.values import KeyProblems, Strict
 
 if TYPE_CHECKING:
     from reportgen.spec.models import Spec
-
-# A rule across keys found after validation: (key path from the spec's top, message), reported at that key.
-Found = Iterator[tuple[tuple, str]]
 
 # Metric names and their properties come from the catalogue (reportgen/spec/catalogue.py): one line per metric.
 PREDICTABILITY_METRICS = catalogue.names(family="predictability")
@@ -69,7 +66,7 @@ class _MetricBase(Strict):
         own = FAMILY_OPTIONS.get(catalogue.CATALOGUE[self.name].family)
         return None if own is None else own.model_construct(**{k: getattr(self, k) for k in own.model_fields})
 
-    def spec_problems(self, spec: Spec, i: int) -> Found:
+    def spec_problems(self, spec: Spec, i: int) -> KeyProblems:
         """This metric's rules across the spec (it is ``metrics[i]``): the attribute and tasks it names are
         declared, a metric that compares two groups has them, a metric that reads predicted attributes has one."""
         declared = spec.attribute_names()

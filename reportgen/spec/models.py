@@ -10,11 +10,12 @@ from pydantic import Field, field_validator, model_validator
 
 from reportgen.spec import profiles
 from reportgen.spec.attributes import Attribute
+from reportgen.spec.errors import did_you_mean
 from reportgen.spec.groups import INTERSECTION_SEP
 from reportgen.spec.local_bias import LocalBias
 from reportgen.spec.metric import Gate, Metric
 from reportgen.spec.tasks import Task
-from reportgen.spec.values import Strict
+from reportgen.spec.values import KeyProblems, Strict
 
 
 class ModelInfo(Strict):
@@ -253,6 +254,18 @@ class Spec(Strict):
     baseline: str | None = Field(None, description="results.json (or report folder) of the previous release, for "
                                                    "`max_increase` gates; relative to this file.")
     output: Output = Field(default_factory=Output)
+
+    def spec_problems(self) -> KeyProblems:
+        """The top level's own rules across keys: an intersection names two or more declared attributes."""
+        for i, inter in enumerate(self.intersections):
+            if len(inter) < 2:
+                yield ("intersections", i), "an intersection names at least two attributes; add one or remove the " \
+                                            "intersection"
+            for j, a in enumerate(inter):
+                if a not in self.attributes:
+                    yield (("intersections", i, j),
+                           f"unknown attribute '{a}'{did_you_mean(a, set(self.attributes))}; declared: "
+                           f"{', '.join(self.attributes)}")
 
     def attribute_names(self) -> set[str]:
         """The names a metric or `local_bias` may give as its attribute: the attributes and the intersections."""

@@ -3,11 +3,11 @@ positive, favourable and selected."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from reportgen.spec.values import Scalar, Strict, as_text
+from reportgen.spec.values import KeyProblems, Scalar, Strict, as_text
 
 if TYPE_CHECKING:
     from reportgen.spec.models import Spec
@@ -123,7 +123,7 @@ class Task(Strict):
                                  "then get the opposite")
         return self
 
-    def spec_problems(self, spec: Spec, name: str) -> Iterator[tuple[tuple, str]]:
+    def spec_problems(self, spec: Spec, name: str) -> KeyProblems:
         """This task's rules across the spec (it is ``tasks.<name>``): `threshold: calibrate` needs the validation
         and training files (a label-free task's calibration is refused with the label-free checks)."""
         if self.threshold != "calibrate" or is_label_free(self):

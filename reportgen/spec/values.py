@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import typing
 from dataclasses import dataclass
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Iterator, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 Scalar = Union[bool, int, float, str]
+
+# What a model's ``spec_problems`` yields: the rules across keys it owns that do not hold, once the whole spec is
+# validated, as (key path from the spec's top, message); spec/checks.py reports each at that key.
+KeyProblems = Iterator[tuple[tuple, str]]
 
 
 class Strict(BaseModel):
