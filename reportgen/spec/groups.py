@@ -125,10 +125,10 @@ def group_name_problems(ls: LoadedSpec, present=None, rel: str = "", *,
 
     ``found_in_data``: an attribute whose groups were just taken from the data (file ``rel``); only the metric
     options naming its groups are checked, against the groups found. Those attributes are skipped otherwise."""
-    s = ls.spec
-    out: list[Problem] = []
     if found_in_data is not None:
         return _found_group_problems(ls, found_in_data, rel)
+    s = ls.spec
+    out: list[Problem] = []
     bases = set(ls.inferred_groups) if getattr(ls, "inferred_groups", None) else set()
     for i, m in enumerate(s.metrics):
         opts = m.options
@@ -149,8 +149,7 @@ def group_name_problems(ls: LoadedSpec, present=None, rel: str = "", *,
                                check=a not in bases)
                 if j is not None:
                     found[key] = j
-            same = getattr(opts, "same_group", None)
-            rule = same(found, sv[0], a) if same is not None else None
+            rule = opts.same_group(found, sv[0], a)
             if rule is not None:
                 out.append(ls.problem(("metrics", i, rule[0]), rule[1]))
     lb = s.local_bias

@@ -23,6 +23,12 @@ from reportgen.spec.values import GroupName
 class Options(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
+    def same_group(self, found: dict[str, int], shown: list[str], attribute: str) -> tuple[str, str] | None:
+        """The rule across this model's group names (keys typed GroupName), once each is resolved to a group of
+        ``attribute``: (key, message) when it does not hold, else None. ``found``: the index of the group each
+        written key names among the display names ``shown``. None by default (no rule)."""
+        return None
+
 
 class DisparityOptions(Options):
     """Which groups a group-disparity metric compares."""
@@ -32,9 +38,8 @@ class DisparityOptions(Options):
                                                           "first listed.")
 
     def same_group(self, found: dict[str, int], shown: list[str], attribute: str) -> tuple[str, str] | None:
-        """(key, message) when `protected:` names the reference group -- `reference:`, or the first group when
-        `reference:` is left out -- of ``attribute`` (``found``: the index of the group each written key names
-        among the display names ``shown``); None otherwise."""
+        """`protected:` must not name the reference group -- `reference:`, or the first group when `reference:`
+        is left out."""
         if "protected" not in found or found["protected"] != found.get("reference", 0):
             return None
         ref = (f"`reference: {self.reference}`" if self.reference is not None
