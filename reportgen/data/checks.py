@@ -145,12 +145,3 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
     problems += separator_problems(ls, ls.inferred_groups, rel)
     if problems:
         raise SpecError(problems)
-
-
-# --------------------------------------------------------------------------- base correlations
-
-
-# --------------------------------------------------------------------------- evaluation
-
-
-# --------------------------------------------------------------------------- results assembly

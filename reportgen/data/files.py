@@ -11,6 +11,7 @@ the spec).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -288,7 +289,17 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     return enc
 
 
-def load_table_base(ls: LoadedSpec, attrs: list[AttributeDef], tasks: list[TaskColumns]) -> tuple[pd.DataFrame, str, str]:
+class BaseTable(NamedTuple):
+    """The base table (``base.table``): its rows, its path as the spec gives it, and the sha256 of its bytes."""
+
+    frame: pd.DataFrame
+    rel: str
+    sha256: str
+
+
+def load_table_base(ls: LoadedSpec, attrs: list[AttributeDef], tasks: list[TaskColumns]) -> BaseTable:
+    """The base table, checked: readable, with columns group, task and p_group_given_task, probabilities in
+    [0, 1]; SpecError with every problem."""
     rel = ls.spec.base.table
     where = ("base", "table")
     path = resolve_data(ls, rel, where)
@@ -328,4 +339,4 @@ def load_table_base(ls: LoadedSpec, attrs: list[AttributeDef], tasks: list[TaskC
             df[col] = num
     if problems:
         raise SpecError(problems)
-    return df, rel, digests.get(str(path)) or sha256_file(path)
+    return BaseTable(df, rel, digests.get(str(path)) or sha256_file(path))

@@ -5,6 +5,7 @@ header, each failure a spec problem at the path's key."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from reportgen.data.reading import (
     DataFileError,
@@ -82,11 +83,19 @@ def check_confined(ls, rel: str, spec_path: tuple, files: list[Path]) -> None:
         raise SpecError([ls.problem(spec_path, confined_message(rel))])
 
 
-def open_dataset(ls: LoadedSpec, rel: str, spec_path: tuple) -> tuple[Path, list[Path], list[str]]:
-    """(resolved path, its files, header of the first file); SpecError when missing or unreadable."""
+class OpenedDataset(NamedTuple):
+    """A data path of the spec, opened: what it resolves to, its files, and the first file's header."""
+
+    path: Path
+    files: list  # the part files (Paths), or the in-memory table itself
+    header: list[str]
+
+
+def open_dataset(ls: LoadedSpec, rel: str, spec_path: tuple) -> OpenedDataset:
+    """The data set ``rel`` names, opened; SpecError when missing or unreadable."""
     mem = memory_table(ls, rel)
     if mem is not None:  # an in-memory table: its "files" are the table itself
-        return Path(rel), [mem], [str(c) for c in mem.columns]
+        return OpenedDataset(Path(rel), [mem], [str(c) for c in mem.columns])
     path = resolve_data(ls, rel, spec_path)
     kind = not_regular_file(path)
     if kind is not None:
@@ -115,7 +124,7 @@ def open_dataset(ls: LoadedSpec, rel: str, spec_path: tuple) -> tuple[Path, list
                                                    "decompress it")]) from None
         raise SpecError([ls.problem(spec_path, f"cannot read {rel} as a table ({plain_error(exc)}); "
                                                "give a CSV with a header row or a Parquet file")]) from None
-    return path, files, header
+    return OpenedDataset(path, files, header)
 
 
 def part_display(rel: str, root: Path, f: Path) -> str:
