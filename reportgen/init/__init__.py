@@ -35,7 +35,7 @@ Guessing, in short:
 Where each part is:
 
 =================  ==================================================================================
-``columns``        reading the file (at most ``MAX_ROWS`` rows) and profiling its columns
+``sample``         reading the file (at most ``MAX_ROWS`` rows) and profiling its columns
 ``names``          the name vocabularies and what a name says about a column's role
 ``options``        the command's options that name columns, checked before anything is guessed
 ``guess``          the labelled task (label, prediction or score, multi-label) and the attributes
@@ -54,13 +54,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from reportgen.init import label_free, sections
-from reportgen.init.columns import MAX_ROWS, read_table
+from reportgen.init.sample import MAX_ROWS, sample_table
 from reportgen.init.guess import MIN_GROUP_ROWS
 from reportgen.init.label_free import LABEL_FREE_METRICS
 from reportgen.init.messages import *  # noqa: F403  (every message text, as before the split)
 from reportgen.init.messages import InitError
 from reportgen.init.notes import starter_notes
-from reportgen.init.options import Options, given_columns
+from reportgen.init.options import InitOptions, given_columns
 from reportgen.init.roles import MAX_FEATURES, Guess, guess_roles
 from reportgen.init.writing import SCHEMA_FILE, example_names, schema_text, write_example, write_schema_beside
 from reportgen.init.yamltext import SpecLines, yaml_scalar
@@ -99,9 +99,9 @@ def starter_spec(data_path: Path, *, spec_path: Path, label: str | None = None, 
     are the selection family (:data:`LABEL_FREE_METRICS`).
     """
     data_path = Path(data_path)
-    opts = Options(label, predicted, score, tuple(attributes), favorable, threshold, no_label)
+    opts = InitOptions(label, predicted, score, tuple(attributes), favorable, threshold, no_label)
     opts.check(str(data_path))
-    table = read_table(data_path, MAX_ROWS)
+    table = sample_table(data_path, MAX_ROWS)
     guess = guess_roles(table, given_columns(table, opts), opts, spec_dir=Path(spec_path).parent)
     return spec_text(guess), starter_notes(guess)
 

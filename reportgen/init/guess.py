@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from reportgen.init.columns import Column, SampleTable, cell_text
+from reportgen.init.sample import Column, SampleTable, cell_text
 from reportgen.init.messages import (
     MAX_GROUPS,
     MSG_LABEL_FREE_HINT,
@@ -122,7 +122,7 @@ def guess_multilabel(cols: list[Column], excluded: set[str], header: list[str]) 
     return None
 
 
-class Output(NamedTuple):
+class OutputCandidate(NamedTuple):
     """A column that may hold a label's predictions (or scores), and the label stem its name carries."""
 
     column: Column
@@ -146,8 +146,8 @@ def guess_task(cols: list[Column], excluded: set[str], path_text: str, columns_t
                prefer_score: bool = False) -> TaskGuess:
     """Guess the label and its prediction or score; columns named by --label, --predicted or --score are used
     as given (a given prediction or score is offered to every label even when its name is unrelated)."""
-    preds: list[Output] = []
-    scores: list[Output] = []
+    preds: list[OutputCandidate] = []
+    scores: list[OutputCandidate] = []
     labels: list[Column] = []
     for c in cols:
         if c.name in excluded:
@@ -156,17 +156,17 @@ def guess_task(cols: list[Column], excluded: set[str], path_text: str, columns_t
         is_score, sstem = score_named(c.name)
         in_unit = c.numeric and c.lo is not None and c.lo >= 0 and c.hi <= 1
         if c.nunique == 2 and (is_pred or (is_score and set(c.texts) <= {"0", "1"})):
-            preds.append(Output(c, pstem if is_pred else sstem))
+            preds.append(OutputCandidate(c, pstem if is_pred else sstem))
         elif (is_score or is_pred) and in_unit and c.nunique >= 3:
-            scores.append(Output(c, sstem if is_score else pstem))
+            scores.append(OutputCandidate(c, sstem if is_score else pstem))
         elif c.nunique == 2 and not is_pred and not is_score:
             labels.append(c)
     forced: set[str] = set()
     if pred_col is not None or score_col is not None:
         given = pred_col if pred_col is not None else score_col
         stem = pred_named(given.name)[1] if pred_named(given.name)[0] else score_named(given.name)[1]
-        preds = [Output(pred_col, stem)] if pred_col is not None else []
-        scores = [Output(score_col, stem)] if score_col is not None else []
+        preds = [OutputCandidate(pred_col, stem)] if pred_col is not None else []
+        scores = [OutputCandidate(score_col, stem)] if score_col is not None else []
         labels = [c for c in labels if c.name != given.name]
         forced.add(given.name)
     if label_col is not None:
@@ -174,11 +174,11 @@ def guess_task(cols: list[Column], excluded: set[str], path_text: str, columns_t
         preds = [o for o in preds if o.column.name != label_col.name]
         scores = [o for o in scores if o.column.name != label_col.name]
 
-    def match(output: Output, label: Column) -> int | None:
+    def match(output: OutputCandidate, label: Column) -> int | None:
         m = stem_match(output.stem, label.name)
         return 2 if (m is None and output.column.name in forced) else m
 
-    def outputs_for(label: Column, pool: list[Output], *, same_values: bool) -> list[Column]:
+    def outputs_for(label: Column, pool: list[OutputCandidate], *, same_values: bool) -> list[Column]:
         """The outputs that may be ``label``'s (a prediction only with the label's values), closest name first,
         then in file order."""
         positive = positive_value(label)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reportgen.init.columns import Column, cell_text
+from reportgen.init.sample import Column, cell_text
 from reportgen.init.guess import AttributeGuess, TaskGuess, favorable_guess, positive_value
 from reportgen.init.messages import MSG_NO_DECISION, MSG_OPT_DECISION_VALUES, InitError
 from reportgen.init.names import decision_named, pred_named

@@ -3,7 +3,7 @@ what to check."""
 
 from __future__ import annotations
 
-from reportgen.init.columns import cell_text
+from reportgen.init.sample import cell_text
 from reportgen.init.guess import MIN_GROUP_ROWS, AttributeGuess
 from reportgen.init.label_free import task_notes
 from reportgen.init.roles import Guess

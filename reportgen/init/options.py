@@ -8,7 +8,7 @@ import difflib
 import math
 from dataclasses import dataclass, field
 
-from reportgen.init.columns import Column, SampleTable
+from reportgen.init.sample import Column, SampleTable
 from reportgen.init.messages import (
     MAX_GROUPS,
     MSG_OPT_ATTRIBUTE_VALUES,
@@ -27,7 +27,7 @@ from reportgen.init.messages import (
 
 
 @dataclass(frozen=True)
-class Options:
+class InitOptions:
     """The options of `reportgen init` that replace guesses (see :func:`reportgen.init.starter_spec`)."""
 
     label: str | None = None
@@ -63,7 +63,7 @@ class GivenColumns:
         return self.label is not None or self.predicted is not None or self.score is not None
 
 
-def given_columns(table: SampleTable, opts: Options) -> GivenColumns:
+def given_columns(table: SampleTable, opts: InitOptions) -> GivenColumns:
     """The columns named by the options, checked: they exist, have one role each, and have values that fit it."""
     shown = table.shown
 

@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from reportgen.init.columns import Column, SampleTable
+from reportgen.init.sample import Column, SampleTable
 from reportgen.init.guess import (
     AttributeGuess,
     TaskGuess,
@@ -22,7 +22,7 @@ from reportgen.init.guess import (
 from reportgen.init.label_free import guess_label_free, mark_unknown_values
 from reportgen.init.messages import MAX_GROUPS, MSG_NO_ATTRIBUTE, MSG_OPT_THRESHOLD_NO_SCORE, InitError
 from reportgen.init.names import pred_named, score_named
-from reportgen.init.options import GivenColumns, Options
+from reportgen.init.options import GivenColumns, InitOptions
 
 MAX_FEATURES = 6  # numeric columns named in the commented local_bias example
 
@@ -32,7 +32,7 @@ class Guess:
     """What the starter spec and its notes are written from."""
 
     table: SampleTable
-    opts: Options
+    opts: InitOptions
     data_rel: str  # the data path relative to the spec's folder
     task: TaskGuess
     attrs: list[AttributeGuess]
@@ -56,7 +56,7 @@ class Guess:
         return [a for a in self.attrs if a.predicted]
 
 
-def guess_roles(table: SampleTable, given: GivenColumns, opts: Options, *, spec_dir: Path) -> Guess:
+def guess_roles(table: SampleTable, given: GivenColumns, opts: InitOptions, *, spec_dir: Path) -> Guess:
     shown, columns_text, cols = table.shown, table.columns_text, table.columns
     attrs, named_attrs = guess_attributes(table, given)
     taken = ({c.name for c in named_attrs} | {a.column.name for a in attrs}

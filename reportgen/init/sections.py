@@ -5,7 +5,7 @@ lists the builders of each kind of spec in order; the label-free spec's own sect
 
 from __future__ import annotations
 
-from reportgen.init.columns import cell_text
+from reportgen.init.sample import cell_text
 from reportgen.init.guess import MIN_GROUP_ROWS, groups_of
 from reportgen.init.label_free import task_section as label_free_task_section
 from reportgen.init.names import ACS_PUMS_LABELS

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from reportgen.init.columns import plain
+from reportgen.init.sample import plain
 
 COMMENT_COL = 44  # comments start at this column when the content is shorter
 

@@ -64,13 +64,13 @@ def test_label_free_metrics_are_the_catalogues(tmp_path):
 @pytest.mark.parametrize("sections", [LABELLED_SECTIONS, LABEL_FREE_SECTIONS])
 def test_each_section_writes_its_keys(tmp_path, sections):
     """Each builder of a starter spec, run alone, writes its own top-level key (or only comments)."""
-    from reportgen.init import given_columns, guess_roles, read_table
-    from reportgen.init.options import Options
+    from reportgen.init import given_columns, guess_roles, sample_table
+    from reportgen.init.options import InitOptions
     from reportgen.init.yamltext import SpecLines
 
     no_label = sections is LABEL_FREE_SECTIONS
-    opts = Options(predicted="y_pred" if no_label else None, no_label=no_label)
-    table = read_table(_data(tmp_path))
+    opts = InitOptions(predicted="y_pred" if no_label else None, no_label=no_label)
+    table = sample_table(_data(tmp_path))
     guess = guess_roles(table, given_columns(table, opts), opts, spec_dir=tmp_path)
     keys = []
     for section in sections:

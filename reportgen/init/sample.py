@@ -151,7 +151,7 @@ def header_text(header: list[str]) -> str:
     return ", ".join(header[:40]) + (f", ... ({len(header)} in all)" if len(header) > 40 else "")
 
 
-def read_table(data_path: Path, max_rows: int = MAX_ROWS) -> SampleTable:
+def sample_table(data_path: Path, max_rows: int = MAX_ROWS) -> SampleTable:
     """Read and profile the first ``max_rows`` rows of ``data_path``; :class:`InitError` when it is missing, not a
     file or a folder of parts, not a table, or has no rows."""
     shown = str(data_path)
