@@ -45,7 +45,7 @@ def starter_notes(guess: Guess) -> list[str]:
     if not guess.no_label:
         notes.append("base: test (only the test file is given; base.source would default to train, which needs "
                      "data.train); with a training file, add data.train and base.source: train (preferred)")
-    if guess.with_predicted:
+    if guess.with_predicted and not guess.no_label:  # a label-free spec lists none of those metrics
         notes.append(" and ".join(predicted_attribute_metrics()) + " added: "
                      + ", ".join(a.column.name for a in guess.with_predicted) + " has a predicted attribute")
     return notes

@@ -81,3 +81,11 @@ def test_each_section_writes_its_keys(tmp_path, sections):
     assert [k for ks in keys for k in ks] == (
         ["version", "report", "data", "attributes", "tasks"]
         + ([] if no_label else ["base"]) + ["metrics", "intervals", "output"])
+
+
+def test_label_free_notes_do_not_claim_metrics_it_leaves_out(tmp_path):
+    """A decision log whose attribute has a predicted column: the label-free spec lists no metric that needs it,
+    and the notes do not say one was added."""
+    text, notes = starter_spec(_data(tmp_path), spec_path=tmp_path / "s.yaml", predicted="y_pred", no_label=True)
+    assert not set(_metrics(text)) & set(predicted_attribute_metrics())
+    assert not any(" added" in note for note in notes), notes
