@@ -73,6 +73,8 @@ centroids; ``kmeans_plain`` is that path.
 Where each part is: ``algorithm`` (the steps above; :func:`logan` and :func:`kmeans_plain`, which share every
 step), ``tables`` (counts and gaps per cluster, the bias term's change per row, the per-cluster table),
 ``choice`` (a clustering's summary, and λ chosen over a grid).
+Names with a leading underscore are shared between these modules, not offered to callers (tests reach
+some of them through this package).
 """
 
 from __future__ import annotations

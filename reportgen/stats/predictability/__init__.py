@@ -91,6 +91,8 @@ canonical order, the lookup and scikit-learn attackers), ``protocol`` (one trial
 :class:`~reportgen.stats.predictability.protocol.AttackSetup` of one run and its estimate), ``bootstrap``
 (the row bootstrap and its interval), ``estimate`` (:func:`dpa`, :func:`leakage`, :func:`over_runs`). The
 parts are one estimator: its interval is only right when they change together.
+Names with a leading underscore are shared between these modules, not offered to callers (tests reach
+some of them through this package).
 """
 
 from __future__ import annotations
