@@ -319,7 +319,7 @@ def results_model_page() -> str:
 
     from pydantic import BaseModel
 
-    from reportgen.results import model as RM
+    from reportgen.results import model as results_model
 
     def type_text(ann) -> str:
         origin = typing.get_origin(ann)
@@ -354,7 +354,7 @@ def results_model_page() -> str:
                     walk(a)
                 stack += list(typing.get_args(a))
 
-    walk(RM.Results)
+    walk(results_model.Results)
     lines = [BANNER.format(source="the typed model `reportgen/results/model.py`"),
              "# results.json schema\n",
              "Every object of `results.json` (schema_version 1) and every key it can hold, generated from the "

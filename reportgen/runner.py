@@ -18,7 +18,7 @@ import numpy as np
 from reportgen import __version__, families
 from reportgen.stats import metrics
 from reportgen.stats import thresholds
-from reportgen.data.checks import column_values, header_problems, resolve_groups
+from reportgen.data.checks import header_problems, resolve_groups, values_present
 from reportgen.data.files import AttributeDef, TaskColumns, attribute_defs, expand_tasks, load_role, load_table_base, \
     logo_confine_problems, nested_problems, open_dataset
 from reportgen.data.limits import group_limit_problems
@@ -76,7 +76,7 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     if nested:  # groups cannot be made of lists; the other files are checked once this is fixed
         raise SpecError(nested)
     resolve_groups(ls, first_rel, first_files, header)
-    problems += group_name_problems(ls, column_values(ls, first_files), first_rel)
+    problems += group_name_problems(ls, values_present(ls, first_files), first_rel)
     limits = group_limit_problems(ls)
     if limits:  # too many groups: nothing below is worth computing
         raise SpecError(problems + limits)

@@ -1,13 +1,17 @@
 """Checks of the data against the spec that stand beside the loader: the data checks a spec whose own names point
 nowhere still gets (:func:`header_problems`), and the values of an attribute's column for the spec's group-name
-checks (:func:`column_values`)."""
+checks (:func:`values_present`)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from reportgen.data.files import _columns_needed, _groups_beside_missing_columns, attribute_defs, check_columns, \
-    expand_tasks, nested_problems, open_dataset, read_table, role_kind, value_texts
+from reportgen.data.columns import AttributeDef, attribute_defs, columns_needed, expand_tasks, quote_few, role_kind
+from reportgen.data.contents import check_columns, groups_beside_missing_columns, nested_problems
+from reportgen.data.encoding import unknown_mask, value_texts
+from reportgen.data.opening import open_dataset
+from reportgen.data.reading import column_values, read_table
+from reportgen.numfmt import num_text
 from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
 from reportgen.data.limits import MAX_GROUPS, MSG_TOO_MANY_VALUES
 from reportgen.spec.model import PLACEHOLDER, LoadedSpec, group_name_problems, label_clash, \
@@ -35,19 +39,19 @@ def header_problems(ls: LoadedSpec) -> list[Problem]:
                 continue
             tasks, probs = expand_tasks(ls, header)
             problems += probs + nested_problems(ls, files, rel)
-            needed = [(c, p) for c, p in _columns_needed(attrs, tasks, role_kind(role)) if c != PLACEHOLDER]
+            needed = [(c, p) for c, p in columns_needed(attrs, tasks, role_kind(role)) if c != PLACEHOLDER]
             try:
                 check_columns(ls, needed, header, rel, at=at)
             except SpecError as e:
                 problems += e.problems
             if role_kind(role) != "validation" and (role_kind(role) != "run" or first_files is None):
-                problems += _groups_beside_missing_columns(
+                problems += groups_beside_missing_columns(
                     ls, attrs, header, lambda cols, f=files: pd_concat([read_table(x, cols) for x in f]), rel,
                     role_kind(role))
             if first_files is None and role_kind(role) in ("test", "run"):
                 first_files = (files, rel)
         if first_files is not None:
-            problems += group_name_problems(ls, column_values(ls, first_files[0]), first_files[1])
+            problems += group_name_problems(ls, values_present(ls, first_files[0]), first_files[1])
     except Exception:  # the spec's own problems are the report; the data are checked on the next pass
         pass
     return merge_missing_columns(problems)
@@ -62,7 +66,7 @@ def is_text(col) -> bool:
     return col.dtype == object or pd.api.types.is_string_dtype(col)
 
 
-def column_values(ls: LoadedSpec, files: list):
+def values_present(ls: LoadedSpec, files: list):
     """``present(attribute)`` for group_name_problems: the values (as text) of the attribute's column in ``files``
     (the first prediction file), read when first asked for; None when the column cannot be read."""
     cache: dict[str, set | None] = {}
@@ -87,8 +91,6 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
     `min_group_size` rows, largest first (ties by value), so the largest group is the default reference. Sets the
     spec's groups, records what was chosen in ``ls.inferred_groups``, and checks what names those groups
     (protected/reference, labels, LOGAN groups), raising every problem at once."""
-    from reportgen.data.files import _few, _num_text
-
     s = ls.spec
     todo = [(name, a) for name, a in s.attributes.items() if a.groups is None]
     ls.inferred_groups = {}
@@ -96,21 +98,17 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
         return
     problems: list[Problem] = []
     present = [(name, a) for name, a in todo if a.column in header]  # a missing column is reported by the loader
-    from reportgen.data.files import column_values
-
     frame = column_values(ls, files, sorted({a.column for _, a in present})) if present else None
     for name, a in present:
         col = frame[a.column]
         if a.unknown:  # an unknown value is never made a group (its rows are counted as unknown)
-            from reportgen.data.files import AttributeDef, unknown_mask
-
             unk = unknown_mask(AttributeDef(name, [], [a.column], [], None, ("attributes", name),
                                             unknown=list(a.unknown)), col)
             col = col[~unk]
         if is_text(col):  # text compares as group names do: ' 1' and '1', NFD and NFC spellings, are one
-            col = col.map(_num_text, na_action="ignore")
+            col = col.map(num_text, na_action="ignore")
         counts = col.dropna().value_counts()
-        order = sorted(((int(c), _num_text(v), v.item() if hasattr(v, "item") else v) for v, c in counts.items()),
+        order = sorted(((int(c), num_text(v), v.item() if hasattr(v, "item") else v) for v, c in counts.items()),
                        key=lambda t: (-t[0], t[1]))
         kept = [v for c, _, v in order if c >= a.min_group_size]
         small = {txt: c for c, txt, _ in order if c < a.min_group_size}
@@ -122,29 +120,20 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
             problems.append(ls.problem(("attributes", name, "min_group_size" if small else "column"),
                                        f"{len(kept)} value(s) of column '{a.column}' in {rel} have {a.min_group_size} "
                                        f"rows or more, and comparing needs two groups (counts: "
-                                       f"{_few([f'{t}: {c}' for c, t, _ in order], 6) or 'no values'}); lower "
+                                       f"{quote_few([f'{t}: {c}' for c, t, _ in order], 6) or 'no values'}); lower "
                                        "min_group_size or list the groups with `groups:`"))
             continue
         a.groups = kept
         ls.inferred_groups[name] = {"from": rel, "min_group_size": a.min_group_size,
-                                    "groups": [_num_text(v) for v in kept], "left_out": small}
+                                    "groups": [num_text(v) for v in kept], "left_out": small}
         if clash := label_clash(kept, a.labels):
             problems.append(ls.problem(("attributes", name, "labels"), f"{clash} (groups found in {rel})"))
         for k in a.labels or {}:
-            if _num_text(k) not in {_num_text(v) for v in kept}:
+            if num_text(k) not in {num_text(v) for v in kept}:
                 problems.append(ls.problem(("attributes", name, "labels"),
                                            f"labels name {k!r}, which is not a group found in {rel} (groups: "
-                                           f"{_few([_num_text(v) for v in kept], 10)}); label only values present"))
+                                           f"{quote_few([num_text(v) for v in kept], 10)}); label only values present"))
         problems += group_name_problems(ls, rel=rel, found_in_data=name)  # `protected:`, `reference:` name them
     problems += separator_problems(ls, ls.inferred_groups, rel)
     if problems:
         raise SpecError(problems)
-
-
-# --------------------------------------------------------------------------- base correlations
-
-
-# --------------------------------------------------------------------------- evaluation
-
-
-# --------------------------------------------------------------------------- results assembly

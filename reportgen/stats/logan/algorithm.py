@@ -1,89 +1,25 @@
-"""Local group bias: LOGAN (Zhao & Chang 2020), docs/metrics.md §6.
-
-Pure, seeded functions over numpy arrays.
-
-Algorithm (``logan``)
----------------------
-1. Rows are put in a *canonical order* (lexicographic over the columns of X,
-   then group, then correct) and everything below runs on that order; labels
-   are mapped back at the end. Results therefore do not depend on the order in
-   which rows are given (identical rows are interchangeable).
-2. Initial centroids: ``sklearn.cluster.kmeans_plusplus(X, k,
-   random_state=seed)`` on the canonically ordered rows.
-3. Iterate (at most ``max_iter`` assignment passes). The objective is
-   ``L_c + lam * L_b`` with ``L_c = sum_i ||x_i - mu_c(i)||^2`` and
-   ``L_b = - sum_c gap_c^2``, ``gap_c = acc_c(group 1) - acc_c(group 0)``
-   over the rows in the performance denominator (0 when a group has none).
-
-   * assignment: row i goes to
-     ``argmin_c ||x_i - mu_c||^2 - lam * [gap_c(with i)^2 - gap_c(without i)^2]``
-     (ties -> smallest cluster index): the change of ``lam * L_b`` that
-     putting row i into c causes, not the level ``gap_c(i)^2``. The gaps come
-     from the per-cluster counts (rows and correct rows per group) of the
-     *previous* assignment. For the cluster row i is in, those counts include
-     it: "with i" is that cluster as it is and "without i" the cluster with
-     row i taken out. For any other cluster, "without i" is the cluster as it
-     is and "with i" the cluster plus row i. Hence the difference of the
-     costs of clusters c' and c (row i in c) is exactly the change of the
-     objective (centroids held) when row i alone moves from c to c': the
-     change in c' plus the change in c. A row outside the performance
-     denominator changes no gap (its bias term is 0). The first pass has no
-     previous assignment, so it is the plain nearest-centroid assignment.
-     Everything is an (n, k) matrix built from (5, k) tables: O(n k d) per
-     pass, no loop over rows.
-   * acceptance (lam > 0 only): all rows move at once (a Jacobi step), but
-     gap^2 is not additive over rows: rows that each improve the objective
-     alone can together raise it (a right and a wrong row of group 1 that
-     both join a cluster whose gap is 0 each make a gap there alone but
-     cancel together; rows that all leave a cluster can empty a group there,
-     which sets its gap to 0; a gap can be pushed through 0). The step's change,
-     ``sum over moved rows of (||x_i - mu_new||^2 - ||x_i - mu_old||^2) +
-     lam * (L_b(new counts) - L_b(old counts))``, is computed exactly from
-     the counts; if it is > 0 the step is cut back to the moves with the
-     largest individual gains (all moves with a gain >= a threshold, the
-     threshold halving the number of distinct gains each time) until it is
-     <= 0; if even the moves that share the largest gain overshoot
-     together, the first of them (canonical order) moves alone: a single
-     move changes the objective by exactly minus its gain, so a pass with a
-     proposal always makes progress (rows whose gain is tied are cut or kept
-     together, so the outcome does not depend on the row order except among
-     identical rows). ``damped`` counts the passes that were cut back.
-     Since the centroids are the means of the previous
-     assignment, ``L_c`` after the centroid update is at most the sum above:
-     the objective (``L_c + lam * L_b``, from scratch) never increases from
-     pass 2 on, up to floating-point rounding of the distances. With
-     ``lam = 0`` every proposal is accepted (each row's distance only goes
-     down): Lloyd's algorithm unchanged.
-   * update: each centroid becomes the mean of its rows; an empty cluster
-     keeps its previous centroid.
-   * stop when the number of accepted changes is <= ``tol_changes``
-     (default 0: no change) or after ``max_iter`` passes.
-
-4. Merge rule: while some cluster has fewer than ``min_group`` (20) rows of
-   either group and more than ``min_clusters`` (5) clusters remain, the
-   smallest such cluster (fewest rows; ties -> smallest index) is merged into
-   the cluster whose centroid is nearest to its centroid (Euclidean; ties ->
-   smallest index) and that centroid is recomputed as the mean of the merged
-   rows. Clusters are then renumbered 0..k_final-1 keeping their order.
-   Clusters with >= ``min_group`` rows of each group are *detectable*.
-
-With ``lam = 0`` the procedure is exactly Lloyd's k-means from the k-means++
-centroids; ``kmeans_plain`` is that path.
-
-Why one module: the LOGAN algorithm and the plain k-means path it must reproduce at λ = 0 share their
-assignment and update steps.
-"""
+"""The LOGAN algorithm itself (docs/metrics.md §6; the steps are set out in :mod:`reportgen.stats.logan`):
+canonical row order, k-means++ start, blocked assignment with the marginal bias term, the acceptance step that
+keeps the objective from rising, the merge rule, and :func:`logan` / :func:`kmeans_plain` (λ = 0, Lloyd's
+k-means, which shares every step)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from reportgen.stats.logan.tables import (
+    _bias_loss,
+    _cluster_displaced,
+    _counts,
+    _delta_tables,
+    _gather_delta,
+    _row_types,
+    cluster_table,
+)
+
+
 MIN_GROUP = 20
 MIN_CLUSTERS = 5
-DEFAULT_GRID = (1, 5, 10, 100)
-
-
-# ---------------------------------------------------------------- validation
 
 
 def _validate(X, group, correct, k, support=None):
@@ -117,9 +53,6 @@ def _validate(X, group, correct, k, support=None):
     return X, group.astype(np.int64), correct.astype(np.int64), support.astype(np.int64)
 
 
-# ---------------------------------------------------------- canonical order
-
-
 def canonical_order(X, group=None, correct=None, support=None):
     """Permutation putting rows in lexicographic order of (X columns..., group,
     correct, support). Fast path: a stable sort on the first column, with the full
@@ -144,80 +77,6 @@ def canonical_order(X, group=None, correct=None, support=None):
         keys = [a[idx] for a in extra[::-1]] + [X[idx, j] for j in range(d - 1, -1, -1)]
         order[tied] = idx[np.lexsort(keys)]
     return order
-
-
-# ------------------------------------------------------------------- helpers
-
-
-def _counts(labels, group, correct, k, support):
-    """(k, 2) arrays: support rows per (cluster, group) and correct support rows per (cluster, group)."""
-    key = labels * 2 + group
-    n_cg = np.bincount(key, weights=support, minlength=2 * k).reshape(k, 2)
-    r_cg = np.bincount(key, weights=correct * support, minlength=2 * k).reshape(k, 2)
-    return n_cg, r_cg
-
-
-def _gap_sq(N0, R0, N1, R1):
-    ok = (N0 > 0) & (N1 > 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        gap = np.where(ok, R1 / N1 - R0 / N0, 0.0)
-    return gap * gap
-
-
-def _delta_tables(labels, group, correct, k, support):
-    """The marginal change of gap_c^2 per (row type, cluster), as two (5, k) tables.
-
-    Row type t = 2 * group + correct for a row in the performance denominator,
-    4 for a row outside it. ``add[t, c]``: gap_c^2 with one row of type t
-    added to cluster c minus gap_c^2 as it is (for a row not in c).
-    ``rem[t, c]``: gap_c^2 as it is minus gap_c^2 with one row of type t taken
-    out of c (for a row in c: the counts include it). Type 4 changes no gap:
-    both rows are 0. A gap is 0 when either group has no denominator rows."""
-    n_cg, r_cg = _counts(labels, group, correct, k, support)
-    same = _gap_sq(n_cg[:, 0], r_cg[:, 0], n_cg[:, 1], r_cg[:, 1])  # (k,)
-    add = np.zeros((5, k))
-    rem = np.zeros((5, k))
-    for t in range(4):
-        g, y = divmod(t, 2)
-        N = n_cg.copy()
-        R = r_cg.copy()
-        N[:, g] += 1
-        R[:, g] += y
-        add[t] = _gap_sq(N[:, 0], R[:, 0], N[:, 1], R[:, 1]) - same
-        N = n_cg.copy()
-        R = r_cg.copy()
-        N[:, g] -= 1
-        R[:, g] -= y
-        there = (n_cg[:, g] >= 1) & (r_cg[:, g] >= y) & (n_cg[:, g] - r_cg[:, g] >= 1 - y)  # c holds such a row
-        rem[t] = np.where(there, same - _gap_sq(N[:, 0], R[:, 0], N[:, 1], R[:, 1]), 0.0)
-    return add, rem
-
-
-def _row_types(group, correct, support):
-    return np.where(support == 1, group * 2 + correct, 4)
-
-
-def _gather_delta(add, rem, types, labels):
-    """(n, k): row i's change of gap_c^2 for every cluster c (``rem`` for its own cluster, ``add`` otherwise)."""
-    out = add[types]  # (n, k) gather
-    rows = np.arange(labels.shape[0])
-    out[rows, labels] = rem[types, labels]
-    return out
-
-
-def _bias_delta(labels, group, correct, k, support):
-    """(n, k) matrix of gap_c(with i)^2 - gap_c(without i)^2 under the clusters ``labels``.
-
-    A row only matters through its type (group, correct, support), so the
-    changes are computed for the 5 x k (type, cluster) combinations, once with
-    a row added and once with a row taken out, then gathered."""
-    add, rem = _delta_tables(labels, group, correct, k, support)
-    return _gather_delta(add, rem, _row_types(group, correct, support), labels)
-
-
-def _bias_loss(n_cg, r_cg):
-    """L_b = - sum_c gap_c^2 from (k, 2) denominator and correct counts."""
-    return -float(_gap_sq(n_cg[:, 0], r_cg[:, 0], n_cg[:, 1], r_cg[:, 1]).sum())
 
 
 BLOCK_ROWS = 4096  # rows per block: distances, bias, argmin and partial sums while the block is in cache
@@ -316,48 +175,6 @@ def _nearest_and_inertia(X, C, labels, ex):
     return np.concatenate([p[0] for p in parts]), sum(p[1] for p in parts)  # fixed block order: deterministic
 
 
-def _cluster_displaced(labels, cells, k):
-    """(k,) per cluster: rows on the wrong side of its boundary, |M xor V| / |M or V|, M its rows, V the rows
-    whose nearest centroid is its (its cell). 0 for a cluster that is exactly its cell (converged k-means)."""
-    off = labels != cells
-    out_m = np.bincount(labels[off], minlength=k)  # in M, not in V
-    out_v = np.bincount(cells[off], minlength=k)  # in V, not in M
-    union = np.bincount(labels, minlength=k) + out_v
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(union > 0, (out_m + out_v) / np.maximum(union, 1), 0.0)
-
-
-def _table(labels, group, correct, k, min_group, support, displaced=None):
-    s_cg, r_cg = _counts(labels, group, correct, k, support)
-    displaced = np.zeros(k) if displaced is None else displaced
-    n_cg = np.bincount(labels * 2 + group, minlength=2 * k).reshape(k, 2)
-    rows = []
-    for c in range(k):
-        n0, n1 = int(n_cg[c, 0]), int(n_cg[c, 1])
-        s0, s1 = int(s_cg[c, 0]), int(s_cg[c, 1])
-        acc0 = float(r_cg[c, 0] / s0) if s0 else float("nan")
-        acc1 = float(r_cg[c, 1] / s1) if s1 else float("nan")
-        gap = acc1 - acc0 if (s0 and s1) else float("nan")
-        rows.append(
-            {
-                "cluster": c,
-                "n0": n0,
-                "n1": n1,
-                "s0": s0,
-                "s1": s1,
-                "r0": int(r_cg[c, 0]),
-                "r1": int(r_cg[c, 1]),
-                "size": n0 + n1,
-                "acc0": acc0,
-                "acc1": acc1,
-                "gap": gap,
-                "detectable": bool(s0 >= min_group and s1 >= min_group),
-                "displaced": float(displaced[c]),
-            }
-        )
-    return rows
-
-
 def _merge(X, labels, C, group, min_group, min_clusters, support):
     """Apply the merge rule (on rows in the performance denominator); returns
     (labels renumbered, centroids, owner): ``owner[c]`` is the final number of the cluster that cluster c of
@@ -388,9 +205,6 @@ def _merge(X, labels, C, group, min_group, min_clusters, support):
     remap = np.full(k, -1, dtype=np.int64)
     remap[alive] = np.arange(len(alive))
     return remap[labels], C[alive], remap[owner]
-
-
-# ------------------------------------------------------------------ core
 
 
 def _run(X, group, correct, support, init, lam, max_iter, tol_changes, ex):
@@ -500,7 +314,7 @@ def logan(
         "labels": labels,
         "centroids": (C + mu).astype(C.dtype),
         "init_centroids": init,
-        "table": _table(labels_s, gs, ys, k_final, min_group, ss, cluster_displaced),
+        "table": cluster_table(labels_s, gs, ys, k_final, min_group, ss, cluster_displaced),
         "inertia": inertia,
         "iterations": iters,
         "converged": converged,
@@ -522,74 +336,3 @@ def kmeans_plain(X, *, k, seed, max_iter=100, group=None, correct=None, merge=Fa
     group = np.zeros(n, dtype=np.int64) if group is None else group
     correct = np.zeros(n, dtype=np.int64) if correct is None else correct
     return logan(X, group, correct, k=k, lam=0.0, seed=seed, max_iter=max_iter, merge=merge)
-
-
-# ------------------------------------------------------------------ summary
-
-
-def summary(table, *, threshold=0.05):
-    """Over detectable clusters only: ``max_gap`` (largest |gap|), ``bcr``
-    (share of detectable clusters with |gap| >= threshold), ``bir`` (share of
-    all rows in the table that lie in those biased clusters),
-    ``mean_abs_gap_biased`` (mean |gap| of the biased clusters). With no
-    detectable (resp. biased) cluster the shares are 0 and the gaps NaN."""
-    det = [r for r in table if r["detectable"]]
-    biased = [r for r in det if abs(r["gap"]) >= threshold]
-    total = sum(r["n0"] + r["n1"] for r in table)
-    nan = float("nan")
-    return {
-        "max_gap": max((abs(r["gap"]) for r in det), default=nan),
-        "bcr": len(biased) / len(det) if det else 0.0,
-        "bir": sum(r["n0"] + r["n1"] for r in biased) / total if total else 0.0,
-        "mean_abs_gap_biased": float(np.mean([abs(r["gap"]) for r in biased])) if biased else nan,
-        "n_detectable": len(det),
-        "n_biased": len(biased),
-    }
-
-
-def worst_biased_displaced(table, threshold):
-    """Largest ``displaced`` share among the biased (detectable, |gap| >= threshold) clusters; 0 if none."""
-    return max((r.get("displaced", 0.0) for r in table if r["detectable"] and abs(r["gap"]) >= threshold),
-               default=0.0)
-
-
-def choose_lambda(X, group, correct, *, k=10, seed=0, grid=DEFAULT_GRID, threshold=0.05, max_inertia_ratio=None,
-                  reference_inertia=None, max_displaced=None, **kw):
-    """Run LOGAN for every lam in ``grid``; pick the one with the most biased
-    (detectable, |gap| >= threshold) clusters, ties -> smaller lam.
-
-    Guards (each optional): a lam is not eligible when its inertia exceeds
-    ``max_inertia_ratio * reference_inertia`` (plain k-means' inertia), or when
-    more than ``max_displaced`` of the rows end up outside the cluster of
-    their nearest centroid, or when some biased cluster has more than
-    ``max_displaced`` of its rows (those it holds or whose nearest centroid is
-    its) on the wrong side of its boundary (the table's ``displaced``) -- then
-    the clusters are no longer neighbourhoods but rows sorted by outcome. The
-    per-cluster check is needed because with the marginal assignment rule a
-    cluster can be sorted by outcome (a gap of 100 points with >= 20 rows of
-    each group) while fewer than 5 % of all rows are displaced and the
-    inertia is within 1 % of k-means'. If no lam is eligible, the smallest is
-    used. Returns ``(lam, {lam: logan result}, {lam: eligible})``."""
-    if len(grid) == 0:
-        raise ValueError("grid must not be empty")
-    results = {}
-    eligible = {}
-    best, best_count = None, -1
-    for lam in sorted(float(g) for g in grid):
-        res = logan(X, group, correct, k=k, lam=lam, seed=seed, **kw)
-        results[lam] = res
-        ok = True
-        if max_inertia_ratio is not None and reference_inertia is not None and reference_inertia > 0:
-            ok &= res["inertia"] <= max_inertia_ratio * reference_inertia
-        if max_displaced is not None:
-            ok &= res["displaced"] <= max_displaced
-            ok &= worst_biased_displaced(res["table"], threshold) <= max_displaced
-        eligible[lam] = bool(ok)
-        if not ok:
-            continue
-        count = summary(res["table"], threshold=threshold)["n_biased"]
-        if count > best_count:
-            best, best_count = lam, count
-    if best is None:
-        best = min(results)
-    return best, results, eligible

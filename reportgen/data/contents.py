@@ -1,0 +1,213 @@
+"""Checks of a data file's contents against the spec, each problem at the key it concerns: the columns the spec
+names are present, a listed group occurs, labels and predictions hold the declared values, scores are finite, and
+an attribute's column holds single values (not lists or structs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from reportgen.data.columns import AttributeDef, TaskColumns, score_columns, quote_few
+from reportgen.data.encoding import AttributeCodes, encode_attributes
+from reportgen.numfmt import num_text
+from reportgen.spec.errors import MSG_COLUMN_NOT_FOUND, MSG_GROUP_EMPTY, MSG_LABEL_VALUES, Problem, SpecError, \
+    did_you_mean, shorten
+from reportgen.spec.model import LoadedSpec, Task
+
+
+def nested_columns(files: list, columns: list[str]) -> dict[str, str]:
+    """Which of ``columns`` hold lists, structs or maps instead of one value per row (read from a Parquet file's
+    schema, or from an in-memory table's first value): column -> what they hold, e.g. 'list<item: int64>'."""
+    out: dict[str, str] = {}
+    first = files[0] if files else None
+    if isinstance(first, pd.DataFrame):
+        for c in columns:
+            if c in first.columns and first[c].dtype == object:
+                v = first[c].dropna()
+                v = v.iloc[0] if len(v) else None
+                if isinstance(v, (list, tuple, dict, set, np.ndarray)):
+                    out[c] = f"{type(v).__name__} values such as {_short_repr(v)}"
+        return out
+    if isinstance(first, Path) and first.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(first)
+        for c in columns:
+            if c in schema.names and pa.types.is_nested(schema.field(c).type):
+                out[c] = f"values of type {schema.field(c).type}"
+    return out
+
+
+def _short_repr(v, limit: int = 40) -> str:
+    r = repr(v)
+    return r if len(r) <= limit else r[:limit - 1] + "…"
+
+
+def nested_problems(ls: LoadedSpec, files: list, rel: str) -> list[Problem]:
+    """An attribute (or predicted attribute) column of lists, structs or maps is refused at its key, on every
+    engine: its groups would be whole lists named by their repr."""
+    out = []
+    for name, a in ls.spec.attributes.items():
+        keys = [("column", a.column)] + ([("predicted", a.predicted)] if a.predicted else [])
+        found = nested_columns(files, [c for _, c in keys])
+        for key, c in keys:
+            if c in found:
+                out.append(ls.problem(("attributes", name, key),
+                                      f"column '{c}' in {rel} holds {found[c]}, not one value per row; an "
+                                      "attribute's groups are single values (text, numbers, true/false): name a "
+                                      "column of single values, or flatten this one into one first"))
+    return out
+
+
+def empty_groups(ls: LoadedSpec, attrs: list[AttributeDef], ac: "AttributeCodes", df: pd.DataFrame,
+                  rel: str) -> list[Problem]:
+    """A listed group with no rows in the file is a spelling problem at the attribute's `groups:`."""
+    problems = []
+    for a in attrs:
+        if a.spec_path[0] != "attributes" or a.name not in ac.listed:
+            continue
+        empty = [j for j, c in enumerate(ac.listed[a.name]) if c == 0]
+        if empty:
+            values = sorted({num_text(v) for v in df[a.columns[0]].dropna().unique()})
+            problems += empty_group_problems(ls, a, empty, values, rel)
+    return problems
+
+
+MAX_EMPTY_SHOWN = 20  # listed groups without rows reported one by one; the rest in one problem
+
+
+def empty_group_problems(ls, a: AttributeDef, empty: list[int], values: list[str], rel: str) -> list[Problem]:
+    """The problems of attribute ``a``'s listed groups ``empty`` (indices) that have no rows, ``values`` being the
+    values present (as text, sorted): one per group, with a suggestion, for the first MAX_EMPTY_SHOWN, then one
+    for the rest (linear in the groups: a thousand misspelt groups give 21 lines, quickly)."""
+    listed = a.values or a.groups
+    listed_text = {str(x) for x in listed}
+    candidates = [v for v in values if v not in listed_text]  # listing a value twice is no fix
+    where = a.spec_path + ("groups",)
+    out = [ls.problem(where, MSG_GROUP_EMPTY.format(group=listed[j], file=rel, hint=did_you_mean(listed[j], candidates),
+                                                    values=quote_few(values, 10))) for j in empty[:MAX_EMPTY_SHOWN]]
+    if len(empty) > MAX_EMPTY_SHOWN:
+        rest = [str(listed[j]) for j in empty[MAX_EMPTY_SHOWN:]]
+        out.append(ls.problem(where, f"{len(rest):,} more listed groups have no rows in {rel} ({quote_few(rest, 10)}); "
+                                     "check the spelling of every group against the values present"))
+    return out
+
+
+def groups_beside_missing_columns(ls: LoadedSpec, attrs: list[AttributeDef], header: list[str], read, rel: str,
+                                   kind: str) -> list[Problem]:
+    """When some columns are missing, the attributes whose own columns are present are still checked for
+    misspelt groups, so every mistake comes in one pass (a data check is skipped only when its own key is
+    broken). ``read(columns)`` reads those columns of the file."""
+    if kind == "validation":
+        return []
+    ok = [a for a in attrs if a.spec_path[0] == "attributes" and all(c in header for c in a.columns)]
+    if not ok:
+        return []
+    try:
+        df = read(sorted({c for a in ok for c in a.columns}))
+        return empty_groups(ls, ok, encode_attributes(ok, df, with_pred=False), df, rel)
+    except Exception:  # the missing columns are the report; a file that cannot be read says so on the rerun
+        return []
+
+
+def check_columns(ls: LoadedSpec, needed: list[tuple[str, tuple]], header: list[str], rel: str,
+                  at: tuple | None = None) -> None:
+    """Every needed column is in ``header``. ``at``: the data key of the file; for a second or later file of
+    ``data.runs`` the problem is reported there (the spec is right, the run file's schema differs)."""
+    if at is not None and len(at) == 3 and at[:2] == ("data", "runs") and isinstance(at[2], int) and at[2] > 0:
+        absent = [(col, p) for col, p in needed if col not in header]
+        if absent:
+            uses = ", ".join(f"'{col}' (for {ls.problem(p, '').path})" for col, p in absent)
+            raise SpecError([ls.problem(at, f"{rel} lacks column(s) {uses} that the spec uses; every file of "
+                                            "data.runs must have the same columns as the first: fix that file's "
+                                            "schema or remove it from runs")])
+        return
+    problems = [ls.problem(p, MSG_COLUMN_NOT_FOUND.format(column=col, file=rel, hint=did_you_mean(col, header)))
+                for col, p in needed if col not in header]
+    if problems:
+        raise SpecError(problems)
+
+
+def nonfinite_message(col: str, count: int, rel: str, line: str) -> str:
+    return (f"score column '{col}' has {count:,} value(s) that are not finite numbers (inf or -inf) in {rel} "
+            f"(first at line {line}); a score is a finite number: fix those rows, or leave the field empty "
+            "(a missing value, see data.missing)")
+
+
+def nonfinite_scores(ls, tasks: list[TaskColumns], kind: str, df: pd.DataFrame, rel: str, line_of) -> list[Problem]:
+    """A score of inf or -inf is refused at read, naming the column and the first row (a threshold sweep or a
+    median over it would be NaN, and `score > threshold` would decide such a row by an overflow)."""
+    problems = []
+    for col, where in score_columns(tasks, kind):
+        if col in df.columns and pd.api.types.is_numeric_dtype(df[col]) and not pd.api.types.is_bool_dtype(df[col]):
+            bad = np.isinf(df[col].to_numpy(dtype=float))
+            if bad.any():
+                problems.append(ls.problem(where, nonfinite_message(col, int(bad.sum()), rel,
+                                                                    line_of(int(np.argmax(bad))))))
+    return problems
+
+
+def check_labels(ls: LoadedSpec, t: TaskColumns, col: pd.Series, rel: str, base: tuple) -> list[Problem]:
+    spec_task: Task = ls.spec.tasks[t.spec_key]
+    values = sorted({num_text(v) for v in col.unique()})
+    if spec_task.classes is not None:
+        declared = [num_text(c) for c in spec_task.classes]
+        absent = [c for c in declared if c not in values]
+        if absent:
+            return [ls.problem(base + ("classes",), MSG_LABEL_VALUES.format(
+                column=t.column, file=rel, found=quote_few(values, 10), declared=f"classes {declared}",
+                todo=f"Class(es) {absent} never occur; fix the spelling or remove them."))]
+        return []
+    pos = num_text(t.positive)
+    key = "positive"
+    if pos not in values:
+        return [ls.problem(base + (key,), MSG_LABEL_VALUES.format(
+            column=t.column, file=rel, found=quote_few(values, 10), declared=f"positive: {pos}",
+            todo="Set `positive:` to the value that marks the positive class."))]
+    if len(values) > 2:
+        return [ls.problem(base + ("column" if spec_task.column else "columns",), MSG_LABEL_VALUES.format(
+            column=t.column, file=rel, found=quote_few(values, 10), declared=f"a binary label with positive: {pos}",
+            todo="List the classes to use with `classes: [...]`, one task per class."))]
+    return []
+
+
+def check_predictions(ls: LoadedSpec, t: TaskColumns, col: pd.Series | None, pcol: pd.Series, rel: str,
+                       base: tuple) -> list[Problem]:
+    if col is None:
+        return _check_label_free_predictions(ls, t, pcol, rel, base)
+    label_values = {num_text(v) for v in col.unique()}
+    pred_values = {num_text(v) for v in pcol.unique()}
+    extra = sorted(pred_values - label_values - {num_text(t.positive)})
+    spec_task = ls.spec.tasks[t.spec_key]
+    if extra and spec_task.classes is None:
+        return [ls.problem(base + ("predicted",), MSG_LABEL_VALUES.format(
+            column=t.predicted, file=rel, found=quote_few(sorted(pred_values), 10),
+            declared=f"labels like the true column ({quote_few(sorted(label_values), 10)})",
+            todo=f"Values {[shorten(x) for x in extra[:5]]} are not labels; if this is a score, use `score:` with "
+                 "`threshold:`."))]
+    return []
+
+
+def _check_label_free_predictions(ls: LoadedSpec, t: TaskColumns, pcol: pd.Series, rel: str,
+                                  base: tuple) -> list[Problem]:
+    """A label-free task's predicted column is a yes/no output: `positive:` marks the selected rows, one other
+    value the rest (with `classes:`, each class is a task and any values are fine)."""
+    spec_task = ls.spec.tasks[t.spec_key]
+    if spec_task.classes is not None:
+        return []
+    values = sorted({num_text(v) for v in pcol.dropna().unique()})
+    pos = num_text(t.positive)
+    if len(values) > 2:
+        return [ls.problem(base + ("predicted",), (
+            f"predicted column '{t.predicted}' in {rel} holds {len(values)} values ({quote_few(values, 10)}), and a task "
+            f"without a label column reads a yes/no output (positive: {pos} = selected); if this is a score, use "
+            "`score:` with `threshold:`; if these are classes, list them with `classes:`"))]
+    if len(values) == 2 and pos not in values:
+        where = base + ("positive",) if "positive" in spec_task.model_fields_set else base + ("predicted",)
+        return [ls.problem(where, (f"positive: {pos} never occurs in predicted column '{t.predicted}' in {rel} "
+                                   f"(values: {quote_few(values, 10)}); set `positive:` to the value that means "
+                                   "selected"))]
+    return []

@@ -1,0 +1,350 @@
+"""Encoding a data file's rows into the arrays metrics work on: cells matched to the declared groups and labels
+(as numbers or as text, once per distinct value), group codes per attribute and intersection with the reason a
+row is left out of one (:class:`AttributeCodes`), and one file's arrays (:class:`Encoded`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from reportgen.data.columns import AttributeDef, quote_few
+from reportgen.data.reading import DataChanged, read_header, read_table
+from reportgen.numfmt import num_text
+from reportgen.spec.errors import Problem, SpecError
+
+
+def value_texts(series: pd.Series) -> np.ndarray:
+    """Each cell as the text a group name is compared with (``num_text``: '1.0' -> '1', spaces around text off,
+    Unicode NFC, so ' 1' and '1', or an NFD and an NFC spelling, are one value); None for a missing cell. Each
+    distinct value is converted once."""
+    try:
+        codes, uniq = pd.factorize(series, use_na_sentinel=True)
+    except TypeError:  # unhashable cells (lists): never a group (nested_columns refuses such columns first)
+        return series.astype(str).to_numpy(dtype=object)
+    txt = np.array([num_text(u) for u in uniq] + [None], dtype=object)
+    return txt[codes]
+
+
+def match_values(series: pd.Series, values: list) -> np.ndarray:
+    """Code each cell by the index of the declared value it equals, -1 if none (the first such value when two
+    declared values are equal).
+
+    Numbers compare numerically when the column is numeric (``1`` matches
+    ``1.0``); everything else compares as text (:func:`value_texts`). Linear in rows plus distinct
+    values plus declared values: each distinct cell value is looked up once.
+    """
+    n = len(series)
+    codes = np.full(n, -1, dtype=np.int32)
+    if not n or not values:
+        return codes
+    is_bool = pd.api.types.is_bool_dtype(series)
+    numeric = pd.api.types.is_numeric_dtype(series) and not is_bool
+    arr = series.to_numpy()
+    by_value: dict = {}  # compared as numbers / booleans
+    by_text: dict = {}  # compared as text
+    for j, v in enumerate(values):
+        if numeric and isinstance(v, (int, float)) and not isinstance(v, bool):
+            if v == v:
+                by_value.setdefault(v, j)
+        elif is_bool and isinstance(v, (bool, int)):
+            by_value.setdefault(bool(v), j)
+        else:
+            by_text.setdefault(num_text(v), j)
+    if by_value:
+        codes = _lookup(arr, by_value)
+    if by_text:
+        if numeric:  # '1.0' -> '1' for integral floats
+            inv, uniq = pd.factorize(arr)
+            table = np.array([by_text.get(num_text(u), -1) for u in uniq], dtype=np.int32)
+            hit = np.where(inv >= 0, table[inv] if len(table) else -1, by_text.get("nan", -1)).astype(np.int32)
+        else:  # as text (value_texts: each distinct value converted once; a missing cell matches nothing)
+            hit = _lookup(value_texts(series), by_text)
+        codes = np.where((codes < 0) | ((hit >= 0) & (hit < codes)), hit, codes).astype(np.int32)
+    return codes
+
+
+def _lookup(arr: np.ndarray, table: dict) -> np.ndarray:
+    """table[x] for each x of ``arr`` (-1 when absent or missing), one dict lookup per distinct value."""
+    inv, uniq = pd.factorize(arr)
+    m = np.array([table.get(u.item() if hasattr(u, "item") else u, -1) for u in uniq], dtype=np.int32)
+    if not len(m):
+        return np.full(len(arr), -1, dtype=np.int32)
+    return np.where(inv >= 0, m[np.maximum(inv, 0)], -1).astype(np.int32)
+
+
+def full_sample_median(scores: np.ndarray) -> dict:
+    """The median score of the full sample (every row with a score) for the scoring rate (docs/metrics.md §8):
+    ``median`` (the middle value, or the mean of the two middle values of an even count), ``threshold`` (the value
+    a score must exceed to be above the median: the middle value, or the lower of the two middle ones — no score
+    lies strictly between the two, so "above the lower one" is exactly "above their mean", with no rounding) and
+    ``rows`` (the scores it is the median of)."""
+    x = np.sort(np.asarray(scores, dtype=float)[~np.isnan(np.asarray(scores, dtype=float))])
+    n = len(x)
+    if n == 0:
+        return {"median": None, "threshold": None, "rows": 0}
+    lo, hi = x[(n - 1) // 2], x[n // 2]
+    med = float(lo) if n % 2 else float((float(lo) + float(hi)) / 2)
+    return {"median": med, "threshold": float(lo), "rows": int(n)}
+
+
+@dataclass
+class Encoded:
+    """One data file reduced to the arrays the statistics core needs."""
+
+    role: str
+    path: Path
+    display_path: str
+    sha256: str
+    rows: int  # rows in the file
+    rows_used: int  # rows kept for every metric (after the row-level drops)
+    dropped: list[dict] = field(default_factory=list)  # row-level drops: [{"reason": ..., "rows": ...}]
+    groups: dict[str, np.ndarray] = field(default_factory=dict)  # attribute -> codes (n,), -1: not used by it
+    groups_pred: dict[str, np.ndarray] = field(default_factory=dict)  # attribute -> codes, -1 = none
+    attr_dropped: dict[str, list[dict]] = field(default_factory=dict)  # attribute -> rows it leaves out, by reason
+    attr_unknown: dict[str, list[dict]] = field(default_factory=dict)  # attribute -> unknown rows (unknown_records)
+    n_groups: dict[str, int] = field(default_factory=dict)  # attribute -> number of listed groups
+    Y: np.ndarray | None = None  # (n, K) bool true task indicators
+    Yhat: np.ndarray | None = None  # (n, K) bool predicted indicators (test/runs)
+    scores: dict[int, np.ndarray] = field(default_factory=dict)  # task index -> score column (validation, test)
+    row_index: np.ndarray | None = None  # 0-based data-row positions in the file of the rows used
+    frame: pd.DataFrame | None = None  # raw columns of the rows used, when not to be re-read from ``path`` (a sample)
+    sample: dict | None = None  # when these rows are a sample of a streamed data set: how it was drawn
+    header: list[str] | None = None  # the data set's columns, when ``frame`` holds only some of them
+    medians: dict[int, dict] = field(default_factory=dict)  # scoring task index -> full_sample_median(...)
+    na: tuple = ("",)  # the CSV missing-value tokens it was read with (na_tokens)
+    digests: dict = field(default_factory=dict)  # file path -> sha256 of the bytes read (a re-read must match)
+
+    @property
+    def n(self) -> int:
+        return self.rows_used
+
+    def attr_mask(self, name: str) -> np.ndarray:
+        """The rows attribute ``name`` uses: those with one of its listed groups (in every part)."""
+        return self.groups[name] >= 0
+
+    def attr_rows_used(self, name: str) -> int:
+        return int(np.count_nonzero(self.groups[name] >= 0))
+
+    def group_counts(self, name: str) -> np.ndarray:
+        g = self.groups[name]
+        return np.bincount(g[g >= 0], minlength=self.n_groups.get(name, 0))
+
+    def for_attribute(self, name: str) -> "Encoded":
+        """These data restricted to the rows attribute ``name`` uses (itself when it uses every row)."""
+        sel = self.attr_mask(name)
+        if sel.all():
+            return self
+        idx = np.flatnonzero(sel)
+        import dataclasses
+
+        return dataclasses.replace(
+            self, rows_used=len(idx), groups={k: v[idx] for k, v in self.groups.items()},
+            groups_pred={k: v[idx] for k, v in self.groups_pred.items()},
+            Y=None if self.Y is None else self.Y[idx], Yhat=None if self.Yhat is None else self.Yhat[idx],
+            scores={k: v[idx] for k, v in self.scores.items()},
+            row_index=None if self.row_index is None else self.row_index[idx],
+            frame=None if self.frame is None else self.frame.iloc[idx].reset_index(drop=True))
+
+
+# Why a row is left out of one attribute (0: the attribute uses it). Such a row stays in every other attribute.
+# WHY_UNKNOWN: a value listed in the attribute's `unknown:`, counted apart from the other reasons.
+WHY_MISSING, WHY_NOT_LISTED, WHY_MISSING_PRED, WHY_UNKNOWN = 1, 2, 3, 4
+
+
+@dataclass
+class AttributeCodes:
+    groups: dict[str, np.ndarray]  # attribute (and intersection) -> group code per row, -1: not used by it
+    groups_pred: dict[str, np.ndarray]  # -> predicted group code, -1: none of the groups
+    why: dict[str, np.ndarray]  # base attribute -> int8 per row: 0 or a WHY_* code
+    listed: dict[str, np.ndarray]  # base attribute -> rows per listed group (for "this group never occurs")
+
+
+def bin_codes(col: pd.Series, bins) -> np.ndarray:
+    """Bin index of each value (``bins``: spec.Bins); -1 when missing, not a number, or outside every bin."""
+    x = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+    edges = np.asarray(bins.edges, dtype=float)
+    side = "right" if bins.closed == "left" else "left"
+    idx = np.searchsorted(edges, x, side=side) - 1
+    inside = (idx >= 0) & (idx < len(edges) - 1) & ~np.isnan(x)
+    return np.where(inside, idx, -1).astype(np.int32)
+
+
+def unknown_mask(a: AttributeDef, col: pd.Series) -> np.ndarray | None:
+    """Rows whose value is one of the attribute's `unknown:` values (as text, like groups; "" or a text the CSV
+    reader reads as missing, such as NA, also matches a missing value); None without `unknown:`."""
+    if not a.unknown:
+        return None
+    hit = match_values(col, list(a.unknown)) >= 0
+    if any(num_text(u) == "" or num_text(u) in _NA_TEXTS for u in a.unknown):
+        hit |= col.isna().to_numpy()
+    return hit
+
+
+def _na_texts() -> frozenset:
+    try:
+        from pandas._libs.parsers import STR_NA_VALUES
+        return frozenset(STR_NA_VALUES)
+    except Exception:  # pragma: no cover - older/newer pandas
+        return frozenset({"", "NA", "N/A", "NULL", "NaN", "nan", "null", "n/a", "<NA>", "None", "-NaN", "-nan"})
+
+
+_NA_TEXTS = _na_texts() - {""}
+
+
+def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred: bool,
+                      codes=None) -> AttributeCodes:
+    """Group codes of the rows of ``df`` (rows every metric keeps) per attribute and intersection.
+
+    A row whose attribute value is missing or not a listed group, or (with predictions) whose predicted
+    attribute is missing, has code -1 for that attribute and every intersection containing it; ``why`` says
+    which. ``codes``: the value matcher (default :func:`match_values`).
+    """
+    codes = codes or match_values
+    out = AttributeCodes({}, {}, {}, {})
+    for a in attrs:
+        if a.spec_path[0] != "attributes":
+            continue
+        values = [v[0] for v in a.group_values]
+        col = df[a.columns[0]]
+        if a.bins is not None:
+            codes_of = (lambda column, _values, b=a.bins: bin_codes(column, b))  # noqa: E731
+        else:
+            codes_of = codes
+        c = codes_of(col, values)
+        why = np.where(c < 0, WHY_NOT_LISTED, 0).astype(np.int8)
+        miss = col.isna().to_numpy()
+        if miss.any():
+            why[miss] = WHY_MISSING
+        unk = unknown_mask(a, col)
+        if unk is not None and unk.any():
+            why[unk] = WHY_UNKNOWN
+            c = np.where(unk, -1, c).astype(c.dtype)
+        out.listed[a.name] = np.bincount(c[c >= 0], minlength=len(a.groups))
+        if a.predicted and with_pred:
+            pcol = df[a.predicted[0]]
+            out.groups_pred[a.name] = codes_of(pcol, values)
+            pmiss = pcol.isna().to_numpy()
+            if pmiss.any():
+                why[(why == 0) & pmiss] = WHY_MISSING_PRED
+        out.groups[a.name] = c if not why.any() else np.where(why > 0, -1, c).astype(c.dtype)
+        out.why[a.name] = why
+    add_intersections(attrs, out.groups, out.groups_pred, with_pred=with_pred)
+    return out
+
+
+def exclusion_counts(attrs: list[AttributeDef], why: dict[str, np.ndarray]) -> dict[str, dict[tuple, int]]:
+    """Rows each attribute leaves out, keyed (part, WHY_* code): an intersection's row counts under the first
+    of its parts that leaves it out. Counts from separate batches of rows add up."""
+    out: dict[str, dict[tuple, int]] = {}
+    for a in attrs:
+        parts = a.parts or (a.name,)
+        taken = None
+        d: dict[tuple, int] = {}
+        for i, pname in enumerate(parts):
+            w = why[pname]
+            if taken is not None:
+                w = np.where(taken, 0, w)
+            cnt = np.bincount(w, minlength=5)
+            for code in (WHY_MISSING, WHY_NOT_LISTED, WHY_MISSING_PRED, WHY_UNKNOWN):
+                if cnt[code]:
+                    d[(i, code)] = int(cnt[code])
+            taken = why[pname] > 0 if taken is None else taken | (why[pname] > 0)
+        out[a.name] = d
+    return out
+
+
+def add_exclusions(acc: dict, more: dict) -> dict:
+    for name, d in more.items():
+        e = acc.setdefault(name, {})
+        for k, n in d.items():
+            e[k] = e.get(k, 0) + n
+    return acc
+
+
+def exclusion_records(attrs: list[AttributeDef], counts: dict[str, dict[tuple, int]]) -> dict[str, list[dict]]:
+    """Per attribute, [{"reason", "rows"}] in a canonical order (parts in order; missing, not listed, missing
+    prediction)."""
+    by_name = {a.name: a for a in attrs}
+    out: dict[str, list[dict]] = {}
+    for a in attrs:
+        parts = a.parts or (a.name,)
+        recs = []
+        for (i, code), n in sorted(counts.get(a.name, {}).items()):
+            if code == WHY_UNKNOWN:
+                continue  # counted apart: unknown_records
+            pa = by_name[parts[i]]
+            reason = {WHY_MISSING: f"missing value in column '{pa.columns[0]}'",
+                      WHY_NOT_LISTED: f"{pa.name} not in declared groups ({quote_few(pa.groups, 12)})",
+                      WHY_MISSING_PRED: f"missing value in column '{(pa.predicted or ['?'])[0]}'"}[code]
+            recs.append({"reason": reason, "rows": int(n)})
+        out[a.name] = recs
+    return out
+
+
+def unknown_records(attrs: list[AttributeDef], counts: dict[str, dict[tuple, int]]) -> dict[str, list[dict]]:
+    """Per attribute whose parts declare `unknown:`, the rows left out as unknown: one record per such part (in
+    order) with its column, its unknown values and the rows (0 included); an intersection's row counts under the
+    first of its parts that leaves it out, as in exclusion_counts. Attributes without `unknown:` are absent."""
+    by_name = {a.name: a for a in attrs}
+    out: dict[str, list[dict]] = {}
+    for a in attrs:
+        parts = a.parts or (a.name,)
+        recs = []
+        for i, pname in enumerate(parts):
+            pa = by_name[pname]
+            if pa.unknown:
+                recs.append({"attribute": pa.name, "column": pa.columns[0],
+                             "values": [num_text(u) for u in pa.unknown],
+                             "rows": int(counts.get(a.name, {}).get((i, WHY_UNKNOWN), 0))})
+        if recs:
+            out[a.name] = recs
+    return out
+
+
+def add_intersections(attrs: list[AttributeDef], groups: dict, groups_pred: dict, *, with_pred: bool) -> None:
+    """Fill in the intersection attributes' codes (mixed radix over their parts' groups; -1 when any part's
+    code is -1; predicted codes -1 when any part's prediction is none), from the base attributes' codes
+    already in ``groups``."""
+    sizes = {a.name: len(a.groups) for a in attrs if a.spec_path[0] == "attributes"}
+    for a in attrs:
+        if a.spec_path[0] != "intersections":
+            continue
+        parts = a.parts
+        n = len(groups[parts[0]])
+        code = np.zeros(n, dtype=np.int32)
+        out = np.zeros(n, dtype=bool)  # a part leaves the row out: so does the intersection
+        pcode = np.zeros(n, dtype=np.int32) if a.predicted and with_pred else None
+        for pname in parts:
+            g = sizes[pname]
+            c = groups[pname].astype(np.int32)
+            out |= c < 0
+            code = code * g + np.maximum(c, 0)
+            if pcode is not None:
+                pp = groups_pred[pname].astype(np.int32)
+                pcode = np.where((pcode < 0) | (pp < 0), -1, pcode * g + pp)
+        code[out] = -1
+        groups[a.name] = code
+        if pcode is not None:
+            groups_pred[a.name] = pcode.astype(np.int32)
+
+
+def enc_header(enc: Encoded) -> list[str]:
+    """Columns available for the rows of ``enc`` (its file's header, or its sample frame's columns)."""
+    if enc.header is not None:
+        return list(enc.header)
+    return list(enc.frame.columns) if enc.frame is not None else read_header(enc.path)
+
+
+def enc_columns(enc: Encoded, cols: list[str]) -> pd.DataFrame:
+    """Columns ``cols`` for exactly the rows used by ``enc``, in its row order. A file re-read here must hold the
+    bytes it held when it was loaded (its sha256 is in results.json): otherwise SpecError, nothing computed."""
+    if enc.frame is not None:
+        return enc.frame[cols].reset_index(drop=True)
+    try:
+        df = read_table(enc.path, cols, na=enc.na, digests=dict(enc.digests) if enc.digests else None)
+    except DataChanged as exc:
+        raise SpecError([Problem(enc.display_path, None, None, "", str(exc))]) from None
+    return df.iloc[enc.row_index].reset_index(drop=True)
