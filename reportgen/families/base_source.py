@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from reportgen.stats import metrics
-from reportgen.stats import counts as stats
 from reportgen.data.files import AttributeDef
-from reportgen.stats.loading import Loaded, streamed, units
+from reportgen.stats.loading import Loaded, streamed
+from reportgen.stats.statistic import cell_counts
 from reportgen.spec.model import LoadedSpec
 
 
@@ -93,9 +93,7 @@ def base_info(ls: LoadedSpec, L: Loaded, attr: AttributeDef, source: str) -> Bas
 
     def counts_of(role: str) -> np.ndarray:
         enc = L.train if role == "train" else L.predictions[0]
-        if streamed(enc):
-            return enc.point(attr.name, False, True)
-        return stats.tally(units(enc, attr, with_pred=False))
+        return cell_counts(enc, attr, with_pred=False, joint=True, method="auto").point()
 
     if source in ("train", "test"):
         Nb = counts_of(source)

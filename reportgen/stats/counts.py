@@ -318,7 +318,7 @@ def _poisson_chunk(units: Units, rows, blk: int, within: np.ndarray, B: int, see
     return S
 
 
-def _block_chunks(pos: np.ndarray) -> list[tuple]:
+def block_chunks(pos: np.ndarray) -> list[tuple]:
     """(rows, counter block, offsets within it) for the rows at positions ``pos``, one per counter block."""
     n = len(pos)
     if not n:
@@ -355,7 +355,7 @@ def poisson_sums(units: Units, B: int, seed: int, stream: int, *, joint: bool = 
     K = units.Y.shape[1]
     nblocks = units.G * units.Gp
     S = np.zeros((B, nblocks, 1 + (3 if joint else 2) * K))
-    chunks = _block_chunks(row_offset + units.positions())
+    chunks = block_chunks(row_offset + units.positions())
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(_workers()) as ex:
         for part in ex.map(lambda c: _poisson_chunk(units, c[0], c[1], c[2], B, seed, stream, joint), chunks):
             S += part

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from reportgen.stats import counts as stats
+from reportgen.stats import counts
 from reportgen.data.files import AttributeDef, Encoded, TaskColumns
 
 
@@ -61,7 +61,7 @@ def sample_note(encs: list) -> dict | None:
     return None
 
 
-def units(enc: Encoded, attr: AttributeDef, with_pred: bool = True) -> stats.Units:
+def units(enc: Encoded, attr: AttributeDef, with_pred: bool = True) -> counts.Units:
     """The rows attribute ``attr`` uses (a listed group in each of its parts), each at its position among the
     rows ``enc`` keeps: that position keys its Poisson weights, so a row has the same weights in every attribute
     (and, with one stream id, in every prediction file) that counts it."""
@@ -71,6 +71,6 @@ def units(enc: Encoded, attr: AttributeDef, with_pred: bool = True) -> stats.Uni
     Yh = enc.Yhat if enc.Yhat is not None else Y
     sel = g >= 0
     if sel.all():
-        return stats.make_units(g, gp, Y, Yh, len(attr.groups))
+        return counts.make_units(g, gp, Y, Yh, len(attr.groups))
     idx = np.flatnonzero(sel)
-    return stats.make_units(g[idx], None if gp is None else gp[idx], Y[idx], Yh[idx], len(attr.groups), pos=idx)
+    return counts.make_units(g[idx], None if gp is None else gp[idx], Y[idx], Yh[idx], len(attr.groups), pos=idx)
