@@ -18,6 +18,7 @@ from reportgen.families import amplification, disparity, multi, predictability, 
 
 STATISTICS = {
     "cells": "the cell counts N[b, k, a, â, y, ŷ] of every prediction file (ctx.cells: point, replicates, scheme)",
+    "moments": "weighted group moments of declared row features (ctx.moments(task, features)); no family yet",
     "patterns": "the distinct row patterns with counts (reportgen.stats.counts.Units), for events over task sets",
     "rows": "row-level data (a streamed data set's sample)",
 }

@@ -16,7 +16,7 @@ from reportgen.stats import metrics
 from reportgen.stats import counts
 from reportgen.data.files import AttributeDef
 from reportgen.stats.loading import Loaded, has_pred
-from reportgen.stats.statistic import Estimate, cell_counts, estimate
+from reportgen.stats.statistic import Estimate, cell_counts, estimate, group_moments
 from reportgen.fileio import jfloat as _f
 from reportgen.spec.model import LoadedSpec, Metric
 
@@ -198,6 +198,19 @@ class AttributeContext:
                 out.append(est)
             self.statistics["cells"] = out
         return self.statistics["cells"]
+
+    def moments(self, task: int, features: tuple[str, ...]) -> list[Estimate]:
+        """Weighted group moments (reportgen.stats.moments) of task ``task``'s ``features`` over the attribute's
+        groups, per prediction file: point (G, F), keyed Poisson replicates (B, G, F) and scheme; computed once
+        per (task, features). Several runs share one row resample, as for :attr:`cells`."""
+        key = ("moments", task, tuple(features))
+        if key not in self.statistics:
+            shared = len(self.L.predictions) > 1
+            self.statistics[key] = [
+                group_moments(enc, self.attr, task, tuple(features), self.B, seed=self.seed,
+                              stream=counts.stream_id("runs" if shared else enc.role, self.attr.name, "moments"))
+                for enc in self.L.predictions]
+        return self.statistics[key]
 
 
 def pair_interval(pair: dict, ev: Evaluation, evals: list[Evaluation], p: int, level: float, B: int, seed: int,

@@ -124,6 +124,16 @@ def make_units(groups: np.ndarray, groups_pred: np.ndarray | None, Y: np.ndarray
                  None if pos is None else np.asarray(pos, dtype=np.int64))
 
 
+def member_units(groups: np.ndarray, groups_pred: np.ndarray | None, Y: np.ndarray, Yhat: np.ndarray,
+                 G: int) -> Units:
+    """The rows in one of the ``G`` groups (code ≥ 0), each at its position among all the rows given."""
+    sel = groups >= 0
+    if sel.all():
+        return make_units(groups, groups_pred, Y, Yhat, G)
+    idx = np.flatnonzero(sel)
+    return make_units(groups[idx], None if groups_pred is None else groups_pred[idx], Y[idx], Yhat[idx], G, pos=idx)
+
+
 def _pattern_codes(units: Units) -> np.ndarray | None:
     """Each unit's pattern as one int64 (block, y bits, ŷ bits), when it fits in 62 bits."""
     K = units.Y.shape[1]

@@ -30,7 +30,7 @@ from typing import Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from reportgen.stats import counts
-from reportgen.stats.loading import streamed, units
+from reportgen.stats.loading import membership, streamed, units
 from reportgen.stats.membership import Membership
 from reportgen.stats.moments import GroupMoments, task_columns
 
@@ -63,6 +63,18 @@ class CellCounts:
     units: counts.Units
     joint: bool = True  # the four joint cells (y, ŷ); False: margins only (cheaper, docs in counts._to_tensor)
     method: str = "auto"  # "auto" | "multinomial" | "poisson"
+
+    @classmethod
+    def of_membership(cls, groups: Membership, predicted: Membership | None, Y: np.ndarray, Yhat: np.ndarray, *,
+                      joint: bool = True, method: str = "auto") -> "CellCounts":
+        """The counts of rows with hard membership (true and, optionally, predicted group): the rows in no group
+        are left out, each other row keeping its position (its Poisson weights). Soft membership has no cells;
+        it is read through :class:`GroupMoments`."""
+        if not groups.is_hard or (predicted is not None and not predicted.is_hard):
+            raise ValueError("cell counts need hard membership (group codes); read soft membership through "
+                             "GroupMoments")
+        gp = None if predicted is None else predicted.codes
+        return cls(counts.member_units(groups.codes, gp, Y, Yhat, groups.G), joint, method)
 
     def point(self) -> np.ndarray:
         return counts.tally(self.units, joint=self.joint)
@@ -132,7 +144,5 @@ def group_moments(enc, attr, task: int, features: Sequence[str], B: int, *, seed
     every engine); a streamed data set sums them over its partitions on its executor."""
     if streamed(enc):
         return enc.moments(attr.name, task, tuple(features), B, seed=seed, stream=stream)
-    g = enc.groups[attr.name]
-    stat = GroupMoments.of_columns(Membership.hard(g, len(attr.groups)), task_columns(enc.Y, enc.Yhat, task),
-                                   features)
+    stat = GroupMoments.of_columns(membership(enc, attr), task_columns(enc.Y, enc.Yhat, task), features)
     return estimate(stat, B, seed=seed, stream=stream)

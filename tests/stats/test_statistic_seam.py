@@ -85,3 +85,39 @@ def test_the_streaming_engine_keeps_its_import_paths():
     assert stream.MSG_DASK_MISSING == executors.MSG_DASK_MISSING
     with pytest.raises(AttributeError):
         stream.no_such_name  # noqa: B018
+
+
+def test_the_context_computes_group_moments_once():
+    """ctx.moments: the group moments through the seam, cached per (task, features); their group sizes are the
+    cell counts' (the two statistics agree where they overlap)."""
+    from reportgen.stats.statistic import group_moments
+
+    L, ctxs = _contexts("memory")
+    for ctx in ctxs:
+        got = ctx.moments(0, ("1", "y"))
+        assert got is ctx.moments(0, ("1", "y"))
+        (est,) = got
+        enc = L.predictions[0]
+        ref = group_moments(enc, ctx.attr, 0, ("1", "y"), ctx.B, seed=ctx.seed,
+                            stream=counts.stream_id(enc.role, ctx.attr.name, "moments"))
+        assert np.array_equal(est.point, ref.point) and np.array_equal(est.replicates, ref.replicates)
+        assert est.replicates.shape == (ctx.B, len(ctx.attr.groups), 2) and est.scheme == "poisson"
+        N = ctx.cells[0].point[0, 0]  # (A, Â, y, ŷ)
+        assert np.array_equal(est.point[:, 0], N.sum(axis=(1, 2, 3)))
+        assert np.array_equal(est.point[:, 1], N[:, :, 1, :].sum(axis=(1, 2)))
+
+
+def test_cell_counts_need_hard_membership():
+    """Hard membership keeps its codes for the cells (rows in no group left out, positions kept); soft membership
+    has no cells and is refused with where to read it."""
+    from reportgen.stats.membership import Membership
+
+    rng = np.random.default_rng(2)
+    g = rng.integers(-1, 3, 400)
+    Y = rng.integers(0, 2, (400, 2)).astype(bool)
+    Yh = rng.integers(0, 2, (400, 2)).astype(bool)
+    hard = CellCounts.of_membership(Membership.hard(g, 3), None, Y, Yh)
+    assert np.array_equal(hard.units.pos, np.flatnonzero(g >= 0))
+    assert np.array_equal(hard.point(), counts.tally(counts.make_units(g[g >= 0], None, Y[g >= 0], Yh[g >= 0], 3)))
+    with pytest.raises(ValueError, match="GroupMoments"):
+        CellCounts.of_membership(Membership.soft(np.full((400, 3), 1 / 3)), None, Y, Yh)
