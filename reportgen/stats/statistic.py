@@ -129,6 +129,12 @@ def cell_counts(enc, attr, *, with_pred: bool, joint: bool, method: str) -> Stat
     return CellCounts(units(enc, attr, with_pred=with_pred), joint, method)
 
 
+def group_sizes(enc, attr) -> np.ndarray:
+    """Rows per listed group of attribute ``attr`` (float, from the point cell counts), in any engine."""
+    N = cell_counts(enc, attr, with_pred=False, joint=False, method="auto").point()
+    return N[0, 0].sum(axis=(1, 2, 3)) if N.shape[1] else np.zeros(len(attr.groups))
+
+
 def row_patterns(enc, attr, *, with_pred: bool) -> counts.Units | None:
     """Attribute ``attr``'s rows of a prediction file (each at its position among the rows kept), or a streamed
     data set's distinct row patterns with counts (pass 1 merged them); None when a streamed data set kept no

@@ -121,3 +121,18 @@ def test_cell_counts_need_hard_membership():
     assert np.array_equal(hard.point(), counts.tally(counts.make_units(g[g >= 0], None, Y[g >= 0], Yh[g >= 0], 3)))
     with pytest.raises(ValueError, match="GroupMoments"):
         CellCounts.of_membership(Membership.soft(np.full((400, 3), 1 / 3)), None, Y, Yh)
+
+
+def test_group_sizes_are_the_same_in_memory_and_streamed():
+    from reportgen.stats.statistic import group_sizes
+
+    L_mem, _ = _contexts("memory")
+    L_st, _ = _contexts("stream", batch_rows=300)
+    for attr in L_mem.attrs:
+        enc = L_mem.predictions[0]
+        g = enc.groups[attr.name]
+        expect = np.bincount(g[g >= 0], minlength=len(attr.groups)).astype(float)
+        assert np.array_equal(group_sizes(enc, attr), expect)
+        assert np.array_equal(group_sizes(L_st.predictions[0], attr), expect)
+        if L_mem.train is not None:
+            assert np.array_equal(group_sizes(L_mem.train, attr), group_sizes(L_st.train, attr))
