@@ -16,12 +16,20 @@ from reportgen.stats import metrics
 from reportgen.families import amplification, disparity, multi, predictability, selection
 
 
+STATISTICS = {
+    "cells": "the cell counts N[b, k, a, â, y, ŷ] of every prediction file (ctx.cells: point, replicates, scheme)",
+    "moments": "weighted group moments of declared row features (ctx.moments(task, features)); no family yet",
+    "patterns": "the distinct row patterns with counts (reportgen.stats.counts.Units), for events over task sets",
+    "rows": "row-level data (a streamed data set's sample)",
+}
+
+
 @dataclass(frozen=True)
 class Family:
     name: str  # as in metrics.REGISTRY[...].family
     title: str  # heading in the report
     entry: Callable  # (AttributeContext, Metric) -> results entry
-    uses_counts: bool = False  # needs the count tensors of the test rows (computed once per attribute)
+    statistic: str = ""  # the sufficient statistic it reads (STATISTICS; computed once per attribute by the context)
     needs_base: bool = False  # reads a base-correlation source (base.source; train needs data.train)
     needs_rows: bool = False  # needs row-level data (a streamed data set keeps a sample for it)
     needs_train_rows: bool = False  # also needs the training file's rows (or its sample)
@@ -29,20 +37,25 @@ class Family:
     sweep_value: Callable | None = None  # point value at one threshold of a sweep; None: not swept
     partial: str = ""  # template partial that shows the family's entries
 
+    @property
+    def uses_counts(self) -> bool:
+        """Reads the cell counts the context computes once per attribute (``ctx.cells``)."""
+        return self.statistic == "cells"
+
     def metrics(self) -> list[str]:
         return [n for n, d in metrics.REGISTRY.items() if d.family == self.name]
 
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
-    Family("amplification", "Bias amplification", amplification.entry, uses_counts=True, needs_base=True,
+    Family("amplification", "Bias amplification", amplification.entry, statistic="cells", needs_base=True,
            sweep_value=amplification.sweep_value, partial="partials/amplification.html"),
-    Family("multi", "Bias amplification", multi.entry, needs_base=True, needs_rows=True, needs_train_rows=True,
-           partial="partials/amplification.html"),
-    Family("disparity", "Group disparity", disparity.entry, uses_counts=True, sweep_value=disparity.sweep_value,
+    Family("multi", "Bias amplification", multi.entry, statistic="patterns", needs_base=True, needs_rows=True,
+           needs_train_rows=True, partial="partials/amplification.html"),
+    Family("disparity", "Group disparity", disparity.entry, statistic="cells", sweep_value=disparity.sweep_value,
            partial="partials/disparity.html"),
-    Family("selection", "Selection rates", selection.entry, uses_counts=True, partial="partials/selection.html"),
-    Family("predictability", "Bias amplification", predictability.entry, needs_rows=True, on_row_sample=True,
-           partial="partials/amplification.html"),
+    Family("selection", "Selection rates", selection.entry, statistic="cells", partial="partials/selection.html"),
+    Family("predictability", "Bias amplification", predictability.entry, statistic="rows", needs_rows=True,
+           on_row_sample=True, partial="partials/amplification.html"),
 )}
 
 

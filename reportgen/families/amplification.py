@@ -11,6 +11,7 @@ from reportgen.families.base_source import BaseInfo
 from reportgen.families.core import AttributeContext, Evaluation, combine, headline, needs_predicted, \
     pair_interval, pair_reason, with_pairs
 from reportgen.stats.loading import Loaded
+from reportgen.stats.statistic import Estimate
 from reportgen.fileio import jfloat as _f
 from reportgen.spec.model import Metric
 
@@ -38,22 +39,22 @@ def _amplification(name: str, N1: np.ndarray, NB: np.ndarray, base: BaseInfo) ->
     return Evaluation(float(v1[0]), vB, p1, pB), d1[0]
 
 
-def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, tallies, base: BaseInfo, task_idx: list[int],
+def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, cells: list[Estimate], base: BaseInfo, task_idx: list[int],
                          level: float, B: int, seed: int) -> dict:
     evals = []
     d_point = None
-    for N1, NB, _ in tallies:
-        N1s, NBs = N1[:, task_idx], NB[:, task_idx]
+    for c in cells:
+        N1s, NBs = c.point[:, task_idx], c.replicates[:, task_idx]
         sub = base.select(task_idx)
         ev, d = _amplification(m.name, N1s, NBs, sub)
         evals.append(ev)
         d_point = d if d_point is None else d_point
     ev = combine(evals)
-    scheme = tallies[0][2]
+    scheme = cells[0].scheme
     A = len(attr.groups)
     pairs = []
     direction = base.direction[task_idx]
-    N1 = tallies[0][0][:, task_idx]
+    N1 = cells[0].point[:, task_idx]
     cnt_a = N1[0].sum(axis=(2, 3, 4))  # (K, A)
     cnt_t = N1[0][..., 1, :].sum(axis=(1, 2, 3))  # (K,)
     cnt_th = N1[0][..., :, 1].sum(axis=(1, 2, 3))
@@ -97,7 +98,7 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
     result = None
     for si, src in enumerate(sources):
         base = ctx.base(src)
-        e = _amplification_entry(m, ctx.attr, ctx.L, ctx.tallies, base, task_idx, ctx.level, ctx.B, ctx.seed)
+        e = _amplification_entry(m, ctx.attr, ctx.L, ctx.cells, base, task_idx, ctx.level, ctx.B, ctx.seed)
         if si == 0:
             result = e
             result["base"] = {"source": src, **({"note": base.note} if base.note else {})}

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from reportgen.stats import metrics
-from reportgen.stats import counts as stats
 from reportgen.data.files import AttributeDef
-from reportgen.stats.loading import Loaded, streamed, units
+from reportgen.stats.loading import Loaded
+from reportgen.stats.statistic import cell_counts, group_sizes
 from reportgen.spec.model import LoadedSpec
 
 
@@ -46,11 +46,7 @@ MSG_TABLE_NEEDS_P_TASK = ("{metric} compares the predictions with the table's P(
 def _group_share(L: Loaded, attr: AttributeDef) -> tuple[np.ndarray, str]:
     """P(A_a = 1) over the attribute's rows of train (test when there is no train), and where it came from."""
     enc = L.train if L.train is not None else L.predictions[0]
-    if streamed(enc):
-        c = np.asarray(enc.group_counts(attr.name), dtype=float)
-    else:
-        g = enc.groups[attr.name]
-        c = np.bincount(g[g >= 0], minlength=len(attr.groups)).astype(float)
+    c = group_sizes(enc, attr)
     return c / c.sum() if c.sum() > 0 else np.full(len(attr.groups), np.nan), enc.role
 
 
@@ -93,9 +89,7 @@ def base_info(ls: LoadedSpec, L: Loaded, attr: AttributeDef, source: str) -> Bas
 
     def counts_of(role: str) -> np.ndarray:
         enc = L.train if role == "train" else L.predictions[0]
-        if streamed(enc):
-            return enc.point(attr.name, False, True)
-        return stats.tally(units(enc, attr, with_pred=False))
+        return cell_counts(enc, attr, with_pred=False, joint=True, method="auto").point()
 
     if source in ("train", "test"):
         Nb = counts_of(source)

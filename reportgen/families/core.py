@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
 from reportgen.stats import intervals
 from reportgen.stats import metrics
-from reportgen.stats import counts as stats
+from reportgen.stats import counts
 from reportgen.data.files import AttributeDef
-from reportgen.stats.loading import Loaded, has_pred, streamed, units
+from reportgen.stats.loading import Loaded, has_pred
+from reportgen.stats.statistic import Estimate, cell_counts, estimate, group_moments
 from reportgen.fileio import jfloat as _f
 from reportgen.spec.model import LoadedSpec, Metric
 
@@ -133,9 +135,9 @@ def combine(evals: list[Evaluation]) -> Evaluation:
 @dataclass
 class AttributeContext:
     """What a family's ``entry(ctx, metric)`` gets for one attribute: the spec and the loaded data, the
-    attribute, whether every prediction file has its predicted attribute, the interval settings, the count
-    tensors of every prediction file (computed once per attribute and shared by the count families) and the
-    base-correlation sources (computed on first use)."""
+    attribute, whether every prediction file has its predicted attribute, the interval settings, the statistics
+    of every prediction file (:attr:`cells`; computed once per attribute on first use and shared by the families
+    that declare ``statistic="cells"``) and the base-correlation sources (computed on first use)."""
 
     ls: LoadedSpec
     L: Loaded
@@ -145,8 +147,11 @@ class AttributeContext:
     B: int
     seed: int
     schemes: set
-    tallies: list = field(default_factory=list)  # per prediction file: (N point, N replicates, scheme)
     bases: dict = field(default_factory=dict)
+    joint: bool = True  # the cell counts carry the joint (y, ŷ) cells (some metric of the attribute reads them)
+    method: str = "auto"  # the bootstrap scheme asked for (intervals.bootstrap.method)
+    say: Callable[[str], None] = field(default=lambda m: None, repr=False)
+    statistics: dict = field(default_factory=dict)  # statistic name -> per prediction file, its Estimate
 
     @classmethod
     def build(cls, ls: LoadedSpec, L: Loaded, attr: AttributeDef, *, level: float, B: int, seed: int,
@@ -166,27 +171,46 @@ class AttributeContext:
         return self.bases[source]
 
     def count(self, *, joint: bool, method: str, say) -> None:
-        """The sufficient statistics of every prediction file: point counts and bootstrap replicates.
+        """Compute the cell counts now, with the joint cells when ``joint`` (the runner asks once per attribute
+        whose metrics include a family with ``statistic="cells"``)."""
+        self.joint, self.method, self.say = joint, method, say
+        self.cells  # noqa: B018 (computed and cached)
+
+    @property
+    def cells(self) -> list[Estimate]:
+        """The cell counts ``N[b, k, a, â, y, ŷ]`` of every prediction file (reportgen.stats.counts): point,
+        bootstrap replicates and scheme, computed once per attribute.
 
         Several runs share the test rows: one row resample per replicate serves every run (keyed Poisson
         weights by row position, the same random stream for every run), so the mean over runs is bootstrapped
         as the rows vary, not as if each run had rows of its own (docs/metrics.md §4)."""
-        attr, B, seed = self.attr, self.B, self.seed
-        shared = len(self.L.predictions) > 1
-        method = "poisson" if shared else method
-        for enc in self.L.predictions:
-            say(f"counting {attr.name} on {enc.display_path}")
-            sid = stats.stream_id("runs" if shared else enc.role, attr.name, "counts")
-            if streamed(enc):
-                N1 = enc.point(attr.name, self.has_pred, joint)
-                NB, scheme = enc.replicates(attr.name, B, seed=seed, stream=sid, method=method, joint=joint,
-                                            with_pred=self.has_pred)
-            else:
-                u = units(enc, attr, with_pred=self.has_pred)
-                N1 = stats.tally(u, joint=joint)
-                NB, scheme = stats.replicates(u, B, seed=seed, stream=sid, method=method, joint=joint)
-            self.schemes.add(scheme)
-            self.tallies.append((N1, NB, scheme))
+        if "cells" not in self.statistics:
+            attr = self.attr
+            shared = len(self.L.predictions) > 1
+            method = "poisson" if shared else self.method
+            out = []
+            for enc in self.L.predictions:
+                self.say(f"counting {attr.name} on {enc.display_path}")
+                sid = counts.stream_id("runs" if shared else enc.role, attr.name, "counts")
+                stat = cell_counts(enc, attr, with_pred=self.has_pred, joint=self.joint, method=method)
+                est = estimate(stat, self.B, seed=self.seed, stream=sid)
+                self.schemes.add(est.scheme)
+                out.append(est)
+            self.statistics["cells"] = out
+        return self.statistics["cells"]
+
+    def moments(self, task: int, features: tuple[str, ...]) -> list[Estimate]:
+        """Weighted group moments (reportgen.stats.moments) of task ``task``'s ``features`` over the attribute's
+        groups, per prediction file: point (G, F), keyed Poisson replicates (B, G, F) and scheme; computed once
+        per (task, features). Several runs share one row resample, as for :attr:`cells`."""
+        key = ("moments", task, tuple(features))
+        if key not in self.statistics:
+            shared = len(self.L.predictions) > 1
+            self.statistics[key] = [
+                group_moments(enc, self.attr, task, tuple(features), self.B, seed=self.seed,
+                              stream=counts.stream_id("runs" if shared else enc.role, self.attr.name, "moments"))
+                for enc in self.L.predictions]
+        return self.statistics[key]
 
 
 def pair_interval(pair: dict, ev: Evaluation, evals: list[Evaluation], p: int, level: float, B: int, seed: int,

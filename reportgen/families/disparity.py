@@ -13,12 +13,13 @@ from reportgen.stats import metrics
 from reportgen.data.files import AttributeDef, TaskColumns
 from reportgen.families.core import AttributeContext, Evaluation, combine, headline, needs_predicted
 from reportgen.stats.loading import Loaded
+from reportgen.stats.statistic import Estimate
 from reportgen.fileio import jfloat as _f
 from reportgen import numfmt
 from reportgen.spec.model import LoadedSpec, Metric
 
 
-def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, tallies, task_idx: list[int],
+def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, cells: list[Estimate], task_idx: list[int],
                      level: float, B: int, seed: int) -> dict:
     """Group disparities (docs/metrics.md §3): one pair per (protected group, task, component), each with a
     bootstrap and a Bernstein interval; the metric's headline is chosen by evidence with a simultaneous
@@ -29,20 +30,20 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, t
     prots = [attr.index_of(o.protected)] if o.protected is not None else [j for j in range(len(groups)) if j != ref]
     bern = ls.spec.intervals.bernstein
     decision = ls.spec.intervals.decision
-    scheme = tallies[0][2]
+    scheme = cells[0].scheme
     comps = metrics.DISPARITY_COMPONENTS[m.name]
-    runs = len(tallies)
+    runs = len(cells)
     # Runs share the rows: the run-averaged counts give the mean δ and rates exactly, and a variance that bounds
     # the variance of the run-averaged amortised costs from above (c̄² ≤ mean of c²), so Bernstein stays valid.
-    N_point = tallies[0][0] if runs == 1 else np.mean([N1 for N1, _, _ in tallies], axis=0)
+    N_point = cells[0].point if runs == 1 else np.mean([c.point for c in cells], axis=0)
     pairs = []
     for k in task_idx:
         t = L.tasks[k]
         favpos = t.favorable == "positive"
         cost = metrics.cost_table(m.name, favpos)
         # the margins once per task, not once per pair: the pairs are then linear in the groups
-        margins = [(metrics.disparity_margins(N1[:, k]), metrics.disparity_margins(NB[:, k]) if B else None)
-                   for N1, NB, _ in tallies]
+        margins = [(metrics.disparity_margins(c.point[:, k]), metrics.disparity_margins(c.replicates[:, k]) if B
+                    else None) for c in cells]
         point_margins = metrics.disparity_margins(N_point[:, k])
         for p in prots:
             for cname, cond in comps:
@@ -84,7 +85,7 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, t
              "protected": [attr.label(p) for p in prots]}
     entry.update(_disparity_headline(pairs, level, decision))
     # summed over the predicted attribute once per task (a sum over one element is exact): linear in the groups
-    summed = {k: tallies[0][0][:, k].sum(axis=2, keepdims=True) for k in task_idx}
+    summed = {k: cells[0].point[:, k].sum(axis=2, keepdims=True) for k in task_idx}
     entry["groups"] = [{"group": attr.label(j), "task": L.tasks[k].label,
                         **metrics.group_rates(summed[k], j)} for k in task_idx for j in range(len(groups))]
     entry["pairs"] = pairs
@@ -336,7 +337,7 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
     undefined = needs_predicted(ctx, m)
     if undefined:
         return undefined
-    return _disparity_entry(ctx.ls, m, ctx.attr, ctx.L, ctx.tallies, ctx.task_idx(m), ctx.level, ctx.B, ctx.seed)
+    return _disparity_entry(ctx.ls, m, ctx.attr, ctx.L, ctx.cells, ctx.task_idx(m), ctx.level, ctx.B, ctx.seed)
 
 
 def sweep_value(m: Metric, attr: AttributeDef, N: np.ndarray, base, k: int, t: TaskColumns) -> float:

@@ -6,50 +6,38 @@ from __future__ import annotations
 import numpy as np
 
 from reportgen.stats import metrics
-from reportgen.stats import counts as stats
-from reportgen.data.files import AttributeDef, Encoded
+from reportgen.stats import counts
+from reportgen.data.files import AttributeDef
 from reportgen.families.core import AttributeContext, Evaluation, combine, headline, needs_predicted, \
     pair_interval, pair_reason, with_pairs
-from reportgen.stats.loading import Loaded, sample_note, streamed, units
+from reportgen.stats.loading import Loaded, sample_note, streamed
+from reportgen.stats.statistic import row_patterns
 from reportgen.fileio import jfloat as _f
 from reportgen.spec.model import LoadedSpec, Metric
 
 
-def _multi_rows(enc: Encoded, attr: AttributeDef, has_pred: bool) -> stats.Units:
-    """A prediction file's rows for Multi→: group (and predicted group with ``has_pred``), labels, predictions."""
-    return units(enc, attr, with_pred=has_pred)
-
-
-def _multi_base(enc: Encoded, attr: AttributeDef) -> stats.Units:
-    """The base source's rows for Multi→ (true group and labels: the candidates and y_am read only those)."""
-    return units(enc, attr, with_pred=False)
-
-
 def _multi_inputs(L: Loaded, attr: AttributeDef, src: str, has_pred: bool) -> tuple | None:
-    """(test units per prediction file, base units) for Multi→. Files give their rows; streamed data sets their
-    distinct patterns with counts (Multi→ is a function of counts). None when a streamed data set kept no
-    patterns (too many): rows are needed, and the samples serve."""
-    def rows(enc):
-        return enc.units(attr.name, has_pred) if streamed(enc) else _multi_rows(enc, attr, has_pred)
-
+    """(test units per prediction file, base units) for Multi→: a file's rows, a streamed data set's distinct
+    patterns with counts (Multi→ is a function of counts; the base side reads the true group and labels only).
+    None when a streamed data set kept no patterns (too many): rows are needed, and the samples serve."""
     base_enc = L.train if src == "train" else L.predictions[0]
-    base = base_enc.units(attr.name, False) if streamed(base_enc) else _multi_base(base_enc, attr)
-    tests = [rows(enc) for enc in L.predictions]
+    base = row_patterns(base_enc, attr, with_pred=False)
+    tests = [row_patterns(enc, attr, with_pred=has_pred) for enc in L.predictions]
     if base is None or any(u is None for u in tests):
         return None
     return tests, base
 
 
-def _multi_replicates(eu: stats.Units, B: int, seed: int, stream: int) -> tuple | None:
+def _multi_replicates(eu: counts.Units, B: int, seed: int, stream: int) -> tuple | None:
     """(bootstrap replicates of the combination-event counts ``eu`` (rows or patterns with counts), scheme): the
     row bootstrap as a multinomial draw over the distinct event patterns, the same draw whether the rows come as
-    rows or as patterns; None when there are more than ``stats.MULTINOMIAL_MAX_PATTERNS`` (rows are needed)."""
+    rows or as patterns; None when there are more than ``counts.MULTINOMIAL_MAX_PATTERNS`` (rows are needed)."""
     if B == 0:
-        return stats.replicates(eu, 0, seed=seed, stream=stream, joint=False)
-    pat = stats.compress(eu)
-    if len(pat.count) > stats.MULTINOMIAL_MAX_PATTERNS:
+        return counts.replicates(eu, 0, seed=seed, stream=stream, joint=False)
+    pat = counts.compress(eu)
+    if len(pat.count) > counts.MULTINOMIAL_MAX_PATTERNS:
         return None
-    return stats.replicates(pat, B, seed=seed, stream=stream, method="multinomial", joint=False)
+    return counts.replicates(pat, B, seed=seed, stream=stream, method="multinomial", joint=False)
 
 
 def _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes) -> dict:
@@ -85,24 +73,24 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
     task_idx = [k for k, t in enumerate(L.tasks) if m.tasks is None or t.spec_key in m.tasks]
     if len(task_idx) < len(L.tasks):  # the metric's `tasks:`: combinations of those tasks only
         def only(u):
-            return stats.Units(u.block, u.Y[:, task_idx], u.Yhat[:, task_idx], u.count, u.G, u.Gp, u.pos)
+            return counts.Units(u.block, u.Y[:, task_idx], u.Yhat[:, task_idx], u.count, u.G, u.Gp, u.pos)
         tests, base = [only(u) for u in tests], only(base)
     # distinct patterns with counts (files' rows are compressed here; the events are functions of the pattern)
-    pats = [u if streamed(enc) else stats.compress(u) for enc, u in zip(L.predictions, tests)]
-    base = stats.compress(base)
+    pats = [counts.compress(u) for u in tests]
+    base = counts.compress(base)
     kept = metrics.combinations(base.Y, [u.Yhat for u in pats], min_count=m.options.min_count, min_size=m.options.min_size,
                                 base_weights=base.count, test_weights=[u.count for u in pats])
-    direction = metrics.direction_from_counts(stats.tally(metrics.combination_units(base, kept), joint=False))
+    direction = metrics.direction_from_counts(counts.tally(metrics.combination_units(base, kept), joint=False))
     fn = metrics.REGISTRY[m.name].fn
     evals, N_first = [], None
     for enc, test_units, pat in zip(L.predictions, tests, pats):
         eu = metrics.combination_units(pat, kept)
-        N1 = stats.tally(eu, joint=False)
-        sid = stats.stream_id("runs" if shared else enc.role, attr.name, m.name)
+        N1 = counts.tally(eu, joint=False)
+        sid = counts.stream_id("runs" if shared else enc.role, attr.name, m.name)
         # several runs share the rows: one keyed Poisson row resample serves every run (docs/metrics.md §4)
         got = None if shared else _multi_replicates(eu, B, seed, sid)
         if got is None and not streamed(enc):  # too many patterns for the multinomial draw: Poisson row weights
-            got = stats.replicates(metrics.combination_units(test_units, kept), B, seed=seed, stream=sid, joint=False,
+            got = counts.replicates(metrics.combination_units(test_units, kept), B, seed=seed, stream=sid, joint=False,
                                    method="poisson" if shared else "auto")
         if got is None:  # a streamed data set with too many patterns: rows are needed, the samples serve
             return _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes)

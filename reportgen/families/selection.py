@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from reportgen.stats import metrics
+from reportgen.stats.statistic import Estimate
 from reportgen.families.core import AttributeContext, Evaluation, combine, headline, pair_interval
 from reportgen.fileio import jfloat as _f
 from reportgen.spec.model import Metric
@@ -210,12 +211,13 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
     task_idx = ctx.task_idx(m)
     opts = m.options
     exclusion = getattr(opts, "exclude_under_2_percent", None) if opts is not None else None
-    scheme = ctx.tallies[0][2]
+    scheme = ctx.cells[0].scheme
     # "selected" is the decision favourable for the person (the task's `selected:`, default `favorable:`): the
     # tasks that select the negative prediction have their ŷ axis reversed before any count is read
     flip = np.array([L.tasks[k].selected == "negative" for k in task_idx], bool)
-    tallies = [(_oriented(N1[:, task_idx], flip), _oriented(NB[:, task_idx], flip), sc) for N1, NB, sc in ctx.tallies]
-    N_point = tallies[0][0] if len(tallies) == 1 else np.mean([N1 for N1, _, _ in tallies], axis=0)
+    cells = [Estimate(_oriented(c.point[:, task_idx], flip), _oriented(c.replicates[:, task_idx], flip), c.scheme)
+             for c in ctx.cells]
+    N_point = cells[0].point if len(cells) == 1 else np.mean([c.point for c in cells], axis=0)
     n, sel = metrics.selection_counts(N_point)  # (1, K, A)
     _, rate = metrics.selection_rate(N_point)
     A = len(attr.groups)
@@ -225,14 +227,14 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
                                           exclude=exclusion is not None, level=ctx.level)
               for kk, k in enumerate(task_idx)}
     take_part = np.array([[not r["excluded"] for r in tables[k]] for k in task_idx], bool).reshape(len(task_idx), A)
-    evals = [_evaluate(m.name, N1, NB, take_part) for N1, NB, _ in tallies]
+    evals = [_evaluate(m.name, c.point, c.replicates, take_part) for c in cells]
     ev = combine(evals)
     _, ratio = metrics.impact_ratio(N_point, take_part)
     bench_of_task = {k: next((j for j, r in enumerate(tables[k]) if r["benchmark"]), None) for k in task_idx}
     top_of_task = {k: (b if b is not None and sel[0, kk, b] > 0 else None)
                    for kk, (k, b) in enumerate(bench_of_task.items())}
     # how often the bootstrap picks the point estimate's highest group (first run's replicates)
-    NB0 = tallies[0][1]
+    NB0 = cells[0].replicates
     stability = {}
     if NB0.shape[0]:
         _, rB = metrics.selection_rate(NB0)

@@ -124,6 +124,16 @@ def make_units(groups: np.ndarray, groups_pred: np.ndarray | None, Y: np.ndarray
                  None if pos is None else np.asarray(pos, dtype=np.int64))
 
 
+def member_units(groups: np.ndarray, groups_pred: np.ndarray | None, Y: np.ndarray, Yhat: np.ndarray,
+                 G: int) -> Units:
+    """The rows in one of the ``G`` groups (code ≥ 0), each at its position among all the rows given."""
+    sel = groups >= 0
+    if sel.all():
+        return make_units(groups, groups_pred, Y, Yhat, G)
+    idx = np.flatnonzero(sel)
+    return make_units(groups[idx], None if groups_pred is None else groups_pred[idx], Y[idx], Yhat[idx], G, pos=idx)
+
+
 def _pattern_codes(units: Units) -> np.ndarray | None:
     """Each unit's pattern as one int64 (block, y bits, ŷ bits), when it fits in 62 bits."""
     K = units.Y.shape[1]
@@ -318,7 +328,7 @@ def _poisson_chunk(units: Units, rows, blk: int, within: np.ndarray, B: int, see
     return S
 
 
-def _block_chunks(pos: np.ndarray) -> list[tuple]:
+def block_chunks(pos: np.ndarray) -> list[tuple]:
     """(rows, counter block, offsets within it) for the rows at positions ``pos``, one per counter block."""
     n = len(pos)
     if not n:
@@ -355,7 +365,7 @@ def poisson_sums(units: Units, B: int, seed: int, stream: int, *, joint: bool = 
     K = units.Y.shape[1]
     nblocks = units.G * units.Gp
     S = np.zeros((B, nblocks, 1 + (3 if joint else 2) * K))
-    chunks = _block_chunks(row_offset + units.positions())
+    chunks = block_chunks(row_offset + units.positions())
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(_workers()) as ex:
         for part in ex.map(lambda c: _poisson_chunk(units, c[0], c[1], c[2], B, seed, stream, joint), chunks):
             S += part

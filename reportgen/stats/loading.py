@@ -1,5 +1,5 @@
 """The loaded data as the metric families see it: the prediction files (or streamed data sets), the training
-file, and how an attribute's rows become count units.
+file, an attribute's membership of their rows, and how those rows become count units.
 
 :func:`reportgen.runner.load_all` fills a :class:`Loaded`; the families read it and never load anything.
 """
@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from reportgen.stats import counts as stats
+from reportgen.stats import counts
+from reportgen.stats.membership import Membership
 from reportgen.data.files import AttributeDef, Encoded, TaskColumns
 
 
@@ -61,16 +60,16 @@ def sample_note(encs: list) -> dict | None:
     return None
 
 
-def units(enc: Encoded, attr: AttributeDef, with_pred: bool = True) -> stats.Units:
+def membership(enc: Encoded, attr: AttributeDef) -> Membership:
+    """Attribute ``attr``'s membership of the rows ``enc`` keeps: hard, its group codes (-1: in no listed group,
+    a zero row of the weight matrix)."""
+    return Membership.hard(enc.groups[attr.name], len(attr.groups))
+
+
+def units(enc: Encoded, attr: AttributeDef, with_pred: bool = True) -> counts.Units:
     """The rows attribute ``attr`` uses (a listed group in each of its parts), each at its position among the
     rows ``enc`` keeps: that position keys its Poisson weights, so a row has the same weights in every attribute
     (and, with one stream id, in every prediction file) that counts it."""
-    g = enc.groups[attr.name]
     gp = enc.groups_pred.get(attr.name) if with_pred else None
-    Y = enc.Y
-    Yh = enc.Yhat if enc.Yhat is not None else Y
-    sel = g >= 0
-    if sel.all():
-        return stats.make_units(g, gp, Y, Yh, len(attr.groups))
-    idx = np.flatnonzero(sel)
-    return stats.make_units(g[idx], None if gp is None else gp[idx], Y[idx], Yh[idx], len(attr.groups), pos=idx)
+    return counts.member_units(enc.groups[attr.name], gp, enc.Y, enc.Yhat if enc.Yhat is not None else enc.Y,
+                               len(attr.groups))

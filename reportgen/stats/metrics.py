@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 
 from reportgen.spec import catalogue
-from reportgen.stats import counts as stats
+from reportgen.stats import counts
 
 # Reasons (pinned by tests)
 REASON_EMPTY_GROUP = "group has no rows in the test data"
@@ -54,7 +54,7 @@ def counts_from_arrays(groups, y_true, y_pred, *, groups_pred=None, n_groups: in
     """
     g, Y, Yh, G = _as_arrays(groups, y_true, y_pred, n_groups)
     gp = None if groups_pred is None else np.asarray(groups_pred)
-    return stats.tally(stats.make_units(g, gp, Y, Yh, G))
+    return counts.tally(counts.make_units(g, gp, Y, Yh, G))
 
 
 def _as_arrays(groups, y_true, y_pred, n_groups):
@@ -168,7 +168,7 @@ def biasamp_mals(N: np.ndarray, *, base_p: np.ndarray, indicator: np.ndarray) ->
 # combinations M are fixed (:func:`combinations`), each combination m is a derived binary task, its event
 # "contains all of m": E_m = 1 iff every task of m is positive (true labels), Ê_m likewise on the predicted
 # labels; a row counts towards every combination it contains. :func:`combination_units` swaps a set of rows' task
-# labels for these events, so the ordinary count tensor N[b, m, a, â, e, ê] (stats.tally / stats.replicates)
+# labels for these events, so the ordinary count tensor N[b, m, a, â, e, ê] (counts.tally / counts.replicates)
 # carries everything, and Multi→'s Δ is exactly BiasAmp→'s Δ over the pseudo-tasks.
 
 
@@ -643,10 +643,10 @@ def combinations(base_Y: np.ndarray, test_Yhat, *, min_count: int = 0, min_size:
     return [m for m, k in zip(combos, keep.tolist()) if k]
 
 
-def combination_units(units: stats.Units, combos: list[tuple[int, ...]]) -> stats.Units:
+def combination_units(units: counts.Units, combos: list[tuple[int, ...]]) -> counts.Units:
     """The same rows (or patterns, with their counts) with their tasks replaced by the combination events:
     Y → E (true labels contain all of m), Ŷ → Ê (predicted labels contain all of m)."""
-    return stats.Units(units.block, combination_events(units.Y, combos), combination_events(units.Yhat, combos),
+    return counts.Units(units.block, combination_events(units.Y, combos), combination_events(units.Yhat, combos),
                        units.count, units.G, units.Gp, units.pos)
 
 
@@ -688,9 +688,9 @@ def compute(name: str, *, groups, y_true, y_pred, n_groups: int | None = None, g
     if d.family == "multi":
         combos = combinations(bY, Yh, min_count=min_count, min_size=min_size)
         gp = None if groups_pred is None else np.asarray(groups_pred)
-        test = combination_units(stats.make_units(g, gp, Y, Yh, G), combos)
-        base = combination_units(stats.make_units(bg, None, bY, bY, G), combos)
-        r = d.fn(stats.tally(test, joint=False), direction=direction_from_counts(stats.tally(base, joint=False)))
+        test = combination_units(counts.make_units(g, gp, Y, Yh, G), combos)
+        base = combination_units(counts.make_units(bg, None, bY, bY, G), combos)
+        r = d.fn(counts.tally(test, joint=False), direction=direction_from_counts(counts.tally(base, joint=False)))
         return {"value": float(r["value"][0]), "pairs": r["delta"][0], "combinations": combos,
                 "signed": float(r["signed"][0]), "variance": float(r["variance"][0])}
     N = counts_from_arrays(g, Y, Yh, groups_pred=groups_pred, n_groups=G)

@@ -1,46 +1,66 @@
 """Streaming and Dask engines: the sufficient statistics of the count metrics from record batches.
 
-A data set (one file, a folder of part files or a glob) is cut into
-*partitions* (a Parquet file's row groups, or a CSV file), each read in
-record batches. Every batch is encoded exactly as the memory engine encodes a
-whole file (:func:`reportgen.data.files.load_role`), then reduced to
+A data set (one file, a folder of part files or a glob) is cut into *partitions* (a Parquet file's row groups,
+or a CSV file), each read in record batches and encoded exactly as the memory engine encodes a whole file. The
+engine is four modules, one per concern:
 
-* per attribute, the counts of the distinct row patterns
-  ``(group, predicted group, y-vector, ŷ-vector)`` — the same integer codes
-  :func:`reportgen.stats.counts.compress` gives, so the multinomial bootstrap over
-  them is bit-for-bit the memory engine's;
-* per attribute, the point tallies ``N`` (so the point estimates never need
-  the patterns);
-* what the data checks need (missing values, label values, group counts);
-* a seeded, stratified *sample* of the rows (bottom-k of a keyed hash of the
-  row id within each stratum of the attributes' groups) for the metrics that
-  cannot stream.
+* :mod:`reportgen.stats.plan` — what to read (partitions, batches) and how a batch is encoded;
+* :mod:`reportgen.stats.partstats` — what a partition contributes (pattern counts and point tallies per
+  attribute, what the checks need, a stratified sample; pass 2: keyed Poisson replicate sums of the counts, and
+  weighted group moments) and how contributions merge;
+* :mod:`reportgen.stats.executors` — who runs the partition functions (a thread pool, or Dask workers);
+* this module — the driver: pass 1 with the data checks and the sample (:func:`load_streamed`), and the
+  streamed data set (:class:`Streamed`) the statistic seam (:mod:`reportgen.stats.statistic`) reads its cell
+  counts and group moments from.
 
-Counts add, so the result does not depend on how rows are split into batches
-or partitions, nor on the order partitions finish: :func:`merge` is
-associative and commutative and leaves everything in canonical (sorted)
-order. When an attribute has more distinct patterns than the multinomial
-bootstrap takes (:data:`reportgen.stats.counts.MULTINOMIAL_MAX_PATTERNS`), a second
-pass draws keyed Poisson(1) weights for each row from its position among the
-rows used — the memory engine's weights, row for row.
+Counts add, so the result does not depend on how rows are split into batches or partitions, nor on the order
+partitions finish. The multinomial bootstrap over the merged patterns is bit-for-bit the memory engine's; when an
+attribute has more distinct patterns than it takes (:data:`reportgen.stats.counts.MULTINOMIAL_MAX_PATTERNS`), a
+second pass draws keyed Poisson(1) weights for each row from its position among the rows used — the memory
+engine's weights, row for row.
 
-The Dask engine maps the same partition functions over Dask workers and
-merges their results; nothing else differs.
-
-Why one module: the streaming and the Dask engines run the same partition functions (counts, samples, checks)
-and differ only in who runs them.
+The names the engine's modules define are importable from here as before (``stream.Plan``, ``stream.merge``,
+``stream.LocalExecutor``, ...).
 """
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from reportgen.stats import counts as stats
+from reportgen.stats import counts
+from reportgen.stats.executors import MSG_DASK_MISSING, DaskExecutor, LocalExecutor, make_executor
+from reportgen.stats.partstats import (
+    BATCH_PATTERNS,
+    MAX_STRATA,
+    PartStats,
+    add_sums,
+    merge,
+    moments_part,
+    part_stats,
+    poisson_part,
+    sample_keys,
+    _strata_attrs,
+)
+from reportgen.stats.plan import (
+    MAX_DISTINCT_VALUES,
+    BatchCodes,
+    Partition,
+    PartitionError,
+    Plan,
+    codes_of,
+    distinct_values,
+    encode_batch,
+    fast_pattern_codes,
+    is_value,
+    partitions,
+    read_batches,
+    _same_file,
+)
+from reportgen.stats.statistic import Estimate
 from reportgen.data.files import (
     full_sample_median,
     scoring_tasks,
@@ -52,684 +72,44 @@ from reportgen.data.files import (
     _check_predictions,
     _columns_needed,
     _num_text,
-    add_exclusions,
     attribute_only_columns,
     check_columns,
     dataset_sha256,
-    encode_attributes,
-    exclusion_counts,
     exclusion_records,
     load_role,
     unknown_records,
-    match_values,
     open_dataset,
     role_kind,
-    DataChanged,
     DataFileError,
     empty_group_problems,
-    changed_message,
     csv_record_line,
     file_fingerprint,
     iter_csv,
     na_tokens,
     nonfinite_message,
-    score_columns,
     sha256_file,
 )
-from reportgen.spec.errors import MSG_MISSING_VALUES, Problem, SpecError, shorten
+from reportgen.spec.errors import MSG_MISSING_VALUES, Problem, SpecError
 
+__all__ = ["BATCH_PATTERNS", "MAX_DISTINCT_VALUES", "MAX_STRATA", "MSG_DASK_MISSING", "BatchCodes", "DaskExecutor",
+           "LocalExecutor", "Partition", "make_executor", "PartitionError", "Plan", "codes_of", "distinct_values", "encode_batch",
+           "fast_pattern_codes", "is_value", "iter_csv", "merge", "part_stats", "partitions", "poisson_part",
+           "read_batches", "sample_keys"]
+
+# The run's tunables, read when a data set is loaded (tests lower them to exercise many partitions or dropped
+# patterns); the plan carries them to the workers.
 AUTO_STREAM_BYTES = 1 << 30  # engine: auto streams data sets larger than this on disk
 PARTITION_ROWS = 4_000_000  # Parquet row groups are gathered into partitions of about this many rows
 MAX_PATTERNS = 1_000_000  # per attribute; beyond this the patterns are dropped and the bootstrap uses Poisson weights
-BATCH_PATTERNS = 65_536  # a batch with more distinct patterns is tallied row by row
-MAX_DISTINCT_VALUES = 200  # distinct label values kept for the checks' messages
 
-MSG_DASK_MISSING = ("data.engine: dask needs the Dask extra, which is not installed; install it with "
-                    "pip install 'reportgen[dask]' (dask and distributed), or use engine: stream on one machine")
 
+def __getattr__(name: str):
+    if name == "stats":  # the old alias of the counts module (``stream.stats._workers``)
+        return counts
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-# --------------------------------------------------------------------------- plan: what to read and how to encode
 
-
-class PartitionError(Exception):
-    """A part file that cannot be read, or lacks columns (picklable, so it crosses from Dask workers)."""
-
-    def __init__(self, path: str, message: str, missing: tuple = (), header: tuple = ()):
-        super().__init__(path, message, tuple(missing), tuple(header))
-        self.path, self.message, self.missing, self.header = path, message, tuple(missing), tuple(header)
-
-
-@dataclass(frozen=True)
-class Partition:
-    index: int  # position in the data set
-    file_index: int
-    path: str
-    kind: str  # "parquet" | "csv"
-    row_groups: tuple[int, ...] | None  # Parquet row groups, None = the whole file
-    first_row: int  # the partition's first row within its file
-    file_first_row: int  # the file's first row in the data set (rows are numbered across the parts, in order)
-    rows: int | None  # rows in the partition when known from metadata
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Everything a worker needs to encode batches: plain, picklable data (no spec objects)."""
-
-    role: str
-    rel: str
-    columns: tuple[str, ...]  # columns read (the spec's plus the sample's)
-    needed: tuple[str, ...]  # the spec's columns, in the memory engine's order
-    missing_drop: bool
-    attrs: tuple[AttributeDef, ...]
-    tasks: tuple[TaskColumns, ...]
-    thresholds: tuple[tuple[int, float], ...]
-    predictions: bool  # role test/run: predicted columns are read
-    batch_rows: int
-    sample_rows: int  # 0: no sample
-    sample_seed: int
-    sample_columns: tuple[str, ...]
-    attr_only: frozenset = frozenset()  # columns only attributes read: a missing value leaves the row out of those
-    na: tuple = ("",)  # CSV missing-value tokens (files.na_tokens)
-    fingerprints: tuple = ()  # (path, files.file_fingerprint) of every file when the run first saw it
-    digests: tuple = ()  # (path, sha256) of the CSV bytes pass 1 read: every later pass must read the same bytes
-
-    def fingerprint(self, path: str):
-        return dict(self.fingerprints).get(path)
-
-    def digest(self, path: str):
-        return dict(self.digests).get(path)
-
-    @property
-    def base_attrs(self) -> list[AttributeDef]:
-        return [a for a in self.attrs if a.spec_path[0] == "attributes"]
-
-    def has_pred(self, a: AttributeDef) -> bool:
-        return bool(a.predicted) and self.predictions
-
-    def Gp(self, a: AttributeDef) -> int:
-        return len(a.groups) + 1 if self.has_pred(a) else 1
-
-
-def partitions(files: list[Path]) -> list[Partition]:
-    """Partitions in data-set order. Row numbers run across the parts: a Parquet file's rows come from its
-    metadata; a CSV file that is followed by other parts is counted first (one parse of its first column)."""
-    out: list[Partition] = []
-    base = 0
-    for fi, f in enumerate(files):
-        try:
-            base = _file_partitions(out, fi, f, base, last=fi == len(files) - 1)
-        except (PartitionError, DataFileError):
-            raise
-        except Exception as exc:
-            raise PartitionError(str(f), f"{type(exc).__name__}: {exc}") from None
-    return out
-
-
-def _file_partitions(out: list, fi: int, f: Path, base: int, *, last: bool) -> int:
-    """Append file ``fi``'s partitions to ``out``; returns the next file's first row in the data set."""
-    if f.suffix.lower() in (".parquet", ".pq"):
-        import pyarrow.parquet as pq
-
-        md = pq.ParquetFile(f).metadata
-        groups: list[int] = []
-        first = rows = 0
-        for g in range(md.num_row_groups):
-            groups.append(g)
-            rows += md.row_group(g).num_rows
-            if rows >= PARTITION_ROWS or g == md.num_row_groups - 1:
-                out.append(Partition(len(out), fi, str(f), "parquet", tuple(groups), first, base, rows))
-                first += rows
-                groups, rows = [], 0
-        if md.num_row_groups == 0:
-            out.append(Partition(len(out), fi, str(f), "parquet", (), 0, base, 0))
-        base += md.num_rows
-    else:
-        out.append(Partition(len(out), fi, str(f), "csv", None, 0, base, None))
-        if not last:
-            base += sum(len(c) for c in iter_csv(f, [0], 1_000_000))
-    return base
-
-
-def read_batches(part: Partition, columns: list[str], batch_rows: int, plan: "Plan | None" = None,
-                 digests: dict | None = None):
-    """DataFrames of at most ``batch_rows`` rows, in file order. A file must not change while it is read: its
-    fingerprint (``plan.fingerprints``) is checked before and after, and a CSV is hashed as it streams (into
-    ``digests``; equal to ``plan.digests`` when pass 1 already hashed it), else DataChanged."""
-    fp = plan.fingerprint(part.path) if plan is not None else None
-    _same_file(part.path, fp)
-    if part.kind == "parquet":
-        import pyarrow.parquet as pq
-
-        pf = pq.ParquetFile(part.path)
-        if part.row_groups:
-            for batch in pf.iter_batches(batch_size=batch_rows, row_groups=list(part.row_groups), columns=columns,
-                                         use_threads=True):
-                yield batch.to_pandas()
-    else:
-        yield from iter_csv(Path(part.path), columns, batch_rows, na=plan.na if plan is not None else ("",),
-                            expect=plan.digest(part.path) if plan is not None else None, digests=digests)
-    _same_file(part.path, fp)
-
-
-def _same_file(path: str, fp) -> None:
-    if fp is not None and file_fingerprint(Path(path)) != fp:
-        raise DataChanged(changed_message(Path(path).name))
-
-
-# --------------------------------------------------------------------------- encoding one batch
-
-
-@dataclass
-class BatchCodes:
-    n: int  # rows in the batch
-    keep: np.ndarray  # (n,) bool: rows every metric keeps
-    groups: dict[str, np.ndarray]  # kept rows; -1: a row the attribute leaves out
-    groups_pred: dict[str, np.ndarray]
-    ycols: list  # per task, (kept,) bool: true label
-    yhcols: list | None  # per task, predicted label (None without predictions)
-
-    @property
-    def kept(self) -> int:
-        return int(self.keep.sum())
-
-    @property
-    def Y(self) -> np.ndarray:
-        return _stack(self.ycols, self.kept)
-
-    @property
-    def Yhat(self) -> np.ndarray | None:
-        return None if self.yhcols is None else _stack(self.yhcols, self.kept)
-
-
-def _stack(cols: list, n: int) -> np.ndarray:
-    return np.column_stack(cols) if cols else np.zeros((n, 0), dtype=bool)
-
-
-def fast_pattern_codes(plan: "Plan", b: BatchCodes, a: AttributeDef, sel: np.ndarray | None = None) -> np.ndarray | None:
-    """The pattern codes (as ``stats._pattern_codes``) of the rows ``sel`` (default all) computed column by
-    column in 32-bit integers."""
-    K = len(plan.tasks)
-    G, Gp = len(a.groups), plan.Gp(a)
-    if 2 * K + max(1, int(G * Gp - 1).bit_length()) > 30:
-        return None
-    pick = (lambda x: x) if sel is None else (lambda x: x[sel])
-    code = pick(b.groups[a.name]).astype(np.int32)
-    if Gp > 1:
-        gp = pick(b.groups_pred[a.name]).astype(np.int32)
-        code = code * Gp + np.where(gp < 0, G, gp)
-    yh = b.yhcols if b.yhcols is not None else b.ycols
-    for k in range(K):
-        code <<= 2
-        code |= pick(b.ycols[k]).view(np.uint8) << 1
-        code |= pick(yh[k]).view(np.uint8)
-    return code
-
-
-def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, row0: int = 0) -> BatchCodes:
-    """The memory engine's encoding (``load_role``) of one batch; checks go into ``acc``.
-
-    ``row0``: the batch's first row within its file (for messages).
-    """
-    n = len(df)
-    keep = np.ones(n, dtype=bool)
-    for i, col in enumerate(plan.needed):
-        miss = df[col].isna().to_numpy()
-        if miss.any():
-            if acc is not None:
-                acc.missing(col, int(miss.sum()), row0 + int(np.argmax(miss)))
-            if plan.missing_drop and col not in plan.attr_only:
-                newly = miss & keep
-                if acc is not None and newly.any():
-                    acc.drop(i, f"missing value in column '{col}'", int(newly.sum()))
-                keep &= ~miss
-    idx = np.flatnonzero(keep)
-    all_kept = len(idx) == n
-    sub = df if all_kept else df.iloc[idx]
-    ac = encode_attributes(list(plan.attrs), sub, with_pred=plan.predictions, codes=codes_of)
-    if acc is not None:
-        for a in plan.base_attrs:
-            acc.add_group_counts(a.name, ac.listed[a.name])
-            acc.add_values(("attr", a.name), df[a.columns[0]])
-        add_exclusions(acc.attr_drops, exclusion_counts(list(plan.attrs), ac.why))
-    ycols: list = []
-    yhcols: list | None = [] if plan.predictions else None
-    thr = dict(plan.thresholds)
-    for k, t in enumerate(plan.tasks):
-        if t.column is None:  # a label-free task: its label vector is all zero, never read
-            ycols.append(np.zeros(len(idx), dtype=bool))
-        else:
-            col = sub[t.column]
-            ycols.append(is_value(col, t.positive))
-            if acc is not None:
-                acc.add_values(("label", t.column), col)
-        if plan.predictions:
-            yh = np.zeros(len(idx), dtype=bool)
-            if t.predicted:
-                pcol = sub[t.predicted]
-                yh = is_value(pcol, t.positive)
-                if acc is not None:
-                    acc.add_values(("pred", t.predicted), pcol)
-            else:
-                s = sub[t.score]
-                th = thr.get(k, t.threshold)
-                if not pd.api.types.is_numeric_dtype(s):
-                    if acc is not None and len(s):
-                        acc.non_numeric_score.setdefault(k, shorten(repr(s.iloc[0])))
-                elif isinstance(th, (int, float)):
-                    yh = t.predict(s.to_numpy(dtype=float), th)  # score > threshold (or its complement)
-            yhcols.append(yh)
-    return BatchCodes(n, keep, ac.groups, ac.groups_pred, ycols, yhcols)
-
-
-def codes_of(series: pd.Series, values: list) -> np.ndarray:
-    """``match_values`` with a lookup table for one-byte integer columns (the common case at scale)."""
-    arr = series.to_numpy()
-    if arr.dtype.kind in "iu" and arr.dtype.itemsize == 1 and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer() for v in values):
-        info = np.iinfo(arr.dtype)
-        lut = np.full(256, -1, dtype=np.int16)
-        for j, v in enumerate(values):
-            if info.min <= v <= info.max:
-                slot = int(np.array(int(v), dtype=arr.dtype).view(np.uint8))
-                if lut[slot] < 0:
-                    lut[slot] = j
-        return lut[arr.view(np.uint8)]
-    return match_values(series, values)
-
-
-def is_value(series: pd.Series, v) -> np.ndarray:
-    """``match_values(series, [v]) == 0``, by one comparison for integer columns."""
-    arr = series.to_numpy()
-    if arr.dtype.kind in "iu" and isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer():
-        return arr == v
-    return match_values(series, [v]) == 0
-
-
-def distinct_values(series: pd.Series) -> list:
-    """Distinct non-missing values (integers from their range, the rest by hashing)."""
-    arr = series.to_numpy()
-    if arr.dtype.kind in "iu" and len(arr):
-        lo, hi = int(arr.min()), int(arr.max())
-        if hi - lo <= 1:
-            return [lo] if lo == hi else [lo, hi]
-        if hi - lo < 1 << 16:
-            seen = np.zeros(hi - lo + 1, dtype=bool)
-            seen[arr - lo if lo else arr] = True
-            return (np.flatnonzero(seen) + lo).tolist()[:MAX_DISTINCT_VALUES]
-    return pd.unique(series.dropna()).tolist()[:MAX_DISTINCT_VALUES]
-
-
-def _attr_rows(b: BatchCodes, a: AttributeDef) -> np.ndarray | None:
-    """Positions (among the batch's kept rows) of the rows attribute ``a`` uses; None: all of them."""
-    g = b.groups[a.name]
-    sel = g >= 0
-    return None if sel.all() else np.flatnonzero(sel)
-
-
-def _units(plan: Plan, b: BatchCodes, a: AttributeDef, with_pred: bool = True, offset: int = 0) -> stats.Units:
-    """Attribute ``a``'s rows of the batch, positioned at ``offset`` + their position among its kept rows
-    (as ``reportgen.stats.loading.units`` positions a file's rows)."""
-    sel = _attr_rows(b, a)
-    gp = b.groups_pred.get(a.name) if with_pred and plan.has_pred(a) else None
-    Y = b.Y
-    Yh = b.Yhat if b.Yhat is not None else Y
-    g = b.groups[a.name]
-    if sel is None:
-        return stats.make_units(g, gp, Y, Yh, len(a.groups), pos=offset + np.arange(len(g), dtype=np.int64))
-    return stats.make_units(g[sel], None if gp is None else gp[sel], Y[sel], Yh[sel], len(a.groups),
-                            pos=offset + sel)
-
-
-# --------------------------------------------------------------------------- per-partition statistics
-
-
-def _splitmix(x: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        z = x + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
-
-
-def sample_keys(seed: int, rows: np.ndarray) -> np.ndarray:
-    """A keyed pseudo-random uint64 per row of the data set: the same for any batching or partitioning."""
-    salt = _splitmix(np.array([seed], dtype=np.uint64))[0]
-    return _splitmix(rows.astype(np.uint64) ^ salt)
-
-
-@dataclass
-class PartStats:
-    """What one partition (or a merge of several) contributes. Everything here adds up."""
-
-    rows: int = 0
-    kept: int = 0
-    drops: dict = field(default_factory=dict)  # order -> [reason, rows]
-    missing_cols: dict = field(default_factory=dict)  # column -> [count, (partition, row)]
-    group_counts: dict = field(default_factory=dict)  # attribute -> rows per listed group (for the checks)
-    attr_drops: dict = field(default_factory=dict)  # attribute -> {(part, WHY_* code): rows it leaves out}
-    y_true: np.ndarray | None = None  # per task, kept rows with a true label
-    values: dict = field(default_factory=dict)  # ("label"|"pred"|"attr", column) -> set of distinct values
-    non_numeric_score: dict = field(default_factory=dict)  # task index -> example
-    patterns: dict = field(default_factory=dict)  # attribute -> (keys, counts) or None (too many)
-    point: dict = field(default_factory=dict)  # attribute -> N (1, K, G, Gp, 2, 2) joint tally
-    strata: np.ndarray | None = None  # kept rows per stratum of the base attributes' groups
-    sample: pd.DataFrame | None = None  # candidates: sample columns + __u, __file, __row, __stratum
-    part_kept: dict = field(default_factory=dict)  # partition index -> rows kept (offsets for the Poisson pass)
-    part_rows: dict = field(default_factory=dict)  # partition index -> rows read
-    file_index: int = 0  # of the partition being read (for the first missing value's position)
-    digests: dict = field(default_factory=dict)  # CSV file path -> sha256 of the bytes read
-    nonfinite: dict = field(default_factory=dict)  # score column -> [count, (file index, row)] of inf / -inf
-
-    def drop(self, order: int, reason: str, rows: int) -> None:
-        e = self.drops.setdefault(order, [reason, 0])
-        e[1] += rows
-
-    def missing(self, col: str, count: int, row: int) -> None:
-        e = self.missing_cols.get(col)
-        where = (self.file_index, row)
-        if e is None:
-            self.missing_cols[col] = [count, where]
-        else:
-            e[0] += count
-            e[1] = min(e[1], where)
-
-    def add_group_counts(self, name: str, c: np.ndarray) -> None:
-        self.group_counts[name] = self.group_counts.get(name, 0) + c
-
-    def add_values(self, key: tuple, col: pd.Series) -> None:
-        s = self.values.setdefault(key, set())
-        if len(s) < MAX_DISTINCT_VALUES:
-            s.update(distinct_values(col))
-
-
-def _part_header(part: Partition) -> list[str]:
-    if part.kind == "parquet":
-        import pyarrow.parquet as pq
-
-        return list(pq.read_schema(part.path).names)
-    from reportgen.data.files import read_header
-
-    return read_header(Path(part.path))
-
-
-def part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None) -> PartStats:
-    """Pass 1 over one partition; a part that cannot be read or lacks columns raises PartitionError."""
-    try:
-        header = _part_header(part)
-    except DataFileError:
-        raise
-    except Exception as exc:
-        raise PartitionError(part.path, f"{type(exc).__name__}: {exc}") from None
-    missing = [c for c in plan.columns if c not in header]
-    if missing:
-        raise PartitionError(part.path, "missing columns", tuple(missing), tuple(header))
-    try:
-        return _part_stats(plan, part, max_patterns=max_patterns)
-    except DataFileError:
-        raise
-    except Exception as exc:
-        raise PartitionError(part.path, f"{type(exc).__name__}: {exc}") from None
-
-
-def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None) -> PartStats:
-    max_patterns = MAX_PATTERNS if max_patterns is None else max_patterns
-    acc = PartStats(file_index=part.file_index)
-    cols = list(plan.columns)
-    row = part.first_row
-    strata_shape = _strata_sizes(plan)
-    nstrata = int(np.prod(strata_shape)) if strata_shape else 1
-    acc.strata = np.zeros(nstrata, dtype=np.int64)
-    for df in read_batches(part, cols, plan.batch_rows, plan, acc.digests):
-        _nonfinite(plan, df, acc, row)
-        b = encode_batch(plan, df, acc, row)
-        idx = np.flatnonzero(b.keep)
-        acc.rows += b.n
-        acc.kept += len(idx)
-        yt = np.array([np.count_nonzero(c) for c in b.ycols], dtype=np.int64)
-        acc.y_true = yt if acc.y_true is None else acc.y_true + yt
-        for a in plan.attrs:
-            fast = fast_pattern_codes(plan, b, a, _attr_rows(b, a))
-            u = _units(plan, b, a) if fast is None else None
-            keys, counts = stats.count_keys(fast.astype(np.int64) if fast is not None else stats.pattern_keys(u))
-            if len(keys) <= BATCH_PATTERNS:  # the point tally from the batch's patterns: exact and cheap
-                pu = stats.units_from_keys(keys, counts, len(plan.tasks), len(a.groups), plan.Gp(a))
-                N = stats.tally(pu, joint=True)
-            else:
-                N = stats.tally(u if u is not None else _units(plan, b, a), joint=True)
-            acc.point[a.name] = acc.point[a.name] + N if a.name in acc.point else N
-            if acc.patterns.get(a.name, 0) is None:
-                continue
-            acc.patterns[a.name] = _merge_patterns(acc.patterns.get(a.name, 0), (keys, counts), max_patterns)
-        if plan.sample_rows:
-            stratum = _stratum(plan, b)
-            acc.strata += np.bincount(stratum, minlength=nstrata)
-            acc.sample = _reservoir(acc.sample, _candidates(plan, df, idx, stratum, part.file_first_row + row,
-                                                            acc.sample), plan.sample_rows)
-        row += b.n
-    acc.part_kept[part.index] = acc.kept
-    acc.part_rows[part.index] = acc.rows
-    return acc
-
-
-def _nonfinite(plan: Plan, df: pd.DataFrame, acc: PartStats, row0: int) -> None:
-    """Count the scores that are inf or -inf (refused by _check, as the memory engine refuses them)."""
-    if not plan.predictions and role_kind(plan.role) != "validation":
-        return
-    for col, _ in score_columns(list(plan.tasks), role_kind(plan.role)):
-        if col in df.columns and pd.api.types.is_numeric_dtype(df[col]) and not pd.api.types.is_bool_dtype(df[col]):
-            bad = np.isinf(df[col].to_numpy(dtype=float))
-            if bad.any():
-                e = acc.nonfinite.get(col)
-                where = (acc.file_index, row0 + int(np.argmax(bad)))
-                acc.nonfinite[col] = [int(bad.sum()), where] if e is None else [e[0] + int(bad.sum()), min(e[1], where)]
-
-
-MAX_STRATA = 1 << 20  # the sample's strata: a count per stratum is kept, so their number is bounded
-
-
-def _strata_attrs(plan: Plan) -> list[AttributeDef]:
-    """The attributes the sample is stratified by: the base attributes in spec order while the product of their
-    sizes (groups + 1) stays within MAX_STRATA (three attributes of 1,000 groups would be 10⁹ strata); the
-    results name them (``sample.stratified_by``)."""
-    out, n = [], 1
-    for a in plan.base_attrs:
-        n *= len(a.groups) + 1
-        if n > MAX_STRATA:
-            break
-        out.append(a)
-    return out
-
-
-def _strata_sizes(plan: Plan) -> list[int]:
-    return [len(a.groups) + 1 for a in _strata_attrs(plan)]  # each listed group, and "left out of this attribute"
-
-
-def _stratum(plan: Plan, b: BatchCodes) -> np.ndarray:
-    s = np.zeros(int(b.keep.sum()), dtype=np.int64)
-    for a, size in zip(_strata_attrs(plan), _strata_sizes(plan)):
-        s = s * size + (b.groups[a.name].astype(np.int64) + 1)
-    return s
-
-
-def _candidates(plan: Plan, df: pd.DataFrame, idx: np.ndarray, stratum: np.ndarray, row0: int,
-                current: pd.DataFrame | None) -> pd.DataFrame:
-    """Rows that may enter the sample; ``row0``: the batch's first row in the data set."""
-    rows = row0 + idx
-    u = sample_keys(plan.sample_seed, rows)
-    keep = np.ones(len(idx), dtype=bool)
-    if current is not None and len(current):
-        # only rows below the stratum's current k-th smallest key can enter
-        cut = current.groupby("__stratum")["__u"].max()
-        full = current.groupby("__stratum").size()
-        lim = np.full(int(stratum.max()) + 1 if len(stratum) else 1, np.iinfo(np.uint64).max, dtype=np.uint64)
-        for st, c in full.items():
-            if c >= plan.sample_rows and st < len(lim):
-                lim[st] = np.uint64(cut[st])
-        keep = u < lim[stratum] if len(stratum) else keep
-    sel = idx[keep]
-    frame = df.iloc[sel][list(plan.sample_columns)].reset_index(drop=True)
-    frame["__u"] = u[keep]
-    frame["__row"] = rows[keep].astype(np.int64)
-    frame["__stratum"] = stratum[keep]
-    return frame
-
-
-def _reservoir(a: pd.DataFrame | None, b: pd.DataFrame | None, k: int) -> pd.DataFrame | None:
-    """Per stratum, the ``k`` rows with the smallest (key, row): the same whatever the merge order."""
-    frames = [f for f in (a, b) if f is not None]
-    if not frames:
-        return None
-    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    if not len(df):
-        return df
-    df = df.sort_values(["__stratum", "__u", "__row"], kind="stable")
-    df = df[df.groupby("__stratum").cumcount() < k]
-    return df.reset_index(drop=True)
-
-
-def _merge_patterns(a, b, max_patterns: int):
-    """Merge pattern counts: each side is (keys, counts), None (too many to keep) or 0 (nothing yet)."""
-    if a is None or b is None:
-        return None
-    if isinstance(a, int):
-        res = b
-    elif isinstance(b, int):
-        res = a
-    else:
-        res = stats.count_keys(np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]]).astype(np.float64))
-    if not isinstance(res, int) and len(res[0]) > max_patterns:
-        return None
-    return res
-
-
-def merge(a: PartStats, b: PartStats, plan: Plan, *, max_patterns: int | None = None) -> PartStats:
-    max_patterns = MAX_PATTERNS if max_patterns is None else max_patterns
-    out = PartStats(rows=a.rows + b.rows, kept=a.kept + b.kept)
-    for src in (a, b):
-        for k, (reason, n) in src.drops.items():
-            out.drop(k, reason, n)
-        for col, (n, where) in src.missing_cols.items():
-            e = out.missing_cols.get(col)
-            out.missing_cols[col] = [n, where] if e is None else [e[0] + n, min(e[1], where)]
-        for k, c in src.group_counts.items():
-            out.add_group_counts(k, c)
-        add_exclusions(out.attr_drops, src.attr_drops)
-        if src.y_true is not None:
-            out.y_true = src.y_true if out.y_true is None else out.y_true + src.y_true
-        for k, vals in src.values.items():
-            s = out.values.setdefault(k, set())
-            s.update(list(vals)[:max(0, MAX_DISTINCT_VALUES - len(s))])
-        for k, ex in src.non_numeric_score.items():
-            out.non_numeric_score.setdefault(k, ex)
-        for k, N in src.point.items():
-            out.point[k] = out.point[k] + N if k in out.point else N
-        out.part_kept.update(src.part_kept)
-        out.part_rows.update(src.part_rows)
-        for path, sha in src.digests.items():
-            if out.digests.setdefault(path, sha) != sha:
-                raise DataChanged(changed_message(Path(path).name))
-        for col, (n, where) in src.nonfinite.items():
-            e = out.nonfinite.get(col)
-            out.nonfinite[col] = [n, where] if e is None else [e[0] + n, min(e[1], where)]
-    for name in sorted(set(a.patterns) | set(b.patterns)):
-        out.patterns[name] = _merge_patterns(a.patterns.get(name, 0), b.patterns.get(name, 0), max_patterns)
-    out.strata = (a.strata if a.strata is not None else 0) + (b.strata if b.strata is not None else 0)
-    out.sample = _reservoir(a.sample, b.sample, plan.sample_rows) if plan.sample_rows else None
-    return out
-
-
-def poisson_part(plan: Plan, part: Partition, offset: int, jobs: tuple, B: int, seed: int) -> dict:
-    """Pass 2 over one partition: keyed Poisson(1) replicate sums S per (attribute, stream, joint).
-
-    ``offset``: rows kept before this partition (the memory engine's position of its first kept row); each
-    attribute's rows keep their positions among all kept rows, as in the memory engine.
-    """
-    out = {}
-    for df in read_batches(part, list(plan.needed), plan.batch_rows, plan):
-        b = encode_batch(plan, df)
-        n = b.kept
-        for job in jobs:
-            name, stream, joint, with_pred = job
-            a = next(x for x in plan.attrs if x.name == name)
-            S = stats.poisson_sums(_units(plan, b, a, with_pred, offset), B, seed, stream, joint=joint)
-            out[job] = out[job] + S if job in out else S
-        offset += n
-    return out
-
-
-# --------------------------------------------------------------------------- the engines
-
-
-class LocalExecutor:
-    """Partitions on a thread pool in this process (NumPy, pandas and Arrow release the GIL)."""
-
-    name = "stream"
-
-    def reduce(self, fn, items: list, combine, on_done=None):
-        """``combine`` the ``fn(x)`` as they finish (at most one result per worker waits in memory)."""
-        from concurrent.futures import ThreadPoolExecutor, as_completed
-
-        acc = None
-        workers = max(1, min(len(items), stats._workers()))
-        with ThreadPoolExecutor(workers) as ex:
-            pending = iter(items)
-            running = {ex.submit(fn, x) for x in itertools.islice(pending, workers)}
-            done_n = 0
-            while running:
-                f = next(as_completed(running))
-                running.discard(f)
-                nxt = next(pending, None)
-                if nxt is not None:
-                    running.add(ex.submit(fn, nxt))
-                r = f.result()
-                acc = r if acc is None else combine(acc, r)
-                done_n += 1
-                if on_done:
-                    on_done(done_n, len(items))
-        return acc
-
-    def close(self) -> None:
-        pass
-
-
-class DaskExecutor:
-    """The same partition functions on Dask workers (a LocalCluster unless a scheduler address is given)."""
-
-    name = "dask"
-
-    def __init__(self, scheduler: str | None, workers: int):
-        try:
-            from dask.distributed import Client, LocalCluster
-        except ImportError:
-            raise SpecError([Problem("", None, None, "data.engine", MSG_DASK_MISSING)]) from None
-        self.cluster = None
-        if scheduler:
-            self.client = Client(scheduler)
-        else:
-            self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                        dashboard_address=None, silence_logs=40)
-            self.client = Client(self.cluster)
-        self.address = scheduler or "LocalCluster"
-        self.workers = len(self.client.scheduler_info().get("workers", {}))
-
-    def reduce(self, fn, items: list, combine, on_done=None):
-        """``combine`` the partitions' results on this process as workers finish them, releasing each."""
-        from dask.distributed import as_completed
-
-        acc = None
-        futures = self.client.map(fn, items, pure=False)
-        for done, f in enumerate(as_completed(futures), 1):
-            r = f.result()
-            f.release()
-            acc = r if acc is None else combine(acc, r)
-            if on_done:
-                on_done(done, len(items))
-        return acc
-
-    def close(self) -> None:
-        self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
+# The functions the executors map over the partitions (top-level, so Dask pickles them by name).
 
 
 def _pass1(args):
@@ -740,6 +120,14 @@ def _pass1(args):
 def _pass2(args):
     plan, part, offset, jobs, B, seed = args
     return poisson_part(plan, part, offset, jobs, B, seed)
+
+
+def _moments_pass(args):
+    return moments_part(*args)
+
+
+def _merge_moments(a, b):
+    return a.merge(b)
 
 
 @dataclass
@@ -755,7 +143,7 @@ class Streamed:
     dropped: list
     plan: Plan
     parts: list[Partition]
-    stats: PartStats
+    merged: PartStats  # the partitions' contributions, merged
     executor: object
     sample: Encoded | None = None
     engine: dict = field(default_factory=dict)
@@ -776,12 +164,12 @@ class Streamed:
 
     def group_counts(self, name: str) -> np.ndarray:
         a = self._attr(name)
-        N = self.stats.point[a.name]
+        N = self.merged.point[a.name]
         return np.rint(N[0, 0].sum(axis=(1, 2, 3))).astype(np.int64) if N.shape[1] else np.zeros(len(a.groups), int)
 
     def y_mean(self, k: int) -> float:
         """Share of the kept rows (every row-level kept row, whatever its groups) with task ``k`` true."""
-        yt = self.stats.y_true
+        yt = self.merged.y_true
         return float(yt[k] / self.rows_used) if self.rows_used and yt is not None else 0.0
 
     def attr_rows_used(self, name: str) -> int:
@@ -789,28 +177,28 @@ class Streamed:
 
     @property
     def attr_dropped(self) -> dict[str, list[dict]]:
-        return exclusion_records(list(self.plan.attrs), self.stats.attr_drops)
+        return exclusion_records(list(self.plan.attrs), self.merged.attr_drops)
 
     @property
     def attr_unknown(self) -> dict[str, list[dict]]:
-        return unknown_records(list(self.plan.attrs), self.stats.attr_drops)
+        return unknown_records(list(self.plan.attrs), self.merged.attr_drops)
 
-    def units(self, name: str, with_pred: bool) -> stats.Units | None:
+    def units(self, name: str, with_pred: bool) -> counts.Units | None:
         """Distinct patterns with counts (None when there were too many to keep)."""
         a = self._attr(name)
-        pat = self.stats.patterns.get(name)
+        pat = self.merged.patterns.get(name)
         if pat is None or isinstance(pat, int):
             return None
-        keys, counts = pat
+        keys, kcounts = pat
         G, Gp = len(a.groups), self.plan.Gp(a)
-        u = stats.units_from_keys(keys, counts, len(self.plan.tasks), G, Gp)
+        u = counts.units_from_keys(keys, kcounts, len(self.plan.tasks), G, Gp)
         if with_pred or Gp == 1:
             return u
-        return stats.compress(stats.Units(u.block // Gp, u.Y, u.Yhat, u.count, G, 1))
+        return counts.compress(counts.Units(u.block // Gp, u.Y, u.Yhat, u.count, G, 1))
 
     def point(self, name: str, with_pred: bool, joint: bool) -> np.ndarray:
-        """The point tally N, as ``stats.tally`` gives it on the rows (exact integer counts)."""
-        N = self.stats.point[name]
+        """The point tally N, as ``counts.tally`` gives it on the rows (exact integer counts)."""
+        N = self.merged.point[name]
         if not with_pred:
             N = N.sum(axis=3, keepdims=True)
         return N if joint else _margins(N)
@@ -819,8 +207,8 @@ class Streamed:
                    with_pred: bool = True) -> tuple[np.ndarray, str]:
         u = self.units(name, with_pred)
         if u is not None and method != "poisson":
-            if method == "multinomial" or len(u.count) <= stats.MULTINOMIAL_MAX_PATTERNS:
-                return stats.replicates(u, B, seed=seed, stream=stream, method="multinomial", joint=joint)
+            if method == "multinomial" or len(u.count) <= counts.MULTINOMIAL_MAX_PATTERNS:
+                return counts.replicates(u, B, seed=seed, stream=stream, method="multinomial", joint=joint)
         a = self._attr(name)
         Gp = self.plan.Gp(a) if with_pred else 1
         if B == 0:
@@ -833,7 +221,7 @@ class Streamed:
             offsets, total = [], 0
             for p in self.parts:
                 offsets.append(total)
-                total += self.stats.part_kept[p.index]
+                total += self.merged.part_kept[p.index]
             job = (name, stream, joint, with_pred)
             a = self._attr(name)
             K = len(self.plan.tasks)
@@ -842,19 +230,34 @@ class Streamed:
             if self.parts:  # integer sums: exact in any order
                 try:
                     S += self.executor.reduce(_pass2, [(self.plan, p, offsets[i], (job,), B, seed)
-                                                       for i, p in enumerate(self.parts)], _add_sums).get(job, 0)
+                                                       for i, p in enumerate(self.parts)], add_sums).get(job, 0)
                 except DataFileError as exc:  # the file changed after pass 1: no number from the new bytes
                     raise SpecError([Problem(self.display_path, None, None, "", str(exc))]) from None
-            self._poisson_cache[key] = stats._to_tensor(S, K, len(a.groups), Gp, joint)
+            self._poisson_cache[key] = counts._to_tensor(S, K, len(a.groups), Gp, joint)
         return self._poisson_cache[key]
 
+    def moments(self, name: str, task: int, features: tuple, B: int, *, seed: int, stream: int) -> Estimate:
+        """Weighted group moments (:mod:`reportgen.stats.moments`) of attribute ``name`` and task ``task`` over
+        every kept row, one pass over the partitions on the executor; each row at its position among the kept
+        rows, so the sums and replicates are the memory engine's."""
+        offsets, total = [], 0
+        for p in self.parts:
+            offsets.append(total)
+            total += self.merged.part_kept[p.index]
+        try:
+            s = self.executor.reduce(_moments_pass, [(self.plan, p, offsets[i], name, task, tuple(features), B, seed,
+                                                     stream) for i, p in enumerate(self.parts)], _merge_moments)
+        except DataFileError as exc:  # the file changed after pass 1: no number from the new bytes
+            raise SpecError([Problem(self.display_path, None, None, "", str(exc))]) from None
+        if s is None:
+            G, F = len(self._attr(name).groups), len(features)
+            return Estimate(np.zeros((G, F)), np.zeros((B, G, F)), "poisson" if B else "none")
+        return Estimate(s.point, s.replicates, s.scheme)
 
-def _add_sums(a: dict, b: dict) -> dict:
-    return {k: a.get(k, 0) + b.get(k, 0) for k in a.keys() | b.keys()}
 
 
 def _margins(N: np.ndarray) -> np.ndarray:
-    """Joint tally -> the margins-only form of ``stats.tally(joint=False)``."""
+    """Joint tally -> the margins-only form of ``counts.tally(joint=False)``."""
     tot = N.sum(axis=(-2, -1))
     sy = N[..., 1, :].sum(axis=-1)
     sh = N[..., :, 1].sum(axis=-1)
@@ -884,15 +287,6 @@ def choose_engine(ls, rels: list[str]) -> str:
             total += p.stat().st_size
     return "stream" if total > AUTO_STREAM_BYTES else "memory"
 
-
-def make_executor(ls, name: str, scheduler: str | None = None):
-    if name == "dask":
-        d = ls.spec.data.dask
-        try:
-            return DaskExecutor(scheduler or d.scheduler, d.workers)
-        except SpecError as e:
-            raise SpecError([ls.problem(("data", "engine"), p.message) for p in e.problems]) from None
-    return LocalExecutor()
 
 
 def sample_columns(ls, header: list[str], needed: list[str]) -> list[str]:
@@ -927,7 +321,7 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
     medians = {}
     if kind in ("test", "run") and scoring_tasks(tasks):  # a tool that scores: the exact median needs every score
         try:
-            medians = score_medians(files, tasks, d.batch_rows, na=na, fingerprints=fps)
+            medians = score_medians(files, tasks, d.batch_rows, na=na, fingerprints=fps, max_patterns=MAX_PATTERNS)
         except DataFileError as exc:
             raise SpecError([ls.problem(spec_path, str(exc))]) from None
         thresholds = {**(thresholds or {}), **{k: m["threshold"] for k, m in medians.items()}}
@@ -938,9 +332,9 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
                 thresholds=tuple(sorted((thresholds or {}).items())), predictions=kind in ("test", "run"),
                 batch_rows=d.batch_rows, sample_rows=d.sample.rows if sample else 0, sample_seed=int(seed),
                 sample_columns=tuple(scols), attr_only=frozenset(attribute_only_columns(attrs, tasks, kind)),
-                na=na, fingerprints=fps)
+                na=na, fingerprints=fps, max_patterns=MAX_PATTERNS)
     try:
-        parts = partitions(files)
+        parts = partitions(files, PARTITION_ROWS)
     except PartitionError as e:
         raise _part_problem(ls, e, path, rel, spec_path, needed_pairs) from None
     except DataFileError as exc:
@@ -968,7 +362,7 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
     plan = dataclasses.replace(plan, digests=tuple(sorted(acc.digests.items())))
     dropped = [{"reason": r, "rows": int(n)} for _, (r, n) in sorted(acc.drops.items())]
     st = Streamed(role=role, path=path, display_path=rel, sha256=sha, rows=acc.rows, rows_used=acc.kept,
-                  dropped=dropped, plan=plan, parts=parts, stats=acc, executor=executor)
+                  dropped=dropped, plan=plan, parts=parts, merged=acc, executor=executor)
     st.header = list(header)
     st.medians = medians
     st.engine = {"name": executor.name, "files": len(files), "partitions": len(parts), "batch_rows": d.batch_rows}
@@ -1057,9 +451,9 @@ def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, 
         raise SpecError(problems)
     if plan.role != "validation":
         for a in plan.base_attrs:
-            counts = acc.group_counts.get(a.name, np.zeros(len(a.groups), int))
+            per_group = acc.group_counts.get(a.name, np.zeros(len(a.groups), int))
             present_raw = acc.values.get(("attr", a.name), set())
-            empty = [j for j, c in enumerate(np.asarray(counts).tolist()) if c == 0]
+            empty = [j for j, c in enumerate(np.asarray(per_group).tolist()) if c == 0]
             if empty:
                 problems += empty_group_problems(ls, a, empty, sorted({_num_text(v) for v in present_raw}), rel)
     if problems:

@@ -1,0 +1,154 @@
+"""The statistic seam: what a metric family reads, whatever engine read the rows.
+
+A *statistic* is a sum over rows that a family's quantities are functions of. Each implements one protocol,
+:class:`Statistic`:
+
+* ``point()`` — the sums with every row weighing 1;
+* ``replicates(B, seed=, stream=)`` — ``B`` bootstrap replicates of those sums and the scheme that drew them
+  (docs/metrics.md §4);
+* ``merge(other)`` — the statistic of two disjoint sets of rows (chunks, batches, partitions) as one.
+
+Two implementations:
+
+* :class:`CellCounts` — the contingency counts ``N[b, k, a, â, y, ŷ]`` of :mod:`reportgen.stats.counts` (hard
+  membership: a multinomial draw over the distinct row patterns, or keyed Poisson(1) row weights when the
+  patterns are too many or several runs share the rows);
+* :class:`reportgen.stats.moments.GroupMoments` — weighted group moments ``Σ w_b(i)·P[i, g]·X[i, f]`` of
+  features the caller declares (keyed Poisson(1) row weights; hard or soft membership).
+
+A family names the statistic it needs on its :class:`reportgen.families.Family` record (``statistic=``); the
+per-attribute context computes it once per prediction file with :func:`cell_counts` (or
+:func:`group_moments`), which choose the memory, streaming or Dask engine from the loaded data, and hands the
+family :class:`Estimate` records — the families never branch on the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from reportgen.stats import counts
+from reportgen.stats.loading import membership, streamed, units
+from reportgen.stats.membership import Membership
+from reportgen.stats.moments import GroupMoments, task_columns
+
+
+@runtime_checkable
+class Statistic(Protocol):
+    """Sums over rows with their bootstrap replicates, mergeable across partitions of the rows."""
+
+    def point(self) -> np.ndarray: ...
+
+    def replicates(self, B: int, *, seed: int, stream: int) -> tuple[np.ndarray, str]: ...
+
+    def merge(self, other): ...
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A statistic of one prediction file as a family reads it: the point sums, ``B`` bootstrap replicates of
+    them (leading axis) and the bootstrap scheme that drew them ("multinomial", "poisson" or "none")."""
+
+    point: np.ndarray
+    replicates: np.ndarray
+    scheme: str
+
+
+@dataclass
+class CellCounts:
+    """The count tensor of rows (or of distinct patterns with counts) held in memory."""
+
+    units: counts.Units
+    joint: bool = True  # the four joint cells (y, ŷ); False: margins only (cheaper, docs in counts._to_tensor)
+    method: str = "auto"  # "auto" | "multinomial" | "poisson"
+
+    @classmethod
+    def of_membership(cls, groups: Membership, predicted: Membership | None, Y: np.ndarray, Yhat: np.ndarray, *,
+                      joint: bool = True, method: str = "auto") -> "CellCounts":
+        """The counts of rows with hard membership (true and, optionally, predicted group): the rows in no group
+        are left out, each other row keeping its position (its Poisson weights). Soft membership has no cells;
+        it is read through :class:`GroupMoments`."""
+        if not groups.is_hard or (predicted is not None and not predicted.is_hard):
+            raise ValueError("cell counts need hard membership (group codes); read soft membership through "
+                             "GroupMoments")
+        gp = None if predicted is None else predicted.codes
+        return cls(counts.member_units(groups.codes, gp, Y, Yhat, groups.G), joint, method)
+
+    def point(self) -> np.ndarray:
+        return counts.tally(self.units, joint=self.joint)
+
+    def replicates(self, B: int, *, seed: int, stream: int) -> tuple[np.ndarray, str]:
+        return counts.replicates(self.units, B, seed=seed, stream=stream, method=self.method, joint=self.joint)
+
+    def merge(self, other: "CellCounts") -> "CellCounts":
+        """Both sets of rows (disjoint positions) or patterns (their counts add) as one statistic."""
+        a, b = self.units, other.units
+        if (a.G, a.Gp) != (b.G, b.Gp):
+            raise ValueError("only counts over the same groups merge")
+        pos = None if a.pos is None and b.pos is None else np.concatenate([a.positions(), b.positions()])
+        u = counts.Units(np.concatenate([a.block, b.block]), np.concatenate([a.Y, b.Y]),
+                         np.concatenate([a.Yhat, b.Yhat]), np.concatenate([a.count, b.count]), a.G, a.Gp, pos)
+        return CellCounts(u, self.joint, self.method)
+
+
+@dataclass
+class StreamedCellCounts:
+    """The count tensor of a streamed data set (:class:`reportgen.stats.stream.Streamed`): the point counts and
+    patterns its partitions merged in pass 1, and the Poisson pass over its partitions when needed."""
+
+    data: object  # Streamed
+    attribute: str
+    with_pred: bool
+    joint: bool = True
+    method: str = "auto"
+
+    def point(self) -> np.ndarray:
+        return self.data.point(self.attribute, self.with_pred, self.joint)
+
+    def replicates(self, B: int, *, seed: int, stream: int) -> tuple[np.ndarray, str]:
+        return self.data.replicates(self.attribute, B, seed=seed, stream=stream, method=self.method,
+                                    joint=self.joint, with_pred=self.with_pred)
+
+    def merge(self, other):
+        raise TypeError("a streamed data set's partitions are merged by the engine (stats.partstats.merge)")
+
+
+def estimate(stat: Statistic, B: int, *, seed: int, stream: int) -> Estimate:
+    """The point sums and replicates of a statistic."""
+    point = stat.point()
+    reps, scheme = stat.replicates(B, seed=seed, stream=stream)
+    return Estimate(point, reps, scheme)
+
+
+def cell_counts(enc, attr, *, with_pred: bool, joint: bool, method: str) -> Statistic:
+    """The cell counts of attribute ``attr`` on a prediction file (rows in memory) or a streamed data set."""
+    if streamed(enc):
+        return StreamedCellCounts(enc, attr.name, with_pred, joint, method)
+    return CellCounts(units(enc, attr, with_pred=with_pred), joint, method)
+
+
+def group_sizes(enc, attr) -> np.ndarray:
+    """Rows per listed group of attribute ``attr`` (float, from the point cell counts), in any engine."""
+    N = cell_counts(enc, attr, with_pred=False, joint=False, method="auto").point()
+    return N[0, 0].sum(axis=(1, 2, 3)) if N.shape[1] else np.zeros(len(attr.groups))
+
+
+def row_patterns(enc, attr, *, with_pred: bool) -> counts.Units | None:
+    """Attribute ``attr``'s rows of a prediction file (each at its position among the rows kept), or a streamed
+    data set's distinct row patterns with counts (pass 1 merged them); None when a streamed data set kept no
+    patterns (more than ``stream.MAX_PATTERNS``): rows are needed, and its sample serves."""
+    if streamed(enc):
+        return enc.units(attr.name, with_pred)
+    return units(enc, attr, with_pred=with_pred)
+
+
+def group_moments(enc, attr, task: int, features: Sequence[str], B: int, *, seed: int, stream: int) -> Estimate:
+    """The weighted group moments of attribute ``attr``'s hard membership and task ``task``'s ``features`` over
+    the rows a prediction file keeps (each at its position among them, so its Poisson weights are the same in
+    every engine); a streamed data set sums them over its partitions on its executor."""
+    if streamed(enc):
+        return enc.moments(attr.name, task, tuple(features), B, seed=seed, stream=stream)
+    stat = GroupMoments.of_columns(membership(enc, attr), task_columns(enc.Y, enc.Yhat, task), features)
+    return estimate(stat, B, seed=seed, stream=stream)
