@@ -3,7 +3,7 @@
 :func:`run_spec` loads the data (:func:`load_all`), then for each attribute builds one
 :class:`~reportgen.families.core.AttributeContext` (with the count tensors when a count family asks for
 them) and hands every requested metric to its family (:mod:`reportgen.families`) — there is no per-family
-code here. Then the threshold sweeps (:mod:`reportgen.results.sweeps`), the gates, local bias and the provenance
+code here. Then the threshold sweeps (:mod:`reportgen.families.sweeps`), the gates, local bias and the provenance
 records. The results tree is plain JSON-able data (floats stay floats; ``None`` with a ``reason`` where a
 statistic is undefined); :mod:`reportgen.fileio` writes it.
 """
@@ -28,7 +28,7 @@ from reportgen.families.core import AttributeContext
 from reportgen.stats.loading import Loaded, has_pred, sample_note, streamed
 from reportgen.fileio import jfloat as _f
 from reportgen.spec.model import LoadedSpec, Metric, group_name_problems
-from reportgen.results.sweeps import threshold_sweeps
+from reportgen.families.sweeps import threshold_sweeps
 
 SCHEMA_VERSION = 1
 
