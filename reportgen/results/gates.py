@@ -10,7 +10,6 @@ from reportgen.results.vocabulary import MetricName, ResultModel, documented, op
 __all__ = ["GatePair", "GateInterval", "GateQuantity", "GateStatus", "GateBound", "GateResult", "Gating"]
 
 
-
 class GatePair(ResultModel):
     group: str | None = optional("Group of the gated pair.")
     reference: str | None = optional("Reference group of the gated pair (disparity metrics).")
@@ -22,7 +21,8 @@ class GateInterval(ResultModel):
     lower: float | None = documented("Lower end of the gated quantity's interval.")
     upper: float | None = documented("Upper end of the gated quantity's interval.")
     level: float | None = documented("Confidence level of that interval.")
-    method: str | None = documented("Interval method (as in the metric results, or 'paired bootstrap' against a baseline).")
+    method: str | None = documented("Interval method (as in the metric results, or 'paired bootstrap' against a "
+                                    "baseline).")
 
 
 GateQuantity = Literal["value", "contribution y·Δ", "Δ", "worsening vs baseline", "impact ratio", "selection rate"]
@@ -40,9 +40,10 @@ class GateBound(ResultModel):
     upper: float | None = optional("Upper end of its interval.")
     level: float | None = optional("Confidence level of the interval.")
     method: str | None = optional("Interval method.")
-    decided_by: Literal["interval", "exact", "point"] | None = optional(
-        "How the bound was decided: on the interval (with the multiple-testing correction), on an exact value, or "
-        "on the point value (no interval). Absent when undecided.")
+    decided_by: Literal["interval", "exact", "point"] | None = optional("How the bound was decided: on the interval "
+                                                                        "(with the multiple-testing correction), on an "
+                                                                        "exact value, or on the point value (no "
+                                                                        "interval). Absent when undecided.")
     p_pass: float | None = optional("One-sided p-value for passing, read off the interval.")
     p_fail: float | None = optional("One-sided p-value for failing, read off the interval.")
     p_fail_adjusted: float | None = optional("p_fail after the multiple-testing correction (Holm).")
@@ -62,23 +63,24 @@ class GateResult(ResultModel):
     min: float | None = optional("Lower bound on the quantity.")
     abs_max: float | None = optional("Bound on the quantity's absolute value.")
     max_increase: float | None = optional("Largest allowed worsening against the baseline.")
-    quantity: GateQuantity = documented("Quantity gated (of the first bound): the value, a BiasAmp pair's contribution y·Δ, "
-                                "a pair's Δ, or the worsening vs the baseline.")
+    quantity: GateQuantity = documented("Quantity gated (of the first bound): the value, a BiasAmp pair's contribution "
+                                        "y·Δ, a pair's Δ, or the worsening vs the baseline.")
     value: float | None = documented("Point value of the gated quantity (first bound).")
     lower: float | None = documented("Lower end of its interval (first bound).")
     upper: float | None = documented("Upper end of its interval (first bound).")
     interval: GateInterval | None = documented("The interval decided on (first bound); null when there is none.")
     status: GateStatus = documented("fail if any bound fails, pass if all pass, else inconclusive.")
     passed: bool = documented("Whether the check counts as passed (inconclusive counts per inconclusive_policy).")
-    inconclusive_policy: Literal["fail", "pass"] = documented("How an inconclusive check counts (the gate's inconclusive).")
+    inconclusive_policy: Literal["fail", "pass"] = documented("How an inconclusive check counts (the gate's "
+                                                              "inconclusive).")
     reason: str = documented("The bounds' reasons, joined by '; '.")
     bounds: list[GateBound] = documented("Every bound of the check.")
     warning: str | None = optional("Present when the check cannot fail.")
 
 
 class Gating(ResultModel):
-    multiple_testing: Literal["holm", "none"] = documented("Correction of the fail decisions across all interval-decided "
-                                                   "bounds.")
+    multiple_testing: Literal["holm", "none"] = documented("Correction of the fail decisions across all "
+                                                           "interval-decided bounds.")
     hypotheses: int = documented("Number of interval-decided bounds in the correction.")
     alpha_one_sided: float = documented("One-sided α = (1 − confidence)/2.")
     outside_correction: int = documented("Bounds decided exactly or on the point value, outside the correction.")

@@ -9,12 +9,12 @@ from typing import Literal
 from pydantic import Field
 
 from reportgen.results.provenance import DroppedRows
-from reportgen.results.vocabulary import COVERS_TEXT, LEVEL_TEXT, Covers, GammaSource, ResultModel, documented, optional
+from reportgen.results.vocabulary import (COVERS_TEXT, LEVEL_TEXT, Covers, GammaSource, ResultModel, ResultValue,
+                                          documented, optional)
 
 __all__ = ["LocalBiasFeatures", "ClusterInterval", "HeldOutInterval", "HeldOutCluster", "HeldOutTest", "SplitInfo",
            "Centroid", "Cluster", "ClusteringReasons", "ClusteringSummary", "GlobalSummary", "LambdaRow",
            "Projection", "LocalBias"]
-
 
 
 class LocalBiasFeatures(ResultModel):
@@ -28,7 +28,7 @@ class LocalBiasFeatures(ResultModel):
     terms: int | None = optional("Text: vocabulary size.")
 
 
-class ClusterInterval(ResultModel):
+class ClusterInterval(ResultValue):
     method: Literal["bernstein"] = documented("Bernstein bound on the gap.")
     level: float = documented(LEVEL_TEXT)
     lower: float | None = documented("Lower end.")
@@ -47,19 +47,20 @@ class ClusterInterval(ResultModel):
     note: str | None = optional("Caveat (e.g. rows left out of the clustering).")
 
 
-class HeldOutInterval(ResultModel):
+class HeldOutInterval(ResultValue):
     """Newcombe's hybrid score interval for the held-out gap (docs/metrics.md §6): the decision interval of a
     k-means or LOGAN cluster."""
 
-    method: Literal["newcombe"] = documented("Newcombe (1998) hybrid score interval for a difference of two proportions.")
+    method: Literal["newcombe"] = documented("Newcombe (1998) hybrid score interval for a difference of two "
+                                             "proportions.")
     level: float = documented(LEVEL_TEXT)
     lower: float | None = documented("Lower end.")
     upper: float | None = documented("Upper end.")
     covers: list[Covers] = documented(COVERS_TEXT)
     n: int = documented("Held-out rows in the cluster.")
     verdict: Literal["first_higher", "second_higher", "insufficient_evidence", "not_tested"] = documented(
-        "first_higher (lower > 0), second_higher (upper < 0) or insufficient_evidence when the held-out test "
-        "reached the cluster; not_tested otherwise (`test_reason`): then the interval supports no verdict.")
+        "first_higher (lower > 0), second_higher (upper < 0) or insufficient_evidence when the held-out test reached "
+        "the cluster; not_tested otherwise (`test_reason`): then the interval supports no verdict.")
     verdict_text: str = documented("The verdict in words.")
 
 
@@ -71,15 +72,16 @@ class HeldOutCluster(ResultModel):
     sizes: dict[str, int] = documented("Held-out rows per group.")
     support: dict[str, int] = documented("Held-out rows per group in the performance denominator.")
     performance: dict[str, float | None] = documented("Performance per group on the held-out rows; null where the "
-                                              "denominator is 0.")
-    gap: float | None = documented("Held-out gap: performance of the first group minus the second's; null when undefined.")
+                                                      "denominator is 0.")
+    gap: float | None = documented("Held-out gap: performance of the first group minus the second's; null when "
+                                   "undefined.")
     reason: str | None = optional("Why the held-out gap is undefined.")
     testable: bool = documented("Whether each group has at least min_group held-out rows in the denominator.")
-    interval: HeldOutInterval | None = documented("The decision interval: Newcombe on the held-out rows; its verdict is "
-                                          "not_tested unless the held-out test reached this cluster.")
+    interval: HeldOutInterval | None = documented("The decision interval: Newcombe on the held-out rows; its verdict "
+                                                  "is not_tested unless the held-out test reached this cluster.")
     interval_reason: str | None = optional("Why there is no held-out interval.")
     test_order: int | None = optional("Position in the held-out test's order (1 = the largest |gap| where the clusters "
-                                  "were chosen); absent when the cluster is not in the order.")
+                                      "were chosen); absent when the cluster is not in the order.")
     test_reason: str | None = optional("Why the cluster was not tested.")
 
 
@@ -88,12 +90,15 @@ class HeldOutTest(ResultModel):
     the order of their |gap| there, tested one after the other on the held-out rows at the spec's level until one
     is not confirmed."""
 
-    verdict: Literal["confirmed", "not_confirmed", "not_testable"] = documented(
-        "confirmed: at least the first cluster's held-out interval excludes 0; not_confirmed: it does not; "
-        "not_testable: no cluster could be tested (`reason`).")
+    verdict: Literal["confirmed", "not_confirmed", "not_testable"] = documented("confirmed: at least the first "
+                                                                                "cluster's held-out interval excludes "
+                                                                                "0; not_confirmed: it does not; "
+                                                                                "not_testable: no cluster could be "
+                                                                                "tested (`reason`).")
     first: int | None = documented("The first cluster tested (the largest |gap| where the clusters were chosen).")
     order: list[int] = documented("Clusters in test order.")
-    confirmed: list[int] = documented("Clusters whose held-out interval excludes 0 within the test (a prefix of `order`).")
+    confirmed: list[int] = documented("Clusters whose held-out interval excludes 0 within the test (a prefix of "
+                                      "`order`).")
     reason: str | None = optional("Why nothing could be tested.")
 
 
@@ -117,15 +122,15 @@ class Cluster(ResultModel):
     performance: dict[str, float | None] = documented("Performance per group; null where the denominator is 0.")
     gap: float | None = documented("Performance of the first group minus the second's; null when undefined (`reason`).")
     reason: str | None = optional("Why the gap is undefined.")
-    interval: ClusterInterval | None = documented("Bernstein interval of the gap; null when undefined or, for k-means and "
-                                         "LOGAN clusters, always (`interval_reason`: they were chosen on these rows; "
-                                         "the decision interval is `held_out.interval`).")
+    interval: ClusterInterval | None = documented("Bernstein interval of the gap; null when undefined or, for k-means "
+                                                  "and LOGAN clusters, always (`interval_reason`: they were chosen on "
+                                                  "these rows; the decision interval is `held_out.interval`).")
     interval_reason: str | None = optional("Why there is no interval.")
     detectable: bool = documented("Whether each group has at least min_group rows in the denominator.")
-    biased: bool = documented("Detectable and |gap| ≥ threshold: a size marker on the rows the clusters were chosen on, not "
-                      "a finding (under no local bias almost every clustering has such clusters).")
+    biased: bool = documented("Detectable and |gap| ≥ threshold: a size marker on the rows the clusters were chosen "
+                              "on, not a finding (under no local bias almost every clustering has such clusters).")
     held_out: HeldOutCluster | None = optional("k-means and LOGAN clusters: the gap on the held-out rows and its "
-                                           "decision interval.")
+                                               "decision interval.")
     top_words: list[str] | None = optional("Text features: terms most characteristic of the cluster.")
     centroid: Centroid | None = optional("Centroid in the projection (k-means and LOGAN clusters).")
 
@@ -138,14 +143,15 @@ class ClusteringReasons(ResultModel):
 
 class ClusteringSummary(ResultModel):
     max_gap: float | None = documented("Largest |gap| over the detectable clusters on the selection rows (optimistic: "
-                                "chosen after looking); null when none is detectable (see `reasons`).")
+                                       "chosen after looking); null when none is detectable (see `reasons`).")
     max_gap_cluster: int | None = documented("Cluster with the largest |gap|; null if none is detectable.")
     bcr: float | None = documented("Biased cluster ratio: share of the detectable clusters that are biased (|gap| ≥ "
-                            "threshold) on the selection rows; descriptive, not a finding; null when no cluster is detectable.")
+                                   "threshold) on the selection rows; descriptive, not a finding; null when no cluster "
+                                   "is detectable.")
     bir: float | None = documented("Biased instance ratio: share of the selection rows that lie in biased clusters; "
-                            "descriptive, not a finding; null when no cluster is detectable.")
+                                   "descriptive, not a finding; null when no cluster is detectable.")
     inertia_ratio: float | None = documented("Inertia (sum of squared distances to the centroids) relative to plain "
-                                     "k-means; 1 for k-means itself; null when k-means' inertia is 0.")
+                                             "k-means; 1 for k-means itself; null when k-means' inertia is 0.")
     mean_abs_gap_biased: float | None = documented("Mean |gap| over the biased clusters; null when none.")
     n_clusters: int = documented("Clusters left after small clusters were merged.")
     n_detectable: int = documented("Detectable clusters.")
@@ -153,10 +159,10 @@ class ClusteringSummary(ResultModel):
     iterations: int = documented("Assignment passes run.")
     converged: bool = documented("Whether assignments stopped changing before the iteration cap.")
     displaced: float | None = documented("Share of the rows that sit in a cluster other than their nearest centroid's "
-                                 "(0 for plain k-means at convergence).")
+                                         "(0 for plain k-means at convergence).")
     reasons: ClusteringReasons | None = optional("Why some summary values are uninformative.")
     test: HeldOutTest | None = optional("The held-out test of the clusters' gaps: the only finding of the clustering "
-                                    "(absent in results written before the test existed).")
+                                        "(absent in results written before the test existed).")
     clusters: list[Cluster] = documented("Every cluster.")
     lambda_: float | None = Field(None, alias="lambda", description="LOGAN only: λ used.")
 
@@ -180,9 +186,9 @@ class LambdaRow(ResultModel):
     bir: float | None = documented("Biased instance ratio at this λ; null when no cluster is detectable.")
     max_gap: float | None = documented("Largest |gap| over the detectable clusters at this λ.")
     inertia_ratio: float | None = documented("Inertia relative to plain k-means at this λ (checked against "
-                                     "max_inertia_ratio).")
-    displaced: float | None = documented("Share of the rows outside their nearest centroid's cluster at this λ (checked "
-                                 "against max_displaced).")
+                                             "max_inertia_ratio).")
+    displaced: float | None = documented("Share of the rows outside their nearest centroid's cluster at this λ "
+                                         "(checked against max_displaced).")
     eligible: bool = documented("Whether λ passed the neighbourhood checks.")
     chosen: bool = documented("Whether this λ was used.")
     reason: str | None = optional("Why λ is not eligible.")
@@ -221,7 +227,7 @@ class LocalBias(ResultModel):
     lambda_: float = Field(alias="lambda", description="LOGAN λ used: weight of the bias term against the "
                            "k-means inertia in the clustering objective.")
     split: SplitInfo | None = optional("The sample split: selection rows choose λ and the clusters, held-out rows test "
-                                   "them (absent in results written before the split existed).")
+                                       "them (absent in results written before the split existed).")
     lambda_source: Literal["spec", "grid"] = documented("Whether λ was given or chosen from a grid.")
     lambda_grid: list[LambdaRow] = documented("λ values tried.")
     max_inertia_ratio: float = documented("Neighbourhood check: largest inertia ratio allowed.")

@@ -10,14 +10,13 @@ from typing import Literal
 from pydantic import Field
 
 from reportgen.results.metrics import SampleNote
-from reportgen.results.vocabulary import (RESAMPLES_TEXT, SEED_TEXT, BootstrapScheme, MetricName, ResultModel, documented,
-                                          optional)
+from reportgen.results.vocabulary import (RESAMPLES_TEXT, SEED_TEXT, BootstrapScheme, MetricName, ResultModel,
+                                          documented, optional)
 
 __all__ = ["ReportModelInfo", "ReportInfo", "ProfileExclusion", "ProfileInfo", "SpecInfo", "DroppedRows", "DataFile",
            "RoleSizes", "RoleRows", "RoleDropped", "GroupsFromData", "PredictedCoverage", "RoleUnknown",
            "AttributeInfo", "TaskInfo", "Calibration", "BootstrapSettings", "BernsteinSettings", "IntervalSettings",
            "Versions", "EngineInfo", "BaselineInfo", "SweepSeries", "Sweep"]
-
 
 
 class ReportModelInfo(ResultModel):
@@ -31,7 +30,7 @@ class ReportInfo(ResultModel):
     description: str | None = documented("Free-text description from the spec.")
     organisation: str | None = documented("Organisation that commissioned the audit.")
     unit: str | None = optional("What one row is, in the plural (the report's sentences say it); absent in files "
-                            "written before the key existed, which read as 'rows'.")
+                                "written before the key existed, which read as 'rows'.")
     audit_date: str | None = optional("Date of the bias audit (YYYY-MM-DD), from the spec; present when given.")
     distribution_date: str | None = optional("Date the audited tool was first distributed or used (YYYY-MM-DD).")
     data_source: str | None = optional("Where the audited data come from, in words.")
@@ -41,17 +40,17 @@ class ReportInfo(ResultModel):
 
 
 class ProfileExclusion(ResultModel):
-    justification: str = documented("The auditor's reason for excluding categories under 2 % of the data from the impact "
-                            "ratios.")
+    justification: str = documented("The auditor's reason for excluding categories under 2 % of the data from the "
+                                    "impact ratios.")
 
 
 class ProfileInfo(ResultModel):
     """The compliance profile the spec named (its expansion is in the metrics and intersections)."""
 
     name: Literal["nyc_ll144", "four_fifths"] = documented("nyc_ll144 (NYC Local Law 144 bias audit) or four_fifths "
-                                                   "(29 CFR 1607.4(D)).")
-    exclude_under_2_percent: ProfileExclusion | None = documented("The 2 % exclusion and its justification; null when not "
-                                                          "asked for.")
+                                                           "(29 CFR 1607.4(D)).")
+    exclude_under_2_percent: ProfileExclusion | None = documented("The 2 % exclusion and its justification; null when "
+                                                                  "not asked for.")
 
 
 class SpecInfo(ResultModel):
@@ -67,8 +66,8 @@ class DroppedRows(ResultModel):
 
 class DataFile(ResultModel):
     role: Literal["train", "validation", "test", "runs", "base_table"] = documented(
-        "What the file is: training data, validation data (threshold calibration), test predictions, one of "
-        "several runs' predictions, or the user base table.")
+        "What the file is: training data, validation data (threshold calibration), test predictions, one of several "
+        "runs' predictions, or the user base table.")
     path: str = documented("Path of the file as written in the spec (relative to the spec).")
     sha256: str = documented("SHA-256 of the file's bytes (of the data set, for a folder).")
     rows: int = documented("Rows in the file.")
@@ -84,7 +83,7 @@ _ROLE = "^(train|test|run[0-9]+)$"
 
 class RoleSizes(ResultModel):
     role: str = documented("Prediction file role: 'test', or 'run<i>' for the i-th of several runs (numbered from 0; "
-                    "data[].role calls every run file 'runs').", pattern=_ROLE)
+                           "data[].role calls every run file 'runs').", pattern=_ROLE)
     sizes: dict[str, int] = documented("Rows per group label.")
 
 
@@ -115,8 +114,8 @@ class PredictedCoverage(ResultModel):
 
 class RoleUnknown(ResultModel):
     role: str = documented("File role: 'train', 'test', or 'run<i>' for the i-th of several runs.", pattern=_ROLE)
-    attribute: str = documented("The attribute whose `unknown:` values these rows have (for an intersection: the first of "
-                        "its parts that leaves the row out).")
+    attribute: str = documented("The attribute whose `unknown:` values these rows have (for an intersection: the first "
+                                "of its parts that leaves the row out).")
     column: str = documented("That attribute's column.")
     values: list[str] = documented("Its `unknown:` values as text (\"\" also matches an empty field).")
     rows: int = documented("Rows left out of this attribute as unknown in that file (not in `dropped`).")
@@ -131,21 +130,22 @@ class AttributeInfo(ResultModel):
     rows_used: list[RoleRows] = documented("Rows the attribute uses, per file (train, then the predictions).")
     dropped: list[RoleDropped] = documented("Rows the attribute leaves out, per file and reason.")
     unknown: list[RoleUnknown] | None = optional("Present when the attribute (or a part of an intersection) declares "
-                                             "`unknown:`: per file, the rows left out because their value is listed "
-                                             "there, counted apart from `dropped`.")
+                                                 "`unknown:`: per file, the rows left out because their value is "
+                                                 "listed there, counted apart from `dropped`.")
     groups_from_data: GroupsFromData | None = optional("Present when the groups were inferred from the data.")
     predicted_coverage: list[PredictedCoverage] | None = optional("With a predicted column: per prediction file, how "
-                                                              "the predictions cover the groups.")
+                                                                  "the predictions cover the groups.")
 
 
 class TaskInfo(ResultModel):
     name: str = documented("Task name from the spec.")
     label: str = documented("Task label (column=positive value) used throughout the results.")
-    column: str | None = documented("Label column; null for a label-free task (the tool's output alone, no true label: only "
-                            "metrics that need no label, such as selection_rate and impact_ratio, cover it).")
+    column: str | None = documented("Label column; null for a label-free task (the tool's output alone, no true label: "
+                                    "only metrics that need no label, such as selection_rate and impact_ratio, cover "
+                                    "it).")
     prediction: str = documented("Prediction or score column.")
     threshold: float | Literal["calibrate"] | None = documented("Score threshold: a number, 'calibrate' (see "
-                                                         "`calibration`), or null for a prediction column.")
+                                                                "`calibration`), or null for a prediction column.")
     predicted_when: Literal["score > threshold", "score <= threshold"] | None = optional(
         "With a score: when a row is predicted positive.")
     favorable: Literal["positive", "negative"] = documented("Which prediction is favourable to the person.")
@@ -175,9 +175,10 @@ class IntervalSettings(ResultModel):
     confidence: float = documented("Confidence level of every interval.")
     bootstrap: BootstrapSettings = documented("Bootstrap settings.")
     bernstein: BernsteinSettings = documented("Bernstein bound settings.")
-    decision: Literal["bootstrap", "bernstein"] | None = optional(
-        "The spec's `intervals.decision`: the interval group-disparity rows are decided on (absent in results "
-        "written before it existed: 'bootstrap' for gates, Bernstein for the printed verdict).")
+    decision: Literal["bootstrap", "bernstein"] | None = optional("The spec's `intervals.decision`: the interval "
+                                                                  "group-disparity rows are decided on (absent in "
+                                                                  "results written before it existed: 'bootstrap' for "
+                                                                  "gates, Bernstein for the printed verdict).")
 
 
 class Versions(ResultModel):
@@ -216,7 +217,7 @@ class BaselineInfo(ResultModel):
     model: ReportModelInfo | None = documented("The baseline's audited model, as recorded in it.")
     replicates: bool = documented("Whether the baseline's replicates.json was found and matches it.")
     paired_replicates: bool = documented("Whether the baseline's replicates were usable for paired comparisons (same "
-                                 "rows, seed and resamples).")
+                                         "rows, seed and resamples).")
 
 
 class SweepSeries(ResultModel):

@@ -7,19 +7,72 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_serializer, model_validator
 
 from reportgen.spec.catalogue import CATALOGUE
 
-__all__ = ["ResultModel", "metric_names", "MetricName", "Direction", "Covers", "Verdict", "GammaSource",
+__all__ = ["ResultModel", "ResultValue", "metric_names", "MetricName", "Direction", "Covers", "Verdict", "GammaSource",
            "BaseSource", "BootstrapScheme", "LEVEL_TEXT", "COVERS_TEXT", "LOWER_TEXT", "UPPER_TEXT",
            "RESAMPLES_TEXT", "SEED_TEXT", "documented", "optional"]
 
 
 class ResultModel(BaseModel):
-    """Base of every object of results.json: unknown keys are refused and values are not coerced."""
+    """Base of every object of results.json: unknown keys are refused and values are not coerced.
+
+    An object writes its keys in the order they were given (to the constructor, by the dict it was validated from,
+    or by a later assignment or :meth:`replace`), not in the order the fields are declared: results.json keeps the
+    order its makers write, so a file read and written back is the same bytes, and the declaration order stays the
+    schema's (reportgen/schema/results.schema.json)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+    _keys: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _remember_key_order(cls, data: Any, handler: Any) -> Any:
+        obj = handler(data)
+        if isinstance(data, dict) and obj is not data:
+            names = _field_names(cls)
+            obj._keys = tuple(names.get(k, k) for k in data)
+        return obj
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name in type(self).model_fields and name not in self._keys:
+            self._keys = (*self._keys, name)
+
+    @model_serializer(mode="wrap")
+    def _in_key_order(self, handler: Any) -> Any:
+        data = handler(self)
+        if not self._keys or not isinstance(data, dict):
+            return data
+        fields = type(self).model_fields
+        ordered = {}
+        for name in self._keys:
+            for key in (name, fields[name].alias):
+                if key in data and key not in ordered:
+                    ordered[key] = data[key]
+        ordered.update((k, v) for k, v in data.items() if k not in ordered)
+        return ordered
+
+    def replace(self, **changes: Any) -> Any:
+        """A copy with ``changes`` (field names) set, the new keys written last (as ``dataclasses.replace``; the
+        only way to change an immutable object such as an interval)."""
+        new = self.model_copy(update=changes)
+        new._keys = (*self._keys, *(k for k in changes if k not in self._keys))
+        return new
+
+
+class ResultValue(ResultModel):
+    """An immutable object of results.json: an interval or a verdict is a value, made once and never changed in
+    place; :meth:`~ResultModel.replace` gives a changed copy."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+def _field_names(cls: type[BaseModel]) -> dict[str, str]:
+    """{alias: field name} of a model's aliased fields."""
+    return {f.alias: name for name, f in cls.model_fields.items() if f.alias}
 
 
 def metric_names(family: str | None = None) -> Any:
@@ -37,9 +90,9 @@ BaseSource = Literal["train", "test", "uniform", "table"]
 BootstrapScheme = Literal["multinomial", "poisson"]
 
 LEVEL_TEXT = "Confidence level of the interval (e.g. 0.95 for a 95% interval)."
-COVERS_TEXT = ("Sources of variation the interval accounts for: 'rows' (the test rows are a sample), 'runs' (run-to-run "
-           "variation over several prediction files of one model), 'trial split and flips' (the random split and "
-           "label flips of a predictability metric's trials).")
+COVERS_TEXT = ("Sources of variation the interval accounts for: 'rows' (the test rows are a sample), 'runs' "
+               "(run-to-run variation over several prediction files of one model), 'trial split and flips' (the random "
+               "split and label flips of a predictability metric's trials).")
 LOWER_TEXT = "Lower end of the interval; null when the interval is undefined (then `reason` says why)."
 UPPER_TEXT = "Upper end of the interval; null when the interval is undefined (then `reason` says why)."
 RESAMPLES_TEXT = "Number of bootstrap resamples (replicates) drawn."
