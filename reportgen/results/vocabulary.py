@@ -24,7 +24,7 @@ class ResultModel(BaseModel):
     order its makers write, so a file read and written back is the same bytes, and the declaration order stays the
     schema's (reportgen/schema/results.schema.json)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, validate_assignment=True)
     _keys: tuple[str, ...] = PrivateAttr(default=())
 
     @model_validator(mode="wrap")
