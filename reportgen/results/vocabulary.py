@@ -5,9 +5,10 @@ share, and the two field factories that attach a description to a key.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from reportgen.spec.catalogue import CATALOGUE
 
@@ -25,41 +26,35 @@ class ResultModel(BaseModel):
     schema's (reportgen/schema/results.schema.json)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, validate_assignment=True)
-    _keys: tuple[str, ...] = PrivateAttr(default=())
+
+    # pydantic writes a model's keys in the order of its __dict__, which validation fills in declaration order:
+    # the keys given are moved to the end of it in the order they were given (the unset ones, left in front, are
+    # not written by model_dump(exclude_unset=True))
 
     @model_validator(mode="wrap")
     @classmethod
-    def _remember_key_order(cls, data: Any, handler: Any) -> Any:
+    def _keep_key_order(cls, data: Any, handler: Any) -> Any:
         obj = handler(data)
         if isinstance(data, dict) and obj is not data:
-            names = _field_names(cls)
-            obj._keys = tuple(names.get(k, k) for k in data)
+            values, aliases = obj.__dict__, _field_names(cls)
+            for key in data:
+                name = aliases.get(key, key)
+                values[name] = values.pop(name)
         return obj
 
     def __setattr__(self, name: str, value: Any) -> None:
+        new = name not in self.__pydantic_fields_set__
         super().__setattr__(name, value)
-        if name in type(self).model_fields and name not in self._keys:
-            self._keys = (*self._keys, name)
-
-    @model_serializer(mode="wrap")
-    def _in_key_order(self, handler: Any) -> Any:
-        data = handler(self)
-        if not self._keys or not isinstance(data, dict):
-            return data
-        fields = type(self).model_fields
-        ordered = {}
-        for name in self._keys:
-            for key in (name, fields[name].alias):
-                if key in data and key not in ordered:
-                    ordered[key] = data[key]
-        ordered.update((k, v) for k, v in data.items() if k not in ordered)
-        return ordered
+        if new and name in self.__dict__:
+            self.__dict__[name] = self.__dict__.pop(name)
 
     def replace(self, **changes: Any) -> Any:
-        """A copy with ``changes`` (field names) set, the new keys written last (as ``dataclasses.replace``; the
-        only way to change an immutable object such as an interval)."""
+        """A copy with ``changes`` (field names) set, the keys not set before written last (as
+        ``dataclasses.replace``; the only way to change an immutable object such as an interval)."""
         new = self.model_copy(update=changes)
-        new._keys = (*self._keys, *(k for k in changes if k not in self._keys))
+        for name in changes:
+            if name not in self.__pydantic_fields_set__:
+                new.__dict__[name] = new.__dict__.pop(name)
         return new
 
 
@@ -70,6 +65,7 @@ class ResultValue(ResultModel):
     model_config = ConfigDict(frozen=True)
 
 
+@functools.cache
 def _field_names(cls: type[BaseModel]) -> dict[str, str]:
     """{alias: field name} of a model's aliased fields."""
     return {f.alias: name for name, f in cls.model_fields.items() if f.alias}
