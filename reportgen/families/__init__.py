@@ -20,7 +20,7 @@ from reportgen.families import amplification, disparity, multi, predictability, 
 class Family:
     name: str  # as in metrics.REGISTRY[...].family
     title: str  # heading in the report
-    entry: Callable  # (AttributeContext, Metric) -> results entry
+    entry: Callable  # (AttributeContext, Metric) -> Computed: the typed results entry, its replicates beside it
     uses_counts: bool = False  # needs the count tensors of the test rows (computed once per attribute)
     needs_base: bool = False  # reads a base-correlation source (base.source; train needs data.train)
     needs_rows: bool = False  # needs row-level data (a streamed data set keeps a sample for it)
