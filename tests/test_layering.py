@@ -1,5 +1,5 @@
 """The package's layout follows the pipeline (docs/contributing.md, "Layout"): one package per stage
-(reportgen/spec, data, stats, families, results, report, release) plus the interfaces at the top; a module
+(reportgen/spec, data, stats, results, families, report, release) plus the interfaces at the top; a module
 imports only from its own stage or earlier ones, and a module over ~550 lines says at its top why it is one
 module.
 
