@@ -6,11 +6,14 @@ share, and the two field factories that attach a description to a key.
 from __future__ import annotations
 
 import functools
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from reportgen.spec.catalogue import CATALOGUE
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["ResultModel", "ResultValue", "metric_names", "MetricName", "Direction", "Covers", "Verdict", "GammaSource",
            "BaseSource", "BootstrapScheme", "LEVEL_TEXT", "COVERS_TEXT", "LOWER_TEXT", "UPPER_TEXT",
@@ -48,7 +51,7 @@ class ResultModel(BaseModel):
         if new and name in self.__dict__:
             self.__dict__[name] = self.__dict__.pop(name)
 
-    def replace(self, **changes: Any) -> Any:
+    def replace(self, **changes: Any) -> Self:
         """A copy with ``changes`` (field names) set, the keys not set before written last (as
         ``dataclasses.replace``; the only way to change an immutable object such as an interval)."""
         new = self.model_copy(update=changes)
