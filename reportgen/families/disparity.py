@@ -76,10 +76,10 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, t
                 else:
                     pair_reps[len(pairs)] = ev.reps
                     per_run = [e.value for e in evals]
-                    h = headline(ev, evals, ev.reps, level, B, seed, scheme, per_run)
-                    if h.interval:
-                        pair["interval"] = h.interval
-                    pair.update(h.beside())
+                    head = headline(ev, evals, ev.reps, level, B, seed, scheme, per_run)
+                    if head.interval:
+                        pair["interval"] = head.interval
+                    pair.update(head.beside())
                     # the run-to-run part does not depend on the bootstrap (which a tiny group can leave undefined)
                     h = intervals.runs_halfwidth(per_run, level) if runs > 1 else None
                     h_runs = h[0] if h else None

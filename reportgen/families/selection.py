@@ -278,9 +278,9 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
             else:
                 side = ("at or below" if L.tasks[k].selected == "negative" else "above") if scoring else None
                 pair_reps[len(pairs)] = ev.pair_reps[:, p]
-                h = pair_interval(pair, ev, evals, p, ctx.level, ctx.B, ctx.seed, scheme)
-                if h.interval:
-                    pair.interval = _note(h.interval, side)
+                head = pair_interval(pair, ev, evals, p, ctx.level, ctx.B, ctx.seed, scheme)
+                if head.interval:
+                    pair.interval = _note(head.interval, side)
                 if not is_ratio:
                     pair.verdict = _metric_verdict(m.name, [])
             if is_ratio and row["holm_p"] is not None:
@@ -325,9 +325,9 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
         out["interval"] = None
         out["interval_reason"] = REASON_SHARE_FIXED
     else:
-        h = headline(ev, evals, ev.reps, ctx.level, ctx.B, ctx.seed, scheme, [e.value for e in evals])
-        out.update(h.keys())
-        out["interval"] = _note(h.interval)
+        head = headline(ev, evals, ev.reps, ctx.level, ctx.B, ctx.seed, scheme, [e.value for e in evals])
+        out.update(head.keys())
+        out["interval"] = _note(head.interval)
         replicates = ev.reps
     if out["value"] is not None or is_ratio:
         out["verdict"] = _metric_verdict(m.name, pairs)
