@@ -3,9 +3,11 @@
 :func:`run_spec` loads the data (:func:`load_all`), then for each attribute builds one
 :class:`~reportgen.families.core.AttributeContext` (with the count tensors when a count family asks for
 them) and hands every requested metric to its family (:mod:`reportgen.families`) — there is no per-family
-code here. Then the threshold sweeps (:mod:`reportgen.results.sweeps`), the gates, local bias and the provenance
-records. The results tree is plain JSON-able data (floats stay floats; ``None`` with a ``reason`` where a
-statistic is undefined); :mod:`reportgen.fileio` writes it.
+code here. Then the threshold sweeps (:mod:`reportgen.families.sweeps`), the gates, local bias and the provenance
+records. Each family returns its entry typed (:class:`~reportgen.families.core.Computed`: the results model with
+its bootstrap replicates beside it); the gates read the typed entries and the replicates, and the results tree is
+written as plain JSON-able data (floats stay floats; ``None`` with a ``reason`` where a statistic is undefined;
+each entry's keys in the order its family wrote them); :mod:`reportgen.fileio` writes it.
 """
 
 from __future__ import annotations
@@ -24,11 +26,11 @@ from reportgen.data.files import AttributeDef, TaskColumns, attribute_defs, expa
 from reportgen.data.limits import group_limit_problems
 from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
 from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
-from reportgen.families.core import AttributeContext
+from reportgen.families.core import AttributeContext, Computed
 from reportgen.stats.loading import Loaded, has_pred, sample_note, streamed
 from reportgen.fileio import jfloat as _f
 from reportgen.spec.model import LoadedSpec, Metric, group_name_problems
-from reportgen.results.sweeps import threshold_sweeps
+from reportgen.families.sweeps import threshold_sweeps
 
 SCHEMA_VERSION = 1
 
@@ -285,7 +287,7 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
     B = boot.resamples
     level = s.intervals.confidence
     requested = [m for m in s.metrics]
-    metric_entries: list[dict] = []
+    computed: list[Computed] = []  # every metric's typed entry, its replicates beside it
     schemes: set[str] = set()
 
     by_attr_metrics: dict[str, list[Metric]] = {}
@@ -304,21 +306,21 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
             ctx.count(joint=any(metrics.REGISTRY[m.name].needs_joint for m in ms), method=boot.method, say=say)
         for m, fam in zip(ms, fams):
             say(f"{m.name} on {attr.name}")
-            metric_entries.append(fam.entry(ctx, m))
+            computed.append(fam.entry(ctx, m))
 
     smp = sample_note(L.row_predictions)
     if smp:
-        for e in metric_entries:
-            if families.of(e["name"]).on_row_sample:
-                e["sample"] = smp
+        for c in computed:
+            if families.of(c.entry.name).on_row_sample:
+                c.entry.sample = smp
     say("threshold sweeps")
     sweeps = threshold_sweeps(ls, L, by_attr_metrics)
     if smp:
         for sw in sweeps:
             sw["sample"] = smp
     data_entries = _data_entries(L)
-    reps = G.take_replicates(metric_entries)  # the entries are now plain results.json data
-    typed = G.METRIC_RESULTS.validate_python(metric_entries)
+    typed = [c.entry for c in computed]
+    reps = G.replicates_of(computed)
     paired = G.paired_replicates(base_reps, seed=seed, resamples=B, data=data_entries)
     gates, gating = G.evaluate(ls, typed, reps, level=level, baseline=base_doc, baseline_reps=paired)
     if replicates_out is not None:
@@ -365,7 +367,7 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
         "versions": _versions(dask=bool(L.engine) and L.engine["name"] == "dask",
                               signed=s.output.sign is not None),
         "engine": L.engine or {"name": "memory"},
-        "metrics": metric_entries,
+        "metrics": [e.model_dump(by_alias=True, exclude_unset=True) for e in typed],
         "sweeps": sweeps,
         **extra,
         "gates": gates,

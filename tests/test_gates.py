@@ -478,23 +478,23 @@ def test_stale_replicates_are_removed_and_not_paired(tmp_path: Path):
 # --------------------------------------------------------------------------- typed results, replicates beside them
 
 
-def test_replicates_are_taken_off_the_entries_into_a_side_mapping():
-    """take_replicates leaves plain results.json data (valid for the typed model) and keys the replicates like
+def test_replicates_travel_beside_the_typed_entries_into_a_side_mapping():
+    """The families return each typed entry with its replicates beside it (Computed); replicates_of keys them like
     paired_replicates; replicates_document writes them back from the typed results in their order."""
+    from reportgen.families.core import Computed
+
     reps = {"value": np.array([0.1, np.nan, 0.3]), "A": np.array([0.2, 0.2, 0.4]), "D": np.array([1.0, 0.0, -1.0])}
-    amp = amp_entry([{"group": "g=A", "task": "t=1", "y": 1, "delta": 0.2, "interval": iv(0.1, 0.3),
-                      "_reps": reps["A"]},
+    amp = amp_entry([{"group": "g=A", "task": "t=1", "y": 1, "delta": 0.2, "interval": iv(0.1, 0.3)},
                      {"group": "g=B", "task": "t=1", "y": None, "delta": None, "reason": "no base"}])
-    amp["_reps"] = reps["value"]
-    dp = dp_entry(0.2, iv(0.1, 0.3), [{**dp_pair(0.2, iv(0.1, 0.3)), "_reps": reps["D"]}])
-    entries = [amp, dp]
-    taken = G.take_replicates(entries)
-    assert "_reps" not in json.dumps(entries)  # plain data again
+    dp = dp_entry(0.2, iv(0.1, 0.3), [dp_pair(0.2, iv(0.1, 0.3))])
+    typed = G.METRIC_RESULTS.validate_python([amp, dp])
+    computed = [Computed(typed[0], reps["value"], {0: reps["A"]}), Computed(typed[1], None, {0: reps["D"]})]
+    taken = G.replicates_of(computed)
     dp_key = (("group", "g=A"), ("reference", "g=B"), ("task", "t=1"), ("condition", "all"))
     assert list(taken) == [("biasamp_a_to_t", "g", None), ("biasamp_a_to_t", "g", (("group", "g=A"), ("task", "t=1"))),
                            ("demographic_parity", "g", dp_key)]
-    typed = G.METRIC_RESULTS.validate_python(entries)
-    assert G.pair_key(typed[1].pairs[0]) == G.pair_key(entries[1]["pairs"][0]) == dp_key  # typed pair and dict
+    assert G.pair_key(typed[1].pairs[0]) == G.pair_key(dp["pairs"][0]) == dp_key  # typed pair and dict
+    assert typed[0].model_dump(by_alias=True, exclude_unset=True) == amp  # the entry stays plain results.json data
     doc = G.replicates_document(typed, taken, seed=4, resamples=3, data=[{"role": "test", "sha256": "ab"}])
     assert doc["metrics"] == [
         {"name": "biasamp_a_to_t", "attribute": "g", "value": [0.1, None, 0.3],

@@ -1,5 +1,5 @@
 """The package's layout follows the pipeline (docs/contributing.md, "Layout"): one package per stage
-(reportgen/spec, data, stats, families, results, report, release) plus the interfaces at the top; a module
+(reportgen/spec, data, stats, results, families, report, release) plus the interfaces at the top; a module
 imports only from its own stage or earlier ones, and a module over ~550 lines says at its top why it is one
 module.
 
@@ -18,14 +18,15 @@ import pytest
 PKG = Path(__file__).resolve().parents[1] / "reportgen"
 
 # 0 foundations: the spec and its vocabulary, number formatting, file IO helpers   1 data: reading and encoding
-# 2 statistics: counts, replicates, metric functions, intervals, attackers   3 families   4 results
+# 2 statistics: counts, replicates, metric functions, intervals, attackers   3 results: the typed model of results.json
+# (before the families, which build its objects)   4 families and the threshold sweeps
 # 5 report   6 release (gates, diff, archive)   7 interfaces and the pipeline's driver
 STAGE = {
     "spec": 0, "numfmt": 0, "fileio": 0, "progress": 0, "schema": 0,
     "data": 1,
     "stats": 2,
-    "families": 3,
-    "results": 4,
+    "results": 3,
+    "families": 4,
     "report": 5,
     "release": 6,
     "runner": 7, "api": 7, "cli": 7, "init": 7, "docsgen": 7, "examples": 7, "__init__": 7, "__main__": 7,

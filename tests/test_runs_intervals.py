@@ -85,7 +85,7 @@ def test_simultaneous_and_bonferroni_intervals_take_the_runs_part_at_their_own_l
         pairs.append({"group": g, "reference": "g=a", "task": "t=1", "condition": "all",
                       "delta": float(np.mean(per_run)), "interval": iv, "_reps": reps,
                       "bernstein": _bernstein(r1, None, 1.0, LEVEL, g, "g=a", runs_halfwidth=iv["runs_halfwidth"])})
-    out = _disparity_headline(pairs, LEVEL)
+    out = _disparity_headline(pairs, LEVEL, reps={i: p["_reps"] for i, p in enumerate(pairs)})
     for p in pairs:
         sim, iv = p["simultaneous"], p["interval"]
         c = sim["critical_value"]
@@ -135,7 +135,7 @@ def test_simultaneous_intervals_with_runs_cover_every_pair_at_once():
             pairs.append({"group": f"g={k + 1}", "reference": "g=0", "task": "t=1", "condition": "all", "delta": v,
                           "interval": intervals.rows_and_runs(v, lo, hi, per_run, LEVEL), "_reps": mean_reps,
                           "bernstein": None})
-        _disparity_headline(pairs, LEVEL)
+        _disparity_headline(pairs, LEVEL, reps={i: p["_reps"] for i, p in enumerate(pairs)})
         hits += all(p["simultaneous"]["lower"] <= t <= p["simultaneous"]["upper"] for p, t in zip(pairs, truth))
     cov = hits / sims
     assert cov >= LEVEL - 2.5 * math.sqrt(LEVEL * (1 - LEVEL) / sims), cov

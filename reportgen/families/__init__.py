@@ -28,7 +28,7 @@ STATISTICS = {
 class Family:
     name: str  # as in metrics.REGISTRY[...].family
     title: str  # heading in the report
-    entry: Callable  # (AttributeContext, Metric) -> results entry
+    entry: Callable  # (AttributeContext, Metric) -> Computed: the typed results entry, its replicates beside it
     statistic: str = ""  # the sufficient statistic it reads (STATISTICS; computed once per attribute by the context)
     needs_base: bool = False  # reads a base-correlation source (base.source; train needs data.train)
     needs_rows: bool = False  # needs row-level data (a streamed data set keeps a sample for it)

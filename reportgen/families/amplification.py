@@ -8,11 +8,13 @@ import numpy as np
 from reportgen.stats import metrics
 from reportgen.data.files import AttributeDef, TaskColumns
 from reportgen.families.base_source import BaseInfo
-from reportgen.families.core import AttributeContext, Evaluation, combine, headline, needs_predicted, \
-    pair_interval, pair_reason, with_pairs
+from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline, needs_predicted, \
+    pair_counts, pair_interval, pair_reason
 from reportgen.stats.loading import Loaded
 from reportgen.stats.statistic import Estimate
-from reportgen.fileio import jfloat as _f
+from reportgen.fileio import jfloat as as_json_float
+from reportgen.results.metrics import AmplificationPair, AmplificationResult, BySource
+from reportgen.results.metrics import BaseInfo as BaseUsed
 from reportgen.spec.model import Metric
 
 
@@ -40,7 +42,7 @@ def _amplification(name: str, N1: np.ndarray, NB: np.ndarray, base: BaseInfo) ->
 
 
 def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, cells: list[Estimate], base: BaseInfo, task_idx: list[int],
-                         level: float, B: int, seed: int) -> dict:
+                         level: float, B: int, seed: int) -> Computed:
     evals = []
     d_point = None
     for c in cells:
@@ -52,7 +54,7 @@ def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, cells: list[E
     ev = combine(evals)
     scheme = cells[0].scheme
     A = len(attr.groups)
-    pairs = []
+    pairs, pair_reps = [], {}
     direction = base.direction[task_idx]
     N1 = cells[0].point[:, task_idx]
     cnt_a = N1[0].sum(axis=(2, 3, 4))  # (K, A)
@@ -67,27 +69,26 @@ def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, cells: list[E
                      "biasamp_t_to_a": cnt_t[kk] == 0 and metrics.REASON_TASK_NEVER_TRUE,
                      "biasamp_mals": cnt_th[kk] == 0 and metrics.REASON_TASK_NEVER_PREDICTED}[m.name]
             reason = pair_reason(y, dval, empty)
-            pair = {"group": attr.label(j), "task": L.tasks[k].label,
-                    "y": None if np.isnan(y) else int(y), "delta": None if reason else _f(dval)}
+            pair = AmplificationPair(group=attr.label(j), task=L.tasks[k].label, y=None if np.isnan(y) else int(y),
+                                     delta=None if reason else as_json_float(dval))
             if reason:
-                pair["reason"] = reason
+                pair.reason = reason
             else:
-                pair["contribution"] = _f(y * dval)
+                pair.contribution = as_json_float(y * dval)
                 pair_interval(pair, ev, evals, p, level, B, seed, scheme)
+                pair_reps[len(pairs)] = ev.pair_reps[:, p]
             pairs.append(pair)
-    entry = {"name": m.name, "attribute": attr.name, "direction": metrics.REGISTRY[m.name].direction,
-             "value": _f(ev.value)}
-    if entry["value"] is None:
-        entry["reason"] = metrics.REASON_NO_PAIRS
-        entry["interval"] = None
+    value = as_json_float(ev.value)
+    if value is None:
+        keys = {"reason": metrics.REASON_NO_PAIRS, "interval": None}
     else:
-        entry["interval"], more = headline(ev, evals, ev.reps, level, B, seed, scheme, [e.value for e in evals])
-        entry.update(more)
-        entry["_reps"] = ev.reps
-    return with_pairs(entry, pairs)
+        keys = headline(ev, evals, ev.reps, level, B, seed, scheme, [e.value for e in evals]).keys()
+    entry = AmplificationResult(name=m.name, attribute=attr.name, direction=metrics.REGISTRY[m.name].direction,
+                                value=value, **keys, **pair_counts(pairs))
+    return Computed(entry, None if value is None else ev.reps, pair_reps)
 
 
-def entry(ctx: AttributeContext, m: Metric) -> dict:
+def entry(ctx: AttributeContext, m: Metric) -> Computed:
     """The metric on one attribute, from the spec's base source (and each of `base.compare`, kept beside it)."""
     undefined = needs_predicted(ctx, m)
     if undefined:
@@ -95,18 +96,15 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
     b = ctx.ls.spec.base
     sources = [b.source] + [c for c in b.compare if c != b.source]
     task_idx = ctx.task_idx(m)
-    result = None
-    for si, src in enumerate(sources):
-        base = ctx.base(src)
-        e = _amplification_entry(m, ctx.attr, ctx.L, ctx.cells, base, task_idx, ctx.level, ctx.B, ctx.seed)
-        if si == 0:
-            result = e
-            result["base"] = {"source": src, **({"note": base.note} if base.note else {})}
-            result["by_source"] = []
-        result["by_source"].append({"source": src, "value": e["value"], "interval": e["interval"]})
-    if len(sources) == 1:
-        result.pop("by_source")
-    return result
+    computed = [_amplification_entry(m, ctx.attr, ctx.L, ctx.cells, ctx.base(src), task_idx, ctx.level, ctx.B,
+                                     ctx.seed) for src in sources]
+    first = computed[0].entry
+    note = ctx.base(sources[0]).note
+    first.base = BaseUsed(source=sources[0], **({"note": note} if note else {}))
+    if len(sources) > 1:
+        first.by_source = [BySource(source=src, value=c.entry.value, interval=c.entry.interval)
+                           for src, c in zip(sources, computed)]
+    return computed[0]
 
 
 def sweep_value(m: Metric, attr: AttributeDef, N: np.ndarray, base: BaseInfo, k: int, t: TaskColumns) -> float:

@@ -1,5 +1,6 @@
 """What every metric family shares: the evaluation of a metric on one prediction file (value, pairs and
-their bootstrap replicates), the headline interval (rows; rows and runs), the reasons a pair is undefined, and
+their bootstrap replicates), what a family returns (:class:`Computed`: the typed results entry with its replicates
+beside it), the headline interval (:class:`Headline`: rows; rows and runs), the reasons a pair is undefined, and
 the per-attribute context a family's ``entry`` function receives.
 """
 
@@ -7,9 +8,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Mapping
 
 import numpy as np
+from pydantic import TypeAdapter
 
 from reportgen.stats import intervals
 from reportgen.stats import metrics
@@ -17,7 +19,10 @@ from reportgen.stats import counts
 from reportgen.data.files import AttributeDef
 from reportgen.stats.loading import Loaded, has_pred
 from reportgen.stats.statistic import Estimate, cell_counts, estimate, group_moments
-from reportgen.fileio import jfloat as _f
+from reportgen.fileio import jfloat as as_json_float
+from reportgen.results.intervals import AcrossRunsInterval, BootstrapInterval, RowsAndRunsInterval
+from reportgen.results.metrics import MetricResult
+from reportgen.results.vocabulary import ResultModel
 from reportgen.spec.model import LoadedSpec, Metric
 
 
@@ -33,8 +38,47 @@ class Evaluation:
     extra_reps: dict = field(default_factory=dict)
 
 
-def bootstrap_interval(reps: np.ndarray, level: float, resamples: int, seed: int, scheme: str) -> dict | None:
-    """Percentile bootstrap interval of replicates over the test rows (docs/metrics.md §4)."""
+@dataclass(frozen=True)
+class Computed:
+    """A metric's results entry with the bootstrap replicates it was read off beside it (as scipy's
+    ``BootstrapResult`` carries its distribution): the value's replicates and each pair's, by the pair's position in
+    ``entry.pairs``. The entry is results.json data; the replicates serve the gates (paired ``max_increase``) and
+    replicates.json, and are never written into results.json."""
+
+    entry: MetricResult
+    replicates: np.ndarray | None = None  # (B,) of the value; None when the value has no bootstrap
+    pair_replicates: Mapping[int, np.ndarray] = field(default_factory=dict)  # pair index -> (B,)
+
+
+METRIC_RESULT = TypeAdapter(MetricResult)  # the typed entry of any metric, chosen by its name
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The interval a value is printed, decided and gated on and, with several runs, what stands beside it: the
+    rows-only part (results.json ``interval_rows``), the runs-only interval (``across_runs``) and the value on each
+    run (``per_run``)."""
+
+    interval: BootstrapInterval | RowsAndRunsInterval | None
+    rows_only: BootstrapInterval | None = None
+    across_runs: AcrossRunsInterval | None = None
+    per_run: tuple[float | None, ...] | None = None  # None: one prediction file (nothing beside the interval)
+
+    def beside(self) -> dict:
+        """The results.json keys written after ``interval`` (none for one prediction file)."""
+        if self.per_run is None:
+            return {}
+        return {"interval_rows": self.rows_only, "across_runs": self.across_runs, "per_run": list(self.per_run)}
+
+    def keys(self) -> dict:
+        """``interval`` and the keys beside it, in results.json order."""
+        return {"interval": self.interval, **self.beside()}
+
+
+def bootstrap_interval(reps: np.ndarray, level: float, resamples: int, seed: int,
+                       scheme: str) -> BootstrapInterval | None:
+    """Percentile bootstrap interval of replicates over the test rows (docs/metrics.md §4); None without
+    resampling."""
     if resamples == 0:
         return None
     lo, hi, undefined = intervals.percentile(reps, level, undefined_beyond=True)
@@ -59,42 +103,43 @@ def bootstrap_interval(reps: np.ndarray, level: float, resamples: int, seed: int
                       "or more varied data would give one")
     if lo is None and "reason" not in iv:
         iv["reason"] = "fewer than two bootstrap replicates have a defined value"
-    return iv
+    return BootstrapInterval(**iv)
 
 
 def headline(ev: "Evaluation", evals: list["Evaluation"], reps: np.ndarray, level: float, B: int, seed: int,
-              scheme: str, per_run: list[float]) -> tuple[dict | None, dict]:
-    """(the interval to print, decide and gate on; extra keys for the entry).
+             scheme: str, per_run: list[float]) -> Headline:
+    """The interval to print, decide and gate on, and what stands beside it.
 
     One prediction file: the bootstrap interval (rows). Several runs on the same rows: ``rows_and_runs`` —
     the bootstrap of the run mean with one row resample shared by every run, widened by the run-to-run
     t half-width (docs/metrics.md §4); the rows-only and runs-only parts are kept beside it.
     """
-    iv = bootstrap_interval(reps, level, B, seed, scheme)
-    flag_excluded(iv, ev.value)
+    iv = flag_excluded(bootstrap_interval(reps, level, B, seed, scheme), ev.value)
     if len(evals) < 2:
-        return iv, {}
-    extra = {"interval_rows": iv, "across_runs": intervals.across_runs(per_run, level),
-             "per_run": [_f(v) for v in per_run]}
-    if iv is None or iv.get("lower") is None or math.isnan(ev.value):
+        return Headline(iv)
+    if iv is None or iv.lower is None or math.isnan(ev.value):
         combined = intervals.rows_and_runs(ev.value, None, None, per_run, level)
     else:
-        combined = intervals.rows_and_runs(ev.value, iv["lower"], iv["upper"], per_run, level)
+        combined = intervals.rows_and_runs(ev.value, iv.lower, iv.upper, per_run, level)
         combined.update(resamples=B, seed=seed, scheme=scheme)
-        if iv.get("degenerate") and not combined.get("runs_halfwidth"):
+        if iv.degenerate and not combined.get("runs_halfwidth"):
             combined["degenerate"] = True
-            combined["note"] = iv["note"]
-    return combined, extra
+            combined["note"] = iv.note
+    return Headline(RowsAndRunsInterval(**combined), iv,
+                    AcrossRunsInterval(**intervals.across_runs(per_run, level)),
+                    tuple(as_json_float(v) for v in per_run))
 
 
 MSG_EXCLUDES_ESTIMATE = ("the bootstrap distribution lies to one side of the estimate (it is biased here, as a mean of "
                          "absolute differences is near 0), so the percentile interval does not contain the value")
 
 
-def flag_excluded(iv: dict | None, value: float) -> None:
-    """Say so when a percentile interval does not contain its own estimate (docs/metrics.md §4)."""
-    if iv and iv.get("lower") is not None and not math.isnan(value) and not iv["lower"] <= value <= iv["upper"]:
-        iv["excludes_estimate"] = MSG_EXCLUDES_ESTIMATE
+def flag_excluded(iv: BootstrapInterval | None, value: float) -> BootstrapInterval | None:
+    """The interval, saying so when a percentile interval does not contain its own estimate (docs/metrics.md
+    §4)."""
+    if iv is not None and iv.lower is not None and not math.isnan(value) and not iv.lower <= value <= iv.upper:
+        return iv.replace(excludes_estimate=MSG_EXCLUDES_ESTIMATE)
+    return iv
 
 
 def pair_reason(y: float, delta: float, empty: str | bool) -> str | None:
@@ -213,33 +258,34 @@ class AttributeContext:
         return self.statistics[key]
 
 
-def pair_interval(pair: dict, ev: Evaluation, evals: list[Evaluation], p: int, level: float, B: int, seed: int,
-                  scheme: str) -> dict | None:
-    """Pair ``p``'s replicates and headline interval (rows, or rows and runs) written into ``pair``; returns the
-    interval."""
-    pair["_reps"] = ev.pair_reps[:, p]
-    iv, more = headline(pair_eval(ev, p), evals, ev.pair_reps[:, p], level, B, seed, scheme,
-                        [float(e.pair_point[p]) for e in evals])
-    if iv:
-        pair["interval"] = iv
-    pair.update(more)
-    return iv
+def pair_interval(pair: ResultModel, ev: Evaluation, evals: list[Evaluation], p: int, level: float, B: int,
+                  seed: int, scheme: str) -> Headline:
+    """Pair ``p``'s headline interval (rows, or rows and runs), written into ``pair`` (``interval`` when there is
+    one, then the keys beside it); its replicates are ``ev.pair_reps[:, p]``, which the caller keeps beside the
+    entry (:class:`Computed`)."""
+    h = headline(pair_eval(ev, p), evals, ev.pair_reps[:, p], level, B, seed, scheme,
+                 [float(e.pair_point[p]) for e in evals])
+    if h.interval:
+        pair.interval = h.interval
+    for key, value in h.beside().items():
+        setattr(pair, key, value)
+    return h
 
 
-def with_pairs(entry: dict, pairs: list[dict]) -> dict:
-    """The entry with its pairs and how many of them are defined (a pair without a value carries `reason`)."""
-    entry["pairs_defined"] = sum(1 for p in pairs if "reason" not in p)
-    entry["pairs_undefined"] = len(pairs) - entry["pairs_defined"]
-    entry["pairs"] = pairs
-    return entry
+def pair_counts(pairs: list) -> dict:
+    """An entry's ``pairs_defined``, ``pairs_undefined`` and ``pairs``, in results.json order (a pair without a
+    value carries ``reason``)."""
+    defined = sum(1 for p in pairs if p.reason is None)
+    return {"pairs_defined": defined, "pairs_undefined": len(pairs) - defined, "pairs": pairs}
 
 
-def undefined_entry(m: Metric, attr: AttributeDef, reason: str) -> dict:
+def undefined_entry(m: Metric, attr: AttributeDef, reason: str) -> Computed:
     """A metric entry with no value, and why."""
-    return {"name": m.name, "attribute": attr.name, "value": None, "reason": reason, "interval": None, "pairs": []}
+    return Computed(METRIC_RESULT.validate_python({"name": m.name, "attribute": attr.name, "value": None,
+                                                   "reason": reason, "interval": None, "pairs": []}))
 
 
-def needs_predicted(ctx: AttributeContext, m: Metric) -> dict | None:
+def needs_predicted(ctx: AttributeContext, m: Metric) -> Computed | None:
     """The undefined entry of a metric that needs predicted attributes on an attribute without them, else None."""
     if metrics.REGISTRY[m.name].needs_predicted_attribute and not ctx.has_pred:
         return undefined_entry(m, ctx.attr, metrics.REASON_NO_PREDICTED_ATTRIBUTE)

@@ -5,25 +5,31 @@ interval, and the metric's headline chosen by evidence with a simultaneous inter
 from __future__ import annotations
 
 import math
+from typing import Mapping
 
 import numpy as np
 
 from reportgen.stats import intervals
 from reportgen.stats import metrics
 from reportgen.data.files import AttributeDef, TaskColumns
-from reportgen.families.core import AttributeContext, Evaluation, combine, headline, needs_predicted
+from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline, needs_predicted
 from reportgen.stats.loading import Loaded
 from reportgen.stats.statistic import Estimate
-from reportgen.fileio import jfloat as _f
+from reportgen.fileio import jfloat as as_json_float
+from reportgen.results.metrics import DisparityPair, DisparityResult
 from reportgen import numfmt
 from reportgen.spec.model import LoadedSpec, Metric
 
 
 def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, cells: list[Estimate], task_idx: list[int],
-                     level: float, B: int, seed: int) -> dict:
+                     level: float, B: int, seed: int) -> Computed:
     """Group disparities (docs/metrics.md §3): one pair per (protected group, task, component), each with a
     bootstrap and a Bernstein interval; the metric's headline is chosen by evidence with a simultaneous
-    interval over its pairs."""
+    interval over its pairs.
+
+    The pairs and the headline are worked out as drafts (the keys of results.json in their order; the intervals
+    typed, the Bernstein and simultaneous blocks as keys), since choosing the headline rewrites the pairs; the
+    typed entry is built from them once they are final. Replicates stay beside them, by pair position."""
     groups = attr.groups
     o = m.options  # DisparityOptions (reportgen/spec/options.py)
     ref = attr.index_of(o.reference) if o.reference is not None else 0
@@ -36,7 +42,7 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
     # Runs share the rows: the run-averaged counts give the mean δ and rates exactly, and a variance that bounds
     # the variance of the run-averaged amortised costs from above (c̄² ≤ mean of c²), so Bernstein stays valid.
     N_point = cells[0].point if runs == 1 else np.mean([c.point for c in cells], axis=0)
-    pairs = []
+    pairs, pair_reps = [], {}
     for k in task_idx:
         t = L.tasks[k]
         favpos = t.favorable == "positive"
@@ -62,18 +68,19 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
                     label_cond = "y=1" if favpos else "y=0"
                 pair = {"group": attr.label(p), "reference": attr.label(ref), "task": t.label,
                         "condition": label_cond, "cost": _cost_name(m.name, favpos),
-                        "rate_protected": _f(r1["rate_protected"][0]), "rate_reference": _f(r1["rate_reference"][0]),
-                        "delta": _f(ev.value), "n": int(round(r1["n"][0])), "n_protected": int(round(r1["n_plus"][0])),
-                        "n_reference": int(round(r1["n_minus"][0]))}
+                        "rate_protected": as_json_float(r1["rate_protected"][0]),
+                        "rate_reference": as_json_float(r1["rate_reference"][0]),
+                        "delta": as_json_float(ev.value), "n": int(round(r1["n"][0])),
+                        "n_protected": int(round(r1["n_plus"][0])), "n_reference": int(round(r1["n_minus"][0]))}
                 if pair["delta"] is None:
                     pair["reason"] = metrics.REASON_EMPTY_COMPARISON
                 else:
-                    pair["_reps"] = ev.reps
+                    pair_reps[len(pairs)] = ev.reps
                     per_run = [e.value for e in evals]
-                    iv, more = headline(ev, evals, ev.reps, level, B, seed, scheme, per_run)
-                    if iv:
-                        pair["interval"] = iv
-                    pair.update(more)
+                    head = headline(ev, evals, ev.reps, level, B, seed, scheme, per_run)
+                    if head.interval:
+                        pair["interval"] = head.interval
+                    pair.update(head.beside())
                     # the run-to-run part does not depend on the bootstrap (which a tiny group can leave undefined)
                     h = intervals.runs_halfwidth(per_run, level) if runs > 1 else None
                     h_runs = h[0] if h else None
@@ -83,13 +90,18 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
                 pairs.append(pair)
     entry = {"name": m.name, "attribute": attr.name, "reference": attr.label(ref),
              "protected": [attr.label(p) for p in prots]}
-    entry.update(_disparity_headline(pairs, level, decision))
+    entry.update(_disparity_headline(pairs, level, decision, reps=pair_reps))
+    # the headline's replicates: the selected pair's, unless its interval is the simultaneous one (no gate pairs it)
+    chosen = entry.get("selected_pair")
+    replicates = None
+    if chosen is not None and not _get(entry["interval"], "method", "").startswith("simultaneous"):
+        replicates = pair_reps.get(chosen)
     # summed over the predicted attribute once per task (a sum over one element is exact): linear in the groups
     summed = {k: cells[0].point[:, k].sum(axis=2, keepdims=True) for k in task_idx}
     entry["groups"] = [{"group": attr.label(j), "task": L.tasks[k].label,
                         **metrics.group_rates(summed[k], j)} for k in task_idx for j in range(len(groups))]
-    entry["pairs"] = pairs
-    return entry
+    entry["pairs"] = [DisparityPair.model_validate(p) for p in pairs]
+    return Computed(DisparityResult.model_validate(entry), replicates, pair_reps)
 
 
 # A compared group with fewer rows than this supports no verdict; with fewer than MIN_ROWS_BOOTSTRAP the row is decided
@@ -140,17 +152,25 @@ def too_few(group: str, n: int) -> str:
     return f"too few rows in {group} (n = {n}) to compare"
 
 
+def _get(obj, key: str, default=None):
+    """A key of a draft block (a dict) or a field of a typed interval, alike."""
+    if obj is None:
+        return default
+    value = obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+    return default if value is None else value
+
+
 def decision_verdict(obj: dict, key: str, prot: str, ref: str) -> dict:
-    """The verdict of a pair or headline read off its decision interval ``obj[key]``."""
+    """The verdict of a pair or headline draft read off its decision interval ``obj[key]``."""
     iv = obj.get(key)
     name = numfmt.interval_name(iv)
     if obj.get("no_verdict"):
         return {"kind": "insufficient", "text": obj["no_verdict"], "interval": name}
-    if iv is None or iv.get("lower") is None or iv.get("upper") is None:
+    if iv is None or _get(iv, "lower") is None or _get(iv, "upper") is None:
         return {"kind": "undefined", "text": numfmt.NO_INTERVAL, "interval": name}
-    if iv.get("degenerate"):
+    if _get(iv, "degenerate"):
         return {"kind": "insufficient", "text": "no sampling variation: no verdict", "interval": name}
-    v = intervals.verdict(iv["lower"], iv["upper"])
+    v = intervals.verdict(_get(iv, "lower"), _get(iv, "upper"))
     return {"kind": "insufficient" if v == intervals.VERDICT_INSUFFICIENT else "against",
             "text": _verdict_text(v, prot, ref), "interval": name}
 
@@ -181,7 +201,8 @@ def simultaneous(points: np.ndarray, reps: np.ndarray, level: float) -> tuple[np
     return points - c * se0, points + c * se0, c
 
 
-def _disparity_headline(pairs: list[dict], level: float, decision: str = "bootstrap") -> dict:
+def _disparity_headline(pairs: list[dict], level: float, decision: str = "bootstrap", *,
+                        reps: Mapping[int, np.ndarray]) -> dict:
     """The metric's value: one pair, chosen by evidence (docs/metrics.md §3, several protected groups).
 
     With one defined pair it is that pair with its own intervals and decision. With several, every pair gets a
@@ -190,6 +211,9 @@ def _disparity_headline(pairs: list[dict], level: float, decision: str = "bootst
     is the one of these two that matches its own decision. The headline is the largest |δ| among the pairs whose
     decision interval excludes 0 (and that have a verdict), else the largest |δ| overall — so a small noisy group
     cannot hide a conclusive one, and the verdict printed for it also holds after the choice.
+
+    ``pairs``: the pair drafts, rewritten in place (``simultaneous``); ``reps``: their bootstrap replicates by
+    position in ``pairs``. Returns the headline's keys.
     """
     defined = [p for p in pairs if p["delta"] is not None]
     if not defined:
@@ -203,19 +227,20 @@ def _disparity_headline(pairs: list[dict], level: float, decision: str = "bootst
         out["bernstein"] = sel.get("bernstein")
     else:
         P = len(defined)
-        usable = [p for p in defined if "_reps" in p and p["_reps"].size]
+        at = [i for i, p in enumerate(pairs) if p["delta"] is not None]  # positions of the defined pairs
+        usable = [i for i in at if i in reps and reps[i].size]
         sim = None
         if len(usable) == P:
             pts = np.array([p["delta"] for p in defined])
-            sim = simultaneous(pts, np.stack([p["_reps"] for p in defined], axis=1), level)
+            sim = simultaneous(pts, np.stack([reps[i] for i in at], axis=1), level)
         if sim is not None:
             lo, hi, c = sim
             for i, p in enumerate(defined):
                 # the runs part at the level the rows part holds for each pair (c as a normal quantile), so both
                 # parts are simultaneous (docs/metrics.md §4)
-                piv = p.get("interval") or {}
-                h_runs = intervals.runs_halfwidth_at(piv.get("runs_sd"), piv.get("runs"), intervals.normal_level(c)) \
-                    if piv.get("runs_halfwidth") else None
+                piv = p.get("interval")
+                h_runs = intervals.runs_halfwidth_at(_get(piv, "runs_sd"), _get(piv, "runs"),
+                                                     intervals.normal_level(c)) if _get(piv, "runs_halfwidth") else None
                 plo, phi = float(lo[i]), float(hi[i])
                 if h_runs:
                     plo = p["delta"] - math.hypot(p["delta"] - plo, h_runs)
@@ -234,8 +259,8 @@ def _disparity_headline(pairs: list[dict], level: float, decision: str = "bootst
             iv = b if p.get("decision") == "bernstein" else (p.get("simultaneous") or p.get("interval"))
             at_head[i] = (iv, b)
         conclusive = [p for i, p in enumerate(defined) if not p.get("no_verdict") and at_head[i][0]
-                      and not at_head[i][0].get("degenerate") and at_head[i][0].get("lower") is not None
-                      and (at_head[i][0]["lower"] > 0 or at_head[i][0]["upper"] < 0)]
+                      and not _get(at_head[i][0], "degenerate") and _get(at_head[i][0], "lower") is not None
+                      and (_get(at_head[i][0], "lower") > 0 or _get(at_head[i][0], "upper") < 0)]
         pool = conclusive or defined
         sel = max(pool, key=lambda p: (abs(p["delta"]), p["delta"]))  # ties: the positive one, order-free
         if conclusive:
@@ -254,12 +279,10 @@ def _disparity_headline(pairs: list[dict], level: float, decision: str = "bootst
         if sel.get(k):
             out[k] = sel[k]
     out["verdict"] = decision_verdict(out, out["decision"], sel["group"], sel["reference"])
-    if "_reps" in sel and not (out["interval"] or {}).get("method", "").startswith("simultaneous"):
-        out["_reps"] = sel["_reps"]
     return out
 
 
-def _bernstein_at(b: dict, d: float, level: float, P: int, prot: str, ref: str, runs_iv: dict | None = None) -> dict:
+def _bernstein_at(b: dict, d: float, level: float, P: int, prot: str, ref: str, runs_iv=None) -> dict:
     """A pair's Bernstein block recomputed at the Bonferroni level over P pairs (for a chosen headline); with runs
     (``runs_iv``, the pair's rows_and_runs interval) the runs part is taken at that level too."""
     lvl = 1.0 - (1.0 - level) / P
@@ -267,7 +290,7 @@ def _bernstein_at(b: dict, d: float, level: float, P: int, prot: str, ref: str, 
                                       max_cost=b["max_cost"])
     extra: dict = {}
     if b.get("runs_halfwidth"):
-        h_runs = intervals.runs_halfwidth_at((runs_iv or {}).get("runs_sd"), (runs_iv or {}).get("runs"), lvl) \
+        h_runs = intervals.runs_halfwidth_at(_get(runs_iv, "runs_sd"), _get(runs_iv, "runs"), lvl) \
             or b["runs_halfwidth"]
         extra = {"rows_halfwidth": t, "runs_halfwidth": h_runs}
         t = math.hypot(t, h_runs)
@@ -306,7 +329,8 @@ def _bernstein(r1: dict, gamma: float | None, max_cost: float, level: float, pro
     else:
         g, src = gamma, "spec"
     out = {"method": "bernstein", "level": level, "gamma": g, "gamma_source": src,
-           "max_cost": max_cost, "variance": _f(r1["variance"][0]), "n": int(round(n)), "observed_share": share,
+           "max_cost": max_cost, "variance": as_json_float(r1["variance"][0]), "n": int(round(n)),
+           "observed_share": share,
            "covers": ["rows", "runs"] if runs_halfwidth else ["rows"]}
     if gamma is not None:
         out["gamma_spec"] = gamma
@@ -333,7 +357,7 @@ def _bernstein(r1: dict, gamma: float | None, max_cost: float, level: float, pro
     return out
 
 
-def entry(ctx: AttributeContext, m: Metric) -> dict:
+def entry(ctx: AttributeContext, m: Metric) -> Computed:
     undefined = needs_predicted(ctx, m)
     if undefined:
         return undefined

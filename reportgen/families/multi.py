@@ -8,11 +8,12 @@ import numpy as np
 from reportgen.stats import metrics
 from reportgen.stats import counts
 from reportgen.data.files import AttributeDef
-from reportgen.families.core import AttributeContext, Evaluation, combine, headline, needs_predicted, \
-    pair_interval, pair_reason, with_pairs
+from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline, needs_predicted, \
+    pair_counts, pair_interval, pair_reason
 from reportgen.stats.loading import Loaded, sample_note, streamed
 from reportgen.stats.statistic import row_patterns
-from reportgen.fileio import jfloat as _f
+from reportgen.fileio import jfloat as as_json_float
+from reportgen.results.metrics import BaseInfo, MultiPair, MultiResult, SignedMean
 from reportgen.spec.model import LoadedSpec, Metric
 
 
@@ -40,18 +41,18 @@ def _multi_replicates(eu: counts.Units, B: int, seed: int, stream: int) -> tuple
     return counts.replicates(pat, B, seed=seed, stream=stream, method="multinomial", joint=False)
 
 
-def _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes) -> dict:
+def _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes) -> Computed:
     """Multi→ on the streamed data sets' samples (rows), marked as such."""
     L2 = Loaded(L.attrs, L.tasks, L.row_predictions, train=L.row_train)
-    entry = _multi_entry(ls, m, attr, L2, has_pred, level, B, seed, schemes)
+    computed = _multi_entry(ls, m, attr, L2, has_pred, level, B, seed, schemes)
     smp = sample_note(L.row_predictions)
     if smp:
-        entry["sample"] = smp
-    return entry
+        computed.entry.sample = smp
+    return computed
 
 
 def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_pred: bool, level: float, B: int,
-                 seed: int, schemes: set) -> dict:
+                 seed: int, schemes: set) -> Computed:
     """Multi→ (metrics.multi_a_to_t / multi_t_to_a): kept combinations M from the base source's exact task sets
     and the test predictions (metrics.combinations; with runs, every run must pass), their "contains all of m"
     events as pseudo-tasks of the ordinary count tensor, y_am from the base rows' event counts, Δ and the
@@ -106,24 +107,22 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
     names = []
     for members in kept:
         names.append("{" + ", ".join(L.tasks[task_idx[k]].label for k in members) + "}")
-    entry = {"name": m.name, "attribute": attr.name, "direction": metrics.REGISTRY[m.name].direction,
-             "value": _f(ev.value), "combinations": len(kept),
-             "options": m.options.model_dump(), "base": {"source": src}}
-    if entry["value"] is None:
-        entry["reason"] = metrics.REASON_NO_COMBINATIONS if not kept else metrics.REASON_NO_PAIRS
-        entry["interval"] = None
+    value = as_json_float(ev.value)
+    keys: dict = {"name": m.name, "attribute": attr.name, "direction": metrics.REGISTRY[m.name].direction,
+                  "value": value, "combinations": len(kept), "options": m.options.model_dump(),
+                  "base": BaseInfo(source=src)}
+    if value is None:
+        keys.update(reason=metrics.REASON_NO_COMBINATIONS if not kept else metrics.REASON_NO_PAIRS, interval=None)
     else:
-        entry["interval"], more = headline(ev, evals, ev.reps, level, B, seed, scheme, [e.value for e in evals])
-        entry.update(more)
-        entry["_reps"] = ev.reps
+        keys.update(headline(ev, evals, ev.reps, level, B, seed, scheme, [e.value for e in evals]).keys())
     signed = Evaluation(ev.extra_point["signed"], ev.extra_reps["signed"], np.zeros(0), np.zeros((0, 0)))
-    entry["signed_mean"] = {"value": _f(ev.extra_point["signed"]),
-                            "interval": headline(signed, evals, signed.reps, level, B, seed, scheme,
-                                                  [e.extra_point["signed"] for e in evals])[0]}
-    entry["variance"] = _f(ev.extra_point["variance"])
+    keys["signed_mean"] = SignedMean(value=as_json_float(ev.extra_point["signed"]),
+                                     interval=headline(signed, evals, signed.reps, level, B, seed, scheme,
+                                                       [e.extra_point["signed"] for e in evals]).interval)
+    keys["variance"] = as_json_float(ev.extra_point["variance"])
     cnt_a = N_first[0, 0].sum(axis=(1, 2, 3)) if kept else np.zeros(A)  # (A,) test rows per group
     cnt_m = N_first[0][..., 1, :].sum(axis=(1, 2, 3))  # (M,) test rows truly containing all of m
-    pairs = []
+    pairs, pair_reps = [], {}
     for j in range(A):
         for i, nm in enumerate(names):
             p = j * len(names) + i
@@ -132,18 +131,19 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
                      "multi_t_to_a": cnt_m[i] == 0 and metrics.REASON_COMBINATION_NEVER_TRUE}[m.name]
             reason = pair_reason(direction[i, j], dv, empty)
             y = direction[i, j]
-            pair = {"group": attr.label(j), "task": nm, "y": None if np.isnan(y) else int(y),
-                    "delta": None if reason else _f(dv)}
+            pair = MultiPair(group=attr.label(j), task=nm, y=None if np.isnan(y) else int(y),
+                             delta=None if reason else as_json_float(dv))
             if reason:
-                pair["reason"] = reason
+                pair.reason = reason
             else:
-                pair["contribution"] = _f(y * dv)
+                pair.contribution = as_json_float(y * dv)
                 pair_interval(pair, ev, evals, p, level, B, seed, scheme)
+                pair_reps[len(pairs)] = ev.pair_reps[:, p]
             pairs.append(pair)
-    return with_pairs(entry, pairs)
+    return Computed(MultiResult(**keys, **pair_counts(pairs)), None if value is None else ev.reps, pair_reps)
 
 
-def entry(ctx: AttributeContext, m: Metric) -> dict:
+def entry(ctx: AttributeContext, m: Metric) -> Computed:
     undefined = needs_predicted(ctx, m)
     if undefined:
         return undefined

@@ -8,21 +8,22 @@ import numpy as np
 from reportgen.stats import intervals
 from reportgen.stats import metrics
 from reportgen.data.files import AttributeDef
-from reportgen.families.core import AttributeContext
+from reportgen.families.core import AttributeContext, Computed
 from reportgen.stats.loading import Loaded
-from reportgen.fileio import jfloat as _f
+from reportgen.fileio import jfloat as as_json_float
+from reportgen.results.metrics import PredictabilityResult
 from reportgen.spec.model import Metric
 
 
 def _predictability_entry(m: Metric, attr: AttributeDef, L: Loaded, has_pred: bool, level: float,
-                          seed: int, B: int) -> dict:
+                          seed: int, B: int) -> PredictabilityResult:
     """Leakage and DPA (docs/metrics.md §2) on each prediction file; several runs are averaged."""
     from reportgen.stats import predictability as P
 
-    entry = {"name": m.name, "attribute": attr.name, "direction": metrics.REGISTRY[m.name].direction,
-             "value": None, "interval": None, "pairs": []}
+    entry = PredictabilityResult(name=m.name, attribute=attr.name, direction=metrics.REGISTRY[m.name].direction,
+                                 value=None, interval=None, pairs=[])
     if m.name == "dpa_t_to_a" and not has_pred:
-        entry["reason"] = metrics.REASON_NO_PREDICTED_ATTRIBUTE
+        entry.reason = metrics.REASON_NO_PREDICTED_ATTRIBUTE
         return entry
     task_idx = [k for k, t in enumerate(L.tasks) if m.tasks is None or t.spec_key in m.tasks]
     o = m.options  # PredictabilityOptions (reportgen/spec/options.py)
@@ -43,30 +44,30 @@ def _predictability_entry(m: Metric, attr: AttributeDef, L: Loaded, has_pred: bo
     cap = getattr(m, "max_replicates", None) or P.MAX_REPLICATES
     r = P.over_runs(m.name, runs, bootstrap=B, level=level, max_replicates=cap, **opts)
     if r["value"] is None:
-        entry["reason"] = r.get("reason") or "undefined"
+        entry.reason = r.get("reason") or "undefined"
         return entry
 
-    def clean(d):
-        return {k: (_f(v) if isinstance(v, float) else v) for k, v in d.items()} if d is not None else None
+    def clean(d):  # the attackers' interval as results.json data (NaN and ±inf are null), validated on assignment
+        return {k: (as_json_float(v) if isinstance(v, float) else v) for k, v in d.items()} if d is not None else None
 
-    entry["value"] = _f(r["value"])
-    entry["interval"] = clean(r["interval"])
+    entry.value = as_json_float(r["value"])
+    entry.interval = clean(r["interval"])
     if r["interval"] is None or r["interval"].get("lower") is None:
-        entry["interval_reason"] = r.get("interval_reason")
-    entry["trials"] = clean(r["trials"])
+        entry.interval_reason = r.get("interval_reason")
+    entry.trials = clean(r["trials"])
     sides = ("lambda_d", "lambda_m") if m.name == "leakage" else ("psi_d", "psi_m")
-    entry[sides[0]] = _f(float(np.mean([x["data_quality"] for x in r["runs"]])))
-    entry[sides[1]] = _f(float(np.mean([x["model_quality"] for x in r["runs"]])))
-    entry["settings"] = {**r["settings"], "tasks": [L.tasks[k].label for k in task_idx]}
+    setattr(entry, sides[0], as_json_float(float(np.mean([x["data_quality"] for x in r["runs"]]))))
+    setattr(entry, sides[1], as_json_float(float(np.mean([x["model_quality"] for x in r["runs"]]))))
+    entry.settings = {**r["settings"], "tasks": [L.tasks[k].label for k in task_idx]}
     if len(runs) > 1:
-        entry["interval_rows"] = clean(r.get("interval_rows"))
-        entry["per_run"] = [_f(v) for v in r["per_run"]]
-        entry["across_runs"] = intervals.across_runs(r["per_run"], level)
+        entry.interval_rows = clean(r.get("interval_rows"))
+        entry.per_run = [as_json_float(v) for v in r["per_run"]]
+        entry.across_runs = intervals.across_runs(r["per_run"], level)
     why = structural_zero(m.name, r, runs, attr)
     if why:
-        entry["structural_zero"] = why
-        if entry["interval"] is not None and entry["interval"].get("lower") is not None:
-            entry["interval"].update(degenerate=True, note=why)
+        entry.structural_zero = why
+        if entry.interval is not None and entry.interval.lower is not None:
+            entry.interval = entry.interval.replace(degenerate=True, note=why)
     return entry
 
 
@@ -114,5 +115,7 @@ def structural_zero(name: str, r: dict, runs: list[dict], attr: AttributeDef) ->
             "something")
 
 
-def entry(ctx: AttributeContext, m: Metric) -> dict:
-    return _predictability_entry(m, ctx.attr, ctx.L, ctx.has_pred, ctx.level, ctx.seed, ctx.B)
+def entry(ctx: AttributeContext, m: Metric) -> Computed:
+    """The metric on one attribute; its row bootstrap's replicates stay inside the attackers' module (no gate pairs
+    them), so nothing travels beside the entry."""
+    return Computed(_predictability_entry(m, ctx.attr, ctx.L, ctx.has_pred, ctx.level, ctx.seed, ctx.B))

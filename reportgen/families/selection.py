@@ -13,8 +13,10 @@ import numpy as np
 
 from reportgen.stats import metrics
 from reportgen.stats.statistic import Estimate
-from reportgen.families.core import AttributeContext, Evaluation, combine, headline, pair_interval
-from reportgen.fileio import jfloat as _f
+from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline, pair_interval
+from reportgen.fileio import jfloat as as_json_float
+from reportgen.results.intervals import BootstrapInterval, RowsAndRunsInterval
+from reportgen.results.metrics import SelectionPair, SelectionResult
 from reportgen.spec.model import Metric
 
 REASON_NO_ROWS = "the group has no rows for this task"
@@ -122,10 +124,10 @@ def _statement(kind: str, reason: str | None, katz, level: float) -> dict:
     return out
 
 
-def _metric_statement(pairs: list[dict], level: float) -> dict | None:
+def _metric_statement(pairs: list[SelectionPair], level: float) -> dict | None:
     """The metric's statement about 0.8 from its categories': below when any category is below, else not
     distinguishable when any is, else above when every category is; undefined when none has one."""
-    kinds = [p["four_fifths_statement"]["kind"] for p in pairs if p.get("four_fifths_statement")]
+    kinds = [p.four_fifths_statement.kind for p in pairs if p.four_fifths_statement]
     if not kinds:
         return None
     conf = f"{level * 100:g}%"
@@ -144,12 +146,12 @@ def _metric_statement(pairs: list[dict], level: float) -> dict | None:
                     f"(no Katz interval){'' if not defined else '; the others are above 0.8 at ' + conf}"}
 
 
-def _metric_verdict(name: str, pairs: list[dict]) -> dict:
+def _metric_verdict(name: str, pairs: list[SelectionPair]) -> dict:
     """The metric's reading: selection (and scoring) rates are descriptive; an impact ratio takes its categories'
     verdicts — indicated when any category is, else inconclusive when any is, else not indicated."""
     if name in RATES:
         return {"kind": "descriptive", "text": "descriptive (no verdict)"}
-    kinds = [p["verdict"]["kind"] for p in pairs if p.get("verdict")]
+    kinds = [p.verdict.kind for p in pairs if p.verdict]
     if not kinds:
         return {"kind": "undefined", "text": "no category to compare with the benchmark"}
     for kind, words in (("indicated", "adverse impact indicated"), ("inconclusive", "inconclusive")):
@@ -159,13 +161,16 @@ def _metric_verdict(name: str, pairs: list[dict]) -> dict:
     return {"kind": "not_indicated", "text": f"not indicated for any of the {len(kinds)} tested categories"}
 
 
-def _note(iv: dict | None, scoring_side: str | None = None) -> dict | None:
-    """This family's words for an interval without sampling variation, and for a scoring metric's interval what it
-    is conditional on (``scoring_side``: 'above' or 'at or below')."""
-    if iv and iv.get("degenerate"):
-        iv["note"] = NOTE_DEGENERATE
-    elif iv and scoring_side is not None:
-        iv["note"] = NOTE_FIXED_MEDIAN.format(side=scoring_side)
+Interval = BootstrapInterval | RowsAndRunsInterval
+
+
+def _note(iv: Interval | None, scoring_side: str | None = None) -> Interval | None:
+    """The interval with this family's words for an interval without sampling variation, and for a scoring metric's
+    interval what it is conditional on (``scoring_side``: 'above' or 'at or below')."""
+    if iv and iv.degenerate:
+        return iv.replace(note=NOTE_DEGENERATE)
+    if iv and scoring_side is not None:
+        return iv.replace(note=NOTE_FIXED_MEDIAN.format(side=scoring_side))
     return iv
 
 
@@ -194,8 +199,8 @@ def _evaluate(name: str, N1: np.ndarray, NB: np.ndarray, take_part: np.ndarray) 
     ratio over the categories that take part, ``take_part`` (K, A))."""
     fn = metrics.REGISTRY[name].fn
     if name in RATIOS:
-        def fn(N, _f=fn):
-            return _f(N, take_part)
+        def fn(N, ratio_of=fn):
+            return ratio_of(N, take_part)
     v1, p1 = fn(N1)
     vB, pB = fn(NB) if NB.shape[0] else (np.zeros(0), np.zeros((0,) + p1.shape[1:]))
     # pairs ordered (group, task) like the amplification families: (K, A) -> (A, K)
@@ -203,7 +208,7 @@ def _evaluate(name: str, N1: np.ndarray, NB: np.ndarray, take_part: np.ndarray) 
                       np.swapaxes(pB, 1, 2).reshape(pB.shape[0], p1[0].size))  # no replicates: (0, A*K)
 
 
-def entry(ctx: AttributeContext, m: Metric) -> dict:
+def entry(ctx: AttributeContext, m: Metric) -> Computed:
     attr, L = ctx.attr, ctx.L
     is_ratio = m.name in RATIOS
     scoring = metrics.REGISTRY[m.name].scoring
@@ -248,68 +253,73 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
     alpha = metrics.alpha_of(ctx.level)
     why_excluded = (f"excluded (< 2 % of the data): {exclusion.justification.strip()}" if exclusion is not None
                     else None)
-    pairs = []
+    pairs, pair_reps = [], {}
     for j in range(A):
         for kk, k in enumerate(task_idx):
             p = j * len(task_idx) + kk
             top = top_of_task[k]
             row = tables[k][j]
-            pair = {"group": attr.label(j), "task": L.tasks[k].label, "n": int(round(n[0, kk, j])),
-                    "selected": int(round(sel[0, kk, j])), "selection_rate": _f(rate[0, kk, j]),
-                    "highest_group": attr.label(top) if top is not None else None,
-                    "impact_ratio": _f(ratio[0, kk, j]), "share": _f(row["share"]), "excluded": row["excluded"]}
+            pair = SelectionPair(group=attr.label(j), task=L.tasks[k].label, n=int(round(n[0, kk, j])),
+                                 selected=int(round(sel[0, kk, j])), selection_rate=as_json_float(rate[0, kk, j]),
+                                 highest_group=attr.label(top) if top is not None else None,
+                                 impact_ratio=as_json_float(ratio[0, kk, j]), share=as_json_float(row["share"]),
+                                 excluded=row["excluded"])
             if is_ratio:
-                pair["benchmark"] = row["benchmark"]
+                pair.benchmark = row["benchmark"]
             if row["flag"] is not None:
-                pair["four_fifths_flag"] = row["flag"]
+                pair.four_fifths_flag = row["flag"]
             value = ev.pair_point[p]
             if n[0, kk, j] == 0:
-                pair["reason"] = REASON_NO_ROWS
+                pair.reason = REASON_NO_ROWS
             elif row["excluded"] and is_ratio:
-                pair["reason"] = why_excluded
+                pair.reason = why_excluded
             elif np.isnan(value):
-                pair["reason"] = none_selected
+                pair.reason = none_selected
             elif is_ratio and row["benchmark"]:
-                pair["note"] = NOTE_REFERENCE  # 1 by definition: nothing to estimate (its stability is beside)
+                pair.note = NOTE_REFERENCE  # 1 by definition: nothing to estimate (its stability is beside)
             else:
                 side = ("at or below" if L.tasks[k].selected == "negative" else "above") if scoring else None
-                iv = _note(pair_interval(pair, ev, evals, p, ctx.level, ctx.B, ctx.seed, scheme), side)
+                pair_reps[len(pairs)] = ev.pair_reps[:, p]
+                head = pair_interval(pair, ev, evals, p, ctx.level, ctx.B, ctx.seed, scheme)
+                if head.interval:
+                    pair.interval = _note(head.interval, side)
                 if not is_ratio:
-                    pair["verdict"] = _metric_verdict(m.name, [])
+                    pair.verdict = _metric_verdict(m.name, [])
             if is_ratio and row["holm_p"] is not None:
                 b = bench_of_task[k]
                 n_b, s_b = n[0, kk, b], sel[0, kk, b]
-                pair["fisher_p"], pair["holm_p"] = row["fisher_p"], row["holm_p"]
+                pair.fisher_p, pair.holm_p = row["fisher_p"], row["holm_p"]
                 katz = row["katz"]
                 if row["ratio"] is not None:
-                    pair["ratio_interval"] = {
+                    pair.ratio_interval = {
                         "method": "katz log-ratio", "level": ctx.level, "covers": ["rows"],
                         "lower": None if katz is None else katz[0], "upper": None if katz is None else katz[1],
                         "description": KATZ_DESCRIPTION, **({"reason": KATZ_UNDEFINED} if katz is None else {})}
-                    pair["to_cross"] = row["to_cross"]
+                    pair.to_cross = row["to_cross"]
                     if row["to_cross"] is None:
-                        pair["to_cross_reason"] = ("no number of selections of this category crosses 0.8 with the "
-                                                   "benchmark held fixed")
+                        pair.to_cross_reason = ("no number of selections of this category crosses 0.8 with the "
+                                                "benchmark held fixed")
                 else:
-                    pair["to_cross"] = None
-                    pair["to_cross_reason"] = REASON_BENCHMARK_ZERO
-                pair["warnings"] = _warnings(row["warnings"], n[0, kk, j], sel[0, kk, j], n_b, s_b, scoring)
-                pair["verdict"] = _pair_verdict(row["verdict"], row["verdict_reason"], row["holm_p"], alpha,
-                                                ctx.level)
-                pair["verdict"]["basis"] = RULE_BASIS
+                    pair.to_cross = None
+                    pair.to_cross_reason = REASON_BENCHMARK_ZERO
+                pair.warnings = _warnings(row["warnings"], n[0, kk, j], sel[0, kk, j], n_b, s_b, scoring)
+                pair.verdict = {**_pair_verdict(row["verdict"], row["verdict_reason"], row["holm_p"], alpha,
+                                                ctx.level), "basis": RULE_BASIS}
                 if row["statement"] is not None:
-                    pair["four_fifths_statement"] = _statement(*row["statement"], row["katz"], ctx.level)
+                    pair.four_fifths_statement = _statement(*row["statement"], row["katz"], ctx.level)
             elif is_ratio and n[0, kk, j] > 0:
-                pair["to_cross"] = None
-                pair["to_cross_reason"] = ("the benchmark: its ratio is 1 by definition" if row["benchmark"]
-                                           else "excluded: no ratio" if row["excluded"] else REASON_BENCHMARK_ZERO)
+                pair.to_cross = None
+                pair.to_cross_reason = ("the benchmark: its ratio is 1 by definition" if row["benchmark"]
+                                        else "excluded: no ratio" if row["excluded"] else REASON_BENCHMARK_ZERO)
             pairs.append(pair)
-    out = {"name": m.name, "attribute": attr.name, "value": _f(ev.value), "total_rows": int(round(total))}
+    # the entry's keys in results.json order; the model is built once they are all known
+    out = {"name": m.name, "attribute": attr.name, "value": as_json_float(ev.value), "total_rows": int(round(total))}
     if exclusion is not None:
         out["exclusion"] = {"threshold": 0.02, "justification": exclusion.justification.strip(),
-                            "categories": sorted({p["group"] for p in pairs if p["excluded"]})}
+                            "categories": sorted({p.group for p in pairs if p.excluded})}
     if is_ratio:
         out["test"] = {"method": "fisher exact, two-sided", "adjustment": "holm", "alpha": alpha, "note": TEST_NOTE}
+    replicates = None
     if out["value"] is None:
         out["reason"] = none_selected if is_ratio else REASON_NO_ROWS
         out["interval"] = None
@@ -317,11 +327,10 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
         out["interval"] = None
         out["interval_reason"] = REASON_SHARE_FIXED
     else:
-        out["interval"], more = headline(ev, evals, ev.reps, ctx.level, ctx.B, ctx.seed, scheme,
-                                         [e.value for e in evals])
-        _note(out["interval"])
-        out.update(more)
-        out["_reps"] = ev.reps
+        head = headline(ev, evals, ev.reps, ctx.level, ctx.B, ctx.seed, scheme, [e.value for e in evals])
+        out.update(head.keys())
+        out["interval"] = _note(head.interval)
+        replicates = ev.reps
     if out["value"] is not None or is_ratio:
         out["verdict"] = _metric_verdict(m.name, pairs)
     if is_ratio:
@@ -331,13 +340,13 @@ def entry(ctx: AttributeContext, m: Metric) -> dict:
             out["four_fifths_statement"] = statement
     out["references"] = [{"task": L.tasks[k].label,
                           "group": attr.label(top_of_task[k]) if top_of_task[k] is not None else None,
-                          "stability": _f(stability.get(k)), **selected_outcome(L.tasks[k], scoring),
+                          "stability": as_json_float(stability.get(k)), **selected_outcome(L.tasks[k], scoring),
                           **(_median(L, k) if scoring else {})}
                          for k in task_idx]
     if scoring and len(task_idx) == 1:
         out["median_score"] = out["references"][0]["median_score"]
     out["pairs"] = pairs
-    return out
+    return Computed(SelectionResult(**out), replicates, pair_replicates=pair_reps)
 
 
 def _median(L, k: int) -> dict:
@@ -345,8 +354,8 @@ def _median(L, k: int) -> dict:
     (their mean with several runs, each under ``median_scores``), and the rows it is the median of."""
     meds = [enc.medians.get(k) for enc in L.predictions]
     vals = [m["median"] for m in meds if m is not None and m["median"] is not None]
-    out = {"median_score": _f(float(np.mean(vals))) if vals else None,
+    out = {"median_score": as_json_float(float(np.mean(vals))) if vals else None,
            "median_rows": int(round(float(np.mean([m["rows"] for m in meds if m is not None])))) if vals else None}
     if len(meds) > 1:
-        out["median_scores"] = [None if m is None else _f(m["median"]) for m in meds]
+        out["median_scores"] = [None if m is None else as_json_float(m["median"]) for m in meds]
     return out

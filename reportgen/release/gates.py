@@ -110,9 +110,9 @@ such gates cannot fail the run and the warning says so.
 
 What it reads
 -------------
-The typed results (:mod:`reportgen.results.model`): this run's metric results validated once
-(:data:`METRIC_RESULTS`) after :func:`take_replicates` has taken the bootstrap replicates off the runner's
-entries into a side mapping {(metric, attribute, pair key or None): replicates}, and the baseline as a validated
+The typed results (:mod:`reportgen.results.model`): this run's metric results as the families built them, with
+the bootstrap replicates they keep beside them gathered by :func:`replicates_of` into a side mapping {(metric,
+attribute, pair key or None): replicates}, and the baseline as a validated
 :class:`~reportgen.results.model.Results` with its replicates.json read by :func:`paired_replicates`. The gate
 results it returns are the plain dicts results.json ``gates`` holds.
 
@@ -702,7 +702,7 @@ def evaluate(spec, entries: list[MetricResult], replicates: Replicates | None = 
 
     ``spec``: the LoadedSpec (problems are then reported at the gate's line) or the Spec. ``entries``: this run's
     typed metric results (:data:`METRIC_RESULTS`). ``replicates``: their bootstrap replicates (see
-    :func:`take_replicates`), used for paired ``max_increase``. ``baseline``: the previous release's typed
+    :func:`replicates_of`), used for paired ``max_increase``. ``baseline``: the previous release's typed
     results; ``baseline_reps``: its replicates (:func:`paired_replicates`) when they are paired with this run's
     (same rows, seed and resample count).
     Raises SpecError when a gate selects no computed value."""
@@ -896,26 +896,25 @@ def evaluate(spec, entries: list[MetricResult], replicates: Replicates | None = 
 # --------------------------------------------------------------------------- baseline and replicates files
 
 
-def take_replicates(entries: list[dict]) -> Replicates:
-    """Takes the bootstrap replicates off the runner's metric entries (``_reps`` arrays on an entry and on its
-    pairs), which are then plain results.json data for :data:`METRIC_RESULTS`; returns them as {(metric,
-    attribute, pair key or None): replicates}, in entry order (the value first, then the pairs)."""
+def replicates_of(computed: list) -> Replicates:
+    """The bootstrap replicates the families keep beside their typed entries
+    (:class:`reportgen.families.core.Computed`: ``entry``, ``replicates``, ``pair_replicates`` by pair position), as
+    {(metric, attribute, pair key or None): replicates}, in entry order (the value first, then the pairs)."""
     out: Replicates = {}
-    for e in entries:
-        reps = e.pop("_reps", None)
-        if reps is not None:
-            out[(e["name"], e["attribute"], None)] = reps
-        for p in e.get("pairs") or []:
-            reps = p.pop("_reps", None)
-            if reps is not None:
-                out[(e["name"], e["attribute"], pair_key(p))] = reps
+    for c in computed:
+        e = c.entry
+        if c.replicates is not None:
+            out[(e.name, e.attribute, None)] = c.replicates
+        for i, p in enumerate(e.pairs or []):
+            if i in c.pair_replicates:
+                out[(e.name, e.attribute, pair_key(p))] = c.pair_replicates[i]
     return out
 
 
 def replicates_document(entries: list[MetricResult], replicates: Replicates, *, seed: int, resamples: int,
                         data: list[dict]) -> dict:
     """The replicates.json document: every value's and pair's bootstrap replicates (NaN -> null), in the order
-    of the typed results ``entries``; ``replicates`` as :func:`take_replicates` returns them."""
+    of the typed results ``entries``; ``replicates`` as :func:`replicates_of` returns them."""
     def floats(a):
         return [None if (v != v) else float(v) + 0.0 for v in np.asarray(a, dtype=float).tolist()]
 

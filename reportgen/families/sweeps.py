@@ -11,7 +11,7 @@ from reportgen.stats import counts as stats
 from reportgen.data.files import AttributeDef, TaskColumns
 from reportgen.families.base_source import BaseInfo, base_info
 from reportgen.stats.loading import Loaded
-from reportgen.fileio import jfloat as _f
+from reportgen.fileio import jfloat as as_json_float
 from reportgen.spec.model import LoadedSpec, Metric
 
 
@@ -59,7 +59,7 @@ def threshold_sweeps(ls: LoadedSpec, L: Loaded, by_attr_metrics: dict[str, list[
                                          ea.Y[:, [k]], yh, len(attr.groups))
                 N = stats.tally(units, joint=True)
                 for m in ms:
-                    vals[m.name].append(_f(_sweep_value(m, attr, N, base, k, t, has_pred)))
+                    vals[m.name].append(as_json_float(_sweep_value(m, attr, N, base, k, t, has_pred)))
             series += [{"metric": m.name, "attribute": attr.name, "values": vals[m.name]} for m in ms]
         if series:
             out.append({"task": t.label, "score": t.score, "threshold": used, "thresholds": grid, "series": series})

@@ -1,0 +1,238 @@
+"""The provenance blocks of results.json: the report and spec, the compliance profile, the data files read, the
+attributes and tasks, the calibration, the interval settings, the software versions and data engine, the
+baseline, and the threshold sweeps (docs/metrics.md §5).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from reportgen.results.metrics import SampleNote
+from reportgen.results.vocabulary import (RESAMPLES_TEXT, SEED_TEXT, BootstrapScheme, MetricName, ResultModel,
+                                          documented, optional)
+
+__all__ = ["ReportModelInfo", "ReportInfo", "ProfileExclusion", "ProfileInfo", "SpecInfo", "DroppedRows", "DataFile",
+           "RoleSizes", "RoleRows", "RoleDropped", "GroupsFromData", "PredictedCoverage", "RoleUnknown",
+           "AttributeInfo", "TaskInfo", "Calibration", "BootstrapSettings", "BernsteinSettings", "IntervalSettings",
+           "Versions", "EngineInfo", "BaselineInfo", "SweepSeries", "Sweep"]
+
+
+class ReportModelInfo(ResultModel):
+    name: str = documented("Name of the audited model.")
+    version: str = documented("Version of the audited model.")
+
+
+class ReportInfo(ResultModel):
+    title: str = documented("Report title.")
+    model: ReportModelInfo = documented("The audited model.")
+    description: str | None = documented("Free-text description from the spec.")
+    organisation: str | None = documented("Organisation that commissioned the audit.")
+    unit: str | None = optional("What one row is, in the plural (the report's sentences say it); absent in files "
+                                "written before the key existed, which read as 'rows'.")
+    audit_date: str | None = optional("Date of the bias audit (YYYY-MM-DD), from the spec; present when given.")
+    distribution_date: str | None = optional("Date the audited tool was first distributed or used (YYYY-MM-DD).")
+    data_source: str | None = optional("Where the audited data come from, in words.")
+    data_period: str | None = optional("The period the data cover.")
+    data_kind: Literal["historical", "test"] | None = optional("Historical data (the tool's real use) or test data.")
+    data_kind_reason: str | None = optional("Why these data were used.")
+
+
+class ProfileExclusion(ResultModel):
+    justification: str = documented("The auditor's reason for excluding categories under 2 % of the data from the "
+                                    "impact ratios.")
+
+
+class ProfileInfo(ResultModel):
+    """The compliance profile the spec named (its expansion is in the metrics and intersections)."""
+
+    name: Literal["nyc_ll144", "four_fifths"] = documented("nyc_ll144 (NYC Local Law 144 bias audit) or four_fifths "
+                                                           "(29 CFR 1607.4(D)).")
+    exclude_under_2_percent: ProfileExclusion | None = documented("The 2 % exclusion and its justification; null when "
+                                                                  "not asked for.")
+
+
+class SpecInfo(ResultModel):
+    path: str = documented("Spec path as given on the command line.")
+    absolute_path: str = documented("Absolute path of the spec on the machine that ran it.")
+    sha256: str = documented("SHA-256 of the spec file's bytes.", pattern="^[0-9a-f]{64}$")
+
+
+class DroppedRows(ResultModel):
+    reason: str = documented("Why these rows were left out.")
+    rows: int = documented("Number of rows left out for this reason.")
+
+
+class DataFile(ResultModel):
+    role: Literal["train", "validation", "test", "runs", "base_table"] = documented(
+        "What the file is: training data, validation data (threshold calibration), test predictions, one of several "
+        "runs' predictions, or the user base table.")
+    path: str = documented("Path of the file as written in the spec (relative to the spec).")
+    sha256: str = documented("SHA-256 of the file's bytes (of the data set, for a folder).")
+    rows: int = documented("Rows in the file.")
+    rows_used: int = documented("Rows kept after row-level drops.")
+    rows_dropped: int = documented("Rows dropped (rows − rows_used).")
+    dropped: list[DroppedRows] = documented("Row-level drops by reason (e.g. a missing value in a needed column).")
+    files: int | None = optional("Streamed data: number of files in the data set.")
+    sample: SampleNote | None = optional("Streamed data: the row sample kept for computations that cannot stream.")
+
+
+_ROLE = "^(train|test|run[0-9]+)$"
+
+
+class RoleSizes(ResultModel):
+    role: str = documented("Prediction file role: 'test', or 'run<i>' for the i-th of several runs (numbered from 0; "
+                           "data[].role calls every run file 'runs').", pattern=_ROLE)
+    sizes: dict[str, int] = documented("Rows per group label.")
+
+
+class RoleRows(ResultModel):
+    role: str = documented("File role: 'train', 'test', or 'run<i>' for the i-th of several runs.", pattern=_ROLE)
+    rows: int = documented("Rows the attribute uses in that file.")
+
+
+class RoleDropped(ResultModel):
+    role: str = documented("File role: 'train', 'test', or 'run<i>' for the i-th of several runs.", pattern=_ROLE)
+    reason: str = documented("Why the rows are left out for this attribute.")
+    rows: int = documented("Rows left out for this reason.")
+
+
+class GroupsFromData(ResultModel):
+    from_: str = Field(alias="from", description="File the groups were read from.")
+    min_group_size: int = documented("Smallest group kept.")
+    groups: list[str] = documented("Groups found and kept.")
+    left_out: dict[str, int] = documented("Groups left out as too small, with their row counts.")
+
+
+class PredictedCoverage(ResultModel):
+    role: str = documented("Prediction file role: 'test', or 'run<i>' for the i-th of several runs.", pattern=_ROLE)
+    rows: int = documented("Rows of the attribute in that file.")
+    outside_groups: int = documented("Rows whose predicted attribute is none of the listed groups.")
+    never_predicted: list[str] = documented("Listed groups the predicted attribute never takes.")
+
+
+class RoleUnknown(ResultModel):
+    role: str = documented("File role: 'train', 'test', or 'run<i>' for the i-th of several runs.", pattern=_ROLE)
+    attribute: str = documented("The attribute whose `unknown:` values these rows have (for an intersection: the first "
+                                "of its parts that leaves the row out).")
+    column: str = documented("That attribute's column.")
+    values: list[str] = documented("Its `unknown:` values as text (\"\" also matches an empty field).")
+    rows: int = documented("Rows left out of this attribute as unknown in that file (not in `dropped`).")
+
+
+class AttributeInfo(ResultModel):
+    name: str = documented("Attribute name.")
+    groups: list[str] = documented("Group labels (attribute=value), in spec order.")
+    columns: list[str] = documented("Data columns the attribute reads.")
+    predicted: list[str] | None = documented("Columns with the model's predicted attribute; null if none.")
+    group_sizes: list[RoleSizes] = documented("Rows per group in each prediction file.")
+    rows_used: list[RoleRows] = documented("Rows the attribute uses, per file (train, then the predictions).")
+    dropped: list[RoleDropped] = documented("Rows the attribute leaves out, per file and reason.")
+    unknown: list[RoleUnknown] | None = optional("Present when the attribute (or a part of an intersection) declares "
+                                                 "`unknown:`: per file, the rows left out because their value is "
+                                                 "listed there, counted apart from `dropped`.")
+    groups_from_data: GroupsFromData | None = optional("Present when the groups were inferred from the data.")
+    predicted_coverage: list[PredictedCoverage] | None = optional("With a predicted column: per prediction file, how "
+                                                                  "the predictions cover the groups.")
+
+
+class TaskInfo(ResultModel):
+    name: str = documented("Task name from the spec.")
+    label: str = documented("Task label (column=positive value) used throughout the results.")
+    column: str | None = documented("Label column; null for a label-free task (the tool's output alone, no true label: "
+                                    "only metrics that need no label, such as selection_rate and impact_ratio, cover "
+                                    "it).")
+    prediction: str = documented("Prediction or score column.")
+    threshold: float | Literal["calibrate"] | None = documented("Score threshold: a number, 'calibrate' (see "
+                                                                "`calibration`), or null for a prediction column.")
+    predicted_when: Literal["score > threshold", "score <= threshold"] | None = optional(
+        "With a score: when a row is predicted positive.")
+    favorable: Literal["positive", "negative"] = documented("Which prediction is favourable to the person.")
+
+
+class Calibration(ResultModel):
+    threshold: float = documented("Calibrated threshold.")
+    target_positives: int = documented("Positives wanted: rows × train_positive_rate, rounded.")
+    achieved_positives: int = documented("Positives the threshold gives.")
+    rows: int = documented("Rows calibrated on.")
+    train_positive_rate: float = documented("Positive rate in the training data that the threshold matches.")
+    complement_of: str | None = optional("Task label whose calibration this one complements.")
+
+
+class BootstrapSettings(ResultModel):
+    resamples: int = documented(RESAMPLES_TEXT)
+    seed: int = documented(SEED_TEXT)
+    schemes: list[BootstrapScheme] = documented("Resampling schemes used by the count metrics in this run.")
+
+
+class BernsteinSettings(ResultModel):
+    gamma: float | None = documented("γ from the spec; null means the observed share is used.")
+    max_cost: float = documented("Largest possible cost of one row.")
+
+
+class IntervalSettings(ResultModel):
+    confidence: float = documented("Confidence level of every interval.")
+    bootstrap: BootstrapSettings = documented("Bootstrap settings.")
+    bernstein: BernsteinSettings = documented("Bernstein bound settings.")
+    decision: Literal["bootstrap", "bernstein"] | None = optional("The spec's `intervals.decision`: the interval "
+                                                                  "group-disparity rows are decided on (absent in "
+                                                                  "results written before it existed: 'bootstrap' for "
+                                                                  "gates, Bernstein for the printed verdict).")
+
+
+class Versions(ResultModel):
+    reportgen: str = documented("reportgen version (same as the top-level reportgen_version).")
+    python: str = documented("Python version.")
+    platform: str = documented("Operating system and machine.")
+    numpy: str | None = documented("Installed numpy version; null if not installed.")
+    pandas: str | None = documented("Installed pandas version.")
+    pyarrow: str | None = documented("Installed pyarrow version.")
+    scipy: str | None = documented("Installed scipy version.")
+    scikit_learn: str | None = Field(alias="scikit-learn", description="Installed scikit-learn version.")
+    pydantic: str | None = documented("Installed pydantic version.")
+    pyyaml: str | None = documented("Installed PyYAML version.")
+    matplotlib: str | None = documented("Installed matplotlib version.")
+    jinja2: str | None = documented("Installed Jinja2 version.")
+    weasyprint: str | None = documented("Installed WeasyPrint version.")
+    pypdf: str | None = documented("Installed pypdf version.")
+    fonttools: str | None = documented("Installed fontTools version.")
+    pydyf: str | None = documented("Installed pydyf version.")
+    threadpoolctl: str | None = documented("Installed threadpoolctl version.")
+    dask: str | None = optional("Installed dask version (dask engine only).")
+    distributed: str | None = optional("Installed distributed version (dask engine only).")
+    pyhanko: str | None = optional("Installed pyHanko version, which signed the PDFs (runs with output.sign only).")
+
+
+class EngineInfo(ResultModel):
+    name: Literal["memory", "stream", "dask"] = documented("Data engine: in memory, streamed record batches, or dask.")
+    row_level_metrics_on_sample: bool | None = optional("Streamed engines: whether row-level metrics ran on a sample.")
+    sample_rows: int | None = optional("Streamed engines: rows asked for in the sample.")
+    batch_rows: int | None = optional("Streamed engines: rows per record batch.")
+
+
+class BaselineInfo(ResultModel):
+    path: str = documented("Path of the baseline results.json.")
+    sha256: str = documented("SHA-256 of the baseline results.json.")
+    model: ReportModelInfo | None = documented("The baseline's audited model, as recorded in it.")
+    replicates: bool = documented("Whether the baseline's replicates.json was found and matches it.")
+    paired_replicates: bool = documented("Whether the baseline's replicates were usable for paired comparisons (same "
+                                         "rows, seed and resamples).")
+
+
+class SweepSeries(ResultModel):
+    metric: MetricName = documented("Metric name.")
+    attribute: str = documented("Attribute name.")
+    values: list[float | None] = documented("Point value at each threshold of `thresholds`; null where undefined.")
+
+
+class Sweep(ResultModel):
+    """Point values of the count metrics over a grid of thresholds (docs/metrics.md §5)."""
+
+    task: str = documented("Task label.")
+    score: str = documented("Score column.")
+    threshold: float = documented("Threshold used in the run.")
+    thresholds: list[float] = documented("Thresholds swept, ascending.")
+    series: list[SweepSeries] = documented("One series per metric and attribute.")
+    sample: SampleNote | None = optional("Present when computed on a row sample of streamed data.")
+
