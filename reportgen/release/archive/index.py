@@ -1,5 +1,5 @@
 """The archive's index and its hash chain: the directory layout, the SQLite schema, each entry's hash,
-opening (and creating) the index and reading it back (docs/guide/archive.md).
+opening (and creating) the index and reading it back (docs/guide/signing.md, "What `reportgen verify` checks").
 
 Index schema (format version 1)
 -------------------------------
