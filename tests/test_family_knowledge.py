@@ -252,3 +252,19 @@ def test_gate_problems_that_depend_on_the_metric_come_from_the_catalogue(tmp_pat
     out = " ".join(res.output.split())
     for text in expected:
         assert text in out, (text, res.output)
+
+
+def test_a_metric_this_version_does_not_know_is_placed_by_its_fields():
+    """Results of a newer version: an entry with a Bernstein interval or rates by group is shown as a comparison
+    between groups (the disparity section, its sentence), any other as an amplification-like value."""
+    from reportgen.report.context import family_of, metric_info, section_of
+
+    gap = {"name": "new_gap", "value": 0.1, "bernstein": {"lower": 0.0, "upper": 0.2}, "pairs": []}
+    amp = {"name": "new_amp", "value": 0.1, "pairs": []}
+    assert family_of(gap) == section_of("demographic_parity")
+    assert family_of(amp) == section_of("biasamp_a_to_t")
+    assert (metric_info(gap).pair_kind, metric_info(gap).sentence, metric_info(gap).worse) == (
+        "comparison", "comparison", "abs")
+    assert (metric_info(amp).pair_kind, metric_info(amp).sentence, metric_info(amp).worse) == ("task", "", "higher")
+    for name in CATALOGUE:
+        assert family_of({"name": name, "value": 0.0}) == section_of(name)
