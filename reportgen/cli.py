@@ -416,14 +416,14 @@ def validate(spec: Path, confine: str | None) -> None:
     from reportgen.runner import load_all
     from reportgen.spec.model import load_spec
 
-    from reportgen.release import gates as G
+    from reportgen.release import gates as release_gates
 
     ls = load_spec(spec, strict=False)
     _confine(ls, spec, confine)
     L = load_all(ls)
     if L.executor is not None:
         L.executor.close()
-    ls.raise_problems(G.loaded_task_problems(ls, L.tasks))  # a gate's task that only the data can refute
+    ls.raise_problems(release_gates.loaded_task_problems(ls, L.tasks))  # a gate's task that only the data can refute
     click.echo(f"{spec}: OK — {len(L.attrs)} attribute(s), {len(L.tasks)} task(s), {len(ls.spec.metrics)} metric(s)")
     for e in ([L.train] if L.train else []) + ([L.validation] if L.validation else []) + L.predictions:
         drops = "; ".join(f"{d['rows']} {d['reason']}" for d in e.dropped) or "none dropped"
@@ -587,16 +587,16 @@ def init(data: Path | None, out: Path | None, label: str | None, predicted: str 
 
 def _side(ref: str):
     """A results.json, a report folder, or an archive reference DIR@model[:version]."""
-    from reportgen.release import diff as D
+    from reportgen.release import diff as release_diff
 
     if "@" in ref and not Path(ref).exists():
         from reportgen.release import archive
 
         try:
-            return D.load_side(archive.resolve_ref(ref))
+            return release_diff.load_side(archive.resolve_ref(ref))
         except archive.ArchiveError as e:
-            raise D.DiffError(str(e)) from None
-    return D.load_side(Path(ref))
+            raise release_diff.DiffError(str(e)) from None
+    return release_diff.load_side(Path(ref))
 
 
 def _max_increase(values: tuple[str, ...]):
@@ -644,7 +644,7 @@ def diff(old: str, new: str, fmt: str, max_increase: tuple[str, ...], inconclusi
     --inconclusive pass); 2 the inputs cannot be compared (different metric definitions or base sources: --force
     compares anyway) or are not results.
     """
-    from reportgen.release import diff as D
+    from reportgen.release import diff as release_diff
 
     mi = _max_increase(max_increase)  # the options first: a wrong number is a usage error whatever the files are
     try:
@@ -653,11 +653,12 @@ def diff(old: str, new: str, fmt: str, max_increase: tuple[str, ...], inconclusi
             default = mi.pop("*")
             names = {m.name for side in (a, b) if side.typed is not None for m in side.typed.metrics}
             mi = {n: mi.get(n, default) for n in sorted(names)}
-        result = D.diff(a, b, force=force, max_increase=mi, inconclusive=inconclusive)
-    except D.DiffError as e:
+        result = release_diff.diff(a, b, force=force, max_increase=mi, inconclusive=inconclusive)
+    except release_diff.DiffError as e:
         click.echo(f"reportgen diff: {e}", err=True)
         sys.exit(EXIT_SPEC)
-    text = {"table": D.to_table, "markdown": D.to_markdown, "json": D.to_json}[fmt](result)
+    render = {"table": release_diff.to_table, "markdown": release_diff.to_markdown, "json": release_diff.to_json}
+    text = render[fmt](result)
     click.echo(text, nl=not text.endswith("\n"))
     if out is not None:
         from reportgen.fileio import write_atomic

@@ -24,6 +24,7 @@ from reportgen.data.checks import header_problems, resolve_groups, values_presen
 from reportgen.data.files import AttributeDef, TaskColumns, attribute_defs, expand_tasks, load_role, load_table_base, \
     logo_confine_problems, nested_problems, open_dataset
 from reportgen.data.limits import group_limit_problems
+from reportgen.spec import catalogue
 from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
 from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
 from reportgen.families.core import AttributeContext, Computed
@@ -145,9 +146,10 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     if s.base.table:
         out.base_table = attempt(lambda: load_table_base(ls, attrs, tasks))
         uses_table = s.base.source == "table" or "table" in s.base.compare
-        if out.base_table is not None and uses_table and "p_task_given_group" not in out.base_table[0].columns:
+        if out.base_table is not None and uses_table:  # the columns a metric reads from the table (catalogue)
+            columns = out.base_table[0].columns
             for m in s.metrics:
-                if m.name == "biasamp_a_to_t":
+                if any(c not in columns for c in catalogue.CATALOGUE[m.name].base_table_columns):
                     problems.append(ls.problem(("base", "table"), MSG_TABLE_NEEDS_P_TASK.format(
                         metric=m.name, table=s.base.table)))
                     break
@@ -210,7 +212,7 @@ def _load_baseline(ls: LoadedSpec, override) -> tuple[object | None, dict | None
 
     from pydantic import ValidationError
 
-    from reportgen.release import gates as G
+    from reportgen.release import gates as release_gates
     from reportgen.results.model import load_results
 
     s = ls.spec
@@ -221,7 +223,7 @@ def _load_baseline(ls: LoadedSpec, override) -> tuple[object | None, dict | None
         path, where = ls.resolve(s.baseline), ("baseline",)
     else:
         if needs:
-            raise SpecError([ls.problem(("gates", needs[0], "max_increase"), G.MSG_NO_BASELINE)])
+            raise SpecError([ls.problem(("gates", needs[0], "max_increase"), release_gates.MSG_NO_BASELINE)])
         return None, None, None
 
     def problem(msg):
@@ -279,7 +281,7 @@ def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | No
 
 
 def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, baseline_info, replicates_out) -> dict:
-    from reportgen.release import gates as G
+    from reportgen.release import gates as release_gates
 
     s = ls.spec
     boot = s.intervals.bootstrap
@@ -320,11 +322,12 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
             sw["sample"] = smp
     data_entries = _data_entries(L)
     typed = [c.entry for c in computed]
-    reps = G.replicates_of(computed)
-    paired = G.paired_replicates(base_reps, seed=seed, resamples=B, data=data_entries)
-    gates, gating = G.evaluate(ls, typed, reps, level=level, baseline=base_doc, baseline_reps=paired)
+    reps = release_gates.replicates_of(computed)
+    paired = release_gates.paired_replicates(base_reps, seed=seed, resamples=B, data=data_entries)
+    gates, gating = release_gates.evaluate(ls, typed, reps, level=level, baseline=base_doc, baseline_reps=paired)
     if replicates_out is not None:
-        replicates_out.update(G.replicates_document(typed, reps, seed=seed, resamples=B, data=data_entries))
+        replicates_out.update(release_gates.replicates_document(typed, reps, seed=seed, resamples=B,
+                                                                data=data_entries))
     extra = {}
     if baseline_info is not None:
         extra["baseline"] = {**baseline_info, "paired_replicates": paired is not None}
@@ -475,11 +478,3 @@ def _versions(*, dask: bool = False, signed: bool = False) -> dict:
             out[name] = None
     return out
 
-
-# --------------------------------------------------------------------------- predictability family
-
-
-# --------------------------------------------------------------------------- threshold sweeps
-
-
-# --------------------------------------------------------------------------- gates

@@ -30,7 +30,7 @@ from markupsafe import Markup
 
 from reportgen.stats import intervals as _iv
 from reportgen.results.model import decision_interval
-from . import filters as F
+from . import filters
 
 MAX_FOREST_ROWS = 40   # = context.MAX_TABLE_ROWS: the plot draws the rows its table shows
 MAX_SWEEP_SERIES = 8
@@ -149,10 +149,10 @@ class RunsRow(NamedTuple):
 
 
 def _label(pair: Any) -> str:
-    g = F.short(pair.group, LABEL_CHARS)
+    g = filters.short(pair.group, LABEL_CHARS)
     t = pair.task
     cond = getattr(pair, "condition", None)   # disparity pairs only
-    s = f"{g} · {F.short(t, 28)}" if t is not None else g
+    s = f"{g} · {filters.short(t, 28)}" if t is not None else g
     if cond and cond != "all":
         s += f" ({cond})"
     return s
@@ -166,7 +166,7 @@ def _ends(iv: Any) -> tuple[Any, Any]:
 def _interval_text(iv: Any, value: Any) -> str:
     """A model interval as the ``interval`` filter prints it."""
     lo, hi = _ends(iv)
-    return F.interval({"lower": lo, "upper": hi} if iv is not None else None, value)
+    return filters.interval({"lower": lo, "upper": hi} if iv is not None else None, value)
 
 
 _PLOTTERS: dict[str, Callable] = {}     # name -> memoised plot function (for the worker processes)
@@ -286,7 +286,7 @@ def forest(pairs: list, *, plot_id: str, title: str, xlabel: str, conf: str = "9
     Filled circles: the interval excludes 0; open circles: it does not. With
     ``bernstein`` a dashed line under each point shows the Bernstein interval.
     """
-    rows = [p for p in pairs if F._finite(p.delta)]
+    rows = [p for p in pairs if filters._finite(p.delta)]
     if not rows:
         return None
     rows.sort(key=lambda p: -abs(p.delta))
@@ -301,16 +301,16 @@ def forest(pairs: list, *, plot_id: str, title: str, xlabel: str, conf: str = "9
         for y, p in zip(ys, shown):
             iv = p.interval
             lo, hi = _ends(iv)
-            if F._finite(lo) and F._finite(hi):
+            if filters._finite(lo) and filters._finite(hi):
                 ax.plot([lo, hi], [y, y], color="black", linewidth=1.6, solid_capstyle="butt")
                 ax.plot([lo, lo], [y - 0.12, y + 0.12], color="black", linewidth=1.0)
                 ax.plot([hi, hi], [y - 0.12, y + 0.12], color="black", linewidth=1.0)
             if bernstein:
                 blo, bhi = _ends(p.bernstein)
-                if F._finite(blo) and F._finite(bhi):
+                if filters._finite(blo) and filters._finite(bhi):
                     ax.plot([blo, bhi], [y - 0.28, y - 0.28], color="#555555", linewidth=1.0, linestyle=(0, (4, 2)))
             # filled: the row's decision interval (docs/metrics.md §3) excludes 0 and the row has a verdict
-            filled = F.excludes_zero(decision_interval(p)) and not getattr(p, "no_verdict", None)
+            filled = filters.excludes_zero(decision_interval(p)) and not getattr(p, "no_verdict", None)
             ax.plot([p.delta], [y], marker="o", markersize=6, linestyle="none",
                     markerfacecolor="black" if filled else "white", markeredgecolor="black", markeredgewidth=1.2)
         ax.axvline(0.0, color="#777777", linewidth=0.8, linestyle=(0, (1, 2)))
@@ -333,7 +333,7 @@ def forest(pairs: list, *, plot_id: str, title: str, xlabel: str, conf: str = "9
     if len(rows) > len(shown):
         alt += f" Showing the {len(shown)} pairs with the largest |difference| of {len(rows)}."
     alt += " " + "; ".join(
-        f"{_label(p)}: {F.num(p.delta, *_ends(p.interval))} {_interval_text(p.interval, p.delta)}"
+        f"{_label(p)}: {filters.num(p.delta, *_ends(p.interval))} {_interval_text(p.interval, p.delta)}"
         for p in shown[:12]) + ("; …" if len(shown) > 12 else ".")
     return _finish(fig, matplotlib, alt, plot_id)
 
@@ -346,7 +346,7 @@ def runs_strip(rows: list[RunsRow], *, plot_id: str, title: str, xlabel: str, co
     On each row a grey band is the t-interval over runs, the black bar above it the bootstrap interval of the
     mean, the circle the mean and the open diamonds the single runs, so the two widths can be compared by eye.
     """
-    shown = [r for r in rows if F._finite(r.value)][:MAX_FOREST_ROWS]
+    shown = [r for r in rows if filters._finite(r.value)][:MAX_FOREST_ROWS]
     if not shown:
         return None
     matplotlib, Figure = _mpl()
@@ -358,24 +358,24 @@ def runs_strip(rows: list[RunsRow], *, plot_id: str, title: str, xlabel: str, co
         ys = list(range(n))[::-1]
         for y, r in zip(ys, shown):
             alo, ahi = _ends(r.across)
-            if F._finite(alo) and F._finite(ahi):
+            if filters._finite(alo) and filters._finite(ahi):
                 if ahi > alo:
                     ax.fill_between([alo, ahi], [y - 0.26] * 2, [y + 0.04] * 2, color="#d0d0d0", linewidth=0)
                 else:
                     ax.plot([alo, alo], [y - 0.26, y + 0.04], color="#999999", linewidth=1.2)
             lo, hi = _ends(r.bootstrap)
-            if F._finite(lo) and F._finite(hi):
+            if filters._finite(lo) and filters._finite(hi):
                 ax.plot([lo, hi], [y + 0.18, y + 0.18], color="black", linewidth=1.6, solid_capstyle="butt")
                 ax.plot([lo, lo], [y + 0.08, y + 0.28], color="black", linewidth=1.0)
                 ax.plot([hi, hi], [y + 0.08, y + 0.28], color="black", linewidth=1.0)
-            runs = [v for v in r.per_run or [] if F._finite(v)]
+            runs = [v for v in r.per_run or [] if filters._finite(v)]
             if runs:
                 ax.plot(runs, [y - 0.11] * len(runs), marker="D", markersize=4.5, linestyle="none",
                         markerfacecolor="white", markeredgecolor="black", markeredgewidth=0.9)
             ax.plot([r.value], [y + 0.18], marker="o", markersize=5, linestyle="none", markerfacecolor="black",
                     markeredgecolor="black")
         ax.axvline(0.0, color="#777777", linewidth=0.8, linestyle=(0, (1, 2)))
-        _row_axes(ax, ys, [F.short(r.label, LABEL_CHARS) for r in shown], (-0.7, n - 0.3), xlabel)
+        _row_axes(ax, ys, [filters.short(r.label, LABEL_CHARS) for r in shown], (-0.7, n - 0.3), xlabel)
         from matplotlib.lines import Line2D
         from matplotlib.patches import Patch
 
@@ -390,8 +390,8 @@ def runs_strip(rows: list[RunsRow], *, plot_id: str, title: str, xlabel: str, co
                   fontsize=7, handlelength=1.8, borderaxespad=0.2, columnspacing=1.0)
     parts = []
     for r in shown[:12]:
-        runs = ", ".join(F.num(v, *_ends(r.across)) for v in r.per_run or [])
-        parts.append(f"{r.label}: mean {F.num(r.value, *_ends(r.bootstrap))}, bootstrap "
+        runs = ", ".join(filters.num(v, *_ends(r.across)) for v in r.per_run or [])
+        parts.append(f"{r.label}: mean {filters.num(r.value, *_ends(r.bootstrap))}, bootstrap "
                      f"{_interval_text(r.bootstrap, r.value)}, over runs {_interval_text(r.across, r.value)}"
                      f", runs {runs}")
     alt = title + " " + "; ".join(parts) + ("; …" if len(shown) > 12 else ".")
@@ -406,7 +406,7 @@ def samplesize_curve(b: Any, *, plot_id: str, what: str) -> Markup | None:
     variance, max_cost, n, lower/upper). Two curves: with the observed variance (solid)
     and with the largest possible variance (C/γ)² (dashed).
     """
-    if not all(F._finite(x) for x in (b.level, b.gamma, b.variance, b.n, b.lower, b.upper)) or b.gamma <= 0:
+    if not all(filters._finite(x) for x in (b.level, b.gamma, b.variance, b.n, b.lower, b.upper)) or b.gamma <= 0:
         return None
     conf, gamma, var, n = float(b.level), float(b.gamma), float(b.variance), float(b.n)
     C = float(b.max_cost or 1.0)
@@ -422,20 +422,20 @@ def samplesize_curve(b: Any, *, plot_id: str, what: str) -> Markup | None:
         warnings.simplefilter("ignore")
         fig = Figure(figsize=(4.6, 3.0))
         ax = fig.subplots()
-        ax.plot(xs, obs, color="black", linewidth=1.6, label=f"observed variance σ² = {F.num(var)}")
+        ax.plot(xs, obs, color="black", linewidth=1.6, label=f"observed variance σ² = {filters.num(var)}")
         ax.plot(xs, worst, color="#555555", linewidth=1.2, linestyle=(0, (5, 2)),
-                label=f"largest possible variance (C/γ)² = {F.num(var_max)}")
+                label=f"largest possible variance (C/γ)² = {filters.num(var_max)}")
         ax.axhline(n, color="black", linewidth=0.9, linestyle=(0, (1, 1.5)),
-                   label=f"examples in this test set: n = {F.count(n)}")
+                   label=f"examples in this test set: n = {filters.count(n)}")
         if est > 0:
             ax.axvline(est, color="black", linewidth=0.9, linestyle=(0, (6, 2, 1, 2)),
-                       label=f"estimated bias |δ| = {F.num(est)}")
+                       label=f"estimated bias |δ| = {filters.num(est)}")
             n_est = _iv.samplesize(est, confidence=conf, gamma=gamma, variance=var, max_cost=C)
             ax.plot([est], [n_est], marker="D", markersize=6, markerfacecolor="white", markeredgecolor="black",
-                    linestyle="none", label=f"needed for |δ| = {F.num(est)}: {F.count(math.ceil(n_est))}")
+                    linestyle="none", label=f"needed for |δ| = {filters.num(est)}: {filters.count(math.ceil(n_est))}")
         if smallest <= hi:
             ax.plot([smallest], [n], marker="s", markersize=5, color="black", linestyle="none",
-                    label=f"smallest bias claimable with n: {F.num(smallest)}")
+                    label=f"smallest bias claimable with n: {filters.num(smallest)}")
         ax.set_yscale("log")
         from matplotlib.ticker import FuncFormatter, NullFormatter
 
@@ -448,14 +448,13 @@ def samplesize_curve(b: Any, *, plot_id: str, what: str) -> Markup | None:
         ax.spines["right"].set_visible(False)
         ax.grid(True, which="major", axis="y", color="#dddddd", linewidth=0.6)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7.5, frameon=False)
-    alt = (f"Examples needed to claim a bias in {what} at {F.level(conf)} confidence, as a function of the "
-           f"bias size (γ = {F.num(gamma)}, σ² = {F.num(var)}, C = {F.num(C)}). "
-           f"This test set has n = {F.count(n)}; ")
+    alt = (f"Examples needed to claim a bias in {what} at {filters.level(conf)} confidence, as a function of the "
+           f"bias size (γ = {filters.num(gamma)}, σ² = {filters.num(var)}, C = {filters.num(C)}). "
+           f"This test set has n = {filters.count(n)}; ")
     if est > 0:
-        alt += (f"the estimated |δ| = {F.num(est)} needs "
-                f"{F.count(math.ceil(_iv.samplesize(est, confidence=conf, gamma=gamma, variance=var, max_cost=C)))}"
-                f" examples; ")
-    alt += f"the smallest bias claimable with n examples is {F.num(smallest)}."
+        needed = math.ceil(_iv.samplesize(est, confidence=conf, gamma=gamma, variance=var, max_cost=C))
+        alt += f"the estimated |δ| = {filters.num(est)} needs {filters.count(needed)} examples; "
+    alt += f"the smallest bias claimable with n examples is {filters.num(smallest)}."
     return _finish(fig, matplotlib, alt, plot_id)
 
 
@@ -469,7 +468,7 @@ def sweep(thresholds: list[float], series: list[tuple[str, list]], *, threshold:
     ``threshold`` (the one used), a thin solid line the value 0.
     """
     xs = [float(t) for t in thresholds]
-    lines = [(label, [float(v) if F._finite(v) else math.nan for v in values])
+    lines = [(label, [float(v) if filters._finite(v) else math.nan for v in values])
              for label, values in series[:MAX_SWEEP_SERIES]]
     lines = [(label, ys) for label, ys in lines if len(ys) == len(xs) and any(math.isfinite(y) for y in ys)]
     if not xs or not lines:
@@ -484,9 +483,9 @@ def sweep(thresholds: list[float], series: list[tuple[str, list]], *, threshold:
             ax.plot(xs, ys, color=grey, linestyle=style, linewidth=1.2, marker=marker, markersize=4,
                     markerfacecolor=grey if filled else "white", markeredgecolor=grey, markeredgewidth=0.9,
                     label=label, zorder=3)
-        if F._finite(threshold):
+        if filters._finite(threshold):
             ax.axvline(float(threshold), color="black", linewidth=1.3, linestyle=(0, (1, 1.5)), zorder=2,
-                       label=f"threshold used: {F.setting(threshold)}")
+                       label=f"threshold used: {filters.setting(threshold)}")
         ax.margins(x=0.02)
         ax.set_xlabel(xlabel)
         ax.set_ylabel("metric value")
@@ -504,9 +503,9 @@ def sweep(thresholds: list[float], series: list[tuple[str, list]], *, threshold:
     parts = []
     for label, ys in lines:
         finite = [y for y in ys if math.isfinite(y)]
-        text = f"{label}: from {F.num(min(finite))} to {F.num(max(finite))}"
+        text = f"{label}: from {filters.num(min(finite))} to {filters.num(max(finite))}"
         if at is not None:
-            text += f", {F.num(ys[at])} at the threshold used"
+            text += f", {filters.num(ys[at])} at the threshold used"
         if len(finite) < len(ys):
             text += f", not defined at {len(ys) - len(finite)} of {len(ys)} thresholds"
         parts.append(text)
@@ -515,7 +514,7 @@ def sweep(thresholds: list[float], series: list[tuple[str, list]], *, threshold:
 
 
 def _index_of(xs: list[float], x) -> int | None:
-    if not F._finite(x):
+    if not filters._finite(x):
         return None
     for i, t in enumerate(xs):
         if math.isclose(t, float(x), rel_tol=1e-9, abs_tol=1e-12):
@@ -534,14 +533,14 @@ GROUP_GLOBAL_STYLES = ((0, (5, 2)), (0, (1, 1.5)))
 
 def _gap_order(clusters: list) -> list:
     """Clusters with a defined gap by gap (ascending), then the undefined ones by cluster number."""
-    defined = sorted((c for c in clusters if F._finite(c.gap)), key=lambda c: (c.gap, c.cluster))
-    rest = sorted((c for c in clusters if not F._finite(c.gap)), key=lambda c: c.cluster)
+    defined = sorted((c for c in clusters if filters._finite(c.gap)), key=lambda c: (c.gap, c.cluster))
+    rest = sorted((c for c in clusters if not filters._finite(c.gap)), key=lambda c: c.cluster)
     return defined + rest
 
 
 def _perf(c: Any, g: str) -> float:
     v = (c.performance or {}).get(g)   # performance per group label
-    return float(v) if F._finite(v) else math.nan
+    return float(v) if filters._finite(v) else math.nan
 
 
 @_memo
@@ -558,7 +557,7 @@ def cluster_gaps(panels: list[tuple[str, list]], groups: list[str], global_perf:
         return None
     g0, g1 = groups
     values = [_perf(c, g) for _, cl in panels for c in cl for g in groups]
-    values += [float(v) for v in global_perf if F._finite(v)]
+    values += [float(v) for v in global_perf if filters._finite(v)]
     finite = [v for v in values if math.isfinite(v)]
     if not finite:
         return None
@@ -575,7 +574,7 @@ def cluster_gaps(panels: list[tuple[str, list]], groups: list[str], global_perf:
         for ax, (title, cl) in zip(axes, panels):
             xs = list(range(len(cl)))
             for gi, gv in enumerate(global_perf[:2]):
-                if F._finite(gv):
+                if filters._finite(gv):
                     ax.axhline(float(gv), color="#555555", linewidth=0.9, linestyle=GROUP_GLOBAL_STYLES[gi], zorder=1)
             for x, c in zip(xs, cl):
                 p0, p1 = _perf(c, g0), _perf(c, g1)
@@ -609,16 +608,17 @@ def cluster_gaps(panels: list[tuple[str, list]], groups: list[str], global_perf:
         axes[-1].set_xlabel("cluster (ordered by gap; * too few rows of a group to count; boxed: biased)")
         handles = [
             Line2D([], [], color="black", marker=GROUP_MARKERS[0], markerfacecolor="black", linestyle="none",
-                   label=F.short(g0, 32)),
+                   label=filters.short(g0, 32)),
             Line2D([], [], color="black", marker=GROUP_MARKERS[1], markerfacecolor="white", linestyle="none",
-                   label=F.short(g1, 32)),
+                   label=filters.short(g1, 32)),
         ]
         for gi, g in enumerate(groups):
-            if gi < len(global_perf) and F._finite(global_perf[gi]):
+            if gi < len(global_perf) and filters._finite(global_perf[gi]):
                 handles.append(Line2D([], [], color="#555555", linestyle=GROUP_GLOBAL_STYLES[gi], linewidth=0.9,
-                                      label=f"{F.short(g, 24)}, all rows"))
+                                      label=f"{filters.short(g, 24)}, all rows"))
         handles.append(Line2D([], [], color="black", linewidth=2.2,
-                              label="biased" + (f" (|gap| ≥ {F.setting(threshold)})" if F._finite(threshold) else "")))
+                              label="biased" + (f" (|gap| ≥ {filters.setting(threshold)})"
+                                                if filters._finite(threshold) else "")))
         handles.append(Line2D([], [], color="#8a8a8a", marker="o", markerfacecolor="none", linewidth=0.9,
                               label="too few rows"))
         axes[0].legend(handles=handles, loc="lower left", bbox_to_anchor=(0.0, 1.15), ncol=3, frameon=False,
@@ -627,11 +627,11 @@ def cluster_gaps(panels: list[tuple[str, list]], groups: list[str], global_perf:
     parts = []
     for title, cl in panels:
         items = []
-        largest = sorted(cl, key=lambda c: -abs(c.gap) if F._finite(c.gap) else math.inf)[:8]
+        largest = sorted(cl, key=lambda c: -abs(c.gap) if filters._finite(c.gap) else math.inf)[:8]
         for c in largest:
             perf = c.performance or {}
-            items.append(f"cluster {c.cluster}: {F.pct(perf.get(g0))} vs "
-                         f"{F.pct(perf.get(g1))}, gap {F.signed(c.gap)}"
+            items.append(f"cluster {c.cluster}: {filters.pct(perf.get(g0))} vs "
+                         f"{filters.pct(perf.get(g1))}, gap {filters.signed(c.gap)}"
                          + ("" if c.detectable else " (too few rows)"))
         parts.append(f"{title}: " + "; ".join(items))
     alt = (f"Dot plot of {ylabel} per cluster for {g0} (filled circles) and {g1} (hollow triangles), a vertical "
@@ -649,7 +649,7 @@ def projection(x: list, y: list, cluster: list, group: list, clusters: list, gro
     labels are bold and boxed in black, those of clusters with too few rows grey."""
     n = min(len(x), len(y), len(cluster), MAX_PROJECTION_POINTS)
     pts = [(float(x[i]), float(y[i]), cluster[i], group[i] if i < len(group) else 0) for i in range(n)
-           if F._finite(x[i]) and F._finite(y[i])]
+           if filters._finite(x[i]) and filters._finite(y[i])]
     if not pts:
         return None
     matplotlib, Figure = _mpl()
@@ -672,7 +672,7 @@ def projection(x: list, y: list, cluster: list, group: list, clusters: list, gro
                            linewidths=0, alpha=0.75, zorder=2, rasterized=True)  # points: one embedded PNG
         for c in clusters:
             cx, cy = (c.centroid.x, c.centroid.y) if c.centroid is not None else (None, None)
-            if not (F._finite(cx) and F._finite(cy)):
+            if not (filters._finite(cx) and filters._finite(cy)):
                 continue
             biased, det = bool(c.biased), bool(c.detectable)
             box = {"boxstyle": "square,pad=0.2" if biased else "round,pad=0.2", "facecolor": "white",
@@ -685,7 +685,7 @@ def projection(x: list, y: list, cluster: list, group: list, clusters: list, gro
         ax.spines["top"].set_visible(False)
         ax.spines["right"].set_visible(False)
         handles = [Line2D([], [], color="#444444", marker=GROUP_MARKERS[gi], linestyle="none", markersize=4,
-                          label=F.short(g, 32)) for gi, g in enumerate(groups[:2])]
+                          label=filters.short(g, 32)) for gi, g in enumerate(groups[:2])]
         handles.append(Line2D([], [], color="none", marker="s", markersize=8, markerfacecolor="white",
                               markeredgecolor="black", markeredgewidth=1.3, label="biased cluster (bold, boxed)"))
         ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=3, frameon=False, fontsize=7,

@@ -13,10 +13,18 @@ from __future__ import annotations
 from typing import Any
 
 from reportgen.results.model import Results
+from reportgen.spec import catalogue
 
-# (metric of the ratio, metric of the rate, what "selected" means in the tables)
-_KINDS = (("impact_ratio", "selection_rate", "Selected", "Selection rate"),
-          ("scoring_impact_ratio", "scoring_rate", "Scoring above the median", "Scoring rate"))
+
+def _kinds():
+    """(ratio metric, what "selected" means in the tables, the rate's name): for a tool that selects, then for one
+    that scores; the rate and ratio metrics are the catalogue's (``MetricInfo.rate``)."""
+    for scoring, selected_word in ((False, "Selected"), (True, "Scoring above the median")):
+        rate, ratio = catalogue.rate_and_ratio(scoring=scoring)
+        yield ratio, selected_word, catalogue.CATALOGUE[rate].title
+
+
+_KINDS = tuple(_kinds())
 
 
 def _bare(label: str | None, attribute: str) -> str:
@@ -43,7 +51,7 @@ def public_summary_view(results: Results) -> dict[str, Any]:
         rows = getattr(a, "unknown", None) or []
         unknown[a.name] = sum(u.rows for u in rows if u.role in ("test", "run0"))
     tables = []
-    for ratio_name, rate_name, selected_word, rate_word in _KINDS:
+    for ratio_name, selected_word, rate_word in _KINDS:
         for m in results.metrics:
             if m.name != ratio_name:
                 continue

@@ -34,22 +34,41 @@ class MetricInfo:
     # "probabilities" comes with issue 25); the spec refuses a metric on a task or attribute of another kind
     task_kinds: tuple[str, ...] = ("binary",)
     membership: tuple[str, ...] = ("hard",)
+    # What a pair is: "task" (a group on one task), "comparison" (a group against the reference group on one task
+    # and condition; the value is one selected comparison's δ), "combination" (a group on a combination of
+    # tasks), "none" (one value per attribute, no pairs).
+    pair_kind: str = "task"
+    pair_range: tuple[float, float] | None = None  # what a pair's gated quantity can be; None: as value_range
+    pair_worse: str = ""  # which pair quantities are worse when not as `worse` (Multi→: a pair's Δ either way)
+    pair_gated: str = "Δ"  # a pair's gated quantity in words (BiasAmp: its contribution y·Δ)
+    sentence: str = ""  # the first page's sentence: "comparison" (who bears the costly outcome more often, from
+    #                     the selected comparison), "largest_pair" (the pair that moves the value most), "": none
+    method: str = ""  # the report's methods group (a key of METHODS): metrics that share one method, described once
+    rate: str = ""  # a ratio metric: the rate metric whose ratio it is (impact_ratio: selection_rate)
+    selecting: str = ""  # a scoring metric: the metric a tool that selects (rather than scores) uses instead
+    base_table_columns: tuple[str, ...] = ()  # columns it reads from a `base.table` when the table is a base source
 
 
-def _amp(name, direction, summary, **kw):
+def _amp(name, direction, summary, *, method="directional", **kw):
     return MetricInfo(name, "amplification", direction, summary, needs_base=True,
-                      docs_section="1.1" if name == "biasamp_mals" else "1.2", **kw)
+                      docs_section="1.1" if method == "mals" else "1.2", pair_gated="contribution y·Δ",
+                      method=method, **kw)
 
+
+# Multi→: the value is a mean of |Δ| over pairs of a group and a task combination; a pair is a signed Δ.
+_MULTI = dict(pair_kind="combination", pair_range=(-1.0, 1.0), pair_worse="abs", method="multi")
 
 CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
     _amp("biasamp_mals", "T->A",
          "BiasAmp_MALS (Zhao et al. 2017): how much more the predicted group skews towards a task's majority group "
          "than the base data does.", needs_predicted_attribute=True,
-         title="Bias amplification (Men Also Like Shopping)", short="BiasAmp MALS", papers=("zhao2017",)),
+         title="Bias amplification (Men Also Like Shopping)", short="BiasAmp MALS", papers=("zhao2017",),
+         method="mals"),
     _amp("biasamp_a_to_t", "A->T",
          "Directional bias amplification A→T (Wang & Russakovsky 2021): does the model predict a task for a group "
          "more (in the direction of the base correlation) than the truth?",
-         title="Directional bias amplification, attribute → task", short="BiasAmp→ A→T", papers=("wang2021",)),
+         title="Directional bias amplification, attribute → task", short="BiasAmp→ A→T", papers=("wang2021",),
+         sentence="largest_pair", base_table_columns=("p_task_given_group",)),
     _amp("biasamp_t_to_a", "T->A",
          "Directional bias amplification T→A: given a task, does the predicted group skew further than the true "
          "group?", needs_predicted_attribute=True,
@@ -60,15 +79,16 @@ CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
                "truth does; the value is the mean |Δ|, the signed mean of y·Δ gives the direction.",
                needs_base=True, value_range=(0.0, 1.0), docs_section="1.3",
                title="Multi-attribute bias amplification, attribute → task", short="Multi→ A→T",
-               papers=("zhao2023", "wang2021")),
+               papers=("zhao2023", "wang2021"), **_MULTI),
     MetricInfo("multi_t_to_a", "multi", "T->A",
                "Multi→ T→A: among the rows that truly contain all of a kept combination m, how far the predicted "
                "group's share differs from the true group's; mean |Δ| (signed mean of y·Δ beside it).",
                needs_base=True, needs_predicted_attribute=True, value_range=(0.0, 1.0), docs_section="1.3",
                title="Multi-attribute bias amplification, task → attribute", short="Multi→ T→A",
-               papers=("zhao2023", "wang2021")),
+               papers=("zhao2023", "wang2021"), **_MULTI),
     *(MetricInfo(name, "disparity", None, "Group disparity (Ethayarajh 2020): " + summary, needs_joint=True,
-                 worse="abs", docs_section="3.", title=title, short=short, papers=("ethayarajh2020",))
+                 worse="abs", docs_section="3.", title=title, short=short, papers=("ethayarajh2020",),
+                 pair_kind="comparison", sentence="comparison", method="disparity")
       for name, title, short, summary in (
         ("demographic_parity", "Demographic parity gap", "Demographic parity",
          "Difference in the rate of the unfavourable prediction (cost 1 − ŷ, all rows)."),
@@ -81,36 +101,41 @@ CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
                "Selection rate (EEOC Uniform Guidelines, 29 CFR 1607.4(D)): the share of a group's rows the model "
                "selects (predicts positive). The value is the share over all rows; each group's share is a pair.",
                needs_label=False, worse="abs", value_range=(0.0, 1.0), pair_quantity="selection_rate", docs_section="8.",
-               title="Selection rate", short="Selection rate", papers=("ugesp1978",)),
+               title="Selection rate", short="Selection rate", papers=("ugesp1978",), method="selection"),
     MetricInfo("impact_ratio", "selection", None,
                "Impact ratio (29 CFR 1607.4(D); NYC 6 RCNY §5-300): a group's selection rate divided by the highest "
                "group's rate. The value is the lowest ratio; under 0.8 is the four-fifths rule's flag.",
                needs_label=False, worse="lower", value_range=(0.0, 1.0), pair_quantity="impact_ratio", docs_section="8.",
-               title="Impact ratio", short="Impact ratio", papers=("ugesp1978",)),
+               title="Impact ratio", short="Impact ratio", papers=("ugesp1978",), method="selection",
+               rate="selection_rate"),
     MetricInfo("scoring_rate", "selection", None,
                "Scoring rate (NYC 6 RCNY §5-300): the share of a group's rows whose score is above the median score "
                "of the full sample (every row, unknown categories included), for a tool that scores rather than "
                "selects. The value is the share over all rows of the groups; each group's share is a pair.",
                needs_label=False, worse="abs", value_range=(0.0, 1.0), pair_quantity="selection_rate",
-               docs_section="8.", scoring=True, title="Scoring rate", short="Scoring rate", papers=("ugesp1978",)),
+               docs_section="8.", scoring=True, title="Scoring rate", short="Scoring rate", papers=("ugesp1978",),
+               method="selection", selecting="selection_rate"),
     MetricInfo("scoring_impact_ratio", "selection", None,
                "Scoring impact ratio (NYC 6 RCNY §5-300): a group's scoring rate divided by the highest group's "
                "scoring rate. The value is the lowest ratio; under 0.8 is the four-fifths rule's flag.",
                needs_label=False, worse="lower", value_range=(0.0, 1.0), pair_quantity="impact_ratio",
                docs_section="8.", scoring=True, title="Scoring impact ratio", short="Scoring impact ratio",
-               papers=("ugesp1978",)),
+               papers=("ugesp1978",), method="selection", rate="scoring_rate", selecting="impact_ratio"),
     MetricInfo("leakage", "predictability", "T->A",
                "Leakage amplification (Wang et al. 2019): how much better an attacker predicts the group from the "
                "model's task predictions than from the (error-matched) true tasks.", docs_section="2.",
-               title="Leakage amplification", short="Leakage", papers=("wang2019",)),
+               title="Leakage amplification", short="Leakage", papers=("wang2019",), pair_kind="none",
+               method="leakage"),
     MetricInfo("dpa_a_to_t", "predictability", "A->T",
                "Directional predictability amplification A→T (Tokas et al.): is the task easier to predict from the "
                "group in the model's output than in the data?", docs_section="2.",
-               title="Directional predictability amplification, attribute → task", short="DPA A→T"),
+               title="Directional predictability amplification, attribute → task", short="DPA A→T",
+               pair_kind="none", method="dpa"),
     MetricInfo("dpa_t_to_a", "predictability", "T->A",
                "Directional predictability amplification T→A: is the predicted group easier to predict from the "
                "tasks than the true group is?", needs_predicted_attribute=True, docs_section="2.",
-               title="Directional predictability amplification, task → attribute", short="DPA T→A"),
+               title="Directional predictability amplification, task → attribute", short="DPA T→A",
+               pair_kind="none", method="dpa"),
 )}
 
 
@@ -119,3 +144,38 @@ def names(*, family: str | None = None, **props) -> tuple[str, ...]:
     (``names(needs_base=True)``)."""
     return tuple(n for n, m in CATALOGUE.items()
                  if (family is None or m.family == family) and all(getattr(m, k) == v for k, v in props.items()))
+
+
+# The report's methods appendix: one paragraph per group of metrics that share a method (MetricInfo.method).
+METHODS: dict[str, str] = {
+    "directional": "Directional bias amplification (BiasAmp→)",
+    "mals": "Bias amplification, Men Also Like Shopping (BiasAmp MALS)",
+    "multi": "Multi-attribute bias amplification (Multi→)",
+    "leakage": "Leakage amplification",
+    "dpa": "Directional predictability amplification (DPA)",
+    "disparity": "Group disparity with Bernstein bounds",
+    "selection": "Selection rates and impact ratios",
+}
+
+
+def pair_range(name: str) -> tuple[float, float]:
+    """What a pair's gated quantity of a metric can be."""
+    info = CATALOGUE[name]
+    return info.pair_range if info.pair_range is not None else info.value_range
+
+
+def pair_worse(name: str) -> str:
+    """Which values of a pair's gated quantity are worse: "higher", "lower" or "abs"."""
+    info = CATALOGUE[name]
+    return info.pair_worse or info.worse
+
+
+def rate_and_ratio(*, scoring: bool) -> tuple[str, str]:
+    """(rate metric, its ratio metric) for a tool that selects (``scoring=False``) or scores: the metrics a
+    compliance profile writes for each task."""
+    return next((info.rate, n) for n, info in CATALOGUE.items() if info.rate and info.scoring == scoring)
+
+
+def ratio_names() -> tuple[str, ...]:
+    """The metrics that are a rate's ratio to the highest group's rate (impact ratios)."""
+    return tuple(n for n, info in CATALOGUE.items() if info.rate)

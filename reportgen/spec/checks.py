@@ -67,7 +67,6 @@ def _scoring_problems(ls: LoadedSpec) -> list[Problem]:
     s = ls.spec
     out: list[Problem] = []
     scoring = {n for n, info in catalogue.CATALOGUE.items() if info.scoring}
-    SELECTING = {"scoring_rate": "selection_rate", "scoring_impact_ratio": "impact_ratio"}
     unscored: dict[str, list[str]] = {}  # task -> the metrics that need its threshold
     for i, m in enumerate(s.metrics):
         covered = [(t, ("metrics", i, "tasks", j)) for j, t in enumerate(m.tasks)] if m.tasks else \
@@ -79,7 +78,7 @@ def _scoring_problems(ls: LoadedSpec) -> list[Problem]:
             if m.name in scoring and t.score is None:
                 out.append(ls.problem(where, f"{m.name} compares scores with the median score of all rows, and task "
                                              f"'{tname}' has `predicted:`, no `score:`; give the task `score: "
-                                             f"<column>`, or use {SELECTING[m.name]} for a tool that selects"))
+                                             f"<column>`, or use {catalogue.CATALOGUE[m.name].selecting} for a tool that selects"))
             elif m.name in scoring and t.classes is not None:
                 out.append(ls.problem(where, f"{m.name} counts the scores above the median score of all rows, and "
                                              f"task '{tname}' splits one score into `classes:` (the other class "

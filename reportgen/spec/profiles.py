@@ -24,6 +24,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from reportgen.spec import catalogue
+
 PROFILES = ("nyc_ll144", "four_fifths")
 
 # The race/ethnicity categories of the EEO-1 Component 1 report, as the EEO-1 form names them; 6 RCNY §5-301's
@@ -81,9 +83,8 @@ def _task_metrics(name: str, task: Any) -> list[str]:
     """The selection metrics of one task: selection rates and impact ratios of the tool's output; for a tool that
     scores (`score:` without `threshold:`), scoring rates and scoring impact ratios (6 RCNY §5-300, docs/metrics.md
     §8)."""
-    if isinstance(task, dict) and task.get("score") is not None and task.get("threshold") is None:
-        return ["scoring_rate", "scoring_impact_ratio"]
-    return ["selection_rate", "impact_ratio"]
+    scores = isinstance(task, dict) and task.get("score") is not None and task.get("threshold") is None
+    return list(catalogue.rate_and_ratio(scoring=scores))
 
 
 def _add_metric(metrics: list, entry: dict) -> int | None:
@@ -106,7 +107,7 @@ def expand(raw: dict) -> tuple[dict, list[tuple[tuple, str]], list[tuple]]:
     if profile is None:
         if raw.get("profile") is not None and "metrics" not in raw:  # a misspelt profile: that is the problem,
             out = dict(raw)                                          # not the metrics it would have written
-            out["metrics"] = ["selection_rate"]
+            out["metrics"] = [catalogue.rate_and_ratio(scoring=False)[0]]
             return out, problems, [("metrics",)]
         return raw, problems, []
     out = copy.deepcopy(raw)
@@ -145,7 +146,7 @@ def expand(raw: dict) -> tuple[dict, list[tuple[tuple, str]], list[tuple]]:
     for tname, task in tasks.items():
         for name in _task_metrics(tname, task):
             entry: dict[str, Any] = {"name": name, "tasks": [tname]}
-            if name in ("impact_ratio", "scoring_impact_ratio") and profile.exclude_under_2_percent is not None:
+            if name in catalogue.ratio_names() and profile.exclude_under_2_percent is not None:
                 entry["exclude_under_2_percent"] = {"justification": profile.exclude_under_2_percent.justification}
             i = _add_metric(metrics, entry)
             if i is not None:

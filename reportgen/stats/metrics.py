@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -685,34 +685,83 @@ def compute(name: str, *, groups, y_true, y_pred, n_groups: int | None = None, g
     bY = Y if base_y is None else np.asarray(base_y).astype(bool).reshape(len(bg), -1)
     if d.needs_predicted_attribute and groups_pred is None:
         raise ValueError(REASON_NO_PREDICTED_ATTRIBUTE)
-    if d.family == "multi":
-        combos = combinations(bY, Yh, min_count=min_count, min_size=min_size)
-        gp = None if groups_pred is None else np.asarray(groups_pred)
-        test = combination_units(counts.make_units(g, gp, Y, Yh, G), combos)
-        base = combination_units(counts.make_units(bg, None, bY, bY, G), combos)
-        r = d.fn(counts.tally(test, joint=False), direction=direction_from_counts(counts.tally(base, joint=False)))
-        return {"value": float(r["value"][0]), "pairs": r["delta"][0], "combinations": combos,
-                "signed": float(r["signed"][0]), "variance": float(r["variance"][0])}
-    N = counts_from_arrays(g, Y, Yh, groups_pred=groups_pred, n_groups=G)
-    Nb = counts_from_arrays(bg, bY, bY, n_groups=G)
-    if d.family == "selection":
-        v, rates = d.fn(N if favorable_positive else N[..., ::-1])  # ŷ axis reversed: index 1 is the selected one
-        return {"value": float(v[0]), "pairs": np.swapaxes(rates[0], 0, 1)}  # (groups, tasks)
-    if d.family == "amplification":
-        if name == "biasamp_mals":
-            p = group_given_task_from_counts(Nb)[0]
-            v, delta = biasamp_mals(N, base_p=p, indicator=np.where(np.isnan(p), np.nan, (p > 1 / G).astype(float)))
-        else:
-            v, delta = d.fn(N, direction=direction_from_counts(Nb))
-        return {"value": float(v[0]), "pairs": np.swapaxes(delta[0], 0, 1)}
-    cost = cost_table(name, favorable_positive)
+    rows = _Rows(g, Y, Yh, G, bg, bY, groups_pred, protected, reference, favorable_positive, min_count, min_size)
+    return _FROM_ROWS[d.fn](name, d.fn, rows)
+
+
+class _Rows(NamedTuple):
+    """What :func:`compute` was given, as arrays: the test rows (group codes ``g``, labels ``Y``, predictions
+    ``Yh``, ``n_groups`` groups), the base rows (``bg``, ``bY``) and the options."""
+    g: np.ndarray
+    Y: np.ndarray
+    Yh: np.ndarray
+    n_groups: int
+    bg: np.ndarray
+    bY: np.ndarray
+    groups_pred: object
+    protected: int
+    reference: int
+    favorable_positive: bool
+    min_count: int
+    min_size: int
+
+
+def _counts_of(r: _Rows) -> tuple[np.ndarray, np.ndarray]:
+    """(test counts, base counts) of the rows."""
+    return (counts_from_arrays(r.g, r.Y, r.Yh, groups_pred=r.groups_pred, n_groups=r.n_groups),
+            counts_from_arrays(r.bg, r.bY, r.bY, n_groups=r.n_groups))
+
+
+def _combinations_from_rows(name: str, fn: Callable, r: _Rows) -> dict:
+    combos = combinations(r.bY, r.Yh, min_count=r.min_count, min_size=r.min_size)
+    gp = None if r.groups_pred is None else np.asarray(r.groups_pred)
+    test = combination_units(counts.make_units(r.g, gp, r.Y, r.Yh, r.n_groups), combos)
+    base = combination_units(counts.make_units(r.bg, None, r.bY, r.bY, r.n_groups), combos)
+    out = fn(counts.tally(test, joint=False), direction=direction_from_counts(counts.tally(base, joint=False)))
+    return {"value": float(out["value"][0]), "pairs": out["delta"][0], "combinations": combos,
+            "signed": float(out["signed"][0]), "variance": float(out["variance"][0])}
+
+
+def _rates_from_rows(name: str, fn: Callable, r: _Rows) -> dict:
+    N, _ = _counts_of(r)
+    v, rates = fn(N if r.favorable_positive else N[..., ::-1])  # ŷ axis reversed: index 1 is the selected one
+    return {"value": float(v[0]), "pairs": np.swapaxes(rates[0], 0, 1)}  # (groups, tasks)
+
+
+def _directional_from_rows(name: str, fn: Callable, r: _Rows) -> dict:
+    N, Nb = _counts_of(r)
+    v, delta = fn(N, direction=direction_from_counts(Nb))
+    return {"value": float(v[0]), "pairs": np.swapaxes(delta[0], 0, 1)}
+
+
+def _mals_from_rows(name: str, fn: Callable, r: _Rows) -> dict:
+    N, Nb = _counts_of(r)
+    p = group_given_task_from_counts(Nb)[0]
+    v, delta = fn(N, base_p=p, indicator=np.where(np.isnan(p), np.nan, (p > 1 / r.n_groups).astype(float)))
+    return {"value": float(v[0]), "pairs": np.swapaxes(delta[0], 0, 1)}
+
+
+def _disparity_from_rows(name: str, fn: Callable, r: _Rows) -> dict:
+    N, _ = _counts_of(r)
+    cost = cost_table(name, r.favorable_positive)
     out = []
     for k in range(N.shape[1]):
         for _, cond in DISPARITY_COMPONENTS[name]:
-            r = disparity(N[:, k], protected=protected, reference=reference, cost=cost,
-                          mask=subset_mask(cond, favorable_positive))
-            out.append(r["delta"][0])
+            res = fn(N[:, k], protected=r.protected, reference=r.reference, cost=cost,
+                     mask=subset_mask(cond, r.favorable_positive))
+            out.append(res["delta"][0])
     pairs = np.array(out)
     ok = pairs[~np.isnan(pairs)]
     value = float(max(ok.tolist(), key=lambda v: (abs(v), v))) if ok.size else float("nan")
     return {"value": value, "pairs": pairs}
+
+
+# How compute() calls each count function (they differ in what they take: combinations, the selected decision,
+# the base direction or share, the cost and annotation): keyed by the function, so a metric registered with one
+# of them is computed from plain arrays with no further code.
+_FROM_ROWS: dict[Callable, Callable[[str, Callable, _Rows], dict]] = {
+    multi_a_to_t: _combinations_from_rows, multi_t_to_a: _combinations_from_rows,
+    selection_rate: _rates_from_rows, impact_ratio: _rates_from_rows,
+    biasamp_a_to_t: _directional_from_rows, biasamp_t_to_a: _directional_from_rows,
+    biasamp_mals: _mals_from_rows, disparity: _disparity_from_rows,
+}

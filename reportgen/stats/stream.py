@@ -321,7 +321,7 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
     medians = {}
     if kind in ("test", "run") and scoring_tasks(tasks):  # a tool that scores: the exact median needs every score
         try:
-            medians = score_medians(files, tasks, d.batch_rows, na=na, fingerprints=fps, max_patterns=MAX_PATTERNS)
+            medians = score_medians(files, tasks, d.batch_rows, na=na, fingerprints=fps)
         except DataFileError as exc:
             raise SpecError([ls.problem(spec_path, str(exc))]) from None
         thresholds = {**(thresholds or {}), **{k: m["threshold"] for k, m in medians.items()}}

@@ -1,0 +1,118 @@
+"""What the report says in words: a metric's heading and short name (from the catalogue), the first page's
+sentences (who bears the costly outcome more often; the pair that moves an amplification value most), which
+outcome is the cost, and what an interval accounts for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reportgen.spec.catalogue import CATALOGUE
+
+from . import filters
+
+
+CONDITION_TEXT = {
+    "all": "everyone",
+    "y=1": "truly positive",
+    "y=0": "truly negative",
+}
+
+COVERS_WORDS = {"rows": "the test rows", "runs": "the runs", "trial split and flips": "the attackers' splits"}
+
+
+def cost_text(cost: str | None, task: str | None) -> str:
+    """results' cost strings in words: which outcome counts as costly."""
+    c = (cost or "").strip()
+    t = task or "the task"
+    if c.startswith("1 - y_hat"):
+        return f"not being predicted {t} (a positive prediction is favourable, so being denied it is the cost)"
+    if c.startswith("y_hat"):
+        return f"being predicted {t} (a positive prediction is unfavourable)"
+    if c.startswith("error"):
+        return "a wrong prediction"
+    return c or "not stated"
+
+
+def covers_text(iv: Any) -> str:
+    """What an interval accounts for, in words: 'the test rows and the runs; all 3 pairs at once'."""
+    iv = filters.fields(iv)
+    if iv is None or iv.lower is None:
+        return ""
+    parts = [COVERS_WORDS.get(c, str(c)) for c in iv.covers or []]
+    text = " and ".join(parts) if len(parts) <= 2 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    if str(iv.method or "").startswith("simultaneous") and getattr(iv, "pairs", None):
+        text += f"; holds for all {iv.pairs} pairs at once"
+    return text
+
+
+def _group_value(label: str) -> str:
+    """'race=African-American' -> 'African-American'."""
+    return str(label).split("=", 1)[1] if "=" in str(label) else str(label)
+
+
+def headline_sentence(pair: Any, iv: Any, unit: str = "rows") -> str:
+    """A disparity headline in words: who bears the costly outcome more often, by how many points, with the
+    interval in points ('Among rows truly not recidivism=1, African-American rows were predicted recidivism=1
+    16.0 points more often than Caucasian rows [8.7, 23.0]'). Needed because the signed cost difference has the
+    opposite sign of Fairlearn's demographic_parity_difference when the positive label is favourable."""
+    pair, iv = filters.fields(pair), filters.fields(iv)
+    if pair is None or not filters._finite(pair.delta):
+        return ""
+    d = float(pair.delta)
+    prot, ref = _group_value(_or(pair.group, "")), _group_value(_or(pair.reference, ""))
+    task = str(_or(pair.task, "the task"))
+    cost = str(pair.cost or "")
+    more = "more"
+    if cost.startswith("error"):
+        what = "were misclassified"
+    elif cost.startswith("y_hat"):
+        what = f"were predicted {task}"
+    else:  # the cost is not being predicted the (favourable) task: say it without a double negative
+        what, more = f"were predicted {task}", "less"
+    cond = pair.condition
+    among = ({"y=1": f"Among {unit} truly {task}, ", "y=0": f"Among {unit} truly not {task}, "}.get(cond, "")
+             if cond else "")
+    if d == 0:
+        return f"{among}{prot} and {ref} {unit} {what} equally often"
+    first, second = (prot, ref) if d > 0 else (ref, prot)
+    text = f"{among}{first} {unit} {what} {abs(d) * 100:.1f} points {more} often than {second} {unit}"
+    if iv is not None and filters._finite(iv.lower) and filters._finite(iv.upper):
+        lo, hi = float(iv.lower), float(iv.upper)
+        if d < 0:  # the sentence reads reference minus protected
+            lo, hi = -hi, -lo
+        text += f" [{lo * 100:.1f}, {hi * 100:.1f}]"
+    return text
+
+
+def amplification_sentence(pairs: list, unit: str = "rows", source: str | None = None) -> str:
+    """BiasAmp→ A→T in words, from the pair that moves the value most (largest |y·Δ|): 'Largest: Caucasian
+    defendants were predicted recidivism=1 7.5 points less often than their true rate [2.5, 12.6]'. Δ is the
+    model's rate of the task in the group minus the true rate (or the declared base rate: uniform or table)."""
+    ok = [p for p in (filters.fields(q) for q in pairs or []) if p is not None and filters._finite(p.delta) and p.y]
+    if not ok:
+        return ""
+    p = max(ok, key=lambda q: abs(float(q.delta)))
+    d = float(p.delta)
+    than = "the declared base rate" if source in ("uniform", "table") else "their true rate"
+    text = (f"Largest: {_group_value(_or(p.group, ''))} {unit} were predicted {_or(p.task, 'the task')} "
+            f"{abs(d) * 100:.1f} points {'more' if d > 0 else 'less'} often than {than}")
+    iv = p.interval
+    if iv is not None and filters._finite(iv.lower) and filters._finite(iv.upper):
+        lo, hi = float(iv.lower), float(iv.upper)
+        if d < 0:
+            lo, hi = -hi, -lo
+        text += f" [{lo * 100:.1f}, {hi * 100:.1f}]"
+    return text
+
+
+def _or(value: Any, default: Any) -> Any:
+    return default if value is None else value
+
+
+def titles_of(name: str) -> tuple[str, str]:
+    """(heading, short name) of a metric from the catalogue; a name this version does not know is shown as
+    written."""
+    info = CATALOGUE.get(name)
+    if info is None:
+        return name.replace("_", " ").capitalize(), name
+    return info.title, info.short
