@@ -60,3 +60,27 @@ def test_verdicts_never_say_unbiased():
     assert intervals.verdict(0.01, 0.2) == intervals.VERDICT_AGAINST_PROTECTED
     assert intervals.verdict(-0.2, -0.01) == intervals.VERDICT_AGAINST_REFERENCE
     assert intervals.verdict(-0.01, 0.2) == intervals.VERDICT_INSUFFICIENT
+
+
+@pytest.mark.parametrize("name", ["demographic_parity", "equal_opportunity", "equalized_odds", "accuracy_gap"])
+@pytest.mark.parametrize("favorable", ["positive", "negative"])
+def test_each_disparity_metric_against_the_reference(name, favorable):
+    """Every disparity metric's gaps from counts equal docs/metrics.md §3 over plain rows (tests/reference): the
+    mean cost c(y, ŷ) of the protected group's annotated rows minus the reference group's, one gap per condition
+    (equalized odds: y = 1, then y = 0), on three groups where the third is neither side."""
+    from reference import metrics as ref
+
+    rng = np.random.default_rng(11)
+    n = 400
+    g = rng.choice(3, size=n, p=[0.4, 0.35, 0.25])
+    y = (rng.random(n) < np.where(g == 1, 0.55, 0.4)).astype(int)
+    yhat = np.where(rng.random(n) < 0.7, y, 1 - y)
+    r = metrics.compute(name, groups=g, y_true=y, y_pred=yhat, n_groups=3, protected=1, reference=0,
+                        favorable_positive=favorable == "positive")
+    cost = ref.disparity_cost(name, y, yhat, favorable)
+    expected = []
+    for _label, label in ref.disparity_conditions(name, favorable):
+        annotated = np.ones(n, bool) if label is None else y == label
+        expected.append(cost[annotated & (g == 1)].mean() - cost[annotated & (g == 0)].mean())
+    assert np.asarray(r["pairs"]).ravel() == pytest.approx(expected, abs=1e-12)
+    assert any(r["value"] == pytest.approx(e, abs=1e-12) for e in expected)  # one gap (docs §3 prints each)

@@ -1,10 +1,12 @@
-"""Property checks run over every registered count-based metric (hypothesis)."""
+"""Property checks run over every registered count-based metric (hypothesis); the catalogue-driven checks of every
+metric (references, family test files, ranges, the worse side) are in test_catalogue.py."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reportgen.spec import catalogue
 from reportgen.stats import metrics
 from reportgen.stats import counts as stats
 
@@ -37,13 +39,16 @@ def _compute(name, g, gp, Y, Yh, G, **kw):
 @settings(max_examples=40, deadline=None)
 @given(data=datasets())
 def test_bounds(name, data):
+    """The value lies in the catalogue's ``value_range``; a pair lies there too, unless its quantity is a Δ (a
+    difference of two shares, ``pair_quantity == "delta"``), which lies in [−1, 1]."""
+    info = catalogue.CATALOGUE[name]
+    lo, hi = info.value_range
     r = _compute(name, *data)
     v = r["value"]
-    assert np.isnan(v) or -1.0 - 1e-12 <= v <= 1.0 + 1e-12
+    assert np.isnan(v) or lo - 1e-12 <= v <= hi + 1e-12
     pairs = r["pairs"][~np.isnan(r["pairs"])]
-    assert np.all(np.abs(pairs) <= 1.0 + 1e-12)
-    if metrics.REGISTRY[name].family == "multi":
-        assert np.isnan(v) or v >= 0.0
+    p_lo, p_hi = (-1.0, 1.0) if info.pair_quantity == "delta" else (lo, hi)
+    assert np.all((pairs >= p_lo - 1e-12) & (pairs <= p_hi + 1e-12))
 
 
 @pytest.mark.parametrize("name", AMPLIFICATION)
