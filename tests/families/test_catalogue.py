@@ -26,6 +26,7 @@ from reportgen.families import FAMILIES
 from reportgen.spec.catalogue import CATALOGUE
 from reportgen.stats import metrics
 from reportgen.stats import predictability as P
+from tests.families.test_properties import datasets  # (group, predicted group, Y, Ŷ, groups) drawn by hypothesis
 
 HERE = Path(__file__).resolve().parent
 NAMES = list(CATALOGUE)
@@ -92,21 +93,6 @@ def test_catalogue_line_is_consistent(name):
 
 
 # ------------------------------------------------------------------ ranges and directions on generated data
-
-
-@st.composite
-def datasets(draw):
-    seed = draw(st.integers(0, 2**32 - 1))
-    n = draw(st.integers(6, 60))
-    G = draw(st.integers(2, 3))
-    K = draw(st.integers(1, 3))
-    rng = np.random.default_rng(seed)
-    g = rng.integers(0, G, n)
-    g[:G] = np.arange(G)
-    Y = rng.random((n, K)) < rng.uniform(0.05, 0.95, size=(G, K))[g]
-    Yh = np.where(rng.random((n, K)) < draw(st.sampled_from([0.0, 0.2, 0.5])), ~Y, Y)
-    gp = np.where(rng.random(n) < 0.25, rng.integers(-1, G, n), g)
-    return g, gp, Y, Yh, G
 
 
 @pytest.mark.parametrize("name", ROW_METRICS)
