@@ -44,3 +44,12 @@ def test_test_paths_cited_in_the_docs_exist():
             if not (ROOT / m.group(0)).exists():
                 missing.setdefault(m.group(0), str(f.relative_to(ROOT)))
     assert not missing, missing
+
+
+def test_test_modules_are_imported_by_their_path():
+    """A test module imported by another is named by its path (`from tests.spec.test_bad_inputs import cli`): with
+    --import-mode=importlib a bare `from test_bad_inputs import ...` finds nothing."""
+    bare = [f"{f.relative_to(ROOT)}:{i}" for f in TESTS.rglob("*.py")
+            for i, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+            if re.match(r"\s*(from|import) test_\w+", line)]
+    assert not bare, bare

@@ -1000,7 +1000,7 @@ def test_typed_results_and_dict_render_the_same(name):
     if name == "mini":
         doc = mini_results()
     elif name == "local_bias":
-        from test_report_local_bias import with_local_bias
+        from tests.report.test_report_local_bias import with_local_bias
 
         doc = with_local_bias()
     else:
