@@ -118,6 +118,7 @@ def _check_unknown_counts(res: dict) -> None:
     assert res["data"][0]["rows_used"] == len(rows) and res["data"][0]["dropped"] == []
 
 
+@pytest.mark.slow  # the memory, stream and Dask engines (a LocalCluster): about 30 s on a loaded machine
 def test_label_free_audit_same_on_three_engines_and_equal_to_plain_counts(tmp_path):
     spec = _spec(tmp_path, {"predicted": "selected"})
     out = {}

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
@@ -366,6 +367,7 @@ def test_the_opposite_words_case_has_opposite_words(tmp_path):
     assert not check_first_page(html)
 
 
+@pytest.mark.slow  # about 80 s on a loaded 2-core machine (generated audits through `reportgen run`)
 @settings(**PROFILE)
 @example(FOUND_IMPACT_RATIO_GATE)
 @example(FOUND_BONFERRONI_HEADLINE)
