@@ -1,5 +1,5 @@
 """Seeded data sets for the calibration of the LOGAN finding (docs/metrics.md §6), shared by
-tests/test_logan_null.py and benchmarks/bench_logan_null.py.
+tests/stats/test_logan_null.py and benchmarks/bench_logan_null.py.
 
 A data set: ``n`` rows of ``d`` standard-normal features; group A with probability 1/2 (or, with ``confounded``,
 a probability that rises with the first feature); the model errs with probability 0.10 + 0.25 · logistic(1.5 x₂)

@@ -10,8 +10,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field
 
 from reportgen.results.intervals import (AcrossRunsInterval, BernsteinInterval, BootstrapInterval, DecisionVerdict,
-                                         HeadlineInterval, KatzInterval, PairInterval, RowsAndRunsInterval,
-                                         SimultaneousInterval, TrialsInterval)
+                                         HeadlineInterval, KatzInterval, PairInterval, SimultaneousInterval, TrialsInterval)
 from reportgen.results.vocabulary import (LEVEL_TEXT, BaseSource, Direction, ResultModel, ResultValue, documented,
                                           metric_names, optional)
 

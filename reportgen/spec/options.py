@@ -85,7 +85,7 @@ class PredictabilityOptions(Options):
     @model_validator(mode="after")
     def _consistent(self) -> "PredictabilityOptions":
         if self.quality is not None:
-            from reportgen.stats.predictability import validate_quality  # noqa: the one allowed reach (quality names)
+            from reportgen.stats.predictability import validate_quality  # the one allowed reach (quality names)
 
             try:
                 validate_quality(self.quality)

@@ -1,7 +1,7 @@
 """The statistic seam (reportgen/stats/statistic.py): families declare the statistic they read, the per-attribute
 context computes it once through the seam, and what it hands the families is bit for bit what the count
-functions give on the rows — in memory and streamed. (The whole-pipeline check is that tests/test_snapshots.py,
-tests/test_stream.py and tests/test_dask.py pass unchanged.)
+functions give on the rows — in memory and streamed. (The whole-pipeline check is that tests/e2e/test_snapshots.py,
+tests/stats/test_stream.py and tests/stats/test_dask.py pass unchanged.)
 """
 
 from __future__ import annotations
