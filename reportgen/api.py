@@ -57,14 +57,15 @@ def load(spec: str | os.PathLike | Mapping, *, base_dir: str | os.PathLike | Non
 
 def compute(ls: "LoadedSpec", *, seed: int | None = None, progress: Callable[[str], None] | None = None,
             baseline=None, replicates_out: dict | None = None, engine: str | None = None,
-            scheduler: str | None = None) -> dict:
-    """Load the data and compute everything the spec asks for: the results tree (results.json as a dict)."""
+            scheduler: str | None = None, files_out: dict | None = None) -> dict:
+    """Load the data and compute everything the spec asks for: the results tree (results.json as a dict).
+    ``files_out`` receives the further output files by name (annotate_next.csv), as bytes."""
     from reportgen.runner import run_spec
 
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
         raise ValueError(f"seed must be a whole number >= 0 (as intervals.bootstrap.seed), got {seed!r}")
     results = run_spec(ls, seed=seed, progress=progress, baseline=baseline, replicates_out=replicates_out,
-                       engine=engine, scheduler=scheduler)
+                       engine=engine, scheduler=scheduler, files_out=files_out)
     if isinstance(ls, _dict_spec_class()):
         results["spec"]["absolute_path"] = DICT_SPEC_NAME  # no file: the path as given is all there is
     return results
@@ -130,9 +131,10 @@ def render_reports(ls: "LoadedSpec", fmts: Iterable[str], results, results_bytes
 
 
 def output_files(ls: "LoadedSpec", fmts: Iterable[str], results: dict, *, replicates: dict | None = None,
-                 say: Callable[[str], None] | None = None) -> dict[str, bytes]:
-    """Every output of a run, by file name: the reports asked for, results.json (always) and replicates.json
-    (when ``replicates`` is given). Raises SpecError for a user template the sandbox refuses."""
+                 say: Callable[[str], None] | None = None, extra: dict[str, bytes] | None = None) -> dict[str, bytes]:
+    """Every output of a run, by file name: the reports asked for, results.json (always), replicates.json
+    (when ``replicates`` is given) and the further files of ``extra`` (compute's ``files_out``: annotate_next.csv).
+    Raises SpecError for a user template the sandbox refuses."""
     import hashlib
     import json
 
@@ -141,6 +143,7 @@ def output_files(ls: "LoadedSpec", fmts: Iterable[str], results: dict, *, replic
     results_bytes = dumps(results).encode("utf-8")
     files = render_reports(ls, fmts, results, results_bytes, say)
     files["results.json"] = results_bytes  # always: the machine-readable record
+    files.update(extra or {})  # listed in results.json with their hashes
     if replicates is not None:
         replicates["results_sha256"] = hashlib.sha256(results_bytes).hexdigest()  # ties them to these results
         files["replicates.json"] = (json.dumps(replicates, separators=(",", ":"), allow_nan=False) + "\n"
@@ -355,8 +358,10 @@ def _verdict(kv: tuple[str, str]) -> dict:
 class Results:
     """What a run computed. ``raw`` is the results.json tree; the report renders from it on demand."""
 
-    def __init__(self, raw: dict, ls: "LoadedSpec", *, formats: Iterable[str] | None = None) -> None:
+    def __init__(self, raw: dict, ls: "LoadedSpec", *, formats: Iterable[str] | None = None,
+                 files: dict[str, bytes] | None = None) -> None:
         self.raw = raw
+        self.files = dict(files or {})  # further output files (annotate_next.csv), written with the reports
         self._ls = ls
         self.formats = list(formats) if formats is not None else list(ls.spec.output.formats)
         self._json: bytes | None = None
@@ -473,7 +478,7 @@ class Results:
         spec's output.formats. Returns the paths written. Raises :class:`reportgen.OutputError` when the folder
         cannot be written (it is then left as it was)."""
         fmts = check_formats(formats, self._ls)
-        files = output_files(self._ls, fmts, self.raw)
+        files = output_files(self._ls, fmts, self.raw, extra=self.files)
         if "html" in files and self._html is None:
             self._html = files["report.html"].decode("utf-8")
         return write_files(Path(out_dir), files)
@@ -517,12 +522,13 @@ def run(spec: str | os.PathLike | Mapping, *, seed: int | None = None, out: str 
     try:
         ls = load(spec, base_dir=base_dir)
         fmts = check_formats(formats, ls)
-        results = compute(ls, seed=seed, baseline=baseline)
+        side: dict[str, bytes] = {}
+        results = compute(ls, seed=seed, baseline=baseline, files_out=side)
     except SpecError as e:
         if isinstance(spec, Mapping):  # say it in a dict's and a table's terms (there is no spec file)
             raise SpecError([_reword(p, base_dir) for p in e.problems], e.context) from None
         raise
-    res = Results(results, ls, formats=fmts)
+    res = Results(results, ls, formats=fmts, files=side)
     if out is not None:
         res.write(out, fmts)
     return res

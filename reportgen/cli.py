@@ -215,15 +215,16 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
     reps: dict | None = {} if (replicates or ls.spec.output.replicates) else None
     try:
         eng = "dask" if scheduler and engine in (None, "auto") else engine
+        side: dict[str, bytes] = {}  # annotate_next.csv, beside the reports
         results = api.compute(ls, seed=seed, progress=say, baseline=baseline, replicates_out=reps,
-                              engine=None if eng == "auto" else eng, scheduler=scheduler)
+                              engine=None if eng == "auto" else eng, scheduler=scheduler, files_out=side)
     except SpecError as e:
         _spec_failed(say, e, json_log)
     except BaseException:
         say.close(ok=False)
         raise
     try:  # the reports asked for, results.json (always) and replicates.json (with --replicates)
-        files = api.output_files(ls, fmts, results, replicates=reps, say=say)
+        files = api.output_files(ls, fmts, results, replicates=reps, say=say, extra=side)
     except SpecError as e:  # a user template the sandbox refuses, or one that does not parse
         _spec_failed(say, e, json_log)
     say("writing outputs")
@@ -388,6 +389,10 @@ def _drop_lines(results) -> list[str]:
     out = [f"  dropped {d.rows_dropped:,} of {d.rows:,} rows of {d.path}: "
            + "; ".join(f"{x.rows:,} {x.reason}" for x in d.dropped) for d in results.data if d.rows_dropped]
     for a in results.attributes:
+        if a.known == "sample" and a.rows_known is not None and a.rows_total:
+            out.append(f"  {a.name} is known for {a.rows_known:,} of {a.rows_total:,} rows "
+                       f"({100 * a.rows_known / a.rows_total:.1f} %): a {a.annotation} annotated sample; its numbers "
+                       "come from the annotated rows")
         for x in a.dropped:
             out.append(f"  {a.name} leaves out {x.rows:,} row(s) of the {x.role} data: {x.reason}")
     return out

@@ -19,7 +19,13 @@ import tempfile
 from pathlib import Path
 
 # what a run writes into its output folder (the rest of a folder's files are carried over by publish_folder)
-OUTPUT_NAMES = ("report.html", "report.pdf", "results.json", "replicates.json", "summary.html", "summary.pdf")
+OUTPUT_NAMES = ("report.html", "report.pdf", "results.json", "replicates.json", "summary.html", "summary.pdf",
+                "annotate_next.csv")
+
+
+def is_output_name(name: str) -> bool:
+    """A file name a run writes (annotate_next_<attribute>.csv when several attributes are annotated)."""
+    return name in OUTPUT_NAMES or (name.startswith("annotate_next_") and name.endswith(".csv"))
 
 _ADVICE = {
     errno.ENOSPC: "free space or choose another --out",
@@ -272,7 +278,7 @@ def publish_folder(out: Path, files: dict[str, bytes], *, shown: str | None = No
                 write_new(stage / name, data)
             if target.is_dir():
                 for entry in sorted(os.scandir(target), key=lambda e: e.name):
-                    if entry.name in files or entry.name in OUTPUT_NAMES or entry.is_dir(follow_symlinks=False) \
+                    if entry.name in files or is_output_name(entry.name) or entry.is_dir(follow_symlinks=False) \
                             or _is_temporary(entry.name):
                         continue  # an earlier run's output (or a temporary file of one) is not of these results
                     current = os.path.join(shown, entry.name)

@@ -265,22 +265,25 @@ def _load_baseline(ls: LoadedSpec, override) -> tuple[object | None, dict | None
 
 
 def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | None = None, baseline=None,
-             replicates_out: dict | None = None, engine: str | None = None, scheduler: str | None = None) -> dict:
+             replicates_out: dict | None = None, engine: str | None = None, scheduler: str | None = None,
+             files_out: dict | None = None) -> dict:
     """Compute everything the spec asks for. ``baseline``: a results.json or report folder overriding the spec's
     `baseline:`. ``replicates_out``: a dict that receives the replicates.json document. ``engine``/``scheduler``
-    override data.engine and data.dask.scheduler."""
+    override data.engine and data.dask.scheduler. ``files_out``: a dict that receives the further output files by
+    name (annotate_next.csv for an attribute with `known: sample`), each listed in the results with its hash."""
     say = progress or (lambda msg: None)
     base_doc, base_reps, baseline_info = _load_baseline(ls, baseline)
     say("loading data")
     L = load_all(ls, engine=engine, scheduler=scheduler, say=say)
     try:
-        return _run_loaded(ls, L, seed, say, base_doc, base_reps, baseline_info, replicates_out)
+        return _run_loaded(ls, L, seed, say, base_doc, base_reps, baseline_info, replicates_out, files_out)
     finally:
         if L.executor is not None:
             L.executor.close()
 
 
-def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, baseline_info, replicates_out) -> dict:
+def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, baseline_info, replicates_out,
+                files_out: dict | None = None) -> dict:
     from reportgen.release import gates as release_gates
 
     s = ls.spec
@@ -328,6 +331,7 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
     if replicates_out is not None:
         replicates_out.update(release_gates.replicates_document(typed, reps, seed=seed, resamples=B,
                                                                 data=data_entries))
+    annotated_info = _annotated(ls, L, typed, level=level, seed=seed, files_out=files_out, say=say)
     extra = {}
     if baseline_info is not None:
         extra["baseline"] = {**baseline_info, "paired_replicates": paired is not None}
@@ -352,10 +356,10 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
         "data": data_entries,
         "attributes": [{"name": a.name, "groups": [a.label(j) for j in range(len(a.groups))],
                         "columns": a.columns, "predicted": a.predicted,
-                        "group_sizes": _group_sizes(L, a), **_attribute_rows(L, a),
+                        "group_sizes": _group_sizes(L, a), **_attribute_rows(L, a, sample=a.name in annotated_info),
                         **({"groups_from_data": ls.inferred_groups[a.name]}
                            if a.name in getattr(ls, "inferred_groups", {}) else {}),
-                        **_predicted_coverage(L, a)} for a in L.attrs],
+                        **_predicted_coverage(L, a), **annotated_info.get(a.name, {})} for a in L.attrs],
         "tasks": [{"name": t.name, "label": t.label, "column": t.column, "prediction": t.predicted or t.score,
                    "threshold": _f(t.threshold) if isinstance(t.threshold, (int, float)) else t.threshold,
                    **({"predicted_when": "score <= threshold" if t.complement else "score > threshold"}
@@ -377,6 +381,27 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
         "gating": gating,
         "passed": all(g["passed"] for g in gates),
     }
+
+
+def _annotated(ls: LoadedSpec, L: Loaded, typed: list, *, level: float, seed: int, files_out: dict | None,
+               say) -> dict[str, dict]:
+    """The results.json keys of each attribute with `known: sample` (reportgen.families.annotated), and its
+    annotate_next.csv into ``files_out``."""
+    from reportgen.families import annotated
+
+    names = annotated.annotated_attributes(ls)
+    out: dict[str, dict] = {}
+    for a in L.attrs:
+        if a.name not in names:
+            continue
+        say(f"annotated sample of {a.name}")
+        out[a.name], data = annotated.block(ls, L, a, typed, confidence=level, seed=seed)
+        if data is not None and files_out is not None:
+            if len(names) > 1:  # one list per annotated attribute
+                name = f"annotate_next_{a.name}.csv"
+                out[a.name]["annotate_next"]["file"] = name
+            files_out[out[a.name]["annotate_next"]["file"]] = data
+    return out
 
 
 def _profile_groups(ls: LoadedSpec, attrs: list[AttributeDef]) -> None:
@@ -428,15 +453,19 @@ def _predicted_coverage(L: Loaded, a: AttributeDef) -> dict:
     return {"predicted_coverage": out}
 
 
-def _attribute_rows(L: Loaded, a: AttributeDef) -> dict:
+def _attribute_rows(L: Loaded, a: AttributeDef, *, sample: bool = False) -> dict:
     """Per data file the attribute is computed on (train, then the predictions; roles as in ``group_sizes``):
     the rows it uses and the rows it leaves out, by reason (a row-level drop, in ``data[].dropped``, removes a
     row for every attribute first)."""
     encs = ([L.train] if L.train else []) + L.predictions
     used, dropped, unknown = [], [], []
+    # an attribute known on a sample: a row without a listed group is an unannotated row, counted in rows_known /
+    # rows_total, not a row left out (only a missing predicted attribute is)
+    keep = {f"missing value in column '{a.predicted[0]}'"} if a.predicted else set()
     for e in encs:
         used.append({"role": e.role, "rows": e.attr_rows_used(a.name)})
-        dropped += [{"role": e.role, **d} for d in e.attr_dropped.get(a.name, [])]
+        dropped += [{"role": e.role, **d} for d in e.attr_dropped.get(a.name, [])
+                    if not sample or d["reason"] in keep]
         unknown += [{"role": e.role, **u} for u in e.attr_unknown.get(a.name, [])]
     # rows whose value is listed in `unknown:` are counted apart from `dropped` (only when `unknown:` is given)
     return {"rows_used": used, "dropped": dropped, **({"unknown": unknown} if unknown else {})}

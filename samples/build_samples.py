@@ -812,8 +812,38 @@ def print_toxicity(tox: dict) -> None:
     print("Toxicity model weights of identity unigrams (top 8):", [(t, round(v, 2)) for t, v in w[:8]])
 
 
+# ----------------------------------------------------------------------------
+# COMPAS with sex annotated on a random 5 % of rows (an annotated-sample audit)
+# ----------------------------------------------------------------------------
+
+ANNOTATED_SHARE = 0.05
+
+
+def build_annotated() -> dict:
+    """samples/annotated/defendants.csv: every row of samples/compas/all.csv (its order, its columns, its text
+    unchanged), with `sex` kept on a simple random sample of 5 % of the rows (seed 2017, a fixed sample size) and
+    blank on the others, as if sex had been annotated on that sample only. The true sex of every row stays in
+    samples/compas/all.csv."""
+    with open(SAMPLES / "compas" / "all.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    header, body = rows[0], rows[1:]
+    j = header.index("sex")
+    n = len(body)
+    keep = np.zeros(n, dtype=bool)
+    keep[np.random.default_rng(SPLIT_SEED).choice(n, size=round(ANNOTATED_SHARE * n), replace=False)] = True
+    for r, k in zip(body, keep):
+        if not k:
+            r[j] = ""
+    out = SAMPLES / "annotated" / "defendants.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f, lineterminator="\n").writerows([header] + body)
+    return {"rows": n, "annotated": int(keep.sum())}
+
+
 def main() -> None:
     compas = build_compas()
+    annotated = build_annotated()
     adult = build_adult()
     multi = build_multilabel()
     balanced = build_compas_balanced()
@@ -843,6 +873,7 @@ def main() -> None:
         print(f"  model {m}: accuracy {r['accuracy']:.4f}  predicted positive {r['predicted_positive']:.4f}"
               f"  same prediction as model 1 on {r['agree_with_first']:.4f} of rows")
     print_hiring(hiring)
+    print("Annotated sample: sex kept on %(annotated)d of %(rows)d rows" % annotated)
 
     print()
     print("Sanity check (COMPAS all.csv, prediction decile_high = decile_score >= 5):")

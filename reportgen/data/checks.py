@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from reportgen.data.columns import AttributeDef, attribute_defs, columns_needed, expand_tasks, quote_few, role_kind
-from reportgen.data.contents import check_columns, groups_beside_missing_columns, nested_problems
+from reportgen.data.contents import check_columns, groups_beside_missing_columns, nested_problems, no_annotated_rows
 from reportgen.data.encoding import unknown_mask, value_texts
 from reportgen.data.opening import open_dataset
 from reportgen.data.reading import column_values, read_table
@@ -115,6 +115,9 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
         if len(kept) > MAX_GROUPS:
             problems.append(ls.problem(("attributes", name, "column"), MSG_TOO_MANY_VALUES.format(
                 column=a.column, n=len(kept), rel=rel, min=a.min_group_size, limit=MAX_GROUPS)))
+            continue
+        if not order and a.known == "sample":
+            problems.append(ls.problem(("attributes", name, "known"), no_annotated_rows(name, a.column, rel)))
             continue
         if len(kept) < 2:
             problems.append(ls.problem(("attributes", name, "min_group_size" if small else "column"),

@@ -70,10 +70,20 @@ def empty_groups(ls: LoadedSpec, attrs: list[AttributeDef], ac: "AttributeCodes"
         if a.spec_path[0] != "attributes" or a.name not in ac.listed:
             continue
         empty = [j for j, c in enumerate(ac.listed[a.name]) if c == 0]
-        if empty:
+        spec_a = ls.spec.attributes.get(a.name)
+        if empty and len(empty) == len(ac.listed[a.name]) and getattr(spec_a, "known", "all") == "sample":
+            problems.append(ls.problem(a.spec_path + ("known",), no_annotated_rows(a.name, a.columns[0], rel)))
+        elif empty:
             values = sorted({num_text(v) for v in df[a.columns[0]].dropna().unique()})
             problems += empty_group_problems(ls, a, empty, values, rel)
     return problems
+
+
+def no_annotated_rows(name: str, column: str, rel: str) -> str:
+    """The message for an attribute declared `known: sample` that no row of the file is annotated with."""
+    return (f"no row of {rel} is annotated with {name}: column '{column}' holds none of its groups on any row, and "
+            "`known: sample` needs an annotated sample; fill the column on the annotated rows (check its name and "
+            "the groups' spelling)")
 
 
 MAX_EMPTY_SHOWN = 20  # listed groups without rows reported one by one; the rest in one problem

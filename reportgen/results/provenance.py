@@ -15,7 +15,7 @@ from reportgen.results.vocabulary import (RESAMPLES_TEXT, SEED_TEXT, BootstrapSc
 
 __all__ = ["ReportModelInfo", "ReportInfo", "ProfileExclusion", "ProfileInfo", "SpecInfo", "DroppedRows", "DataFile",
            "RoleSizes", "RoleRows", "RoleDropped", "GroupsFromData", "PredictedCoverage", "RoleUnknown",
-           "AttributeInfo", "TaskInfo", "Calibration", "BootstrapSettings", "BernsteinSettings", "IntervalSettings",
+           "RowComparison", "RowComparisons", "ClaimRows", "Claim", "NextRows", "AttributeInfo", "TaskInfo", "Calibration", "BootstrapSettings", "BernsteinSettings", "IntervalSettings",
            "Versions", "EngineInfo", "BaselineInfo", "SweepSeries", "Sweep"]
 
 
@@ -121,6 +121,74 @@ class RoleUnknown(ResultModel):
     rows: int = documented("Rows left out of this attribute as unknown in that file (not in `dropped`).")
 
 
+class RowComparison(ResultModel):
+    """One column known on every row, compared between the annotated and the unannotated rows."""
+
+    column: str = documented("The column compared (a task's prediction, label or score).")
+    task: str = documented("The task label the column belongs to.")
+    role: Literal["prediction", "label", "score"] = documented("What the column is for the task.")
+    test: Literal["fisher_exact", "ks_2samp"] = documented("Two-sample test: Fisher's exact test of the two "
+                                                           "proportions (binary columns) or the two-sample "
+                                                           "Kolmogorov–Smirnov test (scores).")
+    annotated: float | None = documented("Share of positives (binary) or median score among the annotated rows.")
+    unannotated: float | None = documented("The same among the unannotated rows.")
+    p_value: float | None = documented("The test's p-value; null when a side has no rows or the column is "
+                                       "constant.")
+    p_adjusted: float | None = documented("Holm-adjusted p-value over every column compared for the attribute.")
+    differs: bool = documented("Whether p_adjusted is below 1 − confidence.")
+
+
+class RowComparisons(ResultModel):
+    """Whether the annotated rows look like the rest, on what is known on every row (docs/guide/missing-attributes.md)."""
+
+    correction: Literal["holm"] = documented("Multiplicity correction over the columns compared.")
+    alpha: float = documented("Family-wise error rate: 1 − confidence.")
+    columns: list[RowComparison] = documented("One test per column known on every row.")
+    differs: bool = documented("Whether any column differs beyond chance (after the correction).")
+    text: str = documented("The finding in words, as the report prints it.")
+
+
+class ClaimRows(ResultModel):
+    metric: MetricName = documented("Metric name.")
+    group: str = documented("Protected group label.")
+    reference: str = documented("Reference group label.")
+    task: str = documented("Task label.")
+    condition: str = documented("Rows compared: all, y=1 or y=0.")
+    n: int = documented("Rows the pair's Bernstein bound is computed on now.")
+    variance: float | None = documented("Observed variance of the amortised costs.")
+    gamma: float = documented("γ of the pair's Bernstein bound (the smaller compared group's share).")
+    rows_needed: int | None = documented("Rows the bound needs for a half-width below `delta` (the sample-size "
+                                         "bound inverted); null when undefined (`reason`).")
+    annotate_more: int | None = documented("Annotated rows still to add (0 when already enough), assuming new rows "
+                                           "enter the comparison in the same share as the annotated ones.")
+    reason: str | None = optional("Why rows_needed is null.")
+
+
+class Claim(ResultModel):
+    """How many more rows to annotate to claim a bias of size `delta` (Ethayarajh 2020, the bound inverted)."""
+
+    delta: float | None = documented("The bias to be able to claim; null when the spec gives neither "
+                                     "`intervals.claim` nor a gate limit.")
+    source: str = documented("Where `delta` comes from: 'intervals.claim', a gate ('gates[i].abs_max'…), or 'none'.")
+    confidence: float = documented("Confidence of the claim (the spec's `intervals.confidence`).")
+    annotate_more: int | None = documented("Annotated rows to add so that every pair below can claim `delta` (the "
+                                           "largest of the pairs'); null when undefined.")
+    pairs: list[ClaimRows] = documented("Per metric pair with a Bernstein bound.")
+    text: str = documented("The answer in words, as the report prints it.")
+
+
+class NextRows(ResultModel):
+    """The rows to annotate next: annotate_next.csv beside the report."""
+
+    file: str = documented("File name in the output folder.")
+    sha256: str | None = documented("SHA-256 of the file's bytes; null when no file was written (`reason`).",
+                                    pattern="^[0-9a-f]{64}$")
+    rows: int = documented("Rows listed.")
+    strata: list[str] = documented("What the rows are stratified on (prediction, label, score band per task).")
+    seed: int = documented("Seed of the draw (the spec's bootstrap seed).")
+    reason: str | None = optional("Why no file was written.")
+
+
 class AttributeInfo(ResultModel):
     name: str = documented("Attribute name.")
     groups: list[str] = documented("Group labels (attribute=value), in spec order.")
@@ -135,6 +203,17 @@ class AttributeInfo(ResultModel):
     groups_from_data: GroupsFromData | None = optional("Present when the groups were inferred from the data.")
     predicted_coverage: list[PredictedCoverage] | None = optional("With a predicted column: per prediction file, how "
                                                                   "the predictions cover the groups.")
+    known: Literal["all", "sample"] | None = optional("Where the attribute is known (the spec's `known:`): on every "
+                                                      "row, or on an annotated sample.")
+    annotation: Literal["random", "convenience"] | None = optional("With known 'sample': how the annotated rows were "
+                                                                   "chosen, as the spec declares.")
+    rows_known: int | None = optional("Rows of the test file whose attribute is known (annotated).")
+    rows_total: int | None = optional("Rows of the test file (after the row-level drops).")
+    population: str | None = optional("With known 'sample': whom the attribute's estimates describe, in words.")
+    representative: RowComparisons | None = optional("With known 'sample': whether the annotated rows look like the "
+                                                     "rest.")
+    claim: Claim | None = optional("With known 'sample': how many more rows to annotate.")
+    annotate_next: NextRows | None = optional("With known 'sample': the rows to annotate next.")
 
 
 class TaskInfo(ResultModel):

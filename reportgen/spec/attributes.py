@@ -63,6 +63,17 @@ class Attribute(Strict):
                                         "rows are left out of this attribute and its intersections, kept for the "
                                         "other attributes, never made a group, never an error or a dropped row "
                                         "under `data.missing`, and counted in results.json (attributes[].unknown).")
+    known: Literal["all", "sample"] = Field(
+        "all", description="Where the attribute is known: `all` (the default) — every row should hold one of its "
+                           "groups, and a row without one is left out and counted; `sample` — it was annotated on a "
+                           "sample of the rows only: the rows without a listed group are the unannotated rows, the "
+                           "attribute's numbers come from the annotated rows, and the report says how many they are, "
+                           "whether they look like the rest, how many more to annotate and which "
+                           "(docs/guide/missing-attributes.md).")
+    annotation: Literal["random", "convenience"] | None = Field(
+        None, description="With `known: sample` (required there): how the annotated rows were chosen — `random` (a "
+                          "random sample of the rows: the estimates are for the whole population) or `convenience` "
+                          "(any other way: the estimates are for the annotated rows only).")
 
     @field_validator("groups", "unknown", mode="before")
     @classmethod
@@ -96,6 +107,16 @@ class Attribute(Strict):
             if both:
                 raise ValueError(f"`unknown`: {both[0]!r} is listed in both `groups:` and `unknown:`; a value is a "
                                  "group or unknown, not both: remove it from one of the two lists")
+        return self
+
+    @model_validator(mode="after")
+    def _annotation(self) -> "Attribute":
+        if self.known == "sample" and self.annotation is None:
+            raise ValueError("`known: sample` needs `annotation:` — how the annotated rows were chosen: `random` (a "
+                             "random sample of the rows) or `convenience` (any other way); add one")
+        if self.known == "all" and self.annotation is not None:
+            raise ValueError("`annotation:` says how an annotated sample was chosen and needs `known: sample`; add "
+                             "`known: sample` or remove `annotation:`")
         return self
 
     @model_validator(mode="after")

@@ -100,6 +100,9 @@ class Data(Strict):
                     "the empty field, so values such as NA, None or null stay values: the country code NA is a "
                     "group). E.g. [\"\", NA, N/A] for a file that writes missing values so; [] reads even an "
                     "empty field as text. Parquet nulls are always missing. See docs/guide/untrusted-inputs.md.")
+    id: str | None = Field(None, description="Column identifying a row (e.g. an applicant number): written beside the "
+                                             "row number in annotate_next.csv, the rows to annotate next "
+                                             "(docs/guide/missing-attributes.md).")
     engine: Literal["auto", "memory", "stream", "dask"] = Field(
         "auto", description="memory: load whole files; stream: read record batches and keep only counts (peak memory "
                             "does not grow with rows); dask: the same counts computed on Dask workers; auto: stream "
@@ -178,6 +181,12 @@ class Intervals(Strict):
         return v
     bootstrap: Bootstrap = Field(default_factory=Bootstrap)
     bernstein: Bernstein = Field(default_factory=Bernstein)
+    claim: float | None = Field(
+        None, gt=0, le=1, description="The smallest bias the auditor wants to be able to claim (e.g. 0.05): for an "
+                                      "attribute with `known: sample`, the report says how many more rows to annotate "
+                                      "so that the Bernstein interval's half-width is below it (Ethayarajh 2020). "
+                                      "Omitted: the tightest limit of the gates on that attribute's disparity "
+                                      "metrics, if any.")
     decision: Literal["bootstrap", "bernstein"] = Field(
         "bootstrap",
         description="The interval each group-disparity row is decided on (its verdict, gates, diff and first-page "
