@@ -483,10 +483,12 @@ def schema(out: Path | None, results: bool) -> None:
 
 
 @main.command()
-@click.option("--delta", type=Number(1e-12, lo_open=False), required=True,
-              help="Size of the bias to be able to claim (e.g. 0.05); at least 1e-12.")
-@click.option("--confidence", type=Number(0, 1, lo_open=True, hi_open=True), default=0.95, show_default=True,
-              help="Confidence of the claim, in (0, 1).")
+@click.argument("results", type=click.Path(path_type=Path), required=False)
+@click.option("--delta", type=Number(1e-12, lo_open=False), default=None,
+              help="Size of the bias to be able to claim (e.g. 0.05); at least 1e-12. Required without RESULTS; "
+                   "with RESULTS, default: each annotated attribute's intervals.claim.")
+@click.option("--confidence", type=Number(0, 1, lo_open=True, hi_open=True), default=None,
+              help="Confidence of the claim, in (0, 1)  [default: 0.95, or the confidence of RESULTS].")
 @click.option("--gamma", type=Number(1e-9, 0.5), default=0.5, show_default=True,
               help="Lower bound on the smaller group's share of the population, in [1e-9, 0.5].")
 @click.option("--variance", type=Number(0, 1e12), default=None,
@@ -497,10 +499,22 @@ def schema(out: Path | None, results: bool) -> None:
               help="Also report the smallest bias claimable with N examples (1 to 10^15).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @_guard
-def samplesize(delta: float, confidence: float, gamma: float, variance: float | None, max_cost: float,
-               n: int | None, as_json: bool) -> None:
-    """Examples needed to claim a bias of size DELTA (Ethayarajh 2020 Bernstein bound)."""
+def samplesize(results: Path | None, delta: float | None, confidence: float | None, gamma: float,
+               variance: float | None, max_cost: float, n: int | None, as_json: bool) -> None:
+    """Examples needed to claim a bias of size DELTA (Ethayarajh 2020 Bernstein bound).
+
+    With RESULTS (a results.json or the report folder holding it): for every metric pair with a Bernstein bound,
+    the rows needed with that pair's observed variance and group share, and how many more rows to add (for an
+    attribute known on an annotated sample: more rows to annotate)."""
     import math
+
+    if results is not None:
+        _samplesize_of(results, delta, confidence, as_json)
+        return
+    if delta is None:
+        raise click.UsageError("give --delta (the bias to be able to claim, e.g. 0.05), or a results.json to read "
+                               "the pairs' variances from")
+    confidence = 0.95 if confidence is None else confidence
 
     from reportgen.stats.intervals import samplesize as ss
     from reportgen.stats.intervals import smallest_detectable
@@ -525,6 +539,50 @@ def samplesize(delta: float, confidence: float, gamma: float, variance: float | 
     click.echo(f"  (gamma {gamma}, variance {res['variance']:g}{' — maximal' if variance is None else ''}, C {max_cost})")
     if n:
         click.echo(f"with n = {n:,}, the smallest claimable bias is {res['smallest_claimable_delta']:.4f}")
+
+
+def _samplesize_of(path: Path, delta: float | None, confidence: float | None, as_json: bool) -> None:
+    """`reportgen samplesize RESULTS`: the claim of every attribute's Bernstein pairs (families.annotated.claim)."""
+    from reportgen.families.annotated import claim
+    from reportgen.release.diff.sides import DiffError, load_side
+
+    try:
+        res = load_side(path).typed
+    except DiffError as e:
+        click.echo(f"reportgen samplesize: {e}", err=True)
+        sys.exit(EXIT_SPEC)
+    conf = confidence if confidence is not None else res.intervals.confidence
+    out = []
+    for a in res.attributes:
+        d, src = (delta, "--delta") if delta is not None else (
+            (a.claim.delta, a.claim.source) if a.claim is not None and a.claim.delta is not None else (None, "none"))
+        rows = a.rows_known if a.rows_known is not None else next(
+            (r.rows for r in a.rows_used if r.role in ("test", "run0")), 0)
+        c = claim(res.metrics, a.name, d, src, confidence=conf, rows_known=rows,
+                  unit=(res.report.unit or "rows") if a.known == "sample" else "rows")
+        if c["pairs"]:
+            out.append({"attribute": a.name, "known": a.known or "all", "rows": rows, **c})
+    if not out:
+        click.echo(f"reportgen samplesize: {path} has no metric with a Bernstein bound (the group-disparity "
+                   "metrics have one); nothing to size", err=True)
+        sys.exit(EXIT_SPEC)
+    if all(o["delta"] is None for o in out):
+        click.echo(f"reportgen samplesize: {path} names no bias to claim (no intervals.claim); give --delta, e.g. "
+                   "--delta 0.05", err=True)
+        sys.exit(EXIT_SPEC)
+    if as_json:
+        click.echo(json.dumps(out, indent=2))
+        return
+    for o in out:
+        more = "annotated rows" if o["known"] == "sample" else "rows"
+        click.echo(f"{o['attribute']} ({o['rows']:,} {'annotated ' if o['known'] == 'sample' else ''}rows; "
+                   f"claim {o['delta']:g} at {100 * o['confidence']:g} %, from {o['source']}):")
+        for p in o["pairs"]:
+            what = (f"{p['rows_needed']:,} rows needed, {p['annotate_more']:,} more {more}"
+                    if p["rows_needed"] is not None else f"no answer: {p.get('reason')}")
+            click.echo(f"  {p['metric']:<22} {p['group']} vs {p['reference']} · {p['task']} · {p['condition']}: "
+                       f"{what}")
+        click.echo(f"  {o['text']}")
 
 
 @main.command()

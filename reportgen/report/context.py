@@ -344,6 +344,13 @@ def build_context(results: Any, spec_text: str, *, generated: str | None, mode: 
     if with_plots:
         for v, data in built:
             _plots(v, data, conf)
+    for a in results.attributes:  # an attribute known on an annotated sample: each of its metrics says so
+        if a.known == "sample" and a.rows_total:
+            note = (f"From the {a.rows_known:,} rows where {a.name} is annotated ({100 * a.rows_known / a.rows_total:.1f} % "
+                    f"of {a.rows_total:,}): {a.population}")
+            for v, _ in built:
+                if v.get("attribute") == a.name:
+                    v["annotated_note"] = note
     # Families in a fixed order; within one, metrics grouped by name in order of first appearance.
     families = []
     for key, title in report_sections():
@@ -415,6 +422,7 @@ def build_context(results: Any, spec_text: str, *, generated: str | None, mode: 
         "test_data": [dv for d, dv in zip(results.data, data) if d.role in ("test", "runs")],
         "attributes": [bound_attribute_groups(a, "attached to this PDF" if mode == "pdf" else "beside this report")
                        for a in plain(results.attributes)],
+        "annotated": {a.name: plain(a) for a in results.attributes if a.known == "sample"},  # first page
         "tasks": plain(results.tasks),
         "calibration": plain(results.calibration),
         "intervals": plain(results.intervals),
