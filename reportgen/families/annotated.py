@@ -60,9 +60,10 @@ def _bernstein_pairs(e) -> list:
 
 
 def claim(entries: Iterable, attribute: str, delta: float | None, source: str, *, confidence: float,
-          rows_known: int, unit: str = "rows") -> dict:
+          rows_known: int, rows_total: int | None = None, unit: str = "rows") -> dict:
     """The results.json `claim` block: per metric pair with a Bernstein bound on ``attribute``, the rows the bound
-    needs to claim a bias of ``delta`` at ``confidence`` and the annotated rows still to add."""
+    needs to claim a bias of ``delta`` at ``confidence`` and the annotated rows still to add (``rows_total``: the
+    rows of the file, when more rows than it holds cannot be annotated)."""
     pairs = []
     for e in entries:
         if e.attribute != attribute:
@@ -92,6 +93,10 @@ def claim(entries: Iterable, attribute: str, delta: float | None, source: str, *
         text = "No metric on this attribute has a Bernstein bound, so no sample size can be given for it."
     elif more is None:
         text = f"No sample size can be given to claim a bias of {delta:g} at {lvl}: {pairs[0].get('reason')}."
+    elif rows_total is not None and more > rows_total - rows_known:
+        text = (f"A bias of {delta:g} cannot be claimed at {lvl} from these data: the Bernstein bound needs about "
+                f"{more:,} more annotated {unit}, and only {rows_total - rows_known:,} are unannotated; annotate "
+                "them all for the tightest bound this file allows, or claim a larger bias.")
     elif more == 0:
         text = (f"The {rows_known:,} annotated {unit} already suffice to claim a bias of {delta:g} at {lvl} "
                 "(Bernstein bound, observed variance).")
@@ -149,7 +154,8 @@ def block(ls, L: Loaded, a: AttributeDef, entries: list, *, confidence: float, s
     out: dict[str, Any] = {"known": "sample", "annotation": spec_a.annotation, "rows_known": rows_known,
                            "rows_total": rows_total, "population": population_text(a.name, spec_a.annotation)}
     delta, source = claim_delta(ls.spec, a.name, entries)
-    out["claim"] = claim(entries, a.name, delta, source, confidence=confidence, rows_known=rows_known, unit=unit)
+    out["claim"] = claim(entries, a.name, delta, source, confidence=confidence, rows_known=rows_known,
+                         rows_total=rows_total, unit=unit)
     if streamed(enc):
         out["annotate_next"] = {"file": NEXT_FILE, "sha256": None, "rows": 0, "strata": [], "seed": seed,
                                 "reason": "streamed data keep counts, not rows: run with data.engine: memory to "
