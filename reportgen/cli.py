@@ -393,6 +393,10 @@ def _drop_lines(results) -> list[str]:
             out.append(f"  {a.name} is known for {a.rows_known:,} of {a.rows_total:,} rows "
                        f"({100 * a.rows_known / a.rows_total:.1f} %): a {a.annotation} annotated sample; its numbers "
                        "come from the annotated rows")
+            if a.representative is not None and a.representative.differs:
+                out.append(f"  {a.representative.text}")
+            if a.claim is not None:
+                out.append(f"  {a.claim.text}")
         for x in a.dropped:
             out.append(f"  {a.name} leaves out {x.rows:,} row(s) of the {x.role} data: {x.reason}")
     return out
@@ -445,6 +449,12 @@ def validate(spec: Path, confine: str | None) -> None:
             show = numfmt.display_name
             sizes = _few([f"{show(g)}: {int(n)}" for g, n in zip(a.groups, c)], 20, numfmt.NAME_LIMIT + 24)
             click.echo(f"  groups of {show(a.name)}: {sizes}")
+            spec_a = ls.spec.attributes.get(a.name)
+            if spec_a is not None and spec_a.known == "sample":
+                known, total = int(c.sum()), int(e.rows_used)
+                click.echo(f"  {show(a.name)} is known for {known:,} of {total:,} rows "
+                           f"({100 * known / max(total, 1):.1f} %): a {spec_a.annotation} annotated sample")
+                continue  # the other rows are unannotated, not left out
             for d in _left_out(e, a.name):
                 click.echo(f"  {show(a.name)} leaves out {d['rows']:,} row(s) of {e.display_path}: {d['reason']}")
             small = [show(g) for g, n in zip(a.groups, c) if n < 30]

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from reportgen.data.columns import AttributeDef, attribute_defs, columns_needed, expand_tasks, quote_few, role_kind
+from reportgen.data.columns import AttributeDef, attribute_defs, columns_needed, expand_tasks, id_needed, quote_few, \
+    role_kind
 from reportgen.data.contents import check_columns, groups_beside_missing_columns, nested_problems, no_annotated_rows
 from reportgen.data.encoding import unknown_mask, value_texts
 from reportgen.data.opening import open_dataset
@@ -39,7 +40,8 @@ def header_problems(ls: LoadedSpec) -> list[Problem]:
                 continue
             tasks, probs = expand_tasks(ls, header)
             problems += probs + nested_problems(ls, files, rel)
-            needed = [(c, p) for c, p in columns_needed(attrs, tasks, role_kind(role)) if c != PLACEHOLDER]
+            needed = [(c, p) for c, p in columns_needed(attrs, tasks, role_kind(role)) + id_needed(ls, role_kind(role))
+                      if c != PLACEHOLDER]
             try:
                 check_columns(ls, needed, header, rel, at=at)
             except SpecError as e:

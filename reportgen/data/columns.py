@@ -205,6 +205,11 @@ def columns_needed(attrs: list[AttributeDef], tasks: list[TaskColumns], role: st
     return uniq
 
 
+def id_needed(ls: LoadedSpec, role: str) -> list[tuple[str, tuple]]:
+    """The spec's `data.id` column (written into annotate_next.csv), needed in a prediction file."""
+    return [(ls.spec.data.id, ("data", "id"))] if ls.spec.data.id and role in ("test", "run") else []
+
+
 def role_kind(role: str) -> str:
     return "validation" if role == "validation" else ("run" if role.startswith("run") else role)
 

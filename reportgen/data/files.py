@@ -23,6 +23,7 @@ from reportgen.data.columns import (
     attribute_defs,
     attribute_only_columns,
     columns_needed,
+    id_needed,
     expand_tasks,
     quote_few,
     role_kind,
@@ -144,6 +145,7 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     problems: list[Problem] = []
     kind = role_kind(role)
     needed = columns_needed(attrs, tasks, kind)
+    needed += [n for n in id_needed(ls, kind) if n[0] not in {c for c, _ in needed}]
     na = na_tokens(ls)
     digests = _read_digests(ls)
     mem = memory_table(ls, rel) if frame is None else None

@@ -200,6 +200,8 @@ def test_id_column_must_exist(tmp_path):
     _write_data(tmp_path, convenience=False)
     spec = _spec(tmp_path)
     spec.write_text(spec.read_text().replace("id: applicant", "id: applicnt"))
-    r = cli("run", "spec.yaml", "--out", "out", "--format", "json", cwd=tmp_path)
-    out = r.stdout + r.stderr
-    assert r.returncode == 2 and "data.id" in out and "applicnt" in out and "Traceback" not in out
+    for cmd in (("validate", "spec.yaml"), ("run", "spec.yaml", "--out", "out", "--format", "json")):
+        r = cli(*cmd, cwd=tmp_path)
+        out = r.stdout + r.stderr
+        assert r.returncode == 2 and "data.id" in out and "applicnt" in out and "Traceback" not in out
+        assert "did you mean 'applicant'" in out
