@@ -195,11 +195,17 @@ def _next_csv(ls, enc, pick: np.ndarray, codes: np.ndarray) -> bytes:
             raise SpecError([ls.problem(("data", "id"), MSG_COLUMN_NOT_FOUND.format(
                 column=idc, file=enc.display_path, hint=did_you_mean(idc, header)))])
         ids = enc_columns(enc, [idc])[idc].to_numpy()[pick]
-        frame["id"] = [num_text(v) if v is not None and v == v else "" for v in ids]
+        frame["id"] = [_cell(num_text(v)) if v is not None and v == v else "" for v in ids]
     frame["stratum"] = strata[pick] + 1
     buf = io.StringIO()
     pd.DataFrame(frame).to_csv(buf, index=False, lineterminator="\n")
     return buf.getvalue().encode("utf-8")
+
+
+def _cell(text: str) -> str:
+    """An id as a CSV cell a spreadsheet shows as text: one starting with =, +, -, @, a tab or a carriage return
+    would be read as a formula (CSV injection), so it gets a leading apostrophe (and is then not a number)."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 def annotated_attributes(ls) -> set[str]:

@@ -230,3 +230,18 @@ def test_sample_spec_covers_the_full_data_truth(sample_runs, root):
     assert (a["rows_known"], a["rows_total"]) == (361, 7214)
     assert a["representative"]["differs"] is False
     assert path.with_name("annotate_next.csv").is_file()
+
+
+def test_hostile_ids_are_not_formulas(tmp_path):
+    """An id from another team's file that a spreadsheet would run as a formula is written as text."""
+    _write_data(tmp_path, convenience=False)
+    lines = (tmp_path / "apps.csv").read_text().splitlines()
+    lines = [lines[0]] + [("=cmd|' /C calc'!A0" + ln[ln.index(","):]) if i % 2 else ln
+                          for i, ln in enumerate(lines[1:])]
+    (tmp_path / "apps.csv").write_text("\n".join(lines) + "\n")
+    _spec(tmp_path)
+    r = cli("run", "spec.yaml", "--out", "out", "--format", "json", "--quiet", cwd=tmp_path)
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    ids = [row["id"] for row in csv.DictReader(open(tmp_path / "out" / "annotate_next.csv"))]
+    assert ids and not any(i[:1] in "=+-@" for i in ids if i)
+    assert any(i.startswith("'=cmd") for i in ids)
