@@ -396,10 +396,9 @@ def _annotated(ls: LoadedSpec, L: Loaded, typed: list, *, level: float, seed: in
             continue
         say(f"annotated sample of {a.name}")
         out[a.name], data = annotated.block(ls, L, a, typed, confidence=level, seed=seed)
+        if len(names) > 1:  # one list per annotated attribute, named by a file-safe form of the attribute's name
+            out[a.name]["annotate_next"]["file"] = annotated.next_file_name(a.name, taken=files_out or {})
         if data is not None and files_out is not None:
-            if len(names) > 1:  # one list per annotated attribute
-                name = f"annotate_next_{a.name}.csv"
-                out[a.name]["annotate_next"]["file"] = name
             files_out[out[a.name]["annotate_next"]["file"]] = data
     return out
 

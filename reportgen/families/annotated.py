@@ -202,6 +202,19 @@ def _next_csv(ls, enc, pick: np.ndarray, codes: np.ndarray) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
+def next_file_name(attribute: str, *, taken) -> str:
+    """annotate_next_<attribute>.csv for one of several annotated attributes: the name's letters, digits, '-' and
+    '_' only (an attribute named 'race/ethnicity' or '..' never names a path), at most 60 of them, numbered when
+    two attributes would give the same file."""
+    import re
+
+    stem = re.sub(r"[^A-Za-z0-9_-]", "_", attribute)[:60] or "attribute"
+    name, i = f"annotate_next_{stem}.csv", 2
+    while name in taken:
+        name, i = f"annotate_next_{stem}_{i}.csv", i + 1
+    return name
+
+
 def _cell(text: str) -> str:
     """An id as a CSV cell a spreadsheet shows as text: one starting with =, +, -, @, a tab or a carriage return
     would be read as a formula (CSV injection), so it gets a leading apostrophe (and is then not a number)."""

@@ -245,3 +245,45 @@ def test_hostile_ids_are_not_formulas(tmp_path):
     ids = [row["id"] for row in csv.DictReader(open(tmp_path / "out" / "annotate_next.csv"))]
     assert ids and not any(i[:1] in "=+-@" for i in ids if i)
     assert any(i.startswith("'=cmd") for i in ids)
+
+
+def test_two_annotated_attributes_and_a_gate_limit(tmp_path):
+    """Two annotated attributes get one list each, named safely ('grp/x' never names a folder); without
+    intervals.claim, a gate's limit on the attribute's disparity is the bias to claim."""
+    _write_data(tmp_path, convenience=False)
+    lines = (tmp_path / "apps.csv").read_text().splitlines()
+    lines = [lines[0] + ",grp"] + [ln + ("," + ("a" if i % 3 else "b") if i % 7 == 0 else ",")
+                                   for i, ln in enumerate(lines[1:])]
+    (tmp_path / "apps.csv").write_text("\n".join(lines) + "\n")
+    spec = _spec(tmp_path, claim="")
+    text = spec.read_text().replace("tasks:", "  grp/x:\n    column: grp\n    known: sample\n"
+                                               "    annotation: convenience\ntasks:")
+    text = text.replace("protected: F, reference: M", "attribute: sex, protected: F, reference: M")
+    text = text.replace("  - selection_rate\n", "  - selection_rate\ngates:\n  - {metric: demographic_parity, "
+                                                  "attribute: sex, abs_max: 0.2}\n")
+    spec.write_text(text)
+    r = cli("run", "spec.yaml", "--out", "out", "--format", "json", "--quiet", cwd=tmp_path)
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    files = {a["name"]: a["annotate_next"]["file"] for a in res["attributes"]}
+    assert files == {"sex": "annotate_next_sex.csv", "grp/x": "annotate_next_grp_x.csv"}
+    for f in files.values():
+        assert (tmp_path / "out" / f).is_file()
+    sex = next(a for a in res["attributes"] if a["name"] == "sex")
+    assert sex["claim"]["delta"] == 0.2 and sex["claim"]["source"] == "gates[0].abs_max"
+    # a later run with one annotated attribute leaves no list of the earlier run behind
+    spec.write_text(text.replace("    known: sample\n    annotation: convenience\n", ""))
+    r = cli("run", "spec.yaml", "--out", "out", "--format", "json", "--quiet", cwd=tmp_path)
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["annotate_next.csv", "results.json"]
+
+
+def test_python_api_writes_the_list(tmp_path):
+    import reportgen
+
+    _write_data(tmp_path, convenience=False)
+    spec = _spec(tmp_path)
+    res = reportgen.run(spec, out=tmp_path / "api", formats="json")
+    assert set(res.files) == {"annotate_next.csv"}
+    data = (tmp_path / "api" / "annotate_next.csv").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == res.raw["attributes"][0]["annotate_next"]["sha256"]
