@@ -566,7 +566,7 @@ def _samplesize_of(path: Path, delta: float | None, confidence: float | None, as
     for a in res.attributes:
         d, src = (delta, "--delta") if delta is not None else (
             (a.claim.delta, a.claim.source) if a.claim is not None and a.claim.delta is not None else (None, "none"))
-        rows = a.rows_known if a.rows_known is not None else next(
+        rows = a.claim.rows_annotated if a.claim is not None else next(
             (r.rows for r in a.rows_used if r.role in ("test", "run0")), 0)
         c = claim(res.metrics, a.name, d, src, confidence=conf, rows_known=rows, rows_total=a.rows_total,
                   unit=(res.report.unit or "rows") if a.known == "sample" else "rows")

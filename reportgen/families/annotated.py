@@ -103,7 +103,8 @@ def claim(entries: Iterable, attribute: str, delta: float | None, source: str, *
     else:
         text = (f"To claim a bias of {delta:g} at {lvl}, annotate about {more:,} more {unit} (Bernstein bound with the "
                 f"observed variance and group shares; {rows_known:,} annotated now).")
-    return {"delta": delta, "source": source, "confidence": confidence, "annotate_more": more, "pairs": pairs,
+    return {"delta": delta, "source": source, "confidence": confidence, "rows_annotated": rows_known,
+            "annotate_more": more, "pairs": pairs,
             "text": text}
 
 
@@ -153,21 +154,23 @@ def block(ls, L: Loaded, a: AttributeDef, entries: list, *, confidence: float, s
     rows_known = int(enc.group_counts(a.name).sum())
     out: dict[str, Any] = {"known": "sample", "annotation": spec_a.annotation, "rows_known": rows_known,
                            "rows_total": rows_total, "population": population_text(a.name, spec_a.annotation)}
+    # the annotated rows: with a listed group, or annotated with another value (not compared, not to annotate)
+    known = None if streamed(enc) else annotated_rows(enc, a)
+    annotated = rows_known if known is None else int(known.sum())
     delta, source = claim_delta(ls.spec, a.name, entries)
-    out["claim"] = claim(entries, a.name, delta, source, confidence=confidence, rows_known=rows_known,
+    out["claim"] = claim(entries, a.name, delta, source, confidence=confidence, rows_known=annotated,
                          rows_total=rows_total, unit=unit)
-    if streamed(enc):
+    if known is None:
         out["annotate_next"] = {"file": NEXT_FILE, "sha256": None, "rows": 0, "strata": [], "seed": seed,
                                 "reason": "streamed data keep counts, not rows: run with data.engine: memory to "
                                           "compare the annotated rows with the rest and list the rows to annotate"}
         return out, None
-    known = enc.groups[a.name] >= 0
     cols = _columns(L, enc)
     rep = an.compare_rows(cols, known, confidence=confidence)
     rep["text"] = _comparison_text(rep, a.name)
     out["representative"] = rep
     more = out["claim"]["annotate_more"]
-    want = more if more is not None else rows_known  # no δ: as many again as are annotated now
+    want = more if more is not None else annotated  # no δ: as many again as are annotated now
     want = min(want, MAX_NEXT_ROWS)
     codes, names = an.strata_codes(cols)
     pick = an.next_rows(codes, ~known, want, seed=seed)
@@ -175,6 +178,22 @@ def block(ls, L: Loaded, a: AttributeDef, entries: list, *, confidence: float, s
     out["annotate_next"] = {"file": NEXT_FILE, "sha256": hashlib.sha256(data).hexdigest(), "rows": int(pick.size),
                             "strata": names, "seed": seed}
     return out, data
+
+
+def annotated_rows(enc, a: AttributeDef) -> np.ndarray:
+    """The rows annotated with the attribute: those whose column holds a value (a listed group, or another value
+    such as a group too small to compare or one listed in `unknown:` — annotated, though not compared), so neither
+    the comparison nor the list of rows to annotate next counts them as unannotated; an empty field or missing
+    value is an unannotated row."""
+    from reportgen.data.encoding import enc_columns, value_texts
+
+    used = enc.groups[a.name] >= 0
+    try:
+        texts = value_texts(enc_columns(enc, [a.columns[0]])[a.columns[0]])
+    except Exception:  # the rows cannot be re-read (an in-memory table without the column): the listed groups
+        return used
+    filled = np.array([t is not None and t != "" for t in texts], dtype=bool)
+    return used | filled if filled.shape == used.shape else used
 
 
 def _next_csv(ls, enc, pick: np.ndarray, codes: np.ndarray) -> bytes:

@@ -171,6 +171,9 @@ class Claim(ResultModel):
                                      "`intervals.claim` nor a gate limit.")
     source: str = documented("Where `delta` comes from: 'intervals.claim', a gate ('gates[i].abs_max'…), or 'none'.")
     confidence: float = documented("Confidence of the claim (the spec's `intervals.confidence`).")
+    rows_annotated: int = documented("Annotated rows now: those with a listed group and those annotated with a "
+                                     "value that is not compared; new annotated rows are assumed to enter each "
+                                     "comparison in the share these do.")
     annotate_more: int | None = documented("Annotated rows to add so that every pair below can claim `delta` (the "
                                            "largest of the pairs'); null when undefined.")
     pairs: list[ClaimRows] = documented("Per metric pair with a Bernstein bound.")

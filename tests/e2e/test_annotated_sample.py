@@ -287,3 +287,26 @@ def test_python_api_writes_the_list(tmp_path):
     assert set(res.files) == {"annotate_next.csv"}
     data = (tmp_path / "api" / "annotate_next.csv").read_bytes()
     assert hashlib.sha256(data).hexdigest() == res.raw["attributes"][0]["annotate_next"]["sha256"]
+
+
+def test_annotated_rows_outside_the_groups_are_not_to_annotate(tmp_path):
+    """A row annotated with a value that is not a compared group (here 'X') is annotated: it is not listed to
+    annotate next and counts with the annotated rows in the comparison, though the metrics do not use it."""
+    _write_data(tmp_path, convenience=False)
+    lines = (tmp_path / "apps.csv").read_text().splitlines()
+    xs = set()
+    for i in range(1, len(lines), 9):
+        parts = lines[i].split(",")
+        if parts[1] == "":
+            parts[1] = "X"
+            xs.add(i)
+            lines[i] = ",".join(parts)
+    (tmp_path / "apps.csv").write_text("\n".join(lines) + "\n")
+    _spec(tmp_path)
+    r = cli("run", "spec.yaml", "--out", "out", "--format", "json", "--quiet", cwd=tmp_path)
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    listed = {int(row["row"]) for row in csv.DictReader(open(tmp_path / "out" / "annotate_next.csv"))}
+    assert listed and not listed & xs
+    a = json.loads((tmp_path / "out" / "results.json").read_text())["attributes"][0]
+    sex = [ln.split(",")[1] for ln in lines[1:]]
+    assert a["rows_known"] == sum(v in ("M", "F") for v in sex)
