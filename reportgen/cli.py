@@ -553,7 +553,7 @@ def samplesize(results: Path | None, delta: float | None, confidence: float | No
 
 def _samplesize_of(path: Path, delta: float | None, confidence: float | None, as_json: bool) -> None:
     """`reportgen samplesize RESULTS`: the claim of every attribute's Bernstein pairs (families.annotated.claim)."""
-    from reportgen.families.annotated import claim
+    from reportgen.families.annotated import claim, claim_delta
     from reportgen.release.diff.sides import DiffError, load_side
 
     try:
@@ -565,11 +565,12 @@ def _samplesize_of(path: Path, delta: float | None, confidence: float | None, as
     out = []
     for a in res.attributes:
         d, src = (delta, "--delta") if delta is not None else (
-            (a.claim.delta, a.claim.source) if a.claim is not None and a.claim.delta is not None else (None, "none"))
+            (a.claim.delta, a.claim.source) if a.claim is not None and a.claim.delta is not None
+            else claim_delta(None, res.gates, a.name, res.metrics))  # else the tightest gate limit
         rows = a.claim.rows_annotated if a.claim is not None else next(
             (r.rows for r in a.rows_used if r.role in ("test", "run0")), 0)
         c = claim(res.metrics, a.name, d, src, confidence=conf, rows_known=rows, rows_total=a.rows_total,
-                  unit=(res.report.unit or "rows") if a.known == "sample" else "rows")
+                  unit=res.report.unit or "rows", annotated=a.known == "sample")
         if c["pairs"]:
             out.append({"attribute": a.name, "known": a.known or "all", "rows": rows, **c})
     if not out:
@@ -577,13 +578,16 @@ def _samplesize_of(path: Path, delta: float | None, confidence: float | None, as
                    "metrics have one); nothing to size", err=True)
         sys.exit(EXIT_SPEC)
     if all(o["delta"] is None for o in out):
-        click.echo(f"reportgen samplesize: {path} names no bias to claim (no intervals.claim); give --delta, e.g. "
-                   "--delta 0.05", err=True)
+        click.echo(f"reportgen samplesize: {path} names no bias to claim (no intervals.claim, no gate limit on a "
+                   "group-disparity metric); give --delta, e.g. --delta 0.05", err=True)
         sys.exit(EXIT_SPEC)
     if as_json:
         click.echo(json.dumps(out, indent=2))
         return
     for o in out:
+        if o["delta"] is None:
+            click.echo(f"{o['attribute']}: no bias to claim (no intervals.claim, no gate limit on it); give --delta")
+            continue
         more = "annotated rows" if o["known"] == "sample" else "rows"
         click.echo(f"{o['attribute']} ({o['rows']:,} {'annotated ' if o['known'] == 'sample' else ''}rows; "
                    f"claim {o['delta']:g} at {100 * o['confidence']:g} %, from {o['source']}):")

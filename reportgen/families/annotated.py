@@ -38,14 +38,16 @@ def known_text(name: str, rows_known: int, rows_total: int) -> str:
     return f"{name} is known for {rows_known:,} of {rows_total:,} rows ({_pct(rows_known, rows_total)})"
 
 
-def claim_delta(spec, attribute: str, entries: Iterable) -> tuple[float | None, str]:
-    """δ for the attribute: the spec's `intervals.claim`, else the tightest bound of a gate on one of the
-    attribute's metrics that have Bernstein pairs (abs_max, or |max| / |min|), else none."""
-    if spec.intervals.claim is not None:
-        return float(spec.intervals.claim), "intervals.claim"
+def claim_delta(claim_value: float | None, gates: Iterable, attribute: str, entries: Iterable
+                ) -> tuple[float | None, str]:
+    """δ for the attribute: the spec's `intervals.claim` (``claim_value``), else the tightest bound of a gate on one
+    of the attribute's metrics that have Bernstein pairs (abs_max, or |max| / |min|), else none. ``gates``: the
+    spec's gates or results.json's (both name metric, attribute, max, min, abs_max)."""
+    if claim_value is not None:
+        return float(claim_value), "intervals.claim"
     bern = {e.name for e in entries if e.attribute == attribute and _bernstein_pairs(e)}
     best: tuple[float, str] | None = None
-    for i, g in enumerate(spec.gates):
+    for i, g in enumerate(gates):
         if g.metric not in bern or (g.attribute is not None and g.attribute != attribute):
             continue
         for key in ("abs_max", "max", "min"):
@@ -60,7 +62,7 @@ def _bernstein_pairs(e) -> list:
 
 
 def claim(entries: Iterable, attribute: str, delta: float | None, source: str, *, confidence: float,
-          rows_known: int, rows_total: int | None = None, unit: str = "rows") -> dict:
+          rows_known: int, rows_total: int | None = None, unit: str = "rows", annotated: bool = True) -> dict:
     """The results.json `claim` block: per metric pair with a Bernstein bound on ``attribute``, the rows the bound
     needs to claim a bias of ``delta`` at ``confidence`` and the annotated rows still to add (``rows_total``: the
     rows of the file, when more rows than it holds cannot be annotated)."""
@@ -98,11 +100,14 @@ def claim(entries: Iterable, attribute: str, delta: float | None, source: str, *
                 f"{more:,} more annotated {unit}, and only {rows_total - rows_known:,} are unannotated; annotate "
                 "them all for the tightest bound this file allows, or claim a larger bias.")
     elif more == 0:
-        text = (f"The {rows_known:,} annotated {unit} already suffice to claim a bias of {delta:g} at {lvl} "
-                "(Bernstein bound, observed variance).")
-    else:
+        text = (f"The {rows_known:,}{' annotated' if annotated else ''} {unit} already suffice to claim a bias of "
+                f"{delta:g} at {lvl} (Bernstein bound, observed variance).")
+    elif annotated:
         text = (f"To claim a bias of {delta:g} at {lvl}, annotate about {more:,} more {unit} (Bernstein bound with the "
                 f"observed variance and group shares; {rows_known:,} annotated now).")
+    else:
+        text = (f"To claim a bias of {delta:g} at {lvl}, about {more:,} more {unit} are needed, drawn like these "
+                f"(Bernstein bound with the observed variance and group shares; {rows_known:,} now).")
     return {"delta": delta, "source": source, "confidence": confidence, "rows_annotated": rows_known,
             "annotate_more": more, "pairs": pairs,
             "text": text}
@@ -157,7 +162,7 @@ def block(ls, L: Loaded, a: AttributeDef, entries: list, *, confidence: float, s
     # the annotated rows: with a listed group, or annotated with another value (not compared, not to annotate)
     known = None if streamed(enc) else annotated_rows(enc, a)
     annotated = rows_known if known is None else int(known.sum())
-    delta, source = claim_delta(ls.spec, a.name, entries)
+    delta, source = claim_delta(ls.spec.intervals.claim, ls.spec.gates, a.name, entries)
     out["claim"] = claim(entries, a.name, delta, source, confidence=confidence, rows_known=annotated,
                          rows_total=rows_total, unit=unit)
     if known is None:

@@ -310,3 +310,23 @@ def test_annotated_rows_outside_the_groups_are_not_to_annotate(tmp_path):
     a = json.loads((tmp_path / "out" / "results.json").read_text())["attributes"][0]
     sex = [ln.split(",")[1] for ln in lines[1:]]
     assert a["rows_known"] == sum(v in ("M", "F") for v in sex)
+
+
+def test_samplesize_on_a_fully_known_attribute(sample_runs, root):
+    """On results without an annotated attribute, the bias to claim comes from a gate's limit (compas.yaml:
+    equal_opportunity within ±0.10) and the answer is about more rows, not more annotations; an attribute
+    without a bias to claim says so."""
+    r, path = sample_runs["compas"]
+    res = json.loads(path.read_text())
+    out = cli("samplesize", path, "--json", cwd=root)
+    assert out.returncode == 0, out.stdout + out.stderr
+    by = {o["attribute"]: o for o in json.loads(out.stdout)}
+    race = by["race"]
+    assert race["delta"] == 0.1 and race["source"] == "gates[1].abs_max" and "annotate" not in race["text"]
+    eo = next(m for m in res["metrics"] if m["name"] == "equal_opportunity")
+    b = eo["pairs"][0]["bernstein"]
+    need = math.floor((2 * b["variance"] + 2 * 0.1 / (3 * b["gamma"])) * math.log(40) / 0.1 ** 2) + 1
+    assert next(p for p in race["pairs"] if p["metric"] == "equal_opportunity")["rows_needed"] == need
+    assert by["sex"]["delta"] is None
+    text = cli("samplesize", path, cwd=root).stdout
+    assert "sex: no bias to claim" in text and "from gates[1].abs_max" in text
