@@ -228,3 +228,44 @@ def population_set(pi, p, mu, protected: int, reference: int) -> tuple[float, fl
     outcome shares ``mu[s]`` (no sampling): the same linear program over masses π_s p[g, s] and π_s μ_s."""
     strata = [Stratum(float(pi[s]), tuple(float(v) for v in p[s]), float(mu[s])) for s in range(len(pi))]
     return difference_set(strata, protected, reference)
+
+
+def _assignments(counts: tuple[int, ...]):
+    """Every distinct sequence of group labels with ``counts[g]`` copies of g (multiset permutations)."""
+    n = sum(counts)
+    if n == 0:
+        yield ()
+        return
+    for g, c in enumerate(counts):
+        if c:
+            rest = list(counts)
+            rest[g] -= 1
+            for tail in _assignments(tuple(rest)):
+                yield (g, *tail)
+
+
+def brute_force_rows(strata_rows: list[list[tuple[int, int]]], group_counts: list[tuple[int, ...]],
+                     protected: int, reference: int) -> tuple[Fraction, Fraction] | None:
+    """Exact identified set of a cost-rate difference over the rows with label 1 (equal opportunity's rows),
+    by giving every row of a tiny data set every group consistent with its stratum's group counts:
+    ``strata_rows[s]`` lists the stratum's rows as (label, cost), ``group_counts[s][g]`` how many of them are
+    in group g. The proxies fix the group counts of a stratum, not of its labelled rows: this is the sharp set
+    when the proxies say nothing about the label (Kallus, Mao & Zhou's setting); None when some assignment
+    leaves a compared group without a labelled row."""
+    per_stratum = [list(_assignments(c)) for c in group_counts]
+    lo = hi = None
+    for choice in itertools.product(*per_stratum):
+        num = [0, 0]
+        den = [0, 0]
+        for rows, groups in zip(strata_rows, choice):
+            for (label, c), g in zip(rows, groups):
+                if label == 1 and g in (protected, reference):
+                    k = 0 if g == protected else 1
+                    num[k] += c
+                    den[k] += 1
+        if 0 in den:
+            return None
+        d = Fraction(num[0], den[0]) - Fraction(num[1], den[1])
+        lo = d if lo is None or d < lo else lo
+        hi = d if hi is None or d > hi else hi
+    return lo, hi

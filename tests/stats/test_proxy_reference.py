@@ -250,3 +250,33 @@ def test_annotate_more_from_a_random_sample():
         d, s2, g = annotation.amortised(c, f)
         claims += np.mean(d) - annotation.claimable(len(c), s2, 0.95, 1.0, g) > 0
     assert claims >= 10
+
+
+def test_equal_opportunity_set_is_wider_when_proxies_say_nothing_about_the_label():
+    """The reading 'equal opportunity's set = the demographic parity set over the favourable-label rows, each row
+    keeping its probabilities' assumes the proxies are as calibrated among those rows as among all. Kallus et al.
+    do not assume it: the group shares of a stratum's labelled rows are unknown too. By brute force over every
+    assignment of groups to the rows of tiny data sets, the sharp set always contains the restricted one and is
+    strictly wider in some — an engine that reports the restricted set must say which it is."""
+    rng = np.random.default_rng(21)
+    wider = 0
+    for _ in range(40):
+        S = int(rng.integers(1, 3))
+        strata_rows, counts = [], []
+        for _ in range(S):
+            n = int(rng.integers(2, 6))
+            c = rng.multinomial(n, [0.5, 0.5])
+            strata_rows.append([(int(rng.random() < 0.6), int(rng.random() < 0.5)) for _ in range(n)])
+            counts.append(tuple(int(v) for v in c))
+        sharp = ids.brute_force_rows(strata_rows, counts, 0, 1)
+        labelled = [[r for r in rows if r[0] == 1] for rows in strata_rows]
+        strata = [ids.Stratum(len(lab), tuple(v / sum(cn) for v in cn), sum(c for _, c in lab) / len(lab))
+                  for lab, cn in zip(labelled, counts) if lab]
+        if sharp is None or not strata:
+            continue
+        restricted = ids.difference_set(strata, 0, 1)
+        if restricted is None:
+            continue
+        assert float(sharp[0]) <= restricted[0] + 1e-12 and restricted[1] <= float(sharp[1]) + 1e-12
+        wider += float(sharp[0]) < restricted[0] - 1e-9 or float(sharp[1]) > restricted[1] + 1e-9
+    assert wider > 0
