@@ -216,6 +216,37 @@ def test_identified_bounds_match_the_reference(proxy_audits, strata, engine):
             assert (ir["lower"], ir["upper"]) == pytest.approx(ids.ratio_set(strata_sel, g, bench), abs=1e-12)
 
 
+def test_one_hot_probabilities_are_the_hard_attribute(tmp_path):
+    """Probabilities that are 0 or 1 (the true group on every row): the weighted δ is the hard attribute's δ,
+    and the identified set is that single value — nothing is unknown."""
+    rows = proxy_rows(5)
+    rows = {**rows, "P": np.eye(3)[rows["true"]]}
+    res = run(write_audit(tmp_path, rows, {"probabilities": PROB_COLUMNS}, metrics=[
+        {"name": "demographic_parity", "attribute": "race", "protected": "B", "reference": "A"}]))
+    p = pair(entry(res, "demographic_parity"), "B", "A")
+    A, c = rows["true"], pw.cost(rows["yhat"])
+    true = c[A == 1].mean() - c[A == 0].mean()
+    assert p["delta"] == pytest.approx(true, abs=1e-12)
+    ident = need(p, "identified")
+    assert (ident["lower"], ident["upper"]) == pytest.approx((true, true), abs=1e-12)
+
+
+def test_uninformative_probabilities_identify_only_the_frechet_range(tmp_path):
+    """The same probability vector on every row: one stratum, the weighted δ is 0 whatever the rows, and the
+    identified set is the one-stratum range worked out by hand: the cost share μ given wholly to B or to A."""
+    rows = proxy_rows(6, shares=np.array([[0.5, 0.3, 0.2]]))
+    res = run(write_audit(tmp_path, rows, {"probabilities": PROB_COLUMNS}, metrics=[
+        {"name": "demographic_parity", "attribute": "race", "protected": "B", "reference": "A"}]))
+    p = pair(entry(res, "demographic_parity"), "B", "A")
+    assert p["delta"] == pytest.approx(0.0, abs=1e-12)
+    mu = pw.cost(rows["yhat"]).mean()
+    # up: B takes min(μ, 0.3) of the mass; A takes what B and C (0.2) cannot, max(0, μ − 0.5)
+    up = min(mu, 0.3) / 0.3 - max(0.0, mu - 0.5) / 0.5
+    down = max(0.0, mu - 0.7) / 0.3 - min(mu, 0.5) / 0.5
+    ident = need(p, "identified")
+    assert (ident["lower"], ident["upper"]) == pytest.approx((down, up), abs=1e-12)
+
+
 def test_provenance_of_a_proxy_attribute(proxy_audits):
     rows, specs = proxy_audits
     res = run(specs["zip"])
