@@ -192,6 +192,8 @@ def test_identified_bounds_match_the_reference(proxy_audits, strata, engine):
     ident = need(dp, "identified")
     lo, hi = ids.difference_set(ids.strata_from_rows(P, pw.cost(yhat), keys=keys), 1, 0)
     assert (ident["lower"], ident["upper"]) == pytest.approx((lo, hi), abs=1e-12)
+    headline = need(entry(res, "demographic_parity"), "identified")  # the headline's pair is the only pair
+    assert (headline["lower"], headline["upper"]) == pytest.approx((lo, hi), abs=1e-12)
     assert ident["interval"]["lower"] <= ident["lower"] <= dp["delta"] <= ident["upper"] <= ident["interval"]["upper"]
     assert ident["interval"]["level"] == 0.95 and ident["interval"]["method"]
     assert ident["verdict"]["kind"] and ident["verdict"]["text"]
