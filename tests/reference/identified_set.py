@@ -1,0 +1,271 @@
+"""The sharp identified set of a group rate difference (and ratio) from proxy strata, by linear programming
+(issue 25 §2 and §4).
+
+Written from Kallus, Mao & Zhou, "Assessing Algorithmic Fairness with Unobserved Protected Class Using Data
+Combination" (arXiv 1906.00285; Management Science 2022) and the shared design of issue 25, without reading
+``reportgen/``.
+
+The setting. Rows fall into proxy strata s (rows with equal proxy values, or by default equal probability
+vectors). Within a stratum the data fix two margins: the group shares p[g, s] (the mean of the rows'
+membership probabilities) and the share μ_s of rows with the outcome (a cost, or a selection). How group and
+outcome are coupled inside a stratum is not observed. Any coupling is consistent with the data, and the
+identified set of the disparity is the set of its values over all of them. In mass units over the N rows:
+
+    m[g, s] = n_s p[g, s] / N      (the mass of group g in stratum s),
+    o_s     = n_s μ_s / N          (the mass of the outcome in stratum s),
+    q[g, s] = unknown mass of group g with the outcome in s:  0 ≤ q[g, s] ≤ m[g, s],  Σ_g q[g, s] = o_s.
+
+These constraints are exactly the Fréchet–Hoeffding bounds of each coupling (q[g, s] ≥ o_s − (n_s/N − m[g, s])
+follows from the others). A group's rate is Σ_s q[g, s] / M_g with M_g = Σ_s m[g, s] known, so
+
+* the difference of two groups' rates, δ = rate_p − rate_r, is **linear** in q: its identified set is
+  [min δ, max δ] over the polytope, found here with ``scipy.optimize.linprog`` (HiGHS) — not by a closed form;
+* the ratio of two rates (an impact ratio against a fixed benchmark) is **linear-fractional**: solved after the
+  Charnes–Cooper transformation (y = t·q, t = 1 / denominator) as one more linear program.
+
+The groups other than the two compared enter only through the equality (they take up the rest of the
+outcome), so they are merged into one "rest" group of mass n_s/N − m[p, s] − m[r, s]. The solver's vertex is
+then **polished**: values within 1e-9 of a bound are set to it and the one variable per stratum left between
+its bounds is taken from the equality, so the returned bounds are exact sums of the data's numbers (to
+floating-point rounding), not the solver's tolerance. ``brute_force_set`` enumerates every integer coupling
+of a small data set, exactly (fractions), to show the bounds are sharp: each is attained by an assignment
+of groups to rows.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+from scipy.optimize import linprog
+
+
+@dataclass(frozen=True)
+class Stratum:
+    rows: float  # n_s (or a stratum's probability mass, at the population level)
+    shares: tuple[float, ...]  # p[g, s], summing to 1
+    outcome: float  # μ_s, the share of the stratum's rows with the outcome
+
+
+def strata_from_rows(P, outcome, keys=None, rows=None) -> list[Stratum]:
+    """Strata of plain rows: rows with equal ``keys`` (default: equal probability vectors) form a stratum; its
+    shares are the mean of its rows' probabilities, its outcome share the mean outcome. ``rows`` restricts the
+    rows (equal opportunity: the rows with the favourable label). Strata in order of first appearance."""
+    P = np.asarray(P, dtype=float)
+    o = np.asarray(outcome, dtype=float)
+    keep = np.ones(len(o), bool) if rows is None else np.asarray(rows, bool)
+    P, o = P[keep], o[keep]
+    keyrows = P if keys is None else np.asarray(keys)[keep].reshape(len(o), -1)
+    if keyrows.dtype.kind in "biuf":  # numbers: one opaque key per row (its bytes), then np.unique
+        keyrows = np.ascontiguousarray(keyrows, dtype=float)
+        key = keyrows.view(np.dtype((np.void, keyrows.dtype.itemsize * keyrows.shape[1]))).ravel()
+    else:
+        key = np.array(["\x1f".join(map(str, k)) for k in keyrows.tolist()])
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    out = []
+    for k in np.argsort(first):  # strata in order of first appearance
+        ix = inverse == k
+        out.append(Stratum(int(ix.sum()), tuple(float(v) for v in P[ix].mean(axis=0)), float(o[ix].mean())))
+    return out
+
+
+def _masses(strata: list[Stratum], p: int, r: int):
+    N = sum(s.rows for s in strata)
+    mp = np.array([s.rows * s.shares[p] / N for s in strata])
+    mr = np.array([s.rows * s.shares[r] / N for s in strata])
+    rest = np.array([s.rows / N for s in strata]) - mp - mr
+    rest = np.clip(rest, 0.0, None)
+    o = np.array([s.rows * s.outcome / N for s in strata])
+    return mp, mr, rest, o
+
+
+def _polish(q: np.ndarray, upper: np.ndarray, o: np.ndarray, tol: float = 1e-9) -> np.ndarray | None:
+    """q (S, 3), upper (S, 3): snap to bounds, recompute the one free variable of each stratum from its
+    equality. None when the vertex is not recognisable (then the solver's values are used)."""
+    q = q.copy()
+    for s in range(q.shape[0]):
+        free = []
+        for j in range(3):
+            if abs(q[s, j]) <= tol:
+                q[s, j] = 0.0
+            elif abs(q[s, j] - upper[s, j]) <= tol:
+                q[s, j] = upper[s, j]
+            else:
+                free.append(j)
+        if len(free) > 1:
+            return None
+        if free:
+            j = free[0]
+            q[s, j] = o[s] - sum(q[s, k] for k in range(3) if k != j)
+            if q[s, j] < -tol or q[s, j] > upper[s, j] + tol:
+                return None
+        elif abs(q[s].sum() - o[s]) > tol:
+            return None
+    return q
+
+
+def _solve(c: np.ndarray, upper: np.ndarray, o: np.ndarray, sense: int) -> np.ndarray:
+    """Optimise sense·cᵀq (sense +1: min, −1: max) over 0 ≤ q ≤ upper, rows of q summing to o."""
+    S = upper.shape[0]
+    A_eq = np.zeros((S, 3 * S))
+    for s in range(S):
+        A_eq[s, 3 * s:3 * s + 3] = 1.0
+    res = linprog(sense * c.ravel(), A_eq=A_eq, b_eq=o, bounds=list(zip(np.zeros(3 * S), upper.ravel())),
+                  method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"linprog: {res.message}")
+    return res.x.reshape(S, 3)
+
+
+def difference_set(strata: list[Stratum], protected: int, reference: int) -> tuple[float, float] | None:
+    """The sharp identified set [lower, upper] of rate_protected − rate_reference (a rate of the strata's
+    outcome); None when either group has no mass."""
+    mp, mr, rest, o = _masses(strata, protected, reference)
+    Mp, Mr = mp.sum(), mr.sum()
+    if Mp <= 0 or Mr <= 0:
+        return None
+    upper = np.stack([mp, mr, rest], axis=1)
+    c = np.stack([np.full(len(o), 1 / Mp), np.full(len(o), -1 / Mr), np.zeros(len(o))], axis=1)
+    ends = []
+    for sense in (1, -1):
+        q = _solve(c, upper, o, sense)
+        qp = _polish(q, upper, o)
+        q = q if qp is None else qp
+        ends.append(float(q[:, 0].sum() / Mp - q[:, 1].sum() / Mr))
+    return ends[0], ends[1]
+
+
+def rate_set(strata: list[Stratum], group: int) -> tuple[float, float] | None:
+    """The sharp identified set of one group's rate: the difference set against an empty "group" reduces to
+    [min, max] of Σ_s q[g, s] / M_g; computed as its own linear program."""
+    N = sum(s.rows for s in strata)
+    mg = np.array([s.rows * s.shares[group] / N for s in strata])
+    if mg.sum() <= 0:
+        return None
+    rest = np.clip(np.array([s.rows / N for s in strata]) - mg, 0.0, None)
+    o = np.array([s.rows * s.outcome / N for s in strata])
+    upper = np.stack([mg, rest, np.zeros(len(o))], axis=1)
+    c = np.stack([np.full(len(o), 1 / mg.sum()), np.zeros(len(o)), np.zeros(len(o))], axis=1)
+    ends = []
+    for sense in (1, -1):
+        q = _solve(c, upper, o, sense)
+        qp = _polish(q, upper, o)
+        q = q if qp is None else qp
+        ends.append(float(q[:, 0].sum() / mg.sum()))
+    return ends[0], ends[1]
+
+
+def ratio_set(strata: list[Stratum], group: int, benchmark: int) -> tuple[float, float] | None:
+    """The sharp identified set of rate_group / rate_benchmark (an impact ratio against a fixed benchmark), a
+    linear-fractional program solved by the Charnes–Cooper transformation. None when the benchmark's rate can
+    be 0 under some coupling (the ratio is then unbounded or undefined there)."""
+    mp, mb, rest, o = _masses(strata, group, benchmark)
+    Mp, Mb = mp.sum(), mb.sum()
+    if Mp <= 0 or Mb <= 0:
+        return None
+    S = len(o)
+    upper = np.stack([mp, mb, rest], axis=1)
+    lo_b, _ = rate_set(strata, benchmark)
+    if lo_b <= 1e-12:
+        return None
+    # variables: y (3S) = t·q, then t.  Objective ±(1/Mp)·Σ y_p.  Constraints:
+    #   Σ_j y[s, j] − o_s t = 0 (each s);  (1/Mb) Σ_s y_b = 1;  y − upper·t ≤ 0;  y ≥ 0, t ≥ 0.
+    nv = 3 * S + 1
+    A_eq = np.zeros((S + 1, nv))
+    for s in range(S):
+        A_eq[s, 3 * s:3 * s + 3] = 1.0
+        A_eq[s, -1] = -o[s]
+    A_eq[S, 1:3 * S:3] = 1 / Mb
+    b_eq = np.zeros(S + 1)
+    b_eq[S] = 1.0
+    A_ub = np.zeros((3 * S, nv))
+    A_ub[:, :3 * S] = np.eye(3 * S)
+    A_ub[:, -1] = -upper.ravel()
+    c = np.zeros(nv)
+    c[0:3 * S:3] = 1 / Mp
+    ends = []
+    for sense in (1, -1):
+        res = linprog(sense * c, A_ub=A_ub, b_ub=np.zeros(3 * S), A_eq=A_eq, b_eq=b_eq,
+                      bounds=[(0, None)] * nv, method="highs")
+        if res.status != 0:
+            raise RuntimeError(f"linprog: {res.message}")
+        t = res.x[-1]
+        q = res.x[:-1].reshape(S, 3) / t
+        qp = _polish(q, upper, o)
+        q = q if qp is None else qp
+        ends.append(float((q[:, 0].sum() / Mp) / (q[:, 1].sum() / Mb)))
+    return ends[0], ends[1]
+
+
+def brute_force_set(group_rows: list[tuple[int, ...]], outcome_rows: list[int], protected: int,
+                    reference: int) -> tuple[Fraction, Fraction, list]:
+    """Exact identified set of rate_protected − rate_reference on a small data set with integer group counts:
+    ``group_rows[s][g]`` rows of group g in stratum s, ``outcome_rows[s]`` of the stratum's rows have the
+    outcome. Every way of giving the outcome to the stratum's rows (how many of each group get it) is a
+    possible truth; returns (min, max, the coupling attaining each) in exact fractions."""
+    Mp = sum(c[protected] for c in group_rows)
+    Mr = sum(c[reference] for c in group_rows)
+    per_stratum = []
+    for counts, k in zip(group_rows, outcome_rows):
+        options = [q for q in itertools.product(*(range(c + 1) for c in counts)) if sum(q) == k]
+        per_stratum.append(options)
+    best_lo = best_hi = None
+    arg_lo = arg_hi = None
+    for coupling in itertools.product(*per_stratum):
+        d = Fraction(sum(q[protected] for q in coupling), Mp) - Fraction(sum(q[reference] for q in coupling), Mr)
+        if best_lo is None or d < best_lo:
+            best_lo, arg_lo = d, coupling
+        if best_hi is None or d > best_hi:
+            best_hi, arg_hi = d, coupling
+    return best_lo, best_hi, [arg_lo, arg_hi]
+
+
+def population_set(pi, p, mu, protected: int, reference: int) -> tuple[float, float]:
+    """The identified set at the population level: stratum probabilities ``pi[s]``, group shares ``p[s][g]``,
+    outcome shares ``mu[s]`` (no sampling): the same linear program over masses π_s p[g, s] and π_s μ_s."""
+    strata = [Stratum(float(pi[s]), tuple(float(v) for v in p[s]), float(mu[s])) for s in range(len(pi))]
+    return difference_set(strata, protected, reference)
+
+
+def _assignments(counts: tuple[int, ...]):
+    """Every distinct sequence of group labels with ``counts[g]`` copies of g (multiset permutations)."""
+    n = sum(counts)
+    if n == 0:
+        yield ()
+        return
+    for g, c in enumerate(counts):
+        if c:
+            rest = list(counts)
+            rest[g] -= 1
+            for tail in _assignments(tuple(rest)):
+                yield (g, *tail)
+
+
+def brute_force_rows(strata_rows: list[list[tuple[int, int]]], group_counts: list[tuple[int, ...]],
+                     protected: int, reference: int) -> tuple[Fraction, Fraction] | None:
+    """Exact identified set of a cost-rate difference over the rows with label 1 (equal opportunity's rows),
+    by giving every row of a tiny data set every group consistent with its stratum's group counts:
+    ``strata_rows[s]`` lists the stratum's rows as (label, cost), ``group_counts[s][g]`` how many of them are
+    in group g. The proxies fix the group counts of a stratum, not of its labelled rows: this is the sharp set
+    when the proxies say nothing about the label (Kallus, Mao & Zhou's setting); None when some assignment
+    leaves a compared group without a labelled row."""
+    per_stratum = [list(_assignments(c)) for c in group_counts]
+    lo = hi = None
+    for choice in itertools.product(*per_stratum):
+        num = [0, 0]
+        den = [0, 0]
+        for rows, groups in zip(strata_rows, choice):
+            for (label, c), g in zip(rows, groups):
+                if label == 1 and g in (protected, reference):
+                    k = 0 if g == protected else 1
+                    num[k] += c
+                    den[k] += 1
+        if 0 in den:
+            return None
+        d = Fraction(num[0], den[0]) - Fraction(num[1], den[1])
+        lo = d if lo is None or d < lo else lo
+        hi = d if hi is None or d > hi else hi
+    return lo, hi
