@@ -435,16 +435,16 @@ def validate(spec: Path, confine: str | None) -> None:
 
             c = e.group_counts(a.name) if hasattr(e, "group_counts") else np.bincount(e.groups[a.name],
                                                                                         minlength=len(a.groups))
-            from reportgen.data.files import _few
+            from reportgen.spec.errors import few
 
             show = numfmt.display_name
-            sizes = _few([f"{show(g)}: {int(n)}" for g, n in zip(a.groups, c)], 20, numfmt.NAME_LIMIT + 24)
+            sizes = few([f"{show(g)}: {int(n)}" for g, n in zip(a.groups, c)], 20, numfmt.NAME_LIMIT + 24)
             click.echo(f"  groups of {show(a.name)}: {sizes}")
             for d in _left_out(e, a.name):
                 click.echo(f"  {show(a.name)} leaves out {d['rows']:,} row(s) of {e.display_path}: {d['reason']}")
             small = [show(g) for g, n in zip(a.groups, c) if n < 30]
             if small:
-                click.echo(f"  warning: {len(small):,} group(s) ({_few(small, 10, numfmt.NAME_LIMIT)}) have fewer than 30 test rows; "
+                click.echo(f"  warning: {len(small):,} group(s) ({few(small, 10, numfmt.NAME_LIMIT)}) have fewer than 30 test rows; "
                            "intervals will be wide", err=True)
     for label, rec in L.calibration.items():
         click.echo(f"  calibrated threshold for {label}: {rec['threshold']:.6g} "

@@ -14,6 +14,7 @@ import numpy as np
 from scipy.stats import norm
 
 from reportgen.families import local_bias as LB
+from reportgen.stats import logan
 from reportgen.spec.model import LocalBias
 
 CORNER = float(norm.ppf(0.6))  # P(x1 > a, x2 > a) = 0.4² = 0.16
@@ -36,7 +37,7 @@ def data_set(seed: int, n: int, d: int, *, planted: bool = False, confounded: bo
 
 def prepared(X, first, value) -> LB.Prepared:
     """The rows as ``local_bias.prepare`` hands them to ``evaluate``: canonical order, standardised columns."""
-    order = LB.LG.canonical_order(X, first, value)
+    order = logan.canonical_order(X, first, value)
     Xs, _ = LB._standardize(X[order])
     n, d = X.shape
     features = {"kind": "columns", "source": ", ".join(f"x{j + 1}" for j in range(d)), "explained_variance": None,

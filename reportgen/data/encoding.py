@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from reportgen.data.columns import AttributeDef, quote_few
+from reportgen.data.columns import AttributeDef
 from reportgen.data.reading import DataChanged, read_header, read_table
 from reportgen.numfmt import num_text
-from reportgen.spec.errors import Problem, SpecError
+from reportgen.spec.errors import Problem, SpecError, few
 
 
 def value_texts(series: pd.Series) -> np.ndarray:
@@ -277,7 +277,7 @@ def exclusion_records(attrs: list[AttributeDef], counts: dict[str, dict[tuple, i
                 continue  # counted apart: unknown_records
             pa = by_name[parts[i]]
             reason = {WHY_MISSING: f"missing value in column '{pa.columns[0]}'",
-                      WHY_NOT_LISTED: f"{pa.name} not in declared groups ({quote_few(pa.groups, 12)})",
+                      WHY_NOT_LISTED: f"{pa.name} not in declared groups ({few(pa.groups, 12)})",
                       WHY_MISSING_PRED: f"missing value in column '{(pa.predicted or ['?'])[0]}'"}[code]
             recs.append({"reason": reason, "rows": int(n)})
         out[a.name] = recs

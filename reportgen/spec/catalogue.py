@@ -47,6 +47,7 @@ class MetricInfo:
     rate: str = ""  # a ratio metric: the rate metric whose ratio it is (impact_ratio: selection_rate)
     selecting: str = ""  # a scoring metric: the metric a tool that selects (rather than scores) uses instead
     base_table_columns: tuple[str, ...] = ()  # columns it reads from a `base.table` when the table is a base source
+    min_groups: int = 1  # groups an attribute must declare for the metric to mean anything (a comparison needs two)
 
 
 def _amp(name, direction, summary, *, method="directional", **kw):
@@ -88,7 +89,7 @@ CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
                papers=("zhao2023", "wang2021"), **_MULTI),
     *(MetricInfo(name, "disparity", None, "Group disparity (Ethayarajh 2020): " + summary, needs_joint=True,
                  worse="abs", docs_section="3.", title=title, short=short, papers=("ethayarajh2020",),
-                 pair_kind="comparison", sentence="comparison", method="disparity")
+                 pair_kind="comparison", sentence="comparison", method="disparity", min_groups=2)
       for name, title, short, summary in (
         ("demographic_parity", "Demographic parity gap", "Demographic parity",
          "Difference in the rate of the unfavourable prediction (cost 1 − ŷ, all rows)."),
