@@ -295,7 +295,7 @@ def cli_page() -> str:
 
     from reportgen.cli import main as root
 
-    lines = [BANNER.format(source="the `--help` of every command (`reportgen/cli.py`)"),
+    lines = [BANNER.format(source="the `--help` of every command (`reportgen/cli/`)"),
              "# Command-line reference\n",
              "`reportgen` (or `python -m reportgen`) and its commands, as `--help` prints them. "
              "What the exit codes mean: [Exit codes](exit-codes.md).\n"]
