@@ -24,7 +24,7 @@ IN_MEMORY = "<in-memory DataFrame>"  # data[].path of an in-memory table (data.t
 _DATA_ROLES = ("test", "train", "validation")
 
 
-def _spec_class():
+def _spec_class() -> type:
     from reportgen.spec.model import LoadedSpec
 
     class DictSpec(LoadedSpec):

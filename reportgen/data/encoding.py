@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -166,7 +167,7 @@ def bin_codes(col: pd.Series, bins) -> np.ndarray:
     """Bin index of each value (``bins``: spec.Bins); -1 when missing, not a number, or outside every bin."""
     x = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
     edges = np.asarray(bins.edges, dtype=float)
-    side = "right" if bins.closed == "left" else "left"
+    side: Literal["left", "right"] = "right" if bins.closed == "left" else "left"
     idx = np.searchsorted(edges, x, side=side) - 1
     inside = (idx >= 0) & (idx < len(edges) - 1) & ~np.isnan(x)
     return np.where(inside, idx, -1).astype(np.int32)

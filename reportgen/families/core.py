@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping
+from typing import Callable, Literal, Mapping
 
 import numpy as np
 from pydantic import TypeAdapter
@@ -142,7 +142,7 @@ def flag_excluded(iv: BootstrapInterval | None, value: float) -> BootstrapInterv
     return iv
 
 
-def pair_reason(y: float, delta: float, empty: str | bool) -> str | None:
+def pair_reason(y: float, delta: float, empty: str | Literal[False]) -> str | None:
     """Why an amplification or Multi→ pair is undefined, or None: no base direction, else the metric's empty
     conditioning set (``empty``: its reason, or False), else an undefined Δ."""
     if np.isnan(y):

@@ -43,7 +43,8 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
     # Runs share the rows: the run-averaged counts give the mean δ and rates exactly, and a variance that bounds
     # the variance of the run-averaged amortised costs from above (c̄² ≤ mean of c²), so Bernstein stays valid.
     N_point = cells[0].point if runs == 1 else np.mean([c.point for c in cells], axis=0)
-    pairs, pair_reps = [], {}
+    pairs: list[DisparityPair] = []
+    pair_reps: dict[int, np.ndarray] = {}
     for k in task_idx:
         t = L.tasks[k]
         favpos = t.favorable == "positive"

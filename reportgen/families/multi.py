@@ -89,7 +89,8 @@ def _multi_entry(ctx: AttributeContext, m: Metric) -> Computed:
     keys["variance"] = as_json_float(ev.extra_point["variance"])
     cnt_a = N_first[0, 0].sum(axis=(1, 2, 3)) if kept else np.zeros(A)  # (A,) test rows per group
     cnt_m = N_first[0][..., 1, :].sum(axis=(1, 2, 3))  # (M,) test rows truly containing all of m
-    pairs, pair_reps = [], {}
+    pairs: list[MultiPair] = []
+    pair_reps: dict[int, np.ndarray] = {}
     for j in range(A):
         for i, nm in enumerate(names):
             p = j * len(names) + i

@@ -117,7 +117,7 @@ _PLOTTERS: dict[str, Callable] = {}     # name -> memoised plot function (for th
 _COLLECT: list | None = None            # while set (see collecting()), plot calls are recorded, not drawn
 
 
-def memo(fn):
+def memo(fn: Callable) -> Callable:
     """Cache a plot by the JSON of its arguments: rendering HTML and PDF from one result draws each plot once.
 
     Inside ``collecting()`` a call that is not cached yet is recorded and returns None; ``draw(calls)`` then

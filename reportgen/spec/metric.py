@@ -97,7 +97,7 @@ class _MetricBase(Strict):
 
 # One metric of `metrics:`: name, attribute and tasks, and every family's options (each declared once, in
 # reportgen/spec/options.py); an option is accepted only for a metric of the family that declares it.
-Metric = create_model(
+Metric = create_model(  # type: ignore[call-overload]  # (the fields are built, which create_model's overloads do not type)
     "Metric", __base__=_MetricBase, __doc__=None,
     **{k: (f.annotation, f) for cls in FAMILY_OPTIONS.values() for k, f in cls.model_fields.items()})
 

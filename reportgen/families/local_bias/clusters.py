@@ -106,7 +106,7 @@ def _top_words(prep: Prepared, labels: np.ndarray, k: int) -> list[list[str]]:
     sums = np.asarray((M @ T).todense())
     total = sums.sum(axis=0)
     sizes = np.bincount(labels, minlength=k).astype(np.float64)
-    out = []
+    out: list[list[str]] = []
     for c in range(k):
         if sizes[c] == 0 or sizes[c] == n:
             out.append([])
