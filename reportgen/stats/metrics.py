@@ -216,17 +216,14 @@ def _multi_summary(delta: np.ndarray, direction: np.ndarray) -> dict[str, np.nda
 # --------------------------------------------------------------------------- group disparity (Ethayarajh 2020)
 
 # (name of the rate E[c | subset] for cost "1 - ŷ" / cost "ŷ", subset)
-DISPARITY_COMPONENTS = {
-    "demographic_parity": [("all", None)],
-    "equal_opportunity": [("y=favorable", "fav")],
-    "equalized_odds": [("y=1", 1), ("y=0", 0)],
-    "accuracy_gap": [("all", None)],
-}
+# each disparity metric's components (name, rows compared), from the catalogue (its `components`)
+DISPARITY_COMPONENTS = {n: list(info.components) for n, info in catalogue.CATALOGUE.items() if info.components}
 
 
 def cost_table(metric: str, favorable_positive: bool) -> np.ndarray:
-    """c[y, ŷ] ∈ {0, 1}: 1 − ŷ when the positive prediction is favourable, else ŷ; accuracy: 1[y ≠ ŷ]."""
-    if metric == "accuracy_gap":
+    """c[y, ŷ] ∈ {0, 1}: 1 − ŷ when the positive prediction is favourable, else ŷ; for a metric whose catalogue
+    ``cost`` is "error" (the accuracy gap): 1[y ≠ ŷ]."""
+    if catalogue.CATALOGUE[metric].cost == "error":
         return np.array([[0.0, 1.0], [1.0, 0.0]])
     if favorable_positive:
         return np.array([[1.0, 0.0], [1.0, 0.0]])
