@@ -335,9 +335,9 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
         from reportgen.families import local_bias
 
         lb = s.local_bias
-        extra["local_bias"] = local_bias.evaluate(L.local, lb, seed=int(lb.seed if lb.seed is not None else seed),
-                                                  level=level, say=say, gamma=s.intervals.bernstein.gamma,
-                                                  max_cost=s.intervals.bernstein.max_cost)
+        block = local_bias.evaluate(L.local, lb, seed=int(lb.seed if lb.seed is not None else seed), level=level,
+                                    say=say, gamma=s.intervals.bernstein.gamma, max_cost=s.intervals.bernstein.max_cost)
+        extra["local_bias"] = block.model_dump(by_alias=True, exclude_unset=True)
     return {
         "schema_version": SCHEMA_VERSION,
         "reportgen_version": __version__,

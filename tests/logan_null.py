@@ -60,15 +60,16 @@ def claims(seed: int, n: int, d: int, *, planted: bool = False, confounded: bool
     prep, order = prepared(X, first, value)
     lb = lb or spec_section()
     out, labels = LB.analyse(prep, lb, seed=seed, level=level)
-    test = out["logan"]["test"]
+    test = out.logan.test
     held = ~labels["selection"]
     lab, reg = labels["logan"][held], region[order][held]
     found = False
-    for c in test["confirmed"]:  # a confirmed cluster localises the planted gap: mostly in the corner, gap > 0
+    for c in test.confirmed:  # a confirmed cluster localises the planted gap: mostly in the corner, gap > 0
         m = lab == c
-        found |= bool(m.any() and reg[m].mean() > 0.5 and out["logan"]["clusters"][c]["held_out"]["gap"] > 0)
-    row = {"claim": test["verdict"] == "confirmed", "found": found, "lambda": out["lambda"],
-           "bcr": out["logan"]["bcr"], "biased": out["logan"]["n_biased"] > 0}
+        gap = out.logan.clusters[c].held_out.gap
+        found |= bool(m.any() and reg[m].mean() > 0.5 and gap is not None and gap > 0)
+    row = {"claim": test.verdict == "confirmed", "found": found, "lambda": out.lambda_,
+           "bcr": out.logan.bcr, "biased": out.logan.n_biased > 0}
     if in_sample:
         cl = LB.cluster(prep, lb, seed=seed)
         t = [r for r in cl["logan"]["table"] if r["detectable"]]
