@@ -66,7 +66,7 @@ def _model_defaults() -> dict[str, dict[str, Any]]:
                 d[key] = f.default
             elif f.default_factory is not None:
                 try:
-                    v = f.default_factory()
+                    v = f.default_factory()  # type: ignore[call-arg]  # (tried without the data first)
                 except TypeError:  # a factory that takes the validated data
                     continue
                 d[key] = v.model_dump(by_alias=True) if isinstance(v, BaseModel) else v
@@ -295,7 +295,7 @@ def cli_page() -> str:
 
     from reportgen.cli import main as root
 
-    lines = [BANNER.format(source="the `--help` of every command (`reportgen/cli.py`)"),
+    lines = [BANNER.format(source="the `--help` of every command (`reportgen/cli/`)"),
              "# Command-line reference\n",
              "`reportgen` (or `python -m reportgen`) and its commands, as `--help` prints them. "
              "What the exit codes mean: [Exit codes](exit-codes.md).\n"]

@@ -29,7 +29,7 @@ from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
 from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
 from reportgen.families.core import AttributeContext, Computed
 from reportgen.stats.loading import Loaded, has_pred, sample_note, streamed
-from reportgen.fileio import jfloat as _f
+from reportgen.fileio import jfloat
 from reportgen.spec.model import LoadedSpec, Metric, group_name_problems
 from reportgen.families.sweeps import threshold_sweeps
 
@@ -339,9 +339,9 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
         from reportgen.families import local_bias
 
         lb = s.local_bias
-        extra["local_bias"] = local_bias.evaluate(L.local, lb, seed=int(lb.seed if lb.seed is not None else seed),
-                                                  level=level, say=say, gamma=s.intervals.bernstein.gamma,
-                                                  max_cost=s.intervals.bernstein.max_cost)
+        block = local_bias.evaluate(L.local, lb, seed=int(lb.seed if lb.seed is not None else seed), level=level,
+                                    say=say, gamma=s.intervals.bernstein.gamma, max_cost=s.intervals.bernstein.max_cost)
+        extra["local_bias"] = block.model_dump(by_alias=True, exclude_unset=True)
     return {
         "schema_version": SCHEMA_VERSION,
         "reportgen_version": __version__,
@@ -361,7 +361,7 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
                            if a.name in getattr(ls, "inferred_groups", {}) else {}),
                         **_predicted_coverage(L, a), **annotated_info.get(a.name, {})} for a in L.attrs],
         "tasks": [{"name": t.name, "label": t.label, "column": t.column, "prediction": t.predicted or t.score,
-                   "threshold": _f(t.threshold) if isinstance(t.threshold, (int, float)) else t.threshold,
+                   "threshold": jfloat(t.threshold) if isinstance(t.threshold, (int, float)) else t.threshold,
                    **({"predicted_when": "score <= threshold" if t.complement else "score > threshold"}
                       if t.score else {}),
                    "favorable": t.favorable} for t in L.tasks],

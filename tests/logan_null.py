@@ -14,6 +14,7 @@ import numpy as np
 from scipy.stats import norm
 
 from reportgen.families import local_bias as LB
+from reportgen.stats import logan
 from reportgen.spec.model import LocalBias
 
 CORNER = float(norm.ppf(0.6))  # P(x1 > a, x2 > a) = 0.4² = 0.16
@@ -36,7 +37,7 @@ def data_set(seed: int, n: int, d: int, *, planted: bool = False, confounded: bo
 
 def prepared(X, first, value) -> LB.Prepared:
     """The rows as ``local_bias.prepare`` hands them to ``evaluate``: canonical order, standardised columns."""
-    order = LB.LG.canonical_order(X, first, value)
+    order = logan.canonical_order(X, first, value)
     Xs, _ = LB._standardize(X[order])
     n, d = X.shape
     features = {"kind": "columns", "source": ", ".join(f"x{j + 1}" for j in range(d)), "explained_variance": None,
@@ -59,15 +60,16 @@ def claims(seed: int, n: int, d: int, *, planted: bool = False, confounded: bool
     prep, order = prepared(X, first, value)
     lb = lb or spec_section()
     out, labels = LB.analyse(prep, lb, seed=seed, level=level)
-    test = out["logan"]["test"]
+    test = out.logan.test
     held = ~labels["selection"]
     lab, reg = labels["logan"][held], region[order][held]
     found = False
-    for c in test["confirmed"]:  # a confirmed cluster localises the planted gap: mostly in the corner, gap > 0
+    for c in test.confirmed:  # a confirmed cluster localises the planted gap: mostly in the corner, gap > 0
         m = lab == c
-        found |= bool(m.any() and reg[m].mean() > 0.5 and out["logan"]["clusters"][c]["held_out"]["gap"] > 0)
-    row = {"claim": test["verdict"] == "confirmed", "found": found, "lambda": out["lambda"],
-           "bcr": out["logan"]["bcr"], "biased": out["logan"]["n_biased"] > 0}
+        gap = out.logan.clusters[c].held_out.gap
+        found |= bool(m.any() and reg[m].mean() > 0.5 and gap is not None and gap > 0)
+    row = {"claim": test.verdict == "confirmed", "found": found, "lambda": out.lambda_,
+           "bcr": out.logan.bcr, "biased": out.logan.n_biased > 0}
     if in_sample:
         cl = LB.cluster(prep, lb, seed=seed)
         t = [r for r in cl["logan"]["table"] if r["detectable"]]

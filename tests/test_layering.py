@@ -95,3 +95,21 @@ def test_a_long_module_says_why_it_is_one(path):
     doc = ast.get_docstring(ast.parse(text)) or ""
     assert "Why one module:" in doc, (f"{path.relative_to(PKG.parent)} has {text.count(chr(10))} lines: split it, or "
                                       "say at the top of its docstring 'Why one module: ...'")
+
+
+def test_split_modules_keep_their_import_paths():
+    """cli.py, api.py, stats/metrics.py and report/plots.py were split by concern (issue 24's follow-up); what
+    callers imported from them still imports from there, as the same objects."""
+    from reportgen import api, cli
+    from reportgen.api import dict_spec, pipeline, results
+    from reportgen.cli import common, release
+    from reportgen.report import cluster_plots, plots, svg
+    from reportgen.stats import combinations, metrics, regulatory
+
+    assert cli.main is common.main and cli._gates_text is release._gates_text and callable(cli.console)
+    assert set(cli.main.commands) == {"run", "validate", "expand", "schema", "samplesize", "init", "diff", "history",
+                                      "verify"}
+    assert api.Results is results.Results and api.load is pipeline.load and api.DICT_SPEC_NAME is dict_spec.DICT_SPEC_NAME
+    assert metrics.holm is regulatory.holm and metrics.combinations is combinations.combinations
+    assert metrics.FOUR_FIFTHS is regulatory.FOUR_FIFTHS
+    assert plots.draw is svg.draw and plots.collecting is svg.collecting and plots.projection is cluster_plots.projection

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from reportgen.data.columns import AttributeDef, attribute_defs, columns_needed, expand_tasks, id_needed, quote_few, \
-    role_kind
+from reportgen.data.columns import AttributeDef, attribute_defs, columns_needed, expand_tasks, id_needed, role_kind
 from reportgen.data.contents import check_columns, groups_beside_missing_columns, nested_problems, no_annotated_rows
 from reportgen.data.encoding import unknown_mask, value_texts
 from reportgen.data.opening import open_dataset
 from reportgen.data.reading import column_values, read_table
 from reportgen.numfmt import num_text
-from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
+from reportgen.spec.errors import Problem, SpecError, few, merge_missing_columns
 from reportgen.data.limits import MAX_GROUPS, MSG_TOO_MANY_VALUES
 from reportgen.spec.model import PLACEHOLDER, LoadedSpec, group_name_problems, label_clash, \
     separator_problems
@@ -125,7 +124,7 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
             problems.append(ls.problem(("attributes", name, "min_group_size" if small else "column"),
                                        f"{len(kept)} value(s) of column '{a.column}' in {rel} have {a.min_group_size} "
                                        f"rows or more, and comparing needs two groups (counts: "
-                                       f"{quote_few([f'{t}: {c}' for c, t, _ in order], 6) or 'no values'}); lower "
+                                       f"{few([f'{t}: {c}' for c, t, _ in order], 6) or 'no values'}); lower "
                                        "min_group_size or list the groups with `groups:`"))
             continue
         a.groups = kept
@@ -137,7 +136,7 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
             if num_text(k) not in {num_text(v) for v in kept}:
                 problems.append(ls.problem(("attributes", name, "labels"),
                                            f"labels name {k!r}, which is not a group found in {rel} (groups: "
-                                           f"{quote_few([num_text(v) for v in kept], 10)}); label only values present"))
+                                           f"{few([num_text(v) for v in kept], 10)}); label only values present"))
         problems += group_name_problems(ls, rel=rel, found_in_data=name)  # `protected:`, `reference:` name them
     problems += separator_problems(ls, ls.inferred_groups, rel)
     if problems:

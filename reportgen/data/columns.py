@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from reportgen.numfmt import num_text
-from reportgen.spec.errors import SHOWN_CHARS, Problem, shorten
+from reportgen.spec.errors import Problem, few
 from reportgen.spec.model import INTERSECTION_SEP, LoadedSpec
 
 
@@ -61,7 +61,7 @@ def expand_tasks(ls: LoadedSpec, header: list[str]) -> tuple[list[TaskColumns], 
             if not cols:
                 problems.append(ls.problem(("tasks", key, "columns"),
                                            f"pattern {t.columns!r} matches no column of the test file; columns are: "
-                                           f"{quote_few(header)}"))
+                                           f"{few(header)}"))
                 continue
             if pattern_pred and "{column}" not in pattern_pred:
                 problems.append(ls.problem(("tasks", key, "predicted" if t.predicted else "score"),
@@ -93,16 +93,6 @@ def expand_tasks(ls: LoadedSpec, header: list[str]) -> tuple[list[TaskColumns], 
                                    positive=pos, predicted=t.predicted, score=t.score, threshold=t.threshold,
                                    favorable=t.favorable, selected=t.selected or t.favorable))
     return out, problems
-
-
-def quote_few(items: list[str], k: int = 12, limit: int = SHOWN_CHARS) -> str:
-    """At most ``k`` items, each shortened to ``limit`` characters, then '… and N more': what a message may
-    quote of the values of a data file (a file named by mistake is never printed whole). Items that are already
-    display names (numfmt.display_name: bounded, with a hash that tells long names apart) pass a ``limit`` that
-    keeps the hash."""
-    items = list(items)
-    s = ", ".join(shorten(x, limit) for x in items[:k])
-    return s + (f", … and {len(items) - k:,} more" if len(items) > k else "")
 
 
 @dataclass

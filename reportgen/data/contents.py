@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from reportgen.data.columns import AttributeDef, TaskColumns, score_columns, quote_few
+from reportgen.data.columns import AttributeDef, TaskColumns, score_columns
 from reportgen.data.encoding import AttributeCodes, encode_attributes
 from reportgen.numfmt import num_text
 from reportgen.spec.errors import MSG_COLUMN_NOT_FOUND, MSG_GROUP_EMPTY, MSG_LABEL_VALUES, Problem, SpecError, \
-    did_you_mean, shorten
+    did_you_mean, few, shorten
 from reportgen.spec.model import LoadedSpec, Task
 
 
@@ -98,10 +98,10 @@ def empty_group_problems(ls, a: AttributeDef, empty: list[int], values: list[str
     candidates = [v for v in values if v not in listed_text]  # listing a value twice is no fix
     where = a.spec_path + ("groups",)
     out = [ls.problem(where, MSG_GROUP_EMPTY.format(group=listed[j], file=rel, hint=did_you_mean(listed[j], candidates),
-                                                    values=quote_few(values, 10))) for j in empty[:MAX_EMPTY_SHOWN]]
+                                                    values=few(values, 10))) for j in empty[:MAX_EMPTY_SHOWN]]
     if len(empty) > MAX_EMPTY_SHOWN:
         rest = [str(listed[j]) for j in empty[MAX_EMPTY_SHOWN:]]
-        out.append(ls.problem(where, f"{len(rest):,} more listed groups have no rows in {rel} ({quote_few(rest, 10)}); "
+        out.append(ls.problem(where, f"{len(rest):,} more listed groups have no rows in {rel} ({few(rest, 10)}); "
                                      "check the spelling of every group against the values present"))
     return out
 
@@ -168,18 +168,18 @@ def check_labels(ls: LoadedSpec, t: TaskColumns, col: pd.Series, rel: str, base:
         absent = [c for c in declared if c not in values]
         if absent:
             return [ls.problem(base + ("classes",), MSG_LABEL_VALUES.format(
-                column=t.column, file=rel, found=quote_few(values, 10), declared=f"classes {declared}",
+                column=t.column, file=rel, found=few(values, 10), declared=f"classes {declared}",
                 todo=f"Class(es) {absent} never occur; fix the spelling or remove them."))]
         return []
     pos = num_text(t.positive)
     key = "positive"
     if pos not in values:
         return [ls.problem(base + (key,), MSG_LABEL_VALUES.format(
-            column=t.column, file=rel, found=quote_few(values, 10), declared=f"positive: {pos}",
+            column=t.column, file=rel, found=few(values, 10), declared=f"positive: {pos}",
             todo="Set `positive:` to the value that marks the positive class."))]
     if len(values) > 2:
         return [ls.problem(base + ("column" if spec_task.column else "columns",), MSG_LABEL_VALUES.format(
-            column=t.column, file=rel, found=quote_few(values, 10), declared=f"a binary label with positive: {pos}",
+            column=t.column, file=rel, found=few(values, 10), declared=f"a binary label with positive: {pos}",
             todo="List the classes to use with `classes: [...]`, one task per class."))]
     return []
 
@@ -194,8 +194,8 @@ def check_predictions(ls: LoadedSpec, t: TaskColumns, col: pd.Series | None, pco
     spec_task = ls.spec.tasks[t.spec_key]
     if extra and spec_task.classes is None:
         return [ls.problem(base + ("predicted",), MSG_LABEL_VALUES.format(
-            column=t.predicted, file=rel, found=quote_few(sorted(pred_values), 10),
-            declared=f"labels like the true column ({quote_few(sorted(label_values), 10)})",
+            column=t.predicted, file=rel, found=few(sorted(pred_values), 10),
+            declared=f"labels like the true column ({few(sorted(label_values), 10)})",
             todo=f"Values {[shorten(x) for x in extra[:5]]} are not labels; if this is a score, use `score:` with "
                  "`threshold:`."))]
     return []
@@ -212,12 +212,12 @@ def _check_label_free_predictions(ls: LoadedSpec, t: TaskColumns, pcol: pd.Serie
     pos = num_text(t.positive)
     if len(values) > 2:
         return [ls.problem(base + ("predicted",), (
-            f"predicted column '{t.predicted}' in {rel} holds {len(values)} values ({quote_few(values, 10)}), and a task "
+            f"predicted column '{t.predicted}' in {rel} holds {len(values)} values ({few(values, 10)}), and a task "
             f"without a label column reads a yes/no output (positive: {pos} = selected); if this is a score, use "
             "`score:` with `threshold:`; if these are classes, list them with `classes:`"))]
     if len(values) == 2 and pos not in values:
         where = base + ("positive",) if "positive" in spec_task.model_fields_set else base + ("predicted",)
         return [ls.problem(where, (f"positive: {pos} never occurs in predicted column '{t.predicted}' in {rel} "
-                                   f"(values: {quote_few(values, 10)}); set `positive:` to the value that means "
+                                   f"(values: {few(values, 10)}); set `positive:` to the value that means "
                                    "selected"))]
     return []

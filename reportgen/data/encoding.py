@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from reportgen.data.columns import AttributeDef, quote_few
+from reportgen.data.columns import AttributeDef
 from reportgen.data.reading import DataChanged, read_header, read_table
 from reportgen.numfmt import num_text
-from reportgen.spec.errors import Problem, SpecError
+from reportgen.spec.errors import Problem, SpecError, few
 
 
 def value_texts(series: pd.Series) -> np.ndarray:
@@ -166,7 +167,7 @@ def bin_codes(col: pd.Series, bins) -> np.ndarray:
     """Bin index of each value (``bins``: spec.Bins); -1 when missing, not a number, or outside every bin."""
     x = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
     edges = np.asarray(bins.edges, dtype=float)
-    side = "right" if bins.closed == "left" else "left"
+    side: Literal["left", "right"] = "right" if bins.closed == "left" else "left"
     idx = np.searchsorted(edges, x, side=side) - 1
     inside = (idx >= 0) & (idx < len(edges) - 1) & ~np.isnan(x)
     return np.where(inside, idx, -1).astype(np.int32)
@@ -277,7 +278,7 @@ def exclusion_records(attrs: list[AttributeDef], counts: dict[str, dict[tuple, i
                 continue  # counted apart: unknown_records
             pa = by_name[parts[i]]
             reason = {WHY_MISSING: f"missing value in column '{pa.columns[0]}'",
-                      WHY_NOT_LISTED: f"{pa.name} not in declared groups ({quote_few(pa.groups, 12)})",
+                      WHY_NOT_LISTED: f"{pa.name} not in declared groups ({few(pa.groups, 12)})",
                       WHY_MISSING_PRED: f"missing value in column '{(pa.predicted or ['?'])[0]}'"}[code]
             recs.append({"reason": reason, "rows": int(n)})
         out[a.name] = recs

@@ -25,7 +25,6 @@ from reportgen.data.columns import (
     columns_needed,
     id_needed,
     expand_tasks,
-    quote_few,
     role_kind,
     score_columns,
     scoring_tasks,
@@ -124,15 +123,6 @@ from reportgen.fileio import sha256_file  # noqa: F401  (re-exported)
 from reportgen.numfmt import num_text
 from reportgen.spec.errors import MSG_MISSING_VALUES, Problem, SpecError, shorten
 from reportgen.spec.model import INTERSECTION_SEP, LoadedSpec  # noqa: F401  (INTERSECTION_SEP re-exported)
-
-# the names these had before the split (callers outside reportgen/data import them)
-_few = quote_few
-_num_text = num_text
-_columns_needed = columns_needed
-_groups_beside_missing_columns = groups_beside_missing_columns
-_check_labels = check_labels
-_check_predictions = check_predictions
-
 
 def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list[AttributeDef],
               tasks: list[TaskColumns], thresholds: dict[int, float] | None = None, *,

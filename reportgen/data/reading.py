@@ -338,7 +338,7 @@ def file_fingerprint(path: Path) -> tuple:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def iter_csv(path: Path, columns: list[str] | None, batch_rows: int, *, na=None, shown: str | None = None,
+def iter_csv(path: Path, columns: list[str] | list[int] | None, batch_rows: int, *, na=None, shown: str | None = None,
              expect: str | None = None, digests: dict | None = None):
     """DataFrames of at most ``batch_rows`` rows of one CSV file, read once through a hashing reader (checked as
     tabular text, lines and fields bounded). At the end the sha256 of the bytes read must equal ``expect``

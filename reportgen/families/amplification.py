@@ -54,7 +54,8 @@ def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, cells: list[E
     ev = combine(evals)
     scheme = cells[0].scheme
     A = len(attr.groups)
-    pairs, pair_reps = [], {}
+    pairs: list[AmplificationPair] = []
+    pair_reps: dict[int, np.ndarray] = {}
     direction = base.direction[task_idx]
     N1 = cells[0].point[:, task_idx]
     cnt_a = N1[0].sum(axis=(2, 3, 4))  # (K, A)

@@ -7,8 +7,8 @@ the per-attribute context a family's ``entry`` function receives.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Callable, Literal, Mapping
 
 import numpy as np
 from pydantic import TypeAdapter
@@ -18,7 +18,7 @@ from reportgen.stats import metrics
 from reportgen.stats import counts
 from reportgen.data.files import AttributeDef
 from reportgen.stats.loading import Loaded, has_pred
-from reportgen.stats.statistic import Estimate, cell_counts, estimate, group_moments
+from reportgen.stats.statistic import Estimate, RowPatterns, cell_counts, estimate, group_moments, patterns_of
 from reportgen.fileio import jfloat as as_json_float
 from reportgen.results.intervals import AcrossRunsInterval, BootstrapInterval, RowsAndRunsInterval
 from reportgen.results.metrics import MetricResult
@@ -142,7 +142,7 @@ def flag_excluded(iv: BootstrapInterval | None, value: float) -> BootstrapInterv
     return iv
 
 
-def pair_reason(y: float, delta: float, empty: str | bool) -> str | None:
+def pair_reason(y: float, delta: float, empty: str | Literal[False]) -> str | None:
     """Why an amplification or Multi→ pair is undefined, or None: no base direction, else the metric's empty
     conditioning set (``empty``: its reason, or False), else an undefined Δ."""
     if np.isnan(y):
@@ -243,6 +243,28 @@ class AttributeContext:
                 out.append(est)
             self.statistics["cells"] = out
         return self.statistics["cells"]
+
+    def patterns(self, source: str) -> RowPatterns | None:
+        """The attribute's rows as distinct patterns with counts over every prediction file, with the base side
+        from ``source`` ("train" or "test"): computed once per attribute and source. None when the engine cannot
+        give them (several streamed runs, or a streamed data set with too many patterns): rows are needed, and
+        :meth:`on_sample` serves."""
+        key = ("patterns", source)
+        if key not in self.statistics:
+            L = self.L
+            base_enc = L.train if source == "train" else L.predictions[0]
+            self.statistics[key] = patterns_of(L.predictions, base_enc, self.attr, with_pred=self.has_pred)
+        return self.statistics[key]
+
+    def on_sample(self) -> "AttributeContext":
+        """This attribute's context over the rows the streamed data sets kept as samples (the files read into
+        memory are their own rows), for a statistic the engine cannot give on the whole data set; the same
+        settings and scheme record. Its entries say they were computed on the sample."""
+        if "sample" not in self.statistics:
+            L = self.L
+            self.statistics["sample"] = replace(self, L=Loaded(L.attrs, L.tasks, L.row_predictions,
+                                                               train=L.row_train), bases={}, statistics={})
+        return self.statistics["sample"]
 
     def moments(self, task: int, features: tuple[str, ...]) -> list[Estimate]:
         """Weighted group moments (reportgen.stats.moments) of task ``task``'s ``features`` over the attribute's

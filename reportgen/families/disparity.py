@@ -16,7 +16,9 @@ from reportgen.families.core import AttributeContext, Computed, Evaluation, comb
 from reportgen.stats.loading import Loaded
 from reportgen.stats.statistic import Estimate
 from reportgen.fileio import jfloat as as_json_float
-from reportgen.results.metrics import DisparityPair, DisparityResult
+from reportgen.results.intervals import (BernsteinInterval, DecisionVerdict, PairInterval, RowsAndRunsInterval,
+                                         SimultaneousInterval)
+from reportgen.results.metrics import DisparityPair, DisparityResult, GroupRates
 from reportgen import numfmt
 from reportgen.spec.model import LoadedSpec, Metric
 
@@ -27,9 +29,8 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
     bootstrap and a Bernstein interval; the metric's headline is chosen by evidence with a simultaneous
     interval over its pairs.
 
-    The pairs and the headline are worked out as drafts (the keys of results.json in their order; the intervals
-    typed, the Bernstein and simultaneous blocks as keys), since choosing the headline rewrites the pairs; the
-    typed entry is built from them once they are final. Replicates stay beside them, by pair position."""
+    Each pair is a typed ``DisparityPair`` from the start; choosing the headline adds each pair's simultaneous
+    interval to it. Replicates stay beside the pairs, by pair position."""
     groups = attr.groups
     o = m.options  # DisparityOptions (reportgen/spec/options.py)
     ref = attr.index_of(o.reference) if o.reference is not None else 0
@@ -42,7 +43,8 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
     # Runs share the rows: the run-averaged counts give the mean δ and rates exactly, and a variance that bounds
     # the variance of the run-averaged amortised costs from above (c̄² ≤ mean of c²), so Bernstein stays valid.
     N_point = cells[0].point if runs == 1 else np.mean([c.point for c in cells], axis=0)
-    pairs, pair_reps = [], {}
+    pairs: list[DisparityPair] = []
+    pair_reps: dict[int, np.ndarray] = {}
     for k in task_idx:
         t = L.tasks[k]
         favpos = t.favorable == "positive"
@@ -66,42 +68,43 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
                 label_cond = cname
                 if cond == "fav":
                     label_cond = "y=1" if favpos else "y=0"
-                pair = {"group": attr.label(p), "reference": attr.label(ref), "task": t.label,
-                        "condition": label_cond, "cost": _cost_name(m.name, favpos),
-                        "rate_protected": as_json_float(r1["rate_protected"][0]),
-                        "rate_reference": as_json_float(r1["rate_reference"][0]),
-                        "delta": as_json_float(ev.value), "n": int(round(r1["n"][0])),
-                        "n_protected": int(round(r1["n_plus"][0])), "n_reference": int(round(r1["n_minus"][0]))}
-                if pair["delta"] is None:
-                    pair["reason"] = metrics.REASON_EMPTY_COMPARISON
+                pair = DisparityPair(group=attr.label(p), reference=attr.label(ref), task=t.label,
+                                     condition=label_cond, cost=_cost_name(m.name, favpos),
+                                     rate_protected=as_json_float(r1["rate_protected"][0]),
+                                     rate_reference=as_json_float(r1["rate_reference"][0]),
+                                     delta=as_json_float(ev.value), n=int(round(r1["n"][0])),
+                                     n_protected=int(round(r1["n_plus"][0])),
+                                     n_reference=int(round(r1["n_minus"][0])))
+                if pair.delta is None:
+                    pair.reason = metrics.REASON_EMPTY_COMPARISON
                 else:
                     pair_reps[len(pairs)] = ev.reps
                     per_run = [e.value for e in evals]
                     head = headline(ev, evals, ev.reps, level, B, seed, scheme, per_run)
                     if head.interval:
-                        pair["interval"] = head.interval
-                    pair.update(head.beside())
+                        pair.interval = head.interval
+                    for key, value in head.beside().items():
+                        setattr(pair, key, value)
                     # the run-to-run part does not depend on the bootstrap (which a tiny group can leave undefined)
                     h = intervals.runs_halfwidth(per_run, level) if runs > 1 else None
                     h_runs = h[0] if h else None
-                    pair["bernstein"] = _bernstein(r1, bern.gamma, bern.max_cost, level, attr.label(p),
-                                                   attr.label(ref), runs_halfwidth=h_runs)
+                    pair.bernstein = _bernstein(r1, bern.gamma, bern.max_cost, level, attr.label(p),
+                                                attr.label(ref), runs_halfwidth=h_runs)
                     _decide(pair, decision)
                 pairs.append(pair)
-    entry = {"name": m.name, "attribute": attr.name, "reference": attr.label(ref),
-             "protected": [attr.label(p) for p in prots]}
-    entry.update(_disparity_headline(pairs, level, decision, reps=pair_reps))
+    head = _disparity_headline(pairs, level, decision, reps=pair_reps)
     # the headline's replicates: the selected pair's, unless its interval is the simultaneous one (no gate pairs it)
-    chosen = entry.get("selected_pair")
+    chosen = head.get("selected_pair")
     replicates = None
-    if chosen is not None and not _get(entry["interval"], "method", "").startswith("simultaneous"):
+    if chosen is not None and not isinstance(head["interval"], SimultaneousInterval):
         replicates = pair_reps.get(chosen)
     # summed over the predicted attribute once per task (a sum over one element is exact): linear in the groups
     summed = {k: cells[0].point[:, k].sum(axis=2, keepdims=True) for k in task_idx}
-    entry["groups"] = [{"group": attr.label(j), "task": L.tasks[k].label,
-                        **metrics.group_rates(summed[k], j)} for k in task_idx for j in range(len(groups))]
-    entry["pairs"] = [DisparityPair.model_validate(p) for p in pairs]
-    return Computed(DisparityResult.model_validate(entry), replicates, pair_reps)
+    rates = [GroupRates(group=attr.label(j), task=L.tasks[k].label, **metrics.group_rates(summed[k], j))
+             for k in task_idx for j in range(len(groups))]
+    entry = DisparityResult(name=m.name, attribute=attr.name, reference=attr.label(ref),
+                            protected=[attr.label(p) for p in prots], **head, groups=rates, pairs=pairs)
+    return Computed(entry, replicates, pair_reps)
 
 
 # A compared group with fewer rows than this supports no verdict; with fewer than MIN_ROWS_BOOTSTRAP the row is decided
@@ -111,38 +114,38 @@ MIN_ROWS_COMPARE = 10
 MIN_ROWS_BOOTSTRAP = 100
 
 
-def _smaller(pair: dict) -> tuple[str, int]:
+def _smaller(pair: DisparityPair) -> tuple[str, int]:
     """The smaller compared group of a pair and its rows compared (ties: the protected group)."""
-    if pair["n_reference"] < pair["n_protected"]:
-        return pair["reference"], pair["n_reference"]
-    return pair["group"], pair["n_protected"]
+    if pair.n_reference < pair.n_protected:
+        return pair.reference, pair.n_reference
+    return pair.group, pair.n_protected
 
 
-def _decide(pair: dict, decision: str) -> None:
+def _decide(pair: DisparityPair, decision: str) -> None:
     """Name the pair's decision interval (`decision`), say why when it is not the spec's choice, mark a pair too
     small to compare (`no_verdict`) and write its verdict, all from that one interval (docs/metrics.md §3)."""
     g, n = _smaller(pair)
     key = "bernstein" if decision == "bernstein" else "interval"
     if key == "interval" and n < MIN_ROWS_BOOTSTRAP:
         key = "bernstein"
-        pair["decision_note"] = (f"{g} has {n} rows compared, fewer than {MIN_ROWS_BOOTSTRAP}: the bootstrap does not "
+        pair.decision_note = (f"{g} has {n} rows compared, fewer than {MIN_ROWS_BOOTSTRAP}: the bootstrap does not "
                                  "hold at this size, so the Bernstein interval decides this row")
     elif key == "interval" and (one := _one_valued(pair)):
         key = "bernstein"
-        pair["decision_note"] = (f"every compared row of {one} has the same outcome, so the bootstrap shows no "
+        pair.decision_note = (f"every compared row of {one} has the same outcome, so the bootstrap shows no "
                                  "spread on its side; the Bernstein interval decides this row")
-    elif key == "interval" and pair.get("interval") is None:
+    elif key == "interval" and pair.interval is None:
         key = "bernstein"
-        pair["decision_note"] = "no bootstrap interval (resamples: 0), so the Bernstein interval decides this row"
-    pair["decision"] = key
+        pair.decision_note = "no bootstrap interval (resamples: 0), so the Bernstein interval decides this row"
+    pair.decision = key
     if n < MIN_ROWS_COMPARE:
-        pair["no_verdict"] = too_few(g, n)
-    pair["verdict"] = decision_verdict(pair, key, pair["group"], pair["reference"])
+        pair.no_verdict = too_few(g, n)
+    pair.verdict = decision_verdict(getattr(pair, key), pair.no_verdict, pair.group, pair.reference)
 
 
-def _one_valued(pair: dict) -> str | None:
+def _one_valued(pair: DisparityPair) -> str | None:
     """The compared group whose rows all have the same cost (rate 0 or 1), if any."""
-    for g, r in ((pair["group"], pair["rate_protected"]), (pair["reference"], pair["rate_reference"])):
+    for g, r in ((pair.group, pair.rate_protected), (pair.reference, pair.rate_reference)):
         if r is not None and (r == 0.0 or r == 1.0):
             return g
     return None
@@ -152,32 +155,27 @@ def too_few(group: str, n: int) -> str:
     return f"too few rows in {group} (n = {n}) to compare"
 
 
-def _get(obj, key: str, default=None):
-    """A key of a draft block (a dict) or a field of a typed interval, alike."""
-    if obj is None:
-        return default
-    value = obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
-    return default if value is None else value
+DecisionInterval = PairInterval | SimultaneousInterval | BernsteinInterval
 
 
-def decision_verdict(obj: dict, key: str, prot: str, ref: str) -> dict:
-    """The verdict of a pair or headline draft read off its decision interval ``obj[key]``."""
-    iv = obj.get(key)
+def decision_verdict(iv: DecisionInterval | None, no_verdict: str | None, prot: str, ref: str) -> DecisionVerdict:
+    """The verdict of a pair or headline read off its decision interval ``iv`` (``no_verdict``: why the row
+    supports none whatever the interval says)."""
     name = numfmt.interval_name(iv)
-    if obj.get("no_verdict"):
-        return {"kind": "insufficient", "text": obj["no_verdict"], "interval": name}
-    if iv is None or _get(iv, "lower") is None or _get(iv, "upper") is None:
-        return {"kind": "undefined", "text": numfmt.NO_INTERVAL, "interval": name}
-    if _get(iv, "degenerate"):
-        return {"kind": "insufficient", "text": "no sampling variation: no verdict", "interval": name}
-    v = intervals.verdict(_get(iv, "lower"), _get(iv, "upper"))
-    return {"kind": "insufficient" if v == intervals.VERDICT_INSUFFICIENT else "against",
-            "text": _verdict_text(v, prot, ref), "interval": name}
+    if no_verdict:
+        return DecisionVerdict(kind="insufficient", text=no_verdict, interval=name)
+    if iv is None or iv.lower is None or iv.upper is None:
+        return DecisionVerdict(kind="undefined", text=numfmt.NO_INTERVAL, interval=name)
+    if getattr(iv, "degenerate", None):
+        return DecisionVerdict(kind="insufficient", text="no sampling variation: no verdict", interval=name)
+    v = intervals.verdict(iv.lower, iv.upper)
+    return DecisionVerdict(kind="insufficient" if v == intervals.VERDICT_INSUFFICIENT else "against",
+                           text=_verdict_text(v, prot, ref), interval=name)
 
 
-def _pair_name(pair: dict) -> str:
-    cond = "" if pair.get("condition") in (None, "all") else f", {pair['condition']}"
-    return f"{pair['group']} vs {pair['reference']} ({pair['task']}{cond})"
+def _pair_name(pair: DisparityPair) -> str:
+    cond = "" if pair.condition in (None, "all") else f", {pair.condition}"
+    return f"{pair.group} vs {pair.reference} ({pair.task}{cond})"
 
 
 def simultaneous(points: np.ndarray, reps: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, float] | None:
@@ -201,7 +199,7 @@ def simultaneous(points: np.ndarray, reps: np.ndarray, level: float) -> tuple[np
     return points - c * se0, points + c * se0, c
 
 
-def _disparity_headline(pairs: list[dict], level: float, decision: str = "bootstrap", *,
+def _disparity_headline(pairs: list[DisparityPair], level: float, decision: str = "bootstrap", *,
                         reps: Mapping[int, np.ndarray]) -> dict:
     """The metric's value: one pair, chosen by evidence (docs/metrics.md §3, several protected groups).
 
@@ -212,10 +210,11 @@ def _disparity_headline(pairs: list[dict], level: float, decision: str = "bootst
     decision interval excludes 0 (and that have a verdict), else the largest |δ| overall — so a small noisy group
     cannot hide a conclusive one, and the verdict printed for it also holds after the choice.
 
-    ``pairs``: the pair drafts, rewritten in place (``simultaneous``); ``reps``: their bootstrap replicates by
-    position in ``pairs``. Returns the headline's keys.
+    ``pairs``: the typed pairs, each given its ``simultaneous`` interval here; ``reps``: their bootstrap replicates
+    by position in ``pairs``. Returns the headline's fields of the ``DisparityResult`` (typed values, in
+    results.json order).
     """
-    defined = [p for p in pairs if p["delta"] is not None]
+    defined = [p for p in pairs if p.delta is not None]
     if not defined:
         return {"value": None, "reason": metrics.REASON_EMPTY_COMPARISON, "interval": None}
     out: dict = {}
@@ -223,83 +222,90 @@ def _disparity_headline(pairs: list[dict], level: float, decision: str = "bootst
         sel = defined[0]
         out["value_is"] = f"the only pair: {_pair_name(sel)}" if len(pairs) == 1 else \
             f"the only defined pair of {len(pairs)}: {_pair_name(sel)}"
-        out["interval"] = sel.get("interval")
-        out["bernstein"] = sel.get("bernstein")
+        out["interval"] = sel.interval
+        out["bernstein"] = sel.bernstein
     else:
         P = len(defined)
-        at = [i for i, p in enumerate(pairs) if p["delta"] is not None]  # positions of the defined pairs
+        at = [i for i, p in enumerate(pairs) if p.delta is not None]  # positions of the defined pairs
         usable = [i for i in at if i in reps and reps[i].size]
         sim = None
         if len(usable) == P:
-            pts = np.array([p["delta"] for p in defined])
+            pts = np.array([p.delta for p in defined])
             sim = simultaneous(pts, np.stack([reps[i] for i in at], axis=1), level)
         if sim is not None:
             lo, hi, c = sim
             for i, p in enumerate(defined):
                 # the runs part at the level the rows part holds for each pair (c as a normal quantile), so both
                 # parts are simultaneous (docs/metrics.md §4)
-                piv = p.get("interval")
-                h_runs = intervals.runs_halfwidth_at(_get(piv, "runs_sd"), _get(piv, "runs"),
-                                                     intervals.normal_level(c)) if _get(piv, "runs_halfwidth") else None
+                piv = p.interval
+                h_runs = intervals.runs_halfwidth_at(piv.runs_sd, piv.runs, intervals.normal_level(c)) \
+                    if isinstance(piv, RowsAndRunsInterval) and piv.runs_halfwidth else None
                 plo, phi = float(lo[i]), float(hi[i])
+                d = p.delta
                 if h_runs:
-                    plo = p["delta"] - math.hypot(p["delta"] - plo, h_runs)
-                    phi = p["delta"] + math.hypot(phi - p["delta"], h_runs)
-                p["simultaneous"] = {"method": "simultaneous_bootstrap", "level": level, "lower": plo, "upper": phi,
-                                     "critical_value": c, "pairs": P,
-                                     "covers": ["rows", "runs"] if h_runs else ["rows"],
-                                     "note": f"holds for all {P} pairs at once (max-|t| bootstrap)"}
+                    plo = d - math.hypot(d - plo, h_runs)
+                    phi = d + math.hypot(phi - d, h_runs)
+                sim_keys: dict = {"method": "simultaneous_bootstrap", "level": level, "lower": plo, "upper": phi,
+                                  "critical_value": c, "pairs": P, "covers": ["rows", "runs"] if h_runs else ["rows"],
+                                  "note": f"holds for all {P} pairs at once (max-|t| bootstrap)"}
                 if plo == phi:
-                    p["simultaneous"]["degenerate"] = True
-        at_head = {}
+                    sim_keys["degenerate"] = True
+                p.simultaneous = SimultaneousInterval(**sim_keys)
+        at_head: dict[int, tuple[DecisionInterval | None, BernsteinInterval | None]] = {}
         for i, p in enumerate(defined):
-            b = p.get("bernstein")
-            if isinstance(b, dict) and b.get("lower") is not None:
-                b = _bernstein_at(b, p["delta"], level, P, p["group"], p["reference"], p.get("interval"))
-            iv = b if p.get("decision") == "bernstein" else (p.get("simultaneous") or p.get("interval"))
+            b = p.bernstein
+            if b is not None and b.lower is not None:
+                b = _bernstein_at(b, p.delta, level, P, p.group, p.reference, p.interval)
+            iv = b if p.decision == "bernstein" else (p.simultaneous or p.interval)
             at_head[i] = (iv, b)
-        conclusive = [p for i, p in enumerate(defined) if not p.get("no_verdict") and at_head[i][0]
-                      and not _get(at_head[i][0], "degenerate") and _get(at_head[i][0], "lower") is not None
-                      and (_get(at_head[i][0], "lower") > 0 or _get(at_head[i][0], "upper") < 0)]
+        conclusive = [p for i, p in enumerate(defined) if not p.no_verdict and _excludes_zero(at_head[i][0])]
         pool = conclusive or defined
-        sel = max(pool, key=lambda p: (abs(p["delta"]), p["delta"]))  # ties: the positive one, order-free
+        sel = max(pool, key=lambda p: (abs(p.delta), p.delta))  # ties: the positive one, order-free
         if conclusive:
             out["value_is"] = (f"{_pair_name(sel)}: the largest |delta| among the {len(conclusive)} of {P} pairs whose "
                                "decision interval (simultaneous, or Bonferroni for Bernstein) excludes 0")
         else:
             out["value_is"] = f"{_pair_name(sel)}: the largest |delta| of {P} pairs; no pair's decision interval " \
                               "(simultaneous, or Bonferroni for Bernstein) excludes 0"
-        out["interval"] = sel.get("simultaneous") or sel.get("interval")
+        out["interval"] = sel.simultaneous or sel.interval
         out["bernstein"] = at_head[defined.index(sel)][1]
-    out["value"] = sel["delta"]
-    out["selected_pair"] = pairs.index(sel)
+    out["value"] = sel.delta
+    out["selected_pair"] = next(i for i, p in enumerate(pairs) if p is sel)
     out["selected"] = _pair_name(sel)
-    out["decision"] = sel.get("decision", "interval")
+    out["decision"] = sel.decision or "interval"
     for k in ("decision_note", "no_verdict"):
-        if sel.get(k):
-            out[k] = sel[k]
-    out["verdict"] = decision_verdict(out, out["decision"], sel["group"], sel["reference"])
+        if getattr(sel, k):
+            out[k] = getattr(sel, k)
+    out["verdict"] = decision_verdict(out[out["decision"]], out.get("no_verdict"), sel.group, sel.reference)
     return out
 
 
-def _bernstein_at(b: dict, d: float, level: float, P: int, prot: str, ref: str, runs_iv=None) -> dict:
+def _excludes_zero(iv: DecisionInterval | None) -> bool:
+    """Whether a decision interval decides: defined, with sampling variation, and 0 outside it."""
+    if iv is None or getattr(iv, "degenerate", None) or iv.lower is None or iv.upper is None:
+        return False
+    return iv.lower > 0 or iv.upper < 0
+
+
+def _bernstein_at(b: BernsteinInterval, d: float, level: float, P: int, prot: str, ref: str,
+                  runs_iv: PairInterval | None = None) -> BernsteinInterval:
     """A pair's Bernstein block recomputed at the Bonferroni level over P pairs (for a chosen headline); with runs
     (``runs_iv``, the pair's rows_and_runs interval) the runs part is taken at that level too."""
     lvl = 1.0 - (1.0 - level) / P
-    t = intervals.bernstein_halfwidth(b["n"], b["variance"] or 0.0, confidence=lvl, gamma=b["gamma"],
-                                      max_cost=b["max_cost"])
+    t = intervals.bernstein_halfwidth(b.n, b.variance or 0.0, confidence=lvl, gamma=b.gamma, max_cost=b.max_cost)
     extra: dict = {}
-    if b.get("runs_halfwidth"):
-        h_runs = intervals.runs_halfwidth_at(_get(runs_iv, "runs_sd"), _get(runs_iv, "runs"), lvl) \
-            or b["runs_halfwidth"]
+    if b.runs_halfwidth:
+        h_runs = None
+        if isinstance(runs_iv, RowsAndRunsInterval):
+            h_runs = intervals.runs_halfwidth_at(runs_iv.runs_sd, runs_iv.runs, lvl)
+        h_runs = h_runs or b.runs_halfwidth
         extra = {"rows_halfwidth": t, "runs_halfwidth": h_runs}
         t = math.hypot(t, h_runs)
-    lo, hi = max(d - t, -b["max_cost"]), min(d + t, b["max_cost"])  # δ lies in [−C, C]
+    lo, hi = max(d - t, -b.max_cost), min(d + t, b.max_cost)  # δ lies in [−C, C]
     v = intervals.verdict(lo, hi)
-    out = {**b, **extra, "lower": lo, "upper": hi, "halfwidth": t, "level": lvl, "verdict": v,
-           "verdict_text": _verdict_text(v, prot, ref),
-           "simultaneous": f"Bonferroni over {P} pairs: holds for the chosen pair after the choice"}
-    return out
+    return b.replace(**extra, lower=lo, upper=hi, halfwidth=t, level=lvl, verdict=v,
+                     verdict_text=_verdict_text(v, prot, ref),
+                     simultaneous=f"Bonferroni over {P} pairs: holds for the chosen pair after the choice")
 
 
 def _verdict_text(v: str, prot: str, ref: str) -> str:
@@ -315,7 +321,7 @@ def _cost_name(metric: str, favpos: bool) -> str:
 
 
 def _bernstein(r1: dict, gamma: float | None, max_cost: float, level: float, prot: str, ref: str, *,
-               runs_halfwidth: float | None = None) -> dict:
+               runs_halfwidth: float | None = None) -> BernsteinInterval:
     """Bernstein interval and verdict (docs/metrics.md §3). γ from the spec is checked against the observed share
     of the smaller compared group among the rows (annotated rows of that group / all rows): when the spec's
     bound exceeds it the bound's assumption fails, so the observed share is used and the block says so. With
@@ -336,7 +342,7 @@ def _bernstein(r1: dict, gamma: float | None, max_cost: float, level: float, pro
         out["gamma_spec"] = gamma
     if g <= 0:
         out.update(lower=None, upper=None, verdict=None, reason="a compared group has no annotated rows")
-        return out
+        return BernsteinInterval(**out)
     t = intervals.bernstein_halfwidth(n, float(r1["variance"][0]), confidence=level, gamma=g, max_cost=max_cost)
     if runs_halfwidth:
         out["rows_halfwidth"] = t
@@ -354,7 +360,7 @@ def _bernstein(r1: dict, gamma: float | None, max_cost: float, level: float, pro
     elif gamma > share:
         out["note"] = (f"the spec's gamma {gamma:g} exceeds the observed share {share:.4g} of the smaller compared "
                        "group among the rows, so the bound's assumption fails with it; the observed share is used")
-    return out
+    return BernsteinInterval(**out)
 
 
 def entry(ctx: AttributeContext, m: Metric) -> Computed:

@@ -7,70 +7,40 @@ import numpy as np
 
 from reportgen.stats import metrics
 from reportgen.stats import counts
-from reportgen.data.files import AttributeDef
 from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline, needs_predicted, \
     pair_counts, pair_interval, pair_reason
-from reportgen.stats.loading import Loaded, sample_note, streamed
-from reportgen.stats.statistic import row_patterns
+from reportgen.stats.loading import sample_note
 from reportgen.fileio import jfloat as as_json_float
 from reportgen.results.metrics import BaseInfo, MultiPair, MultiResult, SignedMean
-from reportgen.spec.model import LoadedSpec, Metric
+from reportgen.spec.model import Metric
 
 
-def _multi_inputs(L: Loaded, attr: AttributeDef, src: str, has_pred: bool) -> tuple | None:
-    """(test units per prediction file, base units) for Multi→: a file's rows, a streamed data set's distinct
-    patterns with counts (Multi→ is a function of counts; the base side reads the true group and labels only).
-    None when a streamed data set kept no patterns (too many): rows are needed, and the samples serve."""
-    base_enc = L.train if src == "train" else L.predictions[0]
-    base = row_patterns(base_enc, attr, with_pred=False)
-    tests = [row_patterns(enc, attr, with_pred=has_pred) for enc in L.predictions]
-    if base is None or any(u is None for u in tests):
-        return None
-    return tests, base
-
-
-def _multi_replicates(eu: counts.Units, B: int, seed: int, stream: int) -> tuple | None:
-    """(bootstrap replicates of the combination-event counts ``eu`` (rows or patterns with counts), scheme): the
-    row bootstrap as a multinomial draw over the distinct event patterns, the same draw whether the rows come as
-    rows or as patterns; None when there are more than ``counts.MULTINOMIAL_MAX_PATTERNS`` (rows are needed)."""
-    if B == 0:
-        return counts.replicates(eu, 0, seed=seed, stream=stream, joint=False)
-    pat = counts.compress(eu)
-    if len(pat.count) > counts.MULTINOMIAL_MAX_PATTERNS:
-        return None
-    return counts.replicates(pat, B, seed=seed, stream=stream, method="multinomial", joint=False)
-
-
-def _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes) -> Computed:
+def _multi_entry_on_sample(ctx: AttributeContext, m: Metric) -> Computed:
     """Multi→ on the streamed data sets' samples (rows), marked as such."""
-    L2 = Loaded(L.attrs, L.tasks, L.row_predictions, train=L.row_train)
-    computed = _multi_entry(ls, m, attr, L2, has_pred, level, B, seed, schemes)
-    smp = sample_note(L.row_predictions)
+    computed = _multi_entry(ctx.on_sample(), m)
+    smp = sample_note(ctx.L.row_predictions)
     if smp:
         computed.entry.sample = smp
     return computed
 
 
-def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_pred: bool, level: float, B: int,
-                 seed: int, schemes: set) -> Computed:
+def _multi_entry(ctx: AttributeContext, m: Metric) -> Computed:
     """Multi→ (metrics.multi_a_to_t / multi_t_to_a): kept combinations M from the base source's exact task sets
     and the test predictions (metrics.combinations; with runs, every run must pass), their "contains all of m"
     events as pseudo-tasks of the ordinary count tensor, y_am from the base rows' event counts, Δ and the
-    bootstrap from the test rows' event counts."""
+    bootstrap from the test rows' event counts (the row patterns come from ``ctx.patterns``; where the engine
+    cannot give them, the streamed data sets' samples serve)."""
+    ls, attr, L, level, B, seed = ctx.ls, ctx.attr, ctx.L, ctx.level, ctx.B, ctx.seed
     src = ls.spec.base.source
     if src in ("uniform", "table"):
         src = ls.spec.base.direction if ls.spec.base.direction in ("train", "test") else (
             "train" if L.train is not None else "test")
     A = len(attr.groups)
     scheme = "none"
-    shared = len(L.predictions) > 1
-    if shared and any(streamed(e) for e in L.predictions):
-        # several streamed runs: the shared row resample needs rows in step across runs; the samples serve
-        return _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes)
-    inputs = _multi_inputs(L, attr, src, has_pred)
-    if inputs is None:  # some streamed data set kept no patterns (too many): rows are needed, the samples serve
-        return _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes)
-    tests, base = inputs
+    rows = ctx.patterns(src)
+    if rows is None:  # the engine cannot give the patterns: rows are needed, the samples serve
+        return _multi_entry_on_sample(ctx, m)
+    tests, base, shared = list(rows.tests), rows.base, rows.shared
     task_idx = [k for k, t in enumerate(L.tasks) if m.tasks is None or t.spec_key in m.tasks]
     if len(task_idx) < len(L.tasks):  # the metric's `tasks:`: combinations of those tasks only
         def only(u):
@@ -84,19 +54,16 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
     direction = metrics.direction_from_counts(counts.tally(metrics.combination_units(base, kept), joint=False))
     fn = metrics.REGISTRY[m.name].fn
     evals, N_first = [], None
-    for enc, test_units, pat in zip(L.predictions, tests, pats):
+    for i, (enc, test_units, pat) in enumerate(zip(L.predictions, tests, pats)):
         eu = metrics.combination_units(pat, kept)
         N1 = counts.tally(eu, joint=False)
         sid = counts.stream_id("runs" if shared else enc.role, attr.name, m.name)
-        # several runs share the rows: one keyed Poisson row resample serves every run (docs/metrics.md §4)
-        got = None if shared else _multi_replicates(eu, B, seed, sid)
-        if got is None and not streamed(enc):  # too many patterns for the multinomial draw: Poisson row weights
-            got = counts.replicates(metrics.combination_units(test_units, kept), B, seed=seed, stream=sid, joint=False,
-                                   method="poisson" if shared else "auto")
+        got = rows.event_replicates(i, eu, lambda u=test_units: metrics.combination_units(u, kept), B, seed=seed,
+                                    stream=sid)
         if got is None:  # a streamed data set with too many patterns: rows are needed, the samples serve
-            return _multi_entry_on_sample(ls, m, attr, L, has_pred, level, B, seed, schemes)
+            return _multi_entry_on_sample(ctx, m)
         NB, scheme = got
-        schemes.add(scheme)
+        ctx.schemes.add(scheme)
         N_first = N1 if N_first is None else N_first
         r1, rB = fn(N1, direction=direction), fn(NB, direction=direction)
         evals.append(Evaluation(float(r1["value"][0]), rB["value"], r1["delta"][0].reshape(-1),
@@ -122,7 +89,8 @@ def _multi_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, has_p
     keys["variance"] = as_json_float(ev.extra_point["variance"])
     cnt_a = N_first[0, 0].sum(axis=(1, 2, 3)) if kept else np.zeros(A)  # (A,) test rows per group
     cnt_m = N_first[0][..., 1, :].sum(axis=(1, 2, 3))  # (M,) test rows truly containing all of m
-    pairs, pair_reps = [], {}
+    pairs: list[MultiPair] = []
+    pair_reps: dict[int, np.ndarray] = {}
     for j in range(A):
         for i, nm in enumerate(names):
             p = j * len(names) + i
@@ -147,4 +115,4 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     undefined = needs_predicted(ctx, m)
     if undefined:
         return undefined
-    return _multi_entry(ctx.ls, m, ctx.attr, ctx.L, ctx.has_pred, ctx.level, ctx.B, ctx.seed, ctx.schemes)
+    return _multi_entry(ctx, m)

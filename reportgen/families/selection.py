@@ -253,7 +253,8 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     alpha = metrics.alpha_of(ctx.level)
     why_excluded = (f"excluded (< 2 % of the data): {exclusion.justification.strip()}" if exclusion is not None
                     else None)
-    pairs, pair_reps = [], {}
+    pairs: list[SelectionPair] = []
+    pair_reps: dict[int, np.ndarray] = {}
     for j in range(A):
         for kk, k in enumerate(task_idx):
             p = j * len(task_idx) + kk
@@ -306,7 +307,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
                 pair.verdict = {**_pair_verdict(row["verdict"], row["verdict_reason"], row["holm_p"], alpha,
                                                 ctx.level), "basis": RULE_BASIS}
                 if row["statement"] is not None:
-                    pair.four_fifths_statement = _statement(*row["statement"], row["katz"], ctx.level)
+                    pair.four_fifths_statement = _statement(*row["statement"], row["katz"], ctx.level)  # type: ignore[call-arg]
             elif is_ratio and n[0, kk, j] > 0:
                 pair.to_cross = None
                 pair.to_cross_reason = ("the benchmark: its ratio is 1 by definition" if row["benchmark"]

@@ -453,7 +453,7 @@ def _gc_paused():
             gc.enable()
 
 
-# A plot as plots._finish writes it: <svg ... class="plot" ...>...</svg> (matplotlib writes no nested <svg>).
+# A plot as svg.finish writes it: <svg ... class="plot" ...>...</svg> (matplotlib writes no nested <svg>).
 _PLOT_SVG = re.compile(r'<svg\b[^>]*\sclass="plot"[^>]*>.*?</svg>', re.S)
 _ARIA_LABEL = re.compile(r'\saria-label="([^"]*)"')
 

@@ -130,7 +130,7 @@ def excludes_zero(iv: Any) -> bool:
     return _finite(lo) and _finite(hi) and (lo > 0 or hi < 0)
 
 
-def verdict_of(entry: Any) -> tuple[str, str]:
+def verdict_of(entry: Any) -> tuple[Any, Any]:
     """(kind, text) for a metric result or a pair of results.json (a model object of
     :mod:`reportgen.results.model`, or the same as a plain mapping).
 

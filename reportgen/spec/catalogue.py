@@ -47,6 +47,12 @@ class MetricInfo:
     rate: str = ""  # a ratio metric: the rate metric whose ratio it is (impact_ratio: selection_rate)
     selecting: str = ""  # a scoring metric: the metric a tool that selects (rather than scores) uses instead
     base_table_columns: tuple[str, ...] = ()  # columns it reads from a `base.table` when the table is a base source
+    min_groups: int = 1  # groups an attribute must declare for the metric to mean anything (a comparison needs two)
+    # A group disparity's cost per row and the rows it compares (docs/metrics.md §3): cost "prediction" (the
+    # unfavourable prediction: 1 − ŷ when the positive prediction is favourable, else ŷ) or "error" (1[y ≠ ŷ]);
+    # each component is (its name, the rows: None all, "fav" the favourable true label, 1 or 0 that label).
+    cost: str = ""
+    components: tuple[tuple[str, str | int | None], ...] = ()
 
 
 def _amp(name, direction, summary, *, method="directional", **kw):
@@ -88,15 +94,20 @@ CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
                papers=("zhao2023", "wang2021"), **_MULTI),
     *(MetricInfo(name, "disparity", None, "Group disparity (Ethayarajh 2020): " + summary, needs_joint=True,
                  worse="abs", docs_section="3.", title=title, short=short, papers=("ethayarajh2020",),
-                 pair_kind="comparison", sentence="comparison", method="disparity")
-      for name, title, short, summary in (
+                 pair_kind="comparison", sentence="comparison", method="disparity", min_groups=2, cost=cost,
+                 components=components)
+      for name, title, short, summary, cost, components in (
         ("demographic_parity", "Demographic parity gap", "Demographic parity",
-         "Difference in the rate of the unfavourable prediction (cost 1 − ŷ, all rows)."),
+         "Difference in the rate of the unfavourable prediction (cost 1 − ŷ, all rows).", "prediction",
+         (("all", None),)),
         ("equal_opportunity", "Equal opportunity gap", "Equal opportunity",
-         "Difference in the unfavourable-prediction rate among rows whose true label is the favourable one."),
+         "Difference in the unfavourable-prediction rate among rows whose true label is the favourable one.",
+         "prediction", (("y=favorable", "fav"),)),
         ("equalized_odds", "Equalized odds gaps", "Equalized odds",
-         "Both conditional gaps: among y = 1 and among y = 0, each with its own interval."),
-        ("accuracy_gap", "Accuracy gap", "Accuracy gap", "Difference in error rate (cost 1[y ≠ ŷ])."))),
+         "Both conditional gaps: among y = 1 and among y = 0, each with its own interval.", "prediction",
+         (("y=1", 1), ("y=0", 0))),
+        ("accuracy_gap", "Accuracy gap", "Accuracy gap", "Difference in error rate (cost 1[y ≠ ŷ]).", "error",
+         (("all", None),)))),
     MetricInfo("selection_rate", "selection", None,
                "Selection rate (EEOC Uniform Guidelines, 29 CFR 1607.4(D)): the share of a group's rows the model "
                "selects (predicts positive). The value is the share over all rows; each group's share is a pair.",

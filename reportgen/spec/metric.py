@@ -78,15 +78,16 @@ class _MetricBase(Strict):
             if t not in spec.tasks:
                 yield (("metrics", i, "tasks", j),
                        f"unknown task '{t}'{did_you_mean(t, spec.tasks)}; declared: {', '.join(spec.tasks)}")
-        if self.name in DISPARITY_METRICS:
+        need = catalogue.CATALOGUE[self.name].min_groups
+        if need > 1:
             for a in [self.attribute] if self.attribute else list(spec.attributes):
                 groups = spec.attributes[a].groups if a in spec.attributes else None
                 # groups from the data are checked once they are known (data.checks.resolve_groups)
-                if groups is not None and len(groups) < 2:
+                if groups is not None and len(groups) < need:
                     yield (("attributes", a, "groups"),
-                           f"{self.name} compares two groups and attribute '{a}' declares only {len(groups)}; "
-                           "list at least two groups")
-        if self.name in NEEDS_PREDICTED_ATTRIBUTE:
+                           f"{self.name} compares {_count_word(need)} groups and attribute '{a}' declares only "
+                           f"{len(groups)}; list at least {_count_word(need)} groups")
+        if catalogue.CATALOGUE[self.name].needs_predicted_attribute:
             targets = [self.attribute] if self.attribute else list(spec.attributes)
             if targets and all(a in spec.attributes and spec.attributes[a].predicted is None for a in targets):
                 yield (("metrics", i, "name"),
@@ -96,7 +97,7 @@ class _MetricBase(Strict):
 
 # One metric of `metrics:`: name, attribute and tasks, and every family's options (each declared once, in
 # reportgen/spec/options.py); an option is accepted only for a metric of the family that declares it.
-Metric = create_model(
+Metric = create_model(  # type: ignore[call-overload]  # (the fields are built, which create_model's overloads do not type)
     "Metric", __base__=_MetricBase, __doc__=None,
     **{k: (f.annotation, f) for cls in FAMILY_OPTIONS.values() for k, f in cls.model_fields.items()})
 
@@ -130,3 +131,7 @@ class Gate(Strict):
         if self.max is None and self.min is None and self.abs_max is None and self.max_increase is None:
             raise ValueError("a gate needs a bound: `max`, `min`, `abs_max` or `max_increase`; add one of them")
         return self
+
+
+def _count_word(n: int) -> str:
+    return {2: "two", 3: "three"}.get(n, str(n))

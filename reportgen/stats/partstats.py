@@ -309,7 +309,7 @@ def poisson_part(plan: Plan, part: Partition, offset: int, jobs: tuple, B: int, 
     ``offset``: rows kept before this partition (the memory engine's position of its first kept row); each
     attribute's rows keep their positions among all kept rows, as in the memory engine.
     """
-    out = {}
+    out: dict = {}
     for df in read_batches(part, list(plan.needed), plan.batch_rows, plan):
         b = encode_batch(plan, df)
         n = b.kept

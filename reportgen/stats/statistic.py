@@ -25,7 +25,7 @@ family :class:`Estimate` records — the families never branch on the engine.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -152,3 +152,52 @@ def group_moments(enc, attr, task: int, features: Sequence[str], B: int, *, seed
         return enc.moments(attr.name, task, tuple(features), B, seed=seed, stream=stream)
     stat = GroupMoments.of_columns(membership(enc, attr), task_columns(enc.Y, enc.Yhat, task), features)
     return estimate(stat, B, seed=seed, stream=stream)
+
+
+@dataclass(frozen=True)
+class RowPatterns:
+    """An attribute's rows as a family of statistic ``"patterns"`` (Multi→) reads them: per prediction file its
+    rows (in memory) or its distinct row patterns with counts (a streamed data set's pass 1), and the base
+    source's (true group and labels only). Functions of counts over events of the patterns are bootstrapped with
+    :meth:`event_replicates`, which knows what each engine can draw."""
+
+    tests: tuple[counts.Units, ...]
+    base: counts.Units
+    streamed: tuple[bool, ...]  # per prediction file: its rows are not in memory (no Poisson row weights here)
+
+    @property
+    def shared(self) -> bool:
+        """Several runs share the rows: one keyed Poisson row resample serves every run (docs/metrics.md §4)."""
+        return len(self.tests) > 1
+
+    def event_replicates(self, i: int, events: counts.Units, row_events: Callable[[], counts.Units], B: int, *,
+                         seed: int, stream: int) -> tuple[np.ndarray, str] | None:
+        """(bootstrap replicates of the event counts ``events`` of prediction file ``i``, scheme): a multinomial
+        draw over the distinct event patterns (the same draw whether the rows come as rows or as patterns); keyed
+        Poisson row weights over ``row_events()`` (the same events on the file's rows) when there are more than
+        ``counts.MULTINOMIAL_MAX_PATTERNS`` patterns or several runs share the rows. None when a streamed data
+        set has too many patterns: rows are needed, and its sample serves."""
+        if not self.shared:
+            if B == 0:
+                return counts.replicates(events, 0, seed=seed, stream=stream, joint=False)
+            pat = counts.compress(events)
+            if len(pat.count) <= counts.MULTINOMIAL_MAX_PATTERNS:
+                return counts.replicates(pat, B, seed=seed, stream=stream, method="multinomial", joint=False)
+        if self.streamed[i]:
+            return None
+        return counts.replicates(row_events(), B, seed=seed, stream=stream, joint=False,
+                                 method="poisson" if self.shared else "auto")
+
+
+def patterns_of(predictions: Sequence, base_enc, attr, *, with_pred: bool) -> RowPatterns | None:
+    """The :class:`RowPatterns` of attribute ``attr`` over the prediction files and the base source ``base_enc``;
+    None when this engine cannot give them and rows are needed (the streamed data sets' samples serve): several
+    streamed runs (the shared row resample needs the runs' rows in step) or a streamed data set that kept no
+    patterns (more than ``stream.MAX_PATTERNS``)."""
+    if len(predictions) > 1 and any(streamed(e) for e in predictions):
+        return None
+    base = row_patterns(base_enc, attr, with_pred=False)
+    tests = [row_patterns(enc, attr, with_pred=with_pred) for enc in predictions]
+    if base is None or any(u is None for u in tests):
+        return None
+    return RowPatterns(tuple(u for u in tests if u is not None), base, tuple(streamed(e) for e in predictions))

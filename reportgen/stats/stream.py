@@ -60,18 +60,18 @@ from reportgen.stats.plan import (
     read_batches,
     _same_file,
 )
+from reportgen.numfmt import num_text
 from reportgen.stats.statistic import Estimate
 from reportgen.data.files import (
     full_sample_median,
     scoring_tasks,
     AttributeDef,
-    _groups_beside_missing_columns,
+    groups_beside_missing_columns,
     Encoded,
     TaskColumns,
-    _check_labels,
-    _check_predictions,
-    _columns_needed,
-    _num_text,
+    check_labels,
+    check_predictions,
+    columns_needed,
     attribute_only_columns,
     check_columns,
     dataset_sha256,
@@ -305,11 +305,11 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
     """Pass 1 over a data set with ``executor``; checks as the memory engine; the sample as an Encoded."""
     path, files, header = open_dataset(ls, rel, spec_path)
     kind = role_kind(role)
-    needed_pairs = _columns_needed(attrs, tasks, kind)
+    needed_pairs = columns_needed(attrs, tasks, kind)
     try:
         check_columns(ls, needed_pairs, header, rel, at=spec_path)
     except SpecError as e:  # the attributes whose columns are present are still checked for misspelt groups
-        raise SpecError(e.problems + _groups_beside_missing_columns(
+        raise SpecError(e.problems + groups_beside_missing_columns(
             ls, attrs, header, lambda cols: _distinct_table(files, cols, na=na_tokens(ls)), rel, kind)) from None
     needed = [c for c, _ in needed_pairs]
     d = ls.spec.data
@@ -455,7 +455,7 @@ def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, 
             present_raw = acc.values.get(("attr", a.name), set())
             empty = [j for j, c in enumerate(np.asarray(per_group).tolist()) if c == 0]
             if empty:
-                problems += empty_group_problems(ls, a, empty, sorted({_num_text(v) for v in present_raw}), rel)
+                problems += empty_group_problems(ls, a, empty, sorted({num_text(v) for v in present_raw}), rel)
     if problems:
         raise SpecError(problems)
     checked: set = set()
@@ -465,10 +465,10 @@ def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, 
                                                        dtype=object)
         if col is not None and (t.column, t.spec_key) not in checked:
             checked.add((t.column, t.spec_key))
-            problems += _check_labels(ls, t, col, rel, base)
+            problems += check_labels(ls, t, col, rel, base)
         if plan.predictions and t.predicted:
             pcol = pd.Series(sorted(acc.values.get(("pred", t.predicted), set()), key=str), dtype=object)
-            problems += _check_predictions(ls, t, col, pcol, rel, base)
+            problems += check_predictions(ls, t, col, pcol, rel, base)
         if plan.predictions and not t.predicted and k in acc.non_numeric_score:
             problems.append(ls.problem(base + ("score",), f"score column '{t.score}' in {rel} is not numeric (e.g. "
                                                           f"{acc.non_numeric_score[k]}); name a numeric column"))

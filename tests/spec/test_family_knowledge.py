@@ -31,8 +31,6 @@ HOME = ("families/", "spec/catalogue.py")
 
 # Modules (or module prefixes) that may branch on names, with the reason (paths relative to reportgen/).
 ALLOWED_MODULES = {
-    "stats/metrics.py": "the count functions are the metrics' own definitions: the cost table and the components "
-                        "of each disparity are keyed by the metric they define",
     "stats/predictability": "the attackers' protocol is the predictability metrics' own definition: leakage and "
                             "DPA combine the attackers' qualities differently",
 }

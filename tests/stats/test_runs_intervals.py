@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from reportgen.results.intervals import RowsAndRunsInterval
+from reportgen.results.metrics import DisparityPair
 from reportgen.stats import intervals
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,6 +27,13 @@ _spec.loader.exec_module(bench)
 SIMS = 240
 LEVEL = 0.95
 TOL = 2.5 * math.sqrt(LEVEL * (1 - LEVEL) / SIMS)  # Monte-Carlo tolerance: 2.5 sd of a coverage at 240 draws
+
+
+def _pair(group: str, delta: float, interval: dict, bernstein=None) -> DisparityPair:
+    """A typed pair as the family makes it, with only what the headline reads filled in meaningfully."""
+    return DisparityPair(group=group, reference="g=a", task="t=1", condition="all", cost="error (1[y != y_hat])",
+                         rate_protected=None, rate_reference=None, delta=delta, n=2000, n_protected=600,
+                         n_reference=1400, interval=RowsAndRunsInterval(**interval), bernstein=bernstein)
 
 
 @pytest.mark.parametrize("runs", [3, 5, 10])
@@ -74,7 +83,7 @@ def test_simultaneous_and_bonferroni_intervals_take_the_runs_part_at_their_own_l
 
     rng = np.random.default_rng(11)
     R, B = 3, 400
-    pairs = []
+    pairs, pair_reps = [], {}
     for g, d in (("g=b", 0.04), ("g=c", 0.09), ("g=d", -0.02)):
         per_run = [d - 0.01, d, d + 0.012]
         reps = d + rng.normal(0, 0.02, B)
@@ -82,25 +91,25 @@ def test_simultaneous_and_bonferroni_intervals_take_the_runs_part_at_their_own_l
         iv = intervals.rows_and_runs(float(np.mean(per_run)), lo, hi, per_run, LEVEL)
         r1 = {"n": np.array([2000.0]), "n_plus": np.array([600.0]), "n_minus": np.array([1400.0]),
               "variance": np.array([0.3]), "delta": np.array([float(np.mean(per_run))])}
-        pairs.append({"group": g, "reference": "g=a", "task": "t=1", "condition": "all",
-                      "delta": float(np.mean(per_run)), "interval": iv, "_reps": reps,
-                      "bernstein": _bernstein(r1, None, 1.0, LEVEL, g, "g=a", runs_halfwidth=iv["runs_halfwidth"])})
-    out = _disparity_headline(pairs, LEVEL, reps={i: p["_reps"] for i, p in enumerate(pairs)})
-    for p in pairs:
-        sim, iv = p["simultaneous"], p["interval"]
-        c = sim["critical_value"]
-        h_runs = sps.t.ppf(0.5 + (2 * sps.norm.cdf(c) - 1) / 2, R - 1) * iv["runs_sd"] / math.sqrt(R)
-        se = float(np.std(p["_reps"], ddof=1))
-        assert sim["upper"] - p["delta"] == pytest.approx(math.hypot(c * se, h_runs), rel=1e-9)
-        assert h_runs > iv["runs_halfwidth"]  # wider than the pointwise runs part
+        pair_reps[len(pairs)] = reps
+        pairs.append(_pair(g, float(np.mean(per_run)), iv,
+                           _bernstein(r1, None, 1.0, LEVEL, g, "g=a", runs_halfwidth=iv["runs_halfwidth"])))
+    out = _disparity_headline(pairs, LEVEL, reps=pair_reps)
+    for i, p in enumerate(pairs):
+        sim, iv = p.simultaneous, p.interval
+        c = sim.critical_value
+        h_runs = sps.t.ppf(0.5 + (2 * sps.norm.cdf(c) - 1) / 2, R - 1) * iv.runs_sd / math.sqrt(R)
+        se = float(np.std(pair_reps[i], ddof=1))
+        assert sim.upper - p.delta == pytest.approx(math.hypot(c * se, h_runs), rel=1e-9)
+        assert h_runs > iv.runs_halfwidth  # wider than the pointwise runs part
     b = out["bernstein"]
     sel = pairs[out["selected_pair"]]
     lvl = 1 - (1 - LEVEL) / 3
-    h_lvl = sps.t.ppf(0.5 + lvl / 2, R - 1) * sel["interval"]["runs_sd"] / math.sqrt(R)
-    t_rows = intervals.bernstein_halfwidth(b["n"], b["variance"], confidence=lvl, gamma=b["gamma"], max_cost=1.0)
-    assert b["level"] == pytest.approx(lvl)
-    assert b["runs_halfwidth"] == pytest.approx(h_lvl) and b["rows_halfwidth"] == pytest.approx(t_rows)
-    assert b["halfwidth"] == pytest.approx(math.hypot(t_rows, h_lvl))
+    h_lvl = sps.t.ppf(0.5 + lvl / 2, R - 1) * sel.interval.runs_sd / math.sqrt(R)
+    t_rows = intervals.bernstein_halfwidth(b.n, b.variance, confidence=lvl, gamma=b.gamma, max_cost=1.0)
+    assert b.level == pytest.approx(lvl)
+    assert b.runs_halfwidth == pytest.approx(h_lvl) and b.rows_halfwidth == pytest.approx(t_rows)
+    assert b.halfwidth == pytest.approx(math.hypot(t_rows, h_lvl))
 
 
 def test_simultaneous_intervals_with_runs_cover_every_pair_at_once():
@@ -126,16 +135,15 @@ def test_simultaneous_intervals_with_runs_cover_every_pair_at_once():
         with np.errstate(invalid="ignore", divide="ignore"):
             rate = pos / size[:, None, :]
         d = rate[:, :, 1:] - rate[:, :, :1]  # (B+1, R, 3)
-        pairs = []
+        pairs, pair_reps = [], {}
         for k in range(3):
             per_run = [float(v) for v in d[0, :, k]]
             mean_reps = d[1:, :, k].mean(axis=1)
             lo, hi, _ = intervals.percentile(mean_reps, LEVEL)
             v = float(np.mean(per_run))
-            pairs.append({"group": f"g={k + 1}", "reference": "g=0", "task": "t=1", "condition": "all", "delta": v,
-                          "interval": intervals.rows_and_runs(v, lo, hi, per_run, LEVEL), "_reps": mean_reps,
-                          "bernstein": None})
-        _disparity_headline(pairs, LEVEL, reps={i: p["_reps"] for i, p in enumerate(pairs)})
-        hits += all(p["simultaneous"]["lower"] <= t <= p["simultaneous"]["upper"] for p, t in zip(pairs, truth))
+            pair_reps[k] = mean_reps
+            pairs.append(_pair(f"g={k + 1}", v, intervals.rows_and_runs(v, lo, hi, per_run, LEVEL)))
+        _disparity_headline(pairs, LEVEL, reps=pair_reps)
+        hits += all(p.simultaneous.lower <= t <= p.simultaneous.upper for p, t in zip(pairs, truth))
     cov = hits / sims
     assert cov >= LEVEL - 2.5 * math.sqrt(LEVEL * (1 - LEVEL) / sims), cov

@@ -136,3 +136,21 @@ def test_group_sizes_are_the_same_in_memory_and_streamed():
         assert np.array_equal(group_sizes(L_st.predictions[0], attr), expect)
         if L_mem.train is not None:
             assert np.array_equal(group_sizes(L_mem.train, attr), group_sizes(L_st.train, attr))
+
+
+def test_the_context_caches_the_row_patterns_and_knows_what_the_engine_cannot_give():
+    """ctx.patterns (the statistic of Multi→): the rows of every prediction file, or a streamed data set's distinct
+    patterns with counts, computed once per attribute and base source, with the same counts in memory and
+    streamed; None with several streamed runs (their shared row resample needs the rows in step), where the
+    streamed data sets' samples serve."""
+    _, mem = _contexts("memory", spec="multilabel.yaml")
+    _, st = _contexts("stream", spec="multilabel.yaml", batch_rows=200)
+    for a, b in zip(mem, st):
+        pa, pb = a.patterns("test"), b.patterns("test")
+        assert pa is a.patterns("test") and pb is b.patterns("test")
+        assert pa.streamed == (False,) and pb.streamed == (True,) and not pa.shared
+        for ua, ub in ((pa.tests[0], pb.tests[0]), (pa.base, pb.base)):
+            assert np.array_equal(counts.tally(ua, joint=False), counts.tally(ub, joint=False))
+    _, runs = _contexts("stream", spec="compas_runs.yaml")
+    for ctx in runs:
+        assert len(ctx.L.predictions) > 1 and ctx.patterns("test") is None

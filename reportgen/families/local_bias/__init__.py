@@ -35,7 +35,6 @@ from reportgen.families.local_bias.analysis import (
 from reportgen.families.local_bias.clusters import gap_intervals
 from reportgen.families.local_bias.features import _standardize
 from reportgen.families.local_bias.prepare import PERFORMANCE_LABELS, Prepared, prepare
-from reportgen.stats import logan as LG  # noqa: F401  (tests/logan_null.py reads it as local_bias.LG)
 
 __all__ = ["MAX_PROJECTION_POINTS", "PERFORMANCE_LABELS", "Prepared", "SPLIT_METHOD", "SPLIT_STREAM", "analyse",
            "cluster", "evaluate", "gap_intervals", "nearest_centroid", "prepare", "split_rows", "_standardize"]

@@ -16,6 +16,8 @@ from reportgen.families.local_bias.clusters import (
 from reportgen.families.local_bias.features import one_blas_thread
 from reportgen.families.local_bias.prepare import PERFORMANCE_LABELS, Prepared
 from reportgen.fileio import jfloat
+from reportgen.results.local_bias import (Centroid, Cluster, ClusteringReasons, ClusteringSummary, GlobalSummary,
+                                          LambdaRow, LocalBias, LocalBiasFeatures, Projection, SplitInfo)
 from reportgen.stats import logan
 
 
@@ -26,7 +28,7 @@ SPLIT_METHOD = ("a seeded random half of the rows in every (group, indicator, de
 
 
 def _summary_block(res: dict, prep: Prepared, perf_label: str, level: float, lb, inertia_kmeans: float,
-                   labels: np.ndarray, selection: np.ndarray) -> dict:
+                   labels: np.ndarray, selection: np.ndarray) -> ClusteringSummary:
     """One clustering's block: its summary and clusters on the selection rows (``res``), each cluster's held-out
     gap and interval, and the held-out test. ``labels``: every row's cluster (held-out rows: nearest centroid)."""
     s = logan.summary(res["table"], threshold=lb.threshold)
@@ -36,18 +38,18 @@ def _summary_block(res: dict, prep: Prepared, perf_label: str, level: float, lb,
                           prep.support[out])
     held, test = held_out(res["table"], table_out, prep, perf_label, level, lb.min_group)
     for e, h in zip(clusters, held):
-        e["held_out"] = h
-    det = [c for c in clusters if c["detectable"] and c["gap"] is not None]
-    top = max(det, key=lambda c: (abs(c["gap"]), -c["cluster"]), default=None)
-    block = {"max_gap": jfloat(s["max_gap"]), "max_gap_cluster": top["cluster"] if top else None,
-             "bcr": jfloat(s["bcr"]) if s["n_detectable"] else None,
-             "bir": jfloat(s["bir"]) if s["n_detectable"] else None,
-             "inertia_ratio": jfloat(res["inertia"] / inertia_kmeans) if inertia_kmeans > 0 else None,
-             "mean_abs_gap_biased": jfloat(s["mean_abs_gap_biased"]),
-             "n_clusters": int(res["k_final"]), "n_detectable": int(s["n_detectable"]),
-             "n_biased": int(s["n_biased"]), "iterations": int(res["iterations"]), "converged": bool(res["converged"]),
-             "displaced": jfloat(res["displaced"])}
-    reasons = {}
+        e.held_out = h
+    det = [c for c in clusters if c.detectable and c.gap is not None]
+    top = max(det, key=lambda c: (abs(c.gap or 0.0), -c.cluster), default=None)
+    block = dict(max_gap=jfloat(s["max_gap"]), max_gap_cluster=top.cluster if top else None,
+                 bcr=jfloat(s["bcr"]) if s["n_detectable"] else None,
+                 bir=jfloat(s["bir"]) if s["n_detectable"] else None,
+                 inertia_ratio=jfloat(res["inertia"] / inertia_kmeans) if inertia_kmeans > 0 else None,
+                 mean_abs_gap_biased=jfloat(s["mean_abs_gap_biased"]),
+                 n_clusters=int(res["k_final"]), n_detectable=int(s["n_detectable"]),
+                 n_biased=int(s["n_biased"]), iterations=int(res["iterations"]), converged=bool(res["converged"]),
+                 displaced=jfloat(res["displaced"]))
+    reasons: dict[str, str] = {}
     if not s["n_detectable"]:
         reasons["max_gap"] = REASON_NO_DETECTABLE.format(min_group=lb.min_group)
     elif not s["n_biased"]:
@@ -55,10 +57,8 @@ def _summary_block(res: dict, prep: Prepared, perf_label: str, level: float, lb,
     if inertia_kmeans <= 0:
         reasons["inertia_ratio"] = "k-means inertia is 0 (every row sits on its centroid)"
     if reasons:
-        block["reasons"] = reasons
-    block["test"] = test
-    block["clusters"] = clusters
-    return block
+        block["reasons"] = ClusteringReasons(**reasons)
+    return ClusteringSummary(**block, test=test, clusters=clusters)
 
 
 def split_rows(prep: Prepared, seed: int) -> np.ndarray:
@@ -112,7 +112,7 @@ def cluster(prep: Prepared, lb, *, seed: int, rows: np.ndarray | None = None, sa
     return {"kmeans": km, "logan": runs[lam], "lambda": lam, "source": source, "runs": runs, "eligible": eligible}
 
 
-def _grid_rows(cl: dict, lb) -> list[dict]:
+def _grid_rows(cl: dict, lb) -> list[LambdaRow]:
     km, lam, runs = cl["kmeans"], cl["lambda"], cl["runs"]
     grid_rows = []
     for x in sorted(runs):
@@ -134,18 +134,18 @@ def _grid_rows(cl: dict, lb) -> list[dict]:
                 why.append(f"a biased cluster has {worst:.0%} of its rows (those in it or nearest its centroid) "
                            f"on the wrong side of its boundary (limit {lb.max_displaced:.0%})")
             row["reason"] = "; ".join(why) + ": the clusters are no longer neighbourhoods in feature space"
-        grid_rows.append(row)
+        grid_rows.append(LambdaRow.model_validate(row))
     return grid_rows
 
 
 def evaluate(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: None, gamma: float | None = None,
-             max_cost: float = 1.0) -> dict:
+             max_cost: float = 1.0) -> LocalBias:
     """The results.json ``local_bias`` block (:func:`analyse` without the row labels)."""
     return analyse(prep, lb, seed=seed, level=level, say=say, gamma=gamma, max_cost=max_cost)[0]
 
 
 def analyse(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: None, gamma: float | None = None,
-            max_cost: float = 1.0) -> tuple[dict, dict]:
+            max_cost: float = 1.0) -> tuple[LocalBias, dict]:
     """(the results.json ``local_bias`` block, ``{"kmeans"|"logan": every row's cluster}`` in canonical order;
     held-out rows: nearest centroid; ``"selection"``: the split). The clusters and λ are chosen on a seeded half of the rows
     (:func:`split_rows`) and every cluster's gap is tested on the other half (:func:`held_out`). ``gamma`` and
@@ -165,47 +165,50 @@ def analyse(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: None
     # global: the corpus as one cluster, all rows (nothing was chosen)
     whole = logan.cluster_table(np.zeros(n, dtype=np.int64), g, v, 1, lb.min_group, sup)
     gclusters = cluster_entries(whole, prep, perf_label, level, lb.threshold, gamma=gamma, max_cost=max_cost)
-    if gclusters[0]["interval"] is not None and prep.features.get("dropped"):
-        gclusters[0]["interval"]["note"] = (
+    whole_iv = gclusters[0].interval
+    if whole_iv is not None and prep.features.get("dropped"):
+        gclusters[0].interval = whole_iv.replace(note=(
             f"on the {n} rows of {prep.groups[0]} and {prep.groups[1]} used for clustering; the group-disparity "
             "metrics use every test row, and here " + "; ".join(f"{d['rows']} rows were left out ({d['reason']})"
                                                                for d in prep.features["dropped"])
-            + ", so their Bernstein intervals can differ")
-    gap = gclusters[0]["gap"]
-    glob = {"gap": gap, "max_gap": jfloat(abs(gap)) if gap is not None else None, "bcr": None, "bir": None,
-            "inertia_ratio": None, "mean_abs_gap_biased": None, "reason": REASON_GLOBAL_SHARES,
-            "clusters": gclusters}
-    blocks, labels = {}, {}
+            + ", so their Bernstein intervals can differ"))
+    gap = gclusters[0].gap
+    glob = GlobalSummary(gap=gap, max_gap=jfloat(abs(gap)) if gap is not None else None, bcr=None, bir=None,
+                         inertia_ratio=None, mean_abs_gap_biased=None, reason=REASON_GLOBAL_SHARES,
+                         clusters=gclusters)
+    blocks: dict[str, ClusteringSummary] = {}
+    labels: dict[str, np.ndarray] = {}
     for key, res in (("kmeans", km), ("logan", lg)):
         full = np.empty(n, dtype=np.int64)
         full[sel] = res["labels"]
         full[out_rows] = nearest_centroid(X[out_rows], res["centroids"])
         labels[key] = full
         blocks[key] = _summary_block(res, prep, perf_label, level, lb, km["inertia"], full, selection)
-    blocks["logan"]["lambda"] = lam
-    proj = _projection(X, labels["kmeans"], labels["logan"], g, seed, blocks["kmeans"]["clusters"],
-                       blocks["logan"]["clusters"])
+    blocks["logan"].lambda_ = lam
+    proj = _projection(X, labels["kmeans"], labels["logan"], g, seed, blocks["kmeans"].clusters,
+                       blocks["logan"].clusters)
     g0, g1 = prep.groups
-    result = {
+    result = LocalBias.model_validate({
         "attribute": prep.attribute, "groups": [g0, g1], "task": prep.task,
         "performance": lb.performance, "performance_label": perf_label,
         "gap_definition": f"{perf_label}({g0}) − {perf_label}({g1})",
-        "features": prep.features,
+        "features": LocalBiasFeatures.model_validate(prep.features),
         "k": lb.k, "threshold": lb.threshold, "min_group": lb.min_group, "min_clusters": lb.min_clusters,
         "max_iter": lb.max_iter, "seed": seed, "confidence": level,
-        "split": {"method": SPLIT_METHOD, "seed": seed, "selection_rows": int(sel.size),
-                  "held_out_rows": int(out_rows.size)},
+        "split": SplitInfo(method=SPLIT_METHOD, seed=seed, selection_rows=int(sel.size),
+                           held_out_rows=int(out_rows.size)),
         "lambda": lam, "lambda_source": source, "lambda_grid": grid_rows,
         "max_inertia_ratio": lb.max_inertia_ratio, "max_displaced": lb.max_displaced,
         "merge": "the merge rule (docs/metrics.md §6) is applied to k-means and LOGAN alike",
         "global": glob, "kmeans": blocks["kmeans"], "logan": blocks["logan"], "projection": proj,
-    }
+    })
     if prep.notes:
-        result["notes"] = list(prep.notes)
+        result.notes = list(prep.notes)
     return result, {**labels, "selection": selection}
 
 
-def _projection(X, km_labels, lg_labels, first, seed, km_clusters, lg_clusters) -> dict:
+def _projection(X, km_labels, lg_labels, first, seed, km_clusters: list[Cluster],
+                lg_clusters: list[Cluster]) -> Projection:
     """PCA to 2-D for the report's scatter plot: a seeded sample of rows plus every cluster's centroid."""
     from sklearn.decomposition import PCA
 
@@ -227,12 +230,12 @@ def _projection(X, km_labels, lg_labels, first, seed, km_clusters, lg_clusters) 
         cx = np.bincount(labels, weights=P[:, 0], minlength=k)
         cy = np.bincount(labels, weights=P[:, 1], minlength=k)
         for c in clusters:
-            j = c["cluster"]
-            c["centroid"] = {"x": jfloat(cx[j] / sizes[j]) if sizes[j] else None,
-                             "y": jfloat(cy[j] / sizes[j]) if sizes[j] else None}
+            j = c.cluster
+            c.centroid = Centroid(x=jfloat(cx[j] / sizes[j]) if sizes[j] else None,
+                                  y=jfloat(cy[j] / sizes[j]) if sizes[j] else None)
     m = min(n, MAX_PROJECTION_POINTS)
     idx = np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False)) if m < n else np.arange(n)
-    return {"method": method, "explained_variance": ev, "rows": int(n), "shown": int(m),
-            "x": [round(float(a), 5) + 0.0 for a in P[idx, 0]], "y": [round(float(a), 5) + 0.0 for a in P[idx, 1]],
-            "group": [int(1 - a) for a in first[idx]],  # index into groups: 0 = groups[0]
-            "kmeans": [int(a) for a in km_labels[idx]], "logan": [int(a) for a in lg_labels[idx]]}
+    return Projection(method=method, explained_variance=ev, rows=int(n), shown=int(m),
+                      x=[round(float(a), 5) + 0.0 for a in P[idx, 0]], y=[round(float(a), 5) + 0.0 for a in P[idx, 1]],
+                      group=[int(1 - a) for a in first[idx]],  # index into groups: 0 = groups[0]
+                      kmeans=[int(a) for a in km_labels[idx]], logan=[int(a) for a in lg_labels[idx]])

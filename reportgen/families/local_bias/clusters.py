@@ -8,6 +8,7 @@ import numpy as np
 
 from reportgen.families.local_bias.prepare import Prepared
 from reportgen.fileio import jfloat
+from reportgen.results.local_bias import Cluster, ClusterInterval, HeldOutCluster, HeldOutInterval, HeldOutTest
 from reportgen.stats import intervals
 
 
@@ -65,7 +66,7 @@ def gap_intervals(s0, r0, s1, r1, n, *, level: float, complement_cost: bool = Tr
 
 
 def cluster_entries(table: list[dict], prep: Prepared, perf_label: str, level: float, threshold: float,
-                     labels: np.ndarray | None = None, *, chosen_here: bool = False, **bernstein) -> list[dict]:
+                     labels: np.ndarray | None = None, *, chosen_here: bool = False, **bernstein) -> list[Cluster]:
     """Per-cluster entries of ``table``. ``chosen_here``: the clusters were chosen on these rows, so no interval
     (it would ignore the search; the held-out interval decides) and ``interval_reason`` says so."""
     g0, g1 = prep.groups  # logan's group code 1 = groups[0]
@@ -73,26 +74,26 @@ def cluster_entries(table: list[dict], prep: Prepared, perf_label: str, level: f
         [r["s0"] for r in table], [r["r0"] for r in table], [r["s1"] for r in table], [r["r1"] for r in table],
         [r["size"] for r in table], level=level, complement_cost=prep.complement_cost, cost=prep.cost, **bernstein)
     words = _top_words(prep, labels, len(table)) if labels is not None and prep.tfidf is not None else None
-    out = []
+    out: list[Cluster] = []
     for r, iv in zip(table, ivs):
-        e = {"cluster": int(r["cluster"]), "size": int(r["size"]),
-             "sizes": {g0: int(r["n1"]), g1: int(r["n0"])},
-             "support": {g0: int(r["s1"]), g1: int(r["s0"])},
-             "performance": {g0: jfloat(r["acc1"]), g1: jfloat(r["acc0"])},
-             "gap": jfloat(r["gap"])}
-        if e["gap"] is None:
+        gap = jfloat(r["gap"])
+        e: dict = {"cluster": int(r["cluster"]), "size": int(r["size"]),
+                   "sizes": {g0: int(r["n1"]), g1: int(r["n0"])},
+                   "support": {g0: int(r["s1"]), g1: int(r["s0"])},
+                   "performance": {g0: jfloat(r["acc1"]), g1: jfloat(r["acc0"])}, "gap": gap}
+        if gap is None:
             e["reason"] = REASON_GROUP_EMPTY
         if iv is not None:
-            e["interval"] = {**iv, "verdict_text": _verdict_text(iv["verdict"], perf_label, prep.groups)}
+            e["interval"] = ClusterInterval(**iv, verdict_text=_verdict_text(iv["verdict"], perf_label, prep.groups))
         else:
             e["interval"] = None
-            e["interval_reason"] = (REASON_CHOSEN_HERE if chosen_here else REASON_GROUP_EMPTY if e["gap"] is None
+            e["interval_reason"] = (REASON_CHOSEN_HERE if chosen_here else REASON_GROUP_EMPTY if gap is None
                                     else REASON_INTERVAL_ONE_ROW)
         e["detectable"] = bool(r["detectable"])
-        e["biased"] = bool(r["detectable"] and e["gap"] is not None and abs(e["gap"]) >= threshold)
+        e["biased"] = bool(r["detectable"] and gap is not None and abs(gap) >= threshold)
         if words is not None:
             e["top_words"] = words[r["cluster"]]
-        out.append(e)
+        out.append(Cluster.model_validate(e))
     return out
 
 
@@ -106,7 +107,7 @@ def _top_words(prep: Prepared, labels: np.ndarray, k: int) -> list[list[str]]:
     sums = np.asarray((M @ T).todense())
     total = sums.sum(axis=0)
     sizes = np.bincount(labels, minlength=k).astype(np.float64)
-    out = []
+    out: list[list[str]] = []
     for c in range(k):
         if sizes[c] == 0 or sizes[c] == n:
             out.append([])
@@ -123,7 +124,7 @@ def _verdict_text(verdict: str, perf_label: str, groups: list[str]) -> str:
 
 
 def held_out(table_sel: list[dict], table_out: list[dict], prep: Prepared, perf_label: str, level: float,
-              min_group: int) -> tuple[list[dict], dict]:
+              min_group: int) -> tuple[list[HeldOutCluster], HeldOutTest]:
     """Per cluster, its gap on the held-out rows with the interval that decides it (Newcombe's hybrid score interval
     for a difference of two proportions), and the test over the
     clusters: clusters detectable where they were chosen, in the order of |gap| there (largest first; ties ->
@@ -131,53 +132,58 @@ def held_out(table_sel: list[dict], table_out: list[dict], prep: Prepared, perf_
     that is not confirmed (a fixed-sequence test: the chance of confirming any cluster whose held-out gap is 0 is at
     most 1 − level). A cluster with fewer than ``min_group`` held-out rows of a group is passed over, untested."""
     g0, g1 = prep.groups
-    held = []
+    held: list[HeldOutCluster] = []
     for r in table_out:
         iv = None
         if r["s0"] and r["s1"]:  # Newcombe's hybrid score interval for acc1 − acc0 on the held-out rows
             lo, hi = intervals.newcombe_difference(r["r1"], r["s1"], r["r0"], r["s0"], level=level)
-            iv = {"method": "newcombe", "level": level, "lower": jfloat(lo), "upper": jfloat(hi), "covers": ["rows"],
-                  "n": int(r["size"]),
-                  "verdict": "first_higher" if lo > 0 else "second_higher" if hi < 0 else "insufficient_evidence"}
-        h = {"size": int(r["size"]), "sizes": {g0: int(r["n1"]), g1: int(r["n0"])},
-             "support": {g0: int(r["s1"]), g1: int(r["s0"])},
-             "performance": {g0: jfloat(r["acc1"]), g1: jfloat(r["acc0"])}, "gap": jfloat(r["gap"]),
-             "testable": bool(r["detectable"]), "interval": None}
-        if h["gap"] is None:
-            h["reason"] = REASON_GROUP_EMPTY
+            verdict = "first_higher" if lo > 0 else "second_higher" if hi < 0 else "insufficient_evidence"
+            iv = HeldOutInterval(method="newcombe", level=level, lower=jfloat(lo), upper=jfloat(hi), covers=["rows"],
+                                 n=int(r["size"]), verdict=verdict,
+                                 verdict_text=_verdict_text(verdict, perf_label, prep.groups))
+        h = HeldOutCluster(size=int(r["size"]), sizes={g0: int(r["n1"]), g1: int(r["n0"])},
+                           support={g0: int(r["s1"]), g1: int(r["s0"])},
+                           performance={g0: jfloat(r["acc1"]), g1: jfloat(r["acc0"])}, gap=jfloat(r["gap"]),
+                           testable=bool(r["detectable"]), interval=None)
+        if h.gap is None:
+            h.reason = REASON_GROUP_EMPTY
         if iv is None:
-            h["interval_reason"] = REASON_GROUP_EMPTY
+            h.interval_reason = REASON_GROUP_EMPTY
         else:
-            h["interval"] = {**iv, "verdict_text": _verdict_text(iv["verdict"], perf_label, prep.groups)}
+            h.interval = iv
         held.append(h)
     order = sorted((r for r in table_sel if r["detectable"] and np.isfinite(r["gap"])),
                    key=lambda r: (-abs(r["gap"]), r["cluster"]))
     ranked, confirmed, stop = [], [], None
     for r in order:
         h = held[r["cluster"]]
-        if not h["testable"]:
-            h["test_reason"] = REASON_HELD_OUT_SMALL.format(min_group=min_group)
-            if h["interval"] is not None:
-                h["interval"].update(verdict="not_tested", verdict_text="not tested")
+        if not h.testable:
+            h.test_reason = REASON_HELD_OUT_SMALL.format(min_group=min_group)
+            _not_tested(h)
             continue
         ranked.append(int(r["cluster"]))
-        h["test_order"] = len(ranked)
+        h.test_order = len(ranked)
         if stop is not None:
-            h["test_reason"] = REASON_NOT_TESTED.format(stop=stop)
-            h["interval"].update(verdict="not_tested", verdict_text="not tested")
-        elif h["interval"]["verdict"] == "insufficient_evidence":
+            h.test_reason = REASON_NOT_TESTED.format(stop=stop)
+            _not_tested(h)
+        elif h.interval is not None and h.interval.verdict == "insufficient_evidence":
             stop = int(r["cluster"])
         else:
             confirmed.append(int(r["cluster"]))
-    for c, h in enumerate(held):  # not in the order: no test, so no verdict
-        if "test_order" not in h and "test_reason" not in h:
-            h["test_reason"] = REASON_NOT_IN_ORDER
-            if h["interval"] is not None:
-                h["interval"].update(verdict="not_tested", verdict_text="not tested")
+    for h in held:  # not in the order: no test, so no verdict
+        if h.test_order is None and h.test_reason is None:
+            h.test_reason = REASON_NOT_IN_ORDER
+            _not_tested(h)
     first = ranked[0] if ranked else None
-    test = {"order": ranked, "confirmed": confirmed, "first": first,
-            "verdict": "not_testable" if first is None else ("confirmed" if confirmed else "not_confirmed")}
+    test = HeldOutTest(order=ranked, confirmed=confirmed, first=first,
+                       verdict="not_testable" if first is None else ("confirmed" if confirmed else "not_confirmed"))
     if first is None:
-        test["reason"] = (REASON_NO_DETECTABLE.format(min_group=min_group) + " where the clusters were chosen"
-                          if not order else REASON_NONE_TESTABLE.format(min_group=min_group))
+        test.reason = (REASON_NO_DETECTABLE.format(min_group=min_group) + " where the clusters were chosen"
+                       if not order else REASON_NONE_TESTABLE.format(min_group=min_group))
     return held, test
+
+
+def _not_tested(h: HeldOutCluster) -> None:
+    """A held-out cluster outside the test: its interval (if any) supports no verdict."""
+    if h.interval is not None:
+        h.interval = h.interval.replace(verdict="not_tested", verdict_text="not tested")

@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 import pandas as pd
 
-from reportgen.data.columns import quote_few
 from reportgen.data.encoding import Encoded, enc_columns, enc_header, match_values
 from reportgen.data.reading import _line_of
-from reportgen.spec.errors import MSG_COLUMN_NOT_FOUND, SpecError, did_you_mean
+from reportgen.spec.errors import MSG_COLUMN_NOT_FOUND, SpecError, did_you_mean, few
 
 if TYPE_CHECKING:
     from reportgen.families.local_bias.prepare import Prepared
@@ -181,7 +180,7 @@ def _parquet_embeddings(ls, enc: Encoded, f, base: tuple, path: Path) -> np.ndar
                                                or pa.types.is_floating(table.schema.field(c).type))]
         if non_numeric:
             raise SpecError([ls.problem(base + ("columns" if f.columns else "file",),
-                                        f"{f.file}: column(s) {quote_few(non_numeric, 5)} are not numeric; list the "
+                                        f"{f.file}: column(s) {few(non_numeric, 5)} are not numeric; list the "
                                         "vector's columns with `columns:` or store one list column")])
         E = np.column_stack([table.column(c).to_numpy(zero_copy_only=False) for c in cols])
         if all(pa.types.is_float32(table.schema.field(c).type) for c in cols):

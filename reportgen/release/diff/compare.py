@@ -293,7 +293,7 @@ def _row(kind, name, attribute, pair, o, n, level, reps) -> Row:
         r.reason = f"no verdict: {too_few[0]}"
         return r
     on_bootstrap = all((getattr(x, "decision", None) or "interval") == "interval" for x in (o, n))
-    pd_ = _paired_diff(*reps, yo, yn) if reps is not None and on_bootstrap else None
+    pd_ = _paired_diff(*reps, yo, yn) if reps is not None and on_bootstrap else None  # type: ignore[call-arg]
     if pd_ is not None:
         ob, nb = pd_
         r.method, r.replicates_used = "paired_bootstrap", int(ob.size)

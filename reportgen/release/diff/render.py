@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from typing import Any
 
 from reportgen.fileio import jfloat
 from reportgen.numfmt import display_name
@@ -174,7 +175,7 @@ def to_markdown(result: DiffResult) -> str:
 
 
 def _row_json(r: Row) -> dict:
-    d = {"kind": r.kind, "name": r.name, "attribute": r.attribute}
+    d: dict[str, Any] = {"kind": r.kind, "name": r.name, "attribute": r.attribute}
     if r.kind == "pair":
         d["pair"] = {k: r.pair[k] for k in ("group", "reference", "task", "condition") if k in r.pair}
     d.update({"status": r.status, "old": r.old, "new": r.new, "change": jfloat(r.change), "worse": jfloat(r.worse),

@@ -270,7 +270,7 @@ def _row_bootstrap(setups: list[AttackSetup], *, attacker, quality, trials, spli
             X = _Side(codes[:, cols[kz:kz + kx]], setup.X.classes)
             Xh = _Side(codes[:, cols[kz + kx:]], setup.Xh.classes)
             correct = (X.codes == Xh.codes).sum(axis=0)
-            vals = []
+            vals: list[float] = []
             for _ in range(tpr):
                 is_train = np.zeros(n, dtype=bool)
                 is_train[rng.permutation(n)[:n_train]] = True  # split over the original rows
@@ -315,7 +315,7 @@ def _rows_interval(reps: np.ndarray, point: float, info: dict, *, level: float, 
         iv["replicates_undefined"] = undefined
     if info["trials_per_replicate"] < trials:
         iv["note"] = NOTE_ONE_TRIAL.format(trials=trials)
-    if lo is None:
+    if lo is None or hi is None:  # both or neither
         iv["reason"] = MSG_FEW_REPLICATES
         return iv
     ok = reps[~np.isnan(reps)]
