@@ -29,8 +29,8 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from reportgen.stats import counts
-from reportgen.stats.loading import membership, streamed, units
+from reportgen.stats import counts, soft
+from reportgen.stats.loading import membership, soft_units, streamed, units
 from reportgen.stats.membership import Membership
 from reportgen.stats.moments import GroupMoments, task_columns
 
@@ -68,11 +68,14 @@ class CellCounts:
     def of_membership(cls, groups: Membership, predicted: Membership | None, Y: np.ndarray, Yhat: np.ndarray, *,
                       joint: bool = True, method: str = "auto") -> "CellCounts":
         """The counts of rows with hard membership (true and, optionally, predicted group): the rows in no group
-        are left out, each other row keeping its position (its Poisson weights). Soft membership has no cells;
-        it is read through :class:`GroupMoments`."""
-        if not groups.is_hard or (predicted is not None and not predicted.is_hard):
-            raise ValueError("cell counts need hard membership (group codes); read soft membership through "
-                             "GroupMoments")
+        are left out, each other row keeping its position (its Poisson weights). Soft membership (probabilities)
+        gives the probability-weighted counts, :class:`SoftCellCounts` (a predicted group is hard or absent)."""
+        if predicted is not None and not predicted.is_hard:
+            raise ValueError("a predicted group is one group per row (hard membership)")
+        if not groups.is_hard:
+            if predicted is not None:
+                raise ValueError("probability-weighted counts have no predicted-group axis")
+            return SoftCellCounts(soft.rows(groups.weights(), Y, Yhat), joint, method)  # type: ignore[return-value]
         gp = None if predicted is None else predicted.codes
         return cls(counts.member_units(groups.codes, gp, Y, Yhat, groups.G), joint, method)
 
@@ -91,6 +94,24 @@ class CellCounts:
         u = counts.Units(np.concatenate([a.block, b.block]), np.concatenate([a.Y, b.Y]),
                          np.concatenate([a.Yhat, b.Yhat]), np.concatenate([a.count, b.count]), a.G, a.Gp, pos)
         return CellCounts(u, self.joint, self.method)
+
+
+@dataclass
+class SoftCellCounts:
+    """The probability-weighted count tensor of rows with soft membership (:mod:`reportgen.stats.soft`)."""
+
+    units: soft.SoftUnits
+    joint: bool = True
+    method: str = "auto"
+
+    def point(self) -> np.ndarray:
+        return soft.tally(self.units, joint=self.joint)
+
+    def replicates(self, B: int, *, seed: int, stream: int) -> tuple[np.ndarray, str]:
+        return soft.replicates(self.units, B, seed=seed, stream=stream, method=self.method, joint=self.joint)
+
+    def merge(self, other: "SoftCellCounts") -> "SoftCellCounts":
+        return SoftCellCounts(soft.merge(self.units, other.units), self.joint, self.method)
 
 
 @dataclass
@@ -126,6 +147,9 @@ def cell_counts(enc, attr, *, with_pred: bool, joint: bool, method: str) -> Stat
     """The cell counts of attribute ``attr`` on a prediction file (rows in memory) or a streamed data set."""
     if streamed(enc):
         return StreamedCellCounts(enc, attr.name, with_pred, joint, method)
+    su = soft_units(enc, attr)
+    if su is not None:
+        return SoftCellCounts(su, joint, method)
     return CellCounts(units(enc, attr, with_pred=with_pred), joint, method)
 
 
