@@ -224,7 +224,10 @@ def probability_faults(attrs: list[AttributeDef], df: pd.DataFrame, index=None) 
     number, or a (file, row) pair; default the position; at most MAX_ROWS_SHOWN), the first bad value as text]; faults of separate batches merge with
     :func:`merge_faults`. A missing cell is left to the missing-value rule (`data.missing`)."""
     out: dict = {}
-    at = (lambda rows: [int(i) for i in rows]) if index is None else (lambda rows: [index[i] for i in rows])
+    def at(rows) -> list:  # a row number (int), or what ``index`` holds for it (a (file, row) pair)
+        if index is None:
+            return [int(i) for i in rows]
+        return [int(index[i]) if isinstance(index, np.ndarray) else index[i] for i in rows]
     for a in attrs:
         if a.probabilities is None or a.spec_path[0] != "attributes":
             continue
@@ -234,20 +237,28 @@ def probability_faults(attrs: list[AttributeDef], df: pd.DataFrame, index=None) 
         complete = np.ones(len(df), dtype=bool)
         for j, (g, c) in enumerate(zip(a.groups, a.probabilities)):
             col = df[c]
-            num = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64)
-            missing = col.isna().to_numpy()
+            if pd.api.types.is_float_dtype(col) or (pd.api.types.is_integer_dtype(col)
+                                                     and not pd.api.types.is_bool_dtype(col)):
+                num = col.to_numpy(dtype=np.float64)  # numbers already: no text, NaN is a missing cell
+                missing = np.isnan(num)
+                text = np.zeros(len(num), dtype=bool)
+            else:
+                num = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64)
+                missing = col.isna().to_numpy()
+                text = ~missing & np.isnan(num)
             complete &= ~missing
-            text = ~missing & np.isnan(num)
-            outside = ~missing & ~np.isnan(num) & ((num < 0) | (num > 1) | ~np.isfinite(num))
+            outside = (num < 0) | (num > 1)  # NaN compares False; ±inf is outside
             for kind, bad, shown in (("text", text, lambda i: shorten(repr(col.iloc[i]))),
                                      ("range", outside, lambda i: num_text(num[i]))):
                 rows = np.flatnonzero(bad)
                 if len(rows):
                     out[(a.name, kind, g)] = [len(rows), at(rows[:MAX_ROWS_SHOWN]), shown(int(rows[0]))]
             P[:, j] = num
-        ok = complete & ~np.isnan(P).any(axis=1) & ((P >= 0) & (P <= 1)).all(axis=1)
         total = P.sum(axis=1)
-        rows = np.flatnonzero(ok & (np.abs(total - 1.0) > PROBABILITY_TOLERANCE))
+        off = ~(np.abs(total - 1.0) <= PROBABILITY_TOLERANCE)  # NaN (a missing or text cell) counts as off
+        rows = np.flatnonzero(off)
+        if len(rows):  # a row with a bad or missing cell is reported for that cell, not for its sum
+            rows = rows[complete[rows] & ~np.isnan(P[rows]).any(axis=1) & ((P[rows] >= 0) & (P[rows] <= 1)).all(axis=1)]
         if len(rows):
             out[(a.name, "sum", "")] = [len(rows), at(rows[:MAX_ROWS_SHOWN]), f"{total[rows[0]]:.6g}"]
     return out
@@ -296,5 +307,5 @@ def fault_problems(ls: LoadedSpec, attrs: list[AttributeDef], faults: dict, rel:
 def probability_problems(ls: LoadedSpec, attrs: list[AttributeDef], df: pd.DataFrame, rel: str, line_of,
                          index=None) -> list[Problem]:
     """The problems of the proxy attributes' probability columns in ``df`` (:func:`probability_faults`)."""
-    faults = probability_faults(attrs, df, None if index is None else [int(i) for i in index])
+    faults = probability_faults(attrs, df, index)
     return fault_problems(ls, attrs, faults, rel, line_of)

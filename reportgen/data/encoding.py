@@ -247,7 +247,12 @@ def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred:
 
 def probability_matrix(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
     """The ``(n, G)`` float64 matrix of a proxy attribute's probability columns (non-numbers become NaN)."""
-    return np.column_stack([pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=np.float64) for c in columns])
+    P = np.empty((len(df), len(columns)), dtype=np.float64)
+    for j, c in enumerate(columns):
+        col = df[c]
+        P[:, j] = (col.to_numpy(dtype=np.float64) if pd.api.types.is_numeric_dtype(col)
+                   and not pd.api.types.is_bool_dtype(col) else pd.to_numeric(col, errors="coerce").to_numpy(np.float64))
+    return P
 
 
 def exclusion_counts(attrs: list[AttributeDef], why: dict[str, np.ndarray]) -> dict[str, dict[tuple, int]]:

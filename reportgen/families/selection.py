@@ -238,7 +238,8 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     total = float(np.mean([enc.rows for enc in L.predictions]))  # all rows of the data file (share denominator)
     # the regulatory table of each task (docs/metrics.md §8): benchmark, ratios, tests, intervals, verdicts
     tables = {k: metrics.regulatory_table(list(n[0, kk]), list(sel[0, kk]), list(attr.groups), total,
-                                          exclude=exclusion is not None, level=ctx.level)
+                                          exclude=exclusion is not None, level=ctx.level,
+                                          tests=attr.probabilities is None)
               for kk, k in enumerate(task_idx)}
     take_part = np.array([[not r["excluded"] for r in tables[k]] for k in task_idx], bool).reshape(len(task_idx), A)
     evals = [_evaluate(m.name, c.point, c.replicates, take_part) for c in cells]
@@ -294,7 +295,8 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
                     pair.interval = _note(head.interval, side)
                 if not is_ratio:
                     pair.verdict = _metric_verdict(m.name, [])
-            if is_ratio and row["holm_p"] is not None and attr.probabilities is not None:
+            if is_ratio and attr.probabilities is not None and not (row["benchmark"] or row["excluded"]
+                                                                     or n[0, kk, j] <= 0):
                 pair.verdict = {"kind": "undefined", "text": NO_RULE_PROXY}
             elif is_ratio and row["holm_p"] is not None:
                 b = bench_of_task[k]

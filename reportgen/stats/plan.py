@@ -243,8 +243,8 @@ def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, r
             acc.add_group_counts(a.name, ac.listed[a.name])
             acc.add_values(("attr", a.name), df[a.columns[0]])
         if any(a.probabilities is not None for a in plan.base_attrs):
-            merge_faults(acc.prob_faults, probability_faults(list(plan.attrs), sub,
-                                                             [(acc.file_index, row0 + int(i)) for i in idx]))
+            merge_faults(acc.prob_faults, probability_faults(list(plan.attrs), sub, _FileRows(acc.file_index,
+                                                                                          row0 + idx)))
         add_exclusions(acc.attr_drops, exclusion_counts(list(plan.attrs), ac.why))
     ycols: list = []
     yhcols: list | None = [] if plan.predictions else None
@@ -274,6 +274,16 @@ def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, r
                     yh = t.predict(s.to_numpy(dtype=float), th)  # score > threshold (or its complement)
             yhcols.append(yh)
     return BatchCodes(n, keep, ac.groups, ac.groups_pred, ycols, yhcols, ac.probabilities)
+
+
+class _FileRows:
+    """Position among a batch's kept rows -> (file index, row within the file), for the faults' messages."""
+
+    def __init__(self, file_index: int, rows: np.ndarray):
+        self.file_index, self.rows = file_index, rows
+
+    def __getitem__(self, i: int) -> tuple[int, int]:
+        return self.file_index, int(self.rows[i])
 
 
 def codes_of(series: pd.Series, values: list) -> np.ndarray:

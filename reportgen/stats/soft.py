@@ -60,6 +60,8 @@ def rows(P: np.ndarray, Y: np.ndarray, Yhat: np.ndarray, pos: np.ndarray | None 
 def _sums(units: SoftUnits, W: np.ndarray, joint: bool) -> np.ndarray:
     """S[b, a, f] = Σ_u W[b, u] · P[u, a] · F[u, f] for weights W (B, U)."""
     F = counts._features(units.Y, units.Yhat, joint, np.float64)  # (U, F)
+    if W.shape[0] == 1:  # one set of weights (the point counts): (W·P)ᵀ F, without the (U, G·F) products
+        return ((units.P * W[0][:, None]).T @ F)[None]
     PF = (units.P[:, :, None] * F[:, None, :]).reshape(len(F), -1)  # (U, G·F)
     return (W @ PF).reshape(W.shape[0], units.G, F.shape[1])
 
@@ -86,13 +88,47 @@ def units_from_keys(keys: np.ndarray, kcounts: np.ndarray, K: int, G: int) -> So
     return SoftUnits(P, bits[:, :K], bits[:, K:], np.asarray(kcounts, dtype=np.int64))
 
 
+def _row_hash(units: SoftUnits) -> np.ndarray:
+    """A 64-bit hash of each unit's probability vector and y/ŷ bits (splitmix64 over its words)."""
+    W = units.P.view(np.uint64)
+    bits = np.packbits(np.concatenate([units.Y, units.Yhat], axis=1), axis=1)
+    with np.errstate(over="ignore"):
+        h = np.zeros(len(units.P), dtype=np.uint64)
+        for g in range(units.G):  # a polynomial over the words, then one splitmix64 finaliser
+            h *= np.uint64(0x100000001B3)
+            h += W[:, g]
+        for j in range(bits.shape[1]):
+            h *= np.uint64(0x100000001B3)
+            h += bits[:, j]
+        h ^= h >> np.uint64(30)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(27)
+        h *= np.uint64(0x94D049BB133111EB)
+        h ^= h >> np.uint64(31)
+    return h
+
+
 def compress(units: SoftUnits) -> SoftUnits:
-    """Distinct (probability vector, pattern) units with multiplicities, in a canonical (sorted) order."""
+    """Distinct (probability vector, pattern) units with multiplicities, in the canonical order of their
+    :func:`pattern_keys` (sorted bytes, as ``np.unique`` gives them). Rows are grouped by a hash table, checked
+    to be equal within each group (a hash collision falls back to sorting the byte keys)."""
     if not len(units.P):
         return units
-    keys = pattern_keys(units)
-    u, first, inv = np.unique(keys, return_index=True, return_inverse=True)
-    c = np.bincount(inv.ravel(), weights=units.count.astype(np.float64), minlength=len(u))
+    import pandas as pd
+
+    inv, _ = pd.factorize(_row_hash(units))  # codes numbered in order of first appearance
+    new = np.empty(len(inv), dtype=bool)
+    new[0] = True
+    new[1:] = inv[1:] > np.maximum.accumulate(inv)[:-1]
+    first = np.flatnonzero(new)  # the first row of each code, in code order
+    same = (np.array_equal(units.P[first][inv], units.P) and np.array_equal(units.Y[first][inv], units.Y)
+            and np.array_equal(units.Yhat[first][inv], units.Yhat))
+    if not same:  # a collision: sort the byte keys
+        _, first, inv = np.unique(pattern_keys(units), return_index=True, return_inverse=True)
+        inv = inv.ravel()
+    c = np.bincount(inv, weights=units.count.astype(np.float64), minlength=len(first))
+    order = np.argsort(pattern_keys(SoftUnits(units.P[first], units.Y[first], units.Yhat[first], c)), kind="stable")
+    first, c = first[order], c[order]
     return SoftUnits(units.P[first], units.Y[first], units.Yhat[first], np.rint(c).astype(np.int64))
 
 

@@ -104,10 +104,22 @@ class SoftCellCounts:
     joint: bool = True
     method: str = "auto"
 
+    def _patterns(self) -> soft.SoftUnits | None:
+        """The rows compressed into (probability vector, pattern) units when they are few (computed once)."""
+        if not hasattr(self, "_pat"):
+            few = self.method != "poisson" and not soft.too_many_patterns(self.units)
+            pat = soft.compress(self.units) if few else None
+            self._pat = pat if pat is not None and len(pat.count) <= counts.MULTINOMIAL_MAX_PATTERNS else None
+        return self._pat
+
     def point(self) -> np.ndarray:
-        return soft.tally(self.units, joint=self.joint)
+        pat = self._patterns()  # the same sums over fewer units (equal to rounding)
+        return soft.tally(pat if pat is not None else self.units, joint=self.joint)
 
     def replicates(self, B: int, *, seed: int, stream: int) -> tuple[np.ndarray, str]:
+        pat = self._patterns() if self.method == "auto" else None
+        if pat is not None:
+            return soft.replicates(pat, B, seed=seed, stream=stream, method="multinomial", joint=self.joint)
         return soft.replicates(self.units, B, seed=seed, stream=stream, method=self.method, joint=self.joint)
 
     def merge(self, other: "SoftCellCounts") -> "SoftCellCounts":
