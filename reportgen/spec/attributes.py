@@ -79,7 +79,8 @@ class Attribute(Strict):
     strata: list[str] | None = Field(
         None, min_length=1, description="With `probabilities:`: the proxy variables (e.g. [surname, zip]); rows with "
                                         "equal values share a proxy stratum. Default: rows with identical probability "
-                                        "vectors form a stratum.")
+                                        "vectors form a stratum. Each must be a column of the data; a missing value "
+                                        "leaves no row out.")
 
     @field_validator("groups", "unknown", mode="before")
     @classmethod

@@ -56,3 +56,22 @@ def test_intersection_and_local_bias_refuse_a_probability_attribute(tmp_path):
     assert r.returncode == 2
     assert "intersections[0][0]: attribute 'race' is given as probabilities" in r.stderr
     assert "local_bias.attribute: attribute 'race' is given as probabilities" in r.stderr
+
+
+def test_a_strata_column_the_file_lacks_is_an_error_at_its_key(tmp_path):
+    r = _validate(tmp_path, RACE + "    strata: [sex, zip]\n")
+    assert r.returncode == 2
+    assert "attributes.race.strata[1]: column 'zip' not found in d.csv" in r.stderr, r.stderr
+
+
+def test_a_missing_strata_value_leaves_every_row_in(tmp_path):
+    (tmp_path / "d.csv").write_text("p_a,p_b,y,yhat,sex\n0.3,0.7,1,0,F\n0.6,0.4,0,1,\n0.5,0.5,1,1,M\n")
+    (tmp_path / "s.yaml").write_text(HEAD + "attributes:\n" + RACE + "    strata: [sex]\n"
+                                     "metrics: [selection_rate]\nintervals: {bootstrap: {resamples: 0}}\n"
+                                     "output: {formats: [json]}\n")
+    r = cli("run", "s.yaml", "--out", "o", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    import json
+
+    res = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert res["data"][0]["rows_used"] == 3 and res["attributes"][0]["rows_used"][0]["rows"] == 3
