@@ -311,7 +311,10 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
             ctx.count(joint=any(metrics.REGISTRY[m.name].needs_joint for m in ms), method=boot.method, say=say)
         for m, fam in zip(ms, fams):
             say(f"{m.name} on {attr.name}")
-            computed.append(fam.entry(ctx, m))
+            c = fam.entry(ctx, m)
+            if attr.probabilities is not None:  # proxy probabilities: every number is the weighted estimate's
+                c.entry.estimator = "probability_weighted"
+            computed.append(c)
 
     smp = sample_note(L.row_predictions)
     if smp:
@@ -355,7 +358,9 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
         **({"profile": _profile_info(s.profile)} if s.profile is not None else {}),
         "data": data_entries,
         "attributes": [{"name": a.name, "groups": [a.label(j) for j in range(len(a.groups))],
-                        "columns": a.columns, "predicted": a.predicted,
+                        "columns": a.columns,
+                        "membership": "probabilities" if a.probabilities is not None else "hard",
+                        "predicted": a.predicted,
                         "group_sizes": _group_sizes(L, a), **_attribute_rows(L, a, sample=a.name in annotated_info),
                         **({"groups_from_data": ls.inferred_groups[a.name]}
                            if a.name in getattr(ls, "inferred_groups", {}) else {}),

@@ -107,6 +107,8 @@ class AttributeDef:
     values: list[str] | None = None  # the groups' values as written in the data (groups holds display names)
     bins: object | None = None  # spec.Bins: the column is cut into the groups
     unknown: list | None = None  # values meaning "unknown" (spec `unknown:`): left out of the attribute, counted
+    probabilities: list[str] | None = None  # `probabilities:`: the column of each group's probability (in order)
+    strata: list[str] | None = None  # `strata:`: the proxy variables (read and checked; a missing value is no error)
 
     def index_of(self, name) -> int:
         """A group's index from its display name or its value (``labels:`` maps one to the other)."""
@@ -124,6 +126,12 @@ def attribute_defs(ls: LoadedSpec) -> list[AttributeDef]:
     out: list[AttributeDef] = []
     for name, a in s.attributes.items():
         groups = a.groups or []  # None: groups to take from a column the data lacks (the loader reports that)
+        if a.probabilities is not None:
+            cols = list(a.probabilities.values())
+            out.append(AttributeDef(name, list(a.probabilities), cols, [(g,) for g in a.probabilities], None,
+                                    ("attributes", name), values=list(a.probabilities), probabilities=cols,
+                                    strata=list(a.strata) if a.strata else None))
+            continue
         out.append(AttributeDef(name, [group_display_name(a, g) for g in groups], [a.column], [(g,) for g in groups],
                                 [a.predicted] if a.predicted else None, ("attributes", name),
                                 values=[num_text(g) for g in groups], bins=a.bins,
@@ -157,10 +165,11 @@ def attribute_only_columns(attrs: list[AttributeDef], tasks: list[TaskColumns], 
     """Columns read only for attributes: a missing value there leaves the row out of that attribute alone."""
     cols: set[str] = set()
     for a in attrs:
-        if a.spec_path[0] == "attributes":
+        if a.spec_path[0] == "attributes" and a.probabilities is None:  # a probability is needed on every row
             cols.add(a.columns[0])
             if a.predicted and kind in ("test", "run"):
                 cols.add(a.predicted[0])
+        cols.update(a.strata or [])  # the proxy variables: a missing value leaves no row out
     for t in tasks:
         cols -= {t.column, t.predicted, t.score}
     return cols
@@ -170,6 +179,10 @@ def columns_needed(attrs: list[AttributeDef], tasks: list[TaskColumns], role: st
     need: list[tuple[str, tuple]] = []
     for a in attrs:
         if a.spec_path[0] != "attributes":
+            continue
+        if a.probabilities is not None:
+            need += [(c, a.spec_path + ("probabilities", g)) for g, c in zip(a.groups, a.probabilities)]
+            need += [(c, a.spec_path + ("strata", i)) for i, c in enumerate(a.strata or [])]
             continue
         need.append((a.columns[0], a.spec_path + ("column",)))
         if a.predicted and role in ("test", "run"):

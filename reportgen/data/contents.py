@@ -221,3 +221,101 @@ def _check_label_free_predictions(ls: LoadedSpec, t: TaskColumns, pcol: pd.Serie
                                    f"(values: {few(values, 10)}); set `positive:` to the value that means "
                                    "selected"))]
     return []
+
+
+PROBABILITY_TOLERANCE = 1e-6  # a row's probabilities sum to 1 within this
+MAX_ROWS_SHOWN = 3  # rows named per kind of fault in a probability problem (the count says how many in all)
+
+
+def probability_faults(attrs: list[AttributeDef], df: pd.DataFrame, index=None) -> dict:
+    """The faults of each proxy attribute's probability columns (`probabilities:`) in the rows of ``df``: a cell
+    that is not a number ("text"), outside [0, 1] ("range"), a row not summing to 1 within 1e-6 ("sum"). Keyed
+    (attribute, kind, group; group "" for a row's sum) -> [rows in all, first rows (``index[position]``: a row
+    number, or a (file, row) pair; default the position; at most MAX_ROWS_SHOWN), the first bad value as text]; faults of separate batches merge with
+    :func:`merge_faults`. A missing cell is left to the missing-value rule (`data.missing`)."""
+    out: dict = {}
+    def at(rows) -> list:  # a row number (int), or what ``index`` holds for it (a (file, row) pair)
+        if index is None:
+            return [int(i) for i in rows]
+        return [int(index[i]) if isinstance(index, np.ndarray) else index[i] for i in rows]
+    for a in attrs:
+        if a.probabilities is None or a.spec_path[0] != "attributes":
+            continue
+        if any(c not in df.columns for c in a.probabilities):
+            continue  # a missing column is reported at its key by the column check
+        P = np.empty((len(df), len(a.probabilities)))
+        complete = np.ones(len(df), dtype=bool)
+        for j, (g, c) in enumerate(zip(a.groups, a.probabilities)):
+            col = df[c]
+            if pd.api.types.is_float_dtype(col) or (pd.api.types.is_integer_dtype(col)
+                                                     and not pd.api.types.is_bool_dtype(col)):
+                num = col.to_numpy(dtype=np.float64)  # numbers already: no text, NaN is a missing cell
+                missing = np.isnan(num)
+                text = np.zeros(len(num), dtype=bool)
+            else:
+                num = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64)
+                missing = col.isna().to_numpy()
+                text = ~missing & np.isnan(num)
+            complete &= ~missing
+            outside = (num < 0) | (num > 1)  # NaN compares False; ±inf is outside
+            for kind, bad, shown in (("text", text, lambda i: shorten(repr(col.iloc[i]))),
+                                     ("range", outside, lambda i: num_text(num[i]))):
+                rows = np.flatnonzero(bad)
+                if len(rows):
+                    out[(a.name, kind, g)] = [len(rows), at(rows[:MAX_ROWS_SHOWN]), shown(int(rows[0]))]
+            P[:, j] = num
+        total = P.sum(axis=1)
+        off = ~(np.abs(total - 1.0) <= PROBABILITY_TOLERANCE)  # NaN (a missing or text cell) counts as off
+        rows = np.flatnonzero(off)
+        if len(rows):  # a row with a bad or missing cell is reported for that cell, not for its sum
+            rows = rows[complete[rows] & ~np.isnan(P[rows]).any(axis=1) & ((P[rows] >= 0) & (P[rows] <= 1)).all(axis=1)]
+        if len(rows):
+            out[(a.name, "sum", "")] = [len(rows), at(rows[:MAX_ROWS_SHOWN]), f"{total[rows[0]]:.6g}"]
+    return out
+
+
+def merge_faults(acc: dict, more: dict) -> dict:
+    """Faults of two sets of rows as one (counts add, the first rows are kept)."""
+    for k, (n, rows, ex) in more.items():
+        if k in acc:
+            first = sorted(acc[k][1] + rows)[:MAX_ROWS_SHOWN]
+            acc[k] = [acc[k][0] + n, first, acc[k][2] if acc[k][1][0] < rows[0] else ex]
+        else:
+            acc[k] = [n, list(rows), ex]
+    return acc
+
+
+def fault_problems(ls: LoadedSpec, attrs: list[AttributeDef], faults: dict, rel: str, line_of) -> list[Problem]:
+    """One problem per attribute and kind of fault (a column's at its group's key under `probabilities:`, a
+    row sum at `probabilities:`), naming the first rows (``line_of(i)``: the file position of row ``i``) and
+    how many in all; in the attributes' order."""
+    out: list[Problem] = []
+    order = {a.name: i for i, a in enumerate(attrs)}
+    kinds = {"text": 0, "range": 1, "sum": 2}
+    by = {a.name: a for a in attrs}
+    for (name, kind, g), (n, rows, ex) in sorted(faults.items(), key=lambda kv: (order[kv[0][0]], kinds[kv[0][1]],
+                                                                                  by[kv[0][0]].groups.index(kv[0][2])
+                                                                                  if kv[0][2] else -1)):
+        a = by[name]
+        shown = ", ".join(f"{rel}:{line_of(i)}" for i in rows)
+        more = f" and {n - len(rows):,} more rows" if n > len(rows) else ""
+        if kind == "sum":
+            where = a.spec_path + ("probabilities",)
+            what = (f"the probabilities of {a.name} ({', '.join(a.probabilities or [])}) sum to {ex}, not 1; each "
+                    "row's group probabilities must sum to 1 (within 1e-6): renormalise them, or list the missing "
+                    "group's column")
+        else:
+            c = (a.probabilities or [])[a.groups.index(g)]
+            where = a.spec_path + ("probabilities", g)
+            what = (f"column '{c}' holds text where a probability is expected (e.g. {ex}); write each probability "
+                    "as a number in [0, 1]" if kind == "text" else
+                    f"column '{c}' holds {ex}, outside [0, 1]; a probability lies in [0, 1]: fix those rows")
+        out.append(ls.problem(where, f"{shown}{more} ({n:,} row{'s' if n != 1 else ''}): {what}"))
+    return out
+
+
+def probability_problems(ls: LoadedSpec, attrs: list[AttributeDef], df: pd.DataFrame, rel: str, line_of,
+                         index=None) -> list[Problem]:
+    """The problems of the proxy attributes' probability columns in ``df`` (:func:`probability_faults`)."""
+    faults = probability_faults(attrs, df, index)
+    return fault_problems(ls, attrs, faults, rel, line_of)

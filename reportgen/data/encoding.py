@@ -104,6 +104,7 @@ class Encoded:
     dropped: list[dict] = field(default_factory=list)  # row-level drops: [{"reason": ..., "rows": ...}]
     groups: dict[str, np.ndarray] = field(default_factory=dict)  # attribute -> codes (n,), -1: not used by it
     groups_pred: dict[str, np.ndarray] = field(default_factory=dict)  # attribute -> codes, -1 = none
+    probabilities: dict[str, np.ndarray] = field(default_factory=dict)  # proxy attribute -> (n, G) probabilities
     attr_dropped: dict[str, list[dict]] = field(default_factory=dict)  # attribute -> rows it leaves out, by reason
     attr_unknown: dict[str, list[dict]] = field(default_factory=dict)  # attribute -> unknown rows (unknown_records)
     n_groups: dict[str, int] = field(default_factory=dict)  # attribute -> number of listed groups
@@ -130,6 +131,8 @@ class Encoded:
         return int(np.count_nonzero(self.groups[name] >= 0))
 
     def group_counts(self, name: str) -> np.ndarray:
+        if name in self.probabilities:  # a proxy attribute: each group's summed probability (fractional rows)
+            return self.probabilities[name].sum(axis=0)
         g = self.groups[name]
         return np.bincount(g[g >= 0], minlength=self.n_groups.get(name, 0))
 
@@ -144,6 +147,7 @@ class Encoded:
         return dataclasses.replace(
             self, rows_used=len(idx), groups={k: v[idx] for k, v in self.groups.items()},
             groups_pred={k: v[idx] for k, v in self.groups_pred.items()},
+            probabilities={k: v[idx] for k, v in self.probabilities.items()},
             Y=None if self.Y is None else self.Y[idx], Yhat=None if self.Yhat is None else self.Yhat[idx],
             scores={k: v[idx] for k, v in self.scores.items()},
             row_index=None if self.row_index is None else self.row_index[idx],
@@ -161,6 +165,7 @@ class AttributeCodes:
     groups_pred: dict[str, np.ndarray]  # -> predicted group code, -1: none of the groups
     why: dict[str, np.ndarray]  # base attribute -> int8 per row: 0 or a WHY_* code
     listed: dict[str, np.ndarray]  # base attribute -> rows per listed group (for "this group never occurs")
+    probabilities: dict[str, np.ndarray] = field(default_factory=dict)  # proxy attribute -> (n, G) probabilities
 
 
 def bin_codes(col: pd.Series, bins) -> np.ndarray:
@@ -208,6 +213,11 @@ def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred:
     for a in attrs:
         if a.spec_path[0] != "attributes":
             continue
+        if a.probabilities is not None:  # every row counts in every group with its probability (checked before)
+            out.probabilities[a.name] = probability_matrix(df, a.probabilities)
+            out.groups[a.name] = np.zeros(len(df), dtype=np.int32)
+            out.why[a.name] = np.zeros(len(df), dtype=np.int8)
+            continue
         values = [v[0] for v in a.group_values]
         col = df[a.columns[0]]
         if a.bins is not None:
@@ -234,6 +244,16 @@ def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred:
         out.why[a.name] = why
     add_intersections(attrs, out.groups, out.groups_pred, with_pred=with_pred)
     return out
+
+
+def probability_matrix(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """The ``(n, G)`` float64 matrix of a proxy attribute's probability columns (non-numbers become NaN)."""
+    P = np.empty((len(df), len(columns)), dtype=np.float64)
+    for j, c in enumerate(columns):
+        col = df[c]
+        P[:, j] = (col.to_numpy(dtype=np.float64) if pd.api.types.is_numeric_dtype(col)
+                   and not pd.api.types.is_bool_dtype(col) else pd.to_numeric(col, errors="coerce").to_numpy(np.float64))
+    return P
 
 
 def exclusion_counts(attrs: list[AttributeDef], why: dict[str, np.ndarray]) -> dict[str, dict[tuple, int]]:

@@ -41,6 +41,10 @@ from reportgen.data.contents import (
     nested_problems,
     nonfinite_message,
     nonfinite_scores,
+    probability_faults,
+    probability_problems,
+    fault_problems,
+    merge_faults,
 )
 from reportgen.data.encoding import (
     WHY_MISSING,
@@ -211,6 +215,10 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
                 enc_medians[k] = full_sample_median(col.to_numpy(dtype=float))
                 thresholds = {**(thresholds or {}), k: enc_medians[k]["threshold"]}
     idx = np.flatnonzero(keep)
+    problems += probability_problems(ls, attrs, df.iloc[idx] if len(idx) < n_file else df, rel,
+                                     lambda i: _line_of(path, i), idx)
+    if problems:
+        raise SpecError(problems)
     sub = df if len(idx) == n_file else df.iloc[idx].reset_index(drop=True)
 
     # attribute groups: each attribute uses the rows with one of its listed groups; the others are left out of
@@ -230,6 +238,7 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     enc.na = na
     enc.digests = {k: v for k, v in digests.items() if frame is None and mem is None}
     enc.groups, enc.groups_pred = ac.groups, ac.groups_pred
+    enc.probabilities = ac.probabilities
     excl = exclusion_counts(attrs, ac.why)
     enc.attr_dropped = exclusion_records(attrs, excl)
     enc.attr_unknown = unknown_records(attrs, excl)

@@ -89,7 +89,8 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
                     h = intervals.runs_halfwidth(per_run, level) if runs > 1 else None
                     h_runs = h[0] if h else None
                     pair.bernstein = _bernstein(r1, bern.gamma, bern.max_cost, level, attr.label(p),
-                                                attr.label(ref), runs_halfwidth=h_runs)
+                                                attr.label(ref), runs_halfwidth=h_runs,
+                                                weighted=attr.probabilities is not None)
                     _decide(pair, decision)
                 pairs.append(pair)
     head = _disparity_headline(pairs, level, decision, reps=pair_reps)
@@ -321,11 +322,12 @@ def _cost_name(metric: str, favpos: bool) -> str:
 
 
 def _bernstein(r1: dict, gamma: float | None, max_cost: float, level: float, prot: str, ref: str, *,
-               runs_halfwidth: float | None = None) -> BernsteinInterval:
+               runs_halfwidth: float | None = None, weighted: bool = False) -> BernsteinInterval:
     """Bernstein interval and verdict (docs/metrics.md §3). γ from the spec is checked against the observed share
     of the smaller compared group among the rows (annotated rows of that group / all rows): when the spec's
     bound exceeds it the bound's assumption fails, so the observed share is used and the block says so. With
-    runs (``runs_halfwidth``) the half-width is widened by the run-to-run part in quadrature."""
+    runs (``runs_halfwidth``) the half-width is widened by the run-to-run part in quadrature. ``weighted``: the
+    counts are probability-weighted (proxy probabilities), the variance an upper bound (docs/metrics.md §9)."""
     n = float(r1["n"][0])
     share = min(float(r1["n_plus"][0]), float(r1["n_minus"][0])) / n if n > 0 else 0.0
     if gamma is None:
@@ -360,6 +362,10 @@ def _bernstein(r1: dict, gamma: float | None, max_cost: float, level: float, pro
     elif gamma > share:
         out["note"] = (f"the spec's gamma {gamma:g} exceeds the observed share {share:.4g} of the smaller compared "
                        "group among the rows, so the bound's assumption fails with it; the observed share is used")
+    if weighted:
+        soft = ("probability-weighted counts: the variance used bounds the amortised costs' variance from above "
+                "(a probability's square is at most the probability), so this interval is conservative")
+        out["note"] = f"{out['note']}; {soft}" if out.get("note") else soft
     return BernsteinInterval(**out)
 
 

@@ -82,6 +82,13 @@ def _warnings(codes: list[str], n_c, s_c, n_b, s_b, scoring: bool = False) -> li
     return out
 
 
+# An attribute given as proxy probabilities: the rule's test (Fisher's exact test, the Katz interval, the count to
+# cross 0.8) treats each row as one applicant of one category, which proxy probabilities do not give.
+NO_RULE_PROXY = ("no rule verdict: the four-fifths test (Fisher, Katz) needs each row's category, and proxy "
+                 "probabilities give none; the probability-weighted ratio and its bootstrap interval are descriptive "
+                 "(docs/metrics.md §9)")
+
+
 def _pair_verdict(kind: str, reason: str | None, holm_p: float, alpha: float, level: float) -> dict:
     """The verdict of a tested category (docs/metrics.md §8, after 29 CFR 1607.4(D)) in words."""
     p = f"{holm_p:.2g}"
@@ -154,6 +161,8 @@ def _metric_verdict(name: str, pairs: list[SelectionPair]) -> dict:
     kinds = [p.verdict.kind for p in pairs if p.verdict]
     if not kinds:
         return {"kind": "undefined", "text": "no category to compare with the benchmark"}
+    if all(k == "undefined" for k in kinds):
+        return {"kind": "undefined", "text": next(p.verdict.text for p in pairs if p.verdict)}
     for kind, words in (("indicated", "adverse impact indicated"), ("inconclusive", "inconclusive")):
         k = kinds.count(kind)
         if k:
@@ -229,7 +238,8 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     total = float(np.mean([enc.rows for enc in L.predictions]))  # all rows of the data file (share denominator)
     # the regulatory table of each task (docs/metrics.md §8): benchmark, ratios, tests, intervals, verdicts
     tables = {k: metrics.regulatory_table(list(n[0, kk]), list(sel[0, kk]), list(attr.groups), total,
-                                          exclude=exclusion is not None, level=ctx.level)
+                                          exclude=exclusion is not None, level=ctx.level,
+                                          tests=attr.probabilities is None)
               for kk, k in enumerate(task_idx)}
     take_part = np.array([[not r["excluded"] for r in tables[k]] for k in task_idx], bool).reshape(len(task_idx), A)
     evals = [_evaluate(m.name, c.point, c.replicates, take_part) for c in cells]
@@ -286,7 +296,10 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
                     pair.interval = _note(head.interval, side)
                 if not is_ratio:
                     pair.verdict = _metric_verdict(m.name, [])
-            if is_ratio and row["holm_p"] is not None:
+            if is_ratio and attr.probabilities is not None and not (row["benchmark"] or row["excluded"]
+                                                                     or n[0, kk, j] <= 0):
+                pair.verdict = {"kind": "undefined", "text": NO_RULE_PROXY}
+            elif is_ratio and row["holm_p"] is not None:
                 b = bench_of_task[k]
                 n_b, s_b = n[0, kk, b], sel[0, kk, b]
                 pair.fisher_p, pair.holm_p = row["fisher_p"], row["holm_p"]
@@ -318,7 +331,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     if exclusion is not None:
         out["exclusion"] = {"threshold": 0.02, "justification": exclusion.justification.strip(),
                             "categories": sorted({p.group for p in pairs if p.excluded})}
-    if is_ratio:
+    if is_ratio and attr.probabilities is None:
         out["test"] = {"method": "fisher exact, two-sided", "adjustment": "holm", "alpha": alpha, "note": TEST_NOTE}
     replicates = None
     if out["value"] is None:
@@ -334,7 +347,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
         replicates = ev.reps
     if out["value"] is not None or is_ratio:
         out["verdict"] = _metric_verdict(m.name, pairs)
-    if is_ratio:
+    if is_ratio and attr.probabilities is None:
         out["verdict"]["basis"] = RULE_BASIS
         statement = _metric_statement(pairs, ctx.level)
         if statement is not None:

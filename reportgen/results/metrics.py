@@ -46,6 +46,10 @@ PredictabilityMetric = metric_names("predictability")
 SelectionMetric = metric_names("selection")
 
 
+_ESTIMATOR = ("Present for an attribute given as proxy probabilities (`probabilities:`): 'probability_weighted' — "
+              "the value, pairs and intervals are computed from probability-weighted counts, each row counting in "
+              "every group with its probability (docs/metrics.md §9).")
+
 class BaseInfo(ResultModel):
     source: BaseSource = documented("Base source the base correlation (direction y) is read from: training data, test "
                                     "data, a declared uniform base, or a user table.")
@@ -81,6 +85,7 @@ class AmplificationResult(ResultModel):
 
     name: AmplificationMetric = documented("Metric name.")
     attribute: str = documented("Protected attribute the metric is computed for.")
+    estimator: Literal["probability_weighted"] | None = optional(_ESTIMATOR)
     direction: Direction | None = optional("Direction of the metric: A->T (group predicts task) or T->A. Absent when "
                                            "the metric was not computed (no predicted attribute).")
     value: float | None = documented("Metric value (the mean of the pairs' contributions); null when undefined "
@@ -216,6 +221,7 @@ class DisparityResult(ResultModel):
 
     name: DisparityMetric = documented("Metric name.")
     attribute: str = documented("Protected attribute the metric is computed for.")
+    estimator: Literal["probability_weighted"] | None = optional(_ESTIMATOR)
     reference: str = documented("Reference group label.")
     protected: list[str] = documented("Protected group labels compared with the reference.")
     value: float | None = documented("Headline δ: the selected pair's δ (see `value_is`); null when no pair is "
@@ -441,6 +447,7 @@ class SelectionResult(ResultModel):
 
     name: SelectionMetric = documented("Metric name.")
     attribute: str = documented("Protected attribute.")
+    estimator: Literal["probability_weighted"] | None = optional(_ESTIMATOR)
     value: float | None = documented("selection_rate: the share selected over all rows of the groups; impact_ratio: "
                                      "the lowest group's impact ratio. Null when undefined (`reason`).")
     reason: str | None = optional("Why the value is undefined.")

@@ -196,6 +196,10 @@ class AttributeInfo(ResultModel):
     name: str = documented("Attribute name.")
     groups: list[str] = documented("Group labels (attribute=value), in spec order.")
     columns: list[str] = documented("Data columns the attribute reads.")
+    membership: Literal["hard", "probabilities"] | None = optional(
+        "How a row belongs to the groups: 'hard' (one group per row, from `column:`) or 'probabilities' (proxy "
+        "probabilities, `probabilities:`; then `group_sizes` are each group's summed probability, rounded). Absent "
+        "in results written before issue 25.")
     predicted: list[str] | None = documented("Columns with the model's predicted attribute; null if none.")
     group_sizes: list[RoleSizes] = documented("Rows per group in each prediction file.")
     rows_used: list[RoleRows] = documented("Rows the attribute uses, per file (train, then the predictions).")

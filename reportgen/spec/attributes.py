@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails
 
 from reportgen.spec.groups import label_clash
 from reportgen.spec.values import Scalar, Strict, as_text, normal_name, normal_names
@@ -39,8 +40,12 @@ class Bins(Strict):
         return [f"{lo}{num_text(a)}, {num_text(b)}{hi}" for a, b in zip(self.edges, self.edges[1:])]
 
 
+GROUP_SOURCES = ("column", "probabilities")  # the keys that give an attribute's groups (one is required)
+
+
 class Attribute(Strict):
-    column: str = Field(..., description="Column holding the protected attribute.")
+    column: str | None = Field(None, description="Column holding the protected attribute (leave it out when "
+                                                 "`probabilities:` gives the attribute).")
     groups: list[Scalar] | None = Field(
         None, min_length=1, description="Groups to compare. This attribute's metrics use the rows with one of these "
                                         "values; other rows are left out of this attribute only (and its "
@@ -75,6 +80,19 @@ class Attribute(Strict):
                           "random sample of the rows: the estimates are for the whole population) or `convenience` "
                           "(any other way: the estimates are for the annotated rows only).")
 
+    probabilities: dict[str, str] | None = Field(
+        None, min_length=2, description="The attribute as membership probabilities (a proxy such as BISG): one "
+                                        "column per group, {group: column}, e.g. {White: p_white, Black: p_black}. "
+                                        "Each row's columns are numbers in [0, 1] summing to 1 (within 1e-6); a row "
+                                        "that breaks this is a data error. The groups are the keys, in order; the "
+                                        "metrics that accept probabilities compute probability-weighted estimates "
+                                        "(docs/metrics.md §9).")
+    strata: list[str] | None = Field(
+        None, min_length=1, description="With `probabilities:`: the proxy variables (e.g. [surname, zip]); rows with "
+                                        "equal values share a proxy stratum. Default: rows with identical probability "
+                                        "vectors form a stratum. Each must be a column of the data; a missing value "
+                                        "leaves no row out.")
+
     @field_validator("groups", "unknown", mode="before")
     @classmethod
     def _normal_names(cls, v: Any) -> Any:
@@ -84,6 +102,49 @@ class Attribute(Strict):
     @classmethod
     def _normal_labels(cls, v: Any) -> Any:
         return {normal_name(k): normal_name(x) for k, x in v.items()} if isinstance(v, dict) else v
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _column_required(cls, data: Any, handler):
+        """`column:` is required unless a key that gives the groups otherwise (`probabilities:`) is there: its
+        absence is reported as a missing key beside every other problem of the attribute."""
+        lacks = isinstance(data, dict) and not any(k in data for k in GROUP_SOURCES)
+        missing = InitErrorDetails(type="missing", loc=("column",), input=data)
+        try:
+            out = handler(data)
+        except ValidationError as e:
+            if not lacks:
+                raise
+            errs = [InitErrorDetails(type=d["type"], loc=d["loc"], input=d["input"],
+                                     **({"ctx": d["ctx"]} if "ctx" in d else {})) for d in e.errors()]  # type: ignore[typeddict-item]
+            raise ValidationError.from_exception_data(e.title, [*errs, missing]) from None
+        if lacks:
+            raise ValidationError.from_exception_data(cls.__name__, [missing])
+        return out
+
+    @field_validator("probabilities", mode="before")
+    @classmethod
+    def _normal_probabilities(cls, v: Any) -> Any:
+        return {normal_name(k): x for k, x in v.items()} if isinstance(v, dict) else v
+
+    @model_validator(mode="after")
+    def _probabilities(self) -> "Attribute":
+        if self.probabilities is None:
+            if self.strata is not None:
+                raise ValueError("`strata:` names the proxy variables of `probabilities:`; add `probabilities:` or "
+                                 "remove `strata:`")
+            return self
+        both = [k for k in ("column", "groups", "bins", "predicted", "unknown", "labels")
+                if getattr(self, k) is not None]
+        if both:
+            raise ValueError(f"`probabilities:` gives the groups and their columns; remove `{both[0]}:` (an attribute "
+                             "is either a column of groups or probability columns)")
+        cols = list(self.probabilities.values())
+        twice = next((c for c in cols if cols.count(c) > 1), None)
+        if twice is not None:
+            raise ValueError(f"`probabilities:` names column {twice!r} for two groups; give each group its own column")
+        self.groups = list(self.probabilities)
+        return self
 
     @model_validator(mode="after")
     def _bins(self) -> "Attribute":
@@ -145,7 +206,7 @@ class Attribute(Strict):
 
     @property
     def membership(self) -> str:
-        """How a row belongs to the groups: "hard" (one group per row, from a column of categories or bins), the
-        only membership today; group probabilities come with issue 25. The catalogue says which memberships each
+        """How a row belongs to the groups: "hard" (one group per row, from a column of categories or bins) or
+        "probabilities" (a probability per group, `probabilities:`). The catalogue says which memberships each
         metric reads (MetricInfo.membership)."""
-        return "hard"
+        return "probabilities" if self.probabilities is not None else "hard"

@@ -31,7 +31,8 @@ class MetricInfo:
     papers: tuple[str, ...] = ()  # the works it rests on (keys of the report's bibliography, report/context.py)
     scoring: bool = False  # "selected" is a score above the full sample's median (needs `score:`, no `threshold:`)
     # the task kinds (a task's `kind:`) the metric reads, and the group memberships ("hard": one group per row;
-    # "probabilities" comes with issue 25); the spec refuses a metric on a task or attribute of another kind
+    # "probabilities": a probability per group and row, read as probability-weighted counts, docs/metrics.md §9);
+    # the spec refuses a metric on a task or attribute of another kind (why_not_probabilities says why)
     task_kinds: tuple[str, ...] = ("binary",)
     membership: tuple[str, ...] = ("hard",)
     # What a pair is: "task" (a group on one task), "comparison" (a group against the reference group on one task
@@ -61,6 +62,9 @@ def _amp(name, direction, summary, *, method="directional", **kw):
                       method=method, **kw)
 
 
+# The count metrics linear in (weighted) cell counts read proxy probabilities as probability-weighted counts.
+_SOFT = ("hard", "probabilities")
+
 # Multi→: the value is a mean of |Δ| over pairs of a group and a task combination; a pair is a signed Δ.
 _MULTI = dict(pair_kind="combination", pair_range=(-1.0, 1.0), pair_worse="abs", method="multi")
 
@@ -74,7 +78,7 @@ CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
          "Directional bias amplification A→T (Wang & Russakovsky 2021): does the model predict a task for a group "
          "more (in the direction of the base correlation) than the truth?",
          title="Directional bias amplification, attribute → task", short="BiasAmp→ A→T", papers=("wang2021",),
-         sentence="largest_pair", base_table_columns=("p_task_given_group",)),
+         sentence="largest_pair", base_table_columns=("p_task_given_group",), membership=_SOFT),
     _amp("biasamp_t_to_a", "T->A",
          "Directional bias amplification T→A: given a task, does the predicted group skew further than the true "
          "group?", needs_predicted_attribute=True,
@@ -95,7 +99,7 @@ CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
     *(MetricInfo(name, "disparity", None, "Group disparity (Ethayarajh 2020): " + summary, needs_joint=True,
                  worse="abs", docs_section="3.", title=title, short=short, papers=("ethayarajh2020",),
                  pair_kind="comparison", sentence="comparison", method="disparity", min_groups=2, cost=cost,
-                 components=components)
+                 components=components, membership=_SOFT)
       for name, title, short, summary, cost, components in (
         ("demographic_parity", "Demographic parity gap", "Demographic parity",
          "Difference in the rate of the unfavourable prediction (cost 1 − ŷ, all rows).", "prediction",
@@ -112,26 +116,28 @@ CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
                "Selection rate (EEOC Uniform Guidelines, 29 CFR 1607.4(D)): the share of a group's rows the model "
                "selects (predicts positive). The value is the share over all rows; each group's share is a pair.",
                needs_label=False, worse="abs", value_range=(0.0, 1.0), pair_quantity="selection_rate", docs_section="8.",
-               title="Selection rate", short="Selection rate", papers=("ugesp1978",), method="selection"),
+               title="Selection rate", short="Selection rate", papers=("ugesp1978",), method="selection",
+               membership=_SOFT),
     MetricInfo("impact_ratio", "selection", None,
                "Impact ratio (29 CFR 1607.4(D); NYC 6 RCNY §5-300): a group's selection rate divided by the highest "
                "group's rate. The value is the lowest ratio; under 0.8 is the four-fifths rule's flag.",
                needs_label=False, worse="lower", value_range=(0.0, 1.0), pair_quantity="impact_ratio", docs_section="8.",
                title="Impact ratio", short="Impact ratio", papers=("ugesp1978",), method="selection",
-               rate="selection_rate"),
+               rate="selection_rate", membership=_SOFT),
     MetricInfo("scoring_rate", "selection", None,
                "Scoring rate (NYC 6 RCNY §5-300): the share of a group's rows whose score is above the median score "
                "of the full sample (every row, unknown categories included), for a tool that scores rather than "
                "selects. The value is the share over all rows of the groups; each group's share is a pair.",
                needs_label=False, worse="abs", value_range=(0.0, 1.0), pair_quantity="selection_rate",
                docs_section="8.", scoring=True, title="Scoring rate", short="Scoring rate", papers=("ugesp1978",),
-               method="selection", selecting="selection_rate"),
+               method="selection", selecting="selection_rate", membership=_SOFT),
     MetricInfo("scoring_impact_ratio", "selection", None,
                "Scoring impact ratio (NYC 6 RCNY §5-300): a group's scoring rate divided by the highest group's "
                "scoring rate. The value is the lowest ratio; under 0.8 is the four-fifths rule's flag.",
                needs_label=False, worse="lower", value_range=(0.0, 1.0), pair_quantity="impact_ratio",
                docs_section="8.", scoring=True, title="Scoring impact ratio", short="Scoring impact ratio",
-               papers=("ugesp1978",), method="selection", rate="scoring_rate", selecting="impact_ratio"),
+               papers=("ugesp1978",), method="selection", rate="scoring_rate", selecting="impact_ratio",
+               membership=_SOFT),
     MetricInfo("leakage", "predictability", "T->A",
                "Leakage amplification (Wang et al. 2019): how much better an attacker predicts the group from the "
                "model's task predictions than from the (error-matched) true tasks.", docs_section="2.",
@@ -167,6 +173,18 @@ METHODS: dict[str, str] = {
     "disparity": "Group disparity with Bernstein bounds",
     "selection": "Selection rates and impact ratios",
 }
+
+
+def why_not_probabilities(name: str) -> str:
+    """Why a metric does not read an attribute given as probabilities (its catalogue line leaves them out)."""
+    info = CATALOGUE[name]
+    if info.needs_predicted_attribute:
+        return ("it compares each row's predicted group with its true group, and proxy probabilities give no group "
+                "per row")
+    if info.family == "predictability":
+        return "its attackers learn to predict one group per row, and proxy probabilities give no group per row"
+    return ("it keeps task combinations by each group's row counts, which probability-weighted counts do not give "
+            "(docs/metrics.md §9)")
 
 
 def pair_range(name: str) -> tuple[float, float]:

@@ -34,6 +34,7 @@ def cross_key_problems(ls: LoadedSpec) -> list[Problem]:
     out += _label_free_problems(ls)
     out += _scoring_problems(ls)
     out += _kind_problems(ls)
+    out += _proxy_problems(ls)
     for name, t in s.tasks.items():
         out += [ls.problem(where, msg) for where, msg in t.spec_problems(s, name)]
     # a base source is needed only by the metrics that compare with one (co-occurrence amplification, Multi→)
@@ -197,8 +198,34 @@ def _kind_problems(ls: LoadedSpec) -> list[Problem]:
             out.append(ls.problem(where, f"{m.name} reads attributes with {_kinds(info.membership)} group membership, "
                                          f"and attribute{'s' if len(hit) > 1 else ''} {quoted(hit)} "
                                          f"{'have' if len(hit) > 1 else 'has'} {s.attributes[hit[0]].membership} "
-                                         "membership; restrict this metric with `attribute:` to one it reads"))
+                                         f"membership{_why_not(m.name, s.attributes[hit[0]].membership)}; "
+                                         "restrict this metric with `attribute:` to one it reads"))
     return out
+
+
+def _proxy_problems(ls: LoadedSpec) -> list[Problem]:
+    """An attribute given as probabilities has no group per row: it cannot be part of an intersection (whose
+    groups are the rows' combinations of groups) nor the attribute of `local_bias` (which clusters the rows of
+    two groups); each is refused at its key."""
+    s = ls.spec
+    soft = {n for n, a in s.attributes.items() if a.membership == "probabilities"}
+    out: list[Problem] = []
+    for i, inter in enumerate(s.intersections):
+        for j, n in enumerate(inter):
+            if n in soft:
+                out.append(ls.problem(("intersections", i, j),
+                                      f"attribute '{n}' is given as probabilities (`probabilities:`), which give no "
+                                      "group per row to combine; remove it from this intersection"))
+    if s.local_bias is not None and s.local_bias.attribute in soft:
+        out.append(ls.problem(("local_bias", "attribute"),
+                              f"attribute '{s.local_bias.attribute}' is given as probabilities (`probabilities:`); "
+                              "local bias clusters the rows of two groups and needs a group per row: name an "
+                              "attribute given by `column:`"))
+    return out
+
+
+def _why_not(name: str, membership: str) -> str:
+    return f" ({catalogue.why_not_probabilities(name)})" if membership == "probabilities" else ""
 
 
 def _tasks_are(names: list[str]) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from reportgen.stats import counts
+from reportgen.stats import counts, soft
 from reportgen.stats.membership import Membership
 from reportgen.data.files import AttributeDef, Encoded, TaskColumns
 
@@ -61,8 +61,11 @@ def sample_note(encs: list) -> dict | None:
 
 
 def membership(enc: Encoded, attr: AttributeDef) -> Membership:
-    """Attribute ``attr``'s membership of the rows ``enc`` keeps: hard, its group codes (-1: in no listed group,
-    a zero row of the weight matrix)."""
+    """Attribute ``attr``'s membership of the rows ``enc`` keeps: soft, its probabilities, for an attribute given
+    as membership probabilities; else hard, its group codes (-1: in no listed group, a zero row of the weight
+    matrix)."""
+    if attr.name in enc.probabilities:
+        return Membership.soft(enc.probabilities[attr.name])
     return Membership.hard(enc.groups[attr.name], len(attr.groups))
 
 
@@ -73,3 +76,13 @@ def units(enc: Encoded, attr: AttributeDef, with_pred: bool = True) -> counts.Un
     gp = enc.groups_pred.get(attr.name) if with_pred else None
     return counts.member_units(enc.groups[attr.name], gp, enc.Y, enc.Yhat if enc.Yhat is not None else enc.Y,
                                len(attr.groups))
+
+
+def soft_units(enc: Encoded, attr: AttributeDef) -> soft.SoftUnits | None:
+    """The rows of an attribute given as membership probabilities, each at its position among the rows ``enc``
+    keeps (every kept row: its probabilities were checked when the file was read); None for any other
+    attribute."""
+    P = enc.probabilities.get(attr.name)
+    if P is None:
+        return None
+    return soft.rows(P, enc.Y, enc.Yhat if enc.Yhat is not None else enc.Y)

@@ -360,7 +360,6 @@ def impact_ratio(N: np.ndarray, take_part: np.ndarray | None = None) -> tuple[np
 
 
 
-
 # --------------------------------------------------------------------------- registry
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from reportgen.stats import counts
+from reportgen.stats import counts, soft
 from reportgen.stats.membership import Membership
 from reportgen.stats.moments import MomentSums, feature_matrix, moment_sums, task_columns
 from reportgen.stats.plan import (
@@ -34,6 +34,7 @@ from reportgen.stats.plan import (
     encode_batch,
     fast_pattern_codes,
     read_batches,
+    soft_batch_units,
 )
 from reportgen.data.files import (
     AttributeDef,
@@ -41,6 +42,7 @@ from reportgen.data.files import (
     DataFileError,
     add_exclusions,
     changed_message,
+    merge_faults,
     role_kind,
     score_columns,
 )
@@ -84,6 +86,7 @@ class PartStats:
     file_index: int = 0  # of the partition being read (for the first missing value's position)
     digests: dict = field(default_factory=dict)  # CSV file path -> sha256 of the bytes read
     nonfinite: dict = field(default_factory=dict)  # score column -> [count, (file index, row)] of inf / -inf
+    prob_faults: dict = field(default_factory=dict)  # proxy probability faults (data.contents.probability_faults)
 
     def drop(self, order: int, reason: str, rows: int) -> None:
         e = self.drops.setdefault(order, [reason, 0])
@@ -153,6 +156,14 @@ def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None)
         yt = np.array([np.count_nonzero(c) for c in b.ycols], dtype=np.int64)
         acc.y_true = yt if acc.y_true is None else acc.y_true + yt
         for a in plan.attrs:
+            if a.probabilities is not None:  # proxy probabilities: weighted point sums, (vector, pattern) keys
+                su = soft_batch_units(b, a)
+                N = soft.tally(su, joint=True)
+                acc.point[a.name] = acc.point[a.name] + N if a.name in acc.point else N
+                if acc.patterns.get(a.name, 0) is not None:
+                    acc.patterns[a.name] = _merge_patterns(acc.patterns.get(a.name, 0),
+                                                           counts.count_keys(soft.pattern_keys(su)), max_patterns)
+                continue
             fast = fast_pattern_codes(plan, b, a, attribute_rows(b, a))
             u = attribute_units(plan, b, a) if fast is None else None
             keys, kcounts = counts.count_keys(fast.astype(np.int64) if fast is not None else counts.pattern_keys(u))
@@ -293,6 +304,7 @@ def merge(a: PartStats, b: PartStats, plan: Plan, *, max_patterns: int | None = 
         for path, sha in src.digests.items():
             if out.digests.setdefault(path, sha) != sha:
                 raise DataChanged(changed_message(Path(path).name))
+        merge_faults(out.prob_faults, {k: [n, list(r), ex] for k, (n, r, ex) in src.prob_faults.items()})
         for col, (n, where) in src.nonfinite.items():
             e = out.nonfinite.get(col)
             out.nonfinite[col] = [n, where] if e is None else [e[0] + n, min(e[1], where)]
@@ -316,7 +328,10 @@ def poisson_part(plan: Plan, part: Partition, offset: int, jobs: tuple, B: int, 
         for job in jobs:
             name, stream, joint, with_pred = job
             a = next(x for x in plan.attrs if x.name == name)
-            S = counts.poisson_sums(attribute_units(plan, b, a, with_pred, offset), B, seed, stream, joint=joint)
+            if a.probabilities is not None:
+                S = soft.poisson_sums(soft_batch_units(b, a, offset), B, seed, stream, joint=joint)
+            else:
+                S = counts.poisson_sums(attribute_units(plan, b, a, with_pred, offset), B, seed, stream, joint=joint)
             out[job] = out[job] + S if job in out else S
         offset += n
     return out
@@ -331,7 +346,8 @@ def moments_part(plan: Plan, part: Partition, offset: int, name: str, task: int,
     out = None
     for df in read_batches(part, list(plan.needed), plan.batch_rows, plan):
         b = encode_batch(plan, df)
-        P = Membership.hard(b.groups[name], len(a.groups)).weights()
+        P = (b.probabilities[name] if a.probabilities is not None
+             else Membership.hard(b.groups[name], len(a.groups)).weights())
         X = feature_matrix(task_columns(b.Y, b.Yhat, task), features, b.kept)
         s = moment_sums(P, X, offset + np.arange(b.kept, dtype=np.int64), B, seed=seed, stream=stream)
         out = s if out is None else out.merge(s)

@@ -7,14 +7,14 @@ and on Dask workers (:mod:`reportgen.stats.executors`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from reportgen.stats import counts
+from reportgen.stats import counts, soft
 from reportgen.data.files import (
     AttributeDef,
     DataChanged,
@@ -27,6 +27,8 @@ from reportgen.data.files import (
     file_fingerprint,
     iter_csv,
     match_values,
+    merge_faults,
+    probability_faults,
 )
 from reportgen.spec.errors import shorten
 
@@ -174,6 +176,7 @@ class BatchCodes:
     groups_pred: dict[str, np.ndarray]
     ycols: list  # per task, (kept,) bool: true label
     yhcols: list | None  # per task, predicted label (None without predictions)
+    probabilities: dict = field(default_factory=dict)  # proxy attribute -> (kept, G) probabilities
 
     @property
     def kept(self) -> int:
@@ -235,8 +238,13 @@ def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, r
     ac = encode_attributes(list(plan.attrs), sub, with_pred=plan.predictions, codes=codes_of)
     if acc is not None:
         for a in plan.base_attrs:
+            if a.probabilities is not None:  # checked as numbers (probability_faults); sizes from the point tally
+                continue
             acc.add_group_counts(a.name, ac.listed[a.name])
             acc.add_values(("attr", a.name), df[a.columns[0]])
+        if any(a.probabilities is not None for a in plan.base_attrs):
+            merge_faults(acc.prob_faults, probability_faults(list(plan.attrs), sub, _FileRows(acc.file_index,
+                                                                                          row0 + idx)))
         add_exclusions(acc.attr_drops, exclusion_counts(list(plan.attrs), ac.why))
     ycols: list = []
     yhcols: list | None = [] if plan.predictions else None
@@ -265,7 +273,17 @@ def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, r
                 elif isinstance(th, (int, float)):
                     yh = t.predict(s.to_numpy(dtype=float), th)  # score > threshold (or its complement)
             yhcols.append(yh)
-    return BatchCodes(n, keep, ac.groups, ac.groups_pred, ycols, yhcols)
+    return BatchCodes(n, keep, ac.groups, ac.groups_pred, ycols, yhcols, ac.probabilities)
+
+
+class _FileRows:
+    """Position among a batch's kept rows -> (file index, row within the file), for the faults' messages."""
+
+    def __init__(self, file_index: int, rows: np.ndarray):
+        self.file_index, self.rows = file_index, rows
+
+    def __getitem__(self, i: int) -> tuple[int, int]:
+        return self.file_index, int(self.rows[i])
 
 
 def codes_of(series: pd.Series, values: list) -> np.ndarray:
@@ -311,6 +329,13 @@ def attribute_rows(b: BatchCodes, a: AttributeDef) -> np.ndarray | None:
     g = b.groups[a.name]
     sel = g >= 0
     return None if sel.all() else np.flatnonzero(sel)
+
+
+def soft_batch_units(b: BatchCodes, a: AttributeDef, offset: int = 0) -> soft.SoftUnits:
+    """A proxy attribute's rows of the batch (every kept row), positioned at ``offset`` + their position."""
+    Y = b.Y
+    return soft.rows(b.probabilities[a.name], Y, b.Yhat if b.Yhat is not None else Y,
+                     offset + np.arange(b.kept, dtype=np.int64))
 
 
 def attribute_units(plan: Plan, b: BatchCodes, a: AttributeDef, with_pred: bool = True, offset: int = 0) -> counts.Units:

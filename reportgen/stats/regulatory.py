@@ -169,10 +169,12 @@ def alpha_of(level: float) -> float:
     return float(1 - Fraction(repr(float(level))))
 
 
-def regulatory_table(n, s, labels, total, *, exclude: bool, level: float) -> list[dict]:
+def regulatory_table(n, s, labels, total, *, exclude: bool, level: float, tests: bool = True) -> list[dict]:
     """The regulatory statistics of one task's categories (docs/metrics.md §8): per category n, selected, rate,
     share, excluded, benchmark, ratio, flag, to_cross, fisher_p, holm_p, Katz bounds, verdict (kind, reason), the
-    interval's statement about 0.8 (kind, reason) and warning codes. Categories without rows get n = 0 and nothing else."""
+    interval's statement about 0.8 (kind, reason) and warning codes. Categories without rows get n = 0 and nothing else.
+    ``tests=False`` (weighted counts of proxy probabilities, docs/metrics.md §9): the benchmark, ratios and flags
+    only — no test, interval, count to cross or warning, which read a category per row."""
     A = len(n)
     rows = [{"n": n[j], "selected": s[j], "share": float(_q(n[j]) / _q(total)) if total else None,
              "excluded": bool(exclude and n[j] > 0 and excluded_under_2_percent(n[j], total)),
@@ -193,8 +195,12 @@ def regulatory_table(n, s, labels, total, *, exclude: bool, level: float) -> lis
         if s_b > 0:
             r["ratio"] = float(_q(s[j]) / _q(n[j]) / (_q(s_b) / _q(n_b)))
             r["flag"] = below_four_fifths(s[j], n[j], s_b, n_b)
+            if not tests:
+                continue
             r["to_cross"] = to_cross(s[j], n[j], s_b, n_b, r["flag"])
             r["katz"] = katz_interval(s[j], n[j], s_b, n_b, level)
+        if not tests:
+            continue
         r["fisher_p"] = fisher_two_sided(s[j], n[j] - s[j], s_b, n_b - s_b)
         r["warnings"] = sample_warnings(n[j], s[j], n_b, s_b)
         tested.append(j)

@@ -29,8 +29,8 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from reportgen.stats import counts
-from reportgen.stats.loading import membership, streamed, units
+from reportgen.stats import counts, soft
+from reportgen.stats.loading import membership, soft_units, streamed, units
 from reportgen.stats.membership import Membership
 from reportgen.stats.moments import GroupMoments, task_columns
 
@@ -68,11 +68,14 @@ class CellCounts:
     def of_membership(cls, groups: Membership, predicted: Membership | None, Y: np.ndarray, Yhat: np.ndarray, *,
                       joint: bool = True, method: str = "auto") -> "CellCounts":
         """The counts of rows with hard membership (true and, optionally, predicted group): the rows in no group
-        are left out, each other row keeping its position (its Poisson weights). Soft membership has no cells;
-        it is read through :class:`GroupMoments`."""
-        if not groups.is_hard or (predicted is not None and not predicted.is_hard):
-            raise ValueError("cell counts need hard membership (group codes); read soft membership through "
-                             "GroupMoments")
+        are left out, each other row keeping its position (its Poisson weights). Soft membership (probabilities)
+        gives the probability-weighted counts, :class:`SoftCellCounts` (a predicted group is hard or absent)."""
+        if predicted is not None and not predicted.is_hard:
+            raise ValueError("a predicted group is one group per row (hard membership)")
+        if not groups.is_hard:
+            if predicted is not None:
+                raise ValueError("probability-weighted counts have no predicted-group axis")
+            return SoftCellCounts(soft.rows(groups.weights(), Y, Yhat), joint, method)  # type: ignore[return-value]
         gp = None if predicted is None else predicted.codes
         return cls(counts.member_units(groups.codes, gp, Y, Yhat, groups.G), joint, method)
 
@@ -91,6 +94,36 @@ class CellCounts:
         u = counts.Units(np.concatenate([a.block, b.block]), np.concatenate([a.Y, b.Y]),
                          np.concatenate([a.Yhat, b.Yhat]), np.concatenate([a.count, b.count]), a.G, a.Gp, pos)
         return CellCounts(u, self.joint, self.method)
+
+
+@dataclass
+class SoftCellCounts:
+    """The probability-weighted count tensor of rows with soft membership (:mod:`reportgen.stats.soft`)."""
+
+    units: soft.SoftUnits
+    joint: bool = True
+    method: str = "auto"
+
+    def _patterns(self) -> soft.SoftUnits | None:
+        """The rows compressed into (probability vector, pattern) units when they are few (computed once)."""
+        if not hasattr(self, "_pat"):
+            few = self.method != "poisson" and not soft.too_many_patterns(self.units)
+            pat = soft.compress(self.units) if few else None
+            self._pat = pat if pat is not None and len(pat.count) <= counts.MULTINOMIAL_MAX_PATTERNS else None
+        return self._pat
+
+    def point(self) -> np.ndarray:
+        pat = self._patterns()  # the same sums over fewer units (equal to rounding)
+        return soft.tally(pat if pat is not None else self.units, joint=self.joint)
+
+    def replicates(self, B: int, *, seed: int, stream: int) -> tuple[np.ndarray, str]:
+        pat = self._patterns() if self.method == "auto" else None
+        if pat is not None:
+            return soft.replicates(pat, B, seed=seed, stream=stream, method="multinomial", joint=self.joint)
+        return soft.replicates(self.units, B, seed=seed, stream=stream, method=self.method, joint=self.joint)
+
+    def merge(self, other: "SoftCellCounts") -> "SoftCellCounts":
+        return SoftCellCounts(soft.merge(self.units, other.units), self.joint, self.method)
 
 
 @dataclass
@@ -126,6 +159,9 @@ def cell_counts(enc, attr, *, with_pred: bool, joint: bool, method: str) -> Stat
     """The cell counts of attribute ``attr`` on a prediction file (rows in memory) or a streamed data set."""
     if streamed(enc):
         return StreamedCellCounts(enc, attr.name, with_pred, joint, method)
+    su = soft_units(enc, attr)
+    if su is not None:
+        return SoftCellCounts(su, joint, method)
     return CellCounts(units(enc, attr, with_pred=with_pred), joint, method)
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from reportgen.stats import counts
+from reportgen.stats import counts, soft
 from reportgen.stats.executors import MSG_DASK_MISSING, DaskExecutor, LocalExecutor, make_executor
 from reportgen.stats.partstats import (
     BATCH_PATTERNS,
@@ -63,6 +63,7 @@ from reportgen.stats.plan import (
 from reportgen.numfmt import num_text
 from reportgen.stats.statistic import Estimate
 from reportgen.data.files import (
+    fault_problems,
     full_sample_median,
     scoring_tasks,
     AttributeDef,
@@ -165,6 +166,8 @@ class Streamed:
     def group_counts(self, name: str) -> np.ndarray:
         a = self._attr(name)
         N = self.merged.point[a.name]
+        if a.probabilities is not None:  # a proxy attribute: each group's summed probability (as in memory)
+            return N[0, 0].sum(axis=(1, 2, 3)) if N.shape[1] else np.zeros(len(a.groups))
         return np.rint(N[0, 0].sum(axis=(1, 2, 3))).astype(np.int64) if N.shape[1] else np.zeros(len(a.groups), int)
 
     def y_mean(self, k: int) -> float:
@@ -173,6 +176,8 @@ class Streamed:
         return float(yt[k] / self.rows_used) if self.rows_used and yt is not None else 0.0
 
     def attr_rows_used(self, name: str) -> int:
+        if self._attr(name).probabilities is not None:  # every kept row carries the proxy's probabilities
+            return self.rows_used
         return int(self.group_counts(name).sum())
 
     @property
@@ -183,13 +188,16 @@ class Streamed:
     def attr_unknown(self) -> dict[str, list[dict]]:
         return unknown_records(list(self.plan.attrs), self.merged.attr_drops)
 
-    def units(self, name: str, with_pred: bool) -> counts.Units | None:
-        """Distinct patterns with counts (None when there were too many to keep)."""
+    def units(self, name: str, with_pred: bool):
+        """Distinct patterns with counts (None when there were too many to keep); a proxy attribute's are
+        (probability vector, pattern) units (:class:`reportgen.stats.soft.SoftUnits`)."""
         a = self._attr(name)
         pat = self.merged.patterns.get(name)
         if pat is None or isinstance(pat, int):
             return None
         keys, kcounts = pat
+        if a.probabilities is not None:
+            return soft.units_from_keys(keys, kcounts, len(self.plan.tasks), len(a.groups))
         G, Gp = len(a.groups), self.plan.Gp(a)
         u = counts.units_from_keys(keys, kcounts, len(self.plan.tasks), G, Gp)
         if with_pred or Gp == 1:
@@ -208,7 +216,8 @@ class Streamed:
         u = self.units(name, with_pred)
         if u is not None and method != "poisson":
             if method == "multinomial" or len(u.count) <= counts.MULTINOMIAL_MAX_PATTERNS:
-                return counts.replicates(u, B, seed=seed, stream=stream, method="multinomial", joint=joint)
+                draw = soft.replicates if isinstance(u, soft.SoftUnits) else counts.replicates
+                return draw(u, B, seed=seed, stream=stream, method="multinomial", joint=joint)
         a = self._attr(name)
         Gp = self.plan.Gp(a) if with_pred else 1
         if B == 0:
@@ -227,7 +236,7 @@ class Streamed:
             K = len(self.plan.tasks)
             Gp = self.plan.Gp(a) if with_pred else 1
             S = np.zeros((B, len(a.groups) * Gp, 1 + (3 if joint else 2) * K))
-            if self.parts:  # integer sums: exact in any order
+            if self.parts:  # integer sums: exact in any order (probability-weighted sums: to rounding)
                 try:
                     S += self.executor.reduce(_pass2, [(self.plan, p, offsets[i], (job,), B, seed)
                                                        for i, p in enumerate(self.parts)], add_sums).get(job, 0)
@@ -447,10 +456,13 @@ def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, 
     for col, (count, (fi, row)) in sorted(acc.nonfinite.items()):
         problems.append(ls.problem(paths.get(col, spec_path), nonfinite_message(col, count, rel,
                                                                                  _file_line(files, fi, row))))
+    problems += fault_problems(ls, list(plan.attrs), acc.prob_faults, rel, lambda fr: _file_line(files, *fr))
     if problems:
         raise SpecError(problems)
     if plan.role != "validation":
         for a in plan.base_attrs:
+            if a.probabilities is not None:
+                continue
             per_group = acc.group_counts.get(a.name, np.zeros(len(a.groups), int))
             present_raw = acc.values.get(("attr", a.name), set())
             empty = [j for j, c in enumerate(np.asarray(per_group).tolist()) if c == 0]

@@ -107,9 +107,9 @@ def test_the_context_computes_group_moments_once():
         assert np.array_equal(est.point[:, 1], N[:, :, 1, :].sum(axis=(1, 2)))
 
 
-def test_cell_counts_need_hard_membership():
+def test_cell_counts_of_hard_and_soft_membership():
     """Hard membership keeps its codes for the cells (rows in no group left out, positions kept); soft membership
-    has no cells and is refused with where to read it."""
+    gives the probability-weighted cells (tests/stats/test_soft_counts.py), with no predicted-group axis."""
     from reportgen.stats.membership import Membership
 
     rng = np.random.default_rng(2)
@@ -119,8 +119,10 @@ def test_cell_counts_need_hard_membership():
     hard = CellCounts.of_membership(Membership.hard(g, 3), None, Y, Yh)
     assert np.array_equal(hard.units.pos, np.flatnonzero(g >= 0))
     assert np.array_equal(hard.point(), counts.tally(counts.make_units(g[g >= 0], None, Y[g >= 0], Yh[g >= 0], 3)))
-    with pytest.raises(ValueError, match="GroupMoments"):
-        CellCounts.of_membership(Membership.soft(np.full((400, 3), 1 / 3)), None, Y, Yh)
+    third = CellCounts.of_membership(Membership.soft(np.full((400, 3), 1 / 3)), None, Y, Yh).point()
+    assert np.allclose(third[0, :, 0], third[0, :, 1]) and np.isclose(third[0, 0].sum(), 400)
+    with pytest.raises(ValueError, match="predicted"):
+        CellCounts.of_membership(Membership.soft(np.full((400, 3), 1 / 3)), Membership.hard(g, 3), Y, Yh)
 
 
 def test_group_sizes_are_the_same_in_memory_and_streamed():
