@@ -12,6 +12,7 @@ import numpy as np
 from reportgen.stats import intervals
 from reportgen.stats import metrics
 from reportgen.data.files import AttributeDef, TaskColumns
+from reportgen.families import identified
 from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline, needs_predicted
 from reportgen.stats.loading import Loaded
 from reportgen.stats.statistic import Estimate
@@ -22,7 +23,7 @@ from reportgen.spec.model import LoadedSpec, Metric
 
 
 def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, cells: list[Estimate], task_idx: list[int],
-                     level: float, B: int, seed: int) -> Computed:
+                     level: float, B: int, seed: int, ctx: AttributeContext | None = None) -> Computed:
     """Group disparities (docs/metrics.md §3): one pair per (protected group, task, component), each with a
     bootstrap and a Bernstein interval; the metric's headline is chosen by evidence with a simultaneous
     interval over its pairs.
@@ -87,6 +88,9 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
                     pair["bernstein"] = _bernstein(r1, bern.gamma, bern.max_cost, level, attr.label(p),
                                                    attr.label(ref), runs_halfwidth=h_runs)
                     _decide(pair, decision)
+                    ident = identified.disparity_set(ctx, k, cost, mask, p, ref) if ctx is not None else None
+                    if ident is not None:  # a proxy attribute: the identified set beside the weighted δ
+                        pair["identified"] = ident
                 pairs.append(pair)
     entry = {"name": m.name, "attribute": attr.name, "reference": attr.label(ref),
              "protected": [attr.label(p) for p in prots]}
@@ -96,6 +100,8 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
     replicates = None
     if chosen is not None and not _get(entry["interval"], "method", "").startswith("simultaneous"):
         replicates = pair_reps.get(chosen)
+    if chosen is not None and "identified" in pairs[chosen]:  # a proxy attribute: the selected pair's set
+        entry["identified"] = pairs[chosen]["identified"]
     # summed over the predicted attribute once per task (a sum over one element is exact): linear in the groups
     summed = {k: cells[0].point[:, k].sum(axis=2, keepdims=True) for k in task_idx}
     entry["groups"] = [{"group": attr.label(j), "task": L.tasks[k].label,
@@ -361,7 +367,8 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     undefined = needs_predicted(ctx, m)
     if undefined:
         return undefined
-    return _disparity_entry(ctx.ls, m, ctx.attr, ctx.L, ctx.cells, ctx.task_idx(m), ctx.level, ctx.B, ctx.seed)
+    return _disparity_entry(ctx.ls, m, ctx.attr, ctx.L, ctx.cells, ctx.task_idx(m), ctx.level, ctx.B, ctx.seed,
+                            ctx=ctx)
 
 
 def sweep_value(m: Metric, attr: AttributeDef, N: np.ndarray, base, k: int, t: TaskColumns) -> float:

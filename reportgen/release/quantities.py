@@ -172,7 +172,7 @@ def estimate(metric: str, obj, *, is_pair: bool, level: float, decide_on: str | 
 
 
 def identified_estimate(ident, level: float) -> Estimate:
-    """The gated quantity of a proxy attribute's identified set (docs/metrics.md "The identified set"): its interval
+    """The gated quantity of a proxy attribute's identified set (docs/metrics.md §10): its interval
     (covering every value consistent with the proxies) is decided on; the point is the set's midpoint, kept inside
     the interval (it only shapes the p-values, not the decision, which follows the interval's ends)."""
     iv = ident.interval

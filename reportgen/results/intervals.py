@@ -211,7 +211,7 @@ class KatzInterval(ResultValue):
 
 
 class IdentifiedInterval(ResultValue):
-    """Confidence interval of a partial-identification set (docs/metrics.md "The identified set")."""
+    """Confidence interval of a partial-identification set (docs/metrics.md §10)."""
 
     lower: float | None = documented("The lower end's α/2 bootstrap quantile; null when undefined.")
     upper: float | None = documented("The upper end's 1 − α/2 bootstrap quantile; null when undefined or unbounded.")
@@ -223,13 +223,14 @@ class IdentifiedInterval(ResultValue):
 
 
 class IdentifiedVerdict(ResultValue):
-    """What the identified set says, in words (docs/metrics.md "The identified set")."""
+    """What the identified set says, in words (docs/metrics.md §10)."""
 
-    kind: Literal["above", "below", "not_identified", "inconclusive", "undefined"] = documented(
-        "'above' / 'below': the interval lies above / below the no-disparity value (0 for a difference, 1 for a "
-        "ratio) under every assignment of groups consistent with the proxies; 'not_identified': the set itself "
-        "contains it (no amount of data settles the question with these proxies); 'inconclusive': the set excludes "
-        "it but its interval does not; 'undefined': no set (a group without probability mass).")
+    kind: Literal["above", "below", "not_identified", "inconclusive", "descriptive", "undefined"] = documented(
+        "'above' / 'below': the interval lies above / below the line it is read against (0 for a difference, the "
+        "four-fifths line 0.8 for an impact ratio) under every assignment of groups consistent with the proxies; "
+        "'not_identified': the set itself contains it (no amount of data settles the question with these "
+        "proxies); 'inconclusive': the set excludes it but its interval does not; 'descriptive': a selection rate, "
+        "read against no line; 'undefined': no set (a group that can have no compared row).")
     text: str = documented("The verdict in words, as the report prints it (e.g. 'not identified: between −0.03 and "
                            "0.09 under the assignments consistent with the proxies').")
 

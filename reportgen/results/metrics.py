@@ -31,8 +31,8 @@ _NO_VERDICT = ("Present when the row supports no verdict whatever its intervals 
 
 
 _IDENTIFIED = ("Proxy attributes (`probabilities:`, `bisg:`): the sharp partial-identification set of the quantity "
-               "(Kallus, Mao & Zhou 2022) with its confidence interval and verdict (docs/metrics.md \"The identified "
-               "set\"); gates decide on it by default (`decide_on: identified`).")
+               "(Kallus, Mao & Zhou 2022) with its confidence interval and verdict (docs/metrics.md §10); gates "
+               "decide on it by default (`decide_on: identified`).")
 _HEADLINE_INTERVAL = ("The interval printed, decided and gated on: a bootstrap interval for one prediction file, "
                       "rows_and_runs for several runs, a simultaneous interval for a headline chosen among several "
                       "pairs; null when there is no value or no resampling (bootstrap resamples 0).")
@@ -406,7 +406,7 @@ class SelectionPair(ResultModel):
     identified: IdentifiedSet | None = optional("Proxy attributes: the sharp partial-identification set of the pair's "
                                                 "quantity (the selection rate; for impact_ratio the ratio to the "
                                                 "benchmark held fixed) with its interval and verdict (docs/metrics.md "
-                                                "\"The identified set\").")
+                                                "§10).")
     to_cross: float | int | None = optional("impact_ratio: the flip-flop count with the benchmark held fixed: flagged, "
                                             "how many more selections of the category lift its ratio to 0.8; not "
                                             "flagged, how many fewer drop it below 0.8. Null (`to_cross_reason`) for "

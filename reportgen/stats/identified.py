@@ -16,7 +16,7 @@ constrain each other, so its sharp bounds take the cell counts' Fréchet–Hoeff
 splits of one are the other's opposite extremes and exist together (:func:`difference_bounds`), so the sharp
 identified set of ``r_a − r_b`` is ``[lo_a − hi_b, hi_a − lo_b]`` and of ``r_a / r_b`` (``b`` fixed)
 ``[lo_a / hi_b, hi_a / lo_b]`` — the paper's identified sets for the demographic disparity and for the
-true-positive-rate disparity, computed in closed form (docs/metrics.md §9; checked against every integer coupling
+true-positive-rate disparity, computed in closed form (docs/metrics.md §10; checked against every integer coupling
 and against a linear program in tests/stats/test_identified.py).
 
 Everything is a function of per-stratum sums — the counts ``C[z, k, 2y + ŷ]`` per task and the masses
@@ -42,7 +42,8 @@ from reportgen.stats.counts import POISSON_TABLE, poisson_weights_at
 MIN_STRATUM_ROWS = 50
 
 METHOD = "basic bootstrap of the bounds (each end reflected at α/2 on its outer side)"
-REASON_NO_MASS = "the proxies give this group no probability mass: its rate is undefined"
+REASON_UNDEFINED = ("a compared group can have no compared row under some assignment consistent with the proxies (or "
+                    "the proxies give it no mass): its rate, and the set, are undefined")
 REASON_UNBOUNDED = ("the reference group's rate can be 0 under an assignment consistent with the proxies: the "
                     "ratio is unbounded above")
 
@@ -236,7 +237,7 @@ def confidence_interval(lower: float, upper: float, lower_reps: np.ndarray, uppe
     Reflected rather than percentile: an estimated end is a sum of per-stratum minima (or maxima) of noisy margins,
     biased towards the inside of the set where a stratum's margins are close (E min(m, q) ≤ min(E m, E q)), and a
     replicate repeats that bias on top of the estimate's; the percentile interval inherits it twice, the
-    reflected one removes it to first order (docs/metrics.md §9)."""
+    reflected one removes it to first order (docs/metrics.md §10)."""
     lower_reps, upper_reps = np.asarray(lower_reps, float), np.asarray(upper_reps, float)
     if (not len(lower_reps) or np.isnan(lower_reps).any() or np.isnan(upper_reps).any()
             or not np.isfinite(lower)):
@@ -254,15 +255,21 @@ def _num(x: float) -> str:
     return f"{x:.3g}".replace("-", "\u2212") if np.isfinite(x) else ("\u221e" if x > 0 else "\u2212\u221e")
 
 
-def verdict(lower: float, upper: float, ci: tuple[float, float] | None, level: float, *, null: float = 0.0,
-            quantity: str = "disparity") -> dict:
-    """What the identified set and its interval say about ``quantity`` against ``null`` (0 for a difference, 1
-    for a ratio), in words: decided on the interval when there is one, else on the set itself."""
+def verdict(lower: float, upper: float, ci: tuple[float, float] | None, level: float, *,
+            null: float | None = 0.0, quantity: str = "disparity") -> dict:
+    """What the identified set and its interval say about ``quantity`` against ``null`` (0 for a difference, 0.8
+    for an impact ratio; None for a rate, read against no line), in words: decided on the interval when there is
+    one, else on the set itself."""
     pct = f"{level * 100:g} %"
-    if not (np.isfinite(lower) or np.isfinite(upper)) or np.isnan(lower) or np.isnan(upper):
-        return {"kind": "undefined", "text": f"{quantity} is undefined under the proxies"}
+    if np.isnan(lower) or np.isnan(upper):
+        return {"kind": "undefined", "text": f"{quantity} is undefined under some assignment consistent with the "
+                                             "proxies (a group can have no compared row)"}
     lo, hi = ci if ci is not None else (lower, upper)
     where = f" ({pct} confidence)" if ci is not None else ""
+    if null is None:
+        return {"kind": "descriptive",
+                "text": (f"{quantity} between {_num(lower)} and {_num(upper)} under the assignments consistent with "
+                         "the proxies" + (f" ({_num(lo)} to {_num(hi)} at {pct})" if ci is not None else ""))}
     if lo > null:
         return {"kind": "above",
                 "text": f"{quantity} is at least {_num(lo)} under every assignment consistent with the proxies{where}"}
@@ -283,15 +290,17 @@ def _finite(x: float) -> float | None:
 
 
 def identified_block(lower: float, upper: float, lower_reps: np.ndarray, upper_reps: np.ndarray, level: float, *,
-                     null: float = 0.0, quantity: str = "disparity", reason: str | None = None,
+                     null: float | None = 0.0, quantity: str = "disparity", reason: str | None = None,
                      value_range: tuple[float, float] = (-np.inf, np.inf)) -> dict:
-    """The results' ``identified`` block: the set, its interval and its verdict (docs/metrics.md §9)."""
+    """The results' ``identified`` block: the set, its interval and its verdict (docs/metrics.md §10)."""
     ci = confidence_interval(lower, upper, lower_reps, upper_reps, level, value_range)
     iv = None if ci is None else {"lower": _finite(ci[0]), "upper": _finite(ci[1]), "level": level,
                                   "method": METHOD}
     out = {"lower": _finite(lower), "upper": _finite(upper), "interval": iv,
            "verdict": verdict(lower, upper, ci, level, null=null, quantity=quantity)}
-    if reason is None and not np.isfinite(upper) and not np.isnan(upper):
+    if reason is None and (np.isnan(lower) or np.isnan(upper)):
+        reason = REASON_UNDEFINED
+    elif reason is None and not np.isfinite(upper):
         reason = REASON_UNBOUNDED
     if reason is not None:
         out["reason"] = reason

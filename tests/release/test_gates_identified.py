@@ -1,4 +1,4 @@
-"""Gates on a proxy attribute decide on a named interval (docs/metrics.md §7, §9): the identified set's interval
+"""Gates on a proxy attribute decide on a named interval (docs/metrics.md §7, §10): the identified set's interval
 by default (`decide_on: identified`, the conservative one), the probability-weighted estimate's with
 `decide_on: weighted`; the decision follows the chosen interval's ends, and `decide_on` on a gate that checks no
 proxy attribute is a spec error at the gate's key."""
