@@ -234,9 +234,11 @@ def _coverage(rng, P_strata, rates, n, sets, B, level=0.95, jitter=False):
     hits = 0
     for _ in range(sets):
         z, A, P, y, yhat = _rows(rng, n, P_strata, rates)
-        if jitter:  # distinct vectors averaging to the stratum's (calibration holds on the stratum)
+        if jitter:  # distinct vectors averaging to the stratum's, each calibrated for its row (two groups)
             e = rng.uniform(-0.02, 0.02, size=n)
             P = P + np.stack([e, -e], axis=1)
+            A = (rng.random(n) < P[:, 1]).astype(np.int64)
+            yhat = rng.random(n) < rates[z, A]
         codes, S_ = ident.strata_codes(P)
         point = ident.stratum_sums(P, codes, S_, y, yhat)
         reps = ident.replicate_sums(P, codes, S_, y, yhat, np.arange(n), B, seed=int(rng.integers(2**31)), stream=1)
