@@ -83,7 +83,21 @@ def disparity_set(ctx, k: int, cost: np.ndarray, mask: np.ndarray, protected: in
     lo, hi = ident.difference_bounds(point, k, one, zero, protected, reference)
     lo_r, hi_r = ident.difference_bounds(reps, k, one, zero, protected, reference)
     return ident.identified_block(float(lo), float(hi), lo_r, hi_r, ctx.level, null=0.0, quantity="disparity",
-                                  value_range=(-1.0, 1.0))
+                                  value_range=(-1.0, 1.0), no_verdict=_too_small(ctx, point, protected, reference))
+
+
+MIN_MASS_COMPARE = 10  # as reportgen.families.disparity.MIN_ROWS_COMPARE: a group's probability mass in rows
+
+
+def _too_small(ctx, point: ident.StratumSums, *groups: int) -> str | None:
+    """Why a comparison supports no verdict: a compared group's probability mass (its expected rows) is under
+    MIN_MASS_COMPARE."""
+    mass = point.mass.sum(axis=0)
+    for g in groups:
+        if mass[g] < MIN_MASS_COMPARE:
+            return (f"too few rows in {ctx.attr.label(g)} (probability mass {mass[g]:.1f} rows, fewer than "
+                    f"{MIN_MASS_COMPARE}) to compare")
+    return None
 
 
 SELECTED = np.array([[0.0, 1.0], [0.0, 1.0]])  # c[y, ŷ]: the positive prediction
@@ -111,4 +125,4 @@ def selection_set(ctx, k: int, group: int, *, negative: bool, benchmark: int | N
     lo, hi = ident.ratio_bounds(point, k, one, zero, group, benchmark)
     lo_r, hi_r = ident.ratio_bounds(reps, k, one, zero, group, benchmark)
     return ident.identified_block(float(lo), float(hi), lo_r, hi_r, ctx.level, null=0.8, quantity="impact ratio",
-                                  value_range=(0.0, np.inf))
+                                  value_range=(0.0, np.inf), no_verdict=_too_small(ctx, point, group, benchmark))

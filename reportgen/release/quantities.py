@@ -184,6 +184,9 @@ def identified_estimate(ident, level: float) -> Estimate:
     lo, hi = float(iv.lower), float(iv.upper)
     point = min(max(mid if mid is not None else (lo + hi) / 2, lo), hi)
     e = Estimate(point, lower=lo, upper=hi, level=float(iv.level or level), method=IDENTIFIED)
+    if ident.no_verdict:  # a compared group too small (or no sampling variation): no verdict either way
+        e.undefined = f"no verdict: {ident.no_verdict}"
+        return e
     if hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi)):
         e.degenerate = MSG_DEGENERATE_DEFAULT
     return e

@@ -246,3 +246,6 @@ class IdentifiedSet(ResultValue):
                                                      "a replicate is undefined.")
     verdict: IdentifiedVerdict = documented("What the set and its interval say.")
     reason: str | None = optional("Why the set or an end of it is undefined or unbounded.")
+    no_verdict: str | None = optional("Present when the set supports no verdict whatever its interval says: a "
+                                      "compared group's probability mass is under 10 rows, or the interval shows "
+                                      "no sampling variation (its gates are inconclusive).")

@@ -289,15 +289,25 @@ def _finite(x: float) -> float | None:
     return float(x) if np.isfinite(x) else None
 
 
+MSG_NO_VARIATION = "its interval shows no sampling variation, so it supports no verdict"
+
+
 def identified_block(lower: float, upper: float, lower_reps: np.ndarray, upper_reps: np.ndarray, level: float, *,
                      null: float | None = 0.0, quantity: str = "disparity", reason: str | None = None,
-                     value_range: tuple[float, float] = (-np.inf, np.inf)) -> dict:
-    """The results' ``identified`` block: the set, its interval and its verdict (docs/metrics.md §10)."""
+                     value_range: tuple[float, float] = (-np.inf, np.inf), no_verdict: str | None = None) -> dict:
+    """The results' ``identified`` block: the set, its interval and its verdict (docs/metrics.md §10).
+    ``no_verdict``: why the row supports no verdict whatever the interval says (a compared group too small);
+    an interval that cannot vary supports none either."""
     ci = confidence_interval(lower, upper, lower_reps, upper_reps, level, value_range)
     iv = None if ci is None else {"lower": _finite(ci[0]), "upper": _finite(ci[1]), "level": level,
                                   "method": METHOD}
+    if no_verdict is None and null is not None and ci is not None and ci[1] - ci[0] <= 1e-12 * max(1.0, abs(ci[0])):
+        no_verdict = MSG_NO_VARIATION
     out = {"lower": _finite(lower), "upper": _finite(upper), "interval": iv,
-           "verdict": verdict(lower, upper, ci, level, null=null, quantity=quantity)}
+           "verdict": ({"kind": "undefined", "text": f"no verdict: {no_verdict}"} if no_verdict is not None
+                       else verdict(lower, upper, ci, level, null=null, quantity=quantity))}
+    if no_verdict is not None:
+        out["no_verdict"] = no_verdict
     if reason is None and (np.isnan(lower) or np.isnan(upper)):
         reason = REASON_UNDEFINED
     elif reason is None and not np.isfinite(upper):

@@ -91,3 +91,12 @@ def test_decide_on_on_a_gate_of_no_proxy_attribute_is_a_spec_error_at_its_key():
     assert [p for p in problems if p[0] == ("gates", 0, "decide_on")]
     assert not [p for p in gate_selection.spec_problems(_LS(_spec("probabilities", gate)))
                 if p[0] == ("gates", 0, "decide_on")]
+
+
+def test_an_identified_set_with_no_verdict_is_inconclusive_whatever_its_interval():
+    s = {**identified(0.12, 0.3, 0.1, 0.33, kind="undefined"),
+         "no_verdict": "too few rows in g=A (probability mass 4.2 rows, fewer than 10) to compare"}
+    pair = {**dp_pair(0.2, iv(0.15, 0.25)), "identified": s}
+    (g,), _ = evaluate(spec_of(Gate(metric="demographic_parity", per_pair=True, max=0.05)),
+                       [dp_entry(0.2, iv(0.15, 0.25), [pair])], level=0.95)
+    assert g["status"] == "inconclusive" and "probability mass 4.2 rows" in g["reason"]

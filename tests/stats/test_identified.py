@@ -223,6 +223,10 @@ def test_verdict_words():
     block = ident.identified_block(0.5, np.inf, np.full(5, 0.45), np.full(5, np.inf), 0.95, null=1.0,
                                    quantity="impact ratio")
     assert block["upper"] is None and block["reason"] == ident.REASON_UNBOUNDED
+    flat = ident.identified_block(0.1, 0.1, np.full(5, 0.1), np.full(5, 0.1), 0.95)  # an interval that cannot vary
+    assert flat["verdict"]["kind"] == "undefined" and flat["no_verdict"] == ident.MSG_NO_VARIATION
+    small = ident.identified_block(0.1, 0.3, np.full(5, 0.05), np.full(5, 0.35), 0.95, no_verdict="too few rows")
+    assert small["verdict"] == {"kind": "undefined", "text": "no verdict: too few rows"}
 
 
 def _coverage(rng, P_strata, rates, n, sets, B, level=0.95, jitter=False):
