@@ -60,11 +60,12 @@ def _sums(ctx, enc) -> tuple[ident.StratumSums, ident.StratumSums]:
     Y = np.asarray(enc.Y, dtype=bool)
     Yhat = np.asarray(enc.Yhat if enc.Yhat is not None else enc.Y, dtype=bool)
     codes, S = ident.strata_codes(P, _strata_keys(enc, ctx.attr))
-    point = ident.stratum_sums(P, codes, S, Y, Yhat)
+    target, S2 = ident.pooling(ident.stratum_sums(P, codes, S, Y, Yhat))  # decided on the point counts
+    codes = target[codes]
+    point = ident.stratum_sums(P, codes, S2, Y, Yhat)
     sid = counts.stream_id(enc.role, ctx.attr.name, "counts")
-    reps = ident.replicate_sums(P, codes, S, Y, Yhat, np.arange(len(P)), ctx.B, seed=ctx.seed, stream=sid)
-    target, S2 = ident.pooling(point)
-    return ident.pooled(point, target, S2), ident.pooled(reps, target, S2)
+    reps = ident.replicate_sums(P, codes, S2, Y, Yhat, np.arange(len(P)), ctx.B, seed=ctx.seed, stream=sid)
+    return point, reps
 
 
 def _unavailable(reason: str) -> dict:

@@ -35,8 +35,11 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+from scipy import sparse
 
-from reportgen.stats.counts import POISSON_TABLE, poisson_weights_at
+from reportgen.stats.counts import POISSON_TABLE, block_chunks, poisson_block
+
+SUB_ROWS = 4096  # rows per weight matrix in replicate_sums (a (SUB_ROWS, B) float64 block: 32 MB at B = 1000)
 
 # a proxy stratum with fewer rows is pooled with others like it (pooling)
 MIN_STRATUM_ROWS = 50
@@ -66,10 +69,11 @@ def strata_codes(P: np.ndarray, keys: Sequence[np.ndarray] | None = None) -> tup
     ``strata:`` columns), or with identical probability vectors when no keys are given."""
     if keys:
         cols = [np.unique(np.asarray(k), return_inverse=True)[1].reshape(-1) for k in keys]
-        stacked = np.stack(cols, axis=1)
+        stacked = np.ascontiguousarray(np.stack(cols, axis=1), dtype=np.int64)
     else:
-        stacked = np.ascontiguousarray(P, dtype=np.float64)
-    _, codes = np.unique(stacked, axis=0, return_inverse=True)
+        stacked = np.ascontiguousarray(np.asarray(P, dtype=np.float64) + 0.0)  # + 0.0: −0.0 and 0.0 alike
+    rows = stacked.view(np.dtype((np.void, stacked.dtype.itemsize * stacked.shape[1]))).reshape(-1)
+    _, codes = np.unique(rows, return_inverse=True)  # one byte string per row: much faster than axis=0
     codes = np.asarray(codes, dtype=np.int64).reshape(-1)
     return codes, int(codes.max()) + 1 if len(codes) else 0
 
@@ -118,38 +122,52 @@ def pooled(sums: StratumSums, target: np.ndarray, S: int) -> StratumSums:
     return StratumSums(np.einsum("...zkc,zw->...wkc", sums.cells, H), np.einsum("...zg,zw->...wg", sums.mass, H))
 
 
-def _onehot_sums(strata: np.ndarray, S: int, P: np.ndarray, Y: np.ndarray, Yhat: np.ndarray,
-                 W: np.ndarray | None) -> StratumSums:
-    """The sums with row weights ``W`` (n, b) (None: every row weighs 1, no replicate axis)."""
+def _point_sums(strata: np.ndarray, S: int, P: np.ndarray, Y: np.ndarray, Yhat: np.ndarray) -> StratumSums:
+    """The sums with every row weighing 1."""
     n, K = Y.shape
-    cell = (2 * Y.astype(np.int64) + Yhat.astype(np.int64))  # (n, K)
+    cell = 2 * Y.astype(np.int64) + Yhat.astype(np.int64)  # (n, K)
     idx = (strata[:, None] * K + np.arange(K)[None, :]) * 4 + cell  # (n, K) flat (z, k, c)
-    if W is None:
-        cells = np.bincount(idx.reshape(-1), minlength=S * K * 4).astype(np.float64).reshape(S, K, 4)
-        mass = np.zeros((S, P.shape[1]))
-        np.add.at(mass, strata, P)
-        return StratumSums(cells, mass)
-    b = W.shape[1]
-    cells = np.zeros((S * K * 4, b))
-    for k in range(K):
-        np.add.at(cells, idx[:, k], W)
-    mass = np.zeros((S, P.shape[1], b))
-    np.add.at(mass, strata, P[:, :, None] * W[:, None, :])
-    return StratumSums(np.moveaxis(cells, -1, 0).reshape(b, S, K, 4), np.moveaxis(mass, -1, 0))
+    cells = np.bincount(idx.reshape(-1), minlength=S * K * 4).astype(np.float64).reshape(S, K, 4)
+    mass = np.stack([np.bincount(strata, weights=P[:, g], minlength=S) for g in range(P.shape[1])], axis=1)
+    return StratumSums(cells, mass.reshape(S, P.shape[1]))
 
 
 def stratum_sums(P: np.ndarray, strata: np.ndarray, S: int, Y: np.ndarray, Yhat: np.ndarray) -> StratumSums:
     """The point sums of rows with probability matrix ``P`` (n, G), strata codes, labels and predictions (n, K)."""
-    return _onehot_sums(np.asarray(strata, np.int64), S, np.asarray(P, np.float64), _2d(Y), _2d(Yhat), None)
+    return _point_sums(np.asarray(strata, np.int64), S, np.asarray(P, np.float64), _2d(Y), _2d(Yhat))
 
 
 def replicate_sums(P: np.ndarray, strata: np.ndarray, S: int, Y: np.ndarray, Yhat: np.ndarray, pos: np.ndarray,
                    B: int, *, seed: int, stream: int, start: int = 0) -> StratumSums:
     """Replicates ``start .. start+B`` of the sums with keyed Poisson(1) row weights (``pos``: each row's
-    position, keying its weights as everywhere in reportgen)."""
-    raw = poisson_weights_at(seed, stream, np.asarray(pos, np.int64), start + B)[:, start:]
-    W = POISSON_TABLE[raw].astype(np.float64)
-    return _onehot_sums(np.asarray(strata, np.int64), S, np.asarray(P, np.float64), _2d(Y), _2d(Yhat), W)
+    position, keying its weights as everywhere in reportgen). Rows are taken a counter block at a time and
+    :data:`SUB_ROWS` rows at once, sorted by stratum and summed by segment, so memory stays bounded whatever the
+    rows and the work is one pass over the weights per task and group."""
+    P = np.asarray(P, np.float64)
+    strata = np.asarray(strata, np.int64)
+    Y, Yhat = _2d(Y), _2d(Yhat)
+    n, K = Y.shape
+    G = P.shape[1]
+    F = 4 * K + G  # per stratum: the (task, cell) counts, then the groups' masses
+    out = np.zeros((S * F, B))
+    cell = 2 * Y.astype(np.int64) + Yhat.astype(np.int64)
+    for rows, blk, within in block_chunks(np.asarray(pos, np.int64)):
+        draws = poisson_block(seed, stream, blk, start + B)
+        idx = np.arange(n)[rows]
+        for lo in range(0, len(within), SUB_ROWS):
+            r = idx[lo:lo + SUB_ROWS]
+            W = POISSON_TABLE[draws[within[lo:lo + SUB_ROWS], start:start + B]].astype(np.float64)  # (rows, B)
+            m = len(r)
+            base = strata[r] * F
+            cols = np.concatenate([base[:, None] + 4 * np.arange(K)[None, :] + cell[r],
+                                   base[:, None] + 4 * K + np.arange(G)[None, :]], axis=1)  # (rows, 4K + G)
+            data = np.concatenate([np.ones((m, K)), P[r]], axis=1)
+            Z = sparse.csr_matrix((data.reshape(-1), cols.reshape(-1), np.arange(0, m * (K + G) + 1, K + G)),
+                                  shape=(m, S * F))
+            out += np.asarray(Z.T @ W)
+    out3 = np.moveaxis(out.reshape(S, F, B), -1, 0)  # (B, S, F)
+    return StratumSums(np.ascontiguousarray(out3[..., :4 * K]).reshape(B, S, K, 4),
+                       np.ascontiguousarray(out3[..., 4 * K:]))
 
 
 def _2d(a: np.ndarray) -> np.ndarray:
