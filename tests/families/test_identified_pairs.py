@@ -130,3 +130,19 @@ def test_vague_proxies_give_the_stats_module_set_around_the_weighted_rows(loaded
     ir = [p for p in out["impact_ratio"].pairs if not p.benchmark][0]
     assert ir.identified.lower <= ir.identified.upper or ir.identified.upper is None
     assert fam_ident.STATISTIC in ctx.statistics  # computed once per attribute, shared by the four metrics
+
+
+def test_runs_and_streamed_rows_say_why_there_is_no_set():
+    from types import SimpleNamespace
+
+    def ctx(encs, attr_probabilities=None):
+        attr = SimpleNamespace(name="race", probabilities=attr_probabilities, label=lambda j: f"race={j}")
+        return SimpleNamespace(statistics={}, attr=attr, L=SimpleNamespace(predictions=encs), level=0.95)
+
+    P = np.full((4, 2), 0.5)
+    with_p = SimpleNamespace(probabilities={"race": P})
+    runs = fam_ident.disparity_set(ctx([with_p, with_p]), 0, np.ones((2, 2)), np.ones((2, 2)), 1, 0)
+    assert runs["interval"] is None and runs["reason"] == fam_ident.REASON_RUNS
+    streamed = fam_ident.selection_set(ctx([SimpleNamespace()], {"A": "p_a", "B": "p_b"}), 0, 1, negative=False)
+    assert streamed["reason"] == fam_ident.REASON_STREAMED and streamed["verdict"]["kind"] == "undefined"
+    assert fam_ident.disparity_set(ctx([SimpleNamespace()]), 0, np.ones((2, 2)), np.ones((2, 2)), 1, 0) is None
