@@ -44,6 +44,7 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
     # the variance of the run-averaged amortised costs from above (c̄² ≤ mean of c²), so Bernstein stays valid.
     N_point = cells[0].point if runs == 1 else np.mean([c.point for c in cells], axis=0)
     pairs, pair_reps = [], {}
+    ident_args: dict[int, tuple] = {}  # pair position -> its identified set's arguments (a proxy attribute)
     for k in task_idx:
         t = L.tasks[k]
         favpos = t.favorable == "positive"
@@ -91,6 +92,7 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
                     ident = identified.disparity_set(ctx, k, cost, mask, p, ref) if ctx is not None else None
                     if ident is not None:  # a proxy attribute: the identified set beside the weighted δ
                         pair["identified"] = ident
+                        ident_args[len(pairs)] = (k, cost, mask, p, ref)
                 pairs.append(pair)
     entry = {"name": m.name, "attribute": attr.name, "reference": attr.label(ref),
              "protected": [attr.label(p) for p in prots]}
@@ -100,8 +102,10 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
     replicates = None
     if chosen is not None and not _get(entry["interval"], "method", "").startswith("simultaneous"):
         replicates = pair_reps.get(chosen)
-    if chosen is not None and "identified" in pairs[chosen]:  # a proxy attribute: the selected pair's set
-        entry["identified"] = pairs[chosen]["identified"]
+    if chosen is not None and chosen in ident_args:  # a proxy attribute: the selected pair's set, its interval at
+        # the Bonferroni level over the pairs it was chosen among (as the headline's Bernstein interval, §3)
+        bonferroni = 1 - (1 - level) / max(1, len(pair_reps))
+        entry["identified"] = identified.disparity_set(ctx, *ident_args[chosen], level=bonferroni)
     # summed over the predicted attribute once per task (a sum over one element is exact): linear in the groups
     summed = {k: cells[0].point[:, k].sum(axis=2, keepdims=True) for k in task_idx}
     entry["groups"] = [{"group": attr.label(j), "task": L.tasks[k].label,

@@ -73,9 +73,11 @@ def _unavailable(reason: str) -> dict:
             "verdict": {"kind": "undefined", "text": "no identified set: " + reason}, "reason": reason}
 
 
-def disparity_set(ctx, k: int, cost: np.ndarray, mask: np.ndarray, protected: int, reference: int) -> dict | None:
+def disparity_set(ctx, k: int, cost: np.ndarray, mask: np.ndarray, protected: int, reference: int, *,
+                  level: float | None = None) -> dict | None:
     """The identified set of a disparity pair's δ (cost rate of ``protected`` − of ``reference`` over the rows
-    ``mask`` compares, task ``k``), or None for an attribute with its groups on every row."""
+    ``mask`` compares, task ``k``) with its interval at ``level`` (default: the spec's), or None for an attribute
+    with its groups on every row."""
     sums = stratum_sums(ctx)
     if sums is None or isinstance(sums, str):
         return None if sums is None else _unavailable(sums)
@@ -83,8 +85,9 @@ def disparity_set(ctx, k: int, cost: np.ndarray, mask: np.ndarray, protected: in
     one, zero = ident.cells_of(cost, mask)
     lo, hi = ident.difference_bounds(point, k, one, zero, protected, reference)
     lo_r, hi_r = ident.difference_bounds(reps, k, one, zero, protected, reference)
-    return ident.identified_block(float(lo), float(hi), lo_r, hi_r, ctx.level, null=0.0, quantity="disparity",
-                                  value_range=(-1.0, 1.0), no_verdict=_too_small(ctx, point, protected, reference))
+    return ident.identified_block(float(lo), float(hi), lo_r, hi_r, level or ctx.level, null=0.0,
+                                  quantity="disparity", value_range=(-1.0, 1.0),
+                                  no_verdict=_too_small(ctx, point, protected, reference))
 
 
 MIN_MASS_COMPARE = 10  # as reportgen.families.disparity.MIN_ROWS_COMPARE: a group's probability mass in rows

@@ -32,6 +32,7 @@ tasks:
 metrics:
   - demographic_parity
   - equal_opportunity
+  - equalized_odds
   - selection_rate
   - impact_ratio
 intervals:
@@ -87,11 +88,12 @@ def test_no_probabilities_no_identified_key(loaded):
 def test_certain_proxies_shrink_the_set_to_the_hard_estimate(loaded):
     ls, ctx = _ctx(loaded, _one_hot(loaded))
     out = _entries(ls, ctx)
-    for name in ("demographic_parity", "equal_opportunity"):
+    for name in ("demographic_parity", "equal_opportunity", "equalized_odds"):
         for pair in out[name].pairs:
             s = pair.identified
             assert s.lower == pytest.approx(pair.delta, abs=1e-12) and s.upper == pytest.approx(pair.delta, abs=1e-12)
-        assert out[name].identified == out[name].pairs[out[name].selected_pair].identified
+        head = out[name].identified
+        assert head.lower == out[name].pairs[out[name].selected_pair].identified.lower
     for pair in out["selection_rate"].pairs:
         assert pair.identified.lower == pytest.approx(pair.selection_rate, abs=1e-12)
         assert pair.identified.upper == pytest.approx(pair.selection_rate, abs=1e-12)
@@ -129,7 +131,12 @@ def test_vague_proxies_give_the_stats_module_set_around_the_weighted_rows(loaded
     assert eo.identified.lower < eo.identified.upper  # conditioned rates: a set too
     ir = [p for p in out["impact_ratio"].pairs if not p.benchmark][0]
     assert ir.identified.lower <= ir.identified.upper or ir.identified.upper is None
-    assert fam_ident.STATISTIC in ctx.statistics  # computed once per attribute, shared by the four metrics
+    assert fam_ident.STATISTIC in ctx.statistics  # computed once per attribute, shared by the metrics
+    eq = out["equalized_odds"]  # two pairs: the headline's set is its selected pair's, its interval Bonferroni
+    head, chosen = eq.identified, eq.pairs[eq.selected_pair].identified
+    assert (head.lower, head.upper) == (chosen.lower, chosen.upper)
+    assert head.interval.level == pytest.approx(1 - 0.05 / 2) and chosen.interval.level == 0.95
+    assert head.interval.lower <= chosen.interval.lower and chosen.interval.upper <= head.interval.upper
 
 
 def test_runs_and_streamed_rows_say_why_there_is_no_set():
