@@ -12,6 +12,7 @@ import numpy as np
 from reportgen.stats import intervals
 from reportgen.stats import metrics
 from reportgen.data.files import AttributeDef, TaskColumns
+from reportgen.families import identified
 from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline, needs_predicted
 from reportgen.stats.loading import Loaded
 from reportgen.stats.statistic import Estimate
@@ -24,7 +25,7 @@ from reportgen.spec.model import LoadedSpec, Metric
 
 
 def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, cells: list[Estimate], task_idx: list[int],
-                     level: float, B: int, seed: int) -> Computed:
+                     level: float, B: int, seed: int, ctx: AttributeContext | None = None) -> Computed:
     """Group disparities (docs/metrics.md §3): one pair per (protected group, task, component), each with a
     bootstrap and a Bernstein interval; the metric's headline is chosen by evidence with a simultaneous
     interval over its pairs.
@@ -45,6 +46,7 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
     N_point = cells[0].point if runs == 1 else np.mean([c.point for c in cells], axis=0)
     pairs: list[DisparityPair] = []
     pair_reps: dict[int, np.ndarray] = {}
+    ident_args: dict[int, tuple] = {}  # pair position -> its identified set's arguments (a proxy attribute)
     for k in task_idx:
         t = L.tasks[k]
         favpos = t.favorable == "positive"
@@ -92,6 +94,10 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
                                                 attr.label(ref), runs_halfwidth=h_runs,
                                                 weighted=attr.probabilities is not None)
                     _decide(pair, decision)
+                    ident = identified.disparity_set(ctx, k, cost, mask, p, ref) if ctx is not None else None
+                    if ident is not None:  # a proxy attribute: the identified set beside the weighted δ
+                        pair.identified = ident
+                        ident_args[len(pairs)] = (k, cost, mask, p, ref)
                 pairs.append(pair)
     head = _disparity_headline(pairs, level, decision, reps=pair_reps)
     # the headline's replicates: the selected pair's, unless its interval is the simultaneous one (no gate pairs it)
@@ -99,6 +105,10 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
     replicates = None
     if chosen is not None and not isinstance(head["interval"], SimultaneousInterval):
         replicates = pair_reps.get(chosen)
+    if chosen is not None and chosen in ident_args:  # a proxy attribute: the selected pair's set, its interval at
+        # the Bonferroni level over the pairs it was chosen among (as the headline's Bernstein interval, §3)
+        bonferroni = 1 - (1 - level) / max(1, len(pair_reps))
+        head["identified"] = identified.disparity_set(ctx, *ident_args[chosen], level=bonferroni)
     # summed over the predicted attribute once per task (a sum over one element is exact): linear in the groups
     summed = {k: cells[0].point[:, k].sum(axis=2, keepdims=True) for k in task_idx}
     rates = [GroupRates(group=attr.label(j), task=L.tasks[k].label, **metrics.group_rates(summed[k], j))
@@ -373,7 +383,8 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     undefined = needs_predicted(ctx, m)
     if undefined:
         return undefined
-    return _disparity_entry(ctx.ls, m, ctx.attr, ctx.L, ctx.cells, ctx.task_idx(m), ctx.level, ctx.B, ctx.seed)
+    return _disparity_entry(ctx.ls, m, ctx.attr, ctx.L, ctx.cells, ctx.task_idx(m), ctx.level, ctx.B, ctx.seed,
+                            ctx=ctx)
 
 
 def sweep_value(m: Metric, attr: AttributeDef, N: np.ndarray, base, k: int, t: TaskColumns) -> float:

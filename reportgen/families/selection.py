@@ -13,6 +13,7 @@ import numpy as np
 
 from reportgen.stats import metrics
 from reportgen.stats.statistic import Estimate
+from reportgen.families import identified
 from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline, pair_interval
 from reportgen.fileio import jfloat as as_json_float
 from reportgen.results.intervals import BootstrapInterval, RowsAndRunsInterval
@@ -325,6 +326,12 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
                 pair.to_cross = None
                 pair.to_cross_reason = ("the benchmark: its ratio is 1 by definition" if row["benchmark"]
                                         else "excluded: no ratio" if row["excluded"] else REASON_BENCHMARK_ZERO)
+            bench = bench_of_task[k] if is_ratio else None
+            if n[0, kk, j] > 0 and not row["excluded"] and (not is_ratio or (bench is not None and bench != j)):
+                ident = identified.selection_set(ctx, k, j, negative=L.tasks[k].selected == "negative",
+                                                 benchmark=bench, scoring=scoring)
+                if ident is not None:  # a proxy attribute: the identified set beside the weighted estimate
+                    pair.identified = ident
             pairs.append(pair)
     # the entry's keys in results.json order; the model is built once they are all known
     out = {"name": m.name, "attribute": attr.name, "value": as_json_float(ev.value), "total_rows": int(round(total))}

@@ -64,6 +64,13 @@ def _covering(s, g) -> list:
             (g.attribute is None or m.attribute is None or m.attribute == g.attribute)]
 
 
+def _proxy_gated(s, g) -> bool:
+    """Whether a gate checks an attribute given by proxy probabilities (the only ones with an identified set)."""
+    names = [g.attribute] if g.attribute is not None else [
+        a for m in s.metrics if m.name == g.metric for a in ([m.attribute] if m.attribute else list(s.attributes))]
+    return any(getattr(s.attributes.get(a), "membership", "hard") == "probabilities" for a in names)
+
+
 def spec_problems(ls) -> list[Problem]:
     """Validation-time checks of the gates (what the spec alone can tell): a gate must select computed values
     (metric listed, attribute declared and covered by the metric, task a declared task of the metric, pairs
@@ -93,6 +100,11 @@ def spec_problems(ls) -> list[Problem]:
                                       f"`attribute:` in `metrics:`), not for '{g.attribute}'; gate "
                                       f"{'that attribute' if len(only) == 1 else 'one of those'} or widen the metric"))
                 continue
+        if g.decide_on is not None and not _proxy_gated(s, g):
+            out.append(ls.problem(("gates", i, "decide_on"),
+                                  "`decide_on` chooses between a proxy attribute's identified set and its "
+                                  "probability-weighted estimate, and this gate checks no attribute given by "
+                                  "`probabilities:` or `bisg:`; remove `decide_on`"))
         if g.per_pair and pair_kind == "none":
             out.append(ls.problem(("gates", i, "per_pair"),
                                   f"'{g.metric}' has no pairs (one value per attribute); remove `per_pair` to gate "

@@ -79,6 +79,9 @@ def worsening_max(metric: str, per_pair: bool) -> float:
     return hi - lo
 
 
+IDENTIFIED = "identified set"  # the method a gate names when it decides on a proxy attribute's identified set
+
+
 @dataclass
 class Estimate:
     """A gated quantity: its point value and the interval printed beside it (or why there is no verdict)."""
@@ -116,10 +119,11 @@ def quantity_name(metric: str, obj, is_pair: bool) -> str:
     return Q_CONTRIBUTION if _is_biasamp_pair(obj) else Q_DELTA
 
 
-def estimate(metric: str, obj, *, is_pair: bool, level: float) -> Estimate:
+def estimate(metric: str, obj, *, is_pair: bool, level: float, decide_on: str | None = None) -> Estimate:
     """The gated quantity of a metric result or pair (typed, reportgen.results.model) with the interval the report
     prints for it: the value, a pair's Δ (or a selection pair's rate or ratio), or a BiasAmp pair's contribution
-    y·Δ (interval of Δ times y, ends swapped when y = −1)."""
+    y·Δ (interval of Δ times y, ends swapped when y = −1). On a proxy attribute (the object has an ``identified``
+    set) the identified set's interval unless ``decide_on`` is "weighted"."""
     point = getattr(obj, pair_quantity_key(metric)) if is_pair else obj.value  # the catalogue names the field
     iv = decision_interval(obj)  # the row's decision interval: the one its verdict and sentence follow
     y = None
@@ -147,6 +151,9 @@ def estimate(metric: str, obj, *, is_pair: bool, level: float) -> Estimate:
         if iv is not None and iv.lower is not None and iv.upper is not None:
             e.lower, e.upper = float(iv.lower), float(iv.upper)
         return e
+    ident = getattr(obj, "identified", None)
+    if ident is not None and decide_on != "weighted":
+        return identified_estimate(ident, level)
     if iv is None:
         return Estimate(point, no_interval=True, y=y)
     lvl = float(iv.level or level)
@@ -161,6 +168,27 @@ def estimate(metric: str, obj, *, is_pair: bool, level: float) -> Estimate:
     e.lower, e.upper = lo, hi
     if getattr(iv, "degenerate", None) is True or hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi)):  # equal up to float noise
         e.degenerate = getattr(iv, "note", None) or MSG_DEGENERATE_DEFAULT
+    return e
+
+
+def identified_estimate(ident, level: float) -> Estimate:
+    """The gated quantity of a proxy attribute's identified set (docs/metrics.md §10): its interval
+    (covering every value consistent with the proxies) is decided on; the point is the set's midpoint, kept inside
+    the interval (it only shapes the p-values, not the decision, which follows the interval's ends)."""
+    iv = ident.interval
+    lo_set, hi_set = ident.lower, ident.upper
+    mid = None if lo_set is None or hi_set is None else (float(lo_set) + float(hi_set)) / 2
+    if iv is None or iv.lower is None or iv.upper is None:
+        why = ident.reason or "the identified set has no interval"
+        return Estimate(mid, method=IDENTIFIED, undefined=f"no identified interval: {why}")
+    lo, hi = float(iv.lower), float(iv.upper)
+    point = min(max(mid if mid is not None else (lo + hi) / 2, lo), hi)
+    e = Estimate(point, lower=lo, upper=hi, level=float(iv.level or level), method=IDENTIFIED)
+    if ident.no_verdict:  # a compared group too small (or no sampling variation): no verdict either way
+        e.undefined = f"no verdict: {ident.no_verdict}"
+        return e
+    if hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi)):
+        e.degenerate = MSG_DEGENERATE_DEFAULT
     return e
 
 

@@ -13,7 +13,7 @@ from reportgen.results.vocabulary import (COVERS_TEXT, LEVEL_TEXT, LOWER_TEXT, R
 
 __all__ = ["BootstrapInterval", "RowsAndRunsInterval", "SimultaneousInterval", "AcrossRunsInterval",
            "TrialsInterval", "BernsteinInterval", "DecisionVerdict", "decision_interval", "HeadlineInterval",
-           "PairInterval", "KatzInterval"]
+           "PairInterval", "KatzInterval", "IdentifiedInterval", "IdentifiedVerdict", "IdentifiedSet"]
 
 
 class BootstrapInterval(ResultValue):
@@ -208,3 +208,44 @@ class KatzInterval(ResultValue):
     description: str = documented("What the interval covers and what it is conditional on (the benchmark chosen).")
     reason: str | None = optional("Why the interval is undefined (no selected row in the category or the benchmark).")
 
+
+
+class IdentifiedInterval(ResultValue):
+    """Confidence interval of a partial-identification set (docs/metrics.md §10)."""
+
+    lower: float | None = documented("The lower end's α/2 bootstrap quantile; null when undefined.")
+    upper: float | None = documented("The upper end's 1 − α/2 bootstrap quantile; null when undefined or unbounded.")
+    level: float = documented(LEVEL_TEXT)
+    method: str = documented(
+        "The bounds recomputed on every bootstrap replicate (the keyed Poisson row weights the probability-weighted "
+        "estimate uses); the interval covers the whole identified set, so the true value, with probability at least "
+        "the level in large samples.")
+
+
+class IdentifiedVerdict(ResultValue):
+    """What the identified set says, in words (docs/metrics.md §10)."""
+
+    kind: Literal["above", "below", "not_identified", "inconclusive", "descriptive", "undefined"] = documented(
+        "'above' / 'below': the interval lies above / below the line it is read against (0 for a difference, the "
+        "four-fifths line 0.8 for an impact ratio) under every assignment of groups consistent with the proxies; "
+        "'not_identified': the set itself contains it (no amount of data settles the question with these "
+        "proxies); 'inconclusive': the set excludes it but its interval does not; 'descriptive': a selection rate, "
+        "read against no line; 'undefined': no set (a group that can have no compared row).")
+    text: str = documented("The verdict in words, as the report prints it (e.g. 'not identified: between −0.03 and "
+                           "0.09 under the assignments consistent with the proxies').")
+
+
+class IdentifiedSet(ResultValue):
+    """The sharp partial-identification set of a quantity on a proxy attribute (Kallus, Mao & Zhou 2022): every
+    value consistent with the proxy probabilities and the observed outcomes, with its confidence interval."""
+
+    lower: float | None = documented("Smallest value consistent with the proxies and the data; null when undefined.")
+    upper: float | None = documented("Largest value consistent with the proxies and the data; null when undefined or "
+                                     "unbounded (`reason`).")
+    interval: IdentifiedInterval | None = documented("Confidence interval of the set; null without resampling or when "
+                                                     "a replicate is undefined.")
+    verdict: IdentifiedVerdict = documented("What the set and its interval say.")
+    reason: str | None = optional("Why the set or an end of it is undefined or unbounded.")
+    no_verdict: str | None = optional("Present when the set supports no verdict whatever its interval says: a "
+                                      "compared group's probability mass is under 10 rows, or the interval shows "
+                                      "no sampling variation (its gates are inconclusive).")

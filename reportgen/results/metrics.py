@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field
 
 from reportgen.results.intervals import (AcrossRunsInterval, BernsteinInterval, BootstrapInterval, DecisionVerdict,
-                                         HeadlineInterval, KatzInterval, PairInterval, SimultaneousInterval, TrialsInterval)
+                                         HeadlineInterval, IdentifiedSet, KatzInterval, PairInterval, SimultaneousInterval, TrialsInterval)
 from reportgen.results.vocabulary import (LEVEL_TEXT, BaseSource, Direction, ResultModel, ResultValue, documented,
                                           metric_names, optional)
 
@@ -30,6 +30,9 @@ _NO_VERDICT = ("Present when the row supports no verdict whatever its intervals 
                "than 10 rows (its gates are inconclusive).")
 
 
+_IDENTIFIED = ("Proxy attributes (`probabilities:`, `bisg:`): the sharp partial-identification set of the quantity "
+               "(Kallus, Mao & Zhou 2022) with its confidence interval and verdict (docs/metrics.md §10); gates "
+               "decide on it by default (`decide_on: identified`).")
 _HEADLINE_INTERVAL = ("The interval printed, decided and gated on: a bootstrap interval for one prediction file, "
                       "rows_and_runs for several runs, a simultaneous interval for a headline chosen among several "
                       "pairs; null when there is no value or no resampling (bootstrap resamples 0).")
@@ -197,6 +200,7 @@ class DisparityPair(ResultModel):
     no_verdict: str | None = optional(_NO_VERDICT)
     verdict: DecisionVerdict | None = optional("The row's verdict, from its decision interval; absent when δ is "
                                                "undefined.")
+    identified: IdentifiedSet | None = optional(_IDENTIFIED)
 
 
 class GroupRates(ResultModel):
@@ -235,6 +239,7 @@ class DisparityResult(ResultModel):
     decision_note: str | None = optional(_DECISION_NOTE)
     no_verdict: str | None = optional(_NO_VERDICT)
     verdict: DecisionVerdict | None = optional("The headline's verdict, from its decision interval.")
+    identified: IdentifiedSet | None = optional(_IDENTIFIED + " For the headline: the selected pair's.")
     selected_pair: int | None = optional("Index into `pairs` of the selected pair.")
     selected: str | None = optional("The selected pair in words.")
     groups: list[GroupRates] = documented("Per task and group: the confusion-matrix rates.")
@@ -404,6 +409,10 @@ class SelectionPair(ResultModel):
     ratio_interval: KatzInterval | None = optional("impact_ratio, tested categories with a ratio: the Katz log-ratio "
                                                    "interval (conditional on the benchmark), beside the bootstrap "
                                                    "`interval` (which chooses the benchmark again in every replicate).")
+    identified: IdentifiedSet | None = optional("Proxy attributes: the sharp partial-identification set of the pair's "
+                                                "quantity (the selection rate; for impact_ratio the ratio to the "
+                                                "benchmark held fixed) with its interval and verdict (docs/metrics.md "
+                                                "§10).")
     to_cross: float | int | None = optional("impact_ratio: the flip-flop count with the benchmark held fixed: flagged, "
                                             "how many more selections of the category lift its ratio to 0.8; not "
                                             "flagged, how many fewer drop it below 0.8. Null (`to_cross_reason`) for "

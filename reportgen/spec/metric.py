@@ -120,6 +120,11 @@ class Gate(Strict):
     inconclusive: Literal["fail", "pass"] = Field(
         "fail", description="Whether an interval straddling the bound fails the run (default) or passes."
     )
+    decide_on: Literal["identified", "weighted"] | None = Field(
+        None, description="Proxy attributes (`probabilities:`, `bisg:`): decide on the identified set's interval "
+                          "(`identified`, the default: the conservative one, every assignment of groups consistent "
+                          "with the proxies) or on the probability-weighted estimate's interval (`weighted`). "
+                          "Results without an identified set are decided on their own interval whatever this says.")
 
     @field_validator("metric")
     @classmethod
