@@ -117,6 +117,8 @@ class AttributeDef:
     values: list[str] | None = None  # the groups' values as written in the data (groups holds display names)
     bins: object | None = None  # spec.Bins: the column is cut into the groups
     unknown: list | None = None  # values meaning "unknown" (spec `unknown:`): left out of the attribute, counted
+    bisg: object | None = None  # spec.Bisg: the groups' probabilities per row come from BISG (data/bisg.py);
+    # ``columns`` are then its proxy variables (surname, geography[, first name]), read, never matched to groups
 
     def index_of(self, name) -> int:
         """A group's index from its display name or its value (``labels:`` maps one to the other)."""
@@ -134,10 +136,11 @@ def attribute_defs(ls: LoadedSpec) -> list[AttributeDef]:
     out: list[AttributeDef] = []
     for name, a in s.attributes.items():
         groups = a.groups or []  # None: groups to take from a column the data lacks (the loader reports that)
-        out.append(AttributeDef(name, [group_display_name(a, g) for g in groups], [a.column], [(g,) for g in groups],
+        out.append(AttributeDef(name, [group_display_name(a, g) for g in groups],
+                                [a.column] if a.bisg is None else a.bisg.strata(), [(g,) for g in groups],
                                 [a.predicted] if a.predicted else None, ("attributes", name),
                                 values=[num_text(g) for g in groups], bins=a.bins,
-                                unknown=list(a.unknown) if a.unknown else None))
+                                unknown=list(a.unknown) if a.unknown else None, bisg=a.bisg))
     for i, inter in enumerate(s.intersections):
         if any(n not in s.attributes for n in inter):
             continue  # names an undeclared attribute: reported by the spec checks
@@ -168,7 +171,7 @@ def attribute_only_columns(attrs: list[AttributeDef], tasks: list[TaskColumns], 
     cols: set[str] = set()
     for a in attrs:
         if a.spec_path[0] == "attributes":
-            cols.add(a.columns[0])
+            cols.update(a.columns)  # a BISG name or place missing is a value not found (data/bisg.py), counted
             if a.predicted and kind in ("test", "run"):
                 cols.add(a.predicted[0])
     for t in tasks:
@@ -180,6 +183,9 @@ def columns_needed(attrs: list[AttributeDef], tasks: list[TaskColumns], role: st
     need: list[tuple[str, tuple]] = []
     for a in attrs:
         if a.spec_path[0] != "attributes":
+            continue
+        if a.bisg is not None:
+            need += [(c, a.spec_path + ("bisg", key)) for c, key in a.bisg.columns()]
             continue
         need.append((a.columns[0], a.spec_path + ("column",)))
         if a.predicted and role in ("test", "run"):

@@ -116,6 +116,8 @@ class Encoded:
     medians: dict[int, dict] = field(default_factory=dict)  # scoring task index -> full_sample_median(...)
     na: tuple = ("",)  # the CSV missing-value tokens it was read with (na_tokens)
     digests: dict = field(default_factory=dict)  # file path -> sha256 of the bytes read (a re-read must match)
+    bisg: dict = field(default_factory=dict)  # `bisg:` attribute -> data.bisg.BisgResult over the rows used: its
+    # (n, G) probabilities (NaN rows: neither name nor place found, left out), proxy strata and what was not found
 
     @property
     def n(self) -> int:
@@ -206,6 +208,10 @@ def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred:
     out = AttributeCodes({}, {}, {}, {})
     for a in attrs:
         if a.spec_path[0] != "attributes":
+            continue
+        if a.bisg is not None:  # its membership is its probabilities (load_role: Encoded.bisg): no group codes, and
+            out.groups[a.name] = np.full(len(df), -1, dtype=np.int32)  # the rows without any (name and place not
+            out.why[a.name] = np.zeros(len(df), dtype=np.int8)  # found) are counted there, in its not_found
             continue
         values = [v[0] for v in a.group_values]
         col = df[a.columns[0]]

