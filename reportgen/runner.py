@@ -355,7 +355,7 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
                         "group_sizes": _group_sizes(L, a), **_attribute_rows(L, a),
                         **({"groups_from_data": ls.inferred_groups[a.name]}
                            if a.name in getattr(ls, "inferred_groups", {}) else {}),
-                        **_predicted_coverage(L, a)} for a in L.attrs],
+                        **_predicted_coverage(L, a), **_proxy_info(L, a)} for a in L.attrs],
         "tasks": [{"name": t.name, "label": t.label, "column": t.column, "prediction": t.predicted or t.score,
                    "threshold": _f(t.threshold) if isinstance(t.threshold, (int, float)) else t.threshold,
                    **({"predicted_when": "score <= threshold" if t.complement else "score > threshold"}
@@ -406,6 +406,20 @@ def _group_sizes(L: Loaded, a: AttributeDef) -> list[dict]:
         c = enc.group_counts(a.name)
         out.append({"role": enc.role, "sizes": {a.label(j): int(c[j]) for j in range(len(a.groups))}})
     return out
+
+
+def _proxy_info(L: Loaded, a: AttributeDef) -> dict:
+    """A `bisg:` attribute's provenance: its membership, method, census vintage and what was not found, from the
+    first prediction file (data/bisg.py)."""
+    b = next((getattr(e, "bisg", {}).get(a.name) for e in L.predictions[:1]), None)
+    if b is None:
+        return {}
+    info = b.info
+    geo = "ZCTA" if info.geography == "zcta" else "census tract"
+    names = "surname and first name" if info.method == "BIFSG" else "surname"
+    return {"membership": "probabilities", "method": f"{info.method} ({names} and {geo}; {info.package}, offline)",
+            "census_vintage": info.census_vintage,
+            "not_found": {"rows": info.rows, **{k: _f(v) for k, v in info.shares().items()}}}
 
 
 def _predicted_coverage(L: Loaded, a: AttributeDef) -> dict:

@@ -14,7 +14,7 @@ from reportgen.results.vocabulary import (RESAMPLES_TEXT, SEED_TEXT, BootstrapSc
                                           documented, optional)
 
 __all__ = ["ReportModelInfo", "ReportInfo", "ProfileExclusion", "ProfileInfo", "SpecInfo", "DroppedRows", "DataFile",
-           "RoleSizes", "RoleRows", "RoleDropped", "GroupsFromData", "PredictedCoverage", "RoleUnknown",
+           "RoleSizes", "RoleRows", "RoleDropped", "GroupsFromData", "PredictedCoverage", "RoleUnknown", "ProxyNotFound",
            "AttributeInfo", "TaskInfo", "Calibration", "BootstrapSettings", "BernsteinSettings", "IntervalSettings",
            "Versions", "EngineInfo", "BaselineInfo", "SweepSeries", "Sweep"]
 
@@ -121,6 +121,18 @@ class RoleUnknown(ResultModel):
     rows: int = documented("Rows left out of this attribute as unknown in that file (not in `dropped`).")
 
 
+class ProxyNotFound(ResultModel):
+    rows: int = documented("Rows the proxy was computed for (the first prediction file's rows used).")
+    surname: float = documented("Share of those rows whose surname is not on the census surname list (or empty): "
+                                "their probabilities are the geography's alone.")
+    geography: float = documented("Share whose ZCTA or tract is not in the census tables (or empty): their "
+                                  "probabilities are the surname's alone.")
+    first_name: float | None = optional("BIFSG: share whose first name is not on the first-name list (BISG without "
+                                        "it).")
+    both: float = documented("Share with neither surname nor geography found: no probabilities; left out of the "
+                             "attribute.")
+
+
 class AttributeInfo(ResultModel):
     name: str = documented("Attribute name.")
     groups: list[str] = documented("Group labels (attribute=value), in spec order.")
@@ -135,6 +147,14 @@ class AttributeInfo(ResultModel):
     groups_from_data: GroupsFromData | None = optional("Present when the groups were inferred from the data.")
     predicted_coverage: list[PredictedCoverage] | None = optional("With a predicted column: per prediction file, how "
                                                                   "the predictions cover the groups.")
+    membership: Literal["hard", "probabilities"] | None = optional(
+        "How a row belongs to the groups: 'probabilities' for a proxy attribute (`bisg:`), whose group sizes are "
+        "expected rows (the sums of the probabilities).")
+    method: str | None = optional("`bisg:`: how the probabilities were computed, e.g. 'BISG (surname and ZCTA)', "
+                                  "with the package that computed them offline.")
+    census_vintage: str | None = optional("`bisg:`: the census tables' vintage.")
+    not_found: ProxyNotFound | None = optional("`bisg:`: the shares of rows whose surname or geography was not "
+                                               "found, and what they fell back to.")
 
 
 class TaskInfo(ResultModel):
