@@ -40,9 +40,12 @@ class Bins(Strict):
         return [f"{lo}{num_text(a)}, {num_text(b)}{hi}" for a, b in zip(self.edges, self.edges[1:])]
 
 
+BISG_NO_COLUMN = ""  # the `column` of a `bisg:` attribute, which reads its surname and geography columns instead
+
+
 class Attribute(Strict):
-    column: str | None = Field(None, description="Column holding the protected attribute (leave it out when `bisg:` "
-                                                 "gives the attribute).")
+    column: str = Field(..., description="Column holding the protected attribute (leave it out when `bisg:` gives "
+                                         "the attribute).")
     groups: list[Scalar] | None = Field(
         None, min_length=1, description="Groups to compare. This attribute's metrics use the rows with one of these "
                                         "values; other rows are left out of this attribute only (and its "
@@ -83,15 +86,21 @@ class Attribute(Strict):
     def _normal_labels(cls, v: Any) -> Any:
         return {normal_name(k): normal_name(x) for k, x in v.items()} if isinstance(v, dict) else v
 
+    @model_validator(mode="before")
+    @classmethod
+    def _bisg_column(cls, data: Any) -> Any:
+        # a `bisg:` attribute has no group column: `column` stays required for every other attribute (so a misspelt
+        # `colum:` is reported with "required key 'column' is missing"), and is BISG_NO_COLUMN here
+        if isinstance(data, dict) and "bisg" in data and "column" not in data:
+            return {**data, "column": BISG_NO_COLUMN}
+        return data
+
     @model_validator(mode="after")
     def _bisg(self) -> "Attribute":
         if self.bisg is None:
-            if self.column is None:
-                raise ValueError("an attribute needs `column:` (its group on each row) or `bisg:` (surname and "
-                                 "geography columns for BISG probabilities); add one")
             return self
         both = [k for k in ("column", "groups", "bins", "predicted", "unknown", "labels", "min_group_size")
-                if k in self.model_fields_set]
+                if k in self.model_fields_set and (k != "column" or self.column != BISG_NO_COLUMN)]
         if both:
             raise ValueError(f"`bisg:` gives the groups and each row's probabilities; remove `{both[0]}:` (an "
                              "attribute is either a column of groups or BISG probabilities)")
