@@ -34,8 +34,8 @@ import pandas as pd
 
 from reportgen.spec.bisg import CATEGORIES, GROUPS
 
-CENSUS_VINTAGE = "2010 Census (surname list and Summary File 1)"
-FIRST_NAME_SOURCE = "Tzioumis (2018) first-name list"
+CENSUS_VINTAGE = "2010 Census (surname list, Summary File 1)"
+FIRST_NAME_SOURCE = "first names: Tzioumis (2018)"
 INSTALL_HINT = "pip install 'reportgen[proxy]'"
 
 Geography = Literal["zcta", "tract"]
@@ -77,16 +77,17 @@ class BisgInfo:
         return {k: (v / self.rows if self.rows else 0.0) for k, v in self.not_found.items()}
 
     def sentence(self) -> str:
-        """One sentence for the report's method section."""
+        """One sentence for the report's method section and `reportgen validate`."""
         s = self.shares()
-        parts = [f"surname not found for {s['surname']:.1%}", f"{self.geography_word} not found for "
-                 f"{s['geography']:.1%}"]
+        names = "surname, first name" if self.method == "BIFSG" else "surname"
+        missing = [f"surname not found for {s['surname']:.1%} of {self.rows:,} rows",
+                   f"{self.geography_word} for {s['geography']:.1%}"]
         if "first_name" in s:
-            parts.append(f"first name not found for {s['first_name']:.1%}")
-        return (f"Race/ethnicity probabilities from {self.method} ({self.census_vintage}; computed with "
-                f"{self.package}, offline) from surname{' and first name' if self.method == 'BIFSG' else ''} and "
-                f"{self.geography_word}: {', '.join(parts)} of {self.rows:,} rows; a row with one of them not found "
-                f"uses the other alone, and {s['both']:.1%} with neither found are left out.")
+            missing.append(f"first name for {s['first_name']:.1%} (BISG without it)")
+        return (f"Race/ethnicity probabilities: {self.method} from {names} and {self.geography_word}, computed "
+                f"offline with {self.package} from the tables of the {self.census_vintage}. {'; '.join(missing)[0].upper()}"
+                f"{'; '.join(missing)[1:]}: such a row uses the other alone; {s['both']:.1%} with neither found are "
+                "left out of this attribute.")
 
     @property
     def geography_word(self) -> str:
@@ -274,7 +275,7 @@ def bisg_probabilities(surname: pd.Series, geography: pd.Series, level: Geograph
         not_found["first_name"] = int((~f_ok).sum())
     not_found["both"] = int((~found).sum())
     info = BisgInfo(method="BIFSG" if first_name is not None else "BISG", geography=level,
-                    census_vintage=CENSUS_VINTAGE + (f" and {FIRST_NAME_SOURCE}" if first_name is not None else ""),
+                    census_vintage=CENSUS_VINTAGE + (f"; {FIRST_NAME_SOURCE}" if first_name is not None else ""),
                     package=package_version(), rows=n, not_found=not_found,
                     source={"bisg": int(both_ok.sum()), "geography_only": int(geo_only.sum()),
                             "surname_only": int(sur_only.sum()), "none": int((~found).sum())})

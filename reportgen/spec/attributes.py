@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from reportgen.spec.bisg import GROUPS as BISG_GROUPS, Bisg
 from reportgen.spec.groups import label_clash
@@ -43,7 +43,14 @@ class Bins(Strict):
 BISG_NO_COLUMN = ""  # the `column` of a `bisg:` attribute, which reads its surname and geography columns instead
 
 
+def _column_or_bisg(schema: dict) -> None:
+    """The published schema: an attribute has `column:` or `bisg:` (the model fills `column` in for `bisg:`)."""
+    schema["required"] = [k for k in schema.get("required", []) if k != "column"]
+    schema["anyOf"] = [{"required": ["column"]}, {"required": ["bisg"]}]
+
+
 class Attribute(Strict):
+    model_config = ConfigDict(**Strict.model_config, json_schema_extra=_column_or_bisg)
     column: str = Field(..., description="Column holding the protected attribute (leave it out when `bisg:` gives "
                                          "the attribute).")
     groups: list[Scalar] | None = Field(

