@@ -91,6 +91,12 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     out = Loaded(attrs, tasks, [])
     pred_rels = [s.data.test] if s.data.test else list(s.data.runs)
     eng = engine or stream.choose_engine(ls, pred_rels)
+    bisg = [name for name, a in s.attributes.items() if a.bisg is not None]
+    if bisg and eng != "memory":  # data/bisg.py computes BISG on a loaded file; the streamed path does not yet
+        raise SpecError([ls.problem(("attributes", n, "bisg"), f"BISG probabilities are computed in memory; the "
+                                    f"{eng} engine {'chosen for these files ' if engine is None else ''}does not "
+                                    "compute them: run with --engine memory (or data.engine: memory)")
+                         for n in bisg])
     executor = stream.make_executor(ls, eng, scheduler) if eng != "memory" else None
     out.executor = executor
     names = {m.name for m in s.metrics}

@@ -280,3 +280,10 @@ def test_applicants_sample_against_its_known_truth(root):
     expected = np.nansum(r.probabilities.to_numpy(), axis=0)
     true = np.array([truth["rows_by_race"][g] for g in GROUPS])
     np.testing.assert_allclose(expected[:4], true[:4], rtol=0.10)  # the four large groups within 10 %
+
+
+def test_streamed_engines_refuse_bisg_at_its_key(tmp_path):
+    r = cli("run", _write(tmp_path, ROWS, "{surname: last, zcta: zip}"), "--out", tmp_path / "out", "--engine",
+            "stream", cwd=tmp_path)
+    assert r.returncode == 2 and not (tmp_path / "out").exists()
+    assert "attributes.race.bisg: BISG probabilities are computed in memory" in r.stdout + r.stderr
