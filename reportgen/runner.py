@@ -410,7 +410,7 @@ def _group_sizes(L: Loaded, a: AttributeDef) -> list[dict]:
     out = []
     for enc in L.predictions:
         c = enc.group_counts(a.name)
-        out.append({"role": enc.role, "sizes": {a.label(j): int(c[j]) for j in range(len(a.groups))}})
+        out.append({"role": enc.role, "sizes": {a.label(j): int(np.rint(c[j])) for j in range(len(a.groups))}})
     return out
 
 

@@ -116,8 +116,12 @@ class Encoded:
     medians: dict[int, dict] = field(default_factory=dict)  # scoring task index -> full_sample_median(...)
     na: tuple = ("",)  # the CSV missing-value tokens it was read with (na_tokens)
     digests: dict = field(default_factory=dict)  # file path -> sha256 of the bytes read (a re-read must match)
-    bisg: dict = field(default_factory=dict)  # `bisg:` attribute -> data.bisg.BisgResult over the rows used: its
-    # (n, G) probabilities (NaN rows: neither name nor place found, left out), proxy strata and what was not found
+    bisg: dict = field(default_factory=dict)  # `bisg:` attribute -> data.bisg.BisgResult over the rows used (what
+    # was not found, for the provenance)
+    probabilities: dict[str, np.ndarray] = field(default_factory=dict)  # proxy attribute -> (n, G) probabilities of
+    # the rows used (a `bisg:` row with neither name nor place found: zeros, in no group)
+    strata: dict[str, list] = field(default_factory=dict)  # proxy attribute -> its proxy-stratum keys (arrays over
+    # the rows used; rows equal in every key share a stratum)
 
     @property
     def n(self) -> int:
@@ -131,6 +135,8 @@ class Encoded:
         return int(np.count_nonzero(self.groups[name] >= 0))
 
     def group_counts(self, name: str) -> np.ndarray:
+        if name in self.probabilities:  # a proxy attribute: each group's summed probability (expected rows)
+            return self.probabilities[name].sum(axis=0)
         g = self.groups[name]
         return np.bincount(g[g >= 0], minlength=self.n_groups.get(name, 0))
 
@@ -147,6 +153,8 @@ class Encoded:
             groups_pred={k: v[idx] for k, v in self.groups_pred.items()},
             Y=None if self.Y is None else self.Y[idx], Yhat=None if self.Yhat is None else self.Yhat[idx],
             scores={k: v[idx] for k, v in self.scores.items()},
+            probabilities={k: v[idx] for k, v in self.probabilities.items()},
+            strata={k: [c[idx] for c in v] for k, v in self.strata.items()},
             row_index=None if self.row_index is None else self.row_index[idx],
             frame=None if self.frame is None else self.frame.iloc[idx].reset_index(drop=True))
 
@@ -209,9 +217,9 @@ def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred:
     for a in attrs:
         if a.spec_path[0] != "attributes":
             continue
-        if a.bisg is not None:  # its membership is its probabilities (load_role: Encoded.bisg): no group codes, and
-            out.groups[a.name] = np.full(len(df), -1, dtype=np.int32)  # the rows without any (name and place not
-            out.why[a.name] = np.zeros(len(df), dtype=np.int8)  # found) are counted there, in its not_found
+        if a.bisg is not None:  # its membership is its probabilities (load_role: Encoded.probabilities): every row
+            out.groups[a.name] = np.zeros(len(df), dtype=np.int32)  # is used, with its weight in each group (a row
+            out.why[a.name] = np.zeros(len(df), dtype=np.int8)  # with neither name nor place found weighs 0 in all)
             continue
         values = [v[0] for v in a.group_values]
         col = df[a.columns[0]]

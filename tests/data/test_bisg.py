@@ -287,3 +287,24 @@ def test_streamed_engines_refuse_bisg_at_its_key(tmp_path):
             "stream", cwd=tmp_path)
     assert r.returncode == 2 and not (tmp_path / "out").exists()
     assert "attributes.race.bisg: BISG probabilities are computed in memory" in r.stdout + r.stderr
+
+
+def test_handed_on_as_a_proxy_attribute(tmp_path):
+    """The loaded data carry a `bisg:` attribute as the proxy path reads one (issue 25's shared design):
+    ``Encoded.probabilities[name]`` (n, G) over the rows used, zeros for a row with nothing found, and
+    ``Encoded.strata[name]`` (equal normalised surname and ZIP: one stratum); restricting the rows to another
+    attribute's restricts them too."""
+    from reportgen.runner import load_all
+    from reportgen.spec.loader import load_spec
+
+    rows = ROWS + "Garcia,10027,,1,0\nQXZWVBNM,00000,F,0,0\n"
+    L = load_all(load_spec(_write(tmp_path, rows, "{surname: last, zcta: zip}")))
+    enc = L.predictions[0]
+    P, (codes,) = enc.probabilities["race"], enc.strata["race"]
+    assert P.shape == (6, len(GROUPS))
+    np.testing.assert_allclose(P[:5].sum(axis=1), 1.0, atol=1e-12)
+    assert (P[5] == 0).all()  # neither surname nor ZIP found: in no group
+    assert codes[0] == codes[4] and len(set(codes.tolist())) == 5  # GARCIA/Garcia in 10027: one stratum
+    np.testing.assert_allclose(enc.group_counts("race"), P.sum(axis=0))
+    sub = enc.for_attribute("sex")  # the row without sex is left out of sex
+    assert sub.probabilities["race"].shape == (5, len(GROUPS)) and len(sub.strata["race"][0]) == 5
