@@ -308,3 +308,13 @@ def test_handed_on_as_a_proxy_attribute(tmp_path):
     np.testing.assert_allclose(enc.group_counts("race"), P.sum(axis=0))
     sub = enc.for_attribute("sex")  # the row without sex is left out of sex
     assert sub.probabilities["race"].shape == (5, len(GROUPS)) and len(sub.strata["race"][0]) == 5
+
+
+def test_bifsg_first_name_not_found_is_bisg_without_it():
+    s, z = pd.Series(["DIAZ", "DIAZ"]), pd.Series(["65201", "65201"])
+    bifsg = B.bisg_probabilities(s, z, "zcta", first_name=pd.Series(["HECTOR", "QXZWV"]))
+    bisg = B.bisg_probabilities(s, z, "zcta")
+    np.testing.assert_allclose(bifsg.probabilities.iloc[1], bisg.probabilities.iloc[1], rtol=1e-12)
+    assert bifsg.probabilities.iloc[0]["Hispanic"] > bisg.probabilities.iloc[0]["Hispanic"]  # HECTOR adds evidence
+    assert bifsg.info.not_found["first_name"] == 1 and bifsg.strata[0] != bifsg.strata[1]
+    assert "first name for 50.0% (BISG without it)" in bifsg.info.sentence()
