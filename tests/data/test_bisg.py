@@ -225,11 +225,14 @@ def test_cli_spec_rules(tmp_path):
     spec = _write(tmp_path, ROWS, "{surname: last, zcta: zip}, column: sex")
     r = cli("validate", spec, cwd=tmp_path)
     assert r.returncode == 2 and "remove `column:`" in r.stdout + r.stderr
-    spec.write_text(spec.read_text().replace("attribute: sex}", "attribute: race}"))
+    spec.write_text(spec.read_text().replace("{name: demographic_parity, attribute: sex}",
+                                             "{name: dpa_a_to_t, attribute: race}"))
     spec.write_text(spec.read_text().replace(", column: sex}", "}"))
     r = cli("validate", spec, cwd=tmp_path)  # a metric that reads one group per row is refused at its key
-    assert r.returncode == 2 and "metrics[0].attribute" in r.stdout + r.stderr
-    spec.write_text(spec.read_text().replace("attribute: race}", "attribute: sex}") + "intersections: [[race, sex]]\n")
+    assert r.returncode == 2 and "metrics[0]" in r.stdout + r.stderr and "probabilities" in r.stdout + r.stderr
+    spec.write_text(spec.read_text().replace("{name: dpa_a_to_t, attribute: race}",
+                                             "{name: demographic_parity, attribute: sex}")
+                    + "intersections: [[race, sex]]\n")
     r = cli("validate", spec, cwd=tmp_path)
     assert r.returncode == 2 and "cannot be intersected" in r.stdout + r.stderr
 
