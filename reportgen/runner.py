@@ -91,6 +91,12 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     out = Loaded(attrs, tasks, [])
     pred_rels = [s.data.test] if s.data.test else list(s.data.runs)
     eng = engine or stream.choose_engine(ls, pred_rels)
+    bisg = [name for name, a in s.attributes.items() if a.bisg is not None]
+    if bisg and eng != "memory":  # data/bisg.py computes BISG on a loaded file; the streamed path does not yet
+        raise SpecError([ls.problem(("attributes", n, "bisg"), f"BISG probabilities are computed in memory; the "
+                                    f"{eng} engine {'chosen for these files ' if engine is None else ''}does not "
+                                    "compute them: run with --engine memory (or data.engine: memory)")
+                         for n in bisg])
     executor = stream.make_executor(ls, eng, scheduler) if eng != "memory" else None
     out.executor = executor
     names = {m.name for m in s.metrics}
@@ -359,12 +365,12 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
         "data": data_entries,
         "attributes": [{"name": a.name, "groups": [a.label(j) for j in range(len(a.groups))],
                         "columns": a.columns,
-                        "membership": "probabilities" if a.probabilities is not None else "hard",
+                        "membership": "probabilities" if a.probabilities is not None or a.bisg is not None else "hard",
                         "predicted": a.predicted,
                         "group_sizes": _group_sizes(L, a), **_attribute_rows(L, a, sample=a.name in annotated_info),
                         **({"groups_from_data": ls.inferred_groups[a.name]}
                            if a.name in getattr(ls, "inferred_groups", {}) else {}),
-                        **_predicted_coverage(L, a), **annotated_info.get(a.name, {})} for a in L.attrs],
+                        **_predicted_coverage(L, a), **annotated_info.get(a.name, {}), **_proxy_info(L, a)} for a in L.attrs],
         "tasks": [{"name": t.name, "label": t.label, "column": t.column, "prediction": t.predicted or t.score,
                    "threshold": jfloat(t.threshold) if isinstance(t.threshold, (int, float)) else t.threshold,
                    **({"predicted_when": "score <= threshold" if t.complement else "score > threshold"}
@@ -433,8 +439,22 @@ def _group_sizes(L: Loaded, a: AttributeDef) -> list[dict]:
     out = []
     for enc in L.predictions:
         c = enc.group_counts(a.name)
-        out.append({"role": enc.role, "sizes": {a.label(j): int(c[j]) for j in range(len(a.groups))}})
+        out.append({"role": enc.role, "sizes": {a.label(j): int(np.rint(c[j])) for j in range(len(a.groups))}})
     return out
+
+
+def _proxy_info(L: Loaded, a: AttributeDef) -> dict:
+    """A `bisg:` attribute's provenance: its membership, method, census vintage and what was not found, from the
+    first prediction file (data/bisg.py)."""
+    b = next((getattr(e, "bisg", {}).get(a.name) for e in L.predictions[:1]), None)
+    if b is None:
+        return {}
+    info = b.info
+    geo = "ZCTA" if info.geography == "zcta" else "census tract"
+    names = "surname and first name" if info.method == "BIFSG" else "surname"
+    return {"method": f"{info.method} ({names} and {geo}; {info.package}, offline)",
+            "census_vintage": info.census_vintage,
+            "not_found": {"rows": info.rows, **{k: jfloat(v) for k, v in info.shares().items()}}}
 
 
 def _predicted_coverage(L: Loaded, a: AttributeDef) -> dict:

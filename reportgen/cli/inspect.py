@@ -79,6 +79,14 @@ def validate(spec: Path, confine: str | None) -> None:
 
             show = numfmt.display_name
             sizes = few([f"{show(g)}: {int(n)}" for g, n in zip(a.groups, c)], 20, numfmt.NAME_LIMIT + 24)
+            bisg = getattr(e, "bisg", {}).get(a.name)
+            if bisg is not None:  # probabilities, not codes: the expected rows per group and what was not found
+                w = np.nansum(bisg.probabilities.to_numpy(), axis=0)
+                sizes = few([f"{show(g)}: {x:,.1f}" for g, x in zip(a.groups, w)], 20, numfmt.NAME_LIMIT + 24)
+                sizes = f"{sizes} (expected rows, from {bisg.info.method} probabilities)"
+                click.echo(f"  groups of {show(a.name)}: {sizes}")
+                click.echo(f"  {show(a.name)}: {bisg.info.sentence()}")
+                continue
             click.echo(f"  groups of {show(a.name)}: {sizes}")
             spec_a = ls.spec.attributes.get(a.name)
             if spec_a is not None and spec_a.known == "sample":

@@ -109,6 +109,8 @@ class AttributeDef:
     unknown: list | None = None  # values meaning "unknown" (spec `unknown:`): left out of the attribute, counted
     probabilities: list[str] | None = None  # `probabilities:`: the column of each group's probability (in order)
     strata: list[str] | None = None  # `strata:`: the proxy variables (read and checked; a missing value is no error)
+    bisg: object | None = None  # spec.Bisg: the groups' probabilities per row come from BISG (data/bisg.py);
+    # ``columns`` are then its proxy variables (surname, geography[, first name]), read, never matched to groups
 
     def index_of(self, name) -> int:
         """A group's index from its display name or its value (``labels:`` maps one to the other)."""
@@ -132,10 +134,14 @@ def attribute_defs(ls: LoadedSpec) -> list[AttributeDef]:
                                     ("attributes", name), values=list(a.probabilities), probabilities=cols,
                                     strata=list(a.strata) if a.strata else None))
             continue
+        if a.bisg is not None:
+            out.append(AttributeDef(name, list(groups), a.bisg.strata(), [(g,) for g in groups], None,
+                                    ("attributes", name), values=list(groups), bisg=a.bisg))
+            continue
         out.append(AttributeDef(name, [group_display_name(a, g) for g in groups], [a.column], [(g,) for g in groups],
                                 [a.predicted] if a.predicted else None, ("attributes", name),
                                 values=[num_text(g) for g in groups], bins=a.bins,
-                                unknown=list(a.unknown) if a.unknown else None))
+                                unknown=list(a.unknown) if a.unknown else None, bisg=a.bisg))
     for i, inter in enumerate(s.intersections):
         if any(n not in s.attributes for n in inter):
             continue  # names an undeclared attribute: reported by the spec checks
@@ -166,7 +172,7 @@ def attribute_only_columns(attrs: list[AttributeDef], tasks: list[TaskColumns], 
     cols: set[str] = set()
     for a in attrs:
         if a.spec_path[0] == "attributes" and a.probabilities is None:  # a probability is needed on every row
-            cols.add(a.columns[0])
+            cols.update(a.columns)  # a BISG name or place missing is a value not found (data/bisg.py), counted
             if a.predicted and kind in ("test", "run"):
                 cols.add(a.predicted[0])
         cols.update(a.strata or [])  # the proxy variables: a missing value leaves no row out
@@ -183,6 +189,8 @@ def columns_needed(attrs: list[AttributeDef], tasks: list[TaskColumns], role: st
         if a.probabilities is not None:
             need += [(c, a.spec_path + ("probabilities", g)) for g, c in zip(a.groups, a.probabilities)]
             need += [(c, a.spec_path + ("strata", i)) for i, c in enumerate(a.strata or [])]
+        if a.bisg is not None:
+            need += [(c, a.spec_path + ("bisg", key)) for c, key in a.bisg.columns()]
             continue
         need.append((a.columns[0], a.spec_path + ("column",)))
         if a.predicted and role in ("test", "run"):

@@ -104,7 +104,8 @@ class Encoded:
     dropped: list[dict] = field(default_factory=list)  # row-level drops: [{"reason": ..., "rows": ...}]
     groups: dict[str, np.ndarray] = field(default_factory=dict)  # attribute -> codes (n,), -1: not used by it
     groups_pred: dict[str, np.ndarray] = field(default_factory=dict)  # attribute -> codes, -1 = none
-    probabilities: dict[str, np.ndarray] = field(default_factory=dict)  # proxy attribute -> (n, G) probabilities
+    probabilities: dict[str, np.ndarray] = field(default_factory=dict)  # proxy attribute -> (n, G) probabilities of
+    # the rows used (a `bisg:` row with neither name nor place found: zeros, in no group)
     attr_dropped: dict[str, list[dict]] = field(default_factory=dict)  # attribute -> rows it leaves out, by reason
     attr_unknown: dict[str, list[dict]] = field(default_factory=dict)  # attribute -> unknown rows (unknown_records)
     n_groups: dict[str, int] = field(default_factory=dict)  # attribute -> number of listed groups
@@ -118,6 +119,10 @@ class Encoded:
     medians: dict[int, dict] = field(default_factory=dict)  # scoring task index -> full_sample_median(...)
     na: tuple = ("",)  # the CSV missing-value tokens it was read with (na_tokens)
     digests: dict = field(default_factory=dict)  # file path -> sha256 of the bytes read (a re-read must match)
+    bisg: dict = field(default_factory=dict)  # `bisg:` attribute -> data.bisg.BisgResult over the rows used (what
+    # was not found, for the provenance)
+    strata: dict[str, list] = field(default_factory=dict)  # proxy attribute -> its proxy-stratum keys (arrays over
+    # the rows used; rows equal in every key share a stratum)
 
     @property
     def n(self) -> int:
@@ -150,6 +155,7 @@ class Encoded:
             probabilities={k: v[idx] for k, v in self.probabilities.items()},
             Y=None if self.Y is None else self.Y[idx], Yhat=None if self.Yhat is None else self.Yhat[idx],
             scores={k: v[idx] for k, v in self.scores.items()},
+            strata={k: [c[idx] for c in v] for k, v in self.strata.items()},
             row_index=None if self.row_index is None else self.row_index[idx],
             frame=None if self.frame is None else self.frame.iloc[idx].reset_index(drop=True))
 
@@ -212,6 +218,10 @@ def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred:
     out = AttributeCodes({}, {}, {}, {})
     for a in attrs:
         if a.spec_path[0] != "attributes":
+            continue
+        if a.bisg is not None:  # probabilities from load_role (data/bisg.py): every row is used with its weights
+            out.groups[a.name] = np.zeros(len(df), dtype=np.int32)
+            out.why[a.name] = np.zeros(len(df), dtype=np.int8)
             continue
         if a.probabilities is not None:  # every row counts in every group with its probability (checked before)
             out.probabilities[a.name] = probability_matrix(df, a.probabilities)

@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from reportgen.data.bisg import bisg_attributes
 from reportgen.data.columns import (
     OPPOSITE,
     AttributeDef,
@@ -221,6 +222,9 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
         raise SpecError(problems)
     sub = df if len(idx) == n_file else df.iloc[idx].reset_index(drop=True)
 
+    # `bisg:` attributes: each row's group probabilities from its surname and place (data/bisg.py)
+    bisg = bisg_attributes(ls, attrs, df, idx, rel, lambda i: _line_of(path, i)) if kind != "validation" else {}
+
     # attribute groups: each attribute uses the rows with one of its listed groups; the others are left out of
     # that attribute (and its intersections) only, and counted
     ac = encode_attributes(attrs, sub, with_pred=with_pred)
@@ -239,6 +243,10 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     enc.digests = {k: v for k, v in digests.items() if frame is None and mem is None}
     enc.groups, enc.groups_pred = ac.groups, ac.groups_pred
     enc.probabilities = ac.probabilities
+    enc.bisg = bisg
+    for name, b in bisg.items():  # handed on as a proxy attribute: probabilities (zeros where nothing was found)
+        enc.probabilities[name] = np.where(b.found[:, None], b.probabilities.to_numpy(), 0.0)
+        enc.strata[name] = [b.strata]  # (normalised surname, geography[, first name]) as one stratum code
     excl = exclusion_counts(attrs, ac.why)
     enc.attr_dropped = exclusion_records(attrs, excl)
     enc.attr_unknown = unknown_records(attrs, excl)

