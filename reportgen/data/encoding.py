@@ -105,6 +105,7 @@ class Encoded:
     groups: dict[str, np.ndarray] = field(default_factory=dict)  # attribute -> codes (n,), -1: not used by it
     groups_pred: dict[str, np.ndarray] = field(default_factory=dict)  # attribute -> codes, -1 = none
     probabilities: dict[str, np.ndarray] = field(default_factory=dict)  # proxy attribute -> (n, G) probabilities
+    strata: dict[str, list] = field(default_factory=dict)  # proxy attribute -> its `strata:` columns (kept rows)
     attr_dropped: dict[str, list[dict]] = field(default_factory=dict)  # attribute -> rows it leaves out, by reason
     attr_unknown: dict[str, list[dict]] = field(default_factory=dict)  # attribute -> unknown rows (unknown_records)
     n_groups: dict[str, int] = field(default_factory=dict)  # attribute -> number of listed groups

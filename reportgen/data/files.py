@@ -239,6 +239,8 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     enc.digests = {k: v for k, v in digests.items() if frame is None and mem is None}
     enc.groups, enc.groups_pred = ac.groups, ac.groups_pred
     enc.probabilities = ac.probabilities
+    enc.strata = {a.name: [sub[c].to_numpy() for c in a.strata] for a in attrs
+                  if a.probabilities is not None and a.strata}  # the proxy strata of the identified set
     excl = exclusion_counts(attrs, ac.why)
     enc.attr_dropped = exclusion_records(attrs, excl)
     enc.attr_unknown = unknown_records(attrs, excl)

@@ -35,7 +35,10 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
 from scipy import sparse
+
+from reportgen.numfmt import num_text
 
 from reportgen.stats.counts import POISSON_TABLE, block_chunks, poisson_block
 
@@ -68,10 +71,9 @@ def strata_codes(P: np.ndarray, keys: Sequence[np.ndarray] | None = None) -> tup
     """Each row's proxy stratum (codes ``0..S-1``) and ``S``: rows with equal ``keys`` values (the spec's
     ``strata:`` columns), or with identical probability vectors when no keys are given."""
     if keys:
-        cols = [np.unique(np.asarray(k), return_inverse=True)[1].reshape(-1) for k in keys]
-        stacked = np.ascontiguousarray(np.stack(cols, axis=1), dtype=np.int64)
-    else:
-        stacked = np.ascontiguousarray(np.asarray(P, dtype=np.float64) + 0.0)  # + 0.0: −0.0 and 0.0 alike
+        uniq, codes = batch_strata(P, keys)
+        return codes, len(uniq)
+    stacked = np.ascontiguousarray(np.asarray(P, dtype=np.float64) + 0.0)  # + 0.0: −0.0 and 0.0 alike
     rows = stacked.view(np.dtype((np.void, stacked.dtype.itemsize * stacked.shape[1]))).reshape(-1)
     _, codes = np.unique(rows, return_inverse=True)  # one byte string per row: much faster than axis=0
     codes = np.asarray(codes, dtype=np.int64).reshape(-1)
@@ -349,14 +351,22 @@ def batch_strata(P: np.ndarray, keys: Sequence[np.ndarray] | None = None) -> tup
     ``strata:`` values as text. Keys of different batches compare, so batches merge by key
     (:class:`KeyedSums`)."""
     if keys:
-        cols = [np.asarray(k, dtype=object).astype(str) for k in keys]
-        rows = np.asarray(["\x1f".join(t) for t in zip(*cols)], dtype=object) if len(cols[0]) else \
-            np.zeros(0, dtype=object)
+        cols = [_key_text(k) for k in keys]
+        rows = cols[0] if len(cols) == 1 else np.asarray(["\x1f".join(t) for t in zip(*cols)], dtype=object)
     else:
         stacked = np.ascontiguousarray(np.asarray(P, dtype=np.float64) + 0.0)
         rows = stacked.view(np.dtype((np.void, stacked.dtype.itemsize * stacked.shape[1]))).reshape(-1)
     uniq, codes = np.unique(rows, return_inverse=True)
     return uniq, np.asarray(codes, dtype=np.int64).reshape(-1)
+
+
+def _key_text(values) -> np.ndarray:
+    """A `strata:` column's values as text, the same whatever a batch's column type: 10001 and 10001.0 alike (a
+    batch with a missing value reads integers as floats), a missing value as the empty text."""
+    codes, uniq = pd.factorize(pd.Series(np.asarray(values, dtype=object)), use_na_sentinel=True)
+    text = [num_text(v) if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+            else str(v) for v in uniq]
+    return np.asarray(text + [""], dtype=object)[codes]  # code −1 (missing) takes the last, empty, text
 
 
 @dataclass(frozen=True)
