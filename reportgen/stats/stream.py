@@ -142,25 +142,34 @@ def _strata_replicates_pass(args):
     return strata_replicates_part(*args)
 
 
-def _collect(a, b):
-    """Partition results ``(index, value)`` gathered by index (merged in partition order afterwards, so the
-    float sums do not depend on the order partitions finish)."""
-    a = a if isinstance(a, dict) else {a[0]: a[1]}
-    a[b[0]] = b[1]
-    return a
+class _InOrder:
+    """Folds partition results ``(index, value)`` in partition order as they finish (the executors hand them
+    over in completion order): a result waits only until the ones before it have arrived, so the float sums do
+    not depend on the order partitions finish, and what waits is usually little."""
 
+    def __init__(self, order: list[int], merge):
+        self.rank = {i: r for r, i in enumerate(order)}
+        self.merge = merge
+        self.next = 0
+        self.waiting: dict = {}
+        self.value = None
 
-def _in_order(acc, merge):
-    """The partitions' values of :func:`_collect`, merged in partition order (None: no partition)."""
-    if acc is None:
-        return None
-    parts = acc if isinstance(acc, dict) else {acc[0]: acc[1]}
-    out = None
-    for i in sorted(parts):
-        v = parts[i]
-        if v is not None:
-            out = v if out is None else merge(out, v)
-    return out
+    def add(self, result) -> "_InOrder":
+        i, v = result
+        self.waiting[self.rank[i]] = v
+        while self.next in self.waiting:
+            w = self.waiting.pop(self.next)
+            if w is not None:
+                self.value = w if self.value is None else self.merge(self.value, w)
+            self.next += 1
+        return self
+
+    def reduce(self, executor, fn, items: list):
+        """``fn`` over ``items`` on ``executor``, folded in order; the fold of nothing is None."""
+        acc = executor.reduce(fn, items, lambda a, r: (a if isinstance(a, _InOrder) else self.add(a)).add(r))
+        if acc is not None and not isinstance(acc, _InOrder):  # one result: reduce hands it back uncombined
+            self.add(acc)
+        return self.value
 
 
 @dataclass
@@ -313,8 +322,9 @@ class Streamed:
             offsets.append(total)
             total += self.merged.part_kept[p.index]
         try:
-            keyed = _in_order(self.executor.reduce(_strata_pass, [(self.plan, p, name, cap) for p in self.parts],
-                                                   _collect), lambda x, y: x.merge(y, cap))
+            order = [p.index for p in self.parts]
+            keyed = _InOrder(order, lambda x, y: x.merge(y, cap)).reduce(
+                self.executor, _strata_pass, [(self.plan, p, name, cap) for p in self.parts])
             if keyed is None:
                 keyed = ident.KeyedSums(np.zeros(0, dtype=object), np.zeros((0, 4 * K + G)))
             if keyed.overflow:
@@ -325,10 +335,9 @@ class Streamed:
             raw = keyed.sums(K)
             target, S = ident.pooling(raw)
             point = ident.pooled(raw, target, S)
-            reps = _in_order(self.executor.reduce(
-                _strata_replicates_pass,
-                [(self.plan, p, offsets[i], name, keyed, target, S, B, seed, stream) for i, p in enumerate(self.parts)],
-                _collect), lambda x, y: x.merge(y))
+            reps = _InOrder(order, lambda x, y: x.merge(y)).reduce(
+                self.executor, _strata_replicates_pass,
+                [(self.plan, p, offsets[i], name, keyed, target, S, B, seed, stream) for i, p in enumerate(self.parts)])
         except DataFileError as exc:  # the file changed after pass 1: no number from the new bytes
             raise SpecError([Problem(self.display_path, None, None, "", str(exc))]) from None
         if reps is None:
