@@ -243,6 +243,8 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     enc.digests = {k: v for k, v in digests.items() if frame is None and mem is None}
     enc.groups, enc.groups_pred = ac.groups, ac.groups_pred
     enc.probabilities = ac.probabilities
+    enc.strata = {a.name: [sub[c].to_numpy() for c in a.strata] for a in attrs
+                  if a.probabilities is not None and a.strata}  # the proxy strata of the identified set
     enc.bisg = bisg
     for name, b in bisg.items():  # handed on as a proxy attribute: probabilities (zeros where nothing was found)
         enc.probabilities[name] = np.where(b.found[:, None], b.probabilities.to_numpy(), 0.0)

@@ -10,17 +10,14 @@ so their results are unchanged.
 
 from __future__ import annotations
 
-from typing import Sequence
 
 import numpy as np
 
-from reportgen.stats import counts
+from reportgen.stats import counts, statistic
 from reportgen.stats import identified as ident
 
 REASON_RUNS = ("several prediction files: the identified set is computed for one run's predictions and this "
                "version does not combine runs; read each run's audit")
-REASON_STREAMED = ("the rows were streamed: the identified set needs each proxy stratum's counts, which this "
-                   "version computes on rows held in memory only")
 REASON_SCORING = "the score-above-median outcome is not among the counted cells: no identified set here"
 
 STATISTIC = "strata"  # the AttributeContext.statistics key of the per-stratum sums
@@ -31,15 +28,11 @@ def _probabilities(enc, attr) -> np.ndarray | None:
     return (getattr(enc, "probabilities", None) or {}).get(attr.name)
 
 
-def _strata_keys(enc, attr) -> Sequence[np.ndarray] | None:
-    """The attribute's `strata:` columns over the kept rows (None: rows with identical probability vectors)."""
-    return (getattr(enc, "strata", None) or {}).get(attr.name)
-
-
 def stratum_sums(ctx) -> tuple[ident.StratumSums, ident.StratumSums] | str | None:
     """The pooled per-stratum sums of the attribute (point and ``ctx.B`` keyed Poisson replicates, on the random
-    stream of its cell counts, so they line up with the weighted estimate's replicates); a reason (str) when the
-    set is not computed for this data; None for an attribute with its groups on every row. Cached per attribute."""
+    stream of its cell counts, so they line up with the weighted estimate's replicates), whatever engine read the
+    rows (:func:`reportgen.stats.statistic.stratum_sums`); a reason (str) when the set is not computed for this
+    data; None for an attribute with its groups on every row. Cached per attribute."""
     if STATISTIC in ctx.statistics:
         return ctx.statistics[STATISTIC]
     out: tuple[ident.StratumSums, ident.StratumSums] | str | None = None
@@ -47,25 +40,11 @@ def stratum_sums(ctx) -> tuple[ident.StratumSums, ident.StratumSums] | str | Non
     if _probabilities(encs[0], ctx.attr) is not None or getattr(ctx.attr, "probabilities", None) is not None:
         if len(encs) > 1:
             out = REASON_RUNS
-        elif _probabilities(encs[0], ctx.attr) is None:
-            out = REASON_STREAMED
         else:
-            out = _sums(ctx, encs[0])
+            sid = counts.stream_id(encs[0].role, ctx.attr.name, "counts")
+            out = statistic.stratum_sums(encs[0], ctx.attr, ctx.B, seed=ctx.seed, stream=sid)
     ctx.statistics[STATISTIC] = out
     return out
-
-
-def _sums(ctx, enc) -> tuple[ident.StratumSums, ident.StratumSums]:
-    P = np.asarray(_probabilities(enc, ctx.attr), dtype=np.float64)
-    Y = np.asarray(enc.Y, dtype=bool)
-    Yhat = np.asarray(enc.Yhat if enc.Yhat is not None else enc.Y, dtype=bool)
-    codes, S = ident.strata_codes(P, _strata_keys(enc, ctx.attr))
-    target, S2 = ident.pooling(ident.stratum_sums(P, codes, S, Y, Yhat))  # decided on the point counts
-    codes = target[codes]
-    point = ident.stratum_sums(P, codes, S2, Y, Yhat)
-    sid = counts.stream_id(enc.role, ctx.attr.name, "counts")
-    reps = ident.replicate_sums(P, codes, S2, Y, Yhat, np.arange(len(P)), ctx.B, seed=ctx.seed, stream=sid)
-    return point, reps
 
 
 def _unavailable(reason: str) -> dict:

@@ -35,7 +35,10 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
 from scipy import sparse
+
+from reportgen.numfmt import num_text
 
 from reportgen.stats.counts import POISSON_TABLE, block_chunks, poisson_block
 
@@ -68,10 +71,9 @@ def strata_codes(P: np.ndarray, keys: Sequence[np.ndarray] | None = None) -> tup
     """Each row's proxy stratum (codes ``0..S-1``) and ``S``: rows with equal ``keys`` values (the spec's
     ``strata:`` columns), or with identical probability vectors when no keys are given."""
     if keys:
-        cols = [np.unique(np.asarray(k), return_inverse=True)[1].reshape(-1) for k in keys]
-        stacked = np.ascontiguousarray(np.stack(cols, axis=1), dtype=np.int64)
-    else:
-        stacked = np.ascontiguousarray(np.asarray(P, dtype=np.float64) + 0.0)  # + 0.0: −0.0 and 0.0 alike
+        uniq, codes = batch_strata(P, keys)
+        return codes, len(uniq)
+    stacked = np.ascontiguousarray(np.asarray(P, dtype=np.float64) + 0.0)  # + 0.0: −0.0 and 0.0 alike
     rows = stacked.view(np.dtype((np.void, stacked.dtype.itemsize * stacked.shape[1]))).reshape(-1)
     _, codes = np.unique(rows, return_inverse=True)  # one byte string per row: much faster than axis=0
     codes = np.asarray(codes, dtype=np.int64).reshape(-1)
@@ -333,3 +335,94 @@ def identified_block(lower: float, upper: float, lower_reps: np.ndarray, upper_r
     if reason is not None:
         out["reason"] = reason
     return out
+
+
+# --- the per-stratum sums of rows that come in batches (streaming and Dask engines) ---------------------------
+
+# the distinct proxy strata a streamed data set may hold in memory (a row of 4K + G sums each, plus its key)
+MAX_STRATA = 1 << 20
+REASON_TOO_MANY_STRATA = ("the proxy strata are more than {cap:,} distinct {what}: their sums are not held in "
+                          "memory; name coarser `strata:` columns (the proxy variables) or round the probabilities")
+
+
+def batch_strata(P: np.ndarray, keys: Sequence[np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct stratum keys of a batch of rows (sorted) and each row's index among them: the row's
+    probability vector as bytes (``+ 0.0``: −0.0 and 0.0 alike; the grouping of :func:`strata_codes`), or its
+    ``strata:`` values as text. Keys of different batches compare, so batches merge by key
+    (:class:`KeyedSums`)."""
+    if keys:
+        cols = [_key_text(k) for k in keys]
+        rows = cols[0] if len(cols) == 1 else np.asarray(["\x1f".join(t) for t in zip(*cols)], dtype=object)
+    else:
+        stacked = np.ascontiguousarray(np.asarray(P, dtype=np.float64) + 0.0)
+        rows = stacked.view(np.dtype((np.void, stacked.dtype.itemsize * stacked.shape[1]))).reshape(-1)
+    uniq, codes = np.unique(rows, return_inverse=True)
+    return uniq, np.asarray(codes, dtype=np.int64).reshape(-1)
+
+
+def _key_text(values) -> np.ndarray:
+    """A `strata:` column's values as text, the same whatever a batch's column type: 10001 and 10001.0 alike (a
+    batch with a missing value reads integers as floats), a missing value as the empty text."""
+    codes, uniq = pd.factorize(pd.Series(np.asarray(values, dtype=object)), use_na_sentinel=True)
+    text = [num_text(v) if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+            else str(v) for v in uniq]
+    return np.asarray(text + [""], dtype=object)[codes]  # code −1 (missing) takes the last, empty, text
+
+
+@dataclass(frozen=True)
+class KeyedSums:
+    """Point sums per stratum key of some rows: ``keys`` sorted and distinct, ``flat[z]`` = the stratum's
+    (task, cell) counts then its groups' masses (``4K + G`` numbers). ``overflow``: the keys exceeded
+    :data:`MAX_STRATA` (then nothing else is kept)."""
+
+    keys: np.ndarray
+    flat: np.ndarray  # (S, 4K + G)
+    overflow: int = 0
+
+    @staticmethod
+    def of_rows(P: np.ndarray, keys: Sequence[np.ndarray] | None, Y: np.ndarray, Yhat: np.ndarray,
+                cap: int | None = None) -> "KeyedSums":
+        uniq, codes = batch_strata(P, keys)
+        if len(uniq) > (MAX_STRATA if cap is None else cap):
+            return KeyedSums(uniq[:0], np.zeros((0, 0)), len(uniq))
+        s = stratum_sums(P, codes, len(uniq), Y, Yhat)
+        return KeyedSums(uniq, np.concatenate([s.cells.reshape(len(uniq), -1), s.mass], axis=1))
+
+    def merge(self, other: "KeyedSums", cap: int | None = None) -> "KeyedSums":
+        """The sums of two disjoint sets of rows, by key."""
+        if self.overflow or other.overflow:
+            return KeyedSums(self.keys[:0], np.zeros((0, 0)), max(self.overflow, other.overflow))
+        if not len(other.keys):
+            return self
+        if not len(self.keys):
+            return other
+        uniq, inv = np.unique(np.concatenate([self.keys, other.keys]), return_inverse=True)
+        if len(uniq) > (MAX_STRATA if cap is None else cap):
+            return KeyedSums(uniq[:0], np.zeros((0, 0)), len(uniq))
+        flat = np.zeros((len(uniq), self.flat.shape[1]))
+        inv = np.asarray(inv).reshape(-1)
+        flat[inv[:len(self.keys)]] += self.flat  # keys are distinct within each side: no index repeats
+        flat[inv[len(self.keys):]] += other.flat
+        return KeyedSums(uniq, flat)
+
+    def sums(self, K: int) -> StratumSums:
+        S = len(self.keys)
+        return StratumSums(np.ascontiguousarray(self.flat[:, :4 * K]).reshape(S, K, 4),
+                           np.ascontiguousarray(self.flat[:, 4 * K:]))
+
+    def codes(self, batch_keys: np.ndarray) -> np.ndarray:
+        """The index of each of ``batch_keys`` among this (complete) set's keys."""
+        return np.searchsorted(self.keys, batch_keys).astype(np.int64)
+
+
+def memory_sums(P: np.ndarray, keys: Sequence[np.ndarray] | None, Y: np.ndarray, Yhat: np.ndarray, B: int, *,
+                seed: int, stream: int) -> tuple[StratumSums, StratumSums]:
+    """The pooled point sums and ``B`` keyed Poisson replicates of rows held in memory (row ``i`` at position
+    ``i``): the strata of :func:`strata_codes`, pooled by :func:`pooling` on the point sums."""
+    P = np.asarray(P, dtype=np.float64)
+    codes, S = strata_codes(P, keys)
+    target, S2 = pooling(stratum_sums(P, codes, S, Y, Yhat))  # decided on the point counts
+    codes = target[codes]
+    point = stratum_sums(P, codes, S2, Y, Yhat)
+    reps = replicate_sums(P, codes, S2, Y, Yhat, np.arange(len(P)), B, seed=seed, stream=stream)
+    return point, reps

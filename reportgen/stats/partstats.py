@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen.stats import counts, soft
+from reportgen.stats import identified as ident
 from reportgen.stats.membership import Membership
 from reportgen.stats.moments import MomentSums, feature_matrix, moment_sums, task_columns
 from reportgen.stats.plan import (
@@ -360,3 +361,45 @@ def moments_part(plan: Plan, part: Partition, offset: int, name: str, task: int,
 
 def add_sums(a: dict, b: dict) -> dict:
     return {k: a.get(k, 0) + b.get(k, 0) for k in a.keys() | b.keys()}
+
+
+def _strata_batch(plan: Plan, df: pd.DataFrame, name: str):
+    """A batch's kept rows for the identified set of proxy attribute ``name``: probabilities, `strata:` values
+    (None: strata by probability vector), labels and predictions."""
+    a = next(x for x in plan.attrs if x.name == name)
+    b = encode_batch(plan, df)
+    keys = None
+    if a.strata:
+        sub = df.iloc[np.flatnonzero(b.keep)]
+        keys = [sub[c].to_numpy() for c in a.strata]
+    Y = b.Y
+    return b.probabilities[name], keys, Y, (b.Yhat if b.Yhat is not None else Y), b.kept
+
+
+def strata_part(plan: Plan, part: Partition, name: str, cap: int) -> tuple[int, ident.KeyedSums | None]:
+    """Pass over one partition: the point sums per proxy stratum key of attribute ``name`` (the identified set,
+    docs/metrics.md §10), with the partition's index (the driver merges partitions in order)."""
+    out = None
+    for df in read_batches(part, list(plan.needed), plan.batch_rows, plan):
+        P, keys, Y, Yhat, _ = _strata_batch(plan, df, name)
+        s = ident.KeyedSums.of_rows(P, keys, Y, Yhat, cap)
+        out = s if out is None else out.merge(s, cap)
+    return part.index, out
+
+
+def strata_replicates_part(plan: Plan, part: Partition, offset: int, name: str, keyed: ident.KeyedSums,
+                           target: np.ndarray, S: int, B: int, seed: int, stream: int
+                           ) -> tuple[int, ident.StratumSums | None]:
+    """Pass over one partition: keyed Poisson replicates of the pooled per-stratum sums (``target``: each of
+    ``keyed``'s strata's pooled stratum of ``S``), each kept row at ``offset`` + its position among the
+    partition's kept rows, as in the memory engine."""
+    out = None
+    for df in read_batches(part, list(plan.needed), plan.batch_rows, plan):
+        P, keys, Y, Yhat, n = _strata_batch(plan, df, name)
+        uniq, codes = ident.batch_strata(P, keys)
+        rows = target[keyed.codes(uniq)][codes]
+        s = ident.replicate_sums(P, rows, S, Y, Yhat, offset + np.arange(n, dtype=np.int64), B, seed=seed,
+                                 stream=stream)
+        out = s if out is None else out.merge(s)
+        offset += n
+    return part.index, out

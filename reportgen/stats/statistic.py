@@ -190,6 +190,22 @@ def group_moments(enc, attr, task: int, features: Sequence[str], B: int, *, seed
     return estimate(stat, B, seed=seed, stream=stream)
 
 
+def stratum_sums(enc, attr, B: int, *, seed: int, stream: int):
+    """The pooled per-proxy-stratum sums of attribute ``attr`` (given by membership probabilities) and their
+    ``B`` keyed Poisson replicates, for its identified set (:mod:`reportgen.stats.identified`): from the rows of
+    a prediction file, or summed over a streamed data set's partitions on its executor — the same numbers (to
+    rounding) in every engine. A reason (str) when this data cannot give them."""
+    if streamed(enc):
+        return enc.stratum_sums(attr.name, B, seed=seed, stream=stream)
+    from reportgen.stats import identified
+
+    P = (getattr(enc, "probabilities", None) or {}).get(attr.name)
+    keys = (getattr(enc, "strata", None) or {}).get(attr.name)
+    Y = np.asarray(enc.Y, dtype=bool)
+    Yhat = np.asarray(enc.Yhat if enc.Yhat is not None else enc.Y, dtype=bool)
+    return identified.memory_sums(P, keys, Y, Yhat, B, seed=seed, stream=stream)
+
+
 @dataclass(frozen=True)
 class RowPatterns:
     """An attribute's rows as a family of statistic ``"patterns"`` (Multi→) reads them: per prediction file its

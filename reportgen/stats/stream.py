@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen.stats import counts, soft
+from reportgen.stats import identified as ident
 from reportgen.stats.executors import MSG_DASK_MISSING, DaskExecutor, LocalExecutor, make_executor
 from reportgen.stats.partstats import (
     BATCH_PATTERNS,
@@ -43,6 +44,8 @@ from reportgen.stats.partstats import (
     part_stats,
     poisson_part,
     sample_keys,
+    strata_part,
+    strata_replicates_part,
     _strata_attrs,
 )
 from reportgen.stats.plan import (
@@ -131,6 +134,44 @@ def _merge_moments(a, b):
     return a.merge(b)
 
 
+def _strata_pass(args):
+    return strata_part(*args)
+
+
+def _strata_replicates_pass(args):
+    return strata_replicates_part(*args)
+
+
+class _InOrder:
+    """Folds partition results ``(index, value)`` in partition order as they finish (the executors hand them
+    over in completion order): a result waits only until the ones before it have arrived, so the float sums do
+    not depend on the order partitions finish, and what waits is usually little."""
+
+    def __init__(self, order: list[int], merge):
+        self.rank = {i: r for r, i in enumerate(order)}
+        self.merge = merge
+        self.next = 0
+        self.waiting: dict = {}
+        self.value = None
+
+    def add(self, result) -> "_InOrder":
+        i, v = result
+        self.waiting[self.rank[i]] = v
+        while self.next in self.waiting:
+            w = self.waiting.pop(self.next)
+            if w is not None:
+                self.value = w if self.value is None else self.merge(self.value, w)
+            self.next += 1
+        return self
+
+    def reduce(self, executor, fn, items: list):
+        """``fn`` over ``items`` on ``executor``, folded in order; the fold of nothing is None."""
+        acc = executor.reduce(fn, items, lambda a, r: (a if isinstance(a, _InOrder) else self.add(a)).add(r))
+        if acc is not None and not isinstance(acc, _InOrder):  # one result: reduce hands it back uncombined
+            self.add(acc)
+        return self.value
+
+
 @dataclass
 class Streamed:
     """A streamed prediction (or training) data set: provenance, counts and a sample; duck-types ``Encoded``."""
@@ -151,6 +192,7 @@ class Streamed:
     header: list = field(default_factory=list)
     medians: dict = field(default_factory=dict)  # scoring task index -> files.full_sample_median(...)
     _poisson_cache: dict = field(default_factory=dict)
+    _strata_cache: dict = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -263,6 +305,45 @@ class Streamed:
             return Estimate(np.zeros((G, F)), np.zeros((B, G, F)), "poisson" if B else "none")
         return Estimate(s.point, s.replicates, s.scheme)
 
+    def stratum_sums(self, name: str, B: int, *, seed: int, stream: int):
+        """The pooled per-stratum sums of proxy attribute ``name`` for its identified set and their ``B`` keyed
+        Poisson replicates (:mod:`reportgen.stats.identified`), or a reason (str) when the strata are too many to
+        hold. Two passes over the partitions on the executor: the point sums by stratum key (merged in partition
+        order; the pooling is decided on them, as in memory), then the replicates of the pooled sums, each kept
+        row at its position among the kept rows — the memory engine's sums and weights."""
+        key = (name, B, seed, stream)
+        if key in self._strata_cache:
+            return self._strata_cache[key]
+        cap = ident.MAX_STRATA
+        a = self._attr(name)
+        K, G = len(self.plan.tasks), len(a.groups)
+        offsets, total = [], 0
+        for p in self.parts:
+            offsets.append(total)
+            total += self.merged.part_kept[p.index]
+        try:
+            order = [p.index for p in self.parts]
+            keyed = _InOrder(order, lambda x, y: x.merge(y, cap)).reduce(
+                self.executor, _strata_pass, [(self.plan, p, name, cap) for p in self.parts])
+            if keyed is None:
+                keyed = ident.KeyedSums(np.zeros(0, dtype=object), np.zeros((0, 4 * K + G)))
+            if keyed.overflow:
+                what = "combinations of the `strata:` columns' values" if a.strata else "probability vectors"
+                out = ident.REASON_TOO_MANY_STRATA.format(cap=cap, what=what)
+                self._strata_cache[key] = out
+                return out
+            raw = keyed.sums(K)
+            target, S = ident.pooling(raw)
+            point = ident.pooled(raw, target, S)
+            reps = _InOrder(order, lambda x, y: x.merge(y)).reduce(
+                self.executor, _strata_replicates_pass,
+                [(self.plan, p, offsets[i], name, keyed, target, S, B, seed, stream) for i, p in enumerate(self.parts)])
+        except DataFileError as exc:  # the file changed after pass 1: no number from the new bytes
+            raise SpecError([Problem(self.display_path, None, None, "", str(exc))]) from None
+        if reps is None:
+            reps = ident.StratumSums(np.zeros((B, S, K, 4)), np.zeros((B, S, G)))
+        self._strata_cache[key] = (point, reps)
+        return point, reps
 
 
 def _margins(N: np.ndarray) -> np.ndarray:
