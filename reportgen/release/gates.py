@@ -294,7 +294,7 @@ def evaluate(spec, entries: list[MetricResult], replicates: Replicates | None = 
                                             base_reps=(baseline_reps or {}).get(key), is_pair=is_pair, level=level)
                     words = Q_WORSENING
                 else:
-                    est = estimate(e.name, obj, is_pair=is_pair, level=level, decide_on=g.decide_on)
+                    est = estimate(e.name, obj, is_pair=is_pair, level=level, decide_on=g.decide_on or s.intervals.proxy_decision)
                     words = quantity_name(e.name, obj, is_pair)
                 chk.bounds.append(Bound(kind, float(limit), words, est))
             checks.append(chk)

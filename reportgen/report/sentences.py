@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reportgen.numfmt import interval_name
 from reportgen.spec.catalogue import CATALOGUE
 
 from . import filters
@@ -80,7 +81,11 @@ def headline_sentence(pair: Any, iv: Any, unit: str = "rows") -> str:
         lo, hi = float(iv.lower), float(iv.upper)
         if d < 0:  # the sentence reads reference minus protected
             lo, hi = -hi, -lo
-        text += f" [{lo * 100:.1f}, {hi * 100:.1f}]"
+        if interval_name(iv).startswith("identified set"):  # a proxy attribute decided on its identified set
+            text += (f" (probability-weighted); under every assignment of groups consistent with the proxies, "
+                     f"[{lo * 100:.1f}, {hi * 100:.1f}]")
+        else:
+            text += f" [{lo * 100:.1f}, {hi * 100:.1f}]"
     return text
 
 
