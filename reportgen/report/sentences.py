@@ -39,7 +39,7 @@ def covers_text(iv: Any) -> str:
     iv = filters.fields(iv)
     if iv is None or iv.lower is None:
         return ""
-    parts = [COVERS_WORDS.get(c, str(c)) for c in iv.covers or []]
+    parts = [COVERS_WORDS.get(c, str(c)) for c in getattr(iv, "covers", None) or []]  # (an identified set's: none)
     text = " and ".join(parts) if len(parts) <= 2 else ", ".join(parts[:-1]) + " and " + parts[-1]
     if str(iv.method or "").startswith("simultaneous") and getattr(iv, "pairs", None):
         text += f"; holds for all {iv.pairs} pairs at once"
