@@ -147,7 +147,7 @@ def _decide(pair: DisparityPair, decision: str, proxy_decision: str = "identifie
         pair.decision = "identified"
         if n < MIN_ROWS_COMPARE:
             pair.no_verdict = too_few(g, n)
-        pair.verdict = identified_verdict(pair.identified, pair.no_verdict)
+        pair.verdict = identified_verdict(pair.identified, pair.no_verdict, pair.group, pair.reference)
         return
     key = "bernstein" if decision == "bernstein" else "interval"
     if key == "interval" and n < MIN_ROWS_BOOTSTRAP:
@@ -197,19 +197,22 @@ def decision_verdict(iv: DecisionInterval | None, no_verdict: str | None, prot: 
                            text=_verdict_text(v, prot, ref), interval=name)
 
 
-def identified_verdict(ident: IdentifiedSet, no_verdict: str | None) -> DecisionVerdict:
+def identified_verdict(ident: IdentifiedSet, no_verdict: str | None, prot: str, ref: str) -> DecisionVerdict:
     """The verdict of a pair or headline decided on its identified set (docs/metrics.md §10): 'against' when the
     set's interval lies on one side of 0 (the set's own words: "disparity is at least 0.04 under every assignment
     consistent with the proxies"), 'insufficient' when it contains 0 ("not identified: between −0.03 and 0.09") or
-    the row supports no verdict, 'undefined' without an interval."""
+    the row supports no verdict, 'undefined' without an interval. An 'against' verdict names the group first, as
+    every disparity verdict does ("biased against g=B: disparity is at least 0.04 under every assignment ...")."""
     name = numfmt.interval_name(ident.interval)
     why = no_verdict or ident.no_verdict
     if why:
         return DecisionVerdict(kind="insufficient", text=why, interval=name)
     if ident.interval is None or ident.interval.lower is None or ident.interval.upper is None:
         return DecisionVerdict(kind="undefined", text=ident.verdict.text, interval=name)
-    kind = {"above": "against", "below": "against"}.get(ident.verdict.kind, "insufficient")
-    return DecisionVerdict(kind=kind, text=ident.verdict.text, interval=name)
+    if ident.verdict.kind in ("above", "below"):  # δ = the protected group's cost rate − the reference's (§3)
+        worse = prot if ident.verdict.kind == "above" else ref
+        return DecisionVerdict(kind="against", text=f"biased against {worse}: {ident.verdict.text}", interval=name)
+    return DecisionVerdict(kind="insufficient", text=ident.verdict.text, interval=name)
 
 
 def _pair_name(pair: DisparityPair) -> str:
@@ -327,7 +330,7 @@ def _disparity_headline(pairs: list[DisparityPair], level: float, decision: str 
     if at in heads:
         out["identified"] = heads[at]
     if out["decision"] == "identified":
-        out["verdict"] = identified_verdict(out["identified"], out.get("no_verdict"))
+        out["verdict"] = identified_verdict(out["identified"], out.get("no_verdict"), sel.group, sel.reference)
     else:
         out["verdict"] = decision_verdict(out[out["decision"]], out.get("no_verdict"), sel.group, sel.reference)
     return out
