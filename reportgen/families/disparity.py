@@ -95,10 +95,11 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
                                                 attr.label(ref), runs_halfwidth=h_runs,
                                                 weighted=attr.probabilities is not None)
                     ident = identified.disparity_set(ctx, k, cost, mask, p, ref) if ctx is not None else None
-                    if ident is not None:  # a proxy attribute: the identified set beside the weighted δ
-                        pair.identified = ident
+                    ident_set = IdentifiedSet.model_validate(ident) if ident is not None else None
+                    _decide(pair, decision, proxy_decision, ident_set)
+                    if ident_set is not None:  # a proxy attribute: the identified set beside the weighted δ
+                        pair.identified = ident_set
                         ident_args[len(pairs)] = (k, cost, mask, p, ref)
-                    _decide(pair, decision, proxy_decision)
                 pairs.append(pair)
     # a proxy attribute: each pair's set with its interval at the Bonferroni level over the pairs the headline is
     # chosen among (as the headline's Bernstein interval, §3), so the choice by evidence and the headline's verdict
@@ -137,17 +138,18 @@ def _smaller(pair: DisparityPair) -> tuple[str, int]:
     return pair.group, pair.n_protected
 
 
-def _decide(pair: DisparityPair, decision: str, proxy_decision: str = "identified") -> None:
+def _decide(pair: DisparityPair, decision: str, proxy_decision: str = "identified",
+            ident: IdentifiedSet | None = None) -> None:
     """Name the pair's decision interval (`decision`), say why when it is not the spec's choice, mark a pair too
     small to compare (`no_verdict`) and write its verdict, all from that one interval (docs/metrics.md §3). A pair
-    of a proxy attribute (it has an ``identified`` set) is decided on that set's interval unless the spec's
-    `intervals.proxy_decision` is 'weighted' (docs/metrics.md §10)."""
+    of a proxy attribute (``ident``: its identified set, which the caller attaches after) is decided on that set's
+    interval unless the spec's `intervals.proxy_decision` is 'weighted' (docs/metrics.md §10)."""
     g, n = _smaller(pair)
-    if pair.identified is not None and proxy_decision == "identified":
+    if ident is not None and proxy_decision == "identified":
         pair.decision = "identified"
         if n < MIN_ROWS_COMPARE:
             pair.no_verdict = too_few(g, n)
-        pair.verdict = identified_verdict(pair.identified, pair.no_verdict, pair.group, pair.reference)
+        pair.verdict = identified_verdict(ident, pair.no_verdict, pair.group, pair.reference)
         return
     key = "bernstein" if decision == "bernstein" else "interval"
     if key == "interval" and n < MIN_ROWS_BOOTSTRAP:
@@ -327,12 +329,12 @@ def _disparity_headline(pairs: list[DisparityPair], level: float, decision: str 
         if getattr(sel, k):
             out[k] = getattr(sel, k)
     at = out["selected_pair"]
-    if at in heads:
-        out["identified"] = heads[at]
     if out["decision"] == "identified":
-        out["verdict"] = identified_verdict(out["identified"], out.get("no_verdict"), sel.group, sel.reference)
+        out["verdict"] = identified_verdict(heads[at], out.get("no_verdict"), sel.group, sel.reference)
     else:
         out["verdict"] = decision_verdict(out[out["decision"]], out.get("no_verdict"), sel.group, sel.reference)
+    if at in heads:
+        out["identified"] = heads[at]
     return out
 
 
