@@ -416,6 +416,11 @@ class SelectionPair(ResultModel):
                                                 "quantity (the selection rate; for impact_ratio the ratio to the "
                                                 "benchmark held fixed) with its interval and verdict (docs/metrics.md "
                                                 "§10).")
+    decision: Literal["identified"] | None = optional(
+        "Proxy attributes: 'identified' when the pair's decision interval — the one its gates, diff and plots "
+        "follow — is its `identified` set's interval (`intervals.proxy_decision: identified`, the default; "
+        "docs/metrics.md §10). Absent: `interval` (or the Katz `ratio_interval` its `four_fifths_statement` "
+        "names).")
     to_cross: float | int | None = optional("impact_ratio: the flip-flop count with the benchmark held fixed: flagged, "
                                             "how many more selections of the category lift its ratio to 0.8; not "
                                             "flagged, how many fewer drop it below 0.8. Null (`to_cross_reason`) for "
