@@ -17,8 +17,8 @@ from reportgen.families.core import AttributeContext, Computed, Evaluation, comb
 from reportgen.stats.loading import Loaded
 from reportgen.stats.statistic import Estimate
 from reportgen.fileio import jfloat as as_json_float
-from reportgen.results.intervals import (BernsteinInterval, DecisionVerdict, PairInterval, RowsAndRunsInterval,
-                                         SimultaneousInterval)
+from reportgen.results.intervals import (BernsteinInterval, DecisionVerdict, IdentifiedInterval, IdentifiedSet,
+                                         PairInterval, RowsAndRunsInterval, SimultaneousInterval)
 from reportgen.results.metrics import DisparityPair, DisparityResult, GroupRates
 from reportgen import numfmt
 from reportgen.spec.model import LoadedSpec, Metric
@@ -38,6 +38,7 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
     prots = [attr.index_of(o.protected)] if o.protected is not None else [j for j in range(len(groups)) if j != ref]
     bern = ls.spec.intervals.bernstein
     decision = ls.spec.intervals.decision
+    proxy_decision = ls.spec.intervals.proxy_decision  # a proxy attribute's rows: its identified set or weighted δ
     scheme = cells[0].scheme
     comps = metrics.DISPARITY_COMPONENTS[m.name]
     runs = len(cells)
@@ -93,22 +94,27 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
                     pair.bernstein = _bernstein(r1, bern.gamma, bern.max_cost, level, attr.label(p),
                                                 attr.label(ref), runs_halfwidth=h_runs,
                                                 weighted=attr.probabilities is not None)
-                    _decide(pair, decision)
                     ident = identified.disparity_set(ctx, k, cost, mask, p, ref) if ctx is not None else None
-                    if ident is not None:  # a proxy attribute: the identified set beside the weighted δ
-                        pair.identified = ident
+                    ident_set = IdentifiedSet.model_validate(ident) if ident is not None else None
+                    _decide(pair, decision, proxy_decision, ident_set)
+                    if ident_set is not None:  # a proxy attribute: the identified set beside the weighted δ
+                        pair.identified = ident_set
                         ident_args[len(pairs)] = (k, cost, mask, p, ref)
                 pairs.append(pair)
-    head = _disparity_headline(pairs, level, decision, reps=pair_reps)
+    # a proxy attribute: each pair's set with its interval at the Bonferroni level over the pairs the headline is
+    # chosen among (as the headline's Bernstein interval, §3), so the choice by evidence and the headline's verdict
+    # read the interval that holds after the choice
+    at_bonferroni = {}
+    if ident_args:
+        bonferroni = 1 - (1 - level) / max(1, len(pair_reps))
+        at_bonferroni = {i: IdentifiedSet.model_validate(identified.disparity_set(ctx, *args, level=bonferroni))
+                         if len(pair_reps) > 1 else pairs[i].identified for i, args in ident_args.items()}
+    head = _disparity_headline(pairs, level, decision, reps=pair_reps, identified_at_head=at_bonferroni)
     # the headline's replicates: the selected pair's, unless its interval is the simultaneous one (no gate pairs it)
     chosen = head.get("selected_pair")
     replicates = None
     if chosen is not None and not isinstance(head["interval"], SimultaneousInterval):
         replicates = pair_reps.get(chosen)
-    if chosen is not None and chosen in ident_args:  # a proxy attribute: the selected pair's set, its interval at
-        # the Bonferroni level over the pairs it was chosen among (as the headline's Bernstein interval, §3)
-        bonferroni = 1 - (1 - level) / max(1, len(pair_reps))
-        head["identified"] = identified.disparity_set(ctx, *ident_args[chosen], level=bonferroni)
     # summed over the predicted attribute once per task (a sum over one element is exact): linear in the groups
     summed = {k: cells[0].point[:, k].sum(axis=2, keepdims=True) for k in task_idx}
     rates = [GroupRates(group=attr.label(j), task=L.tasks[k].label, **metrics.group_rates(summed[k], j))
@@ -132,10 +138,19 @@ def _smaller(pair: DisparityPair) -> tuple[str, int]:
     return pair.group, pair.n_protected
 
 
-def _decide(pair: DisparityPair, decision: str) -> None:
+def _decide(pair: DisparityPair, decision: str, proxy_decision: str = "identified",
+            ident: IdentifiedSet | None = None) -> None:
     """Name the pair's decision interval (`decision`), say why when it is not the spec's choice, mark a pair too
-    small to compare (`no_verdict`) and write its verdict, all from that one interval (docs/metrics.md §3)."""
+    small to compare (`no_verdict`) and write its verdict, all from that one interval (docs/metrics.md §3). A pair
+    of a proxy attribute (``ident``: its identified set, which the caller attaches after) is decided on that set's
+    interval unless the spec's `intervals.proxy_decision` is 'weighted' (docs/metrics.md §10)."""
     g, n = _smaller(pair)
+    if ident is not None and proxy_decision == "identified":
+        pair.decision = "identified"
+        if n < MIN_ROWS_COMPARE:
+            pair.no_verdict = too_few(g, n)
+        pair.verdict = identified_verdict(ident, pair.no_verdict, pair.group, pair.reference)
+        return
     key = "bernstein" if decision == "bernstein" else "interval"
     if key == "interval" and n < MIN_ROWS_BOOTSTRAP:
         key = "bernstein"
@@ -184,6 +199,24 @@ def decision_verdict(iv: DecisionInterval | None, no_verdict: str | None, prot: 
                            text=_verdict_text(v, prot, ref), interval=name)
 
 
+def identified_verdict(ident: IdentifiedSet, no_verdict: str | None, prot: str, ref: str) -> DecisionVerdict:
+    """The verdict of a pair or headline decided on its identified set (docs/metrics.md §10): 'against' when the
+    set's interval lies on one side of 0 (the set's own words: "disparity is at least 0.04 under every assignment
+    consistent with the proxies"), 'insufficient' when it contains 0 ("not identified: between −0.03 and 0.09") or
+    the row supports no verdict, 'undefined' without an interval. An 'against' verdict names the group first, as
+    every disparity verdict does ("biased against g=B: disparity is at least 0.04 under every assignment ...")."""
+    name = numfmt.interval_name(ident.interval)
+    why = no_verdict or ident.no_verdict
+    if why:
+        return DecisionVerdict(kind="insufficient", text=why, interval=name)
+    if ident.interval is None or ident.interval.lower is None or ident.interval.upper is None:
+        return DecisionVerdict(kind="undefined", text=ident.verdict.text, interval=name)
+    if ident.verdict.kind in ("above", "below"):  # δ = the protected group's cost rate − the reference's (§3)
+        worse = prot if ident.verdict.kind == "above" else ref
+        return DecisionVerdict(kind="against", text=f"biased against {worse}: {ident.verdict.text}", interval=name)
+    return DecisionVerdict(kind="insufficient", text=ident.verdict.text, interval=name)
+
+
 def _pair_name(pair: DisparityPair) -> str:
     cond = "" if pair.condition in (None, "all") else f", {pair.condition}"
     return f"{pair.group} vs {pair.reference} ({pair.task}{cond})"
@@ -211,7 +244,8 @@ def simultaneous(points: np.ndarray, reps: np.ndarray, level: float) -> tuple[np
 
 
 def _disparity_headline(pairs: list[DisparityPair], level: float, decision: str = "bootstrap", *,
-                        reps: Mapping[int, np.ndarray]) -> dict:
+                        reps: Mapping[int, np.ndarray],
+                        identified_at_head: Mapping[int, IdentifiedSet] | None = None) -> dict:
     """The metric's value: one pair, chosen by evidence (docs/metrics.md §3, several protected groups).
 
     With one defined pair it is that pair with its own intervals and decision. With several, every pair gets a
@@ -221,6 +255,9 @@ def _disparity_headline(pairs: list[DisparityPair], level: float, decision: str 
     decision interval excludes 0 (and that have a verdict), else the largest |δ| overall — so a small noisy group
     cannot hide a conclusive one, and the verdict printed for it also holds after the choice.
 
+    A pair decided on its identified set (a proxy attribute, docs/metrics.md §10) is read, at the headline, on that
+    set at the Bonferroni level (``identified_at_head``, by position in ``pairs``), which the headline then carries.
+
     ``pairs``: the typed pairs, each given its ``simultaneous`` interval here; ``reps``: their bootstrap replicates
     by position in ``pairs``. Returns the headline's fields of the ``DisparityResult`` (typed values, in
     results.json order).
@@ -228,6 +265,7 @@ def _disparity_headline(pairs: list[DisparityPair], level: float, decision: str 
     defined = [p for p in pairs if p.delta is not None]
     if not defined:
         return {"value": None, "reason": metrics.REASON_EMPTY_COMPARISON, "interval": None}
+    heads = identified_at_head or {}
     out: dict = {}
     if len(defined) == 1:
         sel = defined[0]
@@ -262,12 +300,15 @@ def _disparity_headline(pairs: list[DisparityPair], level: float, decision: str 
                 if plo == phi:
                     sim_keys["degenerate"] = True
                 p.simultaneous = SimultaneousInterval(**sim_keys)
-        at_head: dict[int, tuple[DecisionInterval | None, BernsteinInterval | None]] = {}
+        at_head: dict[int, tuple[DecisionInterval | IdentifiedInterval | None, BernsteinInterval | None]] = {}
         for i, p in enumerate(defined):
             b = p.bernstein
             if b is not None and b.lower is not None:
                 b = _bernstein_at(b, p.delta, level, P, p.group, p.reference, p.interval)
             iv = b if p.decision == "bernstein" else (p.simultaneous or p.interval)
+            if p.decision == "identified":
+                s = heads.get(at[i])
+                iv = None if s is None or s.no_verdict else s.interval
             at_head[i] = (iv, b)
         conclusive = [p for i, p in enumerate(defined) if not p.no_verdict and _excludes_zero(at_head[i][0])]
         pool = conclusive or defined
@@ -287,7 +328,13 @@ def _disparity_headline(pairs: list[DisparityPair], level: float, decision: str 
     for k in ("decision_note", "no_verdict"):
         if getattr(sel, k):
             out[k] = getattr(sel, k)
-    out["verdict"] = decision_verdict(out[out["decision"]], out.get("no_verdict"), sel.group, sel.reference)
+    at = out["selected_pair"]
+    if out["decision"] == "identified":
+        out["verdict"] = identified_verdict(heads[at], out.get("no_verdict"), sel.group, sel.reference)
+    else:
+        out["verdict"] = decision_verdict(out[out["decision"]], out.get("no_verdict"), sel.group, sel.reference)
+    if at in heads:
+        out["identified"] = heads[at]
     return out
 
 

@@ -332,6 +332,8 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
                                                  benchmark=bench, scoring=scoring)
                 if ident is not None:  # a proxy attribute: the identified set beside the weighted estimate
                     pair.identified = ident
+                    if ctx.ls.spec.intervals.proxy_decision == "identified":  # its decision interval (§10)
+                        pair.decision = "identified"
             pairs.append(pair)
     # the entry's keys in results.json order; the model is built once they are all known
     out = {"name": m.name, "attribute": attr.name, "value": as_json_float(ev.value), "total_rows": int(round(total))}

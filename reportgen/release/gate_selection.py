@@ -105,6 +105,12 @@ def spec_problems(ls) -> list[Problem]:
                                   "`decide_on` chooses between a proxy attribute's identified set and its "
                                   "probability-weighted estimate, and this gate checks no attribute given by "
                                   "`probabilities:` or `bisg:`; remove `decide_on`"))
+        elif g.decide_on is not None and g.decide_on != s.intervals.proxy_decision:
+            out.append(ls.problem(("gates", i, "decide_on"),
+                                  f"`decide_on: {g.decide_on}` differs from the row's decision interval "
+                                  f"(`intervals.proxy_decision: {s.intervals.proxy_decision}`): a gate decides on "
+                                  "the interval the row's verdict and sentence follow; set `intervals.proxy_decision: "
+                                  f"{g.decide_on}` to decide every proxy row on it, and remove `decide_on` here"))
         if g.per_pair and pair_kind == "none":
             out.append(ls.problem(("gates", i, "per_pair"),
                                   f"'{g.metric}' has no pairs (one value per attribute); remove `per_pair` to gate "

@@ -231,6 +231,8 @@ def evaluate(spec, entries: list[MetricResult], replicates: Replicates | None = 
     Raises SpecError when a gate selects no computed value."""
     ls = spec if hasattr(spec, "marks") and hasattr(spec, "spec") else None
     s = ls.spec if ls is not None else spec
+    # a proxy attribute's rows and their gates decide on one interval: the spec's (docs/metrics.md §10)
+    proxy_decision = getattr(getattr(s, "intervals", None), "proxy_decision", "identified")
     alpha = round((1.0 - level) / 2.0, 12)
     replicates = replicates or {}
     checks: list[Check] = []
@@ -294,7 +296,7 @@ def evaluate(spec, entries: list[MetricResult], replicates: Replicates | None = 
                                             base_reps=(baseline_reps or {}).get(key), is_pair=is_pair, level=level)
                     words = Q_WORSENING
                 else:
-                    est = estimate(e.name, obj, is_pair=is_pair, level=level, decide_on=g.decide_on)
+                    est = estimate(e.name, obj, is_pair=is_pair, level=level, decide_on=g.decide_on or proxy_decision)
                     words = quantity_name(e.name, obj, is_pair)
                 chk.bounds.append(Bound(kind, float(limit), words, est))
             checks.append(chk)

@@ -126,6 +126,8 @@ def estimate(metric: str, obj, *, is_pair: bool, level: float, decide_on: str | 
     set) the identified set's interval unless ``decide_on`` is "weighted"."""
     point = getattr(obj, pair_quantity_key(metric)) if is_pair else obj.value  # the catalogue names the field
     iv = decision_interval(obj)  # the row's decision interval: the one its verdict and sentence follow
+    if decide_on == "weighted" and getattr(obj, "decision", None) == "identified":  # (a spec validation refuses)
+        iv = obj.interval
     y = None
     if isinstance(obj, SelectionPair) and point is not None and iv is None and obj.note:  # the highest-rate
         return Estimate(float(point), exact=True, note=obj.note)  # group's ratio: 1 by definition, decided exactly

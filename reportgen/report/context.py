@@ -201,10 +201,17 @@ def _decision_view(v: dict, obj: Any) -> None:
         return
     dec = decision_interval(obj)
     sec = getattr(obj, "bernstein", None) if obj.decision == "interval" else getattr(obj, "interval", None)
+    weighted = obj.decision == "identified" or getattr(obj, "identified", None) is not None
+    if obj.decision == "identified" and sec is None:
+        sec = getattr(obj, "bernstein", None)
     v["interval"] = plain(dec)
     v["decision_name"] = interval_name(dec)
     v["secondary"] = plain(sec)
     v["secondary_name"] = interval_name(sec) if sec is not None else None
+    if obj.decision == "identified" and sec is not None:  # a proxy attribute: the weighted estimate, labelled
+        v["secondary_name"] = f"weighted estimate, {v['secondary_name']}"
+    elif weighted:  # decided on the weighted estimate (`intervals.proxy_decision: weighted`): say so
+        v["decision_name"] = f"weighted estimate, {v['decision_name']}"
     v["excludes_zero"] = filters.excludes_zero(dec) and not getattr(obj, "no_verdict", None)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reportgen.numfmt import interval_name
 from reportgen.spec.catalogue import CATALOGUE
 
 from . import filters
@@ -38,7 +39,7 @@ def covers_text(iv: Any) -> str:
     iv = filters.fields(iv)
     if iv is None or iv.lower is None:
         return ""
-    parts = [COVERS_WORDS.get(c, str(c)) for c in iv.covers or []]
+    parts = [COVERS_WORDS.get(c, str(c)) for c in getattr(iv, "covers", None) or []]  # (an identified set's: none)
     text = " and ".join(parts) if len(parts) <= 2 else ", ".join(parts[:-1]) + " and " + parts[-1]
     if str(iv.method or "").startswith("simultaneous") and getattr(iv, "pairs", None):
         text += f"; holds for all {iv.pairs} pairs at once"
@@ -80,7 +81,11 @@ def headline_sentence(pair: Any, iv: Any, unit: str = "rows") -> str:
         lo, hi = float(iv.lower), float(iv.upper)
         if d < 0:  # the sentence reads reference minus protected
             lo, hi = -hi, -lo
-        text += f" [{lo * 100:.1f}, {hi * 100:.1f}]"
+        if interval_name(iv).startswith("identified set"):  # a proxy attribute decided on its identified set
+            text += (f" (probability-weighted); under every assignment of groups consistent with the proxies, "
+                     f"[{lo * 100:.1f}, {hi * 100:.1f}]")
+        else:
+            text += f" [{lo * 100:.1f}, {hi * 100:.1f}]"
     return text
 
 

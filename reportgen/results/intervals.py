@@ -181,13 +181,17 @@ class DecisionVerdict(ResultValue):
 def decision_interval(obj: Any) -> Any:
     """The decision interval of a metric result or pair: the key its `decision` names; for an impact ratio's tested
     category, the interval its `four_fifths_statement` names (the Katz `ratio_interval`, docs/metrics.md §8), so its
-    gates and diff decide on the interval its statement about 0.8 is read off; otherwise `interval`."""
+    gates and diff decide on the interval its statement about 0.8 is read off; for 'identified' (a proxy
+    attribute's row, docs/metrics.md §10) the identified set's interval; otherwise `interval`."""
     if obj is None:
         return None
     key = getattr(obj, "decision", None)
     statement = getattr(obj, "four_fifths_statement", None)
     if key is None and statement is not None and statement.interval in type(obj).model_fields:
         key = statement.interval
+    if key == "identified":  # a proxy attribute decided on its identified set: that set's interval
+        ident = getattr(obj, "identified", None)
+        return getattr(ident, "interval", None)
     return getattr(obj, key or "interval", None)
 
 

@@ -22,8 +22,10 @@ __all__ = ["AmplificationMetric", "MultiMetric", "DisparityMetric", "Predictabil
            "SelectionResult", "MetricResult"]
 
 _DECISION = ("Which of this object's intervals is its decision interval, the one its verdict, gates, diff and "
-             "sentence follow: 'interval' (the `interval` key) or 'bernstein' (the `bernstein` key). Absent means "
-             "'interval' (every family but group disparity has only that one).")
+             "sentence follow: 'interval' (the `interval` key), 'bernstein' (the `bernstein` key) or, on a proxy "
+             "attribute, 'identified' (the `identified` set's interval: the spec's `intervals.proxy_decision`, by "
+             "default; docs/metrics.md §10). Absent means 'interval' (every family but group disparity has only "
+             "that one).")
 _DECISION_NOTE = ("Why the decision interval is not the spec's `intervals.decision` (a compared group below 100 rows "
                   "is decided on Bernstein, docs/metrics.md §3).")
 _NO_VERDICT = ("Present when the row supports no verdict whatever its intervals say: a compared group has fewer "
@@ -32,7 +34,8 @@ _NO_VERDICT = ("Present when the row supports no verdict whatever its intervals 
 
 _IDENTIFIED = ("Proxy attributes (`probabilities:`, `bisg:`): the sharp partial-identification set of the quantity "
                "(Kallus, Mao & Zhou 2022) with its confidence interval and verdict (docs/metrics.md §10); gates "
-               "decide on it by default (`decide_on: identified`).")
+               "and, by default (`intervals.proxy_decision: identified`), the row's verdict and gates decide on its "
+               "interval.")
 _HEADLINE_INTERVAL = ("The interval printed, decided and gated on: a bootstrap interval for one prediction file, "
                       "rows_and_runs for several runs, a simultaneous interval for a headline chosen among several "
                       "pairs; null when there is no value or no resampling (bootstrap resamples 0).")
@@ -195,7 +198,7 @@ class DisparityPair(ResultModel):
                                                    "says; the row's verdict is `verdict`, from the decision interval).")
     simultaneous: SimultaneousInterval | None = optional("Interval holding for all the metric's pairs at once; present "
                                                          "when the metric has several defined pairs.")
-    decision: Literal["interval", "bernstein"] | None = optional(_DECISION)
+    decision: Literal["interval", "bernstein", "identified"] | None = optional(_DECISION)
     decision_note: str | None = optional(_DECISION_NOTE)
     no_verdict: str | None = optional(_NO_VERDICT)
     verdict: DecisionVerdict | None = optional("The row's verdict, from its decision interval; absent when δ is "
@@ -235,7 +238,7 @@ class DisparityResult(ResultModel):
     value_is: str | None = optional("Which pair the value is, and why it was selected.")
     bernstein: BernsteinInterval | None = optional("Bernstein interval and verdict of the selected pair (at the "
                                                    "Bonferroni level when selected among several pairs).")
-    decision: Literal["interval", "bernstein"] | None = optional(_DECISION)
+    decision: Literal["interval", "bernstein", "identified"] | None = optional(_DECISION)
     decision_note: str | None = optional(_DECISION_NOTE)
     no_verdict: str | None = optional(_NO_VERDICT)
     verdict: DecisionVerdict | None = optional("The headline's verdict, from its decision interval.")
@@ -413,6 +416,11 @@ class SelectionPair(ResultModel):
                                                 "quantity (the selection rate; for impact_ratio the ratio to the "
                                                 "benchmark held fixed) with its interval and verdict (docs/metrics.md "
                                                 "§10).")
+    decision: Literal["identified"] | None = optional(
+        "Proxy attributes: 'identified' when the pair's decision interval — the one its gates, diff and plots "
+        "follow — is its `identified` set's interval (`intervals.proxy_decision: identified`, the default; "
+        "docs/metrics.md §10). Absent: `interval` (or the Katz `ratio_interval` its `four_fifths_statement` "
+        "names).")
     to_cross: float | int | None = optional("impact_ratio: the flip-flop count with the benchmark held fixed: flagged, "
                                             "how many more selections of the category lift its ratio to 0.8; not "
                                             "flagged, how many fewer drop it below 0.8. Null (`to_cross_reason`) for "

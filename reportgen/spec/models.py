@@ -195,6 +195,14 @@ class Intervals(Strict):
                     "way a comparison with fewer than 100 rows in a compared group is decided on Bernstein, and one "
                     "with fewer than 10 has no verdict (docs/guide/statistics.md, docs/metrics.md §3). The other "
                     "interval is printed beside it as secondary.")
+    proxy_decision: Literal["identified", "weighted"] = Field(
+        "identified",
+        description="The interval each disparity row of a proxy attribute (`probabilities:`, `bisg:`) is decided on "
+                    "(its verdict, gates, diff and first-page sentence): 'identified' (the default, the conservative "
+                    "one: the identified set's interval, which covers every assignment of groups consistent with the "
+                    "proxies) or 'weighted' (the probability-weighted estimate's interval, which understates a "
+                    "disparity when the proxies are imperfect; Chen et al. 2019). The other is printed beside it as "
+                    "secondary. Gates on proxy attributes decide on the same one (docs/metrics.md §10).")
 
 
 class Sign(Strict):

@@ -142,13 +142,17 @@ def _ends(iv) -> tuple[float, float] | None:
 
 
 def _decision(obj: dict) -> dict | None:
-    """The row's decision interval: the key its `decision` names (docs/metrics.md §3), else `interval`."""
-    return obj.get(obj.get("decision") or "interval")
+    """The row's decision interval: the key its `decision` names (docs/metrics.md §3), else `interval`; for
+    'identified' (a proxy attribute, §10) the identified set's interval."""
+    key = obj.get("decision") or "interval"
+    if key == "identified":
+        return (obj.get("identified") or {}).get("interval")
+    return obj.get(key)
 
 
 def _disparity_kind(obj: dict) -> str:
     iv = _decision(obj)
-    if obj.get("no_verdict"):
+    if obj.get("no_verdict") or obj.get("decision") == "identified" and obj["identified"].get("no_verdict"):
         return "insufficient"
     ends = _ends(iv)
     if ends is None:
@@ -240,7 +244,7 @@ def check_rows(raw: dict, favourable: dict[str, float] | None = None) -> list[st
                 elif got == "against" and obj is not m:  # δ = cost rate of the group − the reference's (§3)
                     lo, _ = _ends(_decision(obj))
                     worse = obj["group"] if lo > 0 else obj["reference"]
-                    if not obj["verdict"]["text"].endswith(worse):
+                    if not obj["verdict"]["text"].split(":")[0].endswith(worse):  # (a proxy row: then why)
                         errors.append(f"{name} {where}: '{obj['verdict']['text']}', but the higher cost rate is "
                                       f"{worse}'s")
         if name == "impact_ratio":
@@ -379,3 +383,97 @@ def test_every_row_follows_its_decision_interval(case):
         raw, html, api = _run(case, Path(tmp))
     errors = check_rows(raw, favourable_rates(case)) + check_gates(raw) + check_frame(raw, api) + check_first_page(html)
     assert not errors, "\n".join(errors)
+
+
+# --------------------------------------------------------------------------- proxy attributes (docs/metrics.md §10)
+
+def proxy_case(seed: int, *, sharp: float, proxy_decision: str | None = None, n: int = 1500) -> Case:
+    """Two groups A, B known only through proxy probabilities: two proxy strata with P(B) = 1 − sharp and sharp;
+    the true group drawn from them; B predicted positive (favourable) less often. Sharp proxies (sharp near 1)
+    give a narrow identified set that excludes 0; vague ones a set containing it."""
+    rng = np.random.default_rng(seed)
+    p_b = np.array([1 - sharp, sharp])[rng.integers(0, 2, n)]
+    is_b = rng.random(n) < p_b
+    pred = (rng.random(n) < np.where(is_b, 0.35, 0.6)).astype(int)
+    y = np.where(rng.random(n) < 0.8, pred, 1 - pred)
+    gates = [{"metric": "demographic_parity", "abs_max": 0.05, "per_pair": True},
+             {"metric": "demographic_parity", "max": 0.0}, {"metric": "equal_opportunity", "abs_max": 0.1}]
+    spec = {"version": 1, "report": {"title": "Proxy coherence", "model": {"name": "m", "version": "1"}},
+            "data": {"test": "test.csv"}, "attributes": {"g": {"probabilities": {"A": "p_a", "B": "p_b"}}},
+            "tasks": {"t": {"column": "y", "positive": 1, "predicted": "pred"}},
+            "metrics": [{"name": "demographic_parity", "protected": "B", "reference": "A"}, "equal_opportunity",
+                        "selection_rate", "impact_ratio"],
+            "intervals": {"bootstrap": {"resamples": 200, "seed": seed},
+                          **({"proxy_decision": proxy_decision} if proxy_decision else {})},
+            "gates": gates}
+    df = frame({"p_a": list(np.round(1 - p_b, 4)), "p_b": list(np.round(p_b, 4)), "y": list(y), "pred": list(pred)})
+    return Case(spec=spec, test=df, note=f"proxy_case({seed}, sharp={sharp}, proxy_decision={proxy_decision})")
+
+
+def proxy_demo_case() -> Case:
+    """specs/proxy_demo.yaml as shipped, with gates on its disparity metrics."""
+    root = Path(__file__).resolve().parents[2]
+    spec = yaml_load((root / "specs" / "proxy_demo.yaml").read_text())
+    spec["gates"] = [{"metric": "demographic_parity", "abs_max": 0.05, "per_pair": True},
+                     {"metric": "equal_opportunity", "max": 0.1}]
+    return Case(spec=spec, test=pd.read_csv(root / "samples" / "proxy_demo" / "applicants.csv"), note="proxy_demo")
+
+
+def yaml_load(text: str) -> dict:
+    import yaml
+    return yaml.safe_load(text)
+
+
+def _identified_rows(raw: dict) -> list[dict]:
+    return [obj for m in raw["metrics"] if m["name"] in ("demographic_parity", "equal_opportunity")
+            for obj in [m] + m["pairs"] if obj.get("identified")]
+
+
+@pytest.mark.parametrize("make", [proxy_demo_case, lambda: proxy_case(3, sharp=0.99),
+                                  lambda: proxy_case(4, sharp=0.75),
+                                  lambda: proxy_case(3, sharp=0.99, proxy_decision="weighted")],
+                         ids=["proxy_demo", "sharp", "vague", "sharp-weighted"])
+def test_every_proxy_row_follows_its_decision_interval(make, tmp_path):
+    """A proxy attribute's rows: one decision interval each (the identified set's by default, the weighted
+    estimate's when `intervals.proxy_decision: weighted`), and the verdict, the gates, the frame and the first page
+    all follow it."""
+    case = make()
+    raw, html, api = _run(case, tmp_path)
+    errors = check_rows(raw) + check_gates(raw) + check_frame(raw, api) + check_first_page(html)
+    assert not errors, "\n".join(errors)
+    rows = _identified_rows(raw)
+    assert rows, "no proxy row"
+    want = (case.spec.get("intervals") or {}).get("proxy_decision", "identified")
+    for obj in rows:
+        assert (obj["decision"] == "identified") == (want == "identified"), obj
+    for gate in raw["gates"]:
+        for b in gate["bounds"]:
+            assert (b["method"] == "identified set") == (want == "identified"), gate
+    errors = check_proxy_first_page(raw, html, want)
+    assert not errors, "\n".join(errors)
+    if "sharp=0.99" in case.note:  # a set that excludes 0: the verdict is the identified one, said in its words
+        head = raw["metrics"][0]
+        assert head["verdict"]["kind"] == "against"
+        assert ("under every assignment consistent with the proxies" in head["verdict"]["text"]) == (
+            want == "identified")
+
+
+def check_proxy_first_page(raw: dict, html: str, want: str) -> list[str]:
+    """The first page's sentence of each disparity headline of a proxy attribute prints the decision interval in
+    points: the identified set's, said as such, unless the spec decides on the weighted estimate."""
+    import html as h
+    page = h.unescape(_first_page(html))
+    errors = []
+    for m in raw["metrics"]:
+        if m["name"] not in ("demographic_parity", "equal_opportunity") or m.get("value") is None:
+            continue
+        lo, hi = _ends(_decision(m))
+        if m["value"] < 0:  # the sentence reads reference minus protected
+            lo, hi = -hi, -lo
+        said = f"[{lo * 100:.1f}, {hi * 100:.1f}]"
+        ident = f"under every assignment of groups consistent with the proxies, {said}"
+        if want == "identified" and ident not in page:
+            errors.append(f"{m['name']}: the first page does not say '{ident}'")
+        if want == "weighted" and (said not in page or "under every assignment of groups" in page):
+            errors.append(f"{m['name']}: the first page does not print the weighted interval {said} alone")
+    return errors

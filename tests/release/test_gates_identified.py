@@ -78,11 +78,11 @@ class _LS:
         return (path, message)
 
 
-def _spec(membership: str, gate: Gate):
+def _spec(membership: str, gate: Gate, proxy_decision: str = "weighted"):
     from types import SimpleNamespace
     metric = SimpleNamespace(name="demographic_parity", attribute=None)
     return SimpleNamespace(gates=[gate], metrics=[metric], attributes={"race": _Attr(membership)}, intersections=[],
-                           tasks={})
+                           tasks={}, intervals=SimpleNamespace(proxy_decision=proxy_decision))
 
 
 def test_decide_on_on_a_gate_of_no_proxy_attribute_is_a_spec_error_at_its_key():
@@ -91,6 +91,14 @@ def test_decide_on_on_a_gate_of_no_proxy_attribute_is_a_spec_error_at_its_key():
     assert [p for p in problems if p[0] == ("gates", 0, "decide_on")]
     assert not [p for p in gate_selection.spec_problems(_LS(_spec("probabilities", gate)))
                 if p[0] == ("gates", 0, "decide_on")]
+
+
+def test_a_gate_deciding_on_another_interval_than_its_rows_is_a_spec_error_at_its_key():
+    """One decision per row: a gate's `decide_on` may only repeat `intervals.proxy_decision`."""
+    gate = Gate(metric="demographic_parity", max=0.05, decide_on="weighted")
+    (problem,) = [p for p in gate_selection.spec_problems(_LS(_spec("probabilities", gate, "identified")))
+                  if p[0] == ("gates", 0, "decide_on")]
+    assert "intervals.proxy_decision: weighted" in problem[1]
 
 
 def test_an_identified_set_with_no_verdict_is_inconclusive_whatever_its_interval():

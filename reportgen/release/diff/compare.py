@@ -288,7 +288,9 @@ def _row(kind, name, attribute, pair, o, n, level, reps) -> Row:
         r.direction = "sign flip"
     else:
         r.direction = "worse" if r.worse > 0 else "better" if r.worse < 0 else "same"
-    too_few = [x.no_verdict for x in (o, n) if getattr(x, "no_verdict", None)]
+    too_few = [x.no_verdict for x in (o, n) if getattr(x, "no_verdict", None)] + [
+        x.identified.no_verdict for x in (o, n)  # a proxy row decided on an identified set that supports none
+        if getattr(x, "decision", None) == "identified" and getattr(x.identified, "no_verdict", None)]
     if too_few:
         r.reason = f"no verdict: {too_few[0]}"
         return r
