@@ -74,7 +74,7 @@ def values_present(ls: LoadedSpec, files: list):
 
     def present(name: str):
         a = ls.spec.attributes.get(name)
-        if a is None:
+        if a is None or a.column is None:  # no such attribute, or one given by probabilities (no group column)
             return None
         if name not in cache:
             try:
@@ -98,12 +98,13 @@ def resolve_groups(ls: LoadedSpec, rel: str, files: list, header: list[str]) -> 
     if not todo:
         return
     problems: list[Problem] = []
-    present = [(name, a) for name, a in todo if a.column in header]  # a missing column is reported by the loader
+    present = [(name, a) for name, a in todo  # a missing column is reported by the loader
+               if a.column is not None and a.column in header]
     frame = column_values(ls, files, sorted({a.column for _, a in present})) if present else None
     for name, a in present:
         col = frame[a.column]
         if a.unknown:  # an unknown value is never made a group (its rows are counted as unknown)
-            unk = unknown_mask(AttributeDef(name, [], [a.column], [], None, ("attributes", name),
+            unk = unknown_mask(AttributeDef(name, [], [str(a.column)], [], None, ("attributes", name),
                                             unknown=list(a.unknown)), col)
             col = col[~unk]
         if is_text(col):  # text compares as group names do: ' 1' and '1', NFD and NFC spellings, are one

@@ -138,6 +138,7 @@ def attribute_defs(ls: LoadedSpec) -> list[AttributeDef]:
             out.append(AttributeDef(name, list(groups), a.bisg.strata(), [(g,) for g in groups], None,
                                     ("attributes", name), values=list(groups), bisg=a.bisg))
             continue
+        assert a.column is not None  # an attribute without `probabilities:` or `bisg:` has a column (spec model)
         out.append(AttributeDef(name, [group_display_name(a, g) for g in groups], [a.column], [(g,) for g in groups],
                                 [a.predicted] if a.predicted else None, ("attributes", name),
                                 values=[num_text(g) for g in groups], bins=a.bins,
