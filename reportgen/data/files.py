@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen.data.bisg import bisg_attributes
+from reportgen.data.proxy_annotated import annotated_problems
 from reportgen.data.columns import (
     OPPOSITE,
     AttributeDef,
@@ -224,6 +225,8 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
 
     # `bisg:` attributes: each row's group probabilities from its surname and place (data/bisg.py)
     bisg = bisg_attributes(ls, attrs, df, idx, rel, lambda i: _line_of(path, i)) if kind != "validation" else {}
+    if kind != "validation":  # `annotated:` beside a proxy: the true groups on the annotated rows
+        problems += annotated_problems(ls, attrs, df, rel, lambda i: _line_of(path, i), idx)
 
     # attribute groups: each attribute uses the rows with one of its listed groups; the others are left out of
     # that attribute (and its intersections) only, and counted

@@ -1,0 +1,99 @@
+"""Proxies and an annotated sample together, through `reportgen run` and `validate` (`annotated:` under
+`probabilities:`; docs/guide/missing-attributes.md): the attribute block's calibration record against the
+proxies' fit computed here from the plain rows, and the bad inputs of the key, each at its key or file:row."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import run_cli
+
+GROUPS = ["A", "B"]
+
+
+def _write(tmp_path, annotated_values=None, annotated="{column: true_group, annotation: random}"):
+    rng = np.random.default_rng(5)
+    n = 400
+    p_b = rng.choice([0.1, 0.4, 0.7, 0.9], size=n)
+    true = np.where(rng.random(n) < p_b, "B", "A")
+    truth = np.where(rng.random(n) < 0.3, true, "")  # a random 30 % annotated
+    if annotated_values is not None:
+        truth = annotated_values(truth)
+    yhat = (rng.random(n) < np.where(true == "B", 0.4, 0.6)).astype(int)
+    df = pd.DataFrame({"p_a": 1 - p_b, "p_b": p_b, "true_group": truth, "y": rng.integers(0, 2, n), "yhat": yhat})
+    df.to_csv(tmp_path / "rows.csv", index=False)
+    (tmp_path / "spec.yaml").write_text(f"""version: 1
+report: {{title: proxy and sample}}
+data: {{test: rows.csv}}
+attributes:
+  group:
+    probabilities: {{A: p_a, B: p_b}}
+    annotated: {annotated}
+tasks:
+  t: {{column: y, positive: 1, predicted: yhat}}
+metrics: [demographic_parity, selection_rate]
+intervals: {{bootstrap: {{resamples: 200, seed: 1}}}}
+output: {{formats: [json]}}
+""")
+    return df
+
+
+def test_calibration_record_matches_the_plain_rows(tmp_path):
+    df = _write(tmp_path)
+    r = run_cli("run", tmp_path / "spec.yaml", "--out", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    (a,) = json.loads((tmp_path / "out" / "results.json").read_text())["attributes"]
+    cal = a["calibration"]
+    known = df[df["true_group"] != ""]
+    assert cal["rows"] == len(known) and cal["annotation"] == "random" and cal["column"] == "true_group"
+    # written from the definition: mean probability, observed share, most-likely-group accuracy, Brier
+    for g, x in zip(GROUPS, cal["groups"]):
+        assert x["group"] == f"group={g}"
+        assert x["mean_probability"] == pytest.approx(known[f"p_{g.lower()}"].mean(), abs=1e-12)
+        assert x["observed_share"] == pytest.approx((known["true_group"] == g).mean(), abs=1e-12)
+    likely = np.where(known["p_b"] > known["p_a"], "B", "A")
+    assert cal["accuracy"] == pytest.approx((likely == known["true_group"]).mean(), abs=1e-12)
+    onehot = (known["true_group"] == "B").to_numpy(float)
+    brier = ((known["p_b"] - onehot) ** 2 + (known["p_a"] - (1 - onehot)) ** 2).mean()
+    assert cal["brier"] == pytest.approx(brier, abs=1e-12)
+    assert all(0 <= x["p_value"] <= 1 for x in cal["groups"])  # the data are drawn calibrated
+    assert "annotated rows" in cal["text"]
+
+
+def test_a_value_that_is_no_group_is_a_data_error_at_its_row(tmp_path):
+    def bad(t):
+        t = t.copy()
+        t[3] = "Z"
+        return t
+    _write(tmp_path, bad)
+    r = run_cli("validate", tmp_path / "spec.yaml")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "rows.csv:5" in r.stderr and "attributes.group.annotated.column" in r.stderr and "'Z'" in r.stderr
+    assert r.stderr.count("no group of group") == 1
+
+
+def test_listed_unknown_values_are_unannotated_rows(tmp_path):
+    _write(tmp_path, lambda t: np.where(t == "", "unk", t),
+           annotated="{column: true_group, annotation: random, unknown: [unk]}")
+    r = run_cli("run", tmp_path / "spec.yaml", "--out", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    (a,) = json.loads((tmp_path / "out" / "results.json").read_text())["attributes"]
+    assert 0 < a["calibration"]["rows"] < 400
+
+
+def test_no_annotated_row_is_an_error_at_the_key(tmp_path):
+    _write(tmp_path, lambda t: np.full(len(t), "", dtype=object))
+    r = run_cli("validate", tmp_path / "spec.yaml")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "attributes.group.annotated.column" in r.stderr and "no row of" in r.stderr
+
+
+def test_annotated_needs_a_proxy(tmp_path):
+    _write(tmp_path)
+    spec = (tmp_path / "spec.yaml").read_text().replace("probabilities: {A: p_a, B: p_b}", "column: true_group")
+    (tmp_path / "spec.yaml").write_text(spec)
+    r = run_cli("validate", tmp_path / "spec.yaml")
+    assert r.returncode == 2 and "`annotated:` names the true attribute beside proxy probabilities" in r.stderr
