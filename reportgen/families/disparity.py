@@ -12,7 +12,7 @@ import numpy as np
 from reportgen.stats import intervals
 from reportgen.stats import metrics
 from reportgen.data.files import AttributeDef, TaskColumns
-from reportgen.families import identified
+from reportgen.families import identified, proxy_annotated
 from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline, needs_predicted
 from reportgen.stats.loading import Loaded
 from reportgen.stats.statistic import Estimate
@@ -96,7 +96,10 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
                     _decide(pair, decision)
                     ident = identified.disparity_set(ctx, k, cost, mask, p, ref) if ctx is not None else None
                     if ident is not None:  # a proxy attribute: the identified set beside the weighted δ
+                        ident, sample = proxy_annotated.disparity_beside(ctx, ident, k, cost, mask, p, ref)
                         pair.identified = ident
+                        if sample is not None:  # `annotated:`: the annotated rows' own δ beside it
+                            pair.sample_only = sample
                         ident_args[len(pairs)] = (k, cost, mask, p, ref)
                 pairs.append(pair)
     head = _disparity_headline(pairs, level, decision, reps=pair_reps)

@@ -97,3 +97,45 @@ def test_annotated_needs_a_proxy(tmp_path):
     (tmp_path / "spec.yaml").write_text(spec)
     r = run_cli("validate", tmp_path / "spec.yaml")
     assert r.returncode == 2 and "`annotated:` names the true attribute beside proxy probabilities" in r.stderr
+
+
+def _pair_delta(rows, group, ref, cost):
+    """δ from the plain rows: mean cost of the protected group minus the reference's."""
+    return cost[rows["true_group"] == group].mean() - cost[rows["true_group"] == ref].mean()
+
+
+def test_sample_only_and_narrowed_beside_each_pair(tmp_path):
+    df = _write(tmp_path)
+    r = run_cli("run", tmp_path / "spec.yaml", "--out", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    by = {m["name"]: m for m in res["metrics"]}
+    known = df[df["true_group"] != ""]
+    (pair,) = by["demographic_parity"]["pairs"]  # B against A; favourable positive: cost 1 − ŷ
+    s = pair["sample_only"]
+    assert s["value"] == pytest.approx(_pair_delta(known, "B", "A", 1 - known["yhat"]), abs=1e-12)
+    assert s["rows"] == len(known) and s["population"].startswith("every row")
+    assert s["interval"]["lower"] <= s["value"] <= s["interval"]["upper"]
+    n = pair["identified"]["narrowed"]  # its coverage and width: tests/stats/test_proxy_calibration.py
+    assert n["level"] == 0.95 and "Bonferroni" in n["method"]
+    assert n["lower"] <= n["upper"] if n["lower"] is not None else n["reason"]
+    rates = {p["group"]: p for p in by["selection_rate"]["pairs"]}
+    for g in GROUPS:
+        assert rates[f"group={g}"]["sample_only"]["value"] == pytest.approx(
+            known.loc[known["true_group"] == g, "yhat"].mean(), abs=1e-12)
+    # byte-identical on a second run (seeded resampling)
+    r2 = run_cli("run", tmp_path / "spec.yaml", "--out", tmp_path / "out2")
+    assert r2.returncode == 0
+    strip = lambda d: [m["pairs"] for m in d["metrics"]]  # noqa: E731
+    assert strip(json.loads((tmp_path / "out2" / "results.json").read_text())) == strip(res)
+
+
+def test_convenience_annotation_has_no_narrowed_interval(tmp_path):
+    _write(tmp_path, annotated="{column: true_group, annotation: convenience}")
+    r = run_cli("run", tmp_path / "spec.yaml", "--out", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    (pair,) = next(m for m in res["metrics"] if m["name"] == "demographic_parity")["pairs"]
+    assert "narrowed" not in pair["identified"]
+    assert pair["sample_only"]["population"].startswith("the annotated rows only")
+    assert "convenience sample" in res["attributes"][0]["calibration"]["text"]
