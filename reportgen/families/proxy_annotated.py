@@ -82,8 +82,8 @@ def _rows(ctx) -> tuple[np.ndarray, np.ndarray, np.ndarray] | str | None:
 
 
 def _population(ctx) -> str:
-    return ("every row: the annotation is a random sample" if ctx.attr.annotated.annotation == "random" else
-            "the annotated rows only: the annotation is a convenience sample")
+    return ("the whole population (random annotation)" if ctx.attr.annotated.annotation == "random" else
+            "the annotated rows only (convenience annotation)")
 
 
 def _estimate(ctx, cells: np.ndarray, fn, level: float, seed: list[int]) -> dict:

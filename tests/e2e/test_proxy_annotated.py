@@ -114,7 +114,7 @@ def test_sample_only_and_narrowed_beside_each_pair(tmp_path):
     (pair,) = by["demographic_parity"]["pairs"]  # B against A; favourable positive: cost 1 − ŷ
     s = pair["sample_only"]
     assert s["value"] == pytest.approx(_pair_delta(known, "B", "A", 1 - known["yhat"]), abs=1e-12)
-    assert s["rows"] == len(known) and s["population"].startswith("every row")
+    assert s["rows"] == len(known) and s["population"].startswith("the whole population")
     assert s["interval"]["lower"] <= s["value"] <= s["interval"]["upper"]
     n = pair["identified"]["narrowed"]  # its coverage and width: tests/stats/test_proxy_calibration.py
     assert n["level"] == 0.95 and "Bonferroni" in n["method"]
@@ -139,3 +139,14 @@ def test_convenience_annotation_has_no_narrowed_interval(tmp_path):
     assert "narrowed" not in pair["identified"]
     assert pair["sample_only"]["population"].startswith("the annotated rows only")
     assert "convenience sample" in res["attributes"][0]["calibration"]["text"]
+
+
+def test_the_report_prints_them_beside_the_proxy_numbers(tmp_path):
+    _write(tmp_path)
+    spec = (tmp_path / "spec.yaml").read_text().replace("formats: [json]", "formats: [json, html]")
+    (tmp_path / "spec.yaml").write_text(spec)
+    r = run_cli("run", tmp_path / "spec.yaml", "--out", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "Proxies against the annotated rows" in html and "Calibration p-value" in html
+    assert "annotated rows only (" in html and "narrowed by the annotated rows" in html
