@@ -219,14 +219,14 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     idx = np.flatnonzero(keep)
     problems += probability_problems(ls, attrs, df.iloc[idx] if len(idx) < n_file else df, rel,
                                      lambda i: _line_of(path, i), idx)
+    if kind != "validation":  # `annotated:` beside a proxy: the true groups on the annotated rows
+        problems += annotated_problems(ls, attrs, df, rel, lambda i: _line_of(path, i), idx)
     if problems:
         raise SpecError(problems)
     sub = df if len(idx) == n_file else df.iloc[idx].reset_index(drop=True)
 
     # `bisg:` attributes: each row's group probabilities from its surname and place (data/bisg.py)
     bisg = bisg_attributes(ls, attrs, df, idx, rel, lambda i: _line_of(path, i)) if kind != "validation" else {}
-    if kind != "validation":  # `annotated:` beside a proxy: the true groups on the annotated rows
-        problems += annotated_problems(ls, attrs, df, rel, lambda i: _line_of(path, i), idx)
 
     # attribute groups: each attribute uses the rows with one of its listed groups; the others are left out of
     # that attribute (and its intersections) only, and counted

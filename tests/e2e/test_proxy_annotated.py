@@ -150,3 +150,44 @@ def test_the_report_prints_them_beside_the_proxy_numbers(tmp_path):
     html = (tmp_path / "out" / "report.html").read_text()
     assert "Proxies against the annotated rows" in html and "Calibration p-value" in html
     assert "annotated rows only (" in html and "narrowed by the annotated rows" in html
+
+
+def test_bisg_with_a_self_reported_sample(tmp_path, root):
+    """The BISG sample (samples/applicants) with its true race kept on a random 15 % of the rows: the calibration
+    record and the sample-only selection rates against the plain rows."""
+    df = pd.read_csv(root / "samples" / "applicants" / "applicants.csv", dtype={"zip": str})
+    rng = np.random.default_rng(11)
+    df["race_self"] = np.where(rng.random(len(df)) < 0.15, df["race_true"], "")
+    df.to_csv(tmp_path / "applicants.csv", index=False)
+    (tmp_path / "spec.yaml").write_text("""version: 1
+report: {title: BISG and a sample}
+data: {test: applicants.csv}
+attributes:
+  race:
+    bisg: {surname: last_name, zcta: zip}
+    annotated: {column: race_self, annotation: random}
+tasks:
+  approval: {column: repaid, predicted: approved, favorable: positive}
+metrics: [selection_rate]
+intervals: {bootstrap: {resamples: 200, seed: 0}}
+output: {formats: [json]}
+""")
+    r = run_cli("run", tmp_path / "spec.yaml", "--out", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    (a,) = res["attributes"]
+    known = df[df["race_self"] != ""]
+    cal = a["calibration"]
+    assert cal["rows"] == len(known)
+    for x in cal["groups"]:
+        g = x["group"].split("=", 1)[1]
+        assert x["observed_share"] == pytest.approx((known["race_self"] == g).mean(), abs=1e-12)
+    assert 0.5 < cal["accuracy"] < 1  # BISG names the group of most applicants, not all
+    (m,) = res["metrics"]
+    checked = 0
+    for p in m["pairs"]:
+        rows = known[known["race_self"] == p["group"].split("=", 1)[1]]
+        if "sample_only" in p and len(rows):
+            assert p["sample_only"]["value"] == pytest.approx(rows["approved"].mean(), abs=1e-12)
+            checked += 1
+    assert checked >= 4
