@@ -31,9 +31,9 @@ def calibration_block(L, a) -> dict:
     codes = true_groups(enc, a)
     if codes is None:
         return {}
-    keep = codes >= 0
-    P = np.asarray(enc.probabilities[a.name], dtype=np.float64)[keep]
-    out = pc.calibration(P, codes[keep])
+    P = np.asarray(enc.probabilities[a.name], dtype=np.float64)
+    keep = (codes >= 0) & (P.sum(axis=1) > 0)  # a `bisg:` row with neither name nor place found has no proxy
+    out = pc.calibration(P[keep], codes[keep])
     groups = [{"group": a.label(g), "mean_probability": jfloat(r["mean_probability"]),
                "observed_share": jfloat(r["observed_share"]), "statistic": float(r["statistic"]), "df": r["df"],
                "p_value": jfloat(r["p_value"])} for g, r in enumerate(out["groups"])]

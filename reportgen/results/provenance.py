@@ -220,7 +220,8 @@ class ProxyCalibration(ResultModel):
     column: str = documented("The column with the true group on the annotated rows.")
     annotation: Literal["random", "convenience"] = documented("How the annotated rows were chosen, as the spec "
                                                               "declares.")
-    rows: int = documented("Annotated rows of the test file (a true group given).")
+    rows: int = documented("Annotated rows of the test file (a true group given) with a proxy (a `bisg:` row with "
+                           "neither surname nor geography found has none and is not counted).")
     groups: list[GroupCalibration] = documented("Per group: mean probability against observed share, and the test.")
     brier: float | None = documented("Brier score: mean over annotated rows of Σ_g (P_g − 1[group g])².")
     accuracy: float | None = documented("Share of annotated rows whose most likely proxy group is their true group.")
