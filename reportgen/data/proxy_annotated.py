@@ -10,7 +10,7 @@ import pandas as pd
 
 from reportgen.data.columns import AttributeDef
 from reportgen.data.encoding import match_values, value_texts
-from reportgen.spec.errors import Problem, few
+from reportgen.spec.errors import Problem, few, shorten
 
 UNANNOTATED, INVALID = -1, -2  # codes of a row without a true group, and of a value that is no group
 MAX_SHOWN = 5  # rows with a wrong value named in the problem; the rest counted
@@ -47,7 +47,7 @@ def annotated_problems(ls, attrs: list[AttributeDef], df: pd.DataFrame, rel: str
             more = f" and {len(bad) - MAX_SHOWN:,} more rows" if len(bad) > MAX_SHOWN else ""
             out.append(ls.problem(a.spec_path + ("annotated", "column"),
                                   f"{shown}{more} ({len(bad):,} row{'s' if len(bad) != 1 else ''}): column "
-                                  f"'{column}' holds {texts[bad[0]]!r}, which is no group of {a.name} ({groups}); "
+                                  f"'{column}' holds {shorten(texts[bad[0]])!r}, which is no group of {a.name} ({groups}); "
                                   "write the true group, leave the field empty on a row that is not annotated, or "
                                   "list the value in `annotated.unknown:`"))
         if not bad.size and not (codes >= 0).any():

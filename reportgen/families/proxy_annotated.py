@@ -41,9 +41,12 @@ def calibration_block(L, a) -> dict:
     acc = out["accuracy"]
     text = (f"On the {out['rows']:,} annotated rows of {enc.display_path}, the most likely proxy group is the true "
             f"group for {acc:.1%} of rows. " if acc is not None else "")
-    text += (f"The proxies are not calibrated (p < {SIGNIFICANCE:g}) for {', '.join(off)}: the proxy-based "
-             "estimates and the identified set assume calibrated proxies and are not to be trusted for these groups."
-             if off else f"No group's calibration test rejects at {SIGNIFICANCE:g} on these rows.")
+    if not out["rows"]:
+        text = "No annotated row has a proxy: nothing to measure the proxies' calibration on."
+    else:
+        text += (f"The proxies are not calibrated (p < {SIGNIFICANCE:g}) for {', '.join(off)}: the proxy-based "
+                 "estimates and the identified set assume calibrated proxies and are not to be trusted for these "
+                 "groups." if off else f"No group's calibration test rejects at {SIGNIFICANCE:g} on these rows.")
     if a.annotated.annotation == "convenience":
         text += " The annotated rows are a convenience sample: the calibration describes them, not every row."
     return {"calibration": {"column": a.annotated.column, "annotation": a.annotated.annotation,

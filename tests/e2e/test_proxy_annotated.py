@@ -193,3 +193,18 @@ output: {formats: [json]}
             assert p["sample_only"]["value"] == pytest.approx(rows["approved"].mean(), abs=1e-12)
             checked += 1
     assert checked >= 4
+
+
+def test_a_handful_of_annotated_rows_gives_reasons_not_intervals(tmp_path):
+    def few_rows(t):
+        out = np.full(len(t), "", dtype=object)
+        out[:3] = ["A", "B", "A"]
+        return out
+    _write(tmp_path, few_rows)
+    r = run_cli("run", tmp_path / "spec.yaml", "--out", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    (pair,) = next(m for m in res["metrics"] if m["name"] == "demographic_parity")["pairs"]
+    s = pair["sample_only"]
+    assert s["rows"] == 3 and s["interval"] is None and "resamples" in s["reason"]
+    assert pair["identified"]["narrowed"]["lower"] is None and pair["identified"]["narrowed"]["reason"]
