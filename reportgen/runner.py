@@ -27,6 +27,7 @@ from reportgen.data.limits import group_limit_problems
 from reportgen.spec import catalogue
 from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
 from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
+from reportgen.families import proxy_annotated
 from reportgen.families.core import AttributeContext, Computed
 from reportgen.stats.loading import Loaded, has_pred, sample_note, streamed
 from reportgen.fileio import jfloat
@@ -370,7 +371,8 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
                         "group_sizes": _group_sizes(L, a), **_attribute_rows(L, a, sample=a.name in annotated_info),
                         **({"groups_from_data": ls.inferred_groups[a.name]}
                            if a.name in getattr(ls, "inferred_groups", {}) else {}),
-                        **_predicted_coverage(L, a), **annotated_info.get(a.name, {}), **_proxy_info(L, a)} for a in L.attrs],
+                        **_predicted_coverage(L, a), **annotated_info.get(a.name, {}), **_proxy_info(L, a),
+                        **proxy_annotated.calibration_block(L, a)} for a in L.attrs],
         "tasks": [{"name": t.name, "label": t.label, "column": t.column, "prediction": t.predicted or t.score,
                    "threshold": jfloat(t.threshold) if isinstance(t.threshold, (int, float)) else t.threshold,
                    **({"predicted_when": "score <= threshold" if t.complement else "score > threshold"}

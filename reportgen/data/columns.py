@@ -111,6 +111,7 @@ class AttributeDef:
     strata: list[str] | None = None  # `strata:`: the proxy variables (read and checked; a missing value is no error)
     bisg: object | None = None  # spec.Bisg: the groups' probabilities per row come from BISG (data/bisg.py);
     # ``columns`` are then its proxy variables (surname, geography[, first name]), read, never matched to groups
+    annotated: object | None = None  # spec.ProxyAnnotation: the true group on an annotated sample of a proxy attribute
 
     def index_of(self, name) -> int:
         """A group's index from its display name or its value (``labels:`` maps one to the other)."""
@@ -132,11 +133,11 @@ def attribute_defs(ls: LoadedSpec) -> list[AttributeDef]:
             cols = list(a.probabilities.values())
             out.append(AttributeDef(name, list(a.probabilities), cols, [(g,) for g in a.probabilities], None,
                                     ("attributes", name), values=list(a.probabilities), probabilities=cols,
-                                    strata=list(a.strata) if a.strata else None))
+                                    strata=list(a.strata) if a.strata else None, annotated=a.annotated))
             continue
         if a.bisg is not None:
             out.append(AttributeDef(name, list(groups), a.bisg.strata(), [(g,) for g in groups], None,
-                                    ("attributes", name), values=list(groups), bisg=a.bisg))
+                                    ("attributes", name), values=list(groups), bisg=a.bisg, annotated=a.annotated))
             continue
         assert a.column is not None  # an attribute without `probabilities:` or `bisg:` has a column (spec model)
         out.append(AttributeDef(name, [group_display_name(a, g) for g in groups], [a.column], [(g,) for g in groups],
@@ -177,6 +178,8 @@ def attribute_only_columns(attrs: list[AttributeDef], tasks: list[TaskColumns], 
             if a.predicted and kind in ("test", "run"):
                 cols.add(a.predicted[0])
         cols.update(a.strata or [])  # the proxy variables: a missing value leaves no row out
+        if a.annotated is not None:  # the true group on the annotated rows: a missing value is an unannotated row
+            cols.add(a.annotated.column)
     for t in tasks:
         cols -= {t.column, t.predicted, t.score}
     return cols
@@ -190,6 +193,8 @@ def columns_needed(attrs: list[AttributeDef], tasks: list[TaskColumns], role: st
         if a.probabilities is not None:
             need += [(c, a.spec_path + ("probabilities", g)) for g, c in zip(a.groups, a.probabilities)]
             need += [(c, a.spec_path + ("strata", i)) for i, c in enumerate(a.strata or [])]
+        if a.annotated is not None:
+            need.append((a.annotated.column, a.spec_path + ("annotated", "column")))
         if a.bisg is not None:
             need += [(c, a.spec_path + ("bisg", key)) for c, key in a.bisg.columns()]
             continue

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen.data.bisg import bisg_attributes
+from reportgen.data.proxy_annotated import annotated_problems
 from reportgen.data.columns import (
     OPPOSITE,
     AttributeDef,
@@ -218,6 +219,8 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     idx = np.flatnonzero(keep)
     problems += probability_problems(ls, attrs, df.iloc[idx] if len(idx) < n_file else df, rel,
                                      lambda i: _line_of(path, i), idx)
+    if kind != "validation":  # `annotated:` beside a proxy: the true groups on the annotated rows
+        problems += annotated_problems(ls, attrs, df, rel, lambda i: _line_of(path, i), idx)
     if problems:
         raise SpecError(problems)
     sub = df if len(idx) == n_file else df.iloc[idx].reset_index(drop=True)

@@ -12,7 +12,7 @@ import numpy as np
 from reportgen.stats import intervals
 from reportgen.stats import metrics
 from reportgen.data.files import AttributeDef, TaskColumns
-from reportgen.families import identified
+from reportgen.families import identified, proxy_annotated
 from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline, needs_predicted
 from reportgen.stats.loading import Loaded
 from reportgen.stats.statistic import Estimate
@@ -95,10 +95,15 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
                                                 attr.label(ref), runs_halfwidth=h_runs,
                                                 weighted=attr.probabilities is not None)
                     ident = identified.disparity_set(ctx, k, cost, mask, p, ref) if ctx is not None else None
+                    sample = None
+                    if ident is not None:  # `annotated:`: the set narrowed by the annotated rows, and their own δ
+                        ident, sample = proxy_annotated.disparity_beside(ctx, ident, k, cost, mask, p, ref)
                     ident_set = IdentifiedSet.model_validate(ident) if ident is not None else None
                     _decide(pair, decision, proxy_decision, ident_set)
                     if ident_set is not None:  # a proxy attribute: the identified set beside the weighted δ
                         pair.identified = ident_set
+                        if sample is not None:  # `annotated:`: the annotated rows' own δ beside it
+                            pair.sample_only = sample
                         ident_args[len(pairs)] = (k, cost, mask, p, ref)
                 pairs.append(pair)
     # a proxy attribute: each pair's set with its interval at the Bonferroni level over the pairs the headline is

@@ -89,7 +89,7 @@ EVERY_ROW = np.ones((2, 2))
 
 
 def selection_set(ctx, k: int, group: int, *, negative: bool, benchmark: int | None = None,
-                  scoring: bool = False) -> dict | None:
+                  scoring: bool = False, level: float | None = None) -> dict | None:
     """The identified set of a selection pair: the group's selection rate (``benchmark`` None) or its impact ratio
     to the benchmark held fixed (read against the four-fifths line); ``negative``: the task selects the negative
     prediction. None for an attribute with its groups on every row."""
@@ -103,9 +103,11 @@ def selection_set(ctx, k: int, group: int, *, negative: bool, benchmark: int | N
     if benchmark is None:
         lo, hi = ident.rate_bounds(point, k, one, zero)
         lo_r, hi_r = ident.rate_bounds(reps, k, one, zero)
-        return ident.identified_block(float(lo[group]), float(hi[group]), lo_r[:, group], hi_r[:, group], ctx.level,
+        return ident.identified_block(float(lo[group]), float(hi[group]), lo_r[:, group], hi_r[:, group],
+                                      level or ctx.level,
                                       null=None, quantity="selection rate", value_range=(0.0, 1.0))
     lo, hi = ident.ratio_bounds(point, k, one, zero, group, benchmark)
     lo_r, hi_r = ident.ratio_bounds(reps, k, one, zero, group, benchmark)
-    return ident.identified_block(float(lo), float(hi), lo_r, hi_r, ctx.level, null=0.8, quantity="impact ratio",
+    return ident.identified_block(float(lo), float(hi), lo_r, hi_r, level or ctx.level, null=0.8,
+                                  quantity="impact ratio",
                                   value_range=(0.0, np.inf), no_verdict=_too_small(ctx, point, group, benchmark))

@@ -13,7 +13,7 @@ import numpy as np
 
 from reportgen.stats import metrics
 from reportgen.stats.statistic import Estimate
-from reportgen.families import identified
+from reportgen.families import identified, proxy_annotated
 from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline, pair_interval
 from reportgen.fileio import jfloat as as_json_float
 from reportgen.results.intervals import BootstrapInterval, RowsAndRunsInterval
@@ -331,9 +331,14 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
                 ident = identified.selection_set(ctx, k, j, negative=L.tasks[k].selected == "negative",
                                                  benchmark=bench, scoring=scoring)
                 if ident is not None:  # a proxy attribute: the identified set beside the weighted estimate
+                    ident, sample = proxy_annotated.selection_beside(
+                        ctx, ident, k, j, negative=L.tasks[k].selected == "negative", benchmark=bench,
+                        scoring=scoring)
                     pair.identified = ident
                     if ctx.ls.spec.intervals.proxy_decision == "identified":  # its decision interval (§10)
                         pair.decision = "identified"
+                    if sample is not None:  # `annotated:`: the annotated rows' own estimate beside it
+                        pair.sample_only = sample
             pairs.append(pair)
     # the entry's keys in results.json order; the model is built once they are all known
     out = {"name": m.name, "attribute": attr.name, "value": as_json_float(ev.value), "total_rows": int(round(total))}

@@ -13,7 +13,8 @@ from reportgen.results.vocabulary import (COVERS_TEXT, LEVEL_TEXT, LOWER_TEXT, R
 
 __all__ = ["BootstrapInterval", "RowsAndRunsInterval", "SimultaneousInterval", "AcrossRunsInterval",
            "TrialsInterval", "BernsteinInterval", "DecisionVerdict", "decision_interval", "HeadlineInterval",
-           "PairInterval", "KatzInterval", "IdentifiedInterval", "IdentifiedVerdict", "IdentifiedSet"]
+           "PairInterval", "KatzInterval", "IdentifiedInterval", "IdentifiedVerdict", "IdentifiedSet",
+           "NarrowedInterval", "SampleOnlyInterval", "SampleOnlyEstimate"]
 
 
 class BootstrapInterval(ResultValue):
@@ -239,6 +240,44 @@ class IdentifiedVerdict(ResultValue):
                            "0.09 under the assignments consistent with the proxies').")
 
 
+class NarrowedInterval(ResultValue):
+    """The identified set's interval narrowed by the annotated rows' own interval (`annotated:` with
+    `annotation: random`; docs/metrics.md §10)."""
+
+    lower: float | None = documented("Lower end of the intersection; null when there is none (`reason`).")
+    upper: float | None = documented("Upper end of the intersection; null when there is none (`reason`).")
+    level: float = documented(LEVEL_TEXT)
+    method: str = documented("How it is formed: the identified set's interval and the annotated rows' bootstrap "
+                             "interval, each at level 1 − α/2, intersected (Bonferroni: the true value lies in both "
+                             "with probability at least 1 − α).")
+    reason: str | None = optional("Why there is no narrowed interval (an interval undefined, or the two disjoint).")
+
+
+class SampleOnlyInterval(ResultValue):
+    """Percentile bootstrap interval of the annotated rows' own estimate."""
+
+    lower: float | None = documented(LOWER_TEXT)
+    upper: float | None = documented(UPPER_TEXT)
+    level: float = documented(LEVEL_TEXT)
+    method: Literal["bootstrap"] = documented("Percentile bootstrap over the annotated rows (an ordinary row "
+                                              "bootstrap, drawn as multinomial counts of the rows' cells).")
+    resamples: int = documented(RESAMPLES_TEXT)
+    seed: int = documented(SEED_TEXT)
+
+
+class SampleOnlyEstimate(ResultValue):
+    """A pair's quantity from the annotated rows alone, with their true groups (`annotated:` beside a proxy)."""
+
+    value: float | None = documented("The quantity on the annotated rows (δ for a disparity pair; the selection rate "
+                                     "or impact ratio for a selection pair); null when undefined (`reason`).")
+    rows: int = documented("Annotated rows of the compared groups that the quantity reads.")
+    interval: SampleOnlyInterval | None = optional("Its percentile bootstrap interval; null when a resample "
+                                                   "leaves it undefined or without resampling (`reason`).")
+    population: str = documented("Whom the estimate describes: the whole population (random annotation) or the "
+                                 "annotated rows only (convenience annotation).")
+    reason: str | None = optional("Why the value or the interval is null.")
+
+
 class IdentifiedSet(ResultValue):
     """The sharp partial-identification set of a quantity on a proxy attribute (Kallus, Mao & Zhou 2022): every
     value consistent with the proxy probabilities and the observed outcomes, with its confidence interval."""
@@ -250,6 +289,8 @@ class IdentifiedSet(ResultValue):
                                                      "a replicate is undefined.")
     verdict: IdentifiedVerdict = documented("What the set and its interval say.")
     reason: str | None = optional("Why the set or an end of it is undefined or unbounded.")
+    narrowed: NarrowedInterval | None = optional("With `annotated:` and `annotation: random`: the set's interval "
+                                                 "narrowed by the annotated rows' own interval (docs/metrics.md §10).")
     no_verdict: str | None = optional("Present when the set supports no verdict whatever its interval says: a "
                                       "compared group's probability mass is under 10 rows, or the interval shows "
                                       "no sampling variation (its gates are inconclusive).")

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field
 
 from reportgen.results.intervals import (AcrossRunsInterval, BernsteinInterval, BootstrapInterval, DecisionVerdict,
-                                         HeadlineInterval, IdentifiedSet, KatzInterval, PairInterval, SimultaneousInterval, TrialsInterval)
+                                         HeadlineInterval, IdentifiedSet, KatzInterval, SampleOnlyEstimate, PairInterval, SimultaneousInterval, TrialsInterval)
 from reportgen.results.vocabulary import (LEVEL_TEXT, BaseSource, Direction, ResultModel, ResultValue, documented,
                                           metric_names, optional)
 
@@ -36,6 +36,8 @@ _IDENTIFIED = ("Proxy attributes (`probabilities:`, `bisg:`): the sharp partial-
                "(Kallus, Mao & Zhou 2022) with its confidence interval and verdict (docs/metrics.md §10); gates "
                "and, by default (`intervals.proxy_decision: identified`), the row's verdict and gates decide on its "
                "interval.")
+_SAMPLE_ONLY = ("A proxy attribute with `annotated:`: the pair's quantity from the annotated rows alone with their "
+                "true groups, and its bootstrap interval, printed beside the proxy-based estimates.")
 _HEADLINE_INTERVAL = ("The interval printed, decided and gated on: a bootstrap interval for one prediction file, "
                       "rows_and_runs for several runs, a simultaneous interval for a headline chosen among several "
                       "pairs; null when there is no value or no resampling (bootstrap resamples 0).")
@@ -204,6 +206,7 @@ class DisparityPair(ResultModel):
     verdict: DecisionVerdict | None = optional("The row's verdict, from its decision interval; absent when δ is "
                                                "undefined.")
     identified: IdentifiedSet | None = optional(_IDENTIFIED)
+    sample_only: SampleOnlyEstimate | None = optional(_SAMPLE_ONLY)
 
 
 class GroupRates(ResultModel):
@@ -421,6 +424,8 @@ class SelectionPair(ResultModel):
         "follow — is its `identified` set's interval (`intervals.proxy_decision: identified`, the default; "
         "docs/metrics.md §10). Absent: `interval` (or the Katz `ratio_interval` its `four_fifths_statement` "
         "names).")
+    sample_only: SampleOnlyEstimate | None = optional(_SAMPLE_ONLY + " For impact_ratio, the ratio to the same "
+                                                      "benchmark.")
     to_cross: float | int | None = optional("impact_ratio: the flip-flop count with the benchmark held fixed: flagged, "
                                             "how many more selections of the category lift its ratio to 0.8; not "
                                             "flagged, how many fewer drop it below 0.8. Null (`to_cross_reason`) for "

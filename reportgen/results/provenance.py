@@ -14,7 +14,7 @@ from reportgen.results.vocabulary import (RESAMPLES_TEXT, SEED_TEXT, BootstrapSc
                                           documented, optional)
 
 __all__ = ["ReportModelInfo", "ReportInfo", "ProfileExclusion", "ProfileInfo", "SpecInfo", "DroppedRows", "DataFile",
-           "RoleSizes", "RoleRows", "RoleDropped", "GroupsFromData", "PredictedCoverage", "RoleUnknown", "ProxyNotFound",
+           "RoleSizes", "RoleRows", "RoleDropped", "GroupsFromData", "PredictedCoverage", "RoleUnknown", "ProxyNotFound", "ProxyCalibration", "GroupCalibration",
            "RowComparison", "RowComparisons", "ClaimRows", "Claim", "NextRows", "AttributeInfo", "TaskInfo", "Calibration", "BootstrapSettings", "BernsteinSettings", "IntervalSettings",
            "Versions", "EngineInfo", "BaselineInfo", "SweepSeries", "Sweep"]
 
@@ -204,6 +204,30 @@ class ProxyNotFound(ResultModel):
                              "attribute.")
 
 
+class GroupCalibration(ResultModel):
+    group: str = documented("Group label (attribute=value).")
+    mean_probability: float | None = documented("Mean proxy probability of the group over the annotated rows.")
+    observed_share: float | None = documented("Share of the annotated rows whose true group it is.")
+    statistic: float = documented("Hosmer–Lemeshow-type statistic over ten probability bins: Σ (observed − Σ P)² / "
+                                  "Σ P(1 − P) over the bins with rows (docs/metrics.md §10).")
+    df: int = documented("Its degrees of freedom: the bins used.")
+    p_value: float | None = documented("χ² p-value of the statistic: small when the proxy is not calibrated for "
+                                       "this group on the annotated rows; null without a bin used.")
+
+
+class ProxyCalibration(ResultModel):
+    """How the proxy probabilities fit the true attribute on the annotated rows (`annotated:`)."""
+    column: str = documented("The column with the true group on the annotated rows.")
+    annotation: Literal["random", "convenience"] = documented("How the annotated rows were chosen, as the spec "
+                                                              "declares.")
+    rows: int = documented("Annotated rows of the test file (a true group given) with a proxy (a `bisg:` row with "
+                           "neither surname nor geography found has none and is not counted).")
+    groups: list[GroupCalibration] = documented("Per group: mean probability against observed share, and the test.")
+    brier: float | None = documented("Brier score: mean over annotated rows of Σ_g (P_g − 1[group g])².")
+    accuracy: float | None = documented("Share of annotated rows whose most likely proxy group is their true group.")
+    text: str = documented("What the calibration says, in words (the report's line).")
+
+
 class AttributeInfo(ResultModel):
     name: str = documented("Attribute name.")
     groups: list[str] = documented("Group labels (attribute=value), in spec order.")
@@ -238,6 +262,8 @@ class AttributeInfo(ResultModel):
     census_vintage: str | None = optional("`bisg:`: the census tables' vintage.")
     not_found: ProxyNotFound | None = optional("`bisg:`: the shares of rows whose surname or geography was not "
                                                "found, and what they fell back to.")
+    calibration: ProxyCalibration | None = optional("A proxy attribute with `annotated:`: the proxies' calibration "
+                                                    "and accuracy on the annotated rows.")
 
 
 class TaskInfo(ResultModel):

@@ -41,6 +41,25 @@ class Bins(Strict):
         return [f"{lo}{num_text(a)}, {num_text(b)}{hi}" for a, b in zip(self.edges, self.edges[1:])]
 
 
+class ProxyAnnotation(Strict):
+    """The true attribute on an annotated sample, beside a proxy attribute's probabilities on every row."""
+
+    column: str = Field(..., description="Column holding the true (e.g. self-reported) group on the annotated rows; "
+                                         "an empty field or a value in `unknown:` marks a row that is not annotated. "
+                                         "Its values are the proxy's groups.")
+    annotation: Literal["random", "convenience"] = Field(
+        ..., description="How the annotated rows were chosen: `random` (a random sample of the rows: their own "
+                         "estimate is for the whole population) or `convenience` (any other way: for the annotated "
+                         "rows only).")
+    unknown: list[Scalar] | None = Field(None, min_length=1, description="Values of `column:` meaning 'not "
+                                                                        "annotated', besides an empty field.")
+
+    @field_validator("unknown", mode="before")
+    @classmethod
+    def _normal_names(cls, v: Any) -> Any:
+        return normal_names(v)
+
+
 GROUP_SOURCES = ("column", "probabilities", "bisg")  # the keys that give an attribute's groups (one is required)
 
 
@@ -100,6 +119,12 @@ class Attribute(Strict):
                           "'reportgen[proxy]'`). The groups are White, Black, Hispanic, Asian/Pacific Islander, "
                           "American Indian/Alaska Native and Multiracial; the proxy strata are the rows with equal "
                           "names and geography. See docs/guide/missing-attributes.md.")
+
+    annotated: ProxyAnnotation | None = Field(
+        None, description="With `probabilities:` or `bisg:`: the true attribute where it is known, on an annotated "
+                          "sample — `{column: race_self_reported, annotation: random}`. The report then measures the "
+                          "proxies' calibration and accuracy on those rows and gives each pair's estimate from those "
+                          "rows alone beside the proxy-based ones (docs/guide/missing-attributes.md).")
 
     @field_validator("groups", "unknown", mode="before")
     @classmethod
@@ -165,6 +190,14 @@ class Attribute(Strict):
         if twice is not None:
             raise ValueError(f"`probabilities:` names column {twice!r} for two groups; give each group its own column")
         self.groups = list(self.probabilities)
+        return self
+
+    @model_validator(mode="after")
+    def _proxy_annotated(self) -> "Attribute":
+        if self.annotated is not None and self.probabilities is None and self.bisg is None:
+            raise ValueError("`annotated:` names the true attribute beside proxy probabilities; it needs "
+                             "`probabilities:` or `bisg:` (for a column known on a sample only, use `known: sample` "
+                             "and `annotation:`)")
         return self
 
     @model_validator(mode="after")

@@ -60,3 +60,36 @@ def narrowed(identified_ci: tuple[float, float] | None, sample_ci: tuple[float, 
     if lo > hi:
         return None, REASON_DISJOINT
     return (lo, hi), None
+
+
+def two_rates(counts: np.ndarray, ratio: bool = False) -> np.ndarray:
+    """From cell counts ``(..., 5)`` — (first group, outcome 0), (first, 1), (second, 0), (second, 1), other rows —
+    the first group's outcome rate minus the second's (``ratio``: divided by it); NaN where a rate is undefined."""
+    c = np.asarray(counts, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r1 = c[..., 1] / (c[..., 0] + c[..., 1])
+        r2 = c[..., 3] / (c[..., 2] + c[..., 3])
+        return r1 / r2 if ratio else r1 - r2
+
+
+def sample_estimate(cells: np.ndarray, fn, B: int, level: float, seed) -> tuple[float, tuple[float, float] | None,
+                                                                                  str | None]:
+    """A quantity ``fn(counts (B, C)) -> (B,)`` of the annotated rows' cell codes ``cells`` (n,; 0..C−1) with its
+    percentile bootstrap interval at ``level``: an ordinary row bootstrap, each replicate's cell counts drawn as
+    one multinomial of the n rows over the observed cell shares (the same distribution as resampling the rows);
+    the interval is None, with the reason, when a replicate leaves the quantity undefined or B is 0."""
+    cells = np.asarray(cells, dtype=np.int64)
+    C = int(cells.max()) + 1 if cells.size else 1
+    counts = np.bincount(cells, minlength=C).astype(np.float64)
+    value = float(fn(counts[None])[0])
+    if not np.isfinite(value):
+        return value, None, "a compared group has no annotated rows"
+    if B <= 0:
+        return value, None, "no resampling (bootstrap resamples 0)"
+    rng = np.random.default_rng(seed)
+    reps = fn(rng.multinomial(len(cells), counts / counts.sum(), size=B).astype(np.float64))
+    if not np.isfinite(reps).all():
+        return value, None, (f"{int((~np.isfinite(reps)).sum())} of {B} resamples leave a compared group without "
+                             "annotated rows: too few annotated rows for an interval")
+    lo, hi = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2])
+    return value, (float(lo), float(hi)), None
