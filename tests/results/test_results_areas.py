@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from reportgen.fileio import dumps
-from reportgen.results import gates, intervals, local_bias, metrics, model, provenance, vocabulary
+from reportgen.results import gates, intervals, local_bias, metrics, model, provenance, regulatory, vocabulary
 from reportgen.spec.catalogue import CATALOGUE
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOTS = sorted((ROOT / "tests" / "snapshots").glob("*.results.json"))
-AREAS = (vocabulary, intervals, metrics, provenance, gates, local_bias)
+AREAS = (vocabulary, intervals, metrics, regulatory, provenance, gates, local_bias)
 
 
 def _literal(tp) -> tuple:
