@@ -352,12 +352,21 @@ def batch_strata(P: np.ndarray, keys: Sequence[np.ndarray] | None = None) -> tup
     (:class:`KeyedSums`)."""
     if keys:
         cols = [_key_text(k) for k in keys]
-        rows = cols[0] if len(cols) == 1 else np.asarray(["\x1f".join(t) for t in zip(*cols)], dtype=object)
+        rows = cols[0] if len(cols) == 1 else _joined(cols)
     else:
         stacked = np.ascontiguousarray(np.asarray(P, dtype=np.float64) + 0.0)
         rows = stacked.view(np.dtype((np.void, stacked.dtype.itemsize * stacked.shape[1]))).reshape(-1)
     uniq, codes = np.unique(rows, return_inverse=True)
     return uniq, np.asarray(codes, dtype=np.int64).reshape(-1)
+
+
+def _joined(cols: list[np.ndarray]) -> np.ndarray:
+    """Each row's texts of several columns joined with \\x1f, joining only the distinct combinations once."""
+    factors = [pd.factorize(c) for c in cols]
+    combos, inverse = np.unique(np.stack([codes for codes, _ in factors], axis=1), axis=0, return_inverse=True)
+    joined = np.asarray(["\x1f".join(str(u[c]) for (_, u), c in zip(factors, combo)) for combo in combos],
+                        dtype=object)
+    return joined[np.asarray(inverse).reshape(-1)]
 
 
 def _key_text(values) -> np.ndarray:
