@@ -212,8 +212,9 @@ def test_auc_matches_sklearn_with_ties_and_weights():
 
 
 def test_delong_variance_is_consistent():
-    """DeLong's estimate averaged over samples ≈ the sampling variance of the AUC, and its interval covers (seeded; m = 20 positives
-    N(1, 1), n = 25 negatives N(0, 1), 400 samples: the relative SE of the empirical variance is ~7%)."""
+    """DeLong's estimate averaged over samples ≈ the sampling variance of the AUC, and its interval covers
+    (seeded; m = 20 positives N(1, 1), n = 25 negatives N(0, 1), 400 samples: the relative SE of the empirical
+    variance is ~7%)."""
     local = np.random.default_rng(7)
     aucs, vars_ = [], []
     for _ in range(400):
@@ -336,7 +337,8 @@ def test_query_weights_are_repeated_queries():
                 pos.append(POS[i])
                 P_rep.append(P[i])
     assert R.exposure(QUERY, POS, P, qw) == [approx(v) for v in R.exposure(query, pos, P_rep)]
-    assert R.topk_selection_rate(QUERY, POS, P, 2, qw) == [approx(v) for v in R.topk_selection_rate(query, pos, P_rep, 2)]
+    expected = R.topk_selection_rate(query, pos, P_rep, 2)
+    assert R.topk_selection_rate(QUERY, POS, P, 2, qw) == [approx(v) for v in expected]
     assert R.ndkl(QUERY, POS, P, 3, qw) == approx(R.ndkl(query, pos, P_rep, 3))
 
 
@@ -439,7 +441,8 @@ def test_auc_of_hanley_mcneil_ct_ratings():
     from reference import bounds_reference as Bd
 
     normal, abnormal = [33, 6, 6, 11, 2], [3, 2, 2, 11, 33]
-    s = [r for r, c in enumerate(normal, 1) for _ in range(c)] + [r for r, c in enumerate(abnormal, 1) for _ in range(c)]
+    s = [r for r, c in enumerate(normal, 1) for _ in range(c)]
+    s += [r for r, c in enumerate(abnormal, 1) for _ in range(c)]
     y = [0] * 58 + [1] * 51
     auc = S.auc_pairs(s, y)
     assert round(auc, 3) == 0.893 and auc == approx(S.auc_sklearn(s, y))
