@@ -243,6 +243,10 @@ def test_xauc_hand_worked():
     # xAUC(A, A) is A's own AUC: positives .9, .4 vs negative .6 → (1 + 0) / 2
     assert S.xauc(s, y, g, "A", "A") == 0.5 == S.auc_pairs([0.9, 0.4, 0.6], [1, 1, 0])
     assert S.xauc(s, y, g, "B", "C") is None
+    # proxy membership: row weights in A [1, .5, 1, 0, 0] and in B [0, .5, 0, 1, 1]
+    # positives of A: .9 (1), .6 (.5), .4 (1); negatives of B: .6 (1), .3 (1)
+    # pairs: .9: 1·(1 + 1); .6: .5·(½ + 1); .4: 1·(0 + 1) → (2 + .75 + 1) / (2.5 · 2)
+    assert S.xauc_membership(s, y, [1, 0.5, 1, 0, 0], [0, 0.5, 0, 1, 1]) == approx(3.75 / 5)
 
 
 def test_xauc_matches_sklearn_on_the_cross_pairs():
