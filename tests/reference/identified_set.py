@@ -57,7 +57,14 @@ def strata_from_rows(P, outcome, keys=None, rows=None) -> list[Stratum]:
     o = np.asarray(outcome, dtype=float)
     keep = np.ones(len(o), bool) if rows is None else np.asarray(rows, bool)
     P, o = P[keep], o[keep]
-    keyrows = P if keys is None else np.asarray(keys)[keep].reshape(len(o), -1)
+    out = []
+    for ix in _strata_rows(P if keys is None else np.asarray(keys)[keep].reshape(len(o), -1)):
+        out.append(Stratum(int(ix.sum()), tuple(float(v) for v in P[ix].mean(axis=0)), float(o[ix].mean())))
+    return out
+
+
+def _strata_rows(keyrows: np.ndarray) -> list[np.ndarray]:
+    """A boolean mask of each stratum's rows (rows with equal key rows), strata in order of first appearance."""
     if keyrows.dtype.kind in "biuf":  # numbers: one opaque key per row (its bytes), then np.unique
         keyrows = np.ascontiguousarray(keyrows, dtype=float)
         key = keyrows.view(np.dtype((np.void, keyrows.dtype.itemsize * keyrows.shape[1]))).ravel()
@@ -65,11 +72,7 @@ def strata_from_rows(P, outcome, keys=None, rows=None) -> list[Stratum]:
         key = np.array(["\x1f".join(map(str, k)) for k in keyrows.tolist()])
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     inverse = inverse.ravel()
-    out = []
-    for k in np.argsort(first):  # strata in order of first appearance
-        ix = inverse == k
-        out.append(Stratum(int(ix.sum()), tuple(float(v) for v in P[ix].mean(axis=0)), float(o[ix].mean())))
-    return out
+    return [inverse == k for k in np.argsort(first)]
 
 
 def _masses(strata: list[Stratum], p: int, r: int):
@@ -301,17 +304,8 @@ def cell_strata_from_rows(P, compared, outcome, keys=None) -> list[CellStratum]:
     P = np.asarray(P, dtype=float)
     comp = np.asarray(compared, dtype=bool)
     out = np.asarray(outcome, dtype=bool)
-    keyrows = P if keys is None else np.asarray(keys).reshape(len(P), -1)
-    if keyrows.dtype.kind in "biuf":
-        keyrows = np.ascontiguousarray(keyrows, dtype=float)
-        key = keyrows.view(np.dtype((np.void, keyrows.dtype.itemsize * keyrows.shape[1]))).ravel()
-    else:
-        key = np.array(["\x1f".join(map(str, k)) for k in keyrows.tolist()])
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    inverse = inverse.ravel()
     strata = []
-    for k in np.argsort(first):
-        ix = inverse == k
+    for ix in _strata_rows(P if keys is None else np.asarray(keys).reshape(len(P), -1)):
         cells = (float((comp & out)[ix].sum()), float((comp & ~out)[ix].sum()), float((~comp)[ix].sum()))
         strata.append(CellStratum(cells, tuple(float(v) for v in P[ix].sum(axis=0))))
     return strata
