@@ -100,6 +100,13 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
             _base()
         except ProxyExtraMissing as e:
             raise SpecError([ls.problem(("attributes", n, "bisg"), str(e)) for n in bisg]) from None
+    beside = [n for n, a in s.attributes.items() if a.annotated is not None]
+    if beside and eng != "memory":  # the calibration, sample-only estimate and narrowed set read the rows in memory
+        raise SpecError([ls.problem(("attributes", n, "annotated"), f"the annotated rows beside the proxies (their "
+                                    "calibration, sample-only estimate and narrowed set) are computed on a file held "
+                                    f"in memory; the {eng} engine {'chosen for these files ' if engine is None else ''}"
+                                    "does not compute them: run with --engine memory (or data.engine: memory), or "
+                                    "remove `annotated:`") for n in beside])
     executor = stream.make_executor(ls, eng, scheduler) if eng != "memory" else None
     out.executor = executor
     names = {m.name for m in s.metrics}

@@ -145,3 +145,17 @@ def test_without_surgeo_the_streamed_run_stops_at_the_bisg_key(tmp_path, monkeyp
     r = cli("run", _spec(tmp_path, "applicants.csv"), "--out", tmp_path / "out", "--engine", "stream", cwd=tmp_path)
     assert r.returncode == 2 and not (tmp_path / "out").exists()
     assert "attributes.race.bisg: `bisg:` needs the optional package surgeo" in r.stdout + r.stderr
+
+
+def test_annotated_rows_beside_bisg_are_refused_on_streamed_data(tmp_path):
+    """`annotated:` beside BISG (the proxies' calibration, the sample-only estimate, the narrowed set) reads the
+    annotated rows in memory: the streamed engines stop at that key rather than leave those numbers out."""
+    shutil.copy(APPLICANTS, tmp_path / "applicants.csv")
+    spec = _spec(tmp_path, "applicants.csv")
+    spec.write_text(spec.read_text(encoding="utf-8").replace(
+        "bisg: {surname: last_name, zcta: zip}",
+        "bisg: {surname: last_name, zcta: zip}\n    annotated: {column: race_true, annotation: random}"),
+        encoding="utf-8")
+    r = cli("run", spec, "--out", tmp_path / "out", "--engine", "stream", cwd=tmp_path)
+    assert r.returncode == 2 and not (tmp_path / "out").exists()
+    assert "attributes.race.annotated: the annotated rows beside the proxies" in r.stdout + r.stderr
