@@ -93,11 +93,20 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     pred_rels = [s.data.test] if s.data.test else list(s.data.runs)
     eng = engine or stream.choose_engine(ls, pred_rels)
     bisg = [name for name, a in s.attributes.items() if a.bisg is not None]
-    if bisg and eng != "memory":  # data/bisg.py computes BISG on a loaded file; the streamed path does not yet
-        raise SpecError([ls.problem(("attributes", n, "bisg"), f"BISG probabilities are computed in memory; the "
-                                    f"{eng} engine {'chosen for these files ' if engine is None else ''}does not "
-                                    "compute them: run with --engine memory (or data.engine: memory)")
-                         for n in bisg])
+    if bisg and eng != "memory":  # streamed batches compute BISG row-wise (stats/plan.py): the tables must be there
+        from reportgen.data.bisg import ProxyExtraMissing, _base
+
+        try:
+            _base()
+        except ProxyExtraMissing as e:
+            raise SpecError([ls.problem(("attributes", n, "bisg"), str(e)) for n in bisg]) from None
+    beside = [n for n, a in s.attributes.items() if a.annotated is not None]
+    if beside and eng != "memory":  # the calibration, sample-only estimate and narrowed set read the rows in memory
+        raise SpecError([ls.problem(("attributes", n, "annotated"), f"the annotated rows beside the proxies (their "
+                                    "calibration, sample-only estimate and narrowed set) are computed on a file held "
+                                    f"in memory; the {eng} engine {'chosen for these files ' if engine is None else ''}"
+                                    "does not compute them: run with --engine memory (or data.engine: memory), or "
+                                    "remove `annotated:`") for n in beside])
     executor = stream.make_executor(ls, eng, scheduler) if eng != "memory" else None
     out.executor = executor
     names = {m.name for m in s.metrics}
@@ -319,7 +328,7 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
         for m, fam in zip(ms, fams):
             say(f"{m.name} on {attr.name}")
             c = fam.entry(ctx, m)
-            if attr.probabilities is not None:  # proxy probabilities: every number is the weighted estimate's
+            if attr.proxy:  # proxy probabilities: every number is the weighted estimate's
                 c.entry.estimator = "probability_weighted"
             computed.append(c)
 

@@ -81,7 +81,7 @@ def validate(spec: Path, confine: str | None) -> None:
             sizes = few([f"{show(g)}: {int(n)}" for g, n in zip(a.groups, c)], 20, numfmt.NAME_LIMIT + 24)
             bisg = getattr(e, "bisg", {}).get(a.name)
             if bisg is not None:  # probabilities, not codes: the expected rows per group and what was not found
-                w = np.nansum(bisg.probabilities.to_numpy(), axis=0)
+                w = np.asarray(c, dtype=float)  # each group's summed probability, whatever the engine
                 sizes = few([f"{show(g)}: {x:,.1f}" for g, x in zip(a.groups, w)], 20, numfmt.NAME_LIMIT + 24)
                 sizes = f"{sizes} (expected rows, from {bisg.info.method} probabilities)"
                 click.echo(f"  groups of {show(a.name)}: {sizes}")

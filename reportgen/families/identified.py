@@ -37,7 +37,8 @@ def stratum_sums(ctx) -> tuple[ident.StratumSums, ident.StratumSums] | str | Non
         return ctx.statistics[STATISTIC]
     out: tuple[ident.StratumSums, ident.StratumSums] | str | None = None
     encs = ctx.L.predictions
-    if _probabilities(encs[0], ctx.attr) is not None or getattr(ctx.attr, "probabilities", None) is not None:
+    if (_probabilities(encs[0], ctx.attr) is not None or getattr(ctx.attr, "probabilities", None) is not None
+            or getattr(ctx.attr, "bisg", None) is not None):  # a streamed data set holds no probabilities
         if len(encs) > 1:
             out = REASON_RUNS
         else:

@@ -240,7 +240,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     # the regulatory table of each task (docs/metrics.md §8): benchmark, ratios, tests, intervals, verdicts
     tables = {k: metrics.regulatory_table(list(n[0, kk]), list(sel[0, kk]), list(attr.groups), total,
                                           exclude=exclusion is not None, level=ctx.level,
-                                          tests=attr.probabilities is None)
+                                          tests=not attr.proxy)
               for kk, k in enumerate(task_idx)}
     take_part = np.array([[not r["excluded"] for r in tables[k]] for k in task_idx], bool).reshape(len(task_idx), A)
     evals = [_evaluate(m.name, c.point, c.replicates, take_part) for c in cells]
@@ -297,7 +297,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
                     pair.interval = _note(head.interval, side)
                 if not is_ratio:
                     pair.verdict = _metric_verdict(m.name, [])
-            if is_ratio and attr.probabilities is not None and not (row["benchmark"] or row["excluded"]
+            if is_ratio and attr.proxy and not (row["benchmark"] or row["excluded"]
                                                                      or n[0, kk, j] <= 0):
                 pair.verdict = {"kind": "undefined", "text": NO_RULE_PROXY}
             elif is_ratio and row["holm_p"] is not None:
@@ -345,7 +345,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     if exclusion is not None:
         out["exclusion"] = {"threshold": 0.02, "justification": exclusion.justification.strip(),
                             "categories": sorted({p.group for p in pairs if p.excluded})}
-    if is_ratio and attr.probabilities is None:
+    if is_ratio and not attr.proxy:
         out["test"] = {"method": "fisher exact, two-sided", "adjustment": "holm", "alpha": alpha, "note": TEST_NOTE}
     replicates = None
     if out["value"] is None:
@@ -361,7 +361,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
         replicates = ev.reps
     if out["value"] is not None or is_ratio:
         out["verdict"] = _metric_verdict(m.name, pairs)
-    if is_ratio and attr.probabilities is None:
+    if is_ratio and not attr.proxy:
         out["verdict"]["basis"] = RULE_BASIS
         statement = _metric_statement(pairs, ctx.level)
         if statement is not None:

@@ -235,7 +235,7 @@ class IdentifiedVerdict(ResultValue):
         "four-fifths line 0.8 for an impact ratio) under every assignment of groups consistent with the proxies; "
         "'not_identified': the set itself contains it (no amount of data settles the question with these "
         "proxies); 'inconclusive': the set excludes it but its interval does not; 'descriptive': a selection rate, "
-        "read against no line; 'undefined': no set (a group that can have no compared row).")
+        "read against no line; 'undefined': no set (a group with no compared row under any assignment).")
     text: str = documented("The verdict in words, as the report prints it (e.g. 'not identified: between −0.03 and "
                            "0.09 under the assignments consistent with the proxies').")
 

@@ -17,7 +17,9 @@ splits of one are the other's opposite extremes and exist together (:func:`diffe
 identified set of ``r_a − r_b`` is ``[lo_a − hi_b, hi_a − lo_b]`` and of ``r_a / r_b`` (``b`` fixed)
 ``[lo_a / hi_b, hi_a / lo_b]`` — the paper's identified sets for the demographic disparity and for the
 true-positive-rate disparity, computed in closed form (docs/metrics.md §10; checked against every integer coupling
-and against a linear program in tests/stats/test_identified.py).
+and against a linear program in tests/stats/test_identified.py, and for the true-positive rate, whose denominators
+the proxies leave free, against the reference's linear-fractional programs and a brute force over every
+assignment of groups to rows in tests/stats/test_identified_conditioned.py).
 
 Everything is a function of per-stratum sums — the counts ``C[z, k, 2y + ŷ]`` per task and the masses
 ``M[z, g]`` — which add across chunks, batches and partitions (:meth:`StratumSums.merge`), and of their bootstrap
@@ -48,8 +50,8 @@ SUB_ROWS = 4096  # rows per weight matrix in replicate_sums (a (SUB_ROWS, B) flo
 MIN_STRATUM_ROWS = 50
 
 METHOD = "basic bootstrap of the bounds (each end reflected at α/2 on its outer side)"
-REASON_UNDEFINED = ("a compared group can have no compared row under some assignment consistent with the proxies (or "
-                    "the proxies give it no mass): its rate, and the set, are undefined")
+REASON_UNDEFINED = ("a compared group has no compared row under any assignment consistent with the proxies (or the "
+                    "proxies give it no mass): its rate, and the set, are undefined")
 REASON_UNBOUNDED = ("the reference group's rate can be 0 under an assignment consistent with the proxies: the "
                     "ratio is unbounded above")
 
@@ -188,7 +190,9 @@ def cells_of(cost: np.ndarray, mask: np.ndarray) -> tuple[tuple[int, ...], tuple
 def rate_bounds(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[int]
                 ) -> tuple[np.ndarray, np.ndarray]:
     """Each group's sharp rate bounds (..., G): the share of cells ``one`` among the compared cells ``one`` +
-    ``zero`` of task ``k`` (the other cells are rows not compared). nan where the group can have no compared row.
+    ``zero`` of task ``k`` (the other cells are rows not compared): the extremes over the splits under which the
+    group has a compared row (a supremum where that row's share can only be made small); nan where no split gives
+    it one.
 
     In a stratum, the group's count in ``one`` (s1 rows), in ``zero`` (s0 rows) and outside (o rows) is any
     split of its mass m consistent with the cell totals. Its rate N/(N + Z) rises with N and falls with Z
@@ -206,8 +210,10 @@ def rate_bounds(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[in
     N_hi, Z_lo = hi1.sum(axis=-2), lo0.sum(axis=-2)
     N_lo, Z_hi = lo1.sum(axis=-2), hi0.sum(axis=-2)
     with np.errstate(invalid="ignore", divide="ignore"):
-        upper = np.where(N_hi + Z_lo > 0, N_hi / (N_hi + Z_lo), np.nan)
-        lower = np.where(N_lo + Z_hi > 0, N_lo / (N_lo + Z_hi), np.nan)
+        # no `one` row possible: the rate is 0 wherever it is defined (some `zero` row possible); no `zero` row
+        # possible: 1 wherever defined; neither: undefined under every split
+        upper = np.where(N_hi > 0, N_hi / (N_hi + Z_lo), np.where(Z_hi > 0, 0.0, np.nan))
+        lower = np.where(Z_hi > 0, N_lo / (N_lo + Z_hi), np.where(N_hi > 0, 1.0, np.nan))
     return lower, upper
 
 
@@ -226,10 +232,10 @@ def weighted_rates(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence
 
 def difference_bounds(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[int], a: int, b: int
                       ) -> tuple[np.ndarray, np.ndarray]:
-    """The sharp identified set [lower, upper] of r_a − r_b (nan when a group can have no compared row). The two
-    groups' extreme splits of :func:`rate_bounds` exist together in every stratum (a's preferred cells are b's
-    least preferred; when both have mass left beyond their first choice, the outside rows hold both, since
-    m_a + m_b ≤ n), so the ends are the rates' ends."""
+    """The sharp identified set [lower, upper] of r_a − r_b (nan when a group has no compared row under any
+    split). The two groups' extreme splits of :func:`rate_bounds` exist together in every stratum (a's preferred
+    cells are b's least preferred; when both have mass left beyond their first choice, the outside rows hold
+    both, since m_a + m_b ≤ n), so the ends are the rates' ends."""
     lo, hi = rate_bounds(sums, k, one, zero)
     return lo[..., a] - hi[..., b], hi[..., a] - lo[..., b]
 
@@ -282,8 +288,8 @@ def verdict(lower: float, upper: float, ci: tuple[float, float] | None, level: f
     one, else on the set itself."""
     pct = f"{level * 100:g} %"
     if np.isnan(lower) or np.isnan(upper):
-        return {"kind": "undefined", "text": f"{quantity} is undefined under some assignment consistent with the "
-                                             "proxies (a group can have no compared row)"}
+        return {"kind": "undefined", "text": f"{quantity} is undefined: a compared group has no compared row under "
+                                             "any assignment consistent with the proxies"}
     lo, hi = ci if ci is not None else (lower, upper)
     where = f" ({pct} confidence)" if ci is not None else ""
     if null is None:

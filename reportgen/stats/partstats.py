@@ -21,6 +21,7 @@ import pandas as pd
 
 from reportgen.stats import counts, soft
 from reportgen.stats import identified as ident
+from reportgen.data.bisg import merge_input_faults
 from reportgen.stats.membership import Membership
 from reportgen.stats.moments import MomentSums, feature_matrix, moment_sums, task_columns
 from reportgen.stats.plan import (
@@ -88,6 +89,14 @@ class PartStats:
     digests: dict = field(default_factory=dict)  # CSV file path -> sha256 of the bytes read
     nonfinite: dict = field(default_factory=dict)  # score column -> [count, (file index, row)] of inf / -inf
     prob_faults: dict = field(default_factory=dict)  # proxy probability faults (data.contents.probability_faults)
+    bisg: dict = field(default_factory=dict)  # `bisg:` attribute -> [BisgInfo, input faults] of the rows read
+
+    def add_bisg(self, name: str, info, faults: dict) -> None:
+        """A batch's BISG record: the not-found counts and the input faults add (data/bisg.py)."""
+        if name in self.bisg:
+            i0, f0 = self.bisg[name]
+            info, faults = i0.merge(info), merge_input_faults(f0, faults)
+        self.bisg[name] = [info, faults]
 
     def drop(self, order: int, reason: str, rows: int) -> None:
         e = self.drops.setdefault(order, [reason, 0])
@@ -157,7 +166,7 @@ def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None)
         yt = np.array([np.count_nonzero(c) for c in b.ycols], dtype=np.int64)
         acc.y_true = yt if acc.y_true is None else acc.y_true + yt
         for a in plan.attrs:
-            if a.probabilities is not None:  # proxy probabilities: weighted point sums, (vector, pattern) keys
+            if a.proxy:  # proxy probabilities: weighted point sums, (vector, pattern) keys
                 su = soft_batch_units(b, a)
                 N = soft.tally(su, joint=True)
                 acc.point[a.name] = acc.point[a.name] + N if a.name in acc.point else N
@@ -306,6 +315,8 @@ def merge(a: PartStats, b: PartStats, plan: Plan, *, max_patterns: int | None = 
             if out.digests.setdefault(path, sha) != sha:
                 raise DataChanged(changed_message(Path(path).name))
         merge_faults(out.prob_faults, {k: [n, list(r), ex] for k, (n, r, ex) in src.prob_faults.items()})
+        for name, (info, faults) in src.bisg.items():
+            out.add_bisg(name, info, faults)
         for col, (n, where) in src.nonfinite.items():
             e = out.nonfinite.get(col)
             out.nonfinite[col] = [n, where] if e is None else [e[0] + n, min(e[1], where)]
@@ -329,7 +340,7 @@ def poisson_part(plan: Plan, part: Partition, offset: int, jobs: tuple, B: int, 
         for job in jobs:
             name, stream, joint, with_pred = job
             a = next(x for x in plan.attrs if x.name == name)
-            if a.probabilities is not None:
+            if a.proxy:
                 S = soft.poisson_sums(soft_batch_units(b, a, offset), B, seed, stream, joint=joint)
             else:
                 S = counts.poisson_sums(attribute_units(plan, b, a, with_pred, offset), B, seed, stream, joint=joint)
@@ -347,7 +358,7 @@ def moments_part(plan: Plan, part: Partition, offset: int, name: str, task: int,
     out = None
     for df in read_batches(part, list(plan.needed), plan.batch_rows, plan):
         b = encode_batch(plan, df)
-        P = (b.probabilities[name] if a.probabilities is not None
+        P = (b.probabilities[name] if a.proxy
              else Membership.hard(b.groups[name], len(a.groups)).weights())
         X = feature_matrix(task_columns(b.Y, b.Yhat, task), features, b.kept)
         s = moment_sums(P, X, offset + np.arange(b.kept, dtype=np.int64), B, seed=seed, stream=stream)
@@ -369,7 +380,9 @@ def _strata_batch(plan: Plan, df: pd.DataFrame, name: str):
     a = next(x for x in plan.attrs if x.name == name)
     b = encode_batch(plan, df)
     keys = None
-    if a.strata:
+    if a.bisg is not None:  # equal normalised name(s) and place
+        keys = [b.strata_keys[name]]
+    elif a.strata:
         sub = df.iloc[np.flatnonzero(b.keep)]
         keys = [sub[c].to_numpy() for c in a.strata]
     Y = b.Y

@@ -30,6 +30,7 @@ from reportgen.data.files import (
     merge_faults,
     probability_faults,
 )
+from reportgen.data.bisg import bisg_batch
 from reportgen.spec.errors import shorten
 
 if TYPE_CHECKING:
@@ -177,6 +178,7 @@ class BatchCodes:
     ycols: list  # per task, (kept,) bool: true label
     yhcols: list | None  # per task, predicted label (None without predictions)
     probabilities: dict = field(default_factory=dict)  # proxy attribute -> (kept, G) probabilities
+    strata_keys: dict = field(default_factory=dict)  # `bisg:` attribute -> (kept,) its rows' proxy-stratum keys
 
     @property
     def kept(self) -> int:
@@ -238,7 +240,7 @@ def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, r
     ac = encode_attributes(list(plan.attrs), sub, with_pred=plan.predictions, codes=codes_of)
     if acc is not None:
         for a in plan.base_attrs:
-            if a.probabilities is not None:  # checked as numbers (probability_faults); sizes from the point tally
+            if a.proxy:  # checked as numbers (probability_faults, bisg faults); sizes from the point tally
                 continue
             acc.add_group_counts(a.name, ac.listed[a.name])
             acc.add_values(("attr", a.name), df[a.columns[0]])
@@ -273,7 +275,15 @@ def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, r
                 elif isinstance(th, (int, float)):
                     yh = t.predict(s.to_numpy(dtype=float), th)  # score > threshold (or its complement)
             yhcols.append(yh)
-    return BatchCodes(n, keep, ac.groups, ac.groups_pred, ycols, yhcols, ac.probabilities)
+    out = BatchCodes(n, keep, ac.groups, ac.groups_pred, ycols, yhcols, ac.probabilities)
+    for a in plan.base_attrs:
+        if a.bisg is not None:  # BISG per batch from the census tables (data/bisg.py), row-wise
+            res, faults = bisg_batch(a.bisg, df, idx, lambda i: (acc.file_index if acc else 0, row0 + int(i)))
+            out.probabilities[a.name] = np.where(res.found[:, None], res.probabilities.to_numpy(), 0.0)
+            out.strata_keys[a.name] = res.keys
+            if acc is not None:
+                acc.add_bisg(a.name, res.info, faults)
+    return out
 
 
 class _FileRows:

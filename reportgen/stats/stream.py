@@ -61,6 +61,7 @@ from reportgen.stats.plan import (
     read_batches,
 )
 from reportgen.stats.statistic import Estimate
+from reportgen.data.bisg import StreamedBisg
 from reportgen.data.files import (
     scoring_tasks,
     AttributeDef,
@@ -204,7 +205,7 @@ class Streamed:
     def group_counts(self, name: str) -> np.ndarray:
         a = self._attr(name)
         N = self.merged.point[a.name]
-        if a.probabilities is not None:  # a proxy attribute: each group's summed probability (as in memory)
+        if a.proxy:  # a proxy attribute: each group's summed probability (as in memory)
             return N[0, 0].sum(axis=(1, 2, 3)) if N.shape[1] else np.zeros(len(a.groups))
         return np.rint(N[0, 0].sum(axis=(1, 2, 3))).astype(np.int64) if N.shape[1] else np.zeros(len(a.groups), int)
 
@@ -214,9 +215,14 @@ class Streamed:
         return float(yt[k] / self.rows_used) if self.rows_used and yt is not None else 0.0
 
     def attr_rows_used(self, name: str) -> int:
-        if self._attr(name).probabilities is not None:  # every kept row carries the proxy's probabilities
+        if self._attr(name).proxy:  # every kept row carries the proxy's probabilities
             return self.rows_used
         return int(self.group_counts(name).sum())
+
+    @property
+    def bisg(self) -> dict:
+        """`bisg:` attribute -> its record over every row read (data/bisg.StreamedBisg), as ``Encoded.bisg``."""
+        return {name: StreamedBisg(info) for name, (info, _) in self.merged.bisg.items()}
 
     @property
     def attr_dropped(self) -> dict[str, list[dict]]:
@@ -234,7 +240,7 @@ class Streamed:
         if pat is None or isinstance(pat, int):
             return None
         keys, kcounts = pat
-        if a.probabilities is not None:
+        if a.proxy:
             return soft.units_from_keys(keys, kcounts, len(self.plan.tasks), len(a.groups))
         G, Gp = len(a.groups), self.plan.Gp(a)
         u = counts.units_from_keys(keys, kcounts, len(self.plan.tasks), G, Gp)

@@ -25,6 +25,7 @@ from reportgen.stats.plan import (
     read_batches,
     _same_file,
 )
+from reportgen.data import bisg as bisg_data
 from reportgen.numfmt import num_text
 from reportgen.data.files import (
     fault_problems,
@@ -110,6 +111,19 @@ def _part_problem(ls, e: PartitionError, root: Path, rel: str, spec_path: tuple,
     return SpecError([ls.problem(spec_path, f"cannot read {shown} ({e.message}){fix}")])
 
 
+def bisg_problems(ls, plan: Plan, acc: PartStats, rel: str, line_of) -> list[Problem]:
+    """The `bisg:` attributes' input faults merged over every batch, each at its `bisg:` key with the file's
+    line, as the memory engine reports them (data/bisg.py)."""
+    out: list[Problem] = []
+    for a in plan.base_attrs:
+        if a.bisg is None or a.name not in acc.bisg:
+            continue
+        for p in bisg_data.fault_problems(acc.bisg[a.name][1], a.bisg.level):
+            where = f"{rel}:{line_of(p.row)}: " if p.row is not None else ""
+            out.append(ls.problem(a.spec_path + ("bisg", p.key), where + p.message))
+    return out
+
+
 def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, rel: str, needed_pairs) -> None:
     problems: list[Problem] = []
     paths = dict(needed_pairs)
@@ -123,11 +137,12 @@ def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, 
         problems.append(ls.problem(paths.get(col, spec_path), nonfinite_message(col, count, rel,
                                                                                  _file_line(files, fi, row))))
     problems += fault_problems(ls, list(plan.attrs), acc.prob_faults, rel, lambda fr: _file_line(files, *fr))
+    problems += bisg_problems(ls, plan, acc, rel, lambda fr: _file_line(files, *fr))
     if problems:
         raise SpecError(problems)
     if plan.role != "validation":
         for a in plan.base_attrs:
-            if a.probabilities is not None:
+            if a.proxy:
                 continue
             per_group = acc.group_counts.get(a.name, np.zeros(len(a.groups), int))
             present_raw = acc.values.get(("attr", a.name), set())

@@ -13,6 +13,7 @@ Expected numbers come from outside the code under test:
 from __future__ import annotations
 
 import csv
+import json
 import socket
 from pathlib import Path
 
@@ -285,11 +286,18 @@ def test_applicants_sample_against_its_known_truth(root):
     np.testing.assert_allclose(expected[:4], true[:4], rtol=0.10)  # the four large groups within 10 %
 
 
-def test_streamed_engines_refuse_bisg_at_its_key(tmp_path):
-    r = cli("run", _write(tmp_path, ROWS, "{surname: last, zcta: zip}"), "--out", tmp_path / "out", "--engine",
-            "stream", cwd=tmp_path)
-    assert r.returncode == 2 and not (tmp_path / "out").exists()
-    assert "attributes.race.bisg: BISG probabilities are computed in memory" in r.stdout + r.stderr
+def test_streamed_engine_computes_bisg_as_memory_does(tmp_path):
+    """BISG per streamed batch (tests/e2e/test_bisg_stream.py compares whole audits): the attribute's record —
+    method, vintage, not-found shares, expected rows per group — is the memory engine's."""
+    spec = _write(tmp_path, ROWS, "{surname: last, zcta: zip}")
+    race = {}
+    for engine in ("memory", "stream"):
+        r = cli("run", spec, "--out", tmp_path / engine, "--engine", engine, "--format", "json", cwd=tmp_path)
+        assert r.returncode == 0, r.stdout + r.stderr
+        res = json.loads((tmp_path / engine / "results.json").read_text(encoding="utf-8"))
+        race[engine] = next(a for a in res["attributes"] if a["name"] == "race")
+    for key in ("membership", "method", "census_vintage", "not_found", "group_sizes"):
+        assert race["stream"][key] == race["memory"][key], key
 
 
 def test_handed_on_as_a_proxy_attribute(tmp_path):

@@ -198,14 +198,15 @@ def test_identified_bounds_match_the_reference(proxy_audits, strata, engine):
     assert ident["interval"]["level"] == 0.95 and ident["interval"]["method"]
     assert ident["verdict"]["kind"] and ident["verdict"]["text"]
 
-    # Equal opportunity: the DP set over the favourable-label rows treats the proxies as calibrated among those
-    # rows; the sharp set (proxies silent about the label) can be wider (test_proxy_reference.py). Either way the
-    # engine's set may not be narrower than the restricted one.
-    eo = pair(entry(res, "equal_opportunity"), "B", "A")
+    # Equal opportunity: the sharp set of the cost-rate difference over the favourable-label rows, the proxies
+    # fixing the groups' masses over all of a stratum's rows (the reference's linear-fractional programs); it
+    # contains the DP set over the favourable-label rows, which assumes the proxies calibrated among those rows.
+    eo = need(pair(entry(res, "equal_opportunity"), "B", "A"), "identified")
     favourable_rows = rows["y"] == 1
+    sharp = ids.conditioned_difference_set(ids.cell_strata_from_rows(P, favourable_rows, pw.cost(yhat), keys), 1, 0)
+    assert (eo["lower"], eo["upper"]) == pytest.approx(sharp, abs=1e-9)
     lo, hi = ids.difference_set(ids.strata_from_rows(P, pw.cost(yhat), keys=keys, rows=favourable_rows), 1, 0)
-    if "identified" in eo:
-        assert eo["identified"]["lower"] <= lo + 1e-12 and eo["identified"]["upper"] >= hi - 1e-12
+    assert eo["lower"] <= lo + 1e-12 and eo["upper"] >= hi - 1e-12
 
     table = pw.selection_table(P, yhat, GROUPS)
     strata_sel = ids.strata_from_rows(P, yhat, keys=keys)

@@ -57,7 +57,14 @@ def strata_from_rows(P, outcome, keys=None, rows=None) -> list[Stratum]:
     o = np.asarray(outcome, dtype=float)
     keep = np.ones(len(o), bool) if rows is None else np.asarray(rows, bool)
     P, o = P[keep], o[keep]
-    keyrows = P if keys is None else np.asarray(keys)[keep].reshape(len(o), -1)
+    out = []
+    for ix in _strata_rows(P if keys is None else np.asarray(keys)[keep].reshape(len(o), -1)):
+        out.append(Stratum(int(ix.sum()), tuple(float(v) for v in P[ix].mean(axis=0)), float(o[ix].mean())))
+    return out
+
+
+def _strata_rows(keyrows: np.ndarray) -> list[np.ndarray]:
+    """A boolean mask of each stratum's rows (rows with equal key rows), strata in order of first appearance."""
     if keyrows.dtype.kind in "biuf":  # numbers: one opaque key per row (its bytes), then np.unique
         keyrows = np.ascontiguousarray(keyrows, dtype=float)
         key = keyrows.view(np.dtype((np.void, keyrows.dtype.itemsize * keyrows.shape[1]))).ravel()
@@ -65,11 +72,7 @@ def strata_from_rows(P, outcome, keys=None, rows=None) -> list[Stratum]:
         key = np.array(["\x1f".join(map(str, k)) for k in keyrows.tolist()])
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     inverse = inverse.ravel()
-    out = []
-    for k in np.argsort(first):  # strata in order of first appearance
-        ix = inverse == k
-        out.append(Stratum(int(ix.sum()), tuple(float(v) for v in P[ix].mean(axis=0)), float(o[ix].mean())))
-    return out
+    return [inverse == k for k in np.argsort(first)]
 
 
 def _masses(strata: list[Stratum], p: int, r: int):
@@ -269,3 +272,130 @@ def brute_force_rows(strata_rows: list[list[tuple[int, int]]], group_counts: lis
         lo = d if lo is None or d < lo else lo
         hi = d if hi is None or d > hi else hi
     return lo, hi
+
+
+# --- conditioned rates (equal opportunity): the group shares of the compared rows are unknown too ---------------
+#
+# Written from Kallus, Mao & Zhou's setting for the true-positive-rate disparity: within a proxy stratum the data
+# fix the group shares of all the stratum's rows (the proxies) and the rows per outcome cell (observed), nothing
+# else. Cell classes of a stratum: "one" (compared, with the outcome: y = 1 and cost 1), "zero" (compared, without
+# it) and "out" (not compared: the other label). A coupling gives each group x[s, j, c] ≥ 0 rows of cell class c
+# with Σ_c x[s, j, c] = m[s, j] (its mass) and Σ_j x[s, j, c] = n[s, c] (the cell's rows). A group's rate is
+# Σ_s x[s, j, one] / Σ_s (x[s, j, one] + x[s, j, zero]): a ratio with an unidentified denominator, so its extremes
+# are a linear-fractional program, solved here by the Charnes–Cooper transformation (y = t·x, the denominator
+# scaled to 1). The difference of two groups' rates is not linear-fractional; its upper end is at most
+# max r_p − min r_r, and equals it exactly when one coupling attains both at once, which a linear feasibility
+# program over the couplings decides (``conditioned_difference_set`` raises when it does not: then this
+# reference has no answer, and a test using it fails loudly rather than compare with a wrong set).
+
+@dataclass(frozen=True)
+class CellStratum:
+    cells: tuple[float, float, float]  # rows in the cell classes one, zero, out
+    masses: tuple[float, ...]  # m[g]: the groups' masses (summing to the stratum's rows)
+
+
+CELL_CLASSES = 3
+
+
+def cell_strata_from_rows(P, compared, outcome, keys=None) -> list[CellStratum]:
+    """Strata of plain rows (rows with equal ``keys``, default equal probability vectors), each with its rows per
+    cell class: compared with the outcome, compared without, not compared (``compared``, ``outcome``: 0/1 per
+    row); masses = the sums of the rows' probabilities. Strata in order of first appearance."""
+    P = np.asarray(P, dtype=float)
+    comp = np.asarray(compared, dtype=bool)
+    out = np.asarray(outcome, dtype=bool)
+    strata = []
+    for ix in _strata_rows(P if keys is None else np.asarray(keys).reshape(len(P), -1)):
+        cells = (float((comp & out)[ix].sum()), float((comp & ~out)[ix].sum()), float((~comp)[ix].sum()))
+        strata.append(CellStratum(cells, tuple(float(v) for v in P[ix].sum(axis=0))))
+    return strata
+
+
+def _coupling_constraints(strata: list[CellStratum], t_column: bool):
+    """Equality rows of the coupling polytope over x[s, j, c] (flattened s-major), optionally homogenised by a
+    last variable t (right-hand sides moved to the left as −t·b). Returns (A_eq, b_eq, number of x variables)."""
+    G = len(strata[0].masses)
+    nx = len(strata) * G * CELL_CLASSES
+    rows, rhs = [], []
+    for s, st in enumerate(strata):
+        for j in range(G):  # each group's mass
+            a = np.zeros(nx + t_column)
+            a[[(s * G + j) * CELL_CLASSES + c for c in range(CELL_CLASSES)]] = 1.0
+            rows.append(a)
+            rhs.append(st.masses[j])
+        for c in range(CELL_CLASSES):  # each cell's rows
+            a = np.zeros(nx + t_column)
+            a[[(s * G + j) * CELL_CLASSES + c for j in range(G)]] = 1.0
+            rows.append(a)
+            rhs.append(st.cells[c])
+    A, b = np.array(rows), np.array(rhs)
+    if t_column:
+        A[:, -1] = -b
+        b = np.zeros_like(b)
+    return A, b, nx
+
+
+def _rate_vectors(strata: list[CellStratum], group: int, nx: int) -> tuple[np.ndarray, np.ndarray]:
+    """Coefficients of a group's numerator (its 'one' rows) and denominator (its 'one' and 'zero' rows)."""
+    G = len(strata[0].masses)
+    num, den = np.zeros(nx), np.zeros(nx)
+    for s in range(len(strata)):
+        base = (s * G + group) * CELL_CLASSES
+        num[base] = 1.0
+        den[base] = den[base + 1] = 1.0
+    return num, den
+
+
+def conditioned_rate_set(strata: list[CellStratum], group: int) -> tuple[float, float] | None:
+    """[min, max] of a group's conditioned rate over every coupling where it has a compared row (Charnes–Cooper:
+    maximise ±numᵀy subject to the homogenised coupling equalities, denᵀy = 1, y, t ≥ 0). None when the group
+    can have no compared row under any coupling."""
+    A, b, nx = _coupling_constraints(strata, t_column=True)
+    num, den = _rate_vectors(strata, group, nx)
+    A_eq = np.vstack([A, np.append(den, 0.0)])
+    b_eq = np.append(b, 1.0)
+    ends = []
+    for sense in (1, -1):
+        res = linprog(sense * np.append(num, 0.0), A_eq=A_eq, b_eq=b_eq, bounds=[(0, None)] * (nx + 1),
+                      method="highs")
+        if res.status == 2:  # infeasible: no coupling gives the group a compared row
+            return None
+        if res.status != 0:
+            raise RuntimeError(f"linprog: {res.message}")
+        ends.append(float(num @ res.x[:-1]))
+    return ends[0], ends[1]
+
+
+def _jointly(strata: list[CellStratum], p: int, r: int, rate_p: float, rate_r: float, tol: float = 1e-9) -> bool:
+    """Whether one coupling gives p a rate ≥ rate_p and r a rate ≤ rate_r, both groups with compared rows:
+    num_p − rate_p·den_p ≥ 0, num_r − rate_r·den_r ≤ 0 (linear in x), then maximise the smaller denominator to
+    see that it is positive."""
+    A, b, nx = _coupling_constraints(strata, t_column=False)
+    num_p, den_p = _rate_vectors(strata, p, nx)
+    num_r, den_r = _rate_vectors(strata, r, nx)
+    scale = max(1.0, float(sum(sum(st.cells) for st in strata)))
+    # variables x, then u = min(den_p, den_r); maximise u
+    A_ub = np.vstack([np.append(-(num_p - rate_p * den_p), 0.0), np.append(num_r - rate_r * den_r, 0.0),
+                      np.append(-den_p, 1.0), np.append(-den_r, 1.0)])
+    b_ub = np.array([tol * scale, tol * scale, 0.0, 0.0])
+    c = np.zeros(nx + 1)
+    c[-1] = -1.0
+    res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=np.hstack([A, np.zeros((len(A), 1))]), b_eq=b,
+                  bounds=[(0, None)] * (nx + 1), method="highs")
+    return res.status == 0 and -res.fun > tol * scale
+
+
+def conditioned_difference_set(strata: list[CellStratum], protected: int, reference: int
+                               ) -> tuple[float, float] | None:
+    """The sharp identified set [lower, upper] of rate_protected − rate_reference of a conditioned rate (equal
+    opportunity's true-positive rate, or any rate over one label's rows): the ends are the rates' opposite
+    extremes, each checked to be attained by one coupling together (raises AssertionError when not: the set
+    would then lie strictly inside and this reference does not compute it). None when a rate is undefined
+    under every coupling."""
+    sp, sr = conditioned_rate_set(strata, protected), conditioned_rate_set(strata, reference)
+    if sp is None or sr is None:
+        return None
+    upper, lower = sp[1] - sr[0], sp[0] - sr[1]
+    assert _jointly(strata, protected, reference, sp[1], sr[0]), "upper end not attained by one coupling"
+    assert _jointly(strata, reference, protected, sr[1], sp[0]), "lower end not attained by one coupling"
+    return lower, upper

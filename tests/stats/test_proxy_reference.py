@@ -271,7 +271,7 @@ def test_equal_opportunity_set_is_wider_when_proxies_say_nothing_about_the_label
     keeping its probabilities' assumes the proxies are as calibrated among those rows as among all. Kallus et al.
     do not assume it: the group shares of a stratum's labelled rows are unknown too. By brute force over every
     assignment of groups to the rows of tiny data sets, the sharp set always contains the restricted one and is
-    strictly wider in some — an engine that reports the restricted set must say which it is."""
+    strictly wider in some. The engine reports the sharp set (tests/stats/test_identified_conditioned.py)."""
     rng = np.random.default_rng(21)
     wider = 0
     for _ in range(40):
