@@ -100,3 +100,46 @@ def test_undefined_without_mass_or_selection():
     assert np.isnan(lo) and np.isnan(hi)
     lo, hi, _ = lowest_ratio_bounds(_sums([0], [4], [[2, 2]]), 0, ONE, [0, 1])
     assert np.isnan(lo) and np.isnan(hi)
+
+
+def _coverage(rng, P_strata, rates, n, sets, B, level=0.95):
+    """The share of seeded data sets (calibrated proxies, true group hidden) whose identified interval of the lowest
+    ratio contains the population's true min_g r_g / max_h r_h."""
+    from tests.stats.test_identified import _rows
+
+    S, G = P_strata.shape
+    r = (P_strata * rates).sum(axis=0) / P_strata.sum(axis=0)  # strata equally likely
+    truth = r.min() / r.max()
+    hits = 0
+    for _ in range(sets):
+        _, _, P, y, yhat = _rows(rng, n, P_strata, rates)
+        codes, S_ = ident.strata_codes(P)
+        point = ident.stratum_sums(P, codes, S_, y, yhat)
+        reps = ident.replicate_sums(P, codes, S_, y, yhat, np.arange(n), B, seed=int(rng.integers(2**31)), stream=1)
+        target, S2 = ident.pooling(point)
+        point, reps = ident.pooled(point, target, S2), ident.pooled(reps, target, S2)
+        lo, hi, _ = lowest_ratio_bounds(point, 0, ONE, range(G))
+        lo_r, hi_r, _ = lowest_ratio_bounds(reps, 0, ONE, range(G))
+        ci = ident.confidence_interval(float(lo), float(hi), lo_r, hi_r, level, (0.0, 1.0))
+        assert ci is not None and ci[0] <= lo and hi <= ci[1]
+        hits += ci[0] <= truth <= ci[1]
+    return hits / sets
+
+
+def test_interval_covers_the_true_lowest_ratio_at_the_end_of_the_set():
+    """The true coupling is the one at the set's lower end (in each stratum group 1 always selected or group 0
+    never): only the interval's sampling margin keeps the truth in."""
+    rng = np.random.default_rng(31)
+    S = 4
+    rho, p1 = rng.uniform(0.2, 0.8, S), rng.uniform(0.1, 0.9, S)
+    even = np.arange(S) % 2 == 0
+    P_strata = np.stack([1 - p1, p1], axis=1)
+    rates = np.stack([np.where(even, rho, 0.0), np.where(even, 1.0, rho)], axis=1)
+    assert _coverage(rng, P_strata, rates, n=800, sets=200, B=200) >= 0.95
+
+
+def test_interval_covers_the_true_lowest_ratio_with_vague_proxies_and_three_groups():
+    rng = np.random.default_rng(12)
+    P_strata = np.array([[0.6, 0.3, 0.1], [0.3, 0.5, 0.2], [0.1, 0.2, 0.7], [0.45, 0.45, 0.1]])
+    rates = np.array([[0.3, 0.5, 0.4], [0.2, 0.6, 0.5], [0.4, 0.4, 0.4], [0.1, 0.9, 0.5]])
+    assert _coverage(rng, P_strata, rates, n=600, sets=150, B=150) >= 0.95
