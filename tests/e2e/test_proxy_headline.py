@@ -131,3 +131,13 @@ def test_runs_get_the_outer_set_of_the_mean(tmp_path):
         assert got["upper"] == pytest.approx(np.mean([e["upper"] for e in each]), abs=1e-12), name
         assert got["outer"].startswith("outer bounds") and got["verdict"]["kind"] != "not_identified"
         assert got["interval"]["lower"] <= got["lower"] <= got["upper"] <= got["interval"]["upper"]
+
+
+def test_the_streaming_engine_gives_the_same_headline_set(audit):
+    _, spec, res = audit
+    streamed = entry(run(spec, engine="stream"), "impact_ratio")["identified"]
+    memory = entry(res, "impact_ratio")["identified"]
+    for key in ("lower", "upper"):
+        assert streamed[key] == pytest.approx(memory[key], abs=1e-12)
+        assert streamed["interval"][key] == pytest.approx(memory["interval"][key], abs=1e-12)
+    assert streamed["verdict"] == memory["verdict"]
