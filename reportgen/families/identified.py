@@ -28,11 +28,12 @@ def _probabilities(enc, attr) -> np.ndarray | None:
     return (getattr(enc, "probabilities", None) or {}).get(attr.name)
 
 
-def stratum_sums(ctx) -> tuple[ident.StratumSums, ident.StratumSums] | str | None:
+def stratum_sums(ctx) -> tuple[ident.StratumSums, ident.StratumSums] | Runs | str | None:
     """The pooled per-stratum sums of the attribute (point and ``ctx.B`` keyed Poisson replicates, on the random
     stream of its cell counts, so they line up with the weighted estimate's replicates), whatever engine read the
     rows (:func:`reportgen.stats.statistic.stratum_sums`); a reason (str) when the set is not computed for this
-    data; None for an attribute with its groups on every row. Cached per attribute."""
+    data; None for an attribute with its groups on every row; with several runs (`data.runs`), a :class:`Runs` of
+    each run's. Cached per attribute."""
     if STATISTIC in ctx.statistics:
         return ctx.statistics[STATISTIC]
     out: tuple[ident.StratumSums, ident.StratumSums] | Runs | str | None = None
