@@ -279,7 +279,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
                                  excluded=row["excluded"])
             if is_ratio:
                 pair.benchmark = row["benchmark"]
-            if row["flag"] is not None:
+            if row["flag"] is not None and not proxy:  # the rule's flag: proxies give no row's category
                 pair.four_fifths_flag = row["flag"]
             value = ev.pair_point[p]
             if n[0, kk, j] == 0:

@@ -314,7 +314,8 @@ class SelectionPair(ResultModel):
                                            "null when no row is selected.")
     impact_ratio: float | None = documented("selection_rate / the highest group's selection_rate; null when undefined.")
     four_fifths_flag: bool | None = optional("The four-fifths rule's flag on the estimate: impact ratio < 0.8, decided "
-                                             "on exact counts (a ratio of exactly 0.8 is not flagged).")
+                                             "on exact counts (a ratio of exactly 0.8 is not flagged). Absent on a proxy "
+                                             "attribute: the rule needs each row's category.")
     reason: str | None = optional("Why the pair has no interval.")
     note: str | None = optional("Why the pair has no interval although it has a value (the highest-rate group).")
     interval: PairInterval | None = optional("Bootstrap (or rows_and_runs) interval of the pair's quantity: the "
