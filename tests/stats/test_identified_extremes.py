@@ -129,12 +129,10 @@ def _coverage(rng, P_strata, rates, n, sets, B, level=0.95):
 def test_interval_covers_the_true_lowest_ratio_at_the_end_of_the_set():
     """The true coupling is the one at the set's lower end (in each stratum group 1 always selected or group 0
     never): only the interval's sampling margin keeps the truth in."""
+    from tests.stats.test_identified import _extreme  # the same population: its coupling is the set's extreme
+
     rng = np.random.default_rng(31)
-    S = 4
-    rho, p1 = rng.uniform(0.2, 0.8, S), rng.uniform(0.1, 0.9, S)
-    even = np.arange(S) % 2 == 0
-    P_strata = np.stack([1 - p1, p1], axis=1)
-    rates = np.stack([np.where(even, rho, 0.0), np.where(even, 1.0, rho)], axis=1)
+    P_strata, rates = _extreme(rng, 4)
     assert _coverage(rng, P_strata, rates, n=800, sets=200, B=200) >= 0.95
 
 
