@@ -141,3 +141,12 @@ def test_the_streaming_engine_gives_the_same_headline_set(audit):
         assert streamed[key] == pytest.approx(memory[key], abs=1e-12)
         assert streamed["interval"][key] == pytest.approx(memory["interval"][key], abs=1e-12)
     assert streamed["verdict"] == memory["verdict"]
+
+
+def test_the_terminal_summary_prints_the_headline_verdict(audit, tmp_path):
+    from tests.spec.test_bad_inputs import cli
+
+    _, spec, res = audit
+    r = cli("run", spec, "--out", tmp_path / "out", "--format", "json", cwd=spec.parent)
+    line = next(x for x in r.stdout.splitlines() if x.strip().startswith("impact_ratio"))
+    assert "identified set 95%: " + entry(res, "impact_ratio")["verdict"]["text"] in line
