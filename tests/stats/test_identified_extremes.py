@@ -126,18 +126,22 @@ def _coverage(rng, P_strata, rates, n, sets, B, level=0.95):
     return hits / sets
 
 
-def test_interval_covers_the_true_lowest_ratio_at_the_end_of_the_set():
+def _at_the_end(rng):
     """The true coupling is the one at the set's lower end (in each stratum group 1 always selected or group 0
     never): only the interval's sampling margin keeps the truth in."""
-    from tests.stats.test_identified import _extreme  # the same population: its coupling is the set's extreme
+    from tests.stats.test_identified import _extreme
 
-    rng = np.random.default_rng(31)
-    P_strata, rates = _extreme(rng, 4)
-    assert _coverage(rng, P_strata, rates, n=800, sets=200, B=200) >= 0.95
+    return _extreme(rng, 4)
 
 
-def test_interval_covers_the_true_lowest_ratio_with_vague_proxies_and_three_groups():
-    rng = np.random.default_rng(12)
-    P_strata = np.array([[0.6, 0.3, 0.1], [0.3, 0.5, 0.2], [0.1, 0.2, 0.7], [0.45, 0.45, 0.1]])
-    rates = np.array([[0.3, 0.5, 0.4], [0.2, 0.6, 0.5], [0.4, 0.4, 0.4], [0.1, 0.9, 0.5]])
-    assert _coverage(rng, P_strata, rates, n=600, sets=150, B=150) >= 0.95
+def _vague(rng):
+    """Three groups, five strata of vague proxies, rates that differ by group and stratum."""
+    P_strata = rng.dirichlet(np.full(3, 2.0), 5)
+    return P_strata, rng.uniform(0.15, 0.85, (5, 3))
+
+
+@pytest.mark.parametrize("population,seed,n,sets,B", [(_at_the_end, 31, 800, 200, 200), (_vague, 12, 600, 150, 150)])
+def test_interval_covers_the_true_lowest_ratio(population, seed, n, sets, B):
+    rng = np.random.default_rng(seed)
+    P_strata, rates = population(rng)
+    assert _coverage(rng, P_strata, rates, n=n, sets=sets, B=B) >= 0.95
