@@ -190,6 +190,14 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     return out
 
 
+def _same_counts(a: np.ndarray, b: np.ndarray) -> bool:
+    """Two runs' group counts agree: exactly, or for a proxy attribute (summed probabilities, whose float sums
+    follow each run's split of the rows by prediction) to rounding."""
+    if a.dtype.kind == "f" or b.dtype.kind == "f":
+        return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-9, atol=1e-9))
+    return bool(np.array_equal(a, b))
+
+
 def _runs_misaligned(ls: LoadedSpec, runs: list, attrs: list[AttributeDef], tasks: list[TaskColumns]) -> list[Problem]:
     """Runs are predictions of one model on the same test rows: the rows used, their labels and their groups
     must agree with the first run's, or the shared row bootstrap (and the mean over runs) means nothing."""
@@ -209,7 +217,7 @@ def _runs_misaligned(ls: LoadedSpec, runs: list, attrs: list[AttributeDef], task
             elif bad_a is not None:
                 why = f"its '{bad_a.columns[0]}' values differ from {first.display_path}'s"
         elif streamed(enc) and streamed(first):
-            bad_a = next((a for a in attrs if not np.array_equal(enc.group_counts(a.name), first.group_counts(a.name))),
+            bad_a = next((a for a in attrs if not _same_counts(enc.group_counts(a.name), first.group_counts(a.name))),
                          None)
             if bad_a is not None:
                 why = f"its group counts for {bad_a.name} differ from {first.display_path}'s"

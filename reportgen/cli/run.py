@@ -202,8 +202,8 @@ def _summary(results, out: Path, written: list[str]) -> None:
         value = numfmt.num(m.value, shown)
         own = getattr(m, "verdict", None)
         said = f" {numfmt.interval_name(iv)}" if ivs and getattr(m, "decision", None) else ""
-        if getattr(own, "interval", None):  # a verdict read off a named decision interval (group disparity)
-            said += f": {own.text}"
+        if getattr(own, "interval", None) or (said and own is not None):  # a verdict read off a named decision
+            said += f": {own.text}"  # interval (group disparity; a proxy impact ratio's identified set)
         click.echo(f"  {m.name:<20} {attribute:<14} {value:>7} {ivs}{said}")  # the report's rounding
     for g in results.gates:
         pair = g.pair.model_dump(exclude_unset=True) if g.pair is not None else None

@@ -318,12 +318,14 @@ def _disparity_headline(pairs: list[DisparityPair], level: float, decision: str 
         conclusive = [p for i, p in enumerate(defined) if not p.no_verdict and _excludes_zero(at_head[i][0])]
         pool = conclusive or defined
         sel = max(pool, key=lambda p: (abs(p.delta), p.delta))  # ties: the positive one, order-free
+        which = ("the identified set's interval at the Bonferroni level" if sel.decision == "identified"
+                 else "simultaneous, or Bonferroni for Bernstein")  # a proxy attribute's pairs: all identified
         if conclusive:
             out["value_is"] = (f"{_pair_name(sel)}: the largest |delta| among the {len(conclusive)} of {P} pairs whose "
-                               "decision interval (simultaneous, or Bonferroni for Bernstein) excludes 0")
+                               f"decision interval ({which}) excludes 0")
         else:
             out["value_is"] = f"{_pair_name(sel)}: the largest |delta| of {P} pairs; no pair's decision interval " \
-                              "(simultaneous, or Bonferroni for Bernstein) excludes 0"
+                              f"({which}) excludes 0"
         out["interval"] = sel.simultaneous or sel.interval
         out["bernstein"] = at_head[defined.index(sel)][1]
     out["value"] = sel.delta

@@ -236,11 +236,12 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     n, sel = metrics.selection_counts(N_point)  # (1, K, A)
     _, rate = metrics.selection_rate(N_point)
     A = len(attr.groups)
+    proxy = identified.is_proxy(ctx)  # `probabilities:` or `bisg:`: no row's category is known
     total = float(np.mean([enc.rows for enc in L.predictions]))  # all rows of the data file (share denominator)
     # the regulatory table of each task (docs/metrics.md §8): benchmark, ratios, tests, intervals, verdicts
     tables = {k: metrics.regulatory_table(list(n[0, kk]), list(sel[0, kk]), list(attr.groups), total,
                                           exclude=exclusion is not None, level=ctx.level,
-                                          tests=not attr.proxy)
+                                          tests=not proxy)
               for kk, k in enumerate(task_idx)}
     take_part = np.array([[not r["excluded"] for r in tables[k]] for k in task_idx], bool).reshape(len(task_idx), A)
     evals = [_evaluate(m.name, c.point, c.replicates, take_part) for c in cells]
@@ -278,7 +279,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
                                  excluded=row["excluded"])
             if is_ratio:
                 pair.benchmark = row["benchmark"]
-            if row["flag"] is not None:
+            if row["flag"] is not None and not proxy:  # the rule's flag: proxies give no row's category
                 pair.four_fifths_flag = row["flag"]
             value = ev.pair_point[p]
             if n[0, kk, j] == 0:
@@ -297,7 +298,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
                     pair.interval = _note(head.interval, side)
                 if not is_ratio:
                     pair.verdict = _metric_verdict(m.name, [])
-            if is_ratio and attr.proxy and not (row["benchmark"] or row["excluded"]
+            if is_ratio and proxy and not (row["benchmark"] or row["excluded"]
                                                                      or n[0, kk, j] <= 0):
                 pair.verdict = {"kind": "undefined", "text": NO_RULE_PROXY}
             elif is_ratio and row["holm_p"] is not None:
@@ -337,6 +338,8 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
                     pair.identified = ident
                     if ctx.ls.spec.intervals.proxy_decision == "identified":  # its decision interval (§10)
                         pair.decision = "identified"
+                        if is_ratio:  # and its verdict, in the set's words
+                            pair.verdict = identified.selection_verdict(ident)
                     if sample is not None:  # `annotated:`: the annotated rows' own estimate beside it
                         pair.sample_only = sample
             pairs.append(pair)
@@ -345,7 +348,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     if exclusion is not None:
         out["exclusion"] = {"threshold": 0.02, "justification": exclusion.justification.strip(),
                             "categories": sorted({p.group for p in pairs if p.excluded})}
-    if is_ratio and not attr.proxy:
+    if is_ratio and not proxy:
         out["test"] = {"method": "fisher exact, two-sided", "adjustment": "holm", "alpha": alpha, "note": TEST_NOTE}
     replicates = None
     if out["value"] is None:
@@ -361,7 +364,10 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
         replicates = ev.reps
     if out["value"] is not None or is_ratio:
         out["verdict"] = _metric_verdict(m.name, pairs)
-    if is_ratio and not attr.proxy:
+    if is_ratio and proxy and out["value"] is not None and not scoring:
+        _lowest_ratio(ctx, out, [(k, bool(flip[kk]), [j for j in range(A) if take_part[kk, j] and n[0, kk, j] > 0])
+                                 for kk, k in enumerate(task_idx)])
+    if is_ratio and not proxy:
         out["verdict"]["basis"] = RULE_BASIS
         statement = _metric_statement(pairs, ctx.level)
         if statement is not None:
@@ -375,6 +381,18 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
         out["median_score"] = out["references"][0]["median_score"]
     out["pairs"] = pairs
     return Computed(SelectionResult(**out), replicates, pair_replicates=pair_reps)
+
+
+def _lowest_ratio(ctx: AttributeContext, out: dict, tasks: list[tuple[int, bool, list[int]]]) -> None:
+    """A proxy attribute's impact-ratio headline: the identified set of the lowest ratio (docs/metrics.md §10) and,
+    by default (`intervals.proxy_decision: identified`), its decision interval and verdict."""
+    block = identified.lowest_ratio_set(ctx, tasks)
+    if block is None:
+        return
+    out["identified"] = block
+    if ctx.ls.spec.intervals.proxy_decision == "identified":
+        out["decision"] = "identified"
+        out["verdict"] = identified.selection_verdict(block)
 
 
 def _median(L, k: int) -> dict:

@@ -155,7 +155,7 @@ def estimate(metric: str, obj, *, is_pair: bool, level: float, decide_on: str | 
         return e
     ident = getattr(obj, "identified", None)
     if ident is not None and decide_on != "weighted":
-        return identified_estimate(ident, level)
+        return identified_estimate(ident, level, point)
     if iv is None:
         return Estimate(point, no_interval=True, y=y)
     lvl = float(iv.level or level)
@@ -173,13 +173,17 @@ def estimate(metric: str, obj, *, is_pair: bool, level: float, decide_on: str | 
     return e
 
 
-def identified_estimate(ident, level: float) -> Estimate:
+def identified_estimate(ident, level: float, point: float | None = None) -> Estimate:
     """The gated quantity of a proxy attribute's identified set (docs/metrics.md §10): its interval
-    (covering every value consistent with the proxies) is decided on; the point is the set's midpoint, kept inside
-    the interval (it only shapes the p-values, not the decision, which follows the interval's ends)."""
+    (covering every value consistent with the proxies) is decided on; the point is the row's probability-weighted
+    estimate ``point`` — the value the report prints beside the same interval, one coupling's value and so inside
+    the set — kept inside the interval, else the set's midpoint (it only shapes the p-values, not the decision,
+    which follows the interval's ends)."""
     iv = ident.interval
     lo_set, hi_set = ident.lower, ident.upper
     mid = None if lo_set is None or hi_set is None else (float(lo_set) + float(hi_set)) / 2
+    if point is not None:
+        mid = point
     if iv is None or iv.lower is None or iv.upper is None:
         why = ident.reason or "the identified set has no interval"
         return Estimate(mid, method=IDENTIFIED, undefined=f"no identified interval: {why}")

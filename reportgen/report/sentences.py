@@ -82,8 +82,8 @@ def headline_sentence(pair: Any, iv: Any, unit: str = "rows") -> str:
         if d < 0:  # the sentence reads reference minus protected
             lo, hi = -hi, -lo
         if interval_name(iv).startswith("identified set"):  # a proxy attribute decided on its identified set
-            text += (f" (probability-weighted); under every assignment of groups consistent with the proxies, "
-                     f"[{lo * 100:.1f}, {hi * 100:.1f}]")
+            text += (f" (probability-weighted); {interval_name(iv)} interval over every assignment of groups "
+                     f"consistent with the proxies [{lo * 100:.1f}, {hi * 100:.1f}]")
         else:
             text += f" [{lo * 100:.1f}, {hi * 100:.1f}]"
     return text

@@ -294,3 +294,9 @@ class IdentifiedSet(ResultValue):
     no_verdict: str | None = optional("Present when the set supports no verdict whatever its interval says: a "
                                       "compared group's probability mass is under 10 rows, or the interval shows "
                                       "no sampling variation (its gates are inconclusive).")
+    outer: str | None = optional("Present when the set is an outer set — it contains the sharp identified set, which "
+                                 "is not computed here (several runs, several tasks, too many categories) — and says "
+                                 "why; a verdict that the set contains the line is then 'inconclusive', not 'not "
+                                 "identified' (docs/metrics.md §10).")
+    scope: str | None = optional("Present when the set is over fewer categories than the value beside it: which are "
+                                 "left out, and why (a category whose probability mass is too small to compare).")

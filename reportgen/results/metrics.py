@@ -314,7 +314,8 @@ class SelectionPair(ResultModel):
                                            "null when no row is selected.")
     impact_ratio: float | None = documented("selection_rate / the highest group's selection_rate; null when undefined.")
     four_fifths_flag: bool | None = optional("The four-fifths rule's flag on the estimate: impact ratio < 0.8, decided "
-                                             "on exact counts (a ratio of exactly 0.8 is not flagged).")
+                                             "on exact counts (a ratio of exactly 0.8 is not flagged). Absent on a proxy "
+                                             "attribute: the rule needs each row's category.")
     reason: str | None = optional("Why the pair has no interval.")
     note: str | None = optional("Why the pair has no interval although it has a value (the highest-rate group).")
     interval: PairInterval | None = optional("Bootstrap (or rows_and_runs) interval of the pair's quantity: the "
@@ -411,7 +412,16 @@ class SelectionResult(ResultModel):
     per_run: list[float | None] | None = optional(_PER_RUN)
     verdict: SelectionVerdict | None = optional("selection_rate: 'descriptive'. impact_ratio: the worst of its "
                                                 "categories' verdicts (indicated, else inconclusive, else not "
-                                                "indicated).")
+                                                "indicated). On a proxy attribute decided on its identified set: "
+                                                "that set's verdict about the lowest ratio.")
+    decision: Literal["identified"] | None = optional(
+        "Proxy attributes, impact_ratio: 'identified' when the headline's decision interval — the one its verdict, "
+        "gates and diff follow — is its `identified` set's interval (`intervals.proxy_decision: identified`, the "
+        "default; docs/metrics.md §10).")
+    identified: IdentifiedSet | None = optional(
+        "Proxy attributes, impact_ratio: the identified set of the lowest ratio (the smallest category's rate over "
+        "the highest, under every assignment of groups consistent with the proxies; docs/metrics.md §10) with its "
+        "interval and verdict.")
     four_fifths_statement: FourFifthsStatement | None = optional("impact_ratio: the categories' statements about 0.8 "
                                                                  "taken together (below when any is below, else not "
                                                                  "distinguishable when any is, else above).")

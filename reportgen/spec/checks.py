@@ -199,7 +199,9 @@ def _kind_problems(ls: LoadedSpec) -> list[Problem]:
                                          f"and attribute{'s' if len(hit) > 1 else ''} {quoted(hit)} "
                                          f"{'have' if len(hit) > 1 else 'has'} {s.attributes[hit[0]].membership} "
                                          f"membership{_why_not(m.name, s.attributes[hit[0]].membership)}; "
-                                         "restrict this metric with `attribute:` to one it reads"))
+                                         + ("restrict this metric with `attribute:` to one it reads"
+                                            if any(a.membership in info.membership for a in s.attributes.values())
+                                            else "remove this metric (no attribute of this spec is one it reads)")))
     return out
 
 

@@ -89,6 +89,10 @@ class _MetricBase(Strict):
                            f"{len(groups)}; list at least {_count_word(need)} groups")
         if catalogue.CATALOGUE[self.name].needs_predicted_attribute:
             targets = [self.attribute] if self.attribute else list(spec.attributes)
+            # an attribute of a membership the metric does not read (proxy probabilities) is refused for that, once
+            # (spec/checks.py): `predicted:` would not help it
+            reads = catalogue.CATALOGUE[self.name].membership
+            targets = [a for a in targets if a not in spec.attributes or spec.attributes[a].membership in reads]
             if targets and all(a in spec.attributes and spec.attributes[a].predicted is None for a in targets):
                 yield (("metrics", i, "name"),
                        f"{self.name} needs predicted attributes; add `predicted: <column>` to "

@@ -277,38 +277,47 @@ def confidence_interval(lower: float, upper: float, lower_reps: np.ndarray, uppe
     return max(lo, value_range[0]), min(hi, value_range[1])
 
 
-def _num(x: float) -> str:
+def _fmt(x: float, points: bool = False) -> str:
+    if points and np.isfinite(x):  # a difference of rates in percentage points, as the report's sentences say it
+        return f"{x * 100:.1f}".replace("-", "\u2212")
     return f"{x:.3g}".replace("-", "\u2212") if np.isfinite(x) else ("\u221e" if x > 0 else "\u2212\u221e")
 
 
 def verdict(lower: float, upper: float, ci: tuple[float, float] | None, level: float, *,
-            null: float | None = 0.0, quantity: str = "disparity") -> dict:
+            null: float | None = 0.0, quantity: str = "disparity", points: bool = False) -> dict:
     """What the identified set and its interval say about ``quantity`` against ``null`` (0 for a difference, 0.8
     for an impact ratio; None for a rate, read against no line), in words: decided on the interval when there is
-    one, else on the set itself."""
+    one, else on the set itself. ``points``: a difference of rates, said in percentage points (the unit of the
+    report's sentence on the same row)."""
     pct = f"{level * 100:g} %"
+
+    def _num(x: float) -> str:
+        return _fmt(x, points)
     if np.isnan(lower) or np.isnan(upper):
         return {"kind": "undefined", "text": f"{quantity} is undefined: a compared group has no compared row under "
                                              "any assignment consistent with the proxies"}
     lo, hi = ci if ci is not None else (lower, upper)
     where = f" ({pct} confidence)" if ci is not None else ""
+    unit = " points" if points else ""
     if null is None:
         return {"kind": "descriptive",
                 "text": (f"{quantity} between {_num(lower)} and {_num(upper)} under the assignments consistent with "
                          "the proxies" + (f" ({_num(lo)} to {_num(hi)} at {pct})" if ci is not None else ""))}
     if lo > null:
         return {"kind": "above",
-                "text": f"{quantity} is at least {_num(lo)} under every assignment consistent with the proxies{where}"}
+                "text": f"{quantity} is at least {_num(lo)}{unit} under every assignment consistent with the "
+                        f"proxies{where}"}
     if hi < null:
         return {"kind": "below",
-                "text": f"{quantity} is at most {_num(hi)} under every assignment consistent with the proxies{where}"}
+                "text": f"{quantity} is at most {_num(hi)}{unit} under every assignment consistent with the "
+                        f"proxies{where}"}
     if lower <= null <= upper:
         return {"kind": "not_identified",
-                "text": (f"not identified: between {_num(lower)} and {_num(upper)} under the assignments consistent "
+                "text": (f"not identified: between {_num(lower)} and {_num(upper)}{unit} under the assignments consistent "
                          f"with the proxies" + (f" ({_num(lo)} to {_num(hi)} at {pct})" if ci is not None else ""))}
     return {"kind": "inconclusive",
             "text": (f"inconclusive: every assignment consistent with the proxies gives {_num(lower)} to "
-                     f"{_num(upper)}, but the {pct} interval {_num(lo)} to {_num(hi)} includes {_num(null)}")}
+                     f"{_num(upper)}{unit}, but the {pct} interval {_num(lo)} to {_num(hi)} includes {_num(null)}")}
 
 
 def _finite(x: float) -> float | None:
@@ -320,7 +329,8 @@ MSG_NO_VARIATION = "its interval shows no sampling variation, so it supports no 
 
 def identified_block(lower: float, upper: float, lower_reps: np.ndarray, upper_reps: np.ndarray, level: float, *,
                      null: float | None = 0.0, quantity: str = "disparity", reason: str | None = None,
-                     value_range: tuple[float, float] = (-np.inf, np.inf), no_verdict: str | None = None) -> dict:
+                     value_range: tuple[float, float] = (-np.inf, np.inf), no_verdict: str | None = None,
+                     points: bool = False) -> dict:
     """The results' ``identified`` block: the set, its interval and its verdict (docs/metrics.md §10).
     ``no_verdict``: why the row supports no verdict whatever the interval says (a compared group too small);
     an interval that cannot vary supports none either."""
@@ -331,7 +341,7 @@ def identified_block(lower: float, upper: float, lower_reps: np.ndarray, upper_r
         no_verdict = MSG_NO_VARIATION
     out = {"lower": _finite(lower), "upper": _finite(upper), "interval": iv,
            "verdict": ({"kind": "undefined", "text": f"no verdict: {no_verdict}"} if no_verdict is not None
-                       else verdict(lower, upper, ci, level, null=null, quantity=quantity))}
+                       else verdict(lower, upper, ci, level, null=null, quantity=quantity, points=points))}
     if no_verdict is not None:
         out["no_verdict"] = no_verdict
     if reason is None and (np.isnan(lower) or np.isnan(upper)):

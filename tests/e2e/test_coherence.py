@@ -471,7 +471,7 @@ def check_proxy_first_page(raw: dict, html: str, want: str) -> list[str]:
         if m["value"] < 0:  # the sentence reads reference minus protected
             lo, hi = -hi, -lo
         said = f"[{lo * 100:.1f}, {hi * 100:.1f}]"
-        ident = f"under every assignment of groups consistent with the proxies, {said}"
+        ident = f"interval over every assignment of groups consistent with the proxies {said}"
         if want == "identified" and ident not in page:
             errors.append(f"{m['name']}: the first page does not say '{ident}'")
         if want == "weighted" and (said not in page or "under every assignment of groups" in page):

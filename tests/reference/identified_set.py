@@ -399,3 +399,96 @@ def conditioned_difference_set(strata: list[CellStratum], protected: int, refere
     assert _jointly(strata, protected, reference, sp[1], sr[0]), "upper end not attained by one coupling"
     assert _jointly(strata, reference, protected, sr[1], sp[0]), "lower end not attained by one coupling"
     return lower, upper
+
+
+# --- the lowest impact ratio: min over the categories of the rate over the highest rate -----------------------
+
+def _all_masses(strata: list[Stratum]):
+    """Every group's mass m[g, s] and the outcome mass o_s, in units of rows (G, S) and (S,)."""
+    m = np.array([[s.rows * s.shares[g] for s in strata] for g in range(len(strata[0].shares))])
+    o = np.array([s.rows * s.outcome for s in strata])
+    return m, o
+
+
+def _coupling_lp(m: np.ndarray, o: np.ndarray, extra: int):
+    """The Charnes–Cooper form of a coupling: variables y[g, s] = τ·q[g, s] (G·S of them), then τ, then ``extra``
+    free-standing variables; returns (number of variables, A_eq, b_eq rows for Σ_g y[g, s] = τ o_s, A_ub rows for
+    y ≤ τ m)."""
+    G, S = m.shape
+    nv = G * S + 1 + extra
+    A_eq = np.zeros((S, nv))
+    for s in range(S):
+        A_eq[s, [g * S + s for g in range(G)]] = 1.0
+        A_eq[s, G * S] = -o[s]
+    A_ub = np.zeros((G * S, nv))
+    A_ub[:, :G * S] = np.eye(G * S)
+    A_ub[:, G * S] = -m.ravel()
+    return nv, A_eq, A_ub
+
+
+def lowest_ratio_set(strata: list[Stratum], groups: list[int]) -> tuple[float, float] | None:
+    """The identified set of min_{g ∈ groups} rate_g / max_{h ∈ groups} rate_h (the lowest impact ratio against
+    the highest-rate category, chosen under each coupling) by linear programs over every group's coupling:
+
+    * lower end: the smallest ratio over all couplings is the smallest, over ordered pairs (a, b), of the least
+      rate_a / rate_b — one linear-fractional program per pair (Charnes–Cooper, rate_b normalised to 1);
+    * upper end: maximise u / v subject to u ≤ rate_g and v ≥ rate_h for every g, h in ``groups`` — with τ = 1/v,
+      one linear program: maximise U subject to U ≤ rate_g(y), rate_h(y) ≤ 1.
+
+    None when a group has no mass."""
+    m, o = _all_masses(strata)
+    G, S = m.shape
+    M = m.sum(axis=1)
+    if (M[groups] <= 0).any():
+        return None
+
+    def rate_row(g, nv):
+        r = np.zeros(nv)
+        r[g * S:(g + 1) * S] = 1.0 / M[g]
+        return r
+
+    lows = []
+    nv, A_eq, A_ub = _coupling_lp(m, o, 0)
+    for a in groups:
+        for b in groups:
+            if a == b:
+                continue
+            eq = np.vstack([A_eq, rate_row(b, nv)])
+            res = linprog(rate_row(a, nv), A_ub=A_ub, b_ub=np.zeros(G * S), A_eq=eq,
+                          b_eq=np.r_[np.zeros(S), 1.0], bounds=[(0, None)] * nv, method="highs")
+            if res.status == 0:
+                lows.append(res.fun)
+    nv, A_eq, A_ub = _coupling_lp(m, o, 1)  # the last variable is U
+    rows_ub = [A_ub]
+    for g in groups:
+        r = -rate_row(g, nv)
+        r[-1] = 1.0  # U − rate_g ≤ 0
+        rows_ub.append(r[None])
+        rows_ub.append(rate_row(g, nv)[None])  # rate_g ≤ 1
+    ub = np.vstack(rows_ub)
+    b_ub = np.r_[np.zeros(G * S), np.tile([0.0, 1.0], len(groups))]
+    c = np.zeros(nv)
+    c[-1] = -1.0
+    res = linprog(c, A_ub=ub, b_ub=b_ub, A_eq=A_eq, b_eq=np.zeros(S), bounds=[(0, None)] * nv, method="highs")
+    if res.status != 0 or not lows:
+        return None
+    return float(min(lows)), float(-res.fun)
+
+
+def brute_force_lowest_ratio(group_rows: list[tuple[int, ...]], outcome_rows: list[int], groups: list[int]
+                             ) -> tuple[Fraction, Fraction] | None:
+    """Exact [min, max] of min_{g ∈ groups} rate_g / max_h rate_h over every integer coupling of a small data set
+    (``group_rows[s][g]`` rows of group g in stratum s, ``outcome_rows[s]`` of them selected); couplings under which
+    every rate is 0 have no ratio and are left out. None when none has one."""
+    M = [sum(c[g] for c in group_rows) for g in range(len(group_rows[0]))]
+    per_stratum = [[q for q in itertools.product(*(range(c + 1) for c in counts)) if sum(q) == k]
+                   for counts, k in zip(group_rows, outcome_rows)]
+    lo = hi = None
+    for coupling in itertools.product(*per_stratum):
+        rates = [Fraction(sum(q[g] for q in coupling), M[g]) for g in groups]
+        if max(rates) == 0:
+            continue
+        r = min(rates) / max(rates)
+        lo = r if lo is None or r < lo else lo
+        hi = r if hi is None or r > hi else hi
+    return None if lo is None else (lo, hi)

@@ -35,6 +35,16 @@ def test_a_metric_that_needs_a_group_per_row_is_refused_with_the_reason(tmp_path
     assert r.returncode == 2
     assert "s.yaml:9:" in r.stderr and "metrics[0].name" in r.stderr
     assert "probabilities membership" in r.stderr and why in r.stderr
+    # one message for the one problem: not also the advice to add `predicted:`, which a proxy cannot take
+    assert "predicted" not in r.stderr.replace("predicted group", "") and r.stderr.count("metrics[0].name") == 1
+    assert "remove this metric (no attribute of this spec is one it reads)" in r.stderr  # nothing to restrict to
+
+
+def test_a_refused_metric_with_another_attribute_is_told_to_restrict_and_the_other_gets_predicted_advice(tmp_path):
+    r = _validate(tmp_path, RACE + "  sex: {column: sex, groups: [F, M]}\n", "[biasamp_t_to_a]")
+    assert r.returncode == 2
+    assert "restrict this metric with `attribute:` to one it reads" in r.stderr
+    assert "add `predicted: <column>` to attributes.sex" in r.stderr  # sex could take it; race could not
 
 
 @pytest.mark.parametrize("attributes,key,words", [
