@@ -75,6 +75,21 @@ def numeric_tasks(ls: LoadedSpec) -> list[NumericTask]:
     return out
 
 
+def numeric_task_info(t: NumericTask) -> dict:
+    """The task's record in results.json's ``tasks`` (results/provenance.py TaskInfo): its kind, columns, unit,
+    range, favourable direction and k."""
+    info: dict = {"name": t.name, "label": t.name, "kind": t.kind, "column": t.column if t.kind != "ranking" else None,
+                  "prediction": t.predicted or t.position or t.score, "threshold": None, "favorable": t.favorable}
+    if t.unit is not None:
+        info["unit"] = t.unit
+    if t.range is not None:
+        info["range"] = [float(v) for v in t.range]
+    if t.kind == "ranking":
+        info.update({"query": t.query, **({"position": t.position} if t.position else {"score": t.score}),
+                     **({"relevance": t.relevance} if t.relevance else {}), "k": t.k})
+    return info
+
+
 def numeric_needed(ls: LoadedSpec, kind: str) -> list[tuple[str, tuple]]:
     """The columns a file of role ``kind`` is read for by the numeric tasks: a prediction file's (test, run)."""
     if kind not in ("test", "run") or ls.spec is None:
