@@ -202,10 +202,8 @@ def _numbers(ls: LoadedSpec, t: NumericTask, sub: pd.DataFrame, col: str | None,
         return s.to_numpy(dtype=np.float64), []
     if pd.api.types.is_numeric_dtype(s):
         v = s.to_numpy(dtype=np.float64)
-        text = None
     else:
         v = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64)
-        text = s
     bad = ~np.isfinite(v) & s.notna().to_numpy()  # a missing cell is data.missing's (or, in a ranking, reported)
     if bad.any():
         i = int(np.argmax(bad))
