@@ -30,7 +30,7 @@ from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
 from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
 from reportgen.families import proxy_annotated
 from reportgen.families.core import AttributeContext, Computed
-from reportgen.stats.loading import Loaded, has_pred, sample_note, streamed
+from reportgen.stats.loading import Loaded, collected, has_pred, sample_note, streamed
 from reportgen.fileio import jfloat
 from reportgen.spec.model import LoadedSpec, Metric, group_name_problems
 from reportgen.families.sweeps import threshold_sweeps
@@ -206,10 +206,25 @@ def _runs_misaligned(ls: LoadedSpec, runs: list, attrs: list[AttributeDef], task
                          None)
             if bad_a is not None:
                 why = f"its group counts for {bad_a.name} differ from {first.display_path}'s"
+        why = why or _numeric_misaligned(ls, enc, first)
         if why:
             out.append(ls.problem(("data", "runs", i), f"{enc.display_path} is not a run on the same test rows: {why}; "
                                   "runs must be predictions of one model on the same rows, in the same order"))
     return out
+
+
+def _numeric_misaligned(ls: LoadedSpec, enc, first) -> str | None:
+    """Why a run's continuous, score or ranking tasks are not on the first run's rows (their true values, labels,
+    queries or relevance differ), or None."""
+    a, b = collected(enc), collected(first)
+    for j, t in enumerate(numeric_tasks(ls)):
+        for key, what in (("y", "true values"), ("query", "queries")):
+            x, y = a.numeric.get(j, {}).get(key), b.numeric.get(j, {}).get(key)
+            if x is not None and y is not None and not np.array_equal(x, y):
+                row = int(np.flatnonzero(x != y)[0]) if len(x) == len(y) else min(len(x), len(y))
+                return (f"task {t.name}'s {what} differ from {first.display_path}'s (first at row {row + 1} of the "
+                        "rows used)")
+    return None
 
 
 def _load_baseline(ls: LoadedSpec, override) -> tuple[object | None, dict | None, dict | None]:

@@ -363,3 +363,23 @@ def test_each_sample_spec_validates(name):
     r = CliRunner().invoke(main, ["validate", str(ROOT / "specs" / f"{name}.yaml")])
     assert r.exit_code == 0, r.output
     assert "task(s)" in r.output and "Traceback" not in r.output
+
+
+def test_runs_give_one_values_per_run_on_the_same_rows(tmp_path):
+    df = frame(n=48)
+    df.to_csv(tmp_path / "run0.csv", index=False)
+    df2 = df.copy()
+    df2["rate"] = df2["rate"] + 0.5  # another run of the model: other predictions, the same true values
+    df2.to_csv(tmp_path / "run1.csv", index=False)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC.format(order="position: rk", extra="").replace("  test: data.csv\n",
+                                                                       "  runs: [run0.csv, run1.csv]\n"))
+    L, ctx = contexts(spec)
+    v = ctx["race"].values(len(L.tasks))
+    assert len(v) == 2 and np.allclose(v[1].yhat - v[0].yhat, 0.5) and np.array_equal(v[0].y, v[1].y)
+    assert np.array_equal(v[0].positions, v[1].positions)  # one row resample serves every run
+    df2["truth"] = df2["truth"].where(df2.index != 7, 9.0)  # not the same rows: refused at the run
+    df2.to_csv(tmp_path / "run1.csv", index=False)
+    code, out = validate(spec)
+    assert code == 2 and ("data.runs[1]: run1.csv is not a run on the same test rows: task rate's true values "
+                          "differ from run0.csv's (first at row") in out, out
