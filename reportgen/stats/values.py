@@ -68,6 +68,14 @@ def task_values(source, attr, task, j: int) -> TaskValues:
     return TaskValues(
         kind=task.kind, name=task.name, y=pick("y"), yhat=pick("yhat"), query=query, position=pick("position"),
         k=task.k, membership=mem, range=task.range, favorable=task.favorable, unit=task.unit, positions=rows,
-        sampled=bool(getattr(source, "sampled", False)), groups=groups,
+        sampled=_sampled(source), groups=groups,
         n_queries=int(cols["query"].max()) + 1 if "query" in cols and len(cols["query"]) else (
             0 if "query" in cols else None))
+
+
+def _sampled(source) -> bool:
+    """Whether ``source`` holds only a sample of its data set's rows: a streamed data set's sample (an ``Encoded``
+    whose ``sample`` record says how it was drawn) rather than its collected columns or a whole file."""
+    record = getattr(source, "sample", None)
+    return bool(getattr(source, "sampled", False)) or (isinstance(record, dict) and not record.get("all_rows"))
+
