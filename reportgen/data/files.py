@@ -192,7 +192,7 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
 
     # missing values: in a column every metric needs (labels, predictions, scores) the row is dropped; in an
     # attribute's column it is left out of that attribute only (below)
-    attr_only = attribute_only_columns(attrs, tasks, kind)
+    attr_only = attribute_only_columns(attrs, tasks, kind) - {c for c, _ in numeric_needed(ls, kind)}
     for col, p in needed:
         miss = df[col].isna().to_numpy()
         if miss.any():

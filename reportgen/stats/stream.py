@@ -428,7 +428,8 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
                 missing_drop=d.missing == "drop", attrs=tuple(attrs), tasks=tuple(tasks),
                 thresholds=tuple(sorted((thresholds or {}).items())), predictions=kind in ("test", "run"),
                 batch_rows=d.batch_rows, sample_rows=d.sample.rows if sample else 0, sample_seed=int(seed),
-                sample_columns=tuple(scols), attr_only=frozenset(attribute_only_columns(attrs, tasks, kind)) | strict,
+                sample_columns=tuple(scols), attr_only=frozenset(attribute_only_columns(attrs, tasks, kind)
+                                                                  - {c for c, _ in numeric_needed(ls, kind)}) | strict,
                 na=na, fingerprints=fps, max_patterns=MAX_PATTERNS)
     try:
         parts = partitions(files, PARTITION_ROWS)
