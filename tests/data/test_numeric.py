@@ -383,3 +383,20 @@ def test_runs_give_one_values_per_run_on_the_same_rows(tmp_path):
     code, out = validate(spec)
     assert code == 2 and ("data.runs[1]: run1.csv is not a run on the same test rows: task rate's true values "
                           "differ from run0.csv's (first at row") in out, out
+
+
+def test_results_json_records_each_numeric_task(tmp_path):
+    import json
+
+    spec = write(tmp_path, frame(n=24))
+    r = CliRunner().invoke(main, ["run", str(spec), "--format", "json", "--out", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    tasks = {t["name"]: t for t in json.loads((tmp_path / "out" / "results.json").read_text())["tasks"]}
+    assert "kind" not in tasks["hire"]  # a binary task's record is as it was
+    assert tasks["rate"] == {"name": "rate", "label": "rate", "kind": "continuous", "column": "truth",
+                             "prediction": "rate", "threshold": None, "favorable": "lower",
+                             "unit": "percentage points", "range": [0.0, 30.0]}
+    assert tasks["tox"]["kind"] == "score" and tasks["tox"]["range"] == [0.0, 1.0] and tasks["tox"]["column"] == "hired"
+    assert tasks["shortlist"] == {"name": "shortlist", "label": "shortlist", "kind": "ranking", "column": None,
+                                  "prediction": "rk", "threshold": None, "favorable": "higher", "query": "job",
+                                  "position": "rk", "relevance": "qual", "k": 2}
