@@ -25,6 +25,7 @@ from reportgen.data.files import AttributeDef, TaskColumns, attribute_defs, expa
     logo_confine_problems, nested_problems, open_dataset
 from reportgen.data.limits import group_limit_problems
 from reportgen.data.numeric import numeric_task_info, numeric_tasks
+from reportgen.stats.values import values_misaligned
 from reportgen.spec import catalogue
 from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
 from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
@@ -206,25 +207,11 @@ def _runs_misaligned(ls: LoadedSpec, runs: list, attrs: list[AttributeDef], task
                          None)
             if bad_a is not None:
                 why = f"its group counts for {bad_a.name} differ from {first.display_path}'s"
-        why = why or _numeric_misaligned(ls, enc, first)
+        why = why or values_misaligned(collected(enc), collected(first), numeric_tasks(ls), first.display_path)
         if why:
             out.append(ls.problem(("data", "runs", i), f"{enc.display_path} is not a run on the same test rows: {why}; "
                                   "runs must be predictions of one model on the same rows, in the same order"))
     return out
-
-
-def _numeric_misaligned(ls: LoadedSpec, enc, first) -> str | None:
-    """Why a run's continuous, score or ranking tasks are not on the first run's rows (their true values, labels,
-    queries or relevance differ), or None."""
-    a, b = collected(enc), collected(first)
-    for j, t in enumerate(numeric_tasks(ls)):
-        for key, what in (("y", "true values"), ("query", "queries")):
-            x, y = a.numeric.get(j, {}).get(key), b.numeric.get(j, {}).get(key)
-            if x is not None and y is not None and not np.array_equal(x, y):
-                row = int(np.flatnonzero(x != y)[0]) if len(x) == len(y) else min(len(x), len(y))
-                return (f"task {t.name}'s {what} differ from {first.display_path}'s (first at row {row + 1} of the "
-                        "rows used)")
-    return None
 
 
 def _load_baseline(ls: LoadedSpec, override) -> tuple[object | None, dict | None, dict | None]:

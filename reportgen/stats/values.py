@@ -79,3 +79,15 @@ def _sampled(source) -> bool:
     record = getattr(source, "sample", None)
     return bool(getattr(source, "sampled", False)) or (isinstance(record, dict) and not record.get("all_rows"))
 
+
+def values_misaligned(a, b, tasks: list, shown: str) -> str | None:
+    """Why a run's continuous, score or ranking tasks (collected rows ``a``) are not on the first run's rows
+    (``b``, shown as ``shown``): their true values, labels or relevance, or their queries, differ; else None."""
+    for j, t in enumerate(tasks):
+        for key, what in (("y", "true values"), ("query", "queries")):
+            x, y = a.numeric.get(j, {}).get(key), b.numeric.get(j, {}).get(key)
+            if x is not None and y is not None and not np.array_equal(x, y):
+                row = int(np.flatnonzero(x != y)[0]) if len(x) == len(y) else min(len(x), len(y))
+                return f"task {t.name}'s {what} differ from {shown}'s (first at row {row + 1} of the rows used)"
+    return None
+
