@@ -69,7 +69,7 @@ def frame(n: int = 60, seed: int = 3) -> pd.DataFrame:
         "race": race, "hired": rng.integers(0, 2, n), "rate": np.round(rng.normal(6, 1, n), 3),
         "truth": np.round(rng.normal(5.5, 1, n), 3), "tox": np.round(rng.random(n), 4),
         "job": [f"J{j}" for j in job], "rk": rank, "sc": np.round(rng.normal(size=n), 1), "qual": rng.integers(0, 2, n),
-        "p_a": p_a, "p_b": np.round(1 - p_a, 3)})
+        "p_a": p_a, "p_b": np.round(1 - p_a, 3), "sex": rng.choice(["F", "M"], size=n)})
 
 
 def write(tmp_path: Path, df: pd.DataFrame, order: str = "position: rk", extra: str = "") -> Path:
@@ -400,3 +400,37 @@ def test_results_json_records_each_numeric_task(tmp_path):
     assert tasks["shortlist"] == {"name": "shortlist", "label": "shortlist", "kind": "ranking", "column": None,
                                   "prediction": "rk", "threshold": None, "favorable": "higher", "query": "job",
                                   "position": "rk", "relevance": "qual", "k": 2}
+
+
+def test_positions_from_scores_property():
+    """Any queries and scores, ties and one-item queries included: within each query the items ordered by score,
+    higher first, ties by row order, numbered from 1 (a plain sort per query as the reference)."""
+    from hypothesis import given, settings, strategies as st
+
+    from reportgen.data.numeric import positions_from_scores
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.lists(st.tuples(st.integers(0, 4), st.sampled_from([0.0, 0.5, 1.0, -2.0, 3.25])), max_size=40))
+    def check(rows):
+        q = np.array([r[0] for r in rows], dtype=np.int64)
+        s = np.array([r[1] for r in rows], dtype=np.float64)
+        got = positions_from_scores(q, s)
+        for code in set(q.tolist()):
+            idx = [i for i in range(len(rows)) if q[i] == code]
+            order = sorted(idx, key=lambda i: (-s[i], i))
+            assert [got[i] for i in order] == list(range(1, len(idx) + 1))
+
+    check()
+
+
+def test_an_intersection_uses_the_rows_with_a_listed_group_in_every_part(tmp_path):
+    df = frame()
+    spec = write(tmp_path, df)
+    spec.write_text(spec.read_text().replace("  proxy:\n", "  sex:\n    column: sex\n    groups: [F, M]\n  proxy:\n")
+                    .replace("tasks:\n", "intersections: [[race, sex]]\ntasks:\n", 1))
+    L, ctx = contexts(spec)
+    v = ctx["race×sex"].values(len(L.tasks))[0]
+    rows = np.flatnonzero(df["race"].isin(["A", "B"]).to_numpy())
+    assert v.groups == ("A×F", "A×M", "B×F", "B×M") and np.array_equal(v.positions, rows)
+    code = (df["race"].to_numpy()[rows] == "B") * 2 + (df["sex"].to_numpy()[rows] == "M")
+    assert np.array_equal(v.membership.codes, code) and np.array_equal(v.yhat, df["rate"].to_numpy()[rows])
