@@ -24,12 +24,14 @@ from reportgen.data.checks import header_problems, resolve_groups, values_presen
 from reportgen.data.files import AttributeDef, TaskColumns, attribute_defs, expand_tasks, load_role, load_table_base, \
     logo_confine_problems, nested_problems, open_dataset
 from reportgen.data.limits import group_limit_problems
+from reportgen.data.numeric import numeric_task_info, numeric_tasks
+from reportgen.stats.values import values_misaligned
 from reportgen.spec import catalogue
 from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
 from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
 from reportgen.families import proxy_annotated
 from reportgen.families.core import AttributeContext, Computed
-from reportgen.stats.loading import Loaded, has_pred, sample_note, streamed
+from reportgen.stats.loading import Loaded, collected, has_pred, sample_note, streamed
 from reportgen.fileio import jfloat
 from reportgen.spec.model import LoadedSpec, Metric, group_name_problems
 from reportgen.families.sweeps import threshold_sweeps
@@ -90,6 +92,7 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     if probs:
         raise SpecError(probs)
     out = Loaded(attrs, tasks, [])
+    out.numeric = numeric_tasks(ls)
     pred_rels = [s.data.test] if s.data.test else list(s.data.runs)
     eng = engine or stream.choose_engine(ls, pred_rels)
     bisg = [name for name, a in s.attributes.items() if a.bisg is not None]
@@ -221,6 +224,7 @@ def _runs_misaligned(ls: LoadedSpec, runs: list, attrs: list[AttributeDef], task
                          None)
             if bad_a is not None:
                 why = f"its group counts for {bad_a.name} differ from {first.display_path}'s"
+        why = why or values_misaligned(collected(enc), collected(first), numeric_tasks(ls), first.display_path)
         if why:
             out.append(ls.problem(("data", "runs", i), f"{enc.display_path} is not a run on the same test rows: {why}; "
                                   "runs must be predictions of one model on the same rows, in the same order"))
@@ -394,7 +398,7 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
                    "threshold": jfloat(t.threshold) if isinstance(t.threshold, (int, float)) else t.threshold,
                    **({"predicted_when": "score <= threshold" if t.complement else "score > threshold"}
                       if t.score else {}),
-                   "favorable": t.favorable} for t in L.tasks],
+                   "favorable": t.favorable} for t in L.tasks] + [numeric_task_info(t) for t in L.numeric],
         "calibration": L.calibration,
         "seed": seed,
         "intervals": {"confidence": level, "bootstrap": {"resamples": B, "seed": seed,
