@@ -17,19 +17,21 @@ Conventions (each stated in docs/metrics.md §17):
 * Exposure of an item at position ``j`` (Singh & Joachims 2018): ``v(j) = 1/log2(1 + j)`` (``log``, the default),
   ``1/j`` (``reciprocal``) or ``p^(j-1)`` (``geometric``, ``p`` the persistence of rank-biased precision). A
   group's exposure in a query is its items' mean exposure (membership-weighted); the group's exposure is the mean
-  over the queries that rank at least two items and hold some of the group's items. A query without the group's
-  items does not count for it (it is neither a zero nor a one).
+  over the queries that hold some of the group's items. A query without the group's items does not count for it
+  (it is neither a zero nor a one); a one-item query counts (its item is at the top).
 * Exposure per relevance (Singh & Joachims' disparate-treatment ratio aggregated over queries): over the same
   queries, the group's mean exposure over its mean relevance — a ratio of means, so a query whose group items are
   all irrelevant still counts.
-* Shares are among the items of the attribute's groups (an item in none of them is in neither numerator nor
-  denominator). Skew@k (Geyik, Ambler & Kenthapadi 2019) of a group: ``ln`` of the group's mean share of the top k
-  over its mean target share, means over the queries with an item at a position ≤ k; the target is each query's
-  pool (the shares among all its items, the default) or declared shares. NDKL: per query
+* A group's share of a set of items is its membership mass over the number of items (an item in none of the
+  groups, or the part of a proxy row outside them, counts in the denominator only). Skew@k (Geyik, Ambler &
+  Kenthapadi 2019) of a group: ``ln`` of the group's mean share of the top k over its mean target share, means over
+  the queries with an item at a position ≤ k — a ratio of means, so a query whose top k lacks the group does not
+  make the log −∞ (the paper defines skew@k on one ranking; on one query the two agree); the target is each
+  query's pool (its shares among all its items, the default) or declared shares. NDKL: per query
   ``(1/Z) Σ_{i=1..min(k, n_q)} KL(D_i ‖ D) / log2(i + 1)``, ``Z`` the sum of the same discounts, ``D_i`` the
-  shares among the first ``i`` items (in position order), ``KL`` in nats; the mean over queries with at least two
-  items. The paper sums over the whole ranking; here the sum stops at k, the depth being audited (``k`` at least
-  the longest query gives the paper's form).
+  shares among the first ``i`` items (in position order; the mass outside the groups is one more category), ``KL``
+  in nats; the mean over queries. The paper sums over the whole ranking; here the sum stops at k, the depth being
+  audited (``k`` at least the longest query gives the paper's form).
 * Top-k selection: an item is selected when its position is ≤ k (a query shorter than k: all its items). A
   group's top-k selection rate is its selected items over its items, pooled over queries (each candidate is one
   applicant); the impact ratio at k is a group's rate over the highest group's, the highest chosen again in each
@@ -48,13 +50,14 @@ from reportgen.stats.counts import POISSON_TABLE, poisson_weights_at
 
 DISCOUNTS = ("log", "reciprocal", "geometric")
 
-REASON_ONE_ITEM = "every query ranks a single item, so there is no ranking to compare exposure in"
+REASON_ONE_ITEM = ("every query holds a single item, which is at the top: there is no ranking to compare groups "
+                   "in")
 REASON_K_COVERS = ("k is at least every query's length: the top k is the whole query everywhere, so every item is "
                    "selected and the top k's shares are the pool's")
 REASON_NO_RELEVANCE = "the task declares no relevance: column, so exposure cannot be set against relevance"
 REASON_NO_TOP = "no query has an item at a position within k"
 GROUP_REASONS = {
-    "exposure": "the group has no item in a query that ranks at least two items",
+    "exposure": "the group has no item in any query",
     "exposure_per_relevance": "the group's items have relevance 0 in every query that ranks it",
     "skew_at_k": "the group has no item in any query's top k, so its share there is 0 and its log is undefined",
     "topk_selection_rate": "the group has no item",
@@ -87,7 +90,7 @@ class Slates:
     top: np.ndarray  # (Q, G) Σ P[i, g] over items at a position ≤ k
     top_items: np.ndarray  # (Q,) items at a position ≤ k
     target: np.ndarray  # (Q, G) target shares (rows sum to 1 where the query holds the groups' items)
-    ndkl: np.ndarray  # (Q,) the query's NDKL (NaN for a one-item query)
+    ndkl: np.ndarray  # (Q,) the query's NDKL
     k: int
 
     @property
@@ -106,11 +109,17 @@ def _per_query(query: np.ndarray, values: np.ndarray, Q: int) -> np.ndarray:
     return np.stack([np.bincount(query, weights=values[:, g], minlength=Q) for g in range(values.shape[1])], axis=1)
 
 
-def _shares(m: np.ndarray) -> np.ndarray:
-    """Rows of masses as shares of their sum (NaN rows where the sum is 0)."""
-    tot = m.sum(axis=-1, keepdims=True)
+def _shares(m: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """Masses (…, G) over item counts (…,): shares, NaN rows where there is no item."""
+    n = np.asarray(items, dtype=np.float64)[..., None]
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(tot > 0, m / np.where(tot > 0, tot, 1.0), np.nan)
+        return np.where(n > 0, m / np.where(n > 0, n, 1.0), np.nan)
+
+
+def _with_rest(d: np.ndarray) -> np.ndarray:
+    """Shares over the groups with the rest (items, or parts of proxy rows, in none of them) as one more column."""
+    rest = 1.0 - d.sum(axis=-1, keepdims=True)
+    return np.concatenate([d, np.where(rest > 1e-12, rest, 0.0)], axis=-1)  # (float noise of a full row is 0)
 
 
 def _kl(d: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -122,24 +131,21 @@ def _kl(d: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 def _ndkl(query: np.ndarray, position: np.ndarray, P: np.ndarray, target: np.ndarray, k: int,
           items: np.ndarray) -> np.ndarray:
-    """Each query's NDKL over its first min(k, n_q) items in position order (ties: row order); NaN for n_q < 2."""
+    """Each query's NDKL over its first min(k, n_q) items in position order (ties: row order)."""
     Q = len(items)
     order = np.lexsort((np.arange(len(query)), position, query))
     q = query[order]
-    Ps = P[order]
     start = np.concatenate([[0], np.cumsum(items)[:-1]]).astype(np.int64)  # first sorted row of each query
     i = np.arange(len(q)) - start[q] + 1  # the item's 1-based index in its query's order
-    csum = np.cumsum(Ps, axis=0)
+    csum = np.cumsum(P[order], axis=0)
     before = np.vstack([np.zeros((1, P.shape[1])), csum])[start[q]]
-    D = _shares(csum - before)  # shares among the first i items of the query
-    kl = _kl(D, target[q])
-    kl = np.where(np.isnan(D).any(axis=1), 0.0, kl)  # a prefix without group items has no distribution: no term
+    kl = _kl(_with_rest(_shares(csum - before, i)), _with_rest(target)[q])  # shares among the first i items
     disc = np.where(i <= k, 1.0 / np.log2(1.0 + i), 0.0)
-    num = np.bincount(q, weights=disc * kl, minlength=Q)
+    with np.errstate(invalid="ignore"):  # an infinite KL beyond k: its term is 0, not 0·inf
+        num = np.bincount(q, weights=np.where(disc > 0, disc * kl, 0.0), minlength=Q)
     Z = np.bincount(q, weights=disc, minlength=Q)
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = num / Z
-    return np.where(items >= 2, out, np.nan)
+        return num / Z
 
 
 def slates(query: np.ndarray, position: np.ndarray, P: np.ndarray, *, k: int, relevance: np.ndarray | None = None,
@@ -159,7 +165,7 @@ def slates(query: np.ndarray, position: np.ndarray, P: np.ndarray, *, k: int, re
     v = discount(position, discount_kind, persistence)
     top = position <= k
     if target is None:
-        tgt = _shares(mass)
+        tgt = _shares(mass, items)
     else:
         t = np.asarray(target, dtype=np.float64)
         tgt = np.broadcast_to(t / t.sum(), mass.shape).copy()
@@ -189,19 +195,19 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def _ranked(s: Slates) -> np.ndarray:
-    """(Q, G) 1 where the query ranks at least two items and holds some of the group's."""
-    return ((s.items[:, None] >= 2) & (s.mass > 0)).astype(np.float64)
+    """(Q, G) 1 where the query holds some of the group's items."""
+    return (s.mass > 0).astype(np.float64)
 
 
 def group_exposure(s: Slates, W: np.ndarray | None = None) -> np.ndarray:
-    """Each group's exposure: the mean over its ranked queries of its items' mean exposure; (G,) or (B, G)."""
+    """Each group's exposure: the mean over its queries of its items' mean exposure; (G,) or (B, G)."""
     ranked = _ranked(s)
     A = _ratio(s.exposure, s.mass)
     return _ratio(_wsum(W, np.where(ranked > 0, A, 0.0)), _wsum(W, ranked))
 
 
 def exposure_per_relevance(s: Slates, W: np.ndarray | None = None) -> np.ndarray:
-    """Each group's mean exposure over its mean relevance on its ranked queries; (G,) or (B, G)."""
+    """Each group's mean exposure over its mean relevance, both over its queries; (G,) or (B, G)."""
     if s.relevance is None:
         raise ValueError(REASON_NO_RELEVANCE)
     ranked = _ranked(s)
@@ -220,8 +226,8 @@ def to_highest(values: np.ndarray) -> np.ndarray:
 
 def skew_at_k(s: Slates, W: np.ndarray | None = None) -> np.ndarray:
     """Each group's skew@k: ln(mean share of the top k / mean target share), over the queries with a top k."""
-    has_top = (s.top.sum(axis=1) > 0).astype(np.float64)[:, None]
-    share = np.nan_to_num(_shares(s.top)) * has_top
+    has_top = (s.top_items > 0).astype(np.float64)[:, None]
+    share = np.nan_to_num(_shares(s.top, s.top_items)) * has_top
     tgt = np.nan_to_num(s.target) * has_top
     r = _ratio(_wsum(W, share), _wsum(W, tgt))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -230,9 +236,11 @@ def skew_at_k(s: Slates, W: np.ndarray | None = None) -> np.ndarray:
 
 
 def ndkl(s: Slates, W: np.ndarray | None = None) -> np.ndarray:
-    """The mean NDKL over queries with at least two items; () or (B,)."""
-    ok = ~np.isnan(s.ndkl)
-    return _ratio(_wsum(W, np.where(ok, s.ndkl, 0.0)), _wsum(W, ok.astype(np.float64)))
+    """The mean NDKL over queries; () or (B,). ``inf`` when a query counted has items outside a declared target's
+    groups (a KL against a share of 0)."""
+    inf = np.isinf(s.ndkl)
+    mean = _ratio(_wsum(W, np.where(inf, 0.0, s.ndkl)), _wsum(W, np.ones(s.Q)))
+    return np.where(_wsum(W, inf.astype(np.float64)) > 0, np.inf, mean)
 
 
 def topk_selection_rate(s: Slates, W: np.ndarray | None = None) -> np.ndarray:
@@ -242,7 +250,7 @@ def topk_selection_rate(s: Slates, W: np.ndarray | None = None) -> np.ndarray:
 
 def undefined_reason(s: Slates, metric: str) -> str | None:
     """Why ``metric`` has no value on these slates at all (None: it may have one)."""
-    if metric in ("exposure", "exposure_ratio", "exposure_per_relevance", "ndkl") and not (s.items >= 2).any():
+    if metric in ("exposure_ratio", "exposure_per_relevance", "ndkl") and not (s.items >= 2).any():
         return REASON_ONE_ITEM
     if metric == "exposure_per_relevance" and s.relevance is None:
         return REASON_NO_RELEVANCE
@@ -261,5 +269,4 @@ def exposure_by_position(position: np.ndarray, P: np.ndarray, depth: int) -> np.
     P = np.asarray(P, dtype=np.float64)
     j = np.rint(position).astype(np.int64)
     keep = (j >= 1) & (j <= depth) & (j == position)
-    mass = _per_query(j[keep] - 1, P[keep], depth)
-    return _shares(mass)
+    return _shares(_per_query(j[keep] - 1, P[keep], depth), np.bincount(j[keep] - 1, minlength=depth))

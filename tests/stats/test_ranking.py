@@ -53,9 +53,8 @@ def ref_all(query, position, P, k, relevance=None, target=None, kind="log", reps
             continue
         n = len(items)
         m = [sum(P[i, g] for _, i in items) for g in range(G)]
-        mtot = sum(m)
         for g in range(G):
-            if n >= 2 and m[g] > 0:
+            if m[g] > 0:
                 a = sum(P[i, g] * _v(j, kind) for j, i in items) / m[g]
                 exp_num[g] += c * a
                 exp_den[g] += c
@@ -63,24 +62,25 @@ def ref_all(query, position, P, k, relevance=None, target=None, kind="log", reps
                     rel_num[g] += c * sum(P[i, g] * relevance[i] for _, i in items) / m[g]
             sel[g] += c * sum(P[i, g] for j, i in items if j <= k)
             app[g] += c * m[g]
-        tgt = [t / sum(target) for t in target] if target is not None else [mg / mtot if mtot else 0 for mg in m]
-        top = [sum(P[i, g] for j, i in items if j <= k) for g in range(G)]
-        ttot = sum(top)
-        if ttot > 0:
+        tgt = [t / sum(target) for t in target] if target is not None else [mg / n for mg in m]
+        rest = 1 - sum(tgt)
+        tgt = tgt + [rest if rest > 1e-12 else 0.0]  # the mass outside the groups: one more category
+        in_top = [i for j, i in items if j <= k]
+        if in_top:
             for g in range(G):
-                share_num[g] += c * top[g] / ttot
+                share_num[g] += c * sum(P[i, g] for i in in_top) / len(in_top)
                 share_den[g] += c * tgt[g]
-        if n >= 2:
-            num = Z = 0.0
-            for idx in range(1, min(k, n) + 1):
-                d = [sum(P[i, g] for _, i in items[:idx]) for g in range(G)]
-                s = sum(d)
-                disc = 1 / math.log2(idx + 1)
-                Z += disc
-                if s > 0:
-                    num += disc * sum(d[g] / s * math.log((d[g] / s) / tgt[g]) for g in range(G) if d[g] > 0)
-            nd_num += c * num / Z
-            nd_den += c
+        num = Z = 0.0
+        for idx in range(1, min(k, n) + 1):
+            d = [sum(P[i, g] for _, i in items[:idx]) / idx for g in range(G)]
+            rest = 1 - sum(d)
+            d = d + [rest if rest > 1e-12 else 0.0]
+            disc = 1 / math.log2(idx + 1)
+            Z += disc
+            num += disc * sum(d[g] * math.log(d[g] / tgt[g]) if tgt[g] > 0 else math.inf
+                              for g in range(G + 1) if d[g] > 0)
+        nd_num += c * num / Z
+        nd_den += c
 
     def div(a, b):
         return a / b if b > 0 else math.nan
@@ -214,8 +214,9 @@ def test_worked_example():
 
 def test_edge_cases_say_why():
     one = R.slates(np.array([0, 1, 2]), np.ones(3), np.eye(3), k=2)
-    assert R.undefined_reason(one, "exposure") == R.REASON_ONE_ITEM
-    assert np.isnan(R.group_exposure(one)).all() and np.isnan(R.ndkl(one))
+    assert R.undefined_reason(one, "exposure_ratio") == R.REASON_ONE_ITEM
+    assert R.undefined_reason(one, "exposure") is None
+    np.testing.assert_array_equal(R.group_exposure(one), [1.0, 1.0, 1.0])  # each item is at the top of its query
     assert R.undefined_reason(one, "topk_impact_ratio") == R.REASON_K_COVERS
     short = R.slates(np.array([0, 0, 1, 1]), np.array([1, 2, 1, 2.0]), np.array([[1, 0], [0, 1]] * 2, float), k=5)
     assert R.undefined_reason(short, "skew_at_k") == R.REASON_K_COVERS
