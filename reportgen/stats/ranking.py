@@ -236,10 +236,11 @@ def skew_at_k(s: Slates, W: np.ndarray | None = None) -> np.ndarray:
 
 
 def ndkl(s: Slates, W: np.ndarray | None = None) -> np.ndarray:
-    """The mean NDKL over queries; () or (B,). ``inf`` when a query counted has items outside a declared target's
+    """The mean NDKL over the queries holding items; () or (B,). ``inf`` when a query counted has items outside a declared target's
     groups (a KL against a share of 0)."""
-    inf = np.isinf(s.ndkl)
-    mean = _ratio(_wsum(W, np.where(inf, 0.0, s.ndkl)), _wsum(W, np.ones(s.Q)))
+    held = s.items > 0  # a query code whose items the attribute left out holds nothing
+    inf = np.isinf(s.ndkl) & held
+    mean = _ratio(_wsum(W, np.where(held & ~inf, s.ndkl, 0.0)), _wsum(W, held.astype(np.float64)))
     return np.where(_wsum(W, inf.astype(np.float64)) > 0, np.inf, mean)
 
 

@@ -236,6 +236,16 @@ def test_edge_cases_say_why():
         R.slates(q, pos, P, k=0)
 
 
+def test_a_query_code_without_items_is_no_query():
+    """Query codes number the file's queries; a query whose items the attribute left out has none here."""
+    q = np.array([0, 0, 2, 2])
+    pos = np.array([1, 2, 1, 2.0])
+    P = np.array([[1, 0], [0, 1], [0, 1], [1, 0]], float)
+    s, s2 = R.slates(q, pos, P, k=1), R.slates(np.array([0, 0, 1, 1]), pos, P, k=1)
+    for f in (R.group_exposure, R.skew_at_k, R.ndkl, R.topk_selection_rate):
+        np.testing.assert_allclose(f(s), f(s2))
+
+
 def test_query_weights_are_keyed_by_query_code():
     W = R.query_weights(7, 11, 50, 40)
     assert W.shape == (50, 40)
