@@ -1,4 +1,4 @@
-"""Ranking fairness: exposure, skew@k, NDKL and top-k selection by group, aggregated over queries (docs/metrics.md §17).
+"""Ranking fairness: exposure, skew@k, NDKL and top-k selection by group, aggregated over queries (docs/metrics.md §13).
 
 Pure functions over arrays: each item's query code (``0 .. Q-1``), its 1-based position within its query (1 = top),
 its membership in ``G`` groups (an ``(n, G)`` weight matrix: one-hot, or proxy probabilities), an optional relevance
@@ -12,7 +12,7 @@ bootstrap over queries** at once (one matrix product, no loop over queries). A q
 together, so the interval covers the variation between queries — items of one query share its searcher, its pool
 and its ranker's mood, and an item-level resample would treat them as independent and give too narrow an interval.
 
-Conventions (each stated in docs/metrics.md §17):
+Conventions (each stated in docs/metrics.md §13):
 
 * Exposure of an item at position ``j`` (Singh & Joachims 2018): ``v(j) = 1/log2(1 + j)`` (``log``, the default),
   ``1/j`` (``reciprocal``) or ``p^(j-1)`` (``geometric``, ``p`` the persistence of rank-biased precision). A
@@ -149,17 +149,19 @@ def _ndkl(query: np.ndarray, position: np.ndarray, P: np.ndarray, target: np.nda
 
 
 def slates(query: np.ndarray, position: np.ndarray, P: np.ndarray, *, k: int, relevance: np.ndarray | None = None,
-           discount_kind: str = "log", persistence: float = 0.5, target: np.ndarray | None = None) -> Slates:
+           discount_kind: str = "log", persistence: float = 0.5, target: np.ndarray | None = None,
+           n_queries: int | None = None) -> Slates:
     """Reduce the items to per-query sums (see the module docstring).
 
     ``query``: (n,) int codes 0..Q-1; ``position``: (n,) 1-based positions; ``P``: (n, G) membership weights;
-    ``target``: (G,) declared target shares (None: each query's pool)."""
+    ``target``: (G,) declared target shares (None: each query's pool); ``n_queries``: Q when codes past the last
+    one given exist (queries whose items were all left out: empty rows, so keyed weights stay aligned)."""
     query = np.asarray(query, dtype=np.int64)
     position = np.asarray(position, dtype=np.float64)
     P = np.asarray(P, dtype=np.float64)
     if k < 1:
         raise ValueError("k is at least 1")
-    Q = int(query.max()) + 1 if len(query) else 0
+    Q = max(int(query.max()) + 1 if len(query) else 0, n_queries or 0)
     items = np.bincount(query, minlength=Q).astype(np.float64)
     mass = _per_query(query, P, Q)
     v = discount(position, discount_kind, persistence)

@@ -6,7 +6,7 @@ proxy membership, integer query weights (a cluster resample).
 Where the two readings differ, the test says so and compares where they coincide:
 
 * skew@k over several queries: the reference averages the per-query log ratios (−∞ as soon as one query's top k
-  lacks the group); reportgen takes the log of the ratio of the mean shares (docs/metrics.md §17). On one query
+  lacks the group); reportgen takes the log of the ratio of the mean shares (docs/metrics.md §13). On one query
   they are the same quantity, compared below for every group; over several queries reportgen's value lies between
   the smallest and largest per-query skew (a ratio of means lies between the ratios).
 * NDKL with rows outside the groups: the reference's KL runs over the groups' shares only; reportgen adds the

@@ -1,4 +1,4 @@
-"""Ranking fairness statistics (reportgen/stats/ranking.py, docs/metrics.md §17).
+"""Ranking fairness statistics (reportgen/stats/ranking.py, docs/metrics.md §13).
 
 Checked against plain loops written here from the formulas (Singh & Joachims 2018 exposure; Geyik, Ambler &
 Kenthapadi 2019 skew@k and NDKL; top-k selection and the impact ratio at k), over hypothesis-generated slates
