@@ -26,6 +26,10 @@ from reportgen.stats import ranking as R
 FOUR_FIFTHS = 0.8
 RATIOS = {"exposure_ratio", "exposure_per_relevance", "topk_impact_ratio"}  # a group's over the highest group's
 LOWEST = RATIOS | {"skew_at_k"}  # the value is the lowest pair's
+# the conditions (stats.ranking.conditions) under which each metric has no value at all, in the order they are told
+UNDEFINED_WHEN = {"exposure": (), "exposure_ratio": ("one_item",), "exposure_per_relevance": ("no_relevance", "one_item"),
+                  "ndkl": ("one_item",), "skew_at_k": ("k_covers", "no_top"),
+                  "topk_selection_rate": ("k_covers", "no_top"), "topk_impact_ratio": ("k_covers", "no_top")}
 PLOT_DEPTH = 20  # positions shown in the exposure-by-position plot
 BOUND_REASON = ("no distribution-free bound: the queries, not the items, are the independent units, and the metric "
                 "is a ratio of means over queries (a Hoeffding or Bernstein bound needs a fixed number of independent "
@@ -169,7 +173,8 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
             if f == 0:
                 settings.append(_settings(tv.name, s, tv, opts, [attr.label(g) for g in range(s.G)]))
                 meta.append((tv.name, [attr.label(g) for g in range(s.G)], s))
-                reasons[t] = R.undefined_reason(s, name)
+                why = R.conditions(s)
+                reasons[t] = next((why[c] for c in UNDEFINED_WHEN[name] if why[c]), None)
         pair_point = np.concatenate(pp) if pp else np.zeros(0)
         pair_reps = np.concatenate(pr, axis=-1) if pr else np.zeros((B, 0))
         value = float(_value(name, vals, pair_point))

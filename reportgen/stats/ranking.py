@@ -37,7 +37,7 @@ Conventions (each stated in docs/metrics.md §13):
   applicant); the impact ratio at k is a group's rate over the highest group's, the highest chosen again in each
   replicate (as docs/metrics.md §8's impact ratio).
 
-Undefined values are NaN; :func:`undefined_reason` says why for a whole metric, :data:`GROUP_REASONS` for a group.
+Undefined values are NaN; :func:`conditions` says why for a whole metric, :data:`GROUP_REASONS` for a group.
 """
 
 from __future__ import annotations
@@ -251,18 +251,14 @@ def topk_selection_rate(s: Slates, W: np.ndarray | None = None) -> np.ndarray:
     return _ratio(_wsum(W, s.top), _wsum(W, s.mass))
 
 
-def undefined_reason(s: Slates, metric: str) -> str | None:
-    """Why ``metric`` has no value on these slates at all (None: it may have one)."""
-    if metric in ("exposure_ratio", "exposure_per_relevance", "ndkl") and not (s.items >= 2).any():
-        return REASON_ONE_ITEM
-    if metric == "exposure_per_relevance" and s.relevance is None:
-        return REASON_NO_RELEVANCE
-    if metric in ("skew_at_k", "topk_selection_rate", "topk_impact_ratio"):
-        if not (s.items > s.k).any():
-            return REASON_K_COVERS
-        if not (s.top_items > 0).any():
-            return REASON_NO_TOP
-    return None
+def conditions(s: Slates) -> dict[str, str | None]:
+    """Why whole metrics have no value on these slates, by condition (None: it does not hold): ``one_item`` (no
+    ranking to compare groups in: the ratios and NDKL), ``no_relevance`` (exposure per relevance), ``k_covers``
+    and ``no_top`` (skew@k and the top-k metrics). The family says which metric reads which."""
+    return {"one_item": None if (s.items >= 2).any() else REASON_ONE_ITEM,
+            "no_relevance": REASON_NO_RELEVANCE if s.relevance is None else None,
+            "k_covers": None if (s.items > s.k).any() else REASON_K_COVERS,
+            "no_top": None if (s.top_items > 0).any() else REASON_NO_TOP}
 
 
 def exposure_by_position(position: np.ndarray, P: np.ndarray, depth: int) -> np.ndarray:

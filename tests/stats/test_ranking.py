@@ -214,14 +214,13 @@ def test_worked_example():
 
 def test_edge_cases_say_why():
     one = R.slates(np.array([0, 1, 2]), np.ones(3), np.eye(3), k=2)
-    assert R.undefined_reason(one, "exposure_ratio") == R.REASON_ONE_ITEM
-    assert R.undefined_reason(one, "exposure") is None
+    assert R.conditions(one)["one_item"] == R.REASON_ONE_ITEM
     np.testing.assert_array_equal(R.group_exposure(one), [1.0, 1.0, 1.0])  # each item is at the top of its query
-    assert R.undefined_reason(one, "topk_impact_ratio") == R.REASON_K_COVERS
+    assert R.conditions(one)["k_covers"] == R.REASON_K_COVERS
     short = R.slates(np.array([0, 0, 1, 1]), np.array([1, 2, 1, 2.0]), np.array([[1, 0], [0, 1]] * 2, float), k=5)
-    assert R.undefined_reason(short, "skew_at_k") == R.REASON_K_COVERS
-    assert R.undefined_reason(short, "exposure") is None
-    assert R.undefined_reason(short, "exposure_per_relevance") == R.REASON_NO_RELEVANCE
+    why = R.conditions(short)
+    assert why["k_covers"] == R.REASON_K_COVERS and why["one_item"] is None and why["no_top"] is None
+    assert why["no_relevance"] == R.REASON_NO_RELEVANCE
     with pytest.raises(ValueError):
         R.exposure_per_relevance(short)
     # a group absent from every top k: its skew is undefined (log 0), the others' defined
