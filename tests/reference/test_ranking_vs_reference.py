@@ -1,7 +1,8 @@
 """reportgen/stats/ranking.py against the independent reference tests/reference/ranking_reference.py (written from
 Singh & Joachims 2018 and Geyik, Ambler & Kenthapadi 2019 without reading reportgen/), to 1e-12, on
 hypothesis-generated slates: one-item queries, positions from a score with ties, k larger than a query, hard and
-proxy membership, integer query weights (a cluster resample).
+proxy membership, integer query weights (a cluster resample); and results.json through ``reportgen run`` (hard and
+proxy attributes, two runs) against the reference over the same rows.
 
 Where the two readings differ, the test says so and compares where they coincide:
 
@@ -16,13 +17,18 @@ Where the two readings differ, the test says so and compares where they coincide
 
 from __future__ import annotations
 
+import csv
+import json
 import math
+from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from reference import ranking_reference as ref
 from reportgen.stats import ranking as R
+from tests.spec.test_bad_inputs import cli
 
 
 @st.composite
@@ -125,3 +131,109 @@ def test_skew_over_queries_lies_between_the_per_query_skews(d):
                 per_query.append(v)
         if not np.isnan(mine[g]) and per_query:
             assert min(per_query) - 1e-12 <= mine[g] <= max(per_query) + 1e-12
+
+
+# ---------------------------------------------------------------- results.json through `reportgen run`
+
+ROOT = Path(__file__).resolve().parents[2]
+METRICS = ("exposure", "exposure_ratio", "exposure_per_relevance", "skew_at_k", "ndkl", "topk_selection_rate",
+           "topk_impact_ratio")
+
+
+def _spec(data: str, attribute: str, runs: list[str] | None = None) -> str:
+    lines = ["version: 1", "report: {model: {name: rank-ai, version: '1'}}", "data:"]
+    lines += ["  runs:"] + [f"    - {r}" for r in runs] if runs else [f"  test: {data}"]
+    lines += ["attributes:", f"  gender: {attribute}", "tasks:",
+              "  shortlist: {kind: ranking, query: job_id, position: rank, relevance: qualified, k: 4}",
+              "metrics:"] + [f"  - {{name: {m}, attribute: gender}}" for m in METRICS] + [
+              "intervals: {bootstrap: {resamples: 50, seed: 3}}", "output: {formats: [json]}"]
+    return "\n".join(lines) + "\n"
+
+
+def _rows(n_jobs: int = 40) -> list[dict]:
+    rows = list(csv.DictReader((ROOT / "samples" / "ranking" / "candidates.csv").open(encoding="utf-8")))
+    jobs = sorted({r["job_id"] for r in rows})[:n_jobs]
+    keep = [r for r in rows if r["job_id"] in jobs]
+    for i, r in enumerate(keep):  # proxy probabilities: informative, not certain
+        p = (0.8 if r["gender"] == "F" else 0.15) + 0.05 * (i % 3)
+        r["p_F"], r["p_M"] = f"{p:.2f}", f"{1 - p:.2f}"
+    return keep
+
+
+def _write(path: Path, rows: list[dict]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def _results(tmp: Path, attribute: str) -> tuple[dict, list[dict]]:
+    rows = _rows()
+    _write(tmp / "c.csv", rows)
+    (tmp / "spec.yaml").write_text(_spec("c.csv", attribute), encoding="utf-8")
+    r = cli("run", tmp / "spec.yaml", "--out", tmp / "out", "--quiet", "--format", "json", cwd=tmp)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return json.loads((tmp / "out" / "results.json").read_text()), rows
+
+
+def _by(res: dict, name: str) -> dict:
+    return next(m for m in res["metrics"] if m["name"] == name)
+
+
+@pytest.mark.parametrize("proxy", [False, True])
+def test_results_json_equals_the_reference(tmp_path, proxy):
+    """Every value and pair of results.json (hard attribute, and proxy probabilities) equals the reference's over
+    the same rows, to 1e-12."""
+    attribute = "{probabilities: {F: p_F, M: p_M}}" if proxy else "{column: gender, groups: [F, M]}"
+    res, rows = _results(tmp_path, attribute)
+    q = [r["job_id"] for r in rows]
+    pos = [float(r["rank"]) for r in rows]
+    rel = [float(r["qualified"]) for r in rows]
+    P = [[float(r["p_F"]), float(r["p_M"])] for r in rows] if proxy else ref.one_hot([r["gender"] for r in rows],
+                                                                                     ["F", "M"])
+    k = 4
+
+    def pairs(name, key):
+        return [p[key] for p in _by(res, name)["pairs"]]
+
+    E = ref.exposure(q, pos, P)
+    _same(pairs("exposure", "exposure"), E)
+    _same(pairs("exposure_ratio", "exposure_ratio"), [e / max(E) for e in E])
+    D = ref.exposure_per_relevance(q, pos, rel, P)
+    _same(pairs("exposure_per_relevance", "treatment_ratio"), [d / max(D) for d in D])
+    _same(pairs("topk_selection_rate", "selection_rate"), ref.topk_selection_rate(q, pos, P, k))
+    _same(pairs("topk_impact_ratio", "impact_ratio"), ref.topk_impact_ratio(q, pos, P, k))
+    _same([_by(res, "ndkl")["value"]], [ref.ndkl(q, pos, P, k)])
+    _same([_by(res, "exposure_ratio")["value"]], [min(e / max(E) for e in E)])
+    assert (_by(res, "exposure").get("estimator") == "probability_weighted") == proxy
+    for name in METRICS:
+        iv = _by(res, name)["interval"]
+        assert iv["covers"] == ["queries"] and iv["lower"] <= _by(res, name)["value"] <= iv["upper"], name
+
+
+def test_runs_share_one_query_resample(tmp_path):
+    """Two prediction files (runs) of the same candidates, ranked differently: the values are the mean over runs
+    of each run's reference value, and the interval covers the queries and the runs."""
+    rows = _rows()
+    _write(tmp_path / "c.csv", rows)
+    flipped = [dict(r) for r in rows]
+    by_job: dict[str, list[dict]] = {}
+    for r in flipped:
+        by_job.setdefault(r["job_id"], []).append(r)
+    for items in by_job.values():
+        n = len(items)
+        for r in items:
+            r["rank"] = str(n + 1 - int(r["rank"]))  # the reverse order
+    _write(tmp_path / "r1.csv", flipped)
+    (tmp_path / "spec.yaml").write_text(_spec("c.csv", "{column: gender, groups: [F, M]}", ["c.csv", "r1.csv"]),
+                                        encoding="utf-8")
+    r = cli("run", tmp_path / "spec.yaml", "--out", tmp_path / "out", "--quiet", "--format", "json", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    P = ref.one_hot([x["gender"] for x in rows], ["F", "M"])
+    q = [x["job_id"] for x in rows]
+    per_run = [ref.exposure(q, [float(x["rank"]) for x in src], P) for src in (rows, flipped)]
+    exp = _by(res, "exposure")
+    _same([p["exposure"] for p in exp["pairs"]], [(a + b) / 2 for a, b in zip(*per_run)])
+    assert exp["interval"]["method"] == "rows_and_runs" and exp["interval"]["covers"] == ["queries", "runs"]
+    assert exp["interval_rows"]["covers"] == ["queries"]
