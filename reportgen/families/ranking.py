@@ -19,6 +19,7 @@ import numpy as np
 from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline, pair_interval
 from reportgen.fileio import jfloat as as_json_float
 from reportgen.results.ranking import RankingPair, RankingResult, RankingSettings, RankingVerdict
+from reportgen.spec import catalogue
 from reportgen.spec.model import Metric
 from reportgen.stats import counts
 from reportgen.stats import ranking as R
@@ -204,12 +205,12 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
 
 def _pairs(name, ev: Evaluation, evals, meta, reasons, level, B, seed) -> tuple[list[RankingPair], dict]:
     """Each group on each task: its quantity, the fields beside it and its interval (none for ndkl)."""
-    if name == "ndkl":
+    info = catalogue.CATALOGUE[name]
+    if info.pair_kind == "none":
         return [], {}
-    from reportgen.spec import catalogue
-
-    qkey = catalogue.CATALOGUE[name].pair_quantity
-    pairs, reps = [], {}
+    qkey = info.pair_quantity
+    pairs: list[RankingPair] = []
+    reps: dict[int, np.ndarray] = {}
     p = 0
     for t, (task, groups, s) in enumerate(meta):
         best = int(np.nanargmax(np.where(np.isnan(ev.pair_point[p:p + len(groups)]), -np.inf,

@@ -181,3 +181,53 @@ def test_a_min_gate_on_the_impact_ratio_at_k_fails_at_most_at_its_nominal_rate()
     print(f"\ntopk_impact_ratio gate min: truth {truth:.3f}: failed {null:.3f} at the truth, {alt:.3f} at +0.2")
     assert null <= 0.025 + 3 * np.sqrt(0.025 * 0.975 / sims)
     assert alt >= 0.8
+
+
+def test_the_python_api_frame_has_the_ranking_rows():
+    import reportgen
+
+    res = reportgen.run(SPEC)
+    df = res.to_frame()
+    ir = df[(df.metric == "topk_impact_ratio") & (df.level == "pair") & (df.group == "gender=F")].iloc[0]
+    assert ir.value == pytest.approx(TRUTH["top10_impact_ratio_F_over_M"], abs=1e-6)
+    assert ir.reference == "gender=M" and ir.upper < 0.8
+    assert set(df[df.family == "ranking"].metric) == set(NAMES)
+
+
+@pytest.mark.parametrize("option, says", [
+    ("discount: linear", "discount"),
+    ("persistence: 0.7", "`persistence` applies only with `discount: geometric`"),
+    ("discount: geometric, persistence: 1.5", "persistence"),
+])
+def test_a_bad_position_bias_option_is_refused_at_its_key(tmp_path, option, says):
+    text = SPEC.read_text(encoding="utf-8").replace("../samples/", str(ROOT / "samples") + "/").replace(
+        "  - {name: exposure, attribute: gender}", f"  - {{name: exposure, attribute: gender, {option}}}")
+    (tmp_path / "spec.yaml").write_text(text, encoding="utf-8")
+    r = cli("validate", tmp_path / "spec.yaml", cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stdout + r.stderr
+    assert "spec.yaml:" in r.stdout + r.stderr and says in r.stdout + r.stderr
+
+
+def test_a_geometric_discount_is_named_and_changes_exposure(tmp_path):
+    text = SPEC.read_text(encoding="utf-8").replace("../samples/", str(ROOT / "samples") + "/").replace(
+        "  - {name: exposure, attribute: gender}",
+        "  - {name: exposure, attribute: gender, discount: geometric, persistence: 0.8}")
+    (tmp_path / "spec.yaml").write_text(text, encoding="utf-8")
+    res = _run(tmp_path / "out", tmp_path / "spec.yaml")
+    st = _metric(res, "exposure")["settings"][0]
+    assert st["discount"] == "geometric" and st["persistence"] == 0.8
+    rows = list(csv.DictReader((ROOT / "samples" / "ranking" / "candidates.csv").open(encoding="utf-8")))
+    per_job: dict[str, list[float]] = {}
+    for r in rows:
+        if r["gender"] == "F":
+            per_job.setdefault(r["job_id"], []).append(0.8 ** (int(r["rank"]) - 1))
+    expected = sum(sum(v) / len(v) for v in per_job.values()) / len(per_job)
+    assert _pair(_metric(res, "exposure"), "F")["exposure"] == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.slow
+def test_the_pdf_report_renders_the_ranking_section(demo):
+    from reportgen.report import render_pdf
+
+    pdf = render_pdf(demo, SPEC.read_text(encoding="utf-8"))
+    assert pdf.startswith(b"%PDF") and len(pdf) > 10_000
