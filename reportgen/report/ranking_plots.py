@@ -10,12 +10,10 @@ import warnings
 from markupsafe import Markup
 
 from . import filters
+from .plots import MAX_SWEEP_SERIES, grey_lines
 from .svg import RC, finish, memo, mpl
 
-STYLES = [("#000000", "solid", "o", True), ("#000000", (0, (5, 2)), "s", False), ("#555555", "solid", "^", True),
-          ("#555555", (0, (6, 2, 1, 2)), "D", False), ("#000000", (0, (2, 1)), "v", True),
-          ("#777777", "solid", "P", True)]
-MAX_GROUPS = len(STYLES)
+MAX_GROUPS = MAX_SWEEP_SERIES
 
 
 @memo
@@ -38,10 +36,7 @@ def exposure_by_position(groups: list[str], shares: list[list[float | None]], *,
         warnings.simplefilter("ignore")
         fig = Figure(figsize=(6.2, 3.0))
         ax = fig.subplots()
-        for (label, ys), (grey, style, marker, filled) in zip(lines, STYLES):
-            ax.plot(xs, ys, color=grey, linestyle=style, linewidth=1.2, marker=marker, markersize=4,
-                    markerfacecolor=grey if filled else "white", markeredgecolor=grey, markeredgewidth=0.9,
-                    label=label, zorder=3)
+        grey_lines(ax, xs, lines)
         ax.set_xlabel("position in the ranking (1 = top)")
         ax.set_ylabel("share of the items there")
         ax.set_ylim(0.0, 1.0)
