@@ -24,7 +24,7 @@ from reportgen.data.checks import header_problems, resolve_groups, values_presen
 from reportgen.data.files import AttributeDef, TaskColumns, attribute_defs, expand_tasks, load_role, load_table_base, \
     logo_confine_problems, nested_problems, open_dataset
 from reportgen.data.limits import group_limit_problems
-from reportgen.data.numeric import numeric_tasks
+from reportgen.data.numeric import numeric_task_info, numeric_tasks
 from reportgen.spec import catalogue
 from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
 from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
@@ -379,7 +379,7 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
                    "threshold": jfloat(t.threshold) if isinstance(t.threshold, (int, float)) else t.threshold,
                    **({"predicted_when": "score <= threshold" if t.complement else "score > threshold"}
                       if t.score else {}),
-                   "favorable": t.favorable} for t in L.tasks],
+                   "favorable": t.favorable} for t in L.tasks] + [numeric_task_info(t) for t in L.numeric],
         "calibration": L.calibration,
         "seed": seed,
         "intervals": {"confidence": level, "bootstrap": {"resamples": B, "seed": seed,

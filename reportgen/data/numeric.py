@@ -75,6 +75,21 @@ def numeric_tasks(ls: LoadedSpec) -> list[NumericTask]:
     return out
 
 
+def numeric_task_info(t: NumericTask) -> dict:
+    """The task's record in results.json's ``tasks`` (results/provenance.py TaskInfo): its kind, columns, unit,
+    range, favourable direction and k."""
+    info: dict = {"name": t.name, "label": t.name, "kind": t.kind, "column": t.column if t.kind != "ranking" else None,
+                  "prediction": t.predicted or t.position or t.score, "threshold": None, "favorable": t.favorable}
+    if t.unit is not None:
+        info["unit"] = t.unit
+    if t.range is not None:
+        info["range"] = [float(v) for v in t.range]
+    if t.kind == "ranking":
+        info.update({"query": t.query, **({"position": t.position} if t.position else {"score": t.score}),
+                     **({"relevance": t.relevance} if t.relevance else {}), "k": t.k})
+    return info
+
+
 def numeric_needed(ls: LoadedSpec, kind: str) -> list[tuple[str, tuple]]:
     """The columns a file of role ``kind`` is read for by the numeric tasks: a prediction file's (test, run)."""
     if kind not in ("test", "run") or ls.spec is None:
@@ -105,17 +120,13 @@ def collect(ls: LoadedSpec, tasks: list[NumericTask], frame: pd.DataFrame, keep:
         return where(int(idx[i]))
 
     for j, t in enumerate(tasks):
-        bad = False
         for col, key in t.strict_columns():
             miss = frame[col].isna().to_numpy()
             if miss.any():
-                bad = True
                 problems.append(ls.problem(key, f"column '{col}' has {int(miss.sum()):,} missing value(s), first at "
                                                 f"{where(int(np.argmax(miss)))}; every item of a ranking needs its "
                                                 f"{key[-1]} (leaving an item out would misstate the positions after "
                                                 "it): fill those cells or remove those rows"))
-        if bad:
-            continue
         cols: dict[str, np.ndarray] = {}
         if t.kind == "continuous":
             cols["yhat"], p1 = _numbers(ls, t, sub, t.predicted, "predicted", at_kept, t.range)
@@ -147,7 +158,8 @@ def collect(ls: LoadedSpec, tasks: list[NumericTask], frame: pd.DataFrame, keep:
                                                f"not whole numbers, first at {at_kept(i)} ({num_text(pos[i])}); a "
                                                "position is 1 for the top item, 2 for the next, ..."))
                 elif not p4:
-                    dup = pd.DataFrame({"q": codes, "p": pos}).duplicated(keep="first").to_numpy()
+                    dup = pd.DataFrame({"q": codes, "p": pos}).duplicated(keep="first").to_numpy() \
+                        & (codes >= 0) & np.isfinite(pos)  # a missing query or position is reported above
                     if dup.any():
                         i = int(np.argmax(dup))
                         first = int(np.flatnonzero((codes == codes[i]) & (pos == pos[i]))[0])
@@ -190,20 +202,19 @@ def _numbers(ls: LoadedSpec, t: NumericTask, sub: pd.DataFrame, col: str | None,
         return s.to_numpy(dtype=np.float64), []
     if pd.api.types.is_numeric_dtype(s):
         v = s.to_numpy(dtype=np.float64)
-        text = None
     else:
         v = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64)
-        text = s
-    bad = ~np.isfinite(v)
+    bad = ~np.isfinite(v) & s.notna().to_numpy()  # a missing cell is data.missing's (or, in a ranking, reported)
     if bad.any():
         i = int(np.argmax(bad))
-        shown = shorten(repr(text.iloc[i] if text is not None else s.iloc[i]), 40)
+        cell = s.iloc[i]
+        shown = shorten(repr(cell), 40) if isinstance(cell, str) else num_text(float(cell))
         return v, [ls.problem(at, f"column '{col}' has {int(bad.sum()):,} value(s) that are not finite numbers, "
                                   f"first at {where(i)} ({shown}); {_what(t, key)} is a finite number: fix those "
                                   "cells, or leave them empty for a missing value (see data.missing)")]
     if bounds is not None:
         lo, hi = bounds
-        out = (v < lo) | (v > hi)
+        out = (v < lo) | (v > hi)  # NaN compares False: a missing cell is not outside
         if out.any():
             i = int(np.argmax(out))
             if key == "relevance":
@@ -216,9 +227,9 @@ def _numbers(ls: LoadedSpec, t: NumericTask, sub: pd.DataFrame, col: str | None,
             else:
                 todo = (f"the task declares range: [{num_text(lo)}, {num_text(hi)}]: widen `range:` if these "
                         "values are right, or fix those cells")
-            return v, [ls.problem(at, f"column '{col}' has {int(out.sum()):,} value(s) outside "
-                                      f"[{num_text(lo)}, {num_text(hi)}], first at {where(i)} ({num_text(v[i])}); "
-                                      f"{todo}")]
+            span = f"below {num_text(lo)}" if hi == np.inf else f"outside [{num_text(lo)}, {num_text(hi)}]"
+            return v, [ls.problem(at, f"column '{col}' has {int(out.sum()):,} value(s) {span}, first at {where(i)} "
+                                      f"({num_text(v[i])}); {todo}")]
     return v, []
 
 

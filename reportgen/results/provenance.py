@@ -268,16 +268,32 @@ class AttributeInfo(ResultModel):
 
 class TaskInfo(ResultModel):
     name: str = documented("Task name from the spec.")
-    label: str = documented("Task label (column=positive value) used throughout the results.")
+    label: str = documented("Task label (column=positive value) used throughout the results; a continuous, score or "
+                            "ranking task's name.")
+    kind: Literal["continuous", "score", "ranking"] | None = optional(
+        "What the task's values are (absent: binary, a label and a prediction of two values each): `continuous` "
+        "(a number per person), `score` (a score audited as a score) or `ranking` (items ranked within queries).")
     column: str | None = documented("Label column; null for a label-free task (the tool's output alone, no true label: "
                                     "only metrics that need no label, such as selection_rate and impact_ratio, cover "
-                                    "it).")
-    prediction: str = documented("Prediction or score column.")
+                                    "it). A continuous task: the true value's column; a score task: its binary "
+                                    "label's; a ranking: null (see `relevance`).")
+    prediction: str = documented("Prediction or score column (a ranking: its position or score column).")
     threshold: float | Literal["calibrate"] | None = documented("Score threshold: a number, 'calibrate' (see "
                                                                 "`calibration`), or null for a prediction column.")
     predicted_when: Literal["score > threshold", "score <= threshold"] | None = optional(
         "With a score: when a row is predicted positive.")
-    favorable: Literal["positive", "negative"] = documented("Which prediction is favourable to the person.")
+    favorable: Literal["positive", "negative", "higher", "lower"] = documented(
+        "Which prediction is favourable to the person (binary: positive or negative); which direction of the value "
+        "is (continuous and score: higher or lower; a ranking: higher, a higher exposure).")
+    unit: str | None = optional("Continuous and score tasks: the unit of the values, as the spec gives it.")
+    range: list[float] | None = optional("Continuous and score tasks: the bounds of the values, declared (`range:`) "
+                                         "or a score's [0, 1]; absent: unbounded (no distribution-free bound).")
+    query: str | None = optional("A ranking: the query (slate) column.")
+    position: str | None = optional("A ranking: the position column (1 = top), when given.")
+    score: str | None = optional("A ranking: the column whose order within a query gives the positions (higher "
+                                 "first, ties by row order), when given instead of a position.")
+    relevance: str | None = optional("A ranking: the relevance column, when given.")
+    k: int | None = optional("A ranking: the cut-off of the top-k metrics.")
 
 
 class Calibration(ResultModel):

@@ -72,7 +72,7 @@ class Task(Strict):
     )
     kind: TaskKind = Field(
         "binary",
-        description="What the task's label and prediction are (docs/spec.md, Tasks): `binary` (the default): each is "
+        description="What the task's label and prediction are (docs/guide/spec.md, 'Continuous outcomes, scores and rankings'): `binary` (the default): each is "
                     "one of two values, `positive:` naming the one that counts as 1; `continuous`: a number per "
                     "person (`predicted:` the tool's output or prediction, `column:` the true value if any); "
                     "`score`: a score audited as a score (`score:`, in [0, 1] unless `range:` says otherwise; "

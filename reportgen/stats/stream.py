@@ -32,6 +32,8 @@ import numpy as np
 
 from reportgen.stats import counts, soft
 from reportgen.stats import identified as ident
+from reportgen.data.numeric import numeric_needed, numeric_tasks
+from reportgen.stats.stream_values import collect_streamed
 from reportgen.stats.executors import MSG_DASK_MISSING, DaskExecutor, LocalExecutor, make_executor
 from reportgen.stats.partstats import (
     BATCH_PATTERNS,
@@ -187,8 +189,14 @@ class Streamed:
     engine: dict = field(default_factory=dict)
     header: list = field(default_factory=list)
     medians: dict = field(default_factory=dict)  # scoring task index -> files.full_sample_median(...)
+    values: object | None = None  # stream_values.Collected: the numeric tasks' columns of every kept row
     _poisson_cache: dict = field(default_factory=dict)
     _strata_cache: dict = field(default_factory=dict)
+
+    def collected(self):
+        """The continuous, score and ranking tasks' columns and the attributes' membership of every kept row, in
+        file order (collected at load, :mod:`reportgen.stats.stream_values`)."""
+        return self.values
 
     @property
     def n(self) -> int:
@@ -392,6 +400,9 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
     path, files, header = open_dataset(ls, rel, spec_path)
     kind = role_kind(role)
     needed_pairs = columns_needed(attrs, tasks, kind)
+    ntasks = numeric_tasks(ls) if kind in ("test", "run") else []
+    needed_pairs += [n for n in numeric_needed(ls, kind) if n[0] not in {c for c, _ in needed_pairs}]
+    strict = {c for t in ntasks for c, _ in t.strict_columns()}  # a ranking's missing cell: an error (numeric.py)
     try:
         check_columns(ls, needed_pairs, header, rel, at=spec_path)
     except SpecError as e:  # the attributes whose columns are present are still checked for misspelt groups
@@ -417,7 +428,7 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
                 missing_drop=d.missing == "drop", attrs=tuple(attrs), tasks=tuple(tasks),
                 thresholds=tuple(sorted((thresholds or {}).items())), predictions=kind in ("test", "run"),
                 batch_rows=d.batch_rows, sample_rows=d.sample.rows if sample else 0, sample_seed=int(seed),
-                sample_columns=tuple(scols), attr_only=frozenset(attribute_only_columns(attrs, tasks, kind)),
+                sample_columns=tuple(scols), attr_only=frozenset(attribute_only_columns(attrs, tasks, kind)) | strict,
                 na=na, fingerprints=fps, max_patterns=MAX_PATTERNS)
     try:
         parts = partitions(files, PARTITION_ROWS)
@@ -452,6 +463,14 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
     st.header = list(header)
     st.medians = medians
     st.engine = {"name": executor.name, "files": len(files), "partitions": len(parts), "batch_rows": d.batch_rows}
+    if ntasks:  # continuous, score and ranking tasks: their columns collected exactly, a second pass in file order
+        say(f"collecting the values of {', '.join(t.name for t in ntasks)} from {rel}")
+        try:
+            st.values, problems = collect_streamed(ls, plan, parts, executor, files, rel, path, ntasks)
+        except DataFileError as exc:
+            raise SpecError([ls.problem(spec_path, str(exc))]) from None
+        if problems:
+            raise SpecError(problems)
     if sample:
         st.sample = _sample_encoded(ls, plan, acc, role, rel, spec_path, attrs, tasks, thresholds, st)
     return st
