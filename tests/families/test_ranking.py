@@ -231,3 +231,12 @@ def test_the_pdf_report_renders_the_ranking_section(demo):
 
     pdf = render_pdf(demo, SPEC.read_text(encoding="utf-8"))
     assert pdf.startswith(b"%PDF") and len(pdf) > 10_000
+
+
+@pytest.mark.parametrize("engine", ["stream", pytest.param("dask", marks=pytest.mark.slow)])
+def test_memory_stream_and_dask_give_the_same_ranking_entries(demo, tmp_path, engine):
+    """The engines collect the items exactly (a second pass) and key the query weights by query code: every
+    ranking entry, intervals included, is the same."""
+    res = _run(tmp_path, SPEC, "--engine", engine)
+    for name in NAMES:
+        assert _metric(res, name) == _metric(demo, name), (engine, name)
