@@ -65,6 +65,8 @@ def _quantities(name: str, s: R.Slates, W: np.ndarray | None) -> tuple[np.ndarra
             return R.group_exposure(_pooled(s), W)[..., 0], E, {}
         return nan[..., 0], R.to_highest(E), {"exposure": E}
     if name == "exposure_per_relevance":
+        if s.relevance is None:  # no relevance: column (conditions() says so)
+            return nan[..., 0], nan, {}
         E, D = R.group_exposure(s, W), R.exposure_per_relevance(s, W)
         with np.errstate(invalid="ignore", divide="ignore"):
             U = E / D
@@ -228,17 +230,16 @@ def _pairs(name, ev: Evaluation, evals, meta, reasons, level, B, seed) -> tuple[
             if math.isnan(val):
                 pair.reason = reasons.get(t) or R.GROUP_REASONS.get(
                     "exposure" if name in ("exposure", "exposure_ratio") else name, "undefined")
+            elif name in RATIOS and g == best and B and np.all(ev.pair_reps[:, p] == 1.0):
+                pair.note = NOTE_HIGHEST  # the highest group in every replicate: 1 by definition, decided exactly
             elif B:
                 h = pair_interval(pair, ev, evals, p, level, B, seed, "poisson")
                 pair.interval = _over_queries(pair.interval)
                 if h.rows_only is not None:
                     pair.interval_rows = _over_queries(pair.interval_rows)
                 reps[len(pairs)] = ev.pair_reps[:, p]
-            pair.verdict = _verdict(name, pair.interval)
-            if name in RATIOS and pair.highest_group == group and pair.interval is not None and \
-                    pair.interval.degenerate:  # the highest group in every replicate: 1 by definition
-                pair.interval = pair.interval.replace(note=NOTE_HIGHEST)
-                pair.verdict = RankingVerdict(kind="descriptive", text=NOTE_HIGHEST)
+            pair.verdict = (RankingVerdict(kind="descriptive", text=NOTE_HIGHEST) if pair.note
+                            else _verdict(name, pair.interval))
             pairs.append(pair)
             p += 1
     return pairs, reps

@@ -55,6 +55,8 @@ class RankingPair(ResultModel):
                                          "this task, the ratio's denominator on the estimate (chosen again in every "
                                          "bootstrap replicate).")
     reason: str | None = optional("Why the pair's quantity is undefined.")
+    note: str | None = optional("Ratios: why the pair has no interval although it has a value (the highest group in "
+                                "every replicate: its ratio is 1 by definition; gates decide on that 1 exactly).")
     interval: PairInterval | None = optional("Query-clustered bootstrap (or rows_and_runs) interval of the pair's "
                                              "quantity (the catalogue's pair_quantity).")
     interval_rows: BootstrapInterval | None = optional(_INTERVAL_ROWS)

@@ -62,7 +62,8 @@ def test_the_planted_exposure_gap_is_recovered_within_its_interval(demo):
     iv = ratio["interval"]
     assert iv["lower"] <= planted <= iv["upper"] < 1.0  # the gap is there, and its size is in the interval
     assert _pair(ratio, "F")["highest_group"] == "gender=M"
-    assert _pair(ratio, "M")["exposure_ratio"] == 1.0
+    top = _pair(ratio, "M")
+    assert top["exposure_ratio"] == 1.0 and "interval" not in top and "1 by definition" in top["note"]
 
 
 def test_top_k_selection_and_impact_ratio_recover_the_truth(demo):
@@ -240,3 +241,19 @@ def test_memory_stream_and_dask_give_the_same_ranking_entries(demo, tmp_path, en
     res = _run(tmp_path, SPEC, "--engine", engine)
     for name in NAMES:
         assert _metric(res, name) == _metric(demo, name), (engine, name)
+
+
+def test_per_pair_gates_and_a_task_without_relevance(tmp_path):
+    """A per-pair gate decides the highest group's ratio (1 by definition) exactly — it passes — and the other
+    group's on its interval; exposure_per_relevance on a task without `relevance:` is null with the reason."""
+    text = SPEC.read_text(encoding="utf-8").replace("../samples/", str(ROOT / "samples") + "/")
+    text = text.replace("  - {metric: topk_impact_ratio, attribute: gender, min: 0.8}",
+                        "  - {metric: topk_impact_ratio, attribute: gender, min: 0.8, per_pair: true}")
+    text = "\n".join(line for line in text.splitlines() if not line.strip().startswith("relevance:")) + "\n"
+    (tmp_path / "spec.yaml").write_text(text, encoding="utf-8")
+    res = _run(tmp_path / "out", tmp_path / "spec.yaml")
+    status = {g["pair"]["group"]: g["status"] for g in res["gates"] if g.get("pair")}
+    assert status == {"gender=F": "fail", "gender=M": "pass"}
+    m = _metric(res, "exposure_per_relevance")
+    assert m["value"] is None and "relevance" in m["reason"]
+    assert all(p["reason"] == m["reason"] for p in m["pairs"])
