@@ -165,6 +165,12 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
             W = R.query_weights(seed, stream, Q, B) if B else np.zeros((Q, 0))
             v, p, ex = _quantities(name, s, None)
             vr, prp, exr = _quantities(name, s, W)
+            why = R.conditions(s)
+            reason = next((why[c] for c in UNDEFINED_WHEN[name] if why[c]), None)
+            if reason:  # nothing to compare on this task (e.g. k covers every query): no value, whatever it computes
+                v, p, vr, prp = (np.full(np.shape(x), np.nan) for x in (v, p, vr, prp))
+            if f == 0:
+                reasons[t] = reason
             vals.append(v)
             vreps.append(vr)
             pp.append(p)
@@ -176,8 +182,6 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
             if f == 0:
                 settings.append(_settings(tv.name, s, tv, opts, [attr.label(g) for g in range(s.G)]))
                 meta.append((tv.name, [attr.label(g) for g in range(s.G)], s))
-                why = R.conditions(s)
-                reasons[t] = next((why[c] for c in UNDEFINED_WHEN[name] if why[c]), None)
         pair_point = np.concatenate(pp) if pp else np.zeros(0)
         pair_reps = np.concatenate(pr, axis=-1) if pr else np.zeros((B, 0))
         value = float(_value(name, vals, pair_point))

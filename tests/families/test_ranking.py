@@ -257,3 +257,36 @@ def test_per_pair_gates_and_a_task_without_relevance(tmp_path):
     m = _metric(res, "exposure_per_relevance")
     assert m["value"] is None and "relevance" in m["reason"]
     assert all(p["reason"] == m["reason"] for p in m["pairs"])
+
+
+def _tiny(tmp: Path, sizes: list[int], k: int) -> dict:
+    """Queries of the given sizes, genders alternating down each list, ranked in row order."""
+    lines = ["job_id,rank,gender,qualified"]
+    for q, n in enumerate(sizes):
+        lines += [f"J{q},{j},{'F' if (q + j) % 2 else 'M'},{j % 2}" for j in range(1, n + 1)]
+    (tmp / "c.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp / "spec.yaml").write_text(
+        "version: 1\nreport: {model: {name: m, version: '1'}}\ndata: {test: c.csv}\n"
+        "attributes: {gender: {column: gender, groups: [F, M]}}\n"
+        f"tasks: {{shortlist: {{kind: ranking, query: job_id, position: rank, relevance: qualified, k: {k}}}}}\n"
+        f"metrics: [{', '.join(NAMES)}]\nintervals: {{bootstrap: {{resamples: 50, seed: 1}}}}\n"
+        "output: {formats: [json, html]}\n", encoding="utf-8")
+    r = cli("run", tmp / "spec.yaml", "--out", tmp / "out", "--quiet", cwd=tmp)
+    assert r.returncode == 0 and "Traceback" not in r.stdout + r.stderr, r.stdout + r.stderr
+    assert (tmp / "out" / "report.html").is_file()
+    return json.loads((tmp / "out" / "results.json").read_text())
+
+
+def test_one_item_queries_and_k_beyond_every_query_say_why(tmp_path):
+    (tmp_path / "one").mkdir()
+    one = _tiny(tmp_path / "one", [1] * 30, k=5)
+    assert _metric(one, "exposure")["value"] == 1.0  # every item is at the top of its query
+    for name in ("exposure_ratio", "exposure_per_relevance", "ndkl"):
+        assert _metric(one, name)["value"] is None and "single item" in _metric(one, name)["reason"], name
+    (tmp_path / "short").mkdir()
+    short = _tiny(tmp_path / "short", [3] * 30, k=5)
+    for name in ("skew_at_k", "topk_selection_rate", "topk_impact_ratio"):
+        m = _metric(short, name)
+        assert m["value"] is None and "k is at least every query's length" in m["reason"], name
+        assert all(p["reason"] == m["reason"] for p in m["pairs"])
+    assert _metric(short, "exposure_ratio")["value"] is not None
