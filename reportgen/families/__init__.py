@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from reportgen.stats import metrics
-from reportgen.families import amplification, disparity, multi, predictability, selection
+from reportgen.families import amplification, disparity, multi, predictability, ranking, selection
 
 
 STATISTICS = {
@@ -21,6 +21,7 @@ STATISTICS = {
     "moments": "weighted group moments of declared row features (ctx.moments(task, features)); no family yet",
     "patterns": "the distinct row patterns with counts (reportgen.stats.counts.Units), for events over task sets",
     "rows": "row-level data (a streamed data set's sample)",
+    "values": "the collected columns of continuous, score and ranking tasks (ctx.values(k): TaskValues per file)",
 }
 
 
@@ -56,6 +57,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("selection", "Selection rates", selection.entry, statistic="cells", partial="partials/selection.html"),
     Family("predictability", "Bias amplification", predictability.entry, statistic="rows", needs_rows=True,
            on_row_sample=True, partial="partials/amplification.html"),
+    Family("ranking", "Ranking fairness", ranking.entry, statistic="values", partial="partials/ranking.html"),
 )}
 
 

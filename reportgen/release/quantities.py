@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reportgen.results.model import AmplificationPair, RowsAndRunsInterval, SelectionPair, decision_interval
+from reportgen.results.model import (AmplificationPair, RankingPair, RowsAndRunsInterval, SelectionPair,
+                                     decision_interval)
 from reportgen.spec import catalogue
 
 MSG_NOT_IN_BASELINE = "not in the baseline results (a new metric, attribute or pair): nothing to compare with"
@@ -129,7 +130,7 @@ def estimate(metric: str, obj, *, is_pair: bool, level: float, decide_on: str | 
     if decide_on == "weighted" and getattr(obj, "decision", None) == "identified":  # (a spec validation refuses)
         iv = obj.interval
     y = None
-    if isinstance(obj, SelectionPair) and point is not None and iv is None and obj.note:  # the highest-rate
+    if isinstance(obj, (SelectionPair, RankingPair)) and point is not None and iv is None and obj.note:  # highest
         return Estimate(float(point), exact=True, note=obj.note)  # group's ratio: 1 by definition, decided exactly
     statement = getattr(obj, "four_fifths_statement", None)
     if isinstance(obj, SelectionPair) and point is not None and statement is not None and (

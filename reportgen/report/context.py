@@ -38,6 +38,7 @@ from .runs_view import (RUNS_DOMINATE_ABOVE, SAMPLING_DOMINATES_BELOW, runs_view
                         runs_summary, variation_dominance)
 from .sentences import (CONDITION_TEXT, amplification_sentence, cost_text, covers_text, headline_sentence,
                         titles_of)
+from .ranking_plots import position_plots
 from .sweeps_view import sweep_views
 from .tables import MAX_TABLE_ROWS, bound_attribute_groups, bound_rows, bound_tables, gated_keys, row_key
 from .tables import _more_view  # noqa: F401  (re-exported: the tests read it here)
@@ -71,6 +72,10 @@ REFERENCES = {
                 "Findings of the Association for Computational Linguistics: EMNLP 2020.",
     "newcombe1998": "Robert G. Newcombe (1998). Interval Estimation for the Difference Between Independent "
                     "Proportions: Comparison of Eleven Methods. Statistics in Medicine 17(8).",
+    "singh2018": "Ashudeep Singh and Thorsten Joachims (2018). Fairness of Exposure in Rankings. Proceedings of "
+                 "KDD 2018.",
+    "geyik2019": "Sahin Cem Geyik, Stuart Ambler and Krishnaram Kenthapadi (2019). Fairness-Aware Ranking in Search "
+                 "& Recommendation Systems with Application to LinkedIn Talent Search. Proceedings of KDD 2019.",
 }
 
 REFERENCE_LABELS = {
@@ -82,6 +87,8 @@ REFERENCE_LABELS = {
     "efron1979": "Efron 1979",
     "zhao2020": "Zhao & Chang 2020",
     "newcombe1998": "Newcombe 1998",
+    "singh2018": "Singh & Joachims 2018",
+    "geyik2019": "Geyik, Ambler & Kenthapadi 2019",
 }
 
 # What each source of variation named in a predictability interval's ``covers`` means to a reader.
@@ -94,8 +101,9 @@ def predictability_view(entry: Any) -> dict | None:
     """What the predictability block says about its intervals: the headline interval (a row bootstrap, with what it
     covers, how many replicates and trials per replicate) and the trial-to-trial spread reported beside it."""
     entry = filters.fields(entry)
-    if metric_info(entry).pair_kind != "none" or not filters._finite(entry.value):  # the catalogue's metrics without
-        return None                                                         # pairs: leakage and DPA
+    if metric_info(entry).pair_kind != "none" or not filters._finite(entry.value) or not filters.has_field(
+            entry, "trials"):  # the catalogue's metrics without pairs whose values come from attacker trials:
+        return None            # leakage and DPA (not a ranking's NDKL)
     iv, tb, settings = entry.interval, entry.trials, entry.settings
     covers = [PREDICTABILITY_COVERS_WORDS.get(c, str(c)) for c in (iv.covers if iv is not None else None) or []]
     text = ", ".join(covers[:-1]) + (" and " if len(covers) > 1 else "") + (covers[-1] if covers else "")
@@ -299,6 +307,7 @@ def _metric_views(entry: Any, index: int, run_labels: list[str] | None = None, u
 
 
 def _plots(v: dict, data: "_PlotData", conf: str) -> None:
+    v["plot_positions"] = position_plots(v)  # a ranking's who-is-shown-where (entries with position shares)
     if not v["defined"] or v["pair_quantity"] != "delta":  # rates and ratios per category: tables, no plots
         return
     what = f"{v['short']} for {data.attribute}"

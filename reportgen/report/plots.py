@@ -52,6 +52,14 @@ SWEEP_STYLES = [
 
 
 
+def grey_lines(ax, xs: list, lines: list[tuple[str, list[float]]]) -> None:
+    """One line per (label, values) over ``xs``, told apart by grey, line style and marker (SWEEP_STYLES)."""
+    for (label, ys), (grey, style, marker, filled) in zip(lines, SWEEP_STYLES):
+        ax.plot(xs, ys, color=grey, linestyle=style, linewidth=1.2, marker=marker, markersize=4,
+                markerfacecolor=grey if filled else "white", markeredgecolor=grey, markeredgewidth=0.9,
+                label=label, zorder=3)
+
+
 def _row_axes(ax, ys, labels, ylim, xlabel) -> None:
     """One labelled row per item (forest plots, run strips): y tick labels, at most 5 x ticks, no top/right
     spines."""
@@ -313,10 +321,7 @@ def sweep(thresholds: list[float], series: list[tuple[str, list]], *, threshold:
         fig = Figure(figsize=(6.2, 3.4))
         ax = fig.subplots()
         ax.axhline(0.0, color="#444444", linewidth=0.9, zorder=1)
-        for (label, ys), (grey, style, marker, filled) in zip(lines, SWEEP_STYLES):
-            ax.plot(xs, ys, color=grey, linestyle=style, linewidth=1.2, marker=marker, markersize=4,
-                    markerfacecolor=grey if filled else "white", markeredgecolor=grey, markeredgewidth=0.9,
-                    label=label, zorder=3)
+        grey_lines(ax, xs, lines)
         if filters._finite(threshold):
             ax.axvline(float(threshold), color="black", linewidth=1.3, linestyle=(0, (1, 1.5)), zorder=2,
                        label=f"threshold used: {filters.setting(threshold)}")

@@ -18,7 +18,8 @@ CONDITION_TEXT = {
     "y=0": "truly negative",
 }
 
-COVERS_WORDS = {"rows": "the test rows", "runs": "the runs", "trial split and flips": "the attackers' splits"}
+COVERS_WORDS = {"rows": "the test rows", "runs": "the runs", "trial split and flips": "the attackers' splits",
+                "queries": "the queries (resampled whole)"}
 
 
 def cost_text(cost: str | None, task: str | None) -> str:

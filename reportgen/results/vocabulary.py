@@ -82,7 +82,7 @@ def metric_names(family: str | None = None) -> Any:
 
 MetricName = metric_names()
 Direction = Literal["A->T", "T->A"]
-Covers = Literal["rows", "runs", "trial split and flips"]
+Covers = Literal["rows", "runs", "trial split and flips", "queries"]
 Verdict = Literal["against_protected", "against_reference", "insufficient_evidence"]
 GammaSource = Literal["spec", "observed", "observed (the spec's gamma exceeds the data)"]
 BaseSource = Literal["train", "test", "uniform", "table"]
@@ -91,7 +91,8 @@ BootstrapScheme = Literal["multinomial", "poisson"]
 LEVEL_TEXT = "Confidence level of the interval (e.g. 0.95 for a 95% interval)."
 COVERS_TEXT = ("Sources of variation the interval accounts for: 'rows' (the test rows are a sample), 'runs' "
                "(run-to-run variation over several prediction files of one model), 'trial split and flips' (the random "
-               "split and label flips of a predictability metric's trials).")
+               "split and label flips of a predictability metric's trials), 'queries' (a ranking's queries are a "
+               "sample: resampled whole, with all their items).")
 LOWER_TEXT = "Lower end of the interval; null when the interval is undefined (then `reason` says why)."
 UPPER_TEXT = "Upper end of the interval; null when the interval is undefined (then `reason` says why)."
 RESAMPLES_TEXT = "Number of bootstrap resamples (replicates) drawn."

@@ -65,6 +65,10 @@ def _amp(name, direction, summary, *, method="directional", **kw):
 # The count metrics linear in (weighted) cell counts read proxy probabilities as probability-weighted counts.
 _SOFT = ("hard", "probabilities")
 
+# skew@k and NDKL are logs of share ratios: a share is at least 1/(items), so |ln ratio| < ln(items) < 30 for any
+# data set within the row limits (10^13 items would be needed to reach it).
+_LN_SHARES = 30.0
+
 # Multi→: the value is a mean of |Δ| over pairs of a group and a task combination; a pair is a signed Δ.
 _MULTI = dict(pair_kind="combination", pair_range=(-1.0, 1.0), pair_worse="abs", method="multi")
 
@@ -138,6 +142,41 @@ CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
                docs_section="8.", scoring=True, title="Scoring impact ratio", short="Scoring impact ratio",
                papers=("ugesp1978",), method="selection", rate="scoring_rate", selecting="impact_ratio",
                membership=_SOFT),
+    *(MetricInfo(name, "ranking", None, summary, needs_label=False, docs_section="13.", title=title, short=short,
+                 papers=papers, method="ranking", task_kinds=("ranking",), membership=_SOFT, **kw)
+      for name, title, short, papers, summary, kw in (
+        ("exposure", "Exposure by group", "Exposure", ("singh2018",),
+         "Exposure (Singh & Joachims 2018): a group's average item exposure in a query under a position-bias model "
+         "(1/log2(1 + position) by default), averaged over the queries holding the group's items. The value is the "
+         "exposure of all the groups' items; each group's exposure is a pair.",
+         dict(worse="abs", value_range=(0.0, 1.0), pair_quantity="exposure", pair_gated="exposure")),
+        ("exposure_ratio", "Exposure ratio", "Exposure ratio", ("singh2018",),
+         "Exposure ratio: a group's exposure over the most exposed group's. The value is the lowest ratio.",
+         dict(worse="lower", value_range=(0.0, 1.0), pair_quantity="exposure_ratio", pair_gated="exposure ratio",
+              min_groups=2)),
+        ("exposure_per_relevance", "Exposure per unit of relevance", "Exposure per relevance", ("singh2018",),
+         "Disparate treatment (Singh & Joachims 2018): a group's exposure over its mean relevance, divided by the "
+         "highest group's. The value is the lowest ratio; 1 is exposure in proportion to relevance.",
+         dict(worse="lower", value_range=(0.0, 1.0), pair_quantity="treatment_ratio", pair_gated="treatment ratio",
+              min_groups=2)),
+        ("skew_at_k", "Skew@k", "Skew@k", ("geyik2019",),
+         "Skew@k (Geyik, Ambler & Kenthapadi 2019): ln of a group's share of the top k over its share of the pool "
+         "(or a declared target), shares averaged over queries. The value is the lowest group's (MinSkew@k); below "
+         "0 is under-representation.",
+         dict(worse="lower", value_range=(-_LN_SHARES, _LN_SHARES), pair_quantity="skew", pair_gated="skew")),
+        ("ndkl", "Normalized discounted KL divergence", "NDKL", ("geyik2019",),
+         "NDKL (Geyik, Ambler & Kenthapadi 2019): the discounted KL divergence of the groups' shares among the top "
+         "i items from the pool's, i = 1..k, averaged over queries; 0 is a ranking whose every prefix has the pool's "
+         "shares.", dict(worse="higher", value_range=(0.0, _LN_SHARES), pair_kind="none")),
+        ("topk_selection_rate", "Selection rate at k", "Top-k selection rate", ("ugesp1978",),
+         "Top-k selection rate: the share of a group's items that are in their query's top k (position ≤ k), "
+         "pooled over queries. The value is the share over all the groups' items; each group's share is a pair.",
+         dict(worse="abs", value_range=(0.0, 1.0), pair_quantity="selection_rate", pair_gated="selection rate")),
+        ("topk_impact_ratio", "Impact ratio at k", "Impact ratio at k", ("ugesp1978",),
+         "Impact ratio at k: a group's top-k selection rate over the highest group's (the four-fifths rule of 29 "
+         "CFR 1607.4(D) applied to a shortlist). The value is the lowest ratio.",
+         dict(worse="lower", value_range=(0.0, 1.0), pair_quantity="impact_ratio", pair_gated="impact ratio",
+              min_groups=2)))),
     MetricInfo("leakage", "predictability", "T->A",
                "Leakage amplification (Wang et al. 2019): how much better an attacker predicts the group from the "
                "model's task predictions than from the (error-matched) true tasks.", docs_section="2.",
@@ -172,6 +211,7 @@ METHODS: dict[str, str] = {
     "dpa": "Directional predictability amplification (DPA)",
     "disparity": "Group disparity with Bernstein bounds",
     "selection": "Selection rates and impact ratios",
+    "ranking": "Ranking fairness: exposure, skew and top-k selection over queries",
 }
 
 

@@ -120,12 +120,31 @@ class SelectionOptions(Options):
                           "reason), e.g. {justification: \"too few applicants for a meaningful ratio\"}.")
 
 
+class RankingOptions(Options):
+    """The position-bias model of a ranking metric's exposure (docs/metrics.md §13)."""
+
+    discount: Literal["log", "reciprocal", "geometric"] = Field(
+        "log", description="Ranking metrics: the position-bias model, the chance an item at position j is seen: "
+                           "log 1/log2(1 + j) (Singh & Joachims 2018, the default), reciprocal 1/j, or geometric "
+                           "persistence^(j − 1) (rank-biased precision).")
+    persistence: float | None = Field(None, gt=0, lt=1, description="Ranking metrics, `discount: geometric`: the "
+                                                                    "chance a searcher goes on to the next item "
+                                                                    "(default 0.5).")
+
+    @model_validator(mode="after")
+    def _geometric(self) -> "RankingOptions":
+        if self.persistence is not None and self.discount != "geometric":
+            raise ValueError("`persistence` applies only with `discount: geometric`; add it or remove `persistence:`")
+        return self
+
+
 # family name (catalogue) -> its options model
 FAMILY_OPTIONS: dict[str, type[Options]] = {
     "disparity": DisparityOptions,
     "multi": MultiOptions,
     "predictability": PredictabilityOptions,
     "selection": SelectionOptions,
+    "ranking": RankingOptions,
 }
 
 

@@ -392,6 +392,8 @@ for _name, _fn in (("biasamp_mals", biasamp_mals), ("biasamp_a_to_t", biasamp_a_
                    ("scoring_rate", selection_rate), ("scoring_impact_ratio", impact_ratio),
                    ("leakage", None), ("dpa_a_to_t", None), ("dpa_t_to_a", None)):
     register(_name, _fn)
+for _name in catalogue.names(family="ranking"):  # computed from the items of ranking tasks (stats/ranking.py)
+    register(_name, None)
 assert set(REGISTRY) == set(catalogue.CATALOGUE), "every catalogue metric needs a register() line"
 
 

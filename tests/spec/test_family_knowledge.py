@@ -17,6 +17,8 @@ from pathlib import Path
 
 from reportgen.families import FAMILIES
 from reportgen.spec.catalogue import CATALOGUE, METHODS
+from reportgen.spec.tasks import TaskKind
+from typing import get_args
 
 ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "reportgen"
@@ -24,7 +26,10 @@ TEMPLATES = ROOT / "templates"
 
 METRIC_NAMES = frozenset(CATALOGUE)
 FAMILY_NAMES = frozenset(FAMILIES) | {info.family for info in CATALOGUE.values()}
-NAMES = METRIC_NAMES | FAMILY_NAMES
+# 'ranking' names both the ranking family and a task kind (spec/tasks.py TaskKind): the data and spec stages branch
+# on task kinds, which is their own knowledge, so a literal that is a task kind is read as one.
+TASK_KINDS = frozenset(get_args(TaskKind))
+NAMES = (METRIC_NAMES | FAMILY_NAMES) - TASK_KINDS
 
 # Where family knowledge belongs: the catalogue and the families.
 HOME = ("families/", "spec/catalogue.py")
@@ -169,6 +174,13 @@ EXPECTED_GATES = {
     "leakage": ((-1, 1), (-1, 1), False, False, "none", "Δ"),
     "dpa_a_to_t": ((-1, 1), (-1, 1), False, False, "none", "Δ"),
     "dpa_t_to_a": ((-1, 1), (-1, 1), False, False, "none", "Δ"),
+    "exposure": ((0, 1), (0, 1), True, True, "task", "exposure"),
+    "exposure_ratio": ((0, 1), (0, 1), False, False, "task", "exposure ratio"),
+    "exposure_per_relevance": ((0, 1), (0, 1), False, False, "task", "treatment ratio"),
+    "skew_at_k": ((-30, 30), (-30, 30), False, False, "task", "skew"),
+    "ndkl": ((0, 30), (0, 30), False, False, "none", "Δ"),
+    "topk_selection_rate": ((0, 1), (0, 1), True, True, "task", "selection rate"),
+    "topk_impact_ratio": ((0, 1), (0, 1), False, False, "task", "impact ratio"),
 }
 
 
