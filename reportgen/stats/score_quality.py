@@ -362,3 +362,34 @@ def calibration_sums(score: np.ndarray, label: np.ndarray, P: np.ndarray, weight
             part = np.add.reduceat(Wc[:, :, None] * feats[:, None, :], starts, axis=0)  # (bins present, c, 3)
             out[c0:c0 + Wc.shape[1], g, present, :] = part.transpose(1, 0, 2)
     return CalibrationSums(out if reps else out[0], edges)
+
+
+def ece_if_calibrated(score: np.ndarray, P: np.ndarray, *, draws: int, seed: int, stream: int,
+                      bins: int = DEFAULT_BINS, bounds: tuple[float, float] = (0.0, 1.0)) -> np.ndarray:
+    """The ECE each group would show on these rows if the score were perfectly calibrated: labels redrawn as
+    Bernoulli(score) ``draws`` times (consistency resampling, Bröcker & Smith 2007); (draws, G). The plug-in ECE
+    is biased upward (a bin's |mean score − observed rate| is positive by chance alone), the more so the fewer
+    rows a bin holds, so a group's ECE is read against this reference, not against 0."""
+    if not (bounds[0] == 0.0 and bounds[1] == 1.0):
+        raise ValueError("a calibrated score is a probability: its bounds are [0, 1]")
+    idx, _ = score_bins(score, bins, bounds)
+    s = np.asarray(score, dtype=np.float64)
+    P = np.asarray(P, dtype=np.float64)
+    rng = np.random.default_rng([seed, stream])
+    out = np.full((draws, P.shape[1]), np.nan)
+    for g in range(P.shape[1]):
+        rows = np.flatnonzero(P[:, g] > 0)
+        if not len(rows):
+            continue
+        rows = rows[np.argsort(idx[rows], kind="stable")]
+        b_of = idx[rows]
+        starts = np.flatnonzero(np.r_[True, b_of[1:] != b_of[:-1]])
+        p, sr = P[rows, g], s[rows]
+        expected = np.add.reduceat(p * sr, starts)  # (bins present,)
+        step = max(1, CHUNK_ELEMENTS // len(rows))
+        for d0 in range(0, draws, step):
+            d1 = min(draws, d0 + step)
+            Ystar = rng.random((len(rows), d1 - d0)) < sr[:, None]
+            observed = np.add.reduceat(Ystar * p[:, None], starts, axis=0)
+            out[d0:d1, g] = np.abs(expected[:, None] - observed).sum(axis=0) / p.sum()
+    return out

@@ -256,3 +256,25 @@ def test_bootstrap_percentile_covers_auc_gap_and_citl():
     c = sq.calibration_sums(s2, y2, P, W).citl()
     cov_citl = _coverage([intervals.percentile(c[:, g], LEVEL)[:2] for g in range(R)], 1 / 6)
     assert 0.91 <= cov_citl <= 0.98, cov_citl
+
+
+def test_ece_is_read_against_a_calibrated_score_on_the_same_rows():
+    """The plug-in ECE of a perfectly calibrated score is well above 0 on a few hundred rows (its bootstrap
+    interval never holds 0), and the consistency-resampling reference shows how much: a calibrated group's ECE
+    lies below the reference's 95th percentile about 95% of the time; a miscalibrated one (labels Bernoulli(s²))
+    lies above it."""
+    rng = np.random.default_rng(11)
+    R, n = 200, 300
+    codes = np.repeat(np.arange(R), n)
+    P = _onehot(codes, R)
+    s = rng.random(R * n)
+    y = (rng.random(R * n) < s).astype(float)
+    ece = sq.calibration_sums(s, y, P).ece()
+    ref = sq.ece_if_calibrated(s, P, draws=200, seed=3, stream=4)
+    assert ece.mean() > 0.04  # bias alone: a calibrated score's ECE at 30 rows a bin
+    assert abs(ref.mean() - ece.mean()) < 0.005  # the reference has the same bias
+    below = float(np.mean(ece <= np.quantile(ref, 0.95, axis=0)))
+    assert 0.9 <= below <= 0.99, below
+    y2 = (rng.random(R * n) < s ** 2).astype(float)
+    assert np.all(sq.calibration_sums(s, y2, P).ece() > np.quantile(ref, 0.95, axis=0))
+    assert np.array_equal(ref, sq.ece_if_calibrated(s, P, draws=200, seed=3, stream=4))  # seeded
