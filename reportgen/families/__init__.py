@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from reportgen.stats import metrics
-from reportgen.families import amplification, disparity, multi, predictability, selection
+from reportgen.families import amplification, disparity, multi, predictability, score_quality, selection
 
 
 STATISTICS = {
@@ -21,6 +21,7 @@ STATISTICS = {
     "moments": "weighted group moments of declared row features (ctx.moments(task, features)); no family yet",
     "patterns": "the distinct row patterns with counts (reportgen.stats.counts.Units), for events over task sets",
     "rows": "row-level data (a streamed data set's sample)",
+    "values": "a non-binary task's columns per prediction file, collected exactly (ctx.values(task))",
 }
 
 
@@ -56,6 +57,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("selection", "Selection rates", selection.entry, statistic="cells", partial="partials/selection.html"),
     Family("predictability", "Bias amplification", predictability.entry, statistic="rows", needs_rows=True,
            on_row_sample=True, partial="partials/amplification.html"),
+    Family("score_quality", "Score quality by group", score_quality.entry, statistic="values",
+           partial="partials/score_quality.html"),
 )}
 
 

@@ -13,6 +13,7 @@ from reportgen.results.intervals import (AcrossRunsInterval, BernsteinInterval, 
                                          HeadlineInterval, IdentifiedSet, KatzInterval, SampleOnlyEstimate, PairInterval, SimultaneousInterval, TrialsInterval)
 from reportgen.results.regulatory import (FourFifthsStatement, SelectionExclusion, SelectionTest, SelectionVerdict,
                                           SelectionWarning)
+from reportgen.results.score_quality import ScoreQualityResult
 from reportgen.results.vocabulary import (BaseSource, Direction, ResultModel, documented,
                                           metric_names, optional)
 
@@ -426,5 +427,5 @@ class SelectionResult(ResultModel):
 
 
 MetricResult = Annotated[Union[AmplificationResult, MultiResult, DisparityResult, SelectionResult,
-                               PredictabilityResult], Field(discriminator="name")]
+                               PredictabilityResult, ScoreQualityResult], Field(discriminator="name")]
 

@@ -169,6 +169,13 @@ EXPECTED_GATES = {
     "leakage": ((-1, 1), (-1, 1), False, False, "none", "Δ"),
     "dpa_a_to_t": ((-1, 1), (-1, 1), False, False, "none", "Δ"),
     "dpa_t_to_a": ((-1, 1), (-1, 1), False, False, "none", "Δ"),
+    # §12: a group's AUC in [0, 1] (lower is worse); the gaps' value is the largest |Δ| in [0, 1], pairs signed Δ;
+    # calibration in the large per group signed, its value the largest |·|; ECE in [0, 1]
+    "auc": ((0, 1), (0, 1), False, False, "task", "Δ"),
+    "auc_gap": ((0, 1), (-1, 1), False, True, "task", "Δ"),
+    "xauc": ((0, 1), (-1, 1), False, True, "task", "Δ"),
+    "calibration_in_the_large": ((0, 1), (-1, 1), False, True, "task", "Δ"),
+    "ece": ((0, 1), (0, 1), False, False, "task", "Δ"),
 }
 
 
