@@ -81,13 +81,10 @@ class _File:
 
 
 def _score_tasks(ctx: AttributeContext, m: Metric) -> list[tuple[int, str]]:
-    """(index into ``ctx.L.numeric``, label) of the score tasks the metric covers."""
-    out = []
-    for k, t in enumerate(getattr(ctx.L, "numeric", None) or []):
-        name = getattr(t, "name", None) or getattr(t, "spec_key", None)
-        if getattr(t, "kind", None) == "score" and (m.tasks is None or name in m.tasks):
-            out.append((k, name))
-    return out
+    """(task index for ``ctx.values``, task label) of the score tasks the metric covers (the catalogue's
+    ``task_kinds`` keep it to score tasks)."""
+    K = len(ctx.L.tasks)
+    return [(k, ctx.L.numeric[k - K].name) for k in ctx.task_idx(m) if k >= K]
 
 
 def _files(ctx: AttributeContext, k: int) -> list[_File] | str:
@@ -189,14 +186,17 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     value, _, sel = _headline_of(m.name, ev.pair_point, ev.pair_reps)
     ev.value = value
     scheme = "poisson"
-    pairs, pair_reps = [], {}
+    pairs: list[ScoreQualityPair] = []
+    pair_reps: dict[int, np.ndarray] = {}
     for p, (task, g) in enumerate(meta):
         f = first[_task_pos(tasks, task)]
         pair = _pair(ctx, m, f, evals, p, g, task, bins, len(evals))
         if not math.isnan(ev.pair_point[p]):
             h = pair_interval(pair, ev, evals, p, ctx.level, ctx.B, ctx.seed, scheme)
             pair_reps[len(pairs)] = ev.pair_reps[:, p]
-            pair.verdict = _verdict(m.name, pair, h.interval, attr, g, f.favorable)
+            verdict = _verdict(m.name, pair, h.interval, attr, g, f.favorable)
+            if verdict is not None:
+                pair.verdict = verdict
         pairs.append(pair)
     out: dict = {"name": m.name, "attribute": attr.name}
     if not first[0].hard:

@@ -41,6 +41,9 @@ class Ctx(SimpleNamespace):
     def values(self, k):
         return self.vals[k]
 
+    def task_idx(self, m):
+        return [0]
+
 
 def _attr(groups=("A", "B", "C")):
     return SimpleNamespace(name="g", groups=list(groups), label=lambda j: f"g={groups[j]}")
@@ -48,7 +51,7 @@ def _attr(groups=("A", "B", "C")):
 
 def _ctx(vals_per_file, B=200, seed=3, level=0.95, G=3):
     numeric = [SimpleNamespace(name="tox", kind="score")]
-    return Ctx(attr=_attr(("A", "B", "C")[:G]), L=SimpleNamespace(numeric=numeric), vals=[vals_per_file],
+    return Ctx(attr=_attr(("A", "B", "C")[:G]), L=SimpleNamespace(tasks=[], numeric=numeric), vals=[vals_per_file],
                statistics={}, seed=seed, B=B, level=level)
 
 
