@@ -19,9 +19,8 @@ from reportgen.families.core import (AttributeContext, Computed, Evaluation, com
                                      undefined_entry)
 from reportgen.families.disparity import decision_verdict
 from reportgen.fileio import jfloat as as_json_float
-from reportgen.results.intervals import DecisionVerdict
 from reportgen.results.score_quality import (CalibratedReference, DeLongInterval, HoeffdingBound, ReliabilityPoint,
-                                             ScoreQualityPair, ScoreQualityResult)
+                                             ScoreQualityPair, ScoreQualityResult, ScoreQualityVerdict)
 from reportgen.spec.model import Metric
 from reportgen.stats import counts
 from reportgen.stats import score_quality as sq
@@ -194,9 +193,9 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
         if not math.isnan(ev.pair_point[p]):
             h = pair_interval(pair, ev, evals, p, ctx.level, ctx.B, ctx.seed, scheme)
             pair_reps[len(pairs)] = ev.pair_reps[:, p]
-            verdict = _verdict(m.name, pair, h.interval, attr, g, f.favorable)
-            if verdict is not None:
-                pair.verdict = verdict
+            pair.verdict = _verdict(m.name, pair, h.interval, attr, g, f.favorable)
+        else:
+            pair.verdict = ScoreQualityVerdict(kind="undefined", text=f"not defined: {pair.reason}", interval=None)
         pairs.append(pair)
     out: dict = {"name": m.name, "attribute": attr.name}
     if not first[0].hard:
@@ -214,6 +213,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     out["value_is"] = _value_is(m.name, meta[sel], attr)
     h = headline(ev, evals, ev.reps, ctx.level, ctx.B, ctx.seed, scheme, [e.value for e in evals])
     out.update(h.keys())
+    out["verdict"] = _summary(m.name, pairs)
     out["pairs"] = pairs
     return Computed(ScoreQualityResult(**out), ev.reps if ctx.B else None, pair_reps)
 
@@ -334,20 +334,42 @@ def _bound(name: str, f: _File, g: int, v: float, level: float, runs: int) -> tu
                           else rng, lower=v - h, upper=v + h), ""
 
 
-def _verdict(name: str, pair: ScoreQualityPair, iv, attr, g: int, favorable: str) -> DecisionVerdict | None:
-    """The pair's verdict from its decision interval: auc_gap and xauc against the group or the reference;
+def _verdict(name: str, pair: ScoreQualityPair, iv, attr, g: int, favorable: str) -> ScoreQualityVerdict:
+    """The pair's reading from its decision interval: auc_gap and xauc against the group or the reference;
     calibration in the large against the group when the miscalibration harms it (a higher score is worse for the
-    person and the score overstates the rate, or the reverse); auc and ece: none (descriptive)."""
+    person and the score overstates the rate, or the reverse); a group's AUC and ECE are descriptive."""
+    if name == "auc":
+        return ScoreQualityVerdict(kind="descriptive", text="descriptive: one group's AUC compares no groups",
+                                   interval=None)
+    if name == "ece":
+        cal = pair.calibrated
+        if cal is None or cal.upper is None or pair.ece is None:
+            return ScoreQualityVerdict(kind="descriptive", text="descriptive", interval=None)
+        where = "above" if pair.ece > cal.upper else "within"
+        return ScoreQualityVerdict(kind="descriptive", interval=None,
+                                   text=f"descriptive: {where} what a calibrated score shows on these rows")
     if name in ("auc_gap", "xauc"):
-        return decision_verdict(iv, None, attr.label(g), attr.label(0))
-    if name != "calibration_in_the_large":
-        return None
-    base = decision_verdict(iv, None, attr.label(g), attr.label(g))
-    if base.kind != "against":
-        return base
+        v = decision_verdict(iv, None, attr.label(g), attr.label(0))
+        return ScoreQualityVerdict(kind=v.kind, text=v.text, interval=v.interval)
+    v = decision_verdict(iv, None, attr.label(g), attr.label(g))
+    if v.kind != "against":
+        return ScoreQualityVerdict(kind=v.kind, text=v.text, interval=v.interval)
     over = iv.lower > 0
     harms = over == (favorable == "lower")
     words = "overstates" if over else "understates"
     text = (f"miscalibrated against {attr.label(g)}: the score {words} its rate" if harms else
             f"not against {attr.label(g)}: the score {words} its rate, in its favour")
-    return DecisionVerdict(kind="against" if harms else "insufficient", text=text, interval=base.interval)
+    return ScoreQualityVerdict(kind="against" if harms else "insufficient", text=text, interval=v.interval)
+
+
+def _summary(name: str, pairs: list[ScoreQualityPair]) -> ScoreQualityVerdict:
+    """The value's reading: descriptive, counting its pairs' verdicts (each read off the pair's own interval)."""
+    kinds = [p.verdict.kind for p in pairs if p.verdict is not None]
+    against = kinds.count("against")
+    what = "comparisons" if name in ("auc_gap", "xauc") else "groups"
+    if name in ("auc", "ece"):
+        return ScoreQualityVerdict(kind="descriptive", text="descriptive: each group's value is in its row",
+                                   interval=None)
+    return ScoreQualityVerdict(kind="descriptive", interval=None,
+                               text=f"descriptive: against the group in {against} of {len(kinds)} {what} "
+                                    "(each read off its own interval)")

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from reportgen.results.intervals import (AcrossRunsInterval, BootstrapInterval, DecisionVerdict, HeadlineInterval,
-                                         PairInterval)
+from reportgen.results.intervals import AcrossRunsInterval, BootstrapInterval, HeadlineInterval, PairInterval
 from reportgen.results.vocabulary import ResultModel, ResultValue, documented, metric_names, optional
 
 ScoreQualityMetric = metric_names("score_quality")
@@ -48,6 +47,20 @@ class HoeffdingBound(ResultValue):
     lower: float | None = documented("Lower end (not clipped); null when undefined.")
     upper: float | None = documented("Upper end (not clipped); null when undefined.")
     reason: str | None = optional("Why there is no bound.")
+
+
+class ScoreQualityVerdict(ResultValue):
+    """A row's reading (docs/metrics.md §12): read off its decision interval for a comparison (auc_gap, xauc) and a
+    group's calibration in the large; 'descriptive' where the quantity alone is no comparison (a group's AUC or
+    ECE) and for a metric's value (the largest |Δ| of its pairs, whose verdicts are in their rows)."""
+
+    kind: Literal["against", "insufficient", "undefined", "descriptive"] = documented(
+        "'against' (the decision interval excludes 0 on the side that is worse for the group), 'insufficient' (it "
+        "contains 0, shows no sampling variation, or excludes 0 on the side in the group's favour: `text` says "
+        "which), 'undefined' (no value or no interval), 'descriptive' (no verdict: `text` says what the row shows).")
+    text: str = documented("The reading in words, as the report prints it.")
+    interval: str | None = documented("The decision interval in words (e.g. 'bootstrap 95%'); null for a "
+                                      "descriptive row.")
 
 
 class ReliabilityPoint(ResultModel):
@@ -106,8 +119,8 @@ class ScoreQualityPair(ResultModel):
     calibrated: CalibratedReference | None = optional("ece: the ECE a calibrated score would show on these rows.")
     reliability: list[ReliabilityPoint] | None = optional("calibration_in_the_large, ece: the reliability curve "
                                                           "(first prediction file).")
-    verdict: DecisionVerdict | None = optional("The pair's verdict, from its decision interval (auc: descriptive, "
-                                               "none).")
+    verdict: ScoreQualityVerdict | None = optional("The pair's reading, from its decision interval (auc, ece: "
+                                                   "descriptive).")
 
 
 class ScoreQualityResult(ResultModel):
@@ -129,6 +142,7 @@ class ScoreQualityResult(ResultModel):
     interval_rows: BootstrapInterval | None = optional(_INTERVAL_ROWS)
     across_runs: AcrossRunsInterval | None = optional(_ACROSS_RUNS)
     per_run: list[float | None] | None = optional(_PER_RUN)
-    verdict: DecisionVerdict | None = optional("The value's verdict, from its interval (auc_gap, xauc: against the "
-                                               "group of `value_is` when the interval of its pair excludes 0).")
+    verdict: ScoreQualityVerdict | None = optional("'descriptive': the value summarises its pairs, and the text "
+                                                   "counts the pairs' verdicts (each from its own decision "
+                                                   "interval).")
     pairs: list[ScoreQualityPair] = documented("Per task and group (against the reference for auc_gap, xauc).")
