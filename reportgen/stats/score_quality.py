@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reportgen.stats.counts import POISSON_TABLE, poisson_weights_at
+from reportgen.stats.counts import POISSON_TABLE, block_chunks, poisson_block
 
 CHUNK_ELEMENTS = 1 << 22  # rows × replicates per block of work (4M float64: 32 MB per temporary)
 DEFAULT_BINS = 10
@@ -47,8 +47,13 @@ POISSON_UINT8 = POISSON_TABLE.astype(np.uint8)  # Poisson(1) draws are 0..8: one
 
 def bootstrap_weights(seed: int, stream: int, positions: np.ndarray, B: int) -> np.ndarray:
     """Keyed Poisson(1) frequency weights, (n, B) uint8, of the rows at ``positions`` (docs/metrics.md §4):
-    the same weights :mod:`reportgen.stats.moments` gives these rows, in every engine."""
-    return POISSON_UINT8[poisson_weights_at(seed, stream, positions, B)]
+    the same weights :mod:`reportgen.stats.moments` gives these rows, in every engine. Drawn one counter block at
+    a time, so the raw draws never take more than one block's memory beside the one byte a weight."""
+    pos = np.asarray(positions, dtype=np.int64)
+    out = np.empty((len(pos), B), dtype=np.uint8)
+    for rows, blk, within in block_chunks(pos):
+        out[rows] = POISSON_UINT8[poisson_block(seed, stream, blk, B)[within, :B]]
+    return out
 
 
 @dataclass(frozen=True)
@@ -120,18 +125,46 @@ def _block_sums(ranked: Ranked, pos: np.ndarray, neg: np.ndarray, weights: np.nd
 
 def mann_whitney(ranked: Ranked, pos: np.ndarray, neg: np.ndarray, weights: np.ndarray | None = None) -> MannWhitney:
     """Weighted Mann–Whitney sums of the rows' positive weights ``pos`` (n,) and negative weights ``neg`` (n,)
-    (membership × label), under frequency ``weights`` None, (n,) or (n, B): shape () or (B,)."""
+    (membership × label), under frequency ``weights`` None, (n,) or (n, B): shape () or (B,).
+
+    The negatives' weights are summed cumulatively in score order (one cumsum per replicate chunk); a positive
+    reads the cumulative weight below its tie block and, with ties, half of its block's (the mean of the sums
+    before and after the block, found by a binary search of its tie block among the negatives'). Sums of integer
+    weights are exact, so no summation order changes a bit."""
     pos = np.asarray(pos, dtype=np.float64)
     neg = np.asarray(neg, dtype=np.float64)
-    B = 1 if weights is None or np.ndim(weights) == 1 else np.shape(weights)[1]
+    one = weights is None or np.ndim(weights) == 1
+    B = 1 if one else np.shape(weights)[1]
     num, wp, wn = np.zeros(B), np.zeros(B), np.zeros(B)
-    for cols, Pb, Nb in _block_sums(ranked, pos, neg, weights):
-        below = np.cumsum(Nb, axis=0)
-        below -= 0.5 * Nb  # the negatives below a block, and half of the block's own
-        num[cols] = np.einsum("tb,tb->b", Pb, below)
-        wp[cols] = Pb.sum(axis=0)
-        wn[cols] = Nb.sum(axis=0)
-    if weights is None or np.ndim(weights) == 1:
+    prow = ranked.order[pos[ranked.order] > 0]  # positives, in score order
+    nrow = ranked.order[neg[ranked.order] > 0]  # negatives, in score order
+    ntie, ptie = ranked.tie[nrow], ranked.tie[prow]
+    lo = np.searchsorted(ntie, ptie, side="left")  # negatives strictly below each positive
+    hi = np.searchsorted(ntie, ptie, side="right")  # ... and those tied with it
+    ties = bool((hi > lo).any())
+    # replicates as rows: the cumulative sums run along contiguous memory
+    WpT, WnT = np.ascontiguousarray(_columns(weights, prow).T), np.ascontiguousarray(_columns(weights, nrow).T)
+    pw, nw = pos[prow], neg[nrow]
+    unit_p, unit_n = bool((pw == 1).all()), bool((nw == 1).all())
+    step = max(1, CHUNK_ELEMENTS // max(1, len(prow) + len(nrow)))
+    for c0 in range(0, B, step):
+        cols = slice(c0, min(B, c0 + step))
+        Wn = WnT[cols].astype(np.float64)
+        if not unit_n:
+            Wn *= nw
+        Wp = WpT[cols].astype(np.float64)
+        if not unit_p:
+            Wp *= pw
+        below = np.zeros((Wn.shape[0], len(nrow) + 1))
+        np.cumsum(Wn, axis=1, out=below[:, 1:])
+        wn[cols] = below[:, -1]
+        wp[cols] = Wp.sum(axis=1)
+        at = below[:, lo]
+        if ties:
+            at += below[:, hi]
+            at *= 0.5
+        num[cols] = np.einsum("bi,bi->b", Wp, at)
+    if one:
         return MannWhitney(num[0], wp[0], wn[0])
     return MannWhitney(num, wp, wn)
 
@@ -354,13 +387,14 @@ def calibration_sums(score: np.ndarray, label: np.ndarray, P: np.ndarray, weight
         b_of = idx[rows]
         starts = np.flatnonzero(np.r_[True, b_of[1:] != b_of[:-1]])
         present = b_of[starts]
-        feats = P[rows, g][:, None] * np.stack([np.ones(len(rows)), s[rows], y[rows]], axis=1)  # (m, 3)
-        W = _columns(weights, rows)
-        step = max(1, CHUNK_ELEMENTS // (3 * len(rows)))
+        feats = P[rows, g] * np.stack([np.ones(len(rows)), s[rows], y[rows]])  # (3, m)
+        WT = np.ascontiguousarray(_columns(weights, rows).T)  # (B, m): a replicate's weights contiguous
+        step = max(1, CHUNK_ELEMENTS // len(rows))
         for c0 in range(0, B, step):
-            Wc = W[:, c0:c0 + step].astype(np.float64)
-            part = np.add.reduceat(Wc[:, :, None] * feats[:, None, :], starts, axis=0)  # (bins present, c, 3)
-            out[c0:c0 + Wc.shape[1], g, present, :] = part.transpose(1, 0, 2)
+            cols = slice(c0, min(B, c0 + step))
+            Wc = WT[cols].astype(np.float64)
+            for f in range(3):
+                out[cols, g, present, f] = np.add.reduceat(Wc * feats[f], starts, axis=1)
     return CalibrationSums(out if reps else out[0], edges)
 
 
