@@ -35,6 +35,9 @@ class MetricInfo:
     # the spec refuses a metric on a task or attribute of another kind (why_not_probabilities says why)
     task_kinds: tuple[str, ...] = ("binary",)
     membership: tuple[str, ...] = ("hard",)
+    # a continuous or score task's `column:` (its true value or 0/1 label) must be given: the spec refuses the metric on
+    # a task without it, at the metric's key (docs/metrics.md §12: AUC and calibration compare the score with it)
+    needs_column: bool = False
     # What a pair is: "task" (a group on one task), "comparison" (a group against the reference group on one task
     # and condition; the value is one selected comparison's δ), "combination" (a group on a combination of
     # tasks), "none" (one value per attribute, no pairs).
@@ -69,7 +72,7 @@ _SOFT = ("hard", "probabilities")
 _MULTI = dict(pair_kind="combination", pair_range=(-1.0, 1.0), pair_worse="abs", method="multi")
 
 # Score quality: a score task with its 0/1 label, read with any membership (weighted rows).
-_SCORE = dict(task_kinds=("score",), membership=_SOFT, method="score_quality", docs_section="12.")
+_SCORE = dict(task_kinds=("score",), membership=_SOFT, method="score_quality", docs_section="12.", needs_column=True)
 
 CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
     _amp("biasamp_mals", "T->A",
