@@ -367,6 +367,15 @@ def score_bins(score: np.ndarray, bins: int = DEFAULT_BINS, bounds: tuple[float,
     return idx, np.linspace(lo, hi, bins + 1)
 
 
+def _binned_rows(idx: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the rows with membership weight ``p`` > 0 grouped by bin, in row order within a bin; where each bin's rows
+    start)."""
+    rows = np.flatnonzero(p > 0)
+    rows = rows[np.argsort(idx[rows], kind="stable")]
+    b_of = idx[rows]
+    return rows, np.flatnonzero(np.r_[True, b_of[1:] != b_of[:-1]]) if len(rows) else np.zeros(0, dtype=np.int64)
+
+
 def calibration_sums(score: np.ndarray, label: np.ndarray, P: np.ndarray, weights: np.ndarray | None = None, *,
                      bins: int = DEFAULT_BINS, bounds: tuple[float, float] = (0.0, 1.0)) -> CalibrationSums:
     """Weighted (weight, Σ s, Σ y) per group and equal-width score bin; (G, bins, 3), or (B, G, bins, 3) with
@@ -380,13 +389,10 @@ def calibration_sums(score: np.ndarray, label: np.ndarray, P: np.ndarray, weight
     B = np.shape(weights)[1] if reps else 1
     out = np.zeros((B, G, bins, 3))
     for g in range(G):
-        rows = np.flatnonzero(P[:, g] > 0)
+        rows, starts = _binned_rows(idx, P[:, g])
         if not len(rows):
             continue
-        rows = rows[np.argsort(idx[rows], kind="stable")]
-        b_of = idx[rows]
-        starts = np.flatnonzero(np.r_[True, b_of[1:] != b_of[:-1]])
-        present = b_of[starts]
+        present = idx[rows][starts]
         feats = P[rows, g] * np.stack([np.ones(len(rows)), s[rows], y[rows]])  # (3, m)
         WT = np.ascontiguousarray(_columns(weights, rows).T)  # (B, m): a replicate's weights contiguous
         step = max(1, CHUNK_ELEMENTS // len(rows))
@@ -412,12 +418,9 @@ def ece_if_calibrated(score: np.ndarray, P: np.ndarray, *, draws: int, seed: int
     rng = np.random.default_rng([seed, stream])
     out = np.full((draws, P.shape[1]), np.nan)
     for g in range(P.shape[1]):
-        rows = np.flatnonzero(P[:, g] > 0)
+        rows, starts = _binned_rows(idx, P[:, g])
         if not len(rows):
             continue
-        rows = rows[np.argsort(idx[rows], kind="stable")]
-        b_of = idx[rows]
-        starts = np.flatnonzero(np.r_[True, b_of[1:] != b_of[:-1]])
         p, sr = P[rows, g], s[rows]
         expected = np.add.reduceat(p * sr, starts)  # (bins present,)
         step = max(1, CHUNK_ELEMENTS // len(rows))
