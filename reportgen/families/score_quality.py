@@ -330,8 +330,9 @@ def _bound(name: str, f: _File, g: int, v: float, level: float, runs: int) -> tu
         h, rng = sq.hoeffding_mean_halfwidth(float(f.P[:, g].sum()), 2.0, level), "score − label in [−1, 1]"
     if not math.isfinite(h):
         return None, "no distribution-free bound: too few rows of a class"
+    lo_q, hi_q = (0.0, 1.0) if name == "auc" else (-1.0, 1.0)  # the quantity's own range
     return HoeffdingBound(method="hoeffding", level=level, range=f"{rng}; {NOTE_BOUND}" if name != "calibration_in_the_large"
-                          else rng, lower=v - h, upper=v + h), ""
+                          else rng, lower=max(lo_q, v - h), upper=min(hi_q, v + h)), ""
 
 
 def _verdict(name: str, pair: ScoreQualityPair, iv, attr, g: int, favorable: str) -> ScoreQualityVerdict:

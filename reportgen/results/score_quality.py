@@ -44,8 +44,9 @@ class HoeffdingBound(ResultValue):
                                               "the two bounds at α/2 each, added.")
     level: float = documented("Confidence level.")
     range: str = documented("The range the bound rests on, in words.")
-    lower: float | None = documented("Lower end (not clipped); null when undefined.")
-    upper: float | None = documented("Upper end (not clipped); null when undefined.")
+    lower: float | None = documented("Lower end, clipped to the quantity's range ([0, 1] for an AUC, [−1, 1] for a "
+                                     "difference or calibration in the large); null when undefined.")
+    upper: float | None = documented("Upper end, clipped likewise; null when undefined.")
     reason: str | None = optional("Why there is no bound.")
 
 
