@@ -70,7 +70,8 @@ def test_results_json_equals_the_references_on_the_sample_rows(results):
     for p, grp in zip(ece["pairs"], GROUPS):
         curve = S.reliability(*by[grp])
         assert [r["weight"] for r in p["reliability"]] == [c["weight"] for c in curve]
-        assert p["calibrated"]["mean"] < p["ece"] and "verdict" not in p
+        assert p["calibrated"]["mean"] < p["ece"] and p["verdict"]["kind"] == "descriptive"
+        assert p["verdict"]["text"].startswith("descriptive: above what a calibrated score shows")
 
 
 def test_the_gate_on_auc_gap_decides_on_the_pair_decision_interval(results):
