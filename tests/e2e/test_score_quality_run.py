@@ -117,3 +117,17 @@ def test_diff_finds_a_planted_loss_of_auc(tmp_path):
     new_gap = _metric(json.loads(b.read_text()), "auc_gap")["pairs"][0]
     old_gap = _metric(json.loads(a.read_text()), "auc_gap")["pairs"][0]
     assert new_gap["delta"] > old_gap["delta"] + 0.02 and not math.isnan(new_gap["delta"])
+
+
+def test_the_report_shows_the_decision_interval_first_and_a_reliability_diagram_per_group(results):
+    from reportgen.report import render_html
+
+    spec = (ROOT / "specs" / "toxicity_scores.yaml").read_text(encoding="utf-8")
+    html = render_html(results, spec, generated="2026-01-01")
+    section = html[html.index('<section class="family" id="family-score_quality"'):] if \
+        'id="family-score_quality"' in html else html[html.index("Score quality by group</h2>"):]
+    assert "Decision interval" in section and "DeLong" in section and "Hoeffding" in section
+    assert "Value [95% bootstrap: decision]" in section
+    assert section.count('aria-label="Reliability diagram of') == 2  # calibration in the large and ECE
+    assert section.count("<polyline") == 4  # one curve per group in each diagram
+    assert "a calibrated score:" in section and "biased against identity=lgbtq" in section
