@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from reportgen.stats import metrics
-from reportgen.families import amplification, disparity, multi, predictability, ranking, selection
+from reportgen.families import amplification, disparity, multi, predictability, ranking, score_quality, selection
 
 
 STATISTICS = {
@@ -58,6 +58,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("predictability", "Bias amplification", predictability.entry, statistic="rows", needs_rows=True,
            on_row_sample=True, partial="partials/amplification.html"),
     Family("ranking", "Ranking fairness", ranking.entry, statistic="values", partial="partials/ranking.html"),
+    Family("score_quality", "Score quality by group", score_quality.entry, statistic="values",
+           partial="partials/score_quality.html"),
 )}
 
 

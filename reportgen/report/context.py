@@ -76,6 +76,21 @@ REFERENCES = {
                  "KDD 2018.",
     "geyik2019": "Sahin Cem Geyik, Stuart Ambler and Krishnaram Kenthapadi (2019). Fairness-Aware Ranking in Search "
                  "& Recommendation Systems with Application to LinkedIn Talent Search. Proceedings of KDD 2019.",
+    "hanley1982": "James A. Hanley and Barbara J. McNeil (1982). The Meaning and Use of the Area under a Receiver "
+                  "Operating Characteristic (ROC) Curve. Radiology 143(1).",
+    "delong1988": "Elizabeth R. DeLong, David M. DeLong and Daniel L. Clarke-Pearson (1988). Comparing the Areas "
+                  "under Two or More Correlated Receiver Operating Characteristic Curves: A Nonparametric Approach. "
+                  "Biometrics 44(3).",
+    "sun2014": "Xu Sun and Weichao Xu (2014). Fast Implementation of DeLong's Algorithm for Comparing the Areas "
+               "Under Correlated Receiver Operating Characteristic Curves. IEEE Signal Processing Letters 21(11).",
+    "kallus2019": "Nathan Kallus and Angela Zhou (2019). The Fairness of Risk Scores Beyond Classification: "
+                  "Bipartite Ranking and the xAUC Metric. Advances in Neural Information Processing Systems 32.",
+    "steyerberg2019": "Ewout W. Steyerberg (2019). Clinical Prediction Models, 2nd edition, chapter 15 "
+                      "(calibration in the large). Springer.",
+    "naeini2015": "Mahdi Pakdaman Naeini, Gregory F. Cooper and Milos Hauskrecht (2015). Obtaining Well Calibrated "
+                  "Probabilities Using Bayesian Binning. Proceedings of AAAI 2015.",
+    "guo2017": "Chuan Guo, Geoff Pleiss, Yu Sun and Kilian Q. Weinberger (2017). On Calibration of Modern Neural "
+               "Networks. Proceedings of ICML 2017.",
 }
 
 REFERENCE_LABELS = {
@@ -89,6 +104,13 @@ REFERENCE_LABELS = {
     "newcombe1998": "Newcombe 1998",
     "singh2018": "Singh & Joachims 2018",
     "geyik2019": "Geyik, Ambler & Kenthapadi 2019",
+    "hanley1982": "Hanley & McNeil 1982",
+    "delong1988": "DeLong, DeLong & Clarke-Pearson 1988",
+    "sun2014": "Sun & Xu 2014",
+    "kallus2019": "Kallus & Zhou 2019",
+    "steyerberg2019": "Steyerberg 2019",
+    "naeini2015": "Naeini, Cooper & Hauskrecht 2015",
+    "guo2017": "Guo et al. 2017",
 }
 
 # What each source of variation named in a predictability interval's ``covers`` means to a reader.

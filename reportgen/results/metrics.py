@@ -14,6 +14,7 @@ from reportgen.results.intervals import (AcrossRunsInterval, BernsteinInterval, 
 from reportgen.results.ranking import RankingResult
 from reportgen.results.regulatory import (FourFifthsStatement, SelectionExclusion, SelectionTest, SelectionVerdict,
                                           SelectionWarning)
+from reportgen.results.score_quality import ScoreQualityResult
 from reportgen.results.vocabulary import (BaseSource, Direction, ResultModel, documented,
                                           metric_names, optional)
 
@@ -437,5 +438,5 @@ class SelectionResult(ResultModel):
 
 
 MetricResult = Annotated[Union[AmplificationResult, MultiResult, DisparityResult, SelectionResult,
-                               PredictabilityResult, RankingResult], Field(discriminator="name")]
+                               PredictabilityResult, RankingResult, ScoreQualityResult], Field(discriminator="name")]
 

@@ -35,6 +35,9 @@ class MetricInfo:
     # the spec refuses a metric on a task or attribute of another kind (why_not_probabilities says why)
     task_kinds: tuple[str, ...] = ("binary",)
     membership: tuple[str, ...] = ("hard",)
+    # a continuous or score task's `column:` (its true value or 0/1 label) must be given: the spec refuses the metric on
+    # a task without it, at the metric's key (docs/metrics.md §12: AUC and calibration compare the score with it)
+    needs_column: bool = False
     # What a pair is: "task" (a group on one task), "comparison" (a group against the reference group on one task
     # and condition; the value is one selected comparison's δ), "combination" (a group on a combination of
     # tasks), "none" (one value per attribute, no pairs).
@@ -71,6 +74,9 @@ _LN_SHARES = 30.0
 
 # Multi→: the value is a mean of |Δ| over pairs of a group and a task combination; a pair is a signed Δ.
 _MULTI = dict(pair_kind="combination", pair_range=(-1.0, 1.0), pair_worse="abs", method="multi")
+
+# Score quality: a score task with its 0/1 label, read with any membership (weighted rows).
+_SCORE = dict(task_kinds=("score",), membership=_SOFT, method="score_quality", docs_section="12.", needs_column=True)
 
 CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
     _amp("biasamp_mals", "T->A",
@@ -177,6 +183,37 @@ CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
          "CFR 1607.4(D) applied to a shortlist). The value is the lowest ratio.",
          dict(worse="lower", value_range=(0.0, 1.0), pair_quantity="impact_ratio", pair_gated="impact ratio",
               min_groups=2)))),
+    # Score quality by group (docs/metrics.md §12): a score task with a 0/1 label (`column:`); per group, or a group
+    # against the reference group (the first group); proxy probabilities weight the rows.
+    MetricInfo("auc", "score_quality", None,
+               "AUC by group (Hanley & McNeil 1982): the probability that a positive row of the group scores above "
+               "a negative row of the same group (ties ½). Each group's AUC is a pair; the value is the lowest "
+               "group's.", worse="lower", value_range=(0.0, 1.0), pair_quantity="auc", **_SCORE,
+               title="AUC by group", short="AUC", papers=("hanley1982", "delong1988")),
+    MetricInfo("auc_gap", "score_quality", None,
+               "AUC gap: the reference group's AUC minus a group's (positive: the score separates the group's "
+               "positives from its negatives less well), with DeLong's interval beside the bootstrap. The value is "
+               "the largest |gap|.", worse="higher", value_range=(0.0, 1.0), pair_range=(-1.0, 1.0),
+               pair_worse="abs", min_groups=2, **_SCORE, title="AUC gap", short="AUC gap",
+               papers=("delong1988", "sun2014")),
+    MetricInfo("xauc", "score_quality", None,
+               "Cross-group AUC disparity (Kallus & Zhou 2019): xAUC(a, b) is how often a positive of group a "
+               "scores above a negative of group b; a pair is the difference of the two directions between a group "
+               "and the reference, signed so that positive is against the group. The value is the largest |Δ|.",
+               worse="higher", value_range=(0.0, 1.0), pair_range=(-1.0, 1.0), pair_worse="abs", min_groups=2,
+               **_SCORE, title="Cross-group AUC (xAUC)", short="ΔxAUC", papers=("kallus2019",)),
+    MetricInfo("calibration_in_the_large", "score_quality", None,
+               "Calibration in the large by group: the group's mean score minus its observed rate of the positive "
+               "label (positive: the score overstates it). Each group's is a pair; the value is the largest |·|.",
+               worse="higher", value_range=(0.0, 1.0), pair_range=(-1.0, 1.0), pair_worse="abs",
+               pair_quantity="calibration_in_the_large", **_SCORE, title="Calibration in the large by group",
+               short="Calibration in the large", papers=("steyerberg2019",)),
+    MetricInfo("ece", "score_quality", None,
+               "Expected calibration error by group (Naeini et al. 2015): over equal-width score bins, the "
+               "row-weighted mean |mean score − observed rate|, read against the ECE a calibrated score would show "
+               "on the same rows. Each group's is a pair; the value is the largest.",
+               worse="higher", value_range=(0.0, 1.0), pair_quantity="ece", **_SCORE,
+               title="Expected calibration error by group", short="ECE", papers=("naeini2015", "guo2017")),
     MetricInfo("leakage", "predictability", "T->A",
                "Leakage amplification (Wang et al. 2019): how much better an attacker predicts the group from the "
                "model's task predictions than from the (error-matched) true tasks.", docs_section="2.",
@@ -212,6 +249,7 @@ METHODS: dict[str, str] = {
     "disparity": "Group disparity with Bernstein bounds",
     "selection": "Selection rates and impact ratios",
     "ranking": "Ranking fairness: exposure, skew and top-k selection over queries",
+    "score_quality": "Score quality by group (AUC, xAUC, calibration)",
 }
 
 

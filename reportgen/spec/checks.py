@@ -192,6 +192,15 @@ def _kind_problems(ls: LoadedSpec) -> list[Problem]:
                                   f"no {_kinds(info.task_kinds)} task to cover: {m.name} reads "
                                   f"{_kinds(info.task_kinds)} tasks, and every task of this spec is `kind: "
                                   f"{_kinds(tuple(kinds))}`; remove this metric, or add a task it reads"))
+        if info.needs_column:
+            for tname, where in covered_tasks(s, m, i):
+                t = s.tasks.get(tname)
+                if t is not None and t.kind in info.task_kinds and t.kind != "binary" and t.column is None:
+                    out.append(ls.problem(where, f"{m.name} compares task '{tname}' with its true "
+                                                 f"{'label' if t.kind == 'score' else 'value'}, and the task has no "
+                                                 "`column:`; add `column:` (the column of the "
+                                                 f"{'0/1 label' if t.kind == 'score' else 'true value'}) to the task, "
+                                                 "or remove this metric"))
         named = [m.attribute] if m.attribute in s.attributes else [] if m.attribute else list(s.attributes)
         hit = [a for a in named if s.attributes[a].membership not in info.membership]
         if hit:

@@ -139,12 +139,21 @@ class RankingOptions(Options):
 
 
 # family name (catalogue) -> its options model
+class ScoreQualityOptions(Options):
+    """How the calibration metrics bin the scores."""
+
+    bins: int | None = Field(None, ge=2, le=100, description="Calibration metrics (ece, calibration_in_the_large's "
+                                                             "reliability curve): equal-width bins of [0, 1] (default "
+                                                             "10).")
+
+
 FAMILY_OPTIONS: dict[str, type[Options]] = {
     "disparity": DisparityOptions,
     "multi": MultiOptions,
     "predictability": PredictabilityOptions,
     "selection": SelectionOptions,
     "ranking": RankingOptions,
+    "score_quality": ScoreQualityOptions,
 }
 
 

@@ -55,6 +55,7 @@ SCORE_QUALITY_REFERENCES = {
     "calibration_in_the_large": score_quality_reference.calibration_in_the_large,
     "ece": score_quality_reference.ece,
 }
+REFERENCES.update(SCORE_QUALITY_REFERENCES)  # the score_quality family's catalogue lines have landed
 RANKING_REFERENCES = {
     "exposure": ranking_reference.exposure,
     "exposure_ratio": ranking_reference.exposure_ratio,

@@ -181,6 +181,13 @@ EXPECTED_GATES = {
     "ndkl": ((0, 30), (0, 30), False, False, "none", "Δ"),
     "topk_selection_rate": ((0, 1), (0, 1), True, True, "task", "selection rate"),
     "topk_impact_ratio": ((0, 1), (0, 1), False, False, "task", "impact ratio"),
+    # §12: a group's AUC in [0, 1] (lower is worse); the gaps' value is the largest |Δ| in [0, 1], pairs signed Δ;
+    # calibration in the large per group signed, its value the largest |·|; ECE in [0, 1]
+    "auc": ((0, 1), (0, 1), False, False, "task", "Δ"),
+    "auc_gap": ((0, 1), (-1, 1), False, True, "task", "Δ"),
+    "xauc": ((0, 1), (-1, 1), False, True, "task", "Δ"),
+    "calibration_in_the_large": ((0, 1), (-1, 1), False, True, "task", "Δ"),
+    "ece": ((0, 1), (0, 1), False, False, "task", "Δ"),
 }
 
 

@@ -1,0 +1,432 @@
+"""Score quality by group: AUC, cross-group AUC (xAUC), DeLong variances, calibration in the large and ECE.
+
+Pure functions over arrays (docs/metrics.md, score quality): a score ``s`` (n,), a 0/1 label ``y`` (n,), group
+membership weights ``P`` (n, G) (one-hot for one group per row, probabilities for a proxy attribute) and
+optional bootstrap frequency weights ``W`` — (n,) or (n, B), integers for a resample (keyed Poisson(1) weights,
+:func:`bootstrap_weights`). A row counts with weight ``W[i, b] · P[i, g]`` in group ``g`` of replicate ``b``.
+
+AUC is the weighted Mann–Whitney statistic with ties counted ½:
+
+    AUC_g = Σ_{i, j} u_i v_j (1[s_i > s_j] + ½·1[s_i = s_j]) / (Σ_i u_i · Σ_j v_j)
+
+with ``u_i = W_i P[i, g] y_i`` (positives) and ``v_j = W_j P[j, g] (1 − y_j)`` (negatives); with integer
+weights it equals ``sklearn.metrics.roc_auc_score(y, s, sample_weight=W)`` on the group's rows. It is computed
+from one sort of the scores: rows are summed per tie block (equal scores) in score order, and a positive's
+share is the negatives' weight below its block plus half of its own block's, so every replicate costs
+O(n) after the one sort and no Python loop runs over rows. The cross-group AUC xAUC(a, b) (Kallus & Zhou 2019)
+is the same statistic with the positives of group ``a`` and the negatives of group ``b``.
+
+DeLong's variance (DeLong, DeLong & Clarke-Pearson 1988) reads the same blocks: a positive's placement is the
+share of negatives it outranks, a negative's the share of positives that outrank it (ties ½), so the
+structural components come from the one sort, as in Sun & Xu (2014); frequency weights count a row that many
+times. Calibration sums are weighted sums per group and equal-width score bin; calibration in the large and
+the expected calibration error are functions of them.
+
+Sums of integer-valued weights are exact in float64, so the AUC of a resample is one rounding of an exact
+ratio and does not depend on how replicates are split into chunks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from reportgen.stats.counts import POISSON_TABLE, block_chunks, poisson_block
+
+CHUNK_ELEMENTS = 1 << 22  # rows × replicates per block of work (4M float64: 32 MB per temporary)
+DEFAULT_BINS = 10
+
+NO_POSITIVES = "no positive labels in the group"
+NO_NEGATIVES = "no negative labels in the group"
+NO_ROWS = "no rows in the group"
+
+POISSON_UINT8 = POISSON_TABLE.astype(np.uint8)  # Poisson(1) draws are 0..8: one byte a weight
+
+
+def bootstrap_weights(seed: int, stream: int, positions: np.ndarray, B: int) -> np.ndarray:
+    """Keyed Poisson(1) frequency weights, (n, B) uint8, of the rows at ``positions`` (docs/metrics.md §4):
+    the same weights :mod:`reportgen.stats.moments` gives these rows, in every engine. Drawn one counter block at
+    a time, so the raw draws never take more than one block's memory beside the one byte a weight."""
+    pos = np.asarray(positions, dtype=np.int64)
+    out = np.empty((len(pos), B), dtype=np.uint8)
+    for rows, blk, within in block_chunks(pos):
+        out[rows] = POISSON_UINT8[poisson_block(seed, stream, blk, B)[within, :B]]
+    return out
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """Rows in score order and their tie blocks: ``order`` sorts the rows by ascending score (stably), ``tie``
+    is each row's tie block (rows of equal score share one; blocks ascend with the score)."""
+
+    order: np.ndarray  # (n,) int64
+    tie: np.ndarray  # (n,) int64, indexed by row
+
+
+def rank(score: np.ndarray) -> Ranked:
+    """The one sort every statistic of the module reads."""
+    s = np.asarray(score, dtype=np.float64)
+    if np.isnan(s).any():
+        raise ValueError("scores must not be NaN")
+    order = np.argsort(s, kind="stable")
+    ss = s[order]
+    new = np.empty(len(ss), dtype=bool)
+    new[:1] = True
+    new[1:] = ss[1:] != ss[:-1]
+    tie = np.empty(len(s), dtype=np.int64)
+    tie[order] = np.cumsum(new) - 1
+    return Ranked(order, tie)
+
+
+@dataclass(frozen=True)
+class MannWhitney:
+    """Weighted Mann–Whitney sums: ``num`` = Σ u_i v_j (1[s_i > s_j] + ½·1[s_i = s_j]), ``pos`` = Σ u, ``neg`` =
+    Σ v; arrays of one shape (one per replicate, group, ...)."""
+
+    num: np.ndarray
+    pos: np.ndarray
+    neg: np.ndarray
+
+    def value(self) -> np.ndarray:
+        """num / (pos · neg): the AUC, NaN where a side has no weight."""
+        den = self.pos * self.neg
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(den > 0, self.num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _columns(weights: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
+    """The weights of ``rows`` as an (m, B) matrix (B = 1 without weights)."""
+    if weights is None:
+        return np.ones((len(rows), 1))
+    W = np.asarray(weights)
+    return W[rows][:, None] if W.ndim == 1 else W[rows]
+
+
+def _block_sums(ranked: Ranked, pos: np.ndarray, neg: np.ndarray, weights: np.ndarray | None):
+    """Yield (column slice, positives' weight per tie block (T, c), negatives' (T, c)) over replicate chunks; only
+    rows with a positive or negative weight take part, in score order."""
+    keep = ranked.order[(pos[ranked.order] > 0) | (neg[ranked.order] > 0)]
+    W = _columns(weights, keep)
+    B = W.shape[1]
+    if not len(keep):
+        yield slice(0, B), np.zeros((1, B)), np.zeros((1, B))
+        return
+    tie = ranked.tie[keep]
+    starts = np.flatnonzero(np.r_[True, tie[1:] != tie[:-1]])
+    p, q = pos[keep][:, None], neg[keep][:, None]
+    step = max(1, CHUNK_ELEMENTS // len(keep))
+    for c0 in range(0, B, step):
+        Wc = W[:, c0:c0 + step].astype(np.float64)
+        yield slice(c0, c0 + Wc.shape[1]), np.add.reduceat(Wc * p, starts, axis=0), np.add.reduceat(Wc * q, starts,
+                                                                                                    axis=0)
+
+
+def mann_whitney(ranked: Ranked, pos: np.ndarray, neg: np.ndarray, weights: np.ndarray | None = None) -> MannWhitney:
+    """Weighted Mann–Whitney sums of the rows' positive weights ``pos`` (n,) and negative weights ``neg`` (n,)
+    (membership × label), under frequency ``weights`` None, (n,) or (n, B): shape () or (B,).
+
+    The negatives' weights are summed cumulatively in score order (one cumsum per replicate chunk); a positive
+    reads the cumulative weight below its tie block and, with ties, half of its block's (the mean of the sums
+    before and after the block, found by a binary search of its tie block among the negatives'). Sums of integer
+    weights are exact, so no summation order changes a bit."""
+    pos = np.asarray(pos, dtype=np.float64)
+    neg = np.asarray(neg, dtype=np.float64)
+    one = weights is None or np.ndim(weights) == 1
+    B = 1 if one else np.shape(weights)[1]
+    num, wp, wn = np.zeros(B), np.zeros(B), np.zeros(B)
+    prow = ranked.order[pos[ranked.order] > 0]  # positives, in score order
+    nrow = ranked.order[neg[ranked.order] > 0]  # negatives, in score order
+    ntie, ptie = ranked.tie[nrow], ranked.tie[prow]
+    lo = np.searchsorted(ntie, ptie, side="left")  # negatives strictly below each positive
+    hi = np.searchsorted(ntie, ptie, side="right")  # ... and those tied with it
+    ties = bool((hi > lo).any())
+    # replicates as rows: the cumulative sums run along contiguous memory
+    WpT, WnT = np.ascontiguousarray(_columns(weights, prow).T), np.ascontiguousarray(_columns(weights, nrow).T)
+    pw, nw = pos[prow], neg[nrow]
+    unit_p, unit_n = bool((pw == 1).all()), bool((nw == 1).all())
+    step = max(1, CHUNK_ELEMENTS // max(1, len(prow) + len(nrow)))
+    for c0 in range(0, B, step):
+        cols = slice(c0, min(B, c0 + step))
+        Wn = WnT[cols].astype(np.float64)
+        if not unit_n:
+            Wn *= nw
+        Wp = WpT[cols].astype(np.float64)
+        if not unit_p:
+            Wp *= pw
+        below = np.zeros((Wn.shape[0], len(nrow) + 1))
+        np.cumsum(Wn, axis=1, out=below[:, 1:])
+        wn[cols] = below[:, -1]
+        wp[cols] = Wp.sum(axis=1)
+        at = below[:, lo]
+        if ties:
+            at += below[:, hi]
+            at *= 0.5
+        num[cols] = np.einsum("bi,bi->b", Wp, at)
+    if one:
+        return MannWhitney(num[0], wp[0], wn[0])
+    return MannWhitney(num, wp, wn)
+
+
+def _stack(parts: list[MannWhitney]) -> MannWhitney:
+    """Per-group sums side by side: the last axis is the group."""
+    return MannWhitney(*(np.stack([getattr(m, k) for m in parts], axis=-1) for k in ("num", "pos", "neg")))
+
+
+def group_auc(score: np.ndarray, label: np.ndarray, P: np.ndarray, weights: np.ndarray | None = None,
+              ranked: Ranked | None = None) -> MannWhitney:
+    """Each group's Mann–Whitney sums: shape (G,), or (B, G) with (n, B) weights; ``.value()`` is the AUC."""
+    ranked = ranked or rank(score)
+    y = np.asarray(label, dtype=np.float64)
+    P = np.asarray(P, dtype=np.float64)
+    return _stack([mann_whitney(ranked, P[:, g] * y, P[:, g] * (1.0 - y), weights) for g in range(P.shape[1])])
+
+
+def cross_auc(score: np.ndarray, label: np.ndarray, P: np.ndarray, a: int, b: int,
+              weights: np.ndarray | None = None, ranked: Ranked | None = None) -> MannWhitney:
+    """xAUC(a, b) (Kallus & Zhou 2019): how often a positive of group ``a`` outscores a negative of group ``b``
+    (ties ½), as Mann–Whitney sums."""
+    ranked = ranked or rank(score)
+    y = np.asarray(label, dtype=np.float64)
+    P = np.asarray(P, dtype=np.float64)
+    return mann_whitney(ranked, P[:, a] * y, P[:, b] * (1.0 - y), weights)
+
+
+def auc_reason(pos: float, neg: float) -> str | None:
+    """Why a group's AUC is undefined (None: it is defined)."""
+    if pos <= 0 and neg <= 0:
+        return NO_ROWS
+    if pos <= 0:
+        return NO_POSITIVES
+    if neg <= 0:
+        return NO_NEGATIVES
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------- DeLong
+
+
+@dataclass(frozen=True)
+class DeLong:
+    """A group's AUC with DeLong's variance: ``auc``, ``variance`` = S10/m + S01/n (NaN when undefined: fewer than
+    two positives or two negatives), ``positives`` m and ``negatives`` n (frequency-weighted counts)."""
+
+    auc: float
+    variance: float
+    positives: float
+    negatives: float
+
+
+def delong(ranked: Ranked, pos: np.ndarray, neg: np.ndarray) -> DeLong:
+    """DeLong's AUC and variance of the rows with frequency ``pos`` (positives) and ``neg`` (negatives).
+
+    A positive's placement V10 is the share of negatives it outranks, a negative's V01 the share of positives
+    that outrank it (ties ½ in both); every row of a tie block shares its block's placement. The AUC is the mean
+    placement; S10 and S01 are the placements' sample variances (denominator m − 1 and n − 1), and
+    Var(AUC) = S10/m + S01/n (DeLong et al. 1988, eq. 4–5)."""
+    pos = np.asarray(pos, dtype=np.float64)
+    neg = np.asarray(neg, dtype=np.float64)
+    _, Pb, Nb = next(_block_sums(ranked, pos, neg, None))
+    Pb, Nb = Pb[:, 0], Nb[:, 0]
+    m, n = float(Pb.sum()), float(Nb.sum())
+    if m <= 0 or n <= 0:
+        return DeLong(math.nan, math.nan, m, n)
+    v10 = (np.cumsum(Nb) - 0.5 * Nb) / n  # a positive's placement among the negatives
+    v01 = (m - np.cumsum(Pb) + 0.5 * Pb) / m  # a negative's placement among the positives
+    auc = float(Pb @ v10) / m
+    if m < 2 or n < 2:
+        return DeLong(auc, math.nan, m, n)
+    s10 = float(Pb @ (v10 - auc) ** 2) / (m - 1)
+    s01 = float(Nb @ (v01 - auc) ** 2) / (n - 1)
+    return DeLong(auc, s10 / m + s01 / n, m, n)
+
+
+def delong_by_group(score: np.ndarray, label: np.ndarray, codes: np.ndarray, G: int,
+                    ranked: Ranked | None = None) -> list[DeLong]:
+    """DeLong per group of a hard membership (``codes``: each row's group, −1 none). DeLong's variance assumes each
+    row in one group; a proxy attribute has no DeLong interval."""
+    ranked = ranked or rank(score)
+    y = np.asarray(label, dtype=np.float64)
+    codes = np.asarray(codes)
+    return [delong(ranked, (codes == g) * y, (codes == g) * (1.0 - y)) for g in range(G)]
+
+
+def _z(level: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + level / 2))
+
+
+def delong_interval(d: DeLong, level: float) -> tuple[float, float] | None:
+    """AUC ± z·√Var, clipped to [0, 1]; None when the variance is undefined."""
+    if not math.isfinite(d.variance):
+        return None
+    h = _z(level) * math.sqrt(d.variance)
+    return max(0.0, d.auc - h), min(1.0, d.auc + h)
+
+
+def delong_gap_interval(a: DeLong, b: DeLong, level: float) -> tuple[float, float] | None:
+    """AUC_a − AUC_b ± z·√(Var_a + Var_b): two groups of disjoint rows are independent samples; None when either
+    variance is undefined."""
+    if not (math.isfinite(a.variance) and math.isfinite(b.variance)):
+        return None
+    gap = a.auc - b.auc
+    h = _z(level) * math.sqrt(a.variance + b.variance)
+    return gap - h, gap + h
+
+
+def delong_reason(d: DeLong) -> str | None:
+    """Why a DeLong variance is undefined, or says nothing (None) when it is defined and can vary."""
+    why = auc_reason(d.positives, d.negatives)
+    if why:
+        return why
+    if d.positives < 2 or d.negatives < 2:
+        return "DeLong's variance needs at least two positives and two negatives"
+    if d.variance == 0:
+        return "DeLong's variance is 0: the scores separate the group's classes completely"
+    return None
+
+
+# ---------------------------------------------------------------------------------- distribution-free bounds
+
+
+def hoeffding_auc_halfwidth(positives: float, negatives: float, level: float) -> float:
+    """Half-width of Hoeffding's bound for a two-sample U-statistic with a kernel in [0, 1] (Hoeffding 1963, §5):
+    P(|AUC − E AUC| ≥ t) ≤ 2·exp(−2·k·t²) with k = min(m, n), given the class counts m and n. NaN without both."""
+    k = min(positives, negatives)
+    if k < 1:
+        return math.nan
+    return math.sqrt(math.log(2.0 / (1.0 - level)) / (2.0 * k))
+
+
+def hoeffding_mean_halfwidth(n: float, width: float, level: float) -> float:
+    """Half-width of Hoeffding's bound for the mean of n independent values in a range of ``width``:
+    width·√(ln(2/α)/(2n)). NaN without rows."""
+    if n < 1:
+        return math.nan
+    return width * math.sqrt(math.log(2.0 / (1.0 - level)) / (2.0 * n))
+
+
+# -------------------------------------------------------------------------------------------- calibration
+
+
+@dataclass(frozen=True)
+class CalibrationSums:
+    """Weighted sums per group and score bin: ``sums[..., g, m, f]`` with f = (weight, Σ w·s, Σ w·y), over
+    equal-width bins of ``bounds`` (``edges``: M + 1 values; a score on an inner edge falls in the upper bin, the
+    upper bound in the last)."""
+
+    sums: np.ndarray  # (G, M, 3), or (B, G, M, 3)
+    edges: np.ndarray  # (M + 1,)
+
+    def weight(self) -> np.ndarray:
+        """Each group's total weight: (..., G)."""
+        return self.sums[..., 0].sum(axis=-1)
+
+    def _per_weight(self, x: np.ndarray) -> np.ndarray:
+        w = self.weight()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(w > 0, x / np.where(w > 0, w, 1.0), np.nan)
+
+    def citl(self) -> np.ndarray:
+        """Calibration in the large: the group's mean score minus its observed positive rate, (..., G); NaN
+        without weight. Positive: the score over-predicts."""
+        return self._per_weight((self.sums[..., 1] - self.sums[..., 2]).sum(axis=-1))
+
+    def ece(self) -> np.ndarray:
+        """Expected calibration error Σ_m (W_m / W)·|mean score_m − observed rate_m|, (..., G)."""
+        return self._per_weight(np.abs(self.sums[..., 1] - self.sums[..., 2]).sum(axis=-1))
+
+    def reliability(self, g: int) -> list[dict]:
+        """The reliability curve of group ``g`` (point sums): per bin with weight, its edges, weight, mean
+        score and observed rate."""
+        if self.sums.ndim != 3:
+            raise ValueError("the reliability curve reads the point sums")
+        out = []
+        for m in range(self.sums.shape[1]):
+            w, s, y = (float(v) for v in self.sums[g, m])
+            if w > 0:
+                out.append({"lower": float(self.edges[m]), "upper": float(self.edges[m + 1]), "weight": w,
+                            "mean_score": s / w, "observed_rate": y / w})
+        return out
+
+
+def score_bins(score: np.ndarray, bins: int = DEFAULT_BINS, bounds: tuple[float, float] = (0.0, 1.0)
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """(each row's bin 0..bins−1, the bins' edges): equal-width bins of ``bounds``."""
+    if bins < 1:
+        raise ValueError("bins must be at least 1")
+    lo, hi = float(bounds[0]), float(bounds[1])
+    if not hi > lo:
+        raise ValueError("bounds must be an interval of positive width")
+    s = np.asarray(score, dtype=np.float64)
+    if ((s < lo) | (s > hi) | np.isnan(s)).any():
+        raise ValueError(f"scores must lie in [{lo}, {hi}]")
+    idx = np.minimum(np.floor((s - lo) / (hi - lo) * bins).astype(np.int64), bins - 1)
+    return idx, np.linspace(lo, hi, bins + 1)
+
+
+def _binned_rows(idx: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the rows with membership weight ``p`` > 0 grouped by bin, in row order within a bin; where each bin's rows
+    start)."""
+    rows = np.flatnonzero(p > 0)
+    rows = rows[np.argsort(idx[rows], kind="stable")]
+    b_of = idx[rows]
+    return rows, np.flatnonzero(np.r_[True, b_of[1:] != b_of[:-1]]) if len(rows) else np.zeros(0, dtype=np.int64)
+
+
+def calibration_sums(score: np.ndarray, label: np.ndarray, P: np.ndarray, weights: np.ndarray | None = None, *,
+                     bins: int = DEFAULT_BINS, bounds: tuple[float, float] = (0.0, 1.0)) -> CalibrationSums:
+    """Weighted (weight, Σ s, Σ y) per group and equal-width score bin; (G, bins, 3), or (B, G, bins, 3) with
+    (n, B) weights. Rows are grouped by bin once per group and summed per replicate chunk (no loop over rows)."""
+    idx, edges = score_bins(score, bins, bounds)
+    s = np.asarray(score, dtype=np.float64)
+    y = np.asarray(label, dtype=np.float64)
+    P = np.asarray(P, dtype=np.float64)
+    G = P.shape[1]
+    reps = weights is not None and np.ndim(weights) == 2
+    B = np.shape(weights)[1] if reps else 1
+    out = np.zeros((B, G, bins, 3))
+    for g in range(G):
+        rows, starts = _binned_rows(idx, P[:, g])
+        if not len(rows):
+            continue
+        present = idx[rows][starts]
+        feats = P[rows, g] * np.stack([np.ones(len(rows)), s[rows], y[rows]])  # (3, m)
+        WT = np.ascontiguousarray(_columns(weights, rows).T)  # (B, m): a replicate's weights contiguous
+        step = max(1, CHUNK_ELEMENTS // len(rows))
+        for c0 in range(0, B, step):
+            cols = slice(c0, min(B, c0 + step))
+            Wc = WT[cols].astype(np.float64)
+            for f in range(3):
+                out[cols, g, present, f] = np.add.reduceat(Wc * feats[f], starts, axis=1)
+    return CalibrationSums(out if reps else out[0], edges)
+
+
+def ece_if_calibrated(score: np.ndarray, P: np.ndarray, *, draws: int, seed: int, stream: int,
+                      bins: int = DEFAULT_BINS, bounds: tuple[float, float] = (0.0, 1.0)) -> np.ndarray:
+    """The ECE each group would show on these rows if the score were perfectly calibrated: labels redrawn as
+    Bernoulli(score) ``draws`` times (consistency resampling, Bröcker & Smith 2007); (draws, G). The plug-in ECE
+    is biased upward (a bin's |mean score − observed rate| is positive by chance alone), the more so the fewer
+    rows a bin holds, so a group's ECE is read against this reference, not against 0."""
+    if not (bounds[0] == 0.0 and bounds[1] == 1.0):
+        raise ValueError("a calibrated score is a probability: its bounds are [0, 1]")
+    idx, _ = score_bins(score, bins, bounds)
+    s = np.asarray(score, dtype=np.float64)
+    P = np.asarray(P, dtype=np.float64)
+    rng = np.random.default_rng([seed, stream])
+    out = np.full((draws, P.shape[1]), np.nan)
+    for g in range(P.shape[1]):
+        rows, starts = _binned_rows(idx, P[:, g])
+        if not len(rows):
+            continue
+        p, sr = P[rows, g], s[rows]
+        expected = np.add.reduceat(p * sr, starts)  # (bins present,)
+        step = max(1, CHUNK_ELEMENTS // len(rows))
+        for d0 in range(0, draws, step):
+            d1 = min(draws, d0 + step)
+            Ystar = rng.random((len(rows), d1 - d0)) < sr[:, None]
+            observed = np.add.reduceat(Ystar * p[:, None], starts, axis=0)
+            out[d0:d1, g] = np.abs(expected[:, None] - observed).sum(axis=0) / p.sum()
+    return out
