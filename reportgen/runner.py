@@ -21,17 +21,17 @@ from reportgen import __version__, families
 from reportgen.stats import metrics
 from reportgen.stats import thresholds
 from reportgen.data.checks import header_problems, resolve_groups, values_present
-from reportgen.data.files import AttributeDef, TaskColumns, attribute_defs, expand_tasks, load_role, load_table_base, \
+from reportgen.data.files import AttributeDef, attribute_defs, expand_tasks, load_role, load_table_base, \
     logo_confine_problems, nested_problems, open_dataset
 from reportgen.data.limits import group_limit_problems
 from reportgen.data.numeric import numeric_task_info, numeric_tasks
-from reportgen.stats.values import values_misaligned
+from reportgen.stats.runs_alignment import runs_misaligned
 from reportgen.spec import catalogue
 from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
 from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
 from reportgen.families import proxy_annotated
 from reportgen.families.core import AttributeContext, Computed
-from reportgen.stats.loading import Loaded, collected, has_pred, sample_note, streamed
+from reportgen.stats.loading import Loaded, has_pred, sample_note, streamed
 from reportgen.fileio import jfloat
 from reportgen.spec.model import LoadedSpec, Metric, group_name_problems
 from reportgen.families.sweeps import threshold_sweeps
@@ -161,7 +161,7 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
             if enc is not None:
                 out.predictions.append(enc)
     if len(out.predictions) > 1:
-        problems.extend(_runs_misaligned(ls, out.predictions, attrs, tasks))
+        problems.extend(runs_misaligned(ls, out.predictions, attrs, tasks))
     if s.base.table:
         out.base_table = attempt(lambda: load_table_base(ls, attrs, tasks))
         uses_table = s.base.source == "table" or "table" in s.base.compare
@@ -190,44 +190,6 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     if executor is not None:
         out.engine = {"name": executor.name, "row_level_metrics_on_sample": bool(sample_note(out.row_predictions)),
                       "sample_rows": s.data.sample.rows, "batch_rows": s.data.batch_rows}
-    return out
-
-
-def _same_counts(a: np.ndarray, b: np.ndarray) -> bool:
-    """Two runs' group counts agree: exactly, or for a proxy attribute (summed probabilities, whose float sums
-    follow each run's split of the rows by prediction) to rounding."""
-    if a.dtype.kind == "f" or b.dtype.kind == "f":
-        return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-9, atol=1e-9))
-    return bool(np.array_equal(a, b))
-
-
-def _runs_misaligned(ls: LoadedSpec, runs: list, attrs: list[AttributeDef], tasks: list[TaskColumns]) -> list[Problem]:
-    """Runs are predictions of one model on the same test rows: the rows used, their labels and their groups
-    must agree with the first run's, or the shared row bootstrap (and the mean over runs) means nothing."""
-    first = runs[0]
-    out = []
-    for i, enc in enumerate(runs[1:], start=1):
-        why = None
-        if enc.rows_used != first.rows_used:
-            why = f"it has {enc.rows_used:,} rows in use where {first.display_path} has {first.rows_used:,}"
-        elif not streamed(enc) and not streamed(first):
-            bad_t = next((t for k, t in enumerate(tasks) if not np.array_equal(enc.Y[:, k], first.Y[:, k])), None)
-            bad_a = next((a for a in attrs if a.spec_path[0] == "attributes"
-                          and not np.array_equal(enc.groups[a.name], first.groups[a.name])), None)
-            if bad_t is not None:
-                row = int(np.flatnonzero(enc.Y[:, tasks.index(bad_t)] != first.Y[:, tasks.index(bad_t)])[0])
-                why = f"its labels in column '{bad_t.column}' differ from {first.display_path}'s (first at row {row + 1})"
-            elif bad_a is not None:
-                why = f"its '{bad_a.columns[0]}' values differ from {first.display_path}'s"
-        elif streamed(enc) and streamed(first):
-            bad_a = next((a for a in attrs if not _same_counts(enc.group_counts(a.name), first.group_counts(a.name))),
-                         None)
-            if bad_a is not None:
-                why = f"its group counts for {bad_a.name} differ from {first.display_path}'s"
-        why = why or values_misaligned(collected(enc), collected(first), numeric_tasks(ls), first.display_path)
-        if why:
-            out.append(ls.problem(("data", "runs", i), f"{enc.display_path} is not a run on the same test rows: {why}; "
-                                  "runs must be predictions of one model on the same rows, in the same order"))
     return out
 
 
