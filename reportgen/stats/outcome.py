@@ -144,10 +144,11 @@ def _sorted(x) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _quantile_index(cum: np.ndarray, q: float) -> np.ndarray:
-    """Index of the first sorted row whose cumulative weight reaches ``q × total`` (and is positive): the
-    inverse of the weighted ECDF (numpy's ``inverted_cdf``). ``cum``: ``(n, b)``."""
-    thresh = q * cum[-1]
-    return ((cum < thresh[None, :]) | (cum <= 0)).sum(axis=0)
+    """Index of the first sorted row whose share of the total weight, ``cum / total``, reaches ``q`` (with
+    positive weight): the inverse of the weighted ECDF (numpy's ``inverted_cdf``). ``cum``: ``(n, b)``."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cdf = cum / cum[-1][None, :]  # as numpy's weighted inverted_cdf normalises
+    return ((cdf < q) | (cum <= 0)).sum(axis=0)
 
 
 def group_quantiles(x, w, P, q: float) -> np.ndarray:
@@ -253,11 +254,12 @@ def gaps(per_group: np.ndarray, pairs: Pairs) -> np.ndarray:
 
 def worst_group(per_group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The largest per-group loss (Agarwal, Dudík & Wu 2019's bounded group loss reads ``max_g E[ℓ | g]``) and
-    which group has it; NaN when a group has no value (the worst of the groups cannot be known then)."""
+    which group has it (the first on a tie), over the groups with rows; NaN when no group has any."""
     v = np.asarray(per_group, dtype=np.float64)
-    bad = np.isnan(v).any(axis=-1)
-    idx = np.argmax(np.where(np.isnan(v), -np.inf, v), axis=-1)
-    return np.where(bad, np.nan, v.max(axis=-1, initial=-np.inf)), idx
+    filled = np.where(np.isnan(v), -np.inf, v)
+    idx = np.argmax(filled, axis=-1)
+    worst = filled.max(axis=-1)
+    return np.where(np.isinf(worst), np.nan, worst), idx
 
 
 # --- distribution-free bounds --------------------------------------------------------------------------------
