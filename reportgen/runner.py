@@ -24,6 +24,7 @@ from reportgen.data.checks import header_problems, resolve_groups, values_presen
 from reportgen.data.files import AttributeDef, TaskColumns, attribute_defs, expand_tasks, load_role, load_table_base, \
     logo_confine_problems, nested_problems, open_dataset
 from reportgen.data.limits import group_limit_problems
+from reportgen.data.numeric import numeric_tasks
 from reportgen.spec import catalogue
 from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
 from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
@@ -90,6 +91,7 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     if probs:
         raise SpecError(probs)
     out = Loaded(attrs, tasks, [])
+    out.numeric = numeric_tasks(ls)
     pred_rels = [s.data.test] if s.data.test else list(s.data.runs)
     eng = engine or stream.choose_engine(ls, pred_rels)
     bisg = [name for name, a in s.attributes.items() if a.bisg is not None]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from reportgen.data.numeric import numeric_needed
 from reportgen.data.columns import AttributeDef, attribute_defs, columns_needed, expand_tasks, id_needed, role_kind
 from reportgen.data.contents import check_columns, groups_beside_missing_columns, nested_problems, no_annotated_rows
 from reportgen.data.encoding import unknown_mask, value_texts
@@ -40,6 +41,7 @@ def header_problems(ls: LoadedSpec) -> list[Problem]:
             tasks, probs = expand_tasks(ls, header)
             problems += probs + nested_problems(ls, files, rel)
             needed = [(c, p) for c, p in columns_needed(attrs, tasks, role_kind(role)) + id_needed(ls, role_kind(role))
+                      + numeric_needed(ls, role_kind(role))
                       if c != PLACEHOLDER]
             try:
                 check_columns(ls, needed, header, rel, at=at)

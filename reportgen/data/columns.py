@@ -46,10 +46,12 @@ OPPOSITE = {"positive": "negative", "negative": "positive"}
 
 
 def expand_tasks(ls: LoadedSpec, header: list[str]) -> tuple[list[TaskColumns], list[Problem]]:
-    """Turn spec tasks (including `columns:` patterns and `classes:`) into task columns."""
+    """Turn the spec's binary tasks (including `columns:` patterns and `classes:`) into task columns."""
     out: list[TaskColumns] = []
     problems: list[Problem] = []
     for key, t in ls.spec.tasks.items():
+        if t.kind != "binary":  # continuous, score and ranking tasks: reportgen/data/numeric.py
+            continue
         if t.columns is not None:
             if isinstance(t.columns, str):
                 cols = [c for c in header if fnmatch.fnmatchcase(c, t.columns)]

@@ -123,6 +123,8 @@ class Encoded:
     # was not found, for the provenance)
     strata: dict[str, list] = field(default_factory=dict)  # proxy attribute -> its proxy-stratum keys (arrays over
     # the rows used; rows equal in every key share a stratum)
+    numeric: dict[int, dict[str, np.ndarray]] = field(default_factory=dict)  # numeric task (index into
+    # Loaded.numeric) -> its float64 columns over the rows used: y, yhat, query, position (data/numeric.py)
 
     @property
     def n(self) -> int:
@@ -156,6 +158,7 @@ class Encoded:
             Y=None if self.Y is None else self.Y[idx], Yhat=None if self.Yhat is None else self.Yhat[idx],
             scores={k: v[idx] for k, v in self.scores.items()},
             strata={k: [c[idx] for c in v] for k, v in self.strata.items()},
+            numeric={j: {c: v[idx] for c, v in cols.items()} for j, cols in self.numeric.items()},
             row_index=None if self.row_index is None else self.row_index[idx],
             frame=None if self.frame is None else self.frame.iloc[idx].reset_index(drop=True))
 

@@ -18,6 +18,7 @@ import pandas as pd
 
 from reportgen.data.bisg import bisg_attributes
 from reportgen.data.proxy_annotated import annotated_problems
+from reportgen.data.numeric import collect, file_row, numeric_needed, numeric_tasks
 from reportgen.data.columns import (
     OPPOSITE,
     AttributeDef,
@@ -142,6 +143,9 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     kind = role_kind(role)
     needed = columns_needed(attrs, tasks, kind)
     needed += [n for n in id_needed(ls, kind) if n[0] not in {c for c, _ in needed}]
+    ntasks = numeric_tasks(ls)
+    needed += [n for n in numeric_needed(ls, kind) if n[0] not in {c for c, _ in needed}]
+    strict = {c for t in ntasks for c, _ in t.strict_columns()} if kind in ("test", "run") else set()
     na = na_tokens(ls)
     digests = _read_digests(ls)
     mem = memory_table(ls, rel) if frame is None else None
@@ -192,7 +196,7 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     for col, p in needed:
         miss = df[col].isna().to_numpy()
         if miss.any():
-            if col in attr_only:
+            if col in attr_only or col in strict:  # a ranking's missing cell is an error (data/numeric.py)
                 continue  # not a listed group: the row is left out of that attribute alone, and counted (below)
             if ls.spec.data.missing == "error":
                 first = int(np.argmax(miss))
@@ -240,8 +244,15 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
     if problems:
         raise SpecError(problems)
 
+    if with_pred and ntasks:  # continuous, score and ranking tasks: their columns over the rows kept, checked
+        enc_numeric, num_problems = collect(ls, ntasks, df, keep, lambda i: file_row(rel, _line_of(path, i)))
+        if num_problems:
+            raise SpecError(num_problems)
+
     enc = Encoded(role=role, path=path, display_path=rel, sha256=sha, rows=n_file,
                   rows_used=len(idx), dropped=dropped, row_index=idx)
+    if with_pred and ntasks:
+        enc.numeric = enc_numeric
     enc.na = na
     enc.digests = {k: v for k, v in digests.items() if frame is None and mem is None}
     enc.groups, enc.groups_pred = ac.groups, ac.groups_pred

@@ -17,7 +17,10 @@ from reportgen.stats import intervals
 from reportgen.stats import metrics
 from reportgen.stats import counts
 from reportgen.data.files import AttributeDef
-from reportgen.stats.loading import Loaded, has_pred
+from reportgen.stats.loading import Loaded, collected, has_pred
+from reportgen.stats.moments import GroupMoments
+from reportgen.stats.values import TaskValues, task_values
+from reportgen.spec import catalogue
 from reportgen.stats.statistic import Estimate, RowPatterns, cell_counts, estimate, group_moments, patterns_of
 from reportgen.fileio import jfloat as as_json_float
 from reportgen.results.intervals import AcrossRunsInterval, BootstrapInterval, RowsAndRunsInterval
@@ -204,8 +207,26 @@ class AttributeContext:
         return cls(ls, L, attr, all(has_pred(e, attr.name) for e in L.predictions), level, B, seed, schemes)
 
     def task_idx(self, m: Metric) -> list[int]:
-        """The tasks a metric entry covers (its `tasks:`, else every task)."""
-        return [k for k, t in enumerate(self.L.tasks) if m.tasks is None or t.spec_key in m.tasks]
+        """The tasks a metric entry covers (its `tasks:`, else every task of the kinds it reads: the catalogue's
+        ``task_kinds``). Binary tasks are numbered ``0..len(L.tasks)-1`` as ever; continuous, score and ranking
+        tasks follow (``len(L.tasks) + j`` for ``L.numeric[j]``): :meth:`values` and :meth:`moments` take either."""
+        kinds = catalogue.CATALOGUE[m.name].task_kinds
+        out = [k for k, t in enumerate(self.L.tasks) if m.tasks is None or t.spec_key in m.tasks] \
+            if "binary" in kinds else []
+        K = len(self.L.tasks)
+        return out + [K + j for j, t in enumerate(self.L.numeric)
+                      if t.kind in kinds and (m.tasks is None or t.name in m.tasks)]
+
+    def values(self, task: int) -> list[TaskValues]:
+        """The rows of continuous, score or ranking task ``task`` (an index from :meth:`task_idx`) that the
+        attribute uses, one :class:`~reportgen.stats.values.TaskValues` per prediction file (per run), collected
+        exactly in every engine; computed once per attribute and task."""
+        j = self.L.numeric_index(task)
+        key = ("values", j)
+        if key not in self.statistics:
+            self.statistics[key] = [task_values(collected(enc), self.attr, self.L.numeric[j], j)
+                                    for enc in self.L.predictions]
+        return self.statistics[key]
 
     def base(self, source: str):
         """The base-correlation side from ``source`` (cached per attribute)."""
@@ -263,14 +284,26 @@ class AttributeContext:
         if "sample" not in self.statistics:
             L = self.L
             self.statistics["sample"] = replace(self, L=Loaded(L.attrs, L.tasks, L.row_predictions,
-                                                               train=L.row_train), bases={}, statistics={})
+                                                               train=L.row_train, numeric=L.numeric),
+                                                bases={}, statistics={})
         return self.statistics["sample"]
 
     def moments(self, task: int, features: tuple[str, ...]) -> list[Estimate]:
         """Weighted group moments (reportgen.stats.moments) of task ``task``'s ``features`` over the attribute's
         groups, per prediction file: point (G, F), keyed Poisson replicates (B, G, F) and scheme; computed once
-        per (task, features). Several runs share one row resample, as for :attr:`cells`."""
+        per (task, features). Several runs share one row resample, as for :attr:`cells`. A continuous, score or
+        ranking task's features name ``y``, ``yhat`` (and ``position``) of :meth:`values`, summed over its
+        collected rows, each at its position (the same sums in every engine)."""
         key = ("moments", task, tuple(features))
+        if key not in self.statistics and task >= len(self.L.tasks):  # a numeric task: sums of its collected rows
+            shared = len(self.L.predictions) > 1
+            out = []
+            for enc, v in zip(self.L.predictions, self.values(task)):
+                cols = {c: a for c, a in (("y", v.y), ("yhat", v.yhat), ("position", v.position)) if a is not None}
+                stat = GroupMoments.of_columns(v.membership, cols, features, v.positions)
+                out.append(estimate(stat, self.B, seed=self.seed, stream=counts.stream_id(
+                    "runs" if shared else enc.role, self.attr.name, "moments")))
+            self.statistics[key] = out
         if key not in self.statistics:
             shared = len(self.L.predictions) > 1
             self.statistics[key] = [

@@ -12,7 +12,7 @@ from reportgen.spec.errors import Problem
 from reportgen.spec.groups import quoted, separator_problems
 from reportgen.spec.logo import logo_problems
 from reportgen.spec.metric import BASE_METRICS
-from reportgen.spec.tasks import is_label_free
+from reportgen.spec.tasks import is_binary, is_label_free
 
 if TYPE_CHECKING:
     from reportgen.spec.loader import LoadedSpec
@@ -68,13 +68,12 @@ def _scoring_problems(ls: LoadedSpec) -> list[Problem]:
     s = ls.spec
     out: list[Problem] = []
     scoring = {n for n, info in catalogue.CATALOGUE.items() if info.scoring}
+    binary = {n for n, t in s.tasks.items() if is_binary(t)}
     unscored: dict[str, list[str]] = {}  # task -> the metrics that need its threshold
     for i, m in enumerate(s.metrics):
-        covered = [(t, ("metrics", i, "tasks", j)) for j, t in enumerate(m.tasks)] if m.tasks else \
-            [(t, ("metrics", i, "name")) for t in s.tasks]
-        for tname, where in covered:
+        for tname, where in covered_tasks(s, m, i):
             t = s.tasks.get(tname)
-            if t is None:
+            if t is None or tname not in binary:  # another kind: refused by the kind check
                 continue
             if m.name in scoring and t.score is None:
                 out.append(ls.problem(where, f"{m.name} compares scores with the median score of all rows, and task "
@@ -101,7 +100,11 @@ def _scoring_problems(ls: LoadedSpec) -> list[Problem]:
                                                          "or `threshold: calibrate`, or use scoring_rate and "
                                                          "scoring_impact_ratio for a tool that scores"))
     lb = s.local_bias
-    if lb is not None and lb.task in s.tasks and s.tasks[lb.task].score is not None \
+    if lb is not None and lb.task in s.tasks and not is_binary(s.tasks[lb.task]):
+        out.append(ls.problem(("local_bias", "task"), f"local_bias clusters the errors or predictions of a binary "
+                                                      f"task, and task '{lb.task}' is `kind: "
+                                                      f"{s.tasks[lb.task].kind}`; name a binary task"))
+    elif lb is not None and lb.task in s.tasks and s.tasks[lb.task].score is not None \
             and s.tasks[lb.task].threshold is None:
         out.append(ls.problem(("local_bias", "task"), f"local_bias reads the task's prediction, and task '{lb.task}' "
                                                       "has `score:` without `threshold:`; add `threshold: <number>` "
@@ -124,7 +127,7 @@ def _label_free_problems(ls: LoadedSpec) -> list[Problem]:
         if m.name not in needs_label:
             continue
         if m.tasks is None:
-            hit = [t for t in free]
+            hit = [t for t in free if s.tasks[t].kind in catalogue.CATALOGUE[m.name].task_kinds]
             if hit:
                 out.append(ls.problem(("metrics", i, "name"),
                                       f"{m.name} needs the true label, and {_no_label(hit)} no `column:`; add the "
@@ -183,14 +186,12 @@ def _kind_problems(ls: LoadedSpec) -> list[Problem]:
                                           f"{m.name} reads {_kinds(info.task_kinds)} tasks, and task '{tname}' is "
                                           f"`kind: {t.kind}`; remove it from this metric's `tasks:`, or use a metric "
                                           f"that reads {t.kind} tasks"))
-        else:
-            hit = [n for n, t in s.tasks.items() if t.kind not in info.task_kinds]
-            if hit:
-                kinds = sorted({s.tasks[n].kind for n in hit})
-                out.append(ls.problem(("metrics", i, "name"),
-                                      f"{m.name} reads {_kinds(info.task_kinds)} tasks, and {_tasks_are(hit)} "
-                                      f"`kind: {_kinds(tuple(kinds))}`; restrict this metric with `tasks:` to tasks "
-                                      "it reads"))
+        elif s.tasks and not covered_tasks(s, m, i):  # without `tasks:`, a metric covers the tasks of its kinds
+            kinds = sorted({t.kind for t in s.tasks.values()})
+            out.append(ls.problem(("metrics", i, "name"),
+                                  f"no {_kinds(info.task_kinds)} task to cover: {m.name} reads "
+                                  f"{_kinds(info.task_kinds)} tasks, and every task of this spec is `kind: "
+                                  f"{_kinds(tuple(kinds))}`; remove this metric, or add a task it reads"))
         named = [m.attribute] if m.attribute in s.attributes else [] if m.attribute else list(s.attributes)
         hit = [a for a in named if s.attributes[a].membership not in info.membership]
         if hit:
@@ -228,5 +229,11 @@ def _why_not(name: str, membership: str) -> str:
     return f" ({catalogue.why_not_probabilities(name)})" if membership == "probabilities" else ""
 
 
-def _tasks_are(names: list[str]) -> str:
-    return f"task {quoted(names)} is" if len(names) == 1 else f"tasks {quoted(names)} are"
+def covered_tasks(s, m, i: int) -> list[tuple[str, tuple]]:
+    """The tasks metric ``m`` (``metrics[i]``) covers, each with the key a problem about it is reported at: its
+    `tasks:`, else every task of the kinds it reads (the catalogue's ``task_kinds``: a metric entry without
+    `tasks:` silently skips the tasks of other kinds)."""
+    if m.tasks:
+        return [(t, ("metrics", i, "tasks", j)) for j, t in enumerate(m.tasks)]
+    kinds = catalogue.CATALOGUE[m.name].task_kinds
+    return [(t, ("metrics", i, "name")) for t, task in s.tasks.items() if task.kind in kinds]

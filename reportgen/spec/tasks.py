@@ -3,9 +3,10 @@ positive, favourable and selected."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+import math
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from reportgen.spec.values import KeyProblems, Scalar, Strict, as_text
 
@@ -13,14 +14,16 @@ if TYPE_CHECKING:
     from reportgen.spec.models import Spec
 
 # What a task's label and prediction are. The catalogue says which kinds each metric reads (MetricInfo.task_kinds).
-TaskKind = Literal["binary"]
+TaskKind = Literal["binary", "continuous", "score", "ranking"]
+NUMERIC_KINDS = ("continuous", "score", "ranking")  # the kinds whose values are numbers (reportgen/data/numeric.py)
 
-# kinds a user may mean that reportgen does not read yet, and what to audit instead today
-PLANNED_KINDS = {
-    "continuous": "binarise the outcome in the data (e.g. income above 50,000) and audit that binary task",
-    "score": "audit the decisions the score makes as a binary task (`score:` with `threshold:`), or a tool that "
-             "scores with scoring_rate and scoring_impact_ratio (`score:` alone)",
-    "ranking": "audit the selections the ranking makes (e.g. the top 10 as `predicted:`) as a binary task",
+# The keys each kind of task takes (beside `kind:`); a key of another kind is refused at its position.
+KIND_KEYS = {
+    "binary": {"column", "columns", "positive", "classes", "predicted", "score", "threshold", "favorable",
+               "selected"},
+    "continuous": {"predicted", "column", "unit", "favorable", "range"},
+    "score": {"score", "column", "positive", "favorable", "range", "unit"},
+    "ranking": {"query", "position", "score", "relevance", "k"},
 }
 
 
@@ -49,11 +52,13 @@ class Task(Strict):
         None, description="Predicted positive when score > threshold (strictly: a score equal to the threshold is "
                           "negative); `calibrate` uses data.validation (docs/metrics.md §5)."
     )
-    favorable: Literal["positive", "negative"] = Field(
+    favorable: Literal["positive", "negative", "higher", "lower"] = Field(
         "positive",
-        description="Which prediction is the favourable outcome for disparity costs (COMPAS 'high risk' is not: "
-                    "negative). With `classes`, it describes the `positive` class's prediction; the other classes' "
-                    "tasks get the opposite.",
+        description="Binary tasks: which prediction is the favourable outcome for disparity costs (COMPAS 'high "
+                    "risk' is not: negative); with `classes`, it describes the `positive` class's prediction, the "
+                    "other classes' tasks get the opposite. Continuous and score tasks (required there): `higher` or "
+                    "`lower`, which direction of the value is better for the person (a lower quoted rate, a higher "
+                    "credit line, a lower toxicity score).",
     )
     selected: Literal["positive", "negative"] | None = Field(
         None,
@@ -67,22 +72,32 @@ class Task(Strict):
     )
     kind: TaskKind = Field(
         "binary",
-        description="What the task's label and prediction are: `binary` (the default, and the only kind today): each "
-                    "is one of two values, `positive:` naming the one that counts as 1. Continuous outcomes, scores "
-                    "and rankings are not supported yet (`kind: continuous`, `score` or `ranking` is refused with what "
-                    "to audit instead).")
-
-    @field_validator("kind", mode="before")
-    @classmethod
-    def _supported_kind(cls, v: Any) -> Any:
-        if isinstance(v, str) and v.strip().lower() in PLANNED_KINDS:
-            raise ValueError(f"{v.strip().lower()} tasks are not supported yet: reportgen audits binary tasks (a label "
-                             f"and a prediction of two values each); {PLANNED_KINDS[v.strip().lower()]}, and leave "
-                             "`kind:` out or write `kind: binary`")
-        return v
+        description="What the task's label and prediction are (docs/spec.md, Tasks): `binary` (the default): each is "
+                    "one of two values, `positive:` naming the one that counts as 1; `continuous`: a number per "
+                    "person (`predicted:` the tool's output or prediction, `column:` the true value if any); "
+                    "`score`: a score audited as a score (`score:`, in [0, 1] unless `range:` says otherwise; "
+                    "`column:` an optional binary label); `ranking`: items ranked within queries (`query:`, "
+                    "`position:` or `score:`, optional `relevance:`, cut-off `k:`).")
+    unit: str | None = Field(None, max_length=40, description="Continuous and score tasks: the unit printed beside "
+                                                              "values, e.g. 'percentage points'.")
+    range: list[float] | None = Field(
+        None, description="Continuous and score tasks: the declared bounds [low, high] of the values (a score's "
+                          "default is [0, 1]); a value outside them is an error at its row. Known bounds give "
+                          "distribution-free intervals beside the bootstrap.")
+    query: str | None = Field(None, description="Ranking tasks: the column identifying the query (slate) an item "
+                                                "was ranked in.")
+    position: str | None = Field(None, description="Ranking tasks: the column of each item's position in its query "
+                                                   "(1 = top). Or give `score:`, which orders the items of a query "
+                                                   "(higher first, ties broken by row order).")
+    relevance: str | None = Field(None, description="Ranking tasks: an optional column of each item's relevance "
+                                                    "(a number >= 0, e.g. 1 qualified, 0 not).")
+    k: int | None = Field(None, description="Ranking tasks: the cut-off of the top-k metrics (a query with fewer "
+                                            "items: all of them).")
 
     @model_validator(mode="after")
     def _shape(self) -> "Task":
+        if self.kind != "binary":  # the other kinds' rules are checked with their positions (kind_problems)
+            return self
         if self.column is not None and self.columns is not None:
             raise ValueError("a task takes exactly one of `column` (one task) or `columns` (many), or neither for a "
                              "label-free task; keep one")
@@ -123,9 +138,60 @@ class Task(Strict):
                                  "then get the opposite")
         return self
 
+    def kind_problems(self, name: str) -> KeyProblems:
+        """The rules of this task's kind, each at its key: the keys it takes, the keys it needs, `favorable:`,
+        `range:` and `k:`."""
+        at = ("tasks", name)
+        kind = self.kind
+        for key in sorted(self.model_fields_set - KIND_KEYS[kind] - {"kind"}):
+            if kind == "binary" and key in KIND_KEYS["continuous"] | KIND_KEYS["score"] | KIND_KEYS["ranking"]:
+                users = [k for k in NUMERIC_KINDS if key in KIND_KEYS[k]]
+                yield (at + (key,), f"`{key}` applies to {' and '.join(users)} tasks, and this task is binary; "
+                                    f"remove `{key}:`, or set `kind:` to {' or '.join(users)}")
+            elif kind != "binary":
+                yield (at + (key,), f"a {kind} task does not take `{key}`; it takes "
+                                    f"{', '.join('`' + k + '`' for k in sorted(KIND_KEYS[kind]))}; remove `{key}:`")
+        if kind == "binary":
+            if self.favorable in ("higher", "lower"):
+                yield (at + ("favorable",), f"favorable: {self.favorable} is for continuous and score tasks; a binary "
+                                            "task's favourable prediction is `positive` or `negative`")
+            return
+        if kind in ("continuous", "score"):
+            if "favorable" not in self.model_fields_set or self.favorable not in ("higher", "lower"):
+                what = {"continuous": "a continuous task", "score": "a score task"}[kind]
+                shown = f" (got {self.favorable})" if "favorable" in self.model_fields_set else ""
+                yield (at + ("favorable",) if "favorable" in self.model_fields_set else at,
+                       f"{what} needs favorable: higher or lower{shown}: which direction of the value is better "
+                       "for the person (e.g. lower for a quoted interest rate or a toxicity score)")
+        if kind == "continuous" and self.predicted is None:
+            yield (at, "a continuous task needs `predicted:`, the column of the value the tool gives the person (for "
+                       "a regression: the model's prediction); add predicted: <column>")
+        if kind == "score" and self.score is None:
+            yield (at, "a score task needs `score:`, the column of the score audited; add score: <column>")
+        if kind == "ranking":
+            if self.query is None:
+                yield (at, "a ranking task needs `query:`, the column identifying the query (slate) each item was "
+                           "ranked in; add query: <column>")
+            if (self.position is None) == (self.score is None):
+                yield (at + (("position",) if self.position is not None else ()),
+                       "a ranking task needs exactly one of `position:` (1 = top) or `score:` (orders the items of a "
+                       "query, higher first)" + ("; remove one" if self.position is not None else "; add one"))
+            if self.k is None:
+                yield (at, "a ranking task needs `k:`, the cut-off of the top-k metrics (e.g. k: 10)")
+            elif self.k < 1:
+                yield (at + ("k",), f"k must be a whole number of at least 1 (got {self.k}): the top-k metrics "
+                                    "count the first k items of each query")
+        if self.range is not None:
+            r = self.range
+            if len(r) != 2 or not all(math.isfinite(v) for v in r) or not r[0] < r[1]:
+                yield (at + ("range",), f"range must be two finite numbers [low, high] with low < high (got "
+                                        f"{list(r)}); e.g. range: [0, 30]")
+
     def spec_problems(self, spec: Spec, name: str) -> KeyProblems:
-        """This task's rules across the spec (it is ``tasks.<name>``): `threshold: calibrate` needs the validation
-        and training files (a label-free task's calibration is refused with the label-free checks)."""
+        """This task's rules across the spec (it is ``tasks.<name>``): the rules of its kind (:meth:`kind_problems`);
+        `threshold: calibrate` needs the validation and training files (a label-free task's calibration is refused
+        with the label-free checks)."""
+        yield from self.kind_problems(name)
         if self.threshold != "calibrate" or is_label_free(self):
             return
         if not spec.data.validation:
@@ -139,5 +205,9 @@ class Task(Strict):
 
 
 def is_label_free(t: Task) -> bool:
-    """A task without `column:` or `columns:`: the tool's output alone, with no true label."""
-    return t.column is None and t.columns is None
+    """A binary task without `column:` or `columns:`: the tool's output alone, with no true label."""
+    return t.kind == "binary" and t.column is None and t.columns is None
+
+
+def is_binary(t: Task) -> bool:
+    return t.kind == "binary"

@@ -25,6 +25,17 @@ class Loaded:
     local: object | None = None  # local_bias.Prepared
     engine: dict | None = None  # how the data were read (stream / dask)
     executor: object | None = None
+    numeric: list = field(default_factory=list)  # data.numeric.NumericTask: the continuous, score and ranking tasks
+    # (their values per prediction file: Encoded.numeric, or a streamed data set's collected columns)
+
+    def numeric_index(self, k: int) -> int:
+        """The index into :attr:`numeric` of task index ``k``: the tasks are numbered binary first (``tasks``, as
+        ever), then the numeric ones (``len(tasks) + j``), so one index names one task of either kind."""
+        j = k - len(self.tasks)
+        if not 0 <= j < len(self.numeric):
+            raise IndexError(f"task index {k} is not a continuous, score or ranking task (binary tasks are 0.."
+                             f"{len(self.tasks) - 1}, the others {len(self.tasks)}..{len(self.tasks) + len(self.numeric) - 1})")
+        return j
 
     @property
     def row_predictions(self) -> list[Encoded]:
@@ -46,6 +57,12 @@ def streamed(enc) -> bool:
     from reportgen.stats.stream import Streamed
 
     return isinstance(enc, Streamed)
+
+
+def collected(enc):
+    """The rows of a prediction file with the numeric tasks' columns (``numeric``), ``groups`` and
+    ``probabilities``: the file itself, or a streamed data set's columns collected exactly in file order."""
+    return enc.collected() if streamed(enc) else enc
 
 
 def has_pred(enc, name: str) -> bool:

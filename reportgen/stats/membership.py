@@ -17,13 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Membership:
     """Rows' membership in ``G`` groups: hard (``codes``) or soft (``probabilities``), never both."""
 
     G: int
     codes: np.ndarray | None = None  # (n,) int: the row's group, -1 for none (hard membership)
     probabilities: np.ndarray | None = None  # (n, G) float in [0, 1], rows summing to at most 1 (soft)
+    groups: tuple[str, ...] = ()  # the groups' names, when the caller knows them (TaskValues gives them)
 
     def __post_init__(self):
         if (self.codes is None) == (self.probabilities is None):
@@ -64,13 +65,14 @@ class Membership:
     def take(self, rows) -> "Membership":
         """The membership of the rows ``rows`` (a slice or indices)."""
         if self.codes is not None:
-            return Membership(self.G, codes=self.codes[rows])
-        return Membership(self.G, probabilities=self.probabilities[rows])
+            return Membership(self.G, codes=self.codes[rows], groups=self.groups)
+        return Membership(self.G, probabilities=self.probabilities[rows], groups=self.groups)
 
     def concat(self, other: "Membership") -> "Membership":
         """These rows followed by ``other``'s (both hard or both soft, over the same groups)."""
         if self.G != other.G or self.is_hard != other.is_hard:
             raise ValueError("only memberships of the same kind over the same groups concatenate")
         if self.codes is not None:
-            return Membership(self.G, codes=np.concatenate([self.codes, other.codes]))
-        return Membership(self.G, probabilities=np.concatenate([self.probabilities, other.probabilities]))
+            return Membership(self.G, codes=np.concatenate([self.codes, other.codes]), groups=self.groups)
+        return Membership(self.G, probabilities=np.concatenate([self.probabilities, other.probabilities]),
+                          groups=self.groups)

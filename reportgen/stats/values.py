@@ -1,0 +1,73 @@
+"""The rows of a continuous, score or ranking task as a metric family reads them: :class:`TaskValues`, one per
+prediction file (one per run), over the rows an attribute uses.
+
+A family gets them from ``ctx.values(k)`` (:class:`reportgen.families.core.AttributeContext`), where ``k`` is one of
+the task indices ``ctx.task_idx(metric)`` gives a metric that reads these kinds. The values are collected exactly
+in every engine (memory; the streaming and Dask engines gather the used columns in file order,
+``Streamed.collected``), so order statistics (medians, quantiles, KS, Wasserstein, AUC) are exact sorts of these
+columns and bootstrap weights keyed by ``positions`` are the same in every engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from reportgen.stats.membership import Membership
+
+
+@dataclass(frozen=True)
+class TaskValues:
+    """One numeric task's rows on one prediction file, restricted to the rows the attribute uses (a row whose
+    attribute is missing or not a listed group is left out, as binary tasks leave it out; a proxy attribute uses
+    every row, with its probabilities as soft membership). Rows are in file order."""
+
+    kind: str  # "continuous" | "score" | "ranking"
+    name: str  # spec task key
+    y: np.ndarray | None  # float64: true value (continuous), 0/1 label (score), relevance (ranking); None: not given
+    yhat: np.ndarray | None  # float64: prediction / outcome (continuous), the score (score); None for ranking
+    query: np.ndarray | None  # int64 codes 0..Q-1 (ranking), in order of first appearance in the file
+    position: np.ndarray | None  # float64 1-based rank within the query (from `position:` or `score:`), ranking
+    k: int | None  # ranking: the cut-off of the top-k metrics
+    membership: Membership  # (n, G) weights: one-hot or proxy probabilities; .groups the group names
+    range: tuple[float, float] | None  # declared or implied ([0, 1] for scores); None = unbounded
+    favorable: str  # "higher" | "lower" (ranking: "higher", a higher exposure is better for the person)
+    unit: str | None
+    positions: np.ndarray  # int64: each row's position among the rows its file keeps (keys bootstrap weights)
+    sampled: bool = False  # True when a streamed data set could only give a sample (the engines collect exactly)
+    groups: tuple[str, ...] = ()  # the attribute's group names (as membership.groups)
+    n_queries: int | None = None  # ranking: the number of queries of the file (before rows were left out)
+
+    @property
+    def n(self) -> int:
+        return len(self.positions)
+
+
+def task_values(source, attr, task, j: int) -> TaskValues:
+    """Task ``task`` (a :class:`reportgen.data.numeric.NumericTask`, index ``j`` of ``Loaded.numeric``) on the rows
+    of ``source`` that attribute ``attr`` uses. ``source`` holds the rows kept: an ``Encoded`` file, or a streamed
+    data set's collected columns (``Streamed.collected()``), either with ``numeric``, ``groups`` and
+    ``probabilities``."""
+    cols = source.numeric[j]
+    groups = tuple(attr.groups)
+    P = source.probabilities.get(attr.name)
+    if P is not None:
+        rows = np.arange(len(P), dtype=np.int64)
+        mem = Membership(len(groups), probabilities=np.asarray(P, dtype=np.float64), groups=groups)
+    else:
+        codes = np.asarray(source.groups[attr.name], dtype=np.int64)
+        rows = np.flatnonzero(codes >= 0)
+        mem = Membership(len(groups), codes=codes[rows], groups=groups)
+
+    def pick(key: str) -> np.ndarray | None:
+        v = cols.get(key)
+        return None if v is None else v[rows]
+
+    query = pick("query")
+    return TaskValues(
+        kind=task.kind, name=task.name, y=pick("y"), yhat=pick("yhat"), query=query, position=pick("position"),
+        k=task.k, membership=mem, range=task.range, favorable=task.favorable, unit=task.unit, positions=rows,
+        sampled=bool(getattr(source, "sampled", False)), groups=groups,
+        n_queries=int(cols["query"].max()) + 1 if "query" in cols and len(cols["query"]) else (
+            0 if "query" in cols else None))
