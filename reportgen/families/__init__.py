@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from reportgen.stats import metrics
-from reportgen.families import amplification, disparity, multi, predictability, selection
+from reportgen.families import (amplification, disparity, error_parity, multi, outcome_disparity, predictability,
+                                selection)
 
 
 STATISTICS = {
@@ -21,6 +22,7 @@ STATISTICS = {
     "moments": "weighted group moments of declared row features (ctx.moments(task, features)); no family yet",
     "patterns": "the distinct row patterns with counts (reportgen.stats.counts.Units), for events over task sets",
     "rows": "row-level data (a streamed data set's sample)",
+    "values": "the collected rows of a continuous, score or ranking task (ctx.values(task): one TaskValues per file)",
 }
 
 
@@ -56,6 +58,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("selection", "Selection rates", selection.entry, statistic="cells", partial="partials/selection.html"),
     Family("predictability", "Bias amplification", predictability.entry, statistic="rows", needs_rows=True,
            on_row_sample=True, partial="partials/amplification.html"),
+    Family("outcome_disparity", "Outcome disparity", outcome_disparity.entry, statistic="values",
+           partial="partials/outcome.html"),
+    Family("error_parity", "Error parity", error_parity.entry, statistic="values", partial="partials/outcome.html"),
 )}
 
 

@@ -71,6 +71,13 @@ REFERENCES = {
                 "Findings of the Association for Computational Linguistics: EMNLP 2020.",
     "newcombe1998": "Robert G. Newcombe (1998). Interval Estimation for the Difference Between Independent "
                     "Proportions: Comparison of Eleven Methods. Statistics in Medicine 17(8).",
+    "cohen1988": "Jacob Cohen (1988). Statistical Power Analysis for the Behavioral Sciences, 2nd ed., §2.5.",
+    "massart1990": "Pascal Massart (1990). The Tight Constant in the Dvoretzky–Kiefer–Wolfowitz Inequality. "
+                   "The Annals of Probability 18(3).",
+    "agarwal2019": "Alekh Agarwal, Miroslav Dudík and Zhiwei Steven Wu (2019). Fair Regression: Quantitative "
+                   "Definitions and Reduction-based Algorithms. Proceedings of ICML 2019.",
+    "maurer2009": "Andreas Maurer and Massimiliano Pontil (2009). Empirical Bernstein Bounds and Sample Variance "
+                  "Penalization. Proceedings of COLT 2009.",
 }
 
 REFERENCE_LABELS = {
@@ -82,6 +89,10 @@ REFERENCE_LABELS = {
     "efron1979": "Efron 1979",
     "zhao2020": "Zhao & Chang 2020",
     "newcombe1998": "Newcombe 1998",
+    "cohen1988": "Cohen 1988",
+    "massart1990": "Massart 1990",
+    "agarwal2019": "Agarwal, Dudík & Wu 2019",
+    "maurer2009": "Maurer & Pontil 2009",
 }
 
 # What each source of variation named in a predictability interval's ``covers`` means to a reader.

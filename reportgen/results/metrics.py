@@ -11,6 +11,7 @@ from pydantic import Field
 
 from reportgen.results.intervals import (AcrossRunsInterval, BernsteinInterval, BootstrapInterval, DecisionVerdict,
                                          HeadlineInterval, IdentifiedSet, KatzInterval, SampleOnlyEstimate, PairInterval, SimultaneousInterval, TrialsInterval)
+from reportgen.results.outcome import OutcomeResult
 from reportgen.results.regulatory import (FourFifthsStatement, SelectionExclusion, SelectionTest, SelectionVerdict,
                                           SelectionWarning)
 from reportgen.results.vocabulary import (BaseSource, Direction, ResultModel, documented,
@@ -426,5 +427,5 @@ class SelectionResult(ResultModel):
 
 
 MetricResult = Annotated[Union[AmplificationResult, MultiResult, DisparityResult, SelectionResult,
-                               PredictabilityResult], Field(discriminator="name")]
+                               PredictabilityResult, OutcomeResult], Field(discriminator="name")]
 

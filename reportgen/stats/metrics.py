@@ -390,7 +390,9 @@ for _name, _fn in (("biasamp_mals", biasamp_mals), ("biasamp_a_to_t", biasamp_a_
                    ("demographic_parity", disparity), ("equal_opportunity", disparity), ("equalized_odds", disparity),
                    ("accuracy_gap", disparity), ("selection_rate", selection_rate), ("impact_ratio", impact_ratio),
                    ("scoring_rate", selection_rate), ("scoring_impact_ratio", impact_ratio),
-                   ("leakage", None), ("dpa_a_to_t", None), ("dpa_t_to_a", None)):
+                   ("leakage", None), ("dpa_a_to_t", None), ("dpa_t_to_a", None),
+                   *((n, None) for n in catalogue.names(family="outcome_disparity")),
+                   *((n, None) for n in catalogue.names(family="error_parity"))):
     register(_name, _fn)
 assert set(REGISTRY) == set(catalogue.CATALOGUE), "every catalogue metric needs a register() line"
 

@@ -38,7 +38,7 @@ def _matrix(w, n: int) -> tuple[np.ndarray, bool]:
     """The weights as an ``(n, B)`` float64 matrix, and whether the caller gave no replicate axis."""
     if w is None:
         return np.ones((n, 1)), True
-    W = np.asarray(w, dtype=np.float64)
+    W = np.asarray(w)  # any real dtype: bootstrap weights stay compact (uint8) until a block is worked on
     if W.ndim == 1:
         return W[:, None], True
     if W.shape[0] != n:
@@ -88,13 +88,13 @@ def group_summary(x, w, P) -> GroupSummary:
     P = np.asarray(P, dtype=np.float64)
     W, flat = _matrix(w, len(x))
     B, G = W.shape[1], P.shape[1]
-    n = W.T @ P  # (B, G)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = (W.T @ (P * x[:, None])) / n
-    mean = np.where(n > 0, mean, np.nan)
-    ss = np.empty((B, G))
+    n, mean, ss = np.empty((B, G)), np.empty((B, G)), np.empty((B, G))
+    Px = P * x[:, None]
     for cols in _blocks(len(x), B, G):
-        Wt = np.ascontiguousarray(W[:, cols].T)  # (b, n): each replicate's sum runs along a contiguous row
+        Wt = np.ascontiguousarray(W[:, cols].T, dtype=np.float64)  # (b, n): a replicate's sums run along a row
+        n[cols] = Wt @ P
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean[cols] = np.where(n[cols] > 0, (Wt @ Px) / n[cols], np.nan)
         for g in range(G):
             d = x[None, :] - np.nan_to_num(mean[cols, g])[:, None]
             ss[cols, g] = (Wt * P[:, g][None, :] * (d * d)).sum(axis=1)
@@ -167,7 +167,7 @@ def group_quantiles(x, w, P, q: float) -> np.ndarray:
         return _out(out, flat)
     for cols in _blocks(len(xs), B, 1):
         for g in range(G):
-            cum = np.cumsum(W[:, cols] * P[:, g:g + 1], axis=0)
+            cum = np.cumsum(W[:, cols].astype(np.float64) * P[:, g:g + 1], axis=0)
             idx = np.minimum(_quantile_index(cum, q), len(xs) - 1)
             out[cols, g] = np.where(cum[-1] > 0, xs[idx], np.nan)
     return _out(out, flat)
@@ -199,7 +199,7 @@ def ecdf_distances(x, w, P, pairs: Pairs) -> tuple[np.ndarray, np.ndarray]:
     for cols in _blocks(len(xs), B, len(used)):
         F = {}
         for g in used:
-            cum = np.cumsum(W[:, cols] * P[:, g:g + 1], axis=0)[last]  # (D, b)
+            cum = np.cumsum(W[:, cols].astype(np.float64) * P[:, g:g + 1], axis=0)[last]  # (D, b)
             tot = cum[-1]
             with np.errstate(invalid="ignore", divide="ignore"):
                 F[g] = np.where(tot > 0, cum / tot, np.nan)
@@ -236,10 +236,13 @@ def errors(y, yhat, w, P) -> ErrorSummary:
     e = np.asarray(yhat, dtype=np.float64) - np.asarray(y, dtype=np.float64)
     P = np.asarray(P, dtype=np.float64)
     W, flat = _matrix(w, len(e))
-    n = W.T @ P
     X = np.stack([e, np.abs(e), e * e], axis=1)  # (n, 3)
-    G = P.shape[1]
-    sums = (W.T @ (P[:, :, None] * X[:, None, :]).reshape(len(e), G * 3)).reshape(-1, G, 3)
+    B, G = W.shape[1], P.shape[1]
+    Z = np.concatenate([P, (P[:, :, None] * X[:, None, :]).reshape(len(e), G * 3)], axis=1)  # (n, G + 3G)
+    out = np.empty((B, Z.shape[1]))
+    for cols in _blocks(len(e), B, 1):
+        out[cols] = np.ascontiguousarray(W[:, cols].T, dtype=np.float64) @ Z
+    n, sums = out[:, :G], out[:, G:].reshape(B, G, 3)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where((n > 0)[..., None], sums / n[..., None], np.nan)
     return ErrorSummary(_out(n, flat), _out(means[..., 0], flat), _out(means[..., 1], flat),

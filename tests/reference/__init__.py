@@ -64,3 +64,5 @@ RANKING_REFERENCES = {
     "topk_selection_rate": ranking_reference.topk_selection_rate,
     "topk_impact_ratio": ranking_reference.topk_impact_ratio,
 }
+
+REFERENCES.update(OUTCOME_REFERENCES)  # the outcome_disparity and error_parity families' catalogue lines landed
