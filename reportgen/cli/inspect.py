@@ -64,7 +64,7 @@ def validate(spec: Path, confine: str | None) -> None:
     if L.executor is not None:
         L.executor.close()
     ls.raise_problems(release_gates.loaded_task_problems(ls, L.tasks))  # a gate's task that only the data can refute
-    click.echo(f"{spec}: OK — {len(L.attrs)} attribute(s), {len(L.tasks)} task(s), {len(ls.spec.metrics)} metric(s)")
+    click.echo(f"{spec}: OK — {len(L.attrs)} attribute(s), {len(L.tasks) + len(L.numeric)} task(s), {len(ls.spec.metrics)} metric(s)")
     for e in ([L.train] if L.train else []) + ([L.validation] if L.validation else []) + L.predictions:
         drops = "; ".join(f"{d['rows']} {d['reason']}" for d in e.dropped) or "none dropped"
         click.echo(f"  {e.role:<10} {numfmt.display_name(e.display_path, 200)}: {e.rows} rows, {e.rows_used} used "
