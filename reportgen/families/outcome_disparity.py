@@ -165,7 +165,7 @@ def decide(pair: OutcomePair, name: str, spec_decision: str, n_small: float, sma
         pair.no_verdict = f"too few rows in {small} (n = {n_small:g}) to compare"
     pair.decision = key
     iv = getattr(pair, key)
-    iv_name = numfmt.interval_name(iv) if key == "interval" else f"distribution-free bound {numfmt.level(iv.level) if iv else ''}".strip()
+    iv_name = numfmt.interval_name(iv)
     if pair.no_verdict:
         pair.verdict = DecisionVerdict(kind="insufficient", text=pair.no_verdict, interval=iv_name)
     elif iv is None or iv.lower is None or iv.upper is None:
