@@ -36,6 +36,7 @@ PROXY_BOUND = ("no distribution-free bound for probability-weighted order statis
                "group per row")
 DISTANCES = ("ks_distance", "wasserstein")
 UNITLESS = ("smd", "mean_ratio", "ks_distance")  # values without the outcome's unit
+PLOT_LEVELS = tuple(i / 20 for i in range(21))  # the quantiles each group's distribution is drawn from
 POISSON_U8 = counts.POISSON_TABLE.astype(np.uint8)  # Poisson(1) weights 0..8, one byte per row and replicate
 
 Bounds = Callable[[float], tuple[np.ndarray, np.ndarray, str, list[float] | None] | str]
@@ -78,8 +79,10 @@ def outcome_side(name: str, v: TaskValues, W, pairs: list[tuple[int, int]], q: f
     s1 = oc.group_summary(x, None, P)
     Q1 = oc.group_quantiles(x, None, P, 0.5)
     Qq = oc.group_quantiles(x, None, P, q) if name == "quantile_difference" else None
+    curve = np.stack([oc.group_quantiles(x, None, P, level) for level in PLOT_LEVELS], axis=1)  # (G, levels)
     groups = [{"n": float(s1.n[g]), "mean": s1.mean[g], "sd": math.sqrt(s1.var[g]) if s1.var[g] >= 0 else None,
-               "median": Q1[g], **({"quantile": Qq[g]} if Qq is not None else {})} for g in range(P.shape[1])]
+               "median": Q1[g], **({"quantile": Qq[g]} if Qq is not None else {}),
+               "quantiles": [as_json_float(v) for v in curve[g]]} for g in range(P.shape[1])]
 
     def values(w):
         if name in ("mean_difference", "smd", "mean_ratio"):
@@ -215,7 +218,8 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, np.
         sides = [side_of(v, poisson_weights(ctx, v, family, runs), pairs_idx) for v in vals]
         for g, summary in enumerate(sides[0].groups):
             groups.append(OutcomeGroup(group=attr.label(g), task=vals[0].name, n=summary["n"],
-                                       **{key: as_json_float(summary[key]) for key in group_keys if key in summary}))
+                                       **{key: as_json_float(summary[key]) for key in group_keys if key in summary},
+                                       **({"quantiles": summary["quantiles"]} if "quantiles" in summary else {})))
         for i, (p, r) in enumerate(pairs_idx):
             evals = [Evaluation(float(s.point[i]), s.reps[:, i], np.zeros(0), np.zeros((0, 0))) for s in sides]
             ev = combine(evals)

@@ -310,6 +310,15 @@ def _metric_views(entry: Any, index: int, run_labels: list[str] | None = None, u
 
 
 def _plots(v: dict, data: "_PlotData", conf: str) -> None:
+    curves = [g for g in v.get("groups") or [] if isinstance(g, dict) and g.get("quantiles")]
+    if v["defined"] and curves:  # a continuous outcome or score: each group's distribution (docs/metrics.md §11)
+        levels = [i / (len(curves[0]["quantiles"]) - 1) for i in range(len(curves[0]["quantiles"]))]
+        v["plot_distribution"] = plots.distributions(
+            [(f"{g['group']} ({g['task']})" if len({c["task"] for c in curves}) > 1 else str(g["group"]),
+              g["quantiles"]) for g in curves], levels, plot_id=f"{v['id']}-ecdf",
+            title=f"Distribution of the outcome by group for {v['short']} ({data.attribute}): each line is a "
+                  "group's cumulative share of rows at or below each outcome value.",
+            xlabel=f"outcome{' (' + v['unit'] + ')' if v.get('unit') else ''}")
     if not v["defined"] or v["pair_quantity"] != "delta":  # rates and ratios per category: tables, no plots
         return
     what = f"{v['short']} for {data.attribute}"

@@ -55,6 +55,8 @@ class OutcomeGroup(ResultModel):
     mae: float | None = optional("Error parity: mean absolute error.")
     rmse: float | None = optional("Error parity: root mean squared error.")
     mse: float | None = optional("Error parity: mean squared error.")
+    quantiles: list[float | None] | None = optional("Outcome disparity: the group's outcome quantiles at 0, 0.05, …, 1 "
+                                                    "(inverse weighted ECDF): the distribution the report plots.")
 
 
 class OutcomePair(ResultModel):
