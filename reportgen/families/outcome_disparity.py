@@ -30,8 +30,7 @@ from reportgen.stats.values import TaskValues
 MIN_ROWS_COMPARE = 10  # a compared group below this supports no verdict (as §3)
 MIN_ROWS_BOOTSTRAP = 100  # below this the bound decides where there is one (the bootstrap covered ~90 %)
 NO_RANGE = "no distribution-free bound: the outcome is unbounded"
-RUNS_BOUND = ("no distribution-free bound over several runs: the rows-and-runs bootstrap interval is the one printed "
-              "and decided on")
+RUNS_BOUND = "no distribution-free bound over several runs (not derived for a mean over runs)"
 PROXY_BOUND = ("no distribution-free bound for probability-weighted order statistics or SD: the bound holds for one "
                "group per row")
 DISTANCES = ("ks_distance", "wasserstein")

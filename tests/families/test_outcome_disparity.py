@@ -201,3 +201,28 @@ def test_the_report_draws_each_groups_distribution(audit):
     html = render_html(doc, "")
     assert html.count('-ecdf') >= len(METRICS) and "share of the group at or below" in html
     assert "distribution-free bound" in html and "pooled standard deviation" in html
+
+
+def test_several_runs_average_and_widen(tmp_path):
+    """data.runs: each pair is the mean over runs with a rows-and-runs interval; no bound over runs, so a distance
+    has no verdict and says why; the report renders."""
+    race, rate, probs = _data(900)
+    spec = _write(tmp_path, race, rate, probs, metrics="  - {name: smd, attribute: race}\n"
+                  "  - {name: ks_distance, attribute: race}\n")
+    text = spec.read_text()
+    for i, shift in enumerate((0.0, 0.05, -0.05)):
+        lines = (tmp_path / "data.csv").read_text().splitlines()
+        out = [lines[0]] + [",".join([c[0], str(round(float(c[1]) + shift, 3)), *c[2:]])
+                            for c in (ln.split(",") for ln in lines[1:])]
+        (tmp_path / f"run{i}.csv").write_text("\n".join(out) + "\n")
+    spec.write_text(text.replace("  test: data.csv", "  runs: [run0.csv, run1.csv, run2.csv]"))
+    r = CliRunner().invoke(main, ["run", str(spec), "--out", str(tmp_path / "out"), "--format", "json",
+                                  "--format", "html"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    (smd,) = _entries(doc, "smd")
+    black = next(p for p in smd["pairs"] if p["group"] == "race=Black")
+    assert black["interval"]["method"] == "rows_and_runs" and len(black["per_run"]) == 3
+    assert black["value"] == pytest.approx(np.mean(black["per_run"]), rel=1e-12)
+    (ks,) = _entries(doc, "ks_distance")
+    assert all(p["no_verdict"].startswith("no distribution-free bound over several runs") for p in ks["pairs"])

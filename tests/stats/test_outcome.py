@@ -104,6 +104,8 @@ def test_integer_weights_are_the_resampled_rows(case):
     s = oc.group_summary(x, W, P)
     Q = oc.group_quantiles(x, W, P, 0.9)
     ks, w1 = oc.ecdf_distances(x, W, P, PAIRS)
+    np.testing.assert_array_equal(oc.group_quantiles(x, W.astype(np.uint8), P, 0.9), Q)  # compact weights
+    np.testing.assert_allclose(oc.group_summary(x, W.astype(np.uint8), P).mean, s.mean, rtol=1e-12)
     for b in range(3):
         one = oc.group_summary(x, W[:, b], P)
         np.testing.assert_allclose(s.mean[b], one.mean, rtol=1e-12, equal_nan=True)
@@ -217,7 +219,7 @@ def _all(x, W, P):
 
 def _bounds(x, P, delta):
     pair = [(0, 1)]
-    means = oc.mean_bounds(x, P, RANGE, delta, hard=True)
+    means = oc.mean_bounds(x, P, RANGE, delta / 2, hard=True)  # each group at δ/2: the difference at δ
     return {"mean_difference": oc.difference_bounds(means, pair), "mean_ratio": oc.ratio_bounds(means, pair),
             "smd": oc.smd_bounds(x, P, RANGE, delta, pair)[0],
             "median_difference": oc.quantile_bounds(x, P, 0.5, delta, pair, RANGE),
@@ -310,7 +312,7 @@ def test_bounds_hold_at_the_worst_case_and_say_when_they_cannot():
     hits = 0
     for _ in range(400):
         x = np.where(rng.random(80) < np.where(codes == 0, 0.5, 0.3), 30.0, 0.0)
-        b = oc.difference_bounds(oc.mean_bounds(x, P, RANGE, 0.05, hard=True), [(0, 1)])
+        b = oc.difference_bounds(oc.mean_bounds(x, P, RANGE, 0.025, hard=True), [(0, 1)])
         hits += b.lower[0] <= 30 * (0.5 - 0.3) <= b.upper[0]
     assert hits / 400 >= 0.95
     bounds, reasons = oc.smd_bounds(x, P, RANGE, 0.05, [(0, 1)])
