@@ -10,7 +10,7 @@ import numpy as np
 
 from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline
 from reportgen.families.outcome_disparity import (NO_RANGE, RUNS_BOUND, Side, bound_model, compare,
-                                                  poisson_weights)
+                                                  poisson_weights, with_interval)
 from reportgen.fileio import jfloat as as_json_float
 from reportgen.results.outcome import OutcomeGroup, OutcomePair, OutcomeResult
 from reportgen.spec.model import Metric
@@ -97,11 +97,7 @@ def _worst(ctx: AttributeContext, m: Metric) -> Computed:
                 pairs.append(pair)
                 continue
             reps_of[len(pairs)] = ev.reps
-            head = headline(ev, evals, ev.reps, level, ctx.B, ctx.seed, "poisson", [e.value for e in evals])
-            if head.interval is not None:
-                pair.interval = head.interval
-            for key, value in head.beside().items():
-                setattr(pair, key, value)
+            with_interval(ctx, pair, ev, evals)
             if runs > 1 or ranges is None:
                 pair.bound_reason = RUNS_BOUND if runs > 1 else NO_RANGE
             else:

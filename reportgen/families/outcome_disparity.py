@@ -23,7 +23,7 @@ from reportgen.results.outcome import DistributionFreeBound, OutcomeGroup, Outco
 from reportgen import numfmt
 from reportgen.spec import catalogue
 from reportgen.spec.model import Metric
-from reportgen.stats import counts, intervals
+from reportgen.stats import counts
 from reportgen.stats import outcome as oc
 from reportgen.stats.values import TaskValues
 
@@ -141,8 +141,7 @@ def null_of(name: str) -> float:
     return 1.0 if name == "mean_ratio" else 0.0
 
 
-def decide(pair: OutcomePair, name: str, spec_decision: str, n_small: float, small: str, favorable: str,
-           has_range: bool) -> None:
+def decide(pair: OutcomePair, name: str, spec_decision: str, n_small: float, small: str, favorable: str) -> None:
     """The pair's decision interval, note and verdict (docs/metrics.md §11, "Which interval decides")."""
     has_bound = pair.bound is not None and pair.bound.lower is not None and pair.bound.upper is not None
     if name in DISTANCES:
@@ -181,6 +180,15 @@ def decide(pair: OutcomePair, name: str, spec_decision: str, n_small: float, sma
             kind="against" if against else "insufficient",
             text=verdict_text(name, pair.value, pair.group, pair.reference or "", favorable) if against
             else "insufficient evidence", interval=iv_name)
+
+
+def with_interval(ctx: AttributeContext, pair: OutcomePair, ev: Evaluation, evals: list[Evaluation]) -> None:
+    """The pair's bootstrap interval (rows and runs with several runs) and what stands beside it."""
+    head = headline(ev, evals, ev.reps, ctx.level, ctx.B, ctx.seed, "poisson", [e.value for e in evals])
+    if head.interval is not None:
+        pair.interval = head.interval
+    for key, value in head.beside().items():
+        setattr(pair, key, value)
 
 
 def bound_model(b, level: float, value: float | None) -> DistributionFreeBound | None:
@@ -230,11 +238,7 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, np.
                 pairs.append(pair)
                 continue
             pair_reps[len(pairs)] = ev.reps
-            head = headline(ev, evals, ev.reps, level, ctx.B, ctx.seed, "poisson", [e.value for e in evals])
-            if head.interval is not None:
-                pair.interval = head.interval
-            for key, value in head.beside().items():
-                setattr(pair, key, value)
+            with_interval(ctx, pair, ev, evals)
             b = sides[0].bounds(1 - level) if runs == 1 else RUNS_BOUND
             if isinstance(b, str):
                 pair.bound_reason = b
@@ -242,7 +246,7 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, np.
                 pair.bound = bound_model((b[0][i], b[1][i], b[2], b[3]), level, pair.value)
                 pair_bounds[len(pairs)] = (sides[0].bounds, i)
             small, n_small = (pair.reference, n_r) if n_r < n_p else (pair.group, n_p)
-            decide(pair, name, spec_decision, n_small, small or "", favorable, vals[0].range is not None)
+            decide(pair, name, spec_decision, n_small, small or "", favorable)
             pairs.append(pair)
     head = _headline(name, pairs, pair_reps, pair_bounds, level, ctx, spec_decision, favorable)
     entry = OutcomeResult(name=name, attribute=attr.name, **_estimator(ctx),
@@ -304,7 +308,7 @@ def _headline(name, pairs, pair_reps, pair_bounds, level, ctx, spec_decision, fa
                          **({"bound": out["bound"]} if out.get("bound") else {}),
                          **({"bound_reason": out["bound_reason"]} if out.get("bound_reason") else {}))
     small, n_small = (p.reference, p.n_reference) if (p.n_reference or 0) < p.n_group else (p.group, p.n_group)
-    decide(shadow, name, spec_decision, float(n_small or 0), small or "", favorable, True)
+    decide(shadow, name, spec_decision, float(n_small or 0), small or "", favorable)
     for key in ("decision", "decision_note", "no_verdict", "verdict"):
         if getattr(shadow, key) is not None:
             out[key] = getattr(shadow, key)
@@ -322,4 +326,4 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
                    ("mean", "sd", "median", "quantile"))
 
 
-__all__ = ["entry", "compare", "Side", "decide", "poisson_weights", "bound_model", "intervals"]
+__all__ = ["entry", "compare", "Side", "decide", "poisson_weights", "bound_model", "with_interval"]
