@@ -32,6 +32,7 @@ import numpy as np
 
 Pairs = Sequence[tuple[int, int]]
 BLOCK_ELEMENTS = 1 << 22  # float64 elements of one working block (32 MB)
+ROUNDING = 64 * np.finfo(np.float64).eps  # a standard deviation this small against the values' size is rounding
 
 
 def _matrix(w, n: int) -> tuple[np.ndarray, bool]:
@@ -82,24 +83,35 @@ class GroupSummary:
 
 
 def group_summary(x, w, P) -> GroupSummary:
-    """Weighted count, mean and sum of squared deviations of ``x`` in each group (two passes: exact deviations,
-    not the difference of raw moments)."""
+    """Weighted count, mean and sum of squared deviations of ``x`` in each group. Without replicates: two passes
+    (exact deviations from the mean). With replicate weights ``(n, B)``: one matrix product of the weights with
+    the deviations from each group's unweighted mean ``m_g`` — ``n``, ``Σ w p (x − m_g)``, ``Σ w p (x − m_g)²`` —
+    and ``ss = Σ w p (x − m_g)² − (Σ w p (x − m_g))² / n``, exact up to rounding because ``m_g`` is already close
+    to every replicate's mean."""
     x = np.asarray(x, dtype=np.float64)
     P = np.asarray(P, dtype=np.float64)
     W, flat = _matrix(w, len(x))
     B, G = W.shape[1], P.shape[1]
-    n, mean, ss = np.empty((B, G)), np.empty((B, G)), np.empty((B, G))
-    Px = P * x[:, None]
-    for cols in _blocks(len(x), B, G):
-        Wt = np.ascontiguousarray(W[:, cols].T, dtype=np.float64)  # (b, n): a replicate's sums run along a row
-        n[cols] = Wt @ P
+    if flat:
+        wp = W[:, :1].astype(np.float64) * P  # (n, G)
+        n = wp.sum(axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
-            mean[cols] = np.where(n[cols] > 0, (Wt @ Px) / n[cols], np.nan)
-        for g in range(G):
-            d = x[None, :] - np.nan_to_num(mean[cols, g])[:, None]
-            ss[cols, g] = (Wt * P[:, g][None, :] * (d * d)).sum(axis=1)
-    ss = np.where(n > 0, ss, np.nan)
-    return GroupSummary(_out(n, flat), _out(mean, flat), _out(ss, flat))
+            mean = np.where(n > 0, (wp * x[:, None]).sum(axis=0) / n, np.nan)
+        ss = np.where(n > 0, (wp * (x[:, None] - np.nan_to_num(mean)[None, :]) ** 2).sum(axis=0), np.nan)
+        return GroupSummary(n, mean, ss)
+    n1 = P.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m0 = np.where(n1 > 0, (P * x[:, None]).sum(axis=0) / n1, 0.0)
+    D = x[:, None] - m0[None, :]
+    Z = np.concatenate([P, P * D, P * D * D], axis=1)  # (n, 3G)
+    S = np.empty((B, 3 * G))
+    for cols in _blocks(len(x), B, 3 * G):
+        S[cols] = np.ascontiguousarray(W[:, cols].T, dtype=np.float64) @ Z
+    n, s1, s2 = S[:, :G], S[:, G:2 * G], S[:, 2 * G:]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, m0[None, :] + s1 / n, np.nan)
+        ss = np.where(n > 0, np.maximum(s2 - s1 * s1 / n, 0.0), np.nan)
+    return GroupSummary(n, mean, ss)
 
 
 def mean_difference(s: GroupSummary, pairs: Pairs) -> np.ndarray:
@@ -110,11 +122,15 @@ def mean_difference(s: GroupSummary, pairs: Pairs) -> np.ndarray:
 
 def pooled_sd(s: GroupSummary, pairs: Pairs) -> np.ndarray:
     """Cohen's pooled standard deviation ``sqrt((ss_a + ss_b) / (n_a + n_b − 2))`` — each group's weighted
-    n − 1 variance pooled by its degrees of freedom; NaN where ``n_a + n_b ≤ 2``."""
+    n − 1 variance pooled by its degrees of freedom; NaN where ``n_a + n_b ≤ 2``; 0 where it is below the rounding
+    of the values (``ROUNDING`` × the larger |mean|)."""
     a, b = _pair_index(pairs)
     df = s.n[..., a] + s.n[..., b] - 2.0
+    scale = np.maximum(np.abs(s.mean[..., a]), np.abs(s.mean[..., b]))
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(df > 0, np.sqrt(np.maximum(s.ss[..., a] + s.ss[..., b], 0.0) / df), np.nan)
+        sd = np.where(df > 0, np.sqrt(np.maximum(s.ss[..., a] + s.ss[..., b], 0.0) / df), np.nan)
+    # a spread at the rounding level of the values (two constant groups whose mean is not representable) is 0
+    return np.where(sd <= ROUNDING * scale, 0.0, sd)
 
 
 def smd(s: GroupSummary, pairs: Pairs) -> np.ndarray:
@@ -154,23 +170,48 @@ def _quantile_index(cum: np.ndarray, q: float) -> np.ndarray:
 def group_quantiles(x, w, P, q: float) -> np.ndarray:
     """The weighted ``q``-quantile of each group, ``inf{v : F_g(v) ≥ q}`` with ``F_g`` the weighted ECDF (for
     unit weights ``np.quantile(x_g, q, method="inverted_cdf")``; ``q = 0.5`` is the lower median); NaN for a
-    group without weight. ``(B, G)`` or ``(G,)``."""
+    group without weight. ``(B, G)`` or ``(G,)``.
+
+    Each group's rows are taken apart first (in sorted order), so the work is Σ_g n_g·B; one-hot membership with
+    integer replicate weights sums integers and finds each replicate's quantile by one binary search."""
     if not 0.0 <= q <= 1.0:
         raise ValueError("q must lie in [0, 1]")
     order, xs = _sorted(x)
     P = np.asarray(P, dtype=np.float64)[order]
     W, flat = _matrix(w, len(xs))
-    W = W[order]
     B, G = W.shape[1], P.shape[1]
     out = np.full((B, G), np.nan)
-    if not len(xs):
-        return _out(out, flat)
-    for cols in _blocks(len(xs), B, 1):
-        for g in range(G):
-            cum = np.cumsum(W[:, cols].astype(np.float64) * P[:, g:g + 1], axis=0)
-            idx = np.minimum(_quantile_index(cum, q), len(xs) - 1)
-            out[cols, g] = np.where(cum[-1] > 0, xs[idx], np.nan)
+    integer = W.dtype.kind in "uib"
+    for g in range(G):
+        rows = np.flatnonzero(P[:, g] > 0)  # the group's rows, in sorted order
+        if not len(rows):
+            continue
+        xg, pg, Wg = xs[rows], P[rows, g], W[order[rows]]
+        exact = integer and bool(np.all(pg == 1.0))
+        for cols in _blocks(len(xg), B, 1):
+            if exact:
+                out[cols, g] = _integer_quantile(xg, np.cumsum(Wg[:, cols], axis=0, dtype=np.int64), q)
+            else:
+                cum = np.cumsum(Wg[:, cols].astype(np.float64) * pg[:, None], axis=0)
+                idx = np.minimum(_quantile_index(cum, q), len(xg) - 1)
+                out[cols, g] = np.where(cum[-1] > 0, xg[idx], np.nan)
     return _out(out, flat)
+
+
+def _integer_quantile(xg: np.ndarray, cum: np.ndarray, q: float) -> np.ndarray:
+    """Each column's quantile from integer cumulative weights ``cum`` (n, b): the smallest count ``c ≥ 1`` with
+    ``c / total ≥ q`` (the float comparison :func:`_quantile_index` makes), then the first row reaching it — one
+    binary search over the columns laid end to end."""
+    n, b = cum.shape
+    tot = cum[-1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        c = np.maximum(np.ceil(q * tot), 1).astype(np.int64)
+        c = np.where((c > 1) & ((c - 1) / tot >= q), c - 1, c)  # q·total rounded up past a count that qualifies
+        c = np.where(c / tot < q, c + 1, c)  # or down below one that does not
+    stride = int(tot.max()) + 1
+    off = np.arange(b, dtype=np.int64) * stride
+    idx = np.searchsorted((cum.T + off[:, None]).ravel(), np.minimum(c, tot) + off) - np.arange(b) * n
+    return np.where(tot > 0, xg[np.clip(idx, 0, n - 1)], np.nan)
 
 
 def quantile_difference(x, w, P, pairs: Pairs, q: float) -> np.ndarray:
