@@ -121,10 +121,10 @@ def outcome_side(name: str, v: TaskValues, W, pairs: list[tuple[int, int]], q: f
     return Side(values(None), values(W) if W is not None else np.zeros((0, len(pairs))), bounds, groups)
 
 
-def verdict_text(name: str, value: float, prot: str, ref: str, favorable: str) -> str:
+def verdict_text(name: str, value: float, prot: str, ref: str, favorable: str, noun: str = "outcomes") -> str:
     """Who is worse off, in words, when the decision interval excludes the null."""
     if name in DISTANCES:
-        return f"the outcome distributions of {prot} and {ref} differ"
+        return f"the {noun[:-1]} distributions of {prot} and {ref} differ"
     info = catalogue.CATALOGUE[name]
     if info.family == "error_parity":
         if name == "mean_error":
@@ -134,14 +134,15 @@ def verdict_text(name: str, value: float, prot: str, ref: str, favorable: str) -
         return f"worse for {prot if value > 1 else ref}"
     higher = value > 0  # the group's outcome is higher than the reference's
     worse = prot if higher == (favorable == "lower") else ref
-    return f"worse for {worse}: {'higher' if higher else 'lower'} outcomes for {prot} than {ref}"
+    return f"worse for {worse}: {'higher' if higher else 'lower'} {noun} for {prot} than {ref}"
 
 
 def null_of(name: str) -> float:
     return 1.0 if name == "mean_ratio" else 0.0
 
 
-def decide(pair: OutcomePair, name: str, spec_decision: str, n_small: float, small: str, favorable: str) -> None:
+def decide(pair: OutcomePair, name: str, spec_decision: str, n_small: float, small: str, favorable: str,
+           noun: str = "outcomes") -> None:
     """The pair's decision interval, note and verdict (docs/metrics.md §11, "Which interval decides")."""
     has_bound = pair.bound is not None and pair.bound.lower is not None and pair.bound.upper is not None
     if name in DISTANCES:
@@ -178,7 +179,7 @@ def decide(pair: OutcomePair, name: str, spec_decision: str, n_small: float, sma
         against = iv.lower > null or iv.upper < null
         pair.verdict = DecisionVerdict(
             kind="against" if against else "insufficient",
-            text=verdict_text(name, pair.value, pair.group, pair.reference or "", favorable) if against
+            text=verdict_text(name, pair.value, pair.group, pair.reference or "", favorable, noun) if against
             else "insufficient evidence", interval=iv_name)
 
 
@@ -217,7 +218,7 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, np.
     pair_reps: dict[int, np.ndarray] = {}
     pair_bounds: dict[int, tuple] = {}
     groups: list[OutcomeGroup] = []
-    favorable, unit = "higher", None
+    favorable, unit, noun = "higher", None, "outcomes"
     for k in ctx.task_idx(m):
         vals = ctx.values(k)
         runs = len(vals)
@@ -246,9 +247,10 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, np.
                 pair.bound = bound_model((b[0][i], b[1][i], b[2], b[3]), level, pair.value)
                 pair_bounds[len(pairs)] = (sides[0].bounds, i)
             small, n_small = (pair.reference, n_r) if n_r < n_p else (pair.group, n_p)
-            decide(pair, name, spec_decision, n_small, small or "", favorable)
+            noun = "scores" if vals[0].kind == "score" else "outcomes"
+            decide(pair, name, spec_decision, n_small, small or "", favorable, noun)
             pairs.append(pair)
-    head = _headline(name, pairs, pair_reps, pair_bounds, level, ctx, spec_decision, favorable)
+    head = _headline(name, pairs, pair_reps, pair_bounds, level, ctx, spec_decision, favorable, noun)
     entry = OutcomeResult(name=name, attribute=attr.name, **_estimator(ctx),
                           reference=attr.label(ref), favorable=favorable,
                           **({"unit": unit} if unit and name not in UNITLESS else {}),
@@ -267,7 +269,7 @@ def _q(m: Metric) -> float:
     return 0.9 if q is None else float(q)
 
 
-def _headline(name, pairs, pair_reps, pair_bounds, level, ctx, spec_decision, favorable) -> dict:
+def _headline(name, pairs, pair_reps, pair_bounds, level, ctx, spec_decision, favorable, noun="outcomes") -> dict:
     """The pair chosen by evidence (the largest |value − null| among the pairs whose decision interval excludes the
     null and that have a verdict, else the largest overall), with its intervals at the Bonferroni level over the
     defined pairs so its verdict holds after the choice."""
@@ -308,7 +310,7 @@ def _headline(name, pairs, pair_reps, pair_bounds, level, ctx, spec_decision, fa
                          **({"bound": out["bound"]} if out.get("bound") else {}),
                          **({"bound_reason": out["bound_reason"]} if out.get("bound_reason") else {}))
     small, n_small = (p.reference, p.n_reference) if (p.n_reference or 0) < p.n_group else (p.group, p.n_group)
-    decide(shadow, name, spec_decision, float(n_small or 0), small or "", favorable)
+    decide(shadow, name, spec_decision, float(n_small or 0), small or "", favorable, noun)
     for key in ("decision", "decision_note", "no_verdict", "verdict"):
         if getattr(shadow, key) is not None:
             out[key] = getattr(shadow, key)

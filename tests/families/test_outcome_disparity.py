@@ -251,3 +251,22 @@ def test_a_gate_on_smd_is_calibrated_at_its_limit():
         passed += p_pass <= 0.025
         failed += p_fail <= 0.025
     assert passed / S <= 0.05 and failed / S <= 0.05, (passed, failed)  # measured: 7 and 9 of 300
+
+
+def test_a_score_is_bounded_by_its_implied_range(tmp_path):
+    """`kind: score` without `range:`: the score lies in [0, 1], so every mean has a distribution-free bound over
+    that range, and the verdict speaks of scores."""
+    rng = np.random.default_rng(8)
+    g = rng.choice(["F", "M"], 800)
+    score = np.round(np.clip(rng.beta(2, 5, 800) + 0.1 * (g == "F"), 0, 1), 4)
+    (tmp_path / "s.csv").write_text("g,score,label\n" + "".join(f"{a},{b},{int(b > 0.4)}\n" for a, b in zip(g, score)))
+    (tmp_path / "spec.yaml").write_text(
+        "version: 1\ndata:\n  test: s.csv\nattributes:\n  g:\n    column: g\n    groups: [M, F]\ntasks:\n  risk:\n"
+        "    kind: score\n    score: score\n    column: label\n    favorable: lower\nmetrics:\n  - mean_difference\n"
+        "intervals:\n  bootstrap: {resamples: 100, seed: 1}\n")
+    code, doc, out = _run(tmp_path / "spec.yaml", tmp_path / "out")
+    assert code == 0, out
+    (entry,) = _entries(doc, "mean_difference", "g")
+    (pair,) = entry["pairs"]
+    assert pair["bound"]["range"] == [0.0, 1.0] and pair["bound"]["lower"] <= pair["value"] <= pair["bound"]["upper"]
+    assert "higher scores for g=F" in pair["verdict"]["text"]
