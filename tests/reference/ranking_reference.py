@@ -76,21 +76,29 @@ def top_k(rows: Sequence[int], position: Sequence[float], k: int) -> list[int]:
     return sorted(rows, key=lambda i: (position[i], i))[:k]
 
 
-def _group_average_per_query(query, value, P, query_weights) -> list[float | None]:
-    """The query-weighted mean over queries of each group's average ``value`` over its items in the query
-    (weights ``P[i][g]``); a query where the group has no weight does not count for it."""
-    G = len(P[0])
+def _mean_over_queries(query, query_weights, G: int, per_query) -> list[float | None]:
+    """Each group's query-weighted mean of ``per_query(rows)`` (a list of G values, ``None`` where the query does
+    not count for the group) over the queries where it counts; ``None`` for a group no query counts for."""
     num, den = [0.0] * G, [0.0] * G
     for q, rows in _queries(query).items():
         wq = _weight(query_weights, q)
         if wq <= 0:
             continue
-        for g in range(G):
-            mass = sum(P[i][g] for i in rows)
-            if mass > 0:
-                num[g] += wq * sum(P[i][g] * value[i] for i in rows) / mass
+        for g, v in enumerate(per_query(rows)):
+            if v is not None:
+                num[g] += wq * v
                 den[g] += wq
     return [num[g] / den[g] if den[g] > 0 else None for g in range(G)]
+
+
+def _group_average_per_query(query, value, P, query_weights) -> list[float | None]:
+    """The query-weighted mean over queries of each group's average ``value`` over its items in the query
+    (weights ``P[i][g]``); a query where the group has no weight does not count for it."""
+    def averages(rows):
+        masses = [sum(P[i][g] for i in rows) for g in range(len(P[0]))]
+        return [sum(P[i][g] * value[i] for i in rows) / m if m > 0 else None for g, m in enumerate(masses)]
+
+    return _mean_over_queries(query, query_weights, len(P[0]), averages)
 
 
 def item_exposure(position: Sequence[float], discount: Discount = log_discount) -> list[float]:
@@ -177,17 +185,8 @@ def skew_at_k(query, position, P, k: int, query_weights=None, target=None) -> li
     """Each group's skew@k (:func:`skew_at_k_query`) averaged over queries with the query weights, over the queries
     where it is defined for the group (target share > 0); ``-inf`` if it is ``-inf`` in any such query; ``None``
     when no query counts."""
-    G = len(P[0])
-    num, den = [0.0] * G, [0.0] * G
-    for q, rows in _queries(query).items():
-        wq = _weight(query_weights, q)
-        if wq <= 0:
-            continue
-        for g, v in enumerate(skew_at_k_query(rows, position, P, k, target)):
-            if v is not None:
-                num[g] += wq * v
-                den[g] += wq
-    return [num[g] / den[g] if den[g] > 0 else None for g in range(G)]
+    per_query = lambda rows: skew_at_k_query(rows, position, P, k, target)
+    return _mean_over_queries(query, query_weights, len(P[0]), per_query)
 
 
 def kl_divergence(p: Sequence[float], q: Sequence[float]) -> float:
@@ -218,13 +217,7 @@ def ndkl_query(rows: Sequence[int], position, P, k: int | None = None,
 
 def ndkl(query, position, P, k: int | None = None, query_weights=None, target=None) -> float | None:
     """NDKL (:func:`ndkl_query`) averaged over queries with the query weights; ``None`` when every weight is 0."""
-    num = den = 0.0
-    for q, rows in _queries(query).items():
-        wq = _weight(query_weights, q)
-        if wq > 0:
-            num += wq * ndkl_query(rows, position, P, k, target)
-            den += wq
-    return num / den if den > 0 else None
+    return _mean_over_queries(query, query_weights, 1, lambda rows: [ndkl_query(rows, position, P, k, target)])[0]
 
 
 # --- top-k selection (the LL144 selection rate of a shortlist) --------------------------------------------------

@@ -113,8 +113,16 @@ def xauc(s: Sequence[float], y: Sequence[float], groups: Sequence, a, b,
     (weights ``w_i w_j``; ties counted ½, as the AUC — the paper assumes continuous scores). ``xAUC(a, a)`` is
     group a's AUC. ``None`` when group a has no positive or group b no negative."""
     ws = [1.0] * len(s) if w is None else list(w)
-    pos = [(float(si), wi) for si, yi, g, wi in zip(s, y, groups, ws) if yi == 1 and g == a and wi > 0]
-    neg = [(float(si), wi) for si, yi, g, wi in zip(s, y, groups, ws) if yi == 0 and g == b and wi > 0]
+    return xauc_membership(s, y, [wi * (g == a) for g, wi in zip(groups, ws)],
+                           [wi * (g == b) for g, wi in zip(groups, ws)])
+
+
+def xauc_membership(s: Sequence[float], y: Sequence[float], wa: Sequence[float], wb: Sequence[float]) -> float | None:
+    """:func:`xauc` with each row's weight in group a (``wa``) and in group b (``wb``): for a proxy attribute
+    ``w_i · P[i][a]`` and ``w_i · P[i][b]`` (a row may count in both, as in Chen et al.'s weighted estimator). The
+    pair (i positive, j negative) weighs ``wa_i · wb_j``. ``None`` when a's positives or b's negatives weigh 0."""
+    pos = [(float(si), wi) for si, yi, wi in zip(s, y, wa) if yi == 1 and wi > 0]
+    neg = [(float(si), wi) for si, yi, wi in zip(s, y, wb) if yi == 0 and wi > 0]
     if not pos or not neg:
         return None
     num = sum(wi * wj * psi(si, sj) for si, wi in pos for sj, wj in neg)

@@ -212,8 +212,9 @@ def test_auc_matches_sklearn_with_ties_and_weights():
 
 
 def test_delong_variance_is_consistent():
-    """DeLong's estimate averaged over samples ≈ the sampling variance of the AUC (seeded; m = 20 positives
-    N(1, 1), n = 25 negatives N(0, 1), 400 samples: the relative SE of the empirical variance is ~7%)."""
+    """DeLong's estimate averaged over samples ≈ the sampling variance of the AUC, and its interval covers
+    (seeded; m = 20 positives N(1, 1), n = 25 negatives N(0, 1), 400 samples: the relative SE of the empirical
+    variance is ~7%)."""
     local = np.random.default_rng(7)
     aucs, vars_ = [], []
     for _ in range(400):
@@ -223,6 +224,11 @@ def test_delong_variance_is_consistent():
         aucs.append(d["auc"])
         vars_.append(d["var"])
     assert statistics.fmean(vars_) == pytest.approx(statistics.variance(aucs), rel=0.25)
+    # the true AUC of N(1, 1) against N(0, 1) is Φ(1/√2); the 95% DeLong interval covers it about 95% of the time
+    truth = statistics.NormalDist().cdf(1 / math.sqrt(2))
+    z = statistics.NormalDist().inv_cdf(0.975)
+    cover = statistics.fmean(abs(a - truth) <= z * math.sqrt(v) for a, v in zip(aucs, vars_))
+    assert 0.90 <= cover <= 0.98, cover  # 0.9175 here: the Wald interval is a little short at m = 20, n = 25
 
 
 def test_xauc_hand_worked():
@@ -237,6 +243,10 @@ def test_xauc_hand_worked():
     # xAUC(A, A) is A's own AUC: positives .9, .4 vs negative .6 → (1 + 0) / 2
     assert S.xauc(s, y, g, "A", "A") == 0.5 == S.auc_pairs([0.9, 0.4, 0.6], [1, 1, 0])
     assert S.xauc(s, y, g, "B", "C") is None
+    # proxy membership: row weights in A [1, .5, 1, 0, 0] and in B [0, .5, 0, 1, 1]
+    # positives of A: .9 (1), .6 (.5), .4 (1); negatives of B: .6 (1), .3 (1)
+    # pairs: .9: 1·(1 + 1); .6: .5·(½ + 1); .4: 1·(0 + 1) → (2 + .75 + 1) / (2.5 · 2)
+    assert S.xauc_membership(s, y, [1, 0.5, 1, 0, 0], [0, 0.5, 0, 1, 1]) == approx(3.75 / 5)
 
 
 def test_xauc_matches_sklearn_on_the_cross_pairs():
@@ -331,7 +341,8 @@ def test_query_weights_are_repeated_queries():
                 pos.append(POS[i])
                 P_rep.append(P[i])
     assert R.exposure(QUERY, POS, P, qw) == [approx(v) for v in R.exposure(query, pos, P_rep)]
-    assert R.topk_selection_rate(QUERY, POS, P, 2, qw) == [approx(v) for v in R.topk_selection_rate(query, pos, P_rep, 2)]
+    expected = R.topk_selection_rate(query, pos, P_rep, 2)
+    assert R.topk_selection_rate(QUERY, POS, P, 2, qw) == [approx(v) for v in expected]
     assert R.ndkl(QUERY, POS, P, 3, qw) == approx(R.ndkl(query, pos, P_rep, 3))
 
 
@@ -424,3 +435,62 @@ def test_soft_membership_interpolates():
     # soft skew: one query, probabilities [.8,.2] [.4,.6] [.3,.7]: top 1 share A .8, pool share A 1.5/3
     P3 = [[0.8, 0.2], [0.4, 0.6], [0.3, 0.7]]
     assert R.skew_at_k_query([0, 1, 2], [1, 2, 3], P3, 1) == [approx(math.log(0.8 / 0.5)), approx(math.log(0.2 / 0.5))]
+
+
+# --- published figures: Hanley & McNeil (Radiology 143, 1982), Table 1 -------------------------------------------
+
+def test_auc_of_hanley_mcneil_ct_ratings():
+    """109 CT images rated 1 (definitely normal) to 5 (definitely abnormal): 58 normal with counts 33, 6, 6, 11, 2
+    and 51 abnormal with counts 3, 2, 2, 11, 33. The paper's area is 0.893 and its standard error 0.032."""
+    from reference import bounds_reference as Bd
+
+    normal, abnormal = [33, 6, 6, 11, 2], [3, 2, 2, 11, 33]
+    s = [r for r, c in enumerate(normal, 1) for _ in range(c)]
+    s += [r for r, c in enumerate(abnormal, 1) for _ in range(c)]
+    y = [0] * 58 + [1] * 51
+    auc = S.auc_pairs(s, y)
+    assert round(auc, 3) == 0.893 and auc == approx(S.auc_sklearn(s, y))
+    assert round(Bd.hanley_mcneil_se(auc, 51, 58), 3) == 0.032
+    # DeLong's nonparametric SE on the same data is of the same size (0.0307; not a published figure)
+    assert math.sqrt(S.delong(s, y)["var"]) == pytest.approx(Bd.hanley_mcneil_se(auc, 51, 58), rel=0.1)
+
+
+# --- bounds_reference -----------------------------------------------------------------------------------------------
+
+def test_bounds_hand_worked():
+    from reference import bounds_reference as Bd
+
+    # Hoeffding, n = 50 in [0, 1], δ = 0.05: sqrt(ln(40) / 100)
+    assert Bd.hoeffding_halfwidth(50, 0, 1, 0.05) == approx(math.sqrt(math.log(40) / 100))
+    assert Bd.hoeffding_halfwidth(50, 0, 30, 0.05) == approx(30 * math.sqrt(math.log(40) / 100))
+    # empirical Bernstein on [0, 1, 1, 0] in [0, 1], δ = 0.1: V = 1/3, L = ln 40
+    L = math.log(40)
+    assert Bd.empirical_bernstein_halfwidth([0, 1, 1, 0], 0, 1, 0.1) == approx(math.sqrt(2 / 3 * L / 4) + 7 * L / 9)
+    # a constant sample: only the range term, 7 (hi − lo) L / (3 (n − 1))
+    assert Bd.empirical_bernstein_halfwidth([2.0] * 11, 0, 10, 0.1) == approx(70 * L / 30)
+    assert Bd.empirical_bernstein_halfwidth([1.0], 0, 1, 0.1) is None and Bd.hoeffding_halfwidth(0, 0, 1, 0.1) is None
+    # the difference: each side at δ/2
+    assert Bd.difference_halfwidth([0] * 10, [1] * 20, 0, 1, 0.05) == approx(
+        math.sqrt(math.log(80) / 20) + math.sqrt(math.log(80) / 40))
+
+
+def test_bounds_cover_at_least_their_level():
+    """Seeded: 2,000 samples of 30 rows from a skewed Beta(0.5, 4) in [0, 1] and of a two-point outcome in [0, 30];
+    each bound (one mean, and the difference of two groups' means) covers in at least 95% of them."""
+    from reference import bounds_reference as Bd
+
+    local = np.random.default_rng(11)
+    delta = 0.05
+    for draw, lo, hi, mu in ((lambda n: local.beta(0.5, 4, n), 0, 1, 0.5 / 4.5),
+                             (lambda n: 30 * (local.uniform(0, 1, n) < 0.1), 0, 30, 3.0)):
+        hits = {"hoeffding": 0, "bernstein": 0, "diff_hoeffding": 0, "diff_bernstein": 0}
+        reps = 2000
+        for _ in range(reps):
+            x, z = draw(30).tolist(), draw(45).tolist()
+            m = statistics.fmean(x)
+            hits["hoeffding"] += abs(m - mu) <= Bd.hoeffding_halfwidth(30, lo, hi, delta)
+            hits["bernstein"] += abs(m - mu) <= Bd.empirical_bernstein_halfwidth(x, lo, hi, delta)
+            d = m - statistics.fmean(z)
+            hits["diff_hoeffding"] += abs(d) <= Bd.difference_halfwidth(x, z, lo, hi, delta)
+            hits["diff_bernstein"] += abs(d) <= Bd.difference_halfwidth(x, z, lo, hi, delta, "bernstein")
+        assert all(h / reps >= 1 - delta for h in hits.values()), hits
