@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from reference import outcome_reference as O
+from reference import strategies as O_STRATS
 from reportgen.stats import outcome as oc
 from reportgen.stats.membership import Membership
 
@@ -153,3 +154,29 @@ def test_two_constant_groups_have_no_smd():
     assert np.isnan(oc.smd(oc.group_summary(x, None, P), [(0, 1)])[0])
     assert np.isnan(oc.smd(oc.group_summary(x, np.ones((10, 3)), P), [(0, 1)])).all()
     assert 0 < O.pooled_sd(a, b) < 1e-15 and abs(O.smd(a, b)) > 1e15
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(O_STRATS.outcomes(groups=3, soft=None), O_STRATS.outcomes(groups=2, soft=None, empty_group=True),
+                 O_STRATS.regressions(groups=3, soft=None, bootstrap=True)))
+def test_against_the_reference_on_its_own_strategies(case):
+    """R's strategies (tests/reference/strategies.py: grid ties, constant and one-row groups, an empty group,
+    proxy rows, bootstrap weights): every pair of every metric, 1e-12."""
+    x, P, w = case.yhat, case.P, case.weights
+    G = P.shape[1]
+    pairs = [(a, b) for a in range(G) for b in range(G) if a != b]
+    groups = O.split_by_membership(x.tolist(), P.tolist(), w.tolist())
+    s = oc.group_summary(x, w, P)
+    ks, w1 = oc.ecdf_distances(x, w, P, pairs)
+    md, q9 = oc.mean_difference(s, pairs), oc.quantile_difference(x, w, P, pairs, 0.9)
+    for k, (a, b) in enumerate(pairs):
+        (xa, wa), (xb, wb) = groups[a], groups[b]
+        same(md[k], O.mean_difference(xa, xb, wa, wb))
+        same(q9[k], O.quantile_difference(xa, xb, 0.9, wa, wb))
+        same(ks[k], O.ks_distance(xa, xb, wa, wb) if xa and xb else None)
+        same(w1[k], O.wasserstein(xa, xb, wa, wb))
+    if case.y is not None:
+        e = oc.errors(case.y, x, w, P)
+        for g in range(G):
+            keep = w * P[:, g] > 0
+            same(e.mae[g], O.mae(case.y[keep].tolist(), x[keep].tolist(), (w * P[:, g])[keep].tolist()))
