@@ -133,7 +133,7 @@ def level(value: Any) -> str:
 
 METHOD_NAMES = {"bootstrap": "bootstrap", "bernstein": "Bernstein", "rows_and_runs": "bootstrap (rows and runs)",
                 "simultaneous_bootstrap": "simultaneous bootstrap", "across_runs": "t over runs",
-                "katz log-ratio": "Katz",
+                "katz log-ratio": "Katz", "distribution_free": "distribution-free bound",
                 # a proxy attribute's identified set (reportgen/stats/identified.py METHOD, docs/metrics.md §10)
                 "basic bootstrap of the bounds (each end reflected at α/2 on its outer side)": "identified set"}
 

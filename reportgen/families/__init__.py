@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from reportgen.stats import metrics
-from reportgen.families import amplification, disparity, multi, predictability, ranking, score_quality, selection
+from reportgen.families import (amplification, disparity, error_parity, multi, outcome_disparity, predictability,
+                                ranking, score_quality, selection)
 
 
 STATISTICS = {
@@ -60,6 +61,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("ranking", "Ranking fairness", ranking.entry, statistic="values", partial="partials/ranking.html"),
     Family("score_quality", "Score quality by group", score_quality.entry, statistic="values",
            partial="partials/score_quality.html"),
+    Family("outcome_disparity", "Outcome disparity", outcome_disparity.entry, statistic="values",
+           partial="partials/outcome.html"),
+    Family("error_parity", "Error parity", error_parity.entry, statistic="values", partial="partials/outcome.html"),
 )}
 
 

@@ -66,6 +66,8 @@ def best_p_fail(kind: str, limit: float, point: float, lower: float, upper: floa
     wb, wa = point - lower, upper - point
 
     def at(q):  # the same interval widths around q
+        if q - wb == q + wa:  # an edge so far out (an unbounded outcome's difference) that the widths vanish there
+            return 0.0
         return interval_p_values(kind, limit, q, q - wb, q + wa, level)[1]
 
     lo, hi = rng

@@ -371,3 +371,32 @@ def _index_of(xs: list[float], x) -> int | None:
 
 
 
+
+
+def distributions(series: list[tuple[str, list]], levels: list[float], *, plot_id: str, title: str,
+                  xlabel: str) -> Markup | None:
+    """Each group's distribution of an outcome as a step ECDF drawn through its quantiles (``series``:
+    ``[(label, quantiles at levels)]``), one line style per group (at most ``MAX_SWEEP_SERIES``)."""
+    lines = [(label, [float(v) if filters._finite(v) else math.nan for v in qs]) for label, qs in series
+             if len(qs) == len(levels) and any(filters._finite(v) for v in qs)][:MAX_SWEEP_SERIES]
+    if not lines:
+        return None
+    matplotlib, Figure = mpl()
+    with warnings.catch_warnings(), matplotlib.rc_context(RC):
+        warnings.simplefilter("ignore")
+        fig = Figure(figsize=(6.2, 3.2))
+        ax = fig.subplots()
+        for (label, qs), (grey, style, _, _) in zip(lines, SWEEP_STYLES):
+            ax.step(qs, levels, where="post", color=grey, linestyle=style, linewidth=1.3, label=label, zorder=3)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("share of the group at or below")
+        ax.set_ylim(0.0, 1.02)
+        ax.spines["top"].set_visible(False)
+        ax.spines["right"].set_visible(False)
+        ax.grid(True, which="major", axis="y", color="#e2e2e2", linewidth=0.6, zorder=0)
+        ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.18), ncol=3, fontsize=7, frameon=False,
+                  handlelength=3.2, borderaxespad=0.0)
+    mid = levels.index(0.5) if 0.5 in levels else len(levels) // 2
+    alt = title + " " + "; ".join(f"{label}: median {filters.num(qs[mid])}, from {filters.num(qs[0])} to "
+                                  f"{filters.num(qs[-1])}" for label, qs in lines) + "."
+    return finish(fig, matplotlib, alt, plot_id)

@@ -12,6 +12,7 @@ from pydantic import Field
 from reportgen.results.intervals import (AcrossRunsInterval, BernsteinInterval, BootstrapInterval, DecisionVerdict,
                                          HeadlineInterval, IdentifiedSet, KatzInterval, SampleOnlyEstimate, PairInterval, SimultaneousInterval, TrialsInterval)
 from reportgen.results.ranking import RankingResult
+from reportgen.results.outcome import OutcomeResult
 from reportgen.results.regulatory import (FourFifthsStatement, SelectionExclusion, SelectionTest, SelectionVerdict,
                                           SelectionWarning)
 from reportgen.results.score_quality import ScoreQualityResult
@@ -438,5 +439,6 @@ class SelectionResult(ResultModel):
 
 
 MetricResult = Annotated[Union[AmplificationResult, MultiResult, DisparityResult, SelectionResult,
-                               PredictabilityResult, RankingResult, ScoreQualityResult], Field(discriminator="name")]
+                               PredictabilityResult, RankingResult, ScoreQualityResult, OutcomeResult],
+                        Field(discriminator="name")]
 

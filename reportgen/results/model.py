@@ -32,6 +32,7 @@ from reportgen.results.metrics import *  # noqa: F401,F403
 from reportgen.results.provenance import *  # noqa: F401,F403
 from reportgen.results.ranking import *  # noqa: F401,F403
 from reportgen.results.regulatory import *  # noqa: F401,F403
+from reportgen.results.outcome import *  # noqa: F401,F403
 from reportgen.results.vocabulary import *  # noqa: F401,F403
 from reportgen.results.gates import GateResult, Gating
 from reportgen.results.local_bias import LocalBias

@@ -77,6 +77,13 @@ _MULTI = dict(pair_kind="combination", pair_range=(-1.0, 1.0), pair_worse="abs",
 
 # Score quality: a score task with its 0/1 label, read with any membership (weighted rows).
 _SCORE = dict(task_kinds=("score",), membership=_SOFT, method="score_quality", docs_section="12.", needs_column=True)
+# Outcome disparity and error parity (docs/metrics.md §11): a group against the reference on a continuous or score
+# task; a pair's quantity is its `value`. A difference of outcomes is bounded only by the outcome's unit: the range
+# is "any finite number" (UNBOUNDED), which no gate limit reaches.
+UNBOUNDED = 1e9
+_OUTCOME = dict(pair_kind="comparison", pair_quantity="value", docs_section="11.", min_groups=2, needs_label=False,
+                task_kinds=("continuous", "score"), membership=_SOFT, method="outcome")
+_ERRORS = dict(_OUTCOME, needs_label=True, task_kinds=("continuous",), papers=("agarwal2019",))
 
 CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
     _amp("biasamp_mals", "T->A",
@@ -214,6 +221,49 @@ CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
                "on the same rows. Each group's is a pair; the value is the largest.",
                worse="higher", value_range=(0.0, 1.0), pair_quantity="ece", **_SCORE,
                title="Expected calibration error by group", short="ECE", papers=("naeini2015", "guo2017")),
+    MetricInfo("mean_difference", "outcome_disparity", None,
+               "Difference of group means of a continuous outcome or score (a group minus the reference), in the "
+               "outcome's unit.", worse="abs", value_range=(-UNBOUNDED, UNBOUNDED), title="Difference of means",
+               short="Mean difference", **_OUTCOME),
+    MetricInfo("smd", "outcome_disparity", None,
+               "Standardized mean difference (Cohen's d): the difference of group means over the pooled standard "
+               "deviation, the fair-lending measure of a pricing gap.", worse="abs",
+               value_range=(-UNBOUNDED, UNBOUNDED), title="Standardized mean difference", short="SMD",
+               papers=("cohen1988",), **_OUTCOME),
+    MetricInfo("mean_ratio", "outcome_disparity", None,
+               "Ratio of group means, oriented so that above 1 is worse for the group: its mean over the reference's "
+               "for a `favorable: lower` outcome, the reference's over its for `favorable: higher`.", worse="higher",
+               value_range=(0.0, UNBOUNDED), title="Ratio of means", short="Mean ratio", **_OUTCOME),
+    MetricInfo("median_difference", "outcome_disparity", None,
+               "Difference of group medians (inverse weighted ECDF), in the outcome's unit.", worse="abs",
+               value_range=(-UNBOUNDED, UNBOUNDED), title="Difference of medians", short="Median difference",
+               **_OUTCOME),
+    MetricInfo("quantile_difference", "outcome_disparity", None,
+               "Difference of an upper quantile of the groups' outcomes (`q:`, default 0.9).", worse="abs",
+               value_range=(-UNBOUNDED, UNBOUNDED), title="Difference of an upper quantile", short="Quantile difference",
+               **_OUTCOME),
+    MetricInfo("ks_distance", "outcome_disparity", None,
+               "Kolmogorov–Smirnov distance between the groups' outcome distributions: the largest gap between their "
+               "ECDFs, decided on the DKW bound.", worse="higher", value_range=(0.0, 1.0),
+               title="Kolmogorov–Smirnov distance", short="KS distance", papers=("massart1990",),
+               **dict(_OUTCOME, membership=("hard",))),
+    MetricInfo("wasserstein", "outcome_disparity", None,
+               "Wasserstein-1 distance between the groups' outcome distributions (the area between their ECDFs, in "
+               "the outcome's unit), decided on the DKW bound over the declared range.", worse="higher",
+               value_range=(0.0, UNBOUNDED), title="Wasserstein-1 distance", short="Wasserstein-1",
+               papers=("massart1990",), **dict(_OUTCOME, membership=("hard",))),
+    MetricInfo("mean_error", "error_parity", None,
+               "Gap in mean error ŷ − y (over-prediction positive) between a group and the reference.", worse="abs",
+               value_range=(-UNBOUNDED, UNBOUNDED), title="Mean error gap", short="Mean error gap", **_ERRORS),
+    MetricInfo("mae", "error_parity", None, "Gap in mean absolute error between a group and the reference.",
+               worse="abs", value_range=(-UNBOUNDED, UNBOUNDED), title="Mean absolute error gap", short="MAE gap",
+               **_ERRORS),
+    MetricInfo("rmse", "error_parity", None, "Gap in root mean squared error between a group and the reference.",
+               worse="abs", value_range=(-UNBOUNDED, UNBOUNDED), title="RMSE gap", short="RMSE gap", **_ERRORS),
+    MetricInfo("worst_group_loss", "error_parity", None,
+               "The worst group's mean squared error, the quantity bounded group loss limits (Agarwal, Dudík & Wu "
+               "2019); each group's MSE is a pair.", worse="higher", value_range=(0.0, UNBOUNDED),
+               title="Worst group's loss", short="Worst-group MSE", **dict(_ERRORS, pair_kind="task")),
     MetricInfo("leakage", "predictability", "T->A",
                "Leakage amplification (Wang et al. 2019): how much better an attacker predicts the group from the "
                "model's task predictions than from the (error-matched) true tasks.", docs_section="2.",
@@ -250,6 +300,7 @@ METHODS: dict[str, str] = {
     "selection": "Selection rates and impact ratios",
     "ranking": "Ranking fairness: exposure, skew and top-k selection over queries",
     "score_quality": "Score quality by group (AUC, xAUC, calibration)",
+    "outcome": "Outcome disparity and error parity",
 }
 
 
@@ -259,6 +310,9 @@ def why_not_probabilities(name: str) -> str:
     if info.needs_predicted_attribute:
         return ("it compares each row's predicted group with its true group, and proxy probabilities give no group "
                 "per row")
+    if info.family == "outcome_disparity":
+        return ("its decision interval is a DKW bound on each group's ECDF, which holds for one group per row, not "
+                "for probability-weighted ECDFs")
     if info.family == "predictability":
         return "its attackers learn to predict one group per row, and proxy probabilities give no group per row"
     return ("it keeps task combinations by each group's row counts, which probability-weighted counts do not give "

@@ -117,7 +117,9 @@ def _label_free_problems(ls: LoadedSpec) -> list[Problem]:
     label, `threshold: calibrate` (matches the training data's positive rate) and LOGAN's label-based
     performances. Each is a problem at its own key."""
     s = ls.spec
-    free = [name for name, t in s.tasks.items() if is_label_free(t)]
+    # a binary task without its label, or a continuous or score task without its true value (`column:`)
+    free = [name for name, t in s.tasks.items()
+            if is_label_free(t) or (t.kind in ("continuous", "score") and t.column is None)]
     if not free:
         return []
     out: list[Problem] = []

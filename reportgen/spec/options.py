@@ -33,9 +33,10 @@ class Options(BaseModel):
 class DisparityOptions(Options):
     """Which groups a group-disparity metric compares."""
 
-    protected: GroupName | None = Field(None, description="Disparity metrics: the group compared (A).")
-    reference: GroupName | None = Field(None, description="Disparity metrics: the reference group (B); default the "
-                                                          "first listed.")
+    protected: GroupName | None = Field(None, description="Disparity, outcome-disparity and error-parity metrics: "
+                                                          "the group compared (A).")
+    reference: GroupName | None = Field(None, description="Disparity, outcome-disparity and error-parity metrics: "
+                                                          "the reference group (B); default the first listed.")
 
     def same_group(self, found: dict[str, int], shown: list[str], attribute: str) -> tuple[str, str] | None:
         """`protected:` must not name the reference group -- `reference:`, or the first group when `reference:`
@@ -136,6 +137,12 @@ class RankingOptions(Options):
         if self.persistence is not None and self.discount != "geometric":
             raise ValueError("`persistence` applies only with `discount: geometric`; add it or remove `persistence:`")
         return self
+class OutcomeOptions(DisparityOptions):
+    """Which groups an outcome-disparity or error-parity metric compares (as a group disparity's, docs/metrics.md
+    §11), and the quantile a quantile difference reads."""
+
+    q: float | None = Field(None, gt=0, lt=1, description="quantile_difference: the quantile compared (default 0.9; "
+                                                          "0.5 is median_difference).")
 
 
 # family name (catalogue) -> its options model
@@ -154,9 +161,12 @@ FAMILY_OPTIONS: dict[str, type[Options]] = {
     "selection": SelectionOptions,
     "ranking": RankingOptions,
     "score_quality": ScoreQualityOptions,
+    "outcome_disparity": OutcomeOptions,
+    "error_parity": DisparityOptions,
 }
 
 
-def owner_of(option: str) -> str | None:
-    """The family whose options model declares ``option``."""
-    return next((fam for fam, cls in FAMILY_OPTIONS.items() if option in cls.model_fields), None)
+def owners_of(option: str) -> tuple[str, ...]:
+    """The families whose options model declares ``option`` (the group-comparison keys are shared)."""
+    return tuple(fam for fam, cls in FAMILY_OPTIONS.items() if option in cls.model_fields)
+

@@ -392,7 +392,9 @@ for _name, _fn in (("biasamp_mals", biasamp_mals), ("biasamp_a_to_t", biasamp_a_
                    ("scoring_rate", selection_rate), ("scoring_impact_ratio", impact_ratio),
                    ("leakage", None), ("dpa_a_to_t", None), ("dpa_t_to_a", None),
                    ("auc", None), ("auc_gap", None), ("xauc", None), ("calibration_in_the_large", None),
-                   ("ece", None)):
+                   ("ece", None),
+                   *((n, None) for n in catalogue.names(family="outcome_disparity")),
+                   *((n, None) for n in catalogue.names(family="error_parity"))):
     register(_name, _fn)
 for _name in catalogue.names(family="ranking"):  # computed from the items of ranking tasks (stats/ranking.py)
     register(_name, None)

@@ -67,3 +67,4 @@ RANKING_REFERENCES = {
 }
 
 REFERENCES.update(RANKING_REFERENCES)  # the ranking family (docs §13)
+REFERENCES.update(OUTCOME_REFERENCES)  # the outcome_disparity and error_parity families' catalogue lines landed

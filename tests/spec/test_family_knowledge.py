@@ -156,6 +156,7 @@ def test_every_metric_has_the_properties_the_report_and_gates_read():
 # What the gates read off the catalogue, written out from docs/metrics.md (§1.3: a Multi→ value is a mean of |Δ|,
 # its pairs signed Δ; §8: rates and ratios lie in [0, 1]; every other value and pair in [−1, 1]) and
 # docs/guide/gates.md (worse(v) = |v| for disparities and Multi→ pairs, −v for impact ratios, v otherwise).
+U = 1e9  # reportgen.spec.catalogue.UNBOUNDED: "any finite number", beyond every gate limit
 EXPECTED_GATES = {
     # metric: (value range, pair range, value folds to |v|, pair folds to |v|, pairs, a pair's quantity in words)
     "biasamp_mals": ((-1, 1), (-1, 1), False, False, "task", "contribution y·Δ"),
@@ -188,6 +189,18 @@ EXPECTED_GATES = {
     "xauc": ((0, 1), (-1, 1), False, True, "task", "Δ"),
     "calibration_in_the_large": ((0, 1), (-1, 1), False, True, "task", "Δ"),
     "ece": ((0, 1), (0, 1), False, False, "task", "Δ"),
+    # §11: a difference of outcomes is any finite number (U), a distance is ≥ 0, KS ≤ 1; a ratio above 1 is worse
+    "mean_difference": ((-U, U), (-U, U), True, True, "comparison", "Δ"),
+    "smd": ((-U, U), (-U, U), True, True, "comparison", "Δ"),
+    "mean_ratio": ((0, U), (0, U), False, False, "comparison", "Δ"),
+    "median_difference": ((-U, U), (-U, U), True, True, "comparison", "Δ"),
+    "quantile_difference": ((-U, U), (-U, U), True, True, "comparison", "Δ"),
+    "ks_distance": ((0, 1), (0, 1), False, False, "comparison", "Δ"),
+    "wasserstein": ((0, U), (0, U), False, False, "comparison", "Δ"),
+    "mean_error": ((-U, U), (-U, U), True, True, "comparison", "Δ"),
+    "mae": ((-U, U), (-U, U), True, True, "comparison", "Δ"),
+    "rmse": ((-U, U), (-U, U), True, True, "comparison", "Δ"),
+    "worst_group_loss": ((0, U), (0, U), False, False, "task", "Δ"),
 }
 
 

@@ -1,0 +1,331 @@
+"""Outcome disparity and error parity (docs/metrics.md §11): each group against the reference on a continuous or
+score task, one pair per (group, task), each with a bootstrap interval over keyed Poisson row weights, a
+distribution-free bound where the outcome's range is known, and one decision interval its verdict, gates and diff
+follow; the metric's headline is the pair chosen by evidence, at the Bonferroni level over its pairs.
+
+The quantities themselves are pure functions of the rows (:mod:`reportgen.stats.outcome`); this module picks the
+rows (``ctx.values``), the weights, the pairs and the decision. :mod:`reportgen.families.error_parity` reuses it
+with the errors ŷ − y in place of the outcome.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline
+from reportgen.fileio import jfloat as as_json_float
+from reportgen.results.intervals import DecisionVerdict
+from reportgen.results.outcome import DistributionFreeBound, OutcomeGroup, OutcomePair, OutcomeResult
+from reportgen import numfmt
+from reportgen.spec import catalogue
+from reportgen.spec.model import Metric
+from reportgen.stats import counts
+from reportgen.stats import outcome as oc
+from reportgen.stats.values import TaskValues
+
+MIN_ROWS_COMPARE = 10  # a compared group below this supports no verdict (as §3)
+MIN_ROWS_BOOTSTRAP = 100  # below this the bound decides where there is one (the bootstrap covered ~90 %)
+NO_RANGE = "no distribution-free bound: the outcome is unbounded"
+RUNS_BOUND = "no distribution-free bound over several runs (not derived for a mean over runs)"
+PROXY_BOUND = ("no distribution-free bound for probability-weighted order statistics or SD: the bound holds for one "
+               "group per row")
+DISTANCES = ("ks_distance", "wasserstein")
+UNITLESS = ("smd", "mean_ratio", "ks_distance")  # values without the outcome's unit
+PLOT_LEVELS = tuple(i / 20 for i in range(21))  # the quantiles each group's distribution is drawn from
+POISSON_U8 = counts.POISSON_TABLE.astype(np.uint8)  # Poisson(1) weights 0..8, one byte per row and replicate
+
+Bounds = Callable[[float], tuple[np.ndarray, np.ndarray, str, list[float] | None] | str]
+
+
+@dataclass
+class Side:
+    """One metric on one task of one prediction file: the pairs' values and replicates, the per-group summaries,
+    and the bounds at any error level (a function of δ; a string says why there is none)."""
+
+    point: np.ndarray  # (K,)
+    reps: np.ndarray  # (B, K)
+    bounds: Bounds
+    groups: list[dict]
+
+
+def poisson_weights(ctx: AttributeContext, v: TaskValues, family: str, runs: int) -> np.ndarray | None:
+    """(n, B) uint8 Poisson(1) weights keyed by each row's position: the same rows get the same weights in every
+    engine and every run (runs share one row resample, §4)."""
+    if not ctx.B:
+        return None
+    stream = counts.stream_id("runs" if runs > 1 else "test", ctx.attr.name, family)
+    return POISSON_U8[counts.poisson_weights_at(ctx.seed, stream, v.positions, ctx.B)]
+
+
+def hard_of(v: TaskValues) -> bool:
+    return v.membership.is_hard
+
+
+def _as_bounds(b: oc.Bounds, value_range) -> tuple[np.ndarray, np.ndarray, str, list[float] | None]:
+    return b.lower, b.upper, b.method, None if value_range is None else [float(value_range[0]), float(value_range[1])]
+
+
+def outcome_side(name: str, v: TaskValues, W, pairs: list[tuple[int, int]], q: float) -> Side:
+    """The pairs of outcome-disparity metric ``name`` on one file's rows (``W``: replicate weights or None)."""
+    x, P = v.yhat, v.membership.weights()
+    rng, hard = v.range, hard_of(v)
+    if name == "mean_ratio" and v.favorable == "higher":  # oriented: above 1 is worse for the group
+        pairs = [(b, a) for a, b in pairs]
+    s1 = oc.group_summary(x, None, P)
+    Q1 = oc.group_quantiles(x, None, P, 0.5)
+    Qq = oc.group_quantiles(x, None, P, q) if name == "quantile_difference" else None
+    curve = np.stack([oc.group_quantiles(x, None, P, level) for level in PLOT_LEVELS], axis=1)  # (G, levels)
+    groups = [{"n": float(s1.n[g]), "mean": s1.mean[g], "sd": math.sqrt(s1.var[g]) if s1.var[g] >= 0 else None,
+               "median": Q1[g], **({"quantile": Qq[g]} if Qq is not None else {}),
+               "quantiles": [as_json_float(v) for v in curve[g]]} for g in range(P.shape[1])]
+
+    def values(w):
+        if name in ("mean_difference", "smd", "mean_ratio"):
+            s = oc.group_summary(x, w, P)
+            return {"mean_difference": oc.mean_difference, "smd": oc.smd, "mean_ratio": oc.mean_ratio}[name](s, pairs)
+        if name in ("median_difference", "quantile_difference"):
+            return oc.quantile_difference(x, w, P, pairs, 0.5 if name == "median_difference" else q)
+        ks, w1 = oc.ecdf_distances(x, w, P, pairs)
+        return ks if name == "ks_distance" else w1
+
+    def bounds(delta: float):
+        if name == "ks_distance":
+            return _as_bounds(oc.ks_bounds(x, P, delta, pairs), None) if hard else PROXY_BOUND
+        if name in ("median_difference", "quantile_difference"):
+            if not hard:
+                return PROXY_BOUND
+            b = oc.quantile_bounds(x, P, 0.5 if name == "median_difference" else q, delta, pairs, rng)
+            if not (np.isfinite(b.lower).all() and np.isfinite(b.upper).all()):
+                return NO_RANGE + " (and the quantile's DKW band reaches 0 or 1 at this sample size)"
+            return _as_bounds(b, rng)
+        if rng is None:
+            return NO_RANGE
+        if name == "wasserstein":
+            return _as_bounds(oc.wasserstein_bounds(x, P, rng, delta, pairs), rng) if hard else PROXY_BOUND
+        if name == "smd":
+            if not hard:
+                return PROXY_BOUND
+            b, why = oc.smd_bounds(x, P, rng, delta, pairs)
+            return next((w for w in why if w), None) or _as_bounds(b, rng)
+        means = oc.mean_bounds(x, P, rng, delta / 2, hard=hard)
+        if name == "mean_ratio":
+            if rng[0] < 0:
+                return "no distribution-free bound for a ratio of an outcome that can be negative"
+            return _as_bounds(oc.ratio_bounds(means, pairs), rng)
+        return _as_bounds(oc.difference_bounds(means, pairs), rng)
+
+    return Side(values(None), values(W) if W is not None else np.zeros((0, len(pairs))), bounds, groups)
+
+
+def verdict_text(name: str, value: float, prot: str, ref: str, favorable: str, noun: str = "outcomes") -> str:
+    """Who is worse off, in words, when the decision interval excludes the null."""
+    if name in DISTANCES:
+        return f"the {noun[:-1]} distributions of {prot} and {ref} differ"
+    info = catalogue.CATALOGUE[name]
+    if info.family == "error_parity":
+        if name == "mean_error":
+            return f"{prot if value > 0 else ref}'s outcomes are over-predicted more than {ref if value > 0 else prot}'s"
+        return f"larger errors for {prot if value > 0 else ref}"
+    if name == "mean_ratio":  # oriented: above 1 worse for the group
+        return f"worse for {prot if value > 1 else ref}"
+    higher = value > 0  # the group's outcome is higher than the reference's
+    worse = prot if higher == (favorable == "lower") else ref
+    return f"worse for {worse}: {'higher' if higher else 'lower'} {noun} for {prot} than {ref}"
+
+
+def null_of(name: str) -> float:
+    return 1.0 if name == "mean_ratio" else 0.0
+
+
+def decide(pair: OutcomePair, name: str, spec_decision: str, n_small: float, small: str, favorable: str,
+           noun: str = "outcomes") -> None:
+    """The pair's decision interval, note and verdict (docs/metrics.md §11, "Which interval decides")."""
+    has_bound = pair.bound is not None and pair.bound.lower is not None and pair.bound.upper is not None
+    if name in DISTANCES:
+        key = "bound"
+        if not has_bound:
+            pair.no_verdict = (f"{pair.bound_reason}; the bootstrap interval of a distance never contains 0, so it "
+                               "supports no verdict")
+    else:
+        key = "bound" if spec_decision == "bernstein" and has_bound else "interval"
+        if key == "interval" and has_bound and n_small < MIN_ROWS_BOOTSTRAP:
+            key = "bound"
+            pair.decision_note = (f"{small} has {n_small:g} rows compared, fewer than {MIN_ROWS_BOOTSTRAP}: the "
+                                  "bootstrap does not hold at this size, so the distribution-free bound decides")
+        elif key == "interval" and n_small < MIN_ROWS_BOOTSTRAP:
+            pair.decision_note = (f"{small} has {n_small:g} rows compared, fewer than {MIN_ROWS_BOOTSTRAP}, and "
+                                  f"there is no distribution-free bound ({pair.bound_reason}): the bootstrap "
+                                  "decides, and covered about 90 % at 10–30 rows in the seeded study")
+        elif key == "interval" and pair.interval is None and has_bound:
+            key = "bound"
+            pair.decision_note = "no bootstrap interval (resamples: 0), so the distribution-free bound decides"
+    if n_small < MIN_ROWS_COMPARE:
+        pair.no_verdict = f"too few rows in {small} (n = {n_small:g}) to compare"
+    pair.decision = key
+    iv = getattr(pair, key)
+    iv_name = numfmt.interval_name(iv)
+    if pair.no_verdict:
+        pair.verdict = DecisionVerdict(kind="insufficient", text=pair.no_verdict, interval=iv_name)
+    elif iv is None or iv.lower is None or iv.upper is None:
+        pair.verdict = DecisionVerdict(kind="undefined", text=numfmt.NO_INTERVAL, interval=iv_name)
+    elif getattr(iv, "degenerate", None):
+        pair.verdict = DecisionVerdict(kind="insufficient", text="no sampling variation: no verdict", interval=iv_name)
+    else:
+        null = null_of(name)
+        against = iv.lower > null or iv.upper < null
+        pair.verdict = DecisionVerdict(
+            kind="against" if against else "insufficient",
+            text=verdict_text(name, pair.value, pair.group, pair.reference or "", favorable, noun) if against
+            else "insufficient evidence", interval=iv_name)
+
+
+def with_interval(ctx: AttributeContext, pair: OutcomePair, ev: Evaluation, evals: list[Evaluation]) -> None:
+    """The pair's bootstrap interval (rows and runs with several runs) and what stands beside it."""
+    head = headline(ev, evals, ev.reps, ctx.level, ctx.B, ctx.seed, "poisson", [e.value for e in evals])
+    if head.interval is not None:
+        pair.interval = head.interval
+    for key, value in head.beside().items():
+        setattr(pair, key, value)
+
+
+def bound_model(b, level: float, value: float | None) -> DistributionFreeBound | None:
+    lo, hi, method, rng = b
+    lo, hi = float(lo), float(hi)
+    note = None
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        note = "an end is unbounded at this sample size"
+    return DistributionFreeBound(method="distribution_free", bound=method, level=level, lower=as_json_float(lo),
+                                 upper=as_json_float(hi), range=rng, covers=["rows"],
+                                 **({"note": note} if note else {}))
+
+
+def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, np.ndarray | None, list], Side],
+            group_keys: tuple[str, ...]) -> Computed:
+    """The entry of a pairwise metric: per task, each protected group against the reference."""
+    attr, name, level = ctx.attr, m.name, ctx.level
+    o = m.options
+    ref = attr.index_of(o.reference) if getattr(o, "reference", None) is not None else 0
+    prots = [attr.index_of(o.protected)] if getattr(o, "protected", None) is not None else \
+        [j for j in range(len(attr.groups)) if j != ref]
+    pairs_idx = [(p, ref) for p in prots]
+    family = catalogue.CATALOGUE[name].family
+    spec_decision = ctx.ls.spec.intervals.decision
+    pairs: list[OutcomePair] = []
+    pair_reps: dict[int, np.ndarray] = {}
+    pair_bounds: dict[int, tuple] = {}
+    groups: list[OutcomeGroup] = []
+    favorable, unit, noun = "higher", None, "outcomes"
+    for k in ctx.task_idx(m):
+        vals = ctx.values(k)
+        runs = len(vals)
+        favorable, unit = vals[0].favorable, vals[0].unit
+        sides = [side_of(v, poisson_weights(ctx, v, family, runs), pairs_idx) for v in vals]
+        for g, summary in enumerate(sides[0].groups):
+            groups.append(OutcomeGroup(group=attr.label(g), task=vals[0].name, n=summary["n"],
+                                       **{key: as_json_float(summary[key]) for key in group_keys if key in summary},
+                                       **({"quantiles": summary["quantiles"]} if "quantiles" in summary else {})))
+        for i, (p, r) in enumerate(pairs_idx):
+            evals = [Evaluation(float(s.point[i]), s.reps[:, i], np.zeros(0), np.zeros((0, 0))) for s in sides]
+            ev = combine(evals)
+            n_p, n_r = sides[0].groups[p]["n"], sides[0].groups[r]["n"]
+            pair = OutcomePair(group=attr.label(p), reference=attr.label(r), task=vals[0].name,
+                               value=as_json_float(ev.value), n_group=n_p, n_reference=n_r)
+            if pair.value is None:
+                pair.reason = "undefined: a compared group has no rows, or the quantity has no value (§11)"
+                pairs.append(pair)
+                continue
+            pair_reps[len(pairs)] = ev.reps
+            with_interval(ctx, pair, ev, evals)
+            b = sides[0].bounds(1 - level) if runs == 1 else RUNS_BOUND
+            if isinstance(b, str):
+                pair.bound_reason = b
+            else:
+                pair.bound = bound_model((b[0][i], b[1][i], b[2], b[3]), level, pair.value)
+                pair_bounds[len(pairs)] = (sides[0].bounds, i)
+            small, n_small = (pair.reference, n_r) if n_r < n_p else (pair.group, n_p)
+            noun = "scores" if vals[0].kind == "score" else "outcomes"
+            decide(pair, name, spec_decision, n_small, small or "", favorable, noun)
+            pairs.append(pair)
+    head = _headline(name, pairs, pair_reps, pair_bounds, level, ctx, spec_decision, favorable, noun)
+    entry = OutcomeResult(name=name, attribute=attr.name, **_estimator(ctx),
+                          reference=attr.label(ref), favorable=favorable,
+                          **({"unit": unit} if unit and name not in UNITLESS else {}),
+                          **({"q": _q(m)} if name == "quantile_difference" else {}),
+                          **head, groups=groups, pairs=pairs)
+    chosen = head.get("selected_pair")
+    return Computed(entry, pair_reps.get(chosen) if chosen is not None else None, pair_reps)
+
+
+def _estimator(ctx: AttributeContext) -> dict:
+    return {"estimator": "probability_weighted"} if ctx.attr.probabilities is not None else {}
+
+
+def _q(m: Metric) -> float:
+    q = getattr(m.options, "q", None)
+    return 0.9 if q is None else float(q)
+
+
+def _headline(name, pairs, pair_reps, pair_bounds, level, ctx, spec_decision, favorable, noun="outcomes") -> dict:
+    """The pair chosen by evidence (the largest |value − null| among the pairs whose decision interval excludes the
+    null and that have a verdict, else the largest overall), with its intervals at the Bonferroni level over the
+    defined pairs so its verdict holds after the choice."""
+    defined = [i for i, p in enumerate(pairs) if p.value is not None]
+    if not defined:
+        return {"value": None, "reason": "no pair has a value (§11)", "interval": None}
+    null = null_of(name)
+    conclusive = [i for i in defined if pairs[i].verdict is not None and pairs[i].verdict.kind == "against"]
+    pool = conclusive or defined
+    sel = max(pool, key=lambda i: (abs(pairs[i].value - null), pairs[i].value))
+    p = pairs[sel]
+    P = len(defined)
+    out: dict = {"value": p.value}
+    if P == 1:
+        out.update(interval=p.interval, **({"bound": p.bound} if p.bound else {}),
+                   **({"bound_reason": p.bound_reason} if p.bound_reason else {}),
+                   value_is=f"the only defined pair: {_pair_name(p)}")
+    else:
+        lvl = 1 - (1 - level) / P
+        reps = pair_reps.get(sel)
+        head = headline(Evaluation(p.value, reps, np.zeros(0), np.zeros((0, 0))), [], reps, lvl, ctx.B, ctx.seed,
+                        "poisson", [p.value]) if reps is not None and reps.size else None
+        out["interval"] = head.interval if head is not None and head.interval is not None else p.interval
+        if sel in pair_bounds:
+            fn, i = pair_bounds[sel]
+            b = fn(1 - lvl)
+            if isinstance(b, str):
+                out["bound_reason"] = b
+            else:
+                out["bound"] = bound_model((b[0][i], b[1][i], b[2], b[3]), lvl, p.value)
+        elif p.bound_reason:
+            out["bound_reason"] = p.bound_reason
+        why = "whose decision interval excludes the null" if conclusive else "(none decides)"
+        out["value_is"] = (f"{_pair_name(p)}: the largest difference among the {len(pool)} of {P} pairs {why}; its "
+                           f"intervals are at the Bonferroni level {lvl:.4g} over the {P} pairs")
+    shadow = OutcomePair(group=p.group, reference=p.reference, task=p.task, value=p.value, n_group=p.n_group,
+                         n_reference=p.n_reference, **({"interval": out["interval"]} if out.get("interval") else {}),
+                         **({"bound": out["bound"]} if out.get("bound") else {}),
+                         **({"bound_reason": out["bound_reason"]} if out.get("bound_reason") else {}))
+    small, n_small = (p.reference, p.n_reference) if (p.n_reference or 0) < p.n_group else (p.group, p.n_group)
+    decide(shadow, name, spec_decision, float(n_small or 0), small or "", favorable, noun)
+    for key in ("decision", "decision_note", "no_verdict", "verdict"):
+        if getattr(shadow, key) is not None:
+            out[key] = getattr(shadow, key)
+    out.update(selected_pair=sel, selected=_pair_name(p))
+    return out
+
+
+def _pair_name(p: OutcomePair) -> str:
+    return f"{p.group} vs {p.reference} ({p.task})"
+
+
+def entry(ctx: AttributeContext, m: Metric) -> Computed:
+    q = _q(m)
+    return compare(ctx, m, lambda v, W, pairs: outcome_side(m.name, v, W, pairs, q),
+                   ("mean", "sd", "median", "quantile"))
+
+
+__all__ = ["entry", "compare", "Side", "decide", "poisson_weights", "bound_model", "with_interval"]
