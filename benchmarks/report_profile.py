@@ -6,8 +6,8 @@ included):
 
   import       ``import reportgen.api`` (what the command imports before it reads the spec)
   load         read and validate the spec (``api.load``)
-  compute      data, metrics, intervals and LOGAN's local-bias clusters (``api.compute``); LOGAN's share
-               (``reportgen.stats.logan``) is printed beside it from the profile
+  compute      data, metrics, intervals and LOGAN's local-bias clusters (``api.compute``); the clustering's
+               share (``families.local_bias.analysis.cluster``) is printed beside it from the profile
   json         results.json's bytes (the JSON-only run ends here)
   html         ``render_html``: plots (drawn here, once) and the templates
   pdf          ``render_pdf``: print templates, WeasyPrint's import, layout and writing (PDF/A-3b)
@@ -18,6 +18,7 @@ report's own run draws them in forked workers.
 
     .venv/bin/python benchmarks/report_profile.py                    # specs/compas.yaml, top 30
     .venv/bin/python benchmarks/report_profile.py --top 50 --out /tmp/compas.prof
+    .venv/bin/python benchmarks/report_profile.py --no-profile --plot-workers 2   # the phases as a run has them
 
 Exit status 0 when the run succeeded. Absolute seconds depend on the machine's load (printed at start and
 end); the shares of the phases less so.
@@ -42,13 +43,10 @@ def _cpu() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
-def _share(stats: pstats.Stats, fragment: str) -> float:
-    """Cumulative seconds of the outermost profiled functions whose file contains ``fragment``."""
-    best = 0.0
-    for (file, _line, _name), (_cc, _nc, _tt, ct, callers) in stats.stats.items():  # type: ignore[attr-defined]
-        if fragment in file and not any(fragment in c[0] for c in callers):
-            best += ct
-    return best
+def _cumulative(stats: pstats.Stats, file_suffix: str, name: str) -> float:
+    """Cumulative profiled seconds of the function ``name`` defined in a file ending with ``file_suffix``."""
+    return sum(ct for (file, _line, fn), (_cc, _nc, _tt, ct, _callers) in stats.stats.items()  # type: ignore[attr-defined]
+               if fn == name and file.endswith(file_suffix))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", type=int, default=30, help="profile entries printed per ordering (default 30)")
     ap.add_argument("--plot-workers", default="1", help="REPORTGEN_PLOT_WORKERS for this run (default 1)")
     ap.add_argument("--out", help="write the raw profile here (pstats format)")
+    ap.add_argument("--no-profile", action="store_true",
+                    help="time the phases without cProfile (its overhead roughly doubles Python-heavy phases)")
     args = ap.parse_args(argv)
     os.environ["REPORTGEN_PLOT_WORKERS"] = str(args.plot_workers)
     os.chdir(ROOT)
@@ -68,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def phase(name, fn):
         w0, c0 = time.perf_counter(), _cpu()
-        prof.enable()
+        if not args.no_profile:
+            prof.enable()
         try:
             return fn()
         finally:
@@ -85,19 +86,21 @@ def main(argv: list[str] | None = None) -> int:
     html = phase("html", lambda: pipeline.render_reports(ls, ["html"], results, results_bytes))
     pdf = phase("pdf", lambda: pipeline.render_reports(ls, ["pdf"], results, results_bytes))
 
-    stats = pstats.Stats(prof, stream=io.StringIO())
-    logan_s = _share(stats, os.path.join("stats", "logan"))
+    cluster_file = os.path.join("local_bias", "analysis.py")
+    logan_s = None if args.no_profile else _cumulative(pstats.Stats(prof, stream=io.StringIO()), cluster_file, "cluster")
     total_w = sum(p[1] for p in phases)
     json_w = sum(p[1] for p in phases if p[0] in ("import", "load", "compute", "json"))
     print(f"\n{'phase':<10} {'wall s':>8} {'CPU s':>8} {'share':>7}")
     for name, w, c in phases:
         print(f"{name:<10} {w:8.2f} {c:8.2f} {w / total_w:7.1%}")
     print(f"{'total':<10} {total_w:8.2f}")
-    print(f"\nLOGAN / k-means (reportgen.stats.logan, profiled cumulative): {logan_s:.2f} s of compute")
+    if logan_s is not None:
+        print(f"\nlocal-bias clustering (k-means + LOGAN, analysis.cluster, profiled cumulative, scikit-learn's "
+              f"import included): {logan_s:.2f} s of compute")
     print(f"report.html {len(html['report.html']):,} bytes; report.pdf {len(pdf['report.pdf']):,} bytes")
     print(f"full / JSON-only in this process: {total_w / json_w:.2f}x  (the same run's phases; "
           "benchmarks/report_ratio.py measures it in fresh processes)")
-    for order in ("cumulative", "tottime"):
+    for order in () if args.no_profile else ("cumulative", "tottime"):
         buf = io.StringIO()
         pstats.Stats(prof, stream=buf).strip_dirs().sort_stats(order).print_stats(args.top)
         text = buf.getvalue()
