@@ -31,7 +31,7 @@ large samples; strata of fewer than :data:`MIN_STRATUM_ROWS` rows are pooled fir
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -61,6 +61,8 @@ class StratumSums:
 
     cells: np.ndarray  # (..., S, K, 4)
     mass: np.ndarray  # (..., S, G)
+    # rate_bounds per (task, cells): every pair of a metric reads the same groups' bounds (not part of the value)
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def merge(self, other: "StratumSums") -> "StratumSums":
         """The sums of two disjoint sets of rows over the same strata codes."""
@@ -95,26 +97,37 @@ def pooling(sums: StratumSums, min_rows: int = MIN_STRATUM_ROWS) -> tuple[np.nda
     p = np.divide(sums.mass, n[:, None], out=np.zeros_like(sums.mass), where=n[:, None] > 0)
     target = np.full(S, -1, dtype=np.int64)
     big = n >= min_rows
-    keys: dict[tuple, int] = {}
-    for z in np.flatnonzero(big):
-        target[z] = keys.setdefault(("own", int(z)), len(keys))
+    target[big] = np.arange(int(big.sum()))  # each large stratum its own, in stratum order
+    used = int(big.sum())
     left = np.flatnonzero(~big)
     for step in (0.1, 0.25):
         if not len(left):
             break
-        cell = [tuple(np.round(p[z] / step).astype(int)) for z in left]
-        tot: dict[tuple, float] = {}
-        for z, c in zip(left, cell):
-            tot[c] = tot.get(c, 0.0) + n[z]
-        keep = [tot[c] >= min_rows for c in cell]
-        for z, c, k in zip(left, cell, keep):
-            if k:
-                target[z] = keys.setdefault((step, c), len(keys))
-        left = np.asarray([z for z, k in zip(left, keep) if not k], dtype=np.int64)
+        codes, ncell = _grid_codes(p[left], step)  # numbered in order of first appearance, as the strata come
+        tot = np.bincount(codes, weights=n[left], minlength=ncell)
+        kept_cell = tot >= min_rows
+        rank = np.cumsum(kept_cell) - 1  # a kept cell's number among the kept ones, in order of first appearance
+        keep = kept_cell[codes]
+        target[left[keep]] = used + rank[codes[keep]]
+        used += int(kept_cell.sum())
+        left = left[~keep]
     if len(left):
-        last = keys.setdefault(("pooled",), len(keys))
-        target[left] = last
-    return target, len(keys)
+        target[left] = used
+        used += 1
+    return target, used
+
+
+def _grid_codes(p: np.ndarray, step: float) -> tuple[np.ndarray, int]:
+    """Each row's cell of the grid ``round(p / step)`` as codes ``0..C-1`` numbered in order of first appearance,
+    and ``C``."""
+    grid = np.round(p / step).astype(np.int64)
+    radix = int(round(1 / step)) + 2
+    if radix ** p.shape[1] < 2 ** 62:  # one integer per row
+        key = grid @ (radix ** np.arange(p.shape[1], dtype=np.int64))
+    else:
+        key = np.unique(grid, axis=0, return_inverse=True)[1].reshape(-1)
+    codes, uniq = pd.factorize(key)
+    return np.asarray(codes, np.int64), len(uniq)
 
 
 def pooled(sums: StratumSums, target: np.ndarray, S: int) -> StratumSums:
@@ -195,7 +208,15 @@ def rate_bounds(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[in
     whatever the other strata hold, so the upper end takes the most ``one`` rows, min(m, s1), and the fewest
     ``zero`` rows, max(0, m − s1 − o) = max(0, m + s0 − n), in every stratum (one split does both: fill ``one``,
     then outside, then ``zero``), and the lower end the reverse. When every compared row is all rows (o = 0)
-    the denominator is the group's mass."""
+    the denominator is the group's mass. Computed once per sums, task and cells (read-only arrays)."""
+    key = (k, tuple(one), tuple(zero))
+    if key not in sums.memo:
+        sums.memo[key] = _rate_bounds(sums, k, one, zero)
+    return sums.memo[key]
+
+
+def _rate_bounds(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[int]
+                 ) -> tuple[np.ndarray, np.ndarray]:
     C = sums.cells[..., k, :]
     s1 = C[..., list(one)].sum(axis=-1)[..., None]
     s0 = C[..., list(zero)].sum(axis=-1)[..., None]
@@ -208,6 +229,7 @@ def rate_bounds(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[in
     with np.errstate(invalid="ignore", divide="ignore"):
         upper = np.where(N_hi + Z_lo > 0, N_hi / (N_hi + Z_lo), np.nan)
         lower = np.where(N_lo + Z_hi > 0, N_lo / (N_lo + Z_hi), np.nan)
+    lower.flags.writeable = upper.flags.writeable = False
     return lower, upper
 
 
