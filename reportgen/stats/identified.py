@@ -455,5 +455,19 @@ def memory_sums(P: np.ndarray, keys: Sequence[np.ndarray] | None, Y: np.ndarray,
     target, S2 = pooling(stratum_sums(P, codes, S, Y, Yhat))  # decided on the point counts
     codes = target[codes]
     point = stratum_sums(P, codes, S2, Y, Yhat)
-    reps = replicate_sums(P, codes, S2, Y, Yhat, np.arange(len(P)), B, seed=seed, stream=stream)
-    return point, reps
+    return point, pooled_replicates(P, codes, S2, Y, Yhat, B, seed=seed, stream=stream)
+
+
+def pooled_replicates(P: np.ndarray, codes: np.ndarray, S: int, Y: np.ndarray, Yhat: np.ndarray, B: int, *,
+                      seed: int, stream: int, pos: np.ndarray | None = None) -> StratumSums:
+    """``B`` replicates of the pooled sums: drawn per (stratum, pattern) cell from its exact moments
+    (:mod:`reportgen.stats.proxy_cells`, docs/metrics.md §10), or with keyed Poisson row weights when the tasks
+    are too many for a pattern code."""
+    from reportgen.stats import proxy_cells
+
+    Y, Yhat = _2d(Y), _2d(Yhat)
+    if proxy_cells.usable(Y.shape[1]):
+        cm = proxy_cells.CellMoments.of_rows(codes, P, Y, Yhat)
+        return proxy_cells.stratum_replicates(cm, S, B, seed=seed, stream=stream)
+    return replicate_sums(P, codes, S, Y, Yhat, np.arange(len(P)) if pos is None else pos, B, seed=seed,
+                          stream=stream)
