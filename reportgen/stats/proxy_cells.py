@@ -126,11 +126,12 @@ def draw(cm: CellMoments, B: int, seed: int, stream: int, out: sparse.csr_matrix
         root = np.sqrt(np.where(lam[c] > ROUNDING_VAR, lam[c], 0.0))  # the null direction (Σ p = 1): 0, not noise
         L = np.einsum("cgj,cj,chj->cgh", V[c], root, V[c])  # the symmetric root: continuous in cov, so engines agree
         z = rng.standard_normal((B, len(c), G))
-        Mc = M[:, c]
-        mass = Mc[..., None] * pbar[c] + np.sqrt(Mc)[..., None] * np.einsum("bch,cgh->bcg", z, L)
-        delta = np.clip(mass, 0.0, Mc[..., None]) - Mc[..., None] * pbar[c]
+        Mc = M[:, c].T[..., None]  # (c, B, 1)
+        noise = np.sqrt(Mc) * np.matmul(z.transpose(1, 0, 2), L)  # (c, B, G); L symmetric
+        mean = Mc * pbar[c][:, None, :]
+        delta = np.clip(mean + noise, 0.0, Mc) - mean
         sub = out[((c * (G + 1))[:, None] + 1 + np.arange(G)[None, :]).reshape(-1)]  # (c·G, F)
-        R += np.asarray(sub.T @ delta.reshape(B, -1).T).T
+        R += np.asarray(sub.T @ delta.transpose(0, 2, 1).reshape(len(c) * G, B)).T
     return R
 
 
@@ -166,7 +167,6 @@ def weighted_sums(cm: CellMoments, B: int, *, seed: int, stream: int, joint: boo
     """B replicates of the probability-weighted sums S (B, G, features) of :func:`reportgen.stats.soft.tally`
     (features 1, y_k, ŷ_k and, when ``joint``, y_k·ŷ_k)."""
     C, G = cm.s1.shape
-    K = cm.K
     Y, Yhat = cm.pattern()
     feats = [np.ones((C, 1), bool), Y, Yhat] + ([Y & Yhat] if joint else [])
     Fm = np.concatenate(feats, axis=1)  # (C, Fn)
