@@ -215,8 +215,17 @@ def rate_bounds(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[in
     return sums.memo[key]
 
 
+BOUNDS_CHUNK = 16  # replicates per block in _rate_bounds: a block's (16, S, G) arrays stay in cache
+
+
 def _rate_bounds(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[int]
                  ) -> tuple[np.ndarray, np.ndarray]:
+    if sums.mass.ndim == 3 and len(sums.mass) > BOUNDS_CHUNK:  # replicates: a block at a time, the same numbers
+        parts = [_rate_bounds(StratumSums(sums.cells[i:i + BOUNDS_CHUNK], sums.mass[i:i + BOUNDS_CHUNK]), k, one,
+                              zero) for i in range(0, len(sums.mass), BOUNDS_CHUNK)]
+        lower, upper = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+        lower.flags.writeable = upper.flags.writeable = False
+        return lower, upper
     C = sums.cells[..., k, :]
     s1 = C[..., list(one)].sum(axis=-1)[..., None]
     s0 = C[..., list(zero)].sum(axis=-1)[..., None]
