@@ -10,10 +10,10 @@ tensor every count metric reads (:mod:`reportgen.stats.counts`) becomes the prob
 
 Replicates, as for hard membership (docs/metrics.md §4):
 
-* ``multinomial`` when rows share few distinct (probability vector, y-vector, ŷ-vector) patterns — proxies
+* ``multinomial`` when rows share few (:data:`MULTINOMIAL_MAX_PATTERNS`) distinct (probability vector, y-vector, ŷ-vector) patterns — proxies
   computed per stratum (a surname and a ZIP code) repeat — the rows are compressed into those patterns with
   multiplicities and one replicate is a multinomial draw of ``n`` rows over them: the row bootstrap exactly;
-* ``cells`` otherwise: the rows grouped by (probability vector rounded to a 0.1 grid, pattern), each cell's
+* ``cells`` otherwise: the rows grouped by (probability vector rounded to a 0.25 grid, pattern), each cell's
   Poisson count and masses drawn from its exact sums of ``p`` and ``p pᵀ`` (:mod:`reportgen.stats.proxy_cells`:
   the row bootstrap's first two moments exactly, O(cells · B) instead of O(rows · B));
 * ``poisson`` when the spec asks for it (or several runs share the rows): keyed Poisson(1) row weights, the same
@@ -136,7 +136,12 @@ def compress(units: SoftUnits) -> SoftUnits:
     return SoftUnits(units.P[first], units.Y[first], units.Yhat[first], np.rint(c).astype(np.int64))
 
 
-def too_many_patterns(units: SoftUnits, limit: int = counts.MULTINOMIAL_MAX_PATTERNS, sample: int = 65_536) -> bool:
+# more (probability vector, pattern) units than this: replicates drawn per cell (cell_replicates), O(cells · B),
+# rather than the multinomial over the units, O(units · B)
+MULTINOMIAL_MAX_PATTERNS = 2_000
+
+
+def too_many_patterns(units: SoftUnits, limit: int = MULTINOMIAL_MAX_PATTERNS, sample: int = 65_536) -> bool:
     """Cheap early exit: more than ``limit`` distinct patterns already in a prefix sample."""
     n = len(units.P)
     if n <= limit:
@@ -181,7 +186,7 @@ def replicates(units: SoftUnits, B: int, *, seed: int, stream: int, method: str 
         return np.zeros((0, K, units.G, 1, 2, 2)), "none"
     if method == "multinomial" or (method == "auto" and not too_many_patterns(units)):
         pat = compress(units)
-        if method == "multinomial" or len(pat.count) <= counts.MULTINOMIAL_MAX_PATTERNS:
+        if method == "multinomial" or len(pat.count) <= MULTINOMIAL_MAX_PATTERNS:
             rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, stream])))
             W = rng.multinomial(pat.n, pat.count / pat.n, size=B).astype(np.float64)
             return tally(pat, W, joint=joint), "multinomial"

@@ -258,7 +258,8 @@ class Streamed:
                    with_pred: bool = True) -> tuple[np.ndarray, str]:
         u = self.units(name, with_pred)
         if u is not None and method != "poisson":
-            if method == "multinomial" or len(u.count) <= counts.MULTINOMIAL_MAX_PATTERNS:
+            few = soft.MULTINOMIAL_MAX_PATTERNS if isinstance(u, soft.SoftUnits) else counts.MULTINOMIAL_MAX_PATTERNS
+            if method == "multinomial" or len(u.count) <= few:
                 draw = soft.replicates if isinstance(u, soft.SoftUnits) else counts.replicates
                 return draw(u, B, seed=seed, stream=stream, method="multinomial", joint=joint)
         a = self._attr(name)
