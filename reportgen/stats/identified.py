@@ -76,10 +76,38 @@ def strata_codes(P: np.ndarray, keys: Sequence[np.ndarray] | None = None) -> tup
         uniq, codes = batch_strata(P, keys)
         return codes, len(uniq)
     stacked = np.ascontiguousarray(np.asarray(P, dtype=np.float64) + 0.0)  # + 0.0: −0.0 and 0.0 alike
+    codes, S = _vector_codes(stacked)
+    return codes, S
+
+
+def _vector_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each row's index among the sorted distinct rows (their bytes: np.unique's numbering), by hashing the rows
+    and sorting only the distinct ones; a hash collision falls back to np.unique."""
     rows = stacked.view(np.dtype((np.void, stacked.dtype.itemsize * stacked.shape[1]))).reshape(-1)
-    _, codes = np.unique(rows, return_inverse=True)  # one byte string per row: much faster than axis=0
-    codes = np.asarray(codes, dtype=np.int64).reshape(-1)
-    return codes, int(codes.max()) + 1 if len(codes) else 0
+    if not len(rows):
+        return np.zeros(0, dtype=np.int64), 0
+    words = stacked.view(np.uint64)
+    with np.errstate(over="ignore"):
+        h = np.zeros(len(rows), dtype=np.uint64)
+        for j in range(words.shape[1]):  # a polynomial over the words, then splitmix64's finaliser
+            h = h * np.uint64(0x100000001B3) + words[:, j]
+        h ^= h >> np.uint64(30)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(27)
+    first_codes, uniq = pd.factorize(h)
+    if len(uniq) <= len(rows) // 4:
+        first = np.full(len(uniq), len(rows), dtype=np.int64)
+        np.minimum.at(first, first_codes, np.arange(len(rows)))
+    if len(uniq) > len(rows) // 4 or not np.array_equal(stacked[first][first_codes], stacked):
+        # mostly distinct rows (sorting them all is as cheap), or a collision: sort every row's bytes
+        _, codes = np.unique(rows, return_inverse=True)
+        codes = np.asarray(codes, dtype=np.int64).reshape(-1)
+        return codes, int(codes.max()) + 1
+    # the distinct rows in byte order: each float's bytes as a big-endian integer, the first column first
+    order = np.lexsort(stacked[first].view(np.uint64).byteswap().T[::-1])
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[first_codes], len(order)
 
 
 def pooling(sums: StratumSums, min_rows: int = MIN_STRATUM_ROWS) -> tuple[np.ndarray, int]:
