@@ -261,7 +261,7 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, np.
 
 
 def _estimator(ctx: AttributeContext) -> dict:
-    return {"estimator": "probability_weighted"} if ctx.attr.probabilities is not None else {}
+    return {"estimator": "probability_weighted"} if ctx.attr.proxy else {}
 
 
 def _q(m: Metric) -> float:

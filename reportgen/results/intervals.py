@@ -28,7 +28,9 @@ class BootstrapInterval(ResultValue):
     seed: int = documented(SEED_TEXT)
     scheme: str = documented("How the rows were resampled: 'multinomial' (an ordinary row bootstrap, drawn over "
                              "distinct row patterns) or 'poisson' (independent Poisson(1) row weights, used for many "
-                             "distinct patterns and when runs share one row resample); for predictability metrics a "
+                             "distinct patterns and when runs share one row resample) or 'cells' (a proxy attribute's "
+                             "rows of many distinct probability vectors: each cell's Poisson count and group masses "
+                             "drawn from its exact sums, docs/metrics.md §9); for predictability metrics a "
                              "sentence describing the resampling.")
     covers: list[Covers] = documented(COVERS_TEXT)
     replicates_undefined: int | None = optional("Number of replicates on which the quantity was undefined (left out of "

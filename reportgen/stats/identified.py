@@ -33,7 +33,7 @@ large samples; strata of fewer than :data:`MIN_STRATUM_ROWS` rows are pooled fir
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -63,6 +63,8 @@ class StratumSums:
 
     cells: np.ndarray  # (..., S, K, 4)
     mass: np.ndarray  # (..., S, G)
+    # rate_bounds per (task, cells): every pair of a metric reads the same groups' bounds (not part of the value)
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def merge(self, other: "StratumSums") -> "StratumSums":
         """The sums of two disjoint sets of rows over the same strata codes."""
@@ -76,10 +78,38 @@ def strata_codes(P: np.ndarray, keys: Sequence[np.ndarray] | None = None) -> tup
         uniq, codes = batch_strata(P, keys)
         return codes, len(uniq)
     stacked = np.ascontiguousarray(np.asarray(P, dtype=np.float64) + 0.0)  # + 0.0: −0.0 and 0.0 alike
+    codes, S = _vector_codes(stacked)
+    return codes, S
+
+
+def _vector_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each row's index among the sorted distinct rows (their bytes: np.unique's numbering), by hashing the rows
+    and sorting only the distinct ones; a hash collision falls back to np.unique."""
     rows = stacked.view(np.dtype((np.void, stacked.dtype.itemsize * stacked.shape[1]))).reshape(-1)
-    _, codes = np.unique(rows, return_inverse=True)  # one byte string per row: much faster than axis=0
-    codes = np.asarray(codes, dtype=np.int64).reshape(-1)
-    return codes, int(codes.max()) + 1 if len(codes) else 0
+    if not len(rows):
+        return np.zeros(0, dtype=np.int64), 0
+    words = stacked.view(np.uint64)
+    with np.errstate(over="ignore"):
+        h = np.zeros(len(rows), dtype=np.uint64)
+        for j in range(words.shape[1]):  # a polynomial over the words, then splitmix64's finaliser
+            h = h * np.uint64(0x100000001B3) + words[:, j]
+        h ^= h >> np.uint64(30)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(27)
+    first_codes, uniq = pd.factorize(h)
+    if len(uniq) <= len(rows) // 4:
+        first = np.full(len(uniq), len(rows), dtype=np.int64)
+        np.minimum.at(first, first_codes, np.arange(len(rows)))
+    if len(uniq) > len(rows) // 4 or not np.array_equal(stacked[first][first_codes], stacked):
+        # mostly distinct rows (sorting them all is as cheap), or a collision: sort every row's bytes
+        _, codes = np.unique(rows, return_inverse=True)
+        codes = np.asarray(codes, dtype=np.int64).reshape(-1)
+        return codes, int(codes.max()) + 1
+    # the distinct rows in byte order: each float's bytes as a big-endian integer, the first column first
+    order = np.lexsort(stacked[first].view(np.uint64).byteswap().T[::-1])
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[first_codes], len(order)
 
 
 def pooling(sums: StratumSums, min_rows: int = MIN_STRATUM_ROWS) -> tuple[np.ndarray, int]:
@@ -97,26 +127,37 @@ def pooling(sums: StratumSums, min_rows: int = MIN_STRATUM_ROWS) -> tuple[np.nda
     p = np.divide(sums.mass, n[:, None], out=np.zeros_like(sums.mass), where=n[:, None] > 0)
     target = np.full(S, -1, dtype=np.int64)
     big = n >= min_rows
-    keys: dict[tuple, int] = {}
-    for z in np.flatnonzero(big):
-        target[z] = keys.setdefault(("own", int(z)), len(keys))
+    target[big] = np.arange(int(big.sum()))  # each large stratum its own, in stratum order
+    used = int(big.sum())
     left = np.flatnonzero(~big)
     for step in (0.1, 0.25):
         if not len(left):
             break
-        cell = [tuple(np.round(p[z] / step).astype(int)) for z in left]
-        tot: dict[tuple, float] = {}
-        for z, c in zip(left, cell):
-            tot[c] = tot.get(c, 0.0) + n[z]
-        keep = [tot[c] >= min_rows for c in cell]
-        for z, c, k in zip(left, cell, keep):
-            if k:
-                target[z] = keys.setdefault((step, c), len(keys))
-        left = np.asarray([z for z, k in zip(left, keep) if not k], dtype=np.int64)
+        codes, ncell = _grid_codes(p[left], step)  # numbered in order of first appearance, as the strata come
+        tot = np.bincount(codes, weights=n[left], minlength=ncell)
+        kept_cell = tot >= min_rows
+        rank = np.cumsum(kept_cell) - 1  # a kept cell's number among the kept ones, in order of first appearance
+        keep = kept_cell[codes]
+        target[left[keep]] = used + rank[codes[keep]]
+        used += int(kept_cell.sum())
+        left = left[~keep]
     if len(left):
-        last = keys.setdefault(("pooled",), len(keys))
-        target[left] = last
-    return target, len(keys)
+        target[left] = used
+        used += 1
+    return target, used
+
+
+def _grid_codes(p: np.ndarray, step: float) -> tuple[np.ndarray, int]:
+    """Each row's cell of the grid ``round(p / step)`` as codes ``0..C-1`` numbered in order of first appearance,
+    and ``C``."""
+    grid = np.round(p / step).astype(np.int64)
+    radix = int(round(1 / step)) + 2
+    if radix ** p.shape[1] < 2 ** 62:  # one integer per row
+        key = grid @ (radix ** np.arange(p.shape[1], dtype=np.int64))
+    else:
+        key = np.unique(grid, axis=0, return_inverse=True)[1].reshape(-1)
+    codes, uniq = pd.factorize(key)
+    return np.asarray(codes, np.int64), len(uniq)
 
 
 def pooled(sums: StratumSums, target: np.ndarray, S: int) -> StratumSums:
@@ -199,7 +240,24 @@ def rate_bounds(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[in
     whatever the other strata hold, so the upper end takes the most ``one`` rows, min(m, s1), and the fewest
     ``zero`` rows, max(0, m − s1 − o) = max(0, m + s0 − n), in every stratum (one split does both: fill ``one``,
     then outside, then ``zero``), and the lower end the reverse. When every compared row is all rows (o = 0)
-    the denominator is the group's mass."""
+    the denominator is the group's mass. Computed once per sums, task and cells (read-only arrays)."""
+    key = (k, tuple(one), tuple(zero))
+    if key not in sums.memo:
+        sums.memo[key] = _rate_bounds(sums, k, one, zero)
+    return sums.memo[key]
+
+
+BOUNDS_CHUNK = 16  # replicates per block in _rate_bounds: a block's (16, S, G) arrays stay in cache
+
+
+def _rate_bounds(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[int]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    if sums.mass.ndim == 3 and len(sums.mass) > BOUNDS_CHUNK:  # replicates: a block at a time, the same numbers
+        parts = [_rate_bounds(StratumSums(sums.cells[i:i + BOUNDS_CHUNK], sums.mass[i:i + BOUNDS_CHUNK]), k, one,
+                              zero) for i in range(0, len(sums.mass), BOUNDS_CHUNK)]
+        lower, upper = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+        lower.flags.writeable = upper.flags.writeable = False
+        return lower, upper
     C = sums.cells[..., k, :]
     s1 = C[..., list(one)].sum(axis=-1)[..., None]
     s0 = C[..., list(zero)].sum(axis=-1)[..., None]
@@ -214,6 +272,7 @@ def rate_bounds(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[in
         # possible: 1 wherever defined; neither: undefined under every split
         upper = np.where(N_hi > 0, N_hi / (N_hi + Z_lo), np.where(Z_hi > 0, 0.0, np.nan))
         lower = np.where(Z_hi > 0, N_lo / (N_lo + Z_hi), np.where(N_hi > 0, 1.0, np.nan))
+    lower.flags.writeable = upper.flags.writeable = False
     return lower, upper
 
 
@@ -449,5 +508,19 @@ def memory_sums(P: np.ndarray, keys: Sequence[np.ndarray] | None, Y: np.ndarray,
     target, S2 = pooling(stratum_sums(P, codes, S, Y, Yhat))  # decided on the point counts
     codes = target[codes]
     point = stratum_sums(P, codes, S2, Y, Yhat)
-    reps = replicate_sums(P, codes, S2, Y, Yhat, np.arange(len(P)), B, seed=seed, stream=stream)
-    return point, reps
+    return point, pooled_replicates(P, codes, S2, Y, Yhat, B, seed=seed, stream=stream)
+
+
+def pooled_replicates(P: np.ndarray, codes: np.ndarray, S: int, Y: np.ndarray, Yhat: np.ndarray, B: int, *,
+                      seed: int, stream: int, pos: np.ndarray | None = None) -> StratumSums:
+    """``B`` replicates of the pooled sums: drawn per (stratum, pattern) cell from its exact moments
+    (:mod:`reportgen.stats.proxy_cells`, docs/metrics.md §10), or with keyed Poisson row weights when the tasks
+    are too many for a pattern code."""
+    from reportgen.stats import proxy_cells
+
+    Y, Yhat = _2d(Y), _2d(Yhat)
+    if proxy_cells.usable(Y.shape[1]):
+        cm = proxy_cells.CellMoments.of_rows(codes, P, Y, Yhat)
+        return proxy_cells.stratum_replicates(cm, S, B, seed=seed, stream=stream)
+    return replicate_sums(P, codes, S, Y, Yhat, np.arange(len(P)) if pos is None else pos, B, seed=seed,
+                          stream=stream)

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from reportgen.stats import counts, soft
+from reportgen.stats import counts, proxy_cells, soft
 from reportgen.stats import identified as ident
 from reportgen.data.bisg import merge_input_faults
 from reportgen.stats.membership import Membership
@@ -338,9 +338,11 @@ def poisson_part(plan: Plan, part: Partition, offset: int, jobs: tuple, B: int, 
         b = encode_batch(plan, df)
         n = b.kept
         for job in jobs:
-            name, stream, joint, with_pred = job
+            name, stream, joint, with_pred = job[:4]
             a = next(x for x in plan.attrs if x.name == name)
-            if a.proxy:
+            if len(job) > 4:  # a proxy attribute's cells (soft.cell_moments), drawn on the driver
+                S = soft.cell_moments(soft_batch_units(b, a, offset))
+            elif a.proxy:
                 S = soft.poisson_sums(soft_batch_units(b, a, offset), B, seed, stream, joint=joint)
             else:
                 S = counts.poisson_sums(attribute_units(plan, b, a, with_pred, offset), B, seed, stream, joint=joint)
@@ -402,8 +404,10 @@ def strata_part(plan: Plan, part: Partition, name: str, cap: int) -> tuple[int, 
 
 def strata_replicates_part(plan: Plan, part: Partition, offset: int, name: str, keyed: ident.KeyedSums,
                            target: np.ndarray, S: int, B: int, seed: int, stream: int
-                           ) -> tuple[int, ident.StratumSums | None]:
-    """Pass over one partition: keyed Poisson replicates of the pooled per-stratum sums (``target``: each of
+                           ) -> tuple[int, ident.StratumSums | proxy_cells.CellMoments | None]:
+    """Pass over one partition: the pooled (stratum, pattern) cells' moments the replicates are drawn from
+    (:mod:`reportgen.stats.proxy_cells`), or with too many tasks keyed Poisson replicates of the pooled
+    per-stratum sums (``target``: each of
     ``keyed``'s strata's pooled stratum of ``S``), each kept row at ``offset`` + its position among the
     partition's kept rows, as in the memory engine."""
     out = None
@@ -411,8 +415,11 @@ def strata_replicates_part(plan: Plan, part: Partition, offset: int, name: str, 
         P, keys, Y, Yhat, n = _strata_batch(plan, df, name)
         uniq, codes = ident.batch_strata(P, keys)
         rows = target[keyed.codes(uniq)][codes]
-        s = ident.replicate_sums(P, rows, S, Y, Yhat, offset + np.arange(n, dtype=np.int64), B, seed=seed,
-                                 stream=stream)
+        if proxy_cells.usable(np.asarray(Y).reshape(n, -1).shape[1]):  # the cells' moments; drawn on the driver
+            s = proxy_cells.CellMoments.of_rows(rows, P, Y, Yhat)
+        else:
+            s = ident.replicate_sums(P, rows, S, Y, Yhat, offset + np.arange(n, dtype=np.int64), B, seed=seed,
+                                     stream=stream)
         out = s if out is None else out.merge(s)
         offset += n
     return part.index, out

@@ -10,11 +10,15 @@ tensor every count metric reads (:mod:`reportgen.stats.counts`) becomes the prob
 
 Replicates, as for hard membership (docs/metrics.md §4):
 
-* ``multinomial`` when rows share few distinct (probability vector, y-vector, ŷ-vector) patterns — proxies
+* ``multinomial`` when rows share few (:data:`MULTINOMIAL_MAX_PATTERNS`) distinct (probability vector, y-vector, ŷ-vector) patterns — proxies
   computed per stratum (a surname and a ZIP code) repeat — the rows are compressed into those patterns with
   multiplicities and one replicate is a multinomial draw of ``n`` rows over them: the row bootstrap exactly;
-* ``poisson`` otherwise: keyed Poisson(1) row weights, the same generator and keys as
-  :func:`reportgen.stats.counts.poisson_sums`, so a row has the same weights in every engine and attribute.
+* ``cells`` otherwise: the rows grouped by (probability vector rounded to a 0.25 grid, pattern), each cell's
+  Poisson count and masses drawn from its exact sums of ``p`` and ``p pᵀ`` (:mod:`reportgen.stats.proxy_cells`:
+  the row bootstrap's first two moments exactly, O(cells · B) instead of O(rows · B));
+* ``poisson`` when the spec asks for it (or several runs share the rows): keyed Poisson(1) row weights, the same
+  generator and keys as :func:`reportgen.stats.counts.poisson_sums`, so a row has the same weights in every
+  engine and attribute.
 
 Sums of probabilities are not integers, so chunks summed in another order (the streaming engine's batches)
 agree with the memory engine to rounding (relative 1e-12), not to the bit; each engine is byte-reproducible.
@@ -132,7 +136,12 @@ def compress(units: SoftUnits) -> SoftUnits:
     return SoftUnits(units.P[first], units.Y[first], units.Yhat[first], np.rint(c).astype(np.int64))
 
 
-def too_many_patterns(units: SoftUnits, limit: int = counts.MULTINOMIAL_MAX_PATTERNS, sample: int = 65_536) -> bool:
+# more (probability vector, pattern) units than this: replicates drawn per cell (cell_replicates), O(cells · B),
+# rather than the multinomial over the units, O(units · B)
+MULTINOMIAL_MAX_PATTERNS = 2_000
+
+
+def too_many_patterns(units: SoftUnits, limit: int = MULTINOMIAL_MAX_PATTERNS, sample: int = 65_536) -> bool:
     """Cheap early exit: more than ``limit`` distinct patterns already in a prefix sample."""
     n = len(units.P)
     if n <= limit:
@@ -177,12 +186,35 @@ def replicates(units: SoftUnits, B: int, *, seed: int, stream: int, method: str 
         return np.zeros((0, K, units.G, 1, 2, 2)), "none"
     if method == "multinomial" or (method == "auto" and not too_many_patterns(units)):
         pat = compress(units)
-        if method == "multinomial" or len(pat.count) <= counts.MULTINOMIAL_MAX_PATTERNS:
+        if method == "multinomial" or len(pat.count) <= MULTINOMIAL_MAX_PATTERNS:
             rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, stream])))
             W = rng.multinomial(pat.n, pat.count / pat.n, size=B).astype(np.float64)
             return tally(pat, W, joint=joint), "multinomial"
+    if method == "auto":
+        cm = cell_moments(units)
+        if cm is not None:
+            return cell_replicates(cm, B, seed=seed, stream=stream, joint=joint), "cells"
     S = poisson_sums(units, B, seed, stream, joint=joint)
     return counts._to_tensor(S, K, units.G, 1, joint), "poisson"
+
+
+def cell_moments(units: SoftUnits):
+    """The rows' (probability vector on a grid, pattern) cells' moments (:mod:`reportgen.stats.proxy_cells`), or
+    None when the tasks or groups are too many for a cell code (then the rows' keyed Poisson weights serve)."""
+    from reportgen.stats import proxy_cells
+
+    grid = proxy_cells.grid_cells(units.P)
+    if grid is None or not proxy_cells.usable(units.Y.shape[1]) or not np.all(units.count == 1):
+        return None
+    return proxy_cells.CellMoments.of_rows(grid, units.P, units.Y, units.Yhat)
+
+
+def cell_replicates(cm, B: int, *, seed: int, stream: int, joint: bool) -> np.ndarray:
+    """N replicates (B, K, G, 1, 2, 2) drawn per cell from its moments (docs/metrics.md §9)."""
+    from reportgen.stats import proxy_cells
+
+    S = proxy_cells.weighted_sums(cm, B, seed=seed, stream=stream, joint=joint)
+    return counts._to_tensor(S, cm.K, cm.s1.shape[1], 1, joint)
 
 
 def merge(a: SoftUnits, b: SoftUnits) -> SoftUnits:

@@ -109,7 +109,7 @@ class SoftCellCounts:
         if not hasattr(self, "_pat"):
             few = self.method != "poisson" and not soft.too_many_patterns(self.units)
             pat = soft.compress(self.units) if few else None
-            self._pat = pat if pat is not None and len(pat.count) <= counts.MULTINOMIAL_MAX_PATTERNS else None
+            self._pat = pat if pat is not None and len(pat.count) <= soft.MULTINOMIAL_MAX_PATTERNS else None
         return self._pat
 
     def point(self) -> np.ndarray:

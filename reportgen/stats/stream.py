@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reportgen.stats import counts, soft
+from reportgen.stats import counts, proxy_cells, soft
 from reportgen.stats import identified as ident
 from reportgen.data.numeric import numeric_needed, numeric_tasks
 from reportgen.stats.stream_values import collect_streamed
@@ -123,6 +123,11 @@ def _pass1(args):
 def _pass2(args):
     plan, part, offset, jobs, B, seed = args
     return poisson_part(plan, part, offset, jobs, B, seed)
+
+
+def _cells_pass(args):
+    plan, part, offset, jobs, B, seed = args
+    return part.index, poisson_part(plan, part, offset, jobs, B, seed).get(jobs[0])
 
 
 def _moments_pass(args):
@@ -267,14 +272,42 @@ class Streamed:
                    with_pred: bool = True) -> tuple[np.ndarray, str]:
         u = self.units(name, with_pred)
         if u is not None and method != "poisson":
-            if method == "multinomial" or len(u.count) <= counts.MULTINOMIAL_MAX_PATTERNS:
+            few = soft.MULTINOMIAL_MAX_PATTERNS if isinstance(u, soft.SoftUnits) else counts.MULTINOMIAL_MAX_PATTERNS
+            if method == "multinomial" or len(u.count) <= few:
                 draw = soft.replicates if isinstance(u, soft.SoftUnits) else counts.replicates
                 return draw(u, B, seed=seed, stream=stream, method="multinomial", joint=joint)
         a = self._attr(name)
         Gp = self.plan.Gp(a) if with_pred else 1
         if B == 0:
             return np.zeros((0, len(self.plan.tasks), len(a.groups), Gp, 2, 2)), "none"
+        if method == "auto" and a.proxy and self._cells_usable(a):
+            return self._cells(name, B, seed, stream, joint), "cells"
         return self._poisson(name, B, seed, stream, joint, with_pred), "poisson"
+
+    def _cells_usable(self, a) -> bool:
+        return proxy_cells.usable(len(self.plan.tasks)) and proxy_cells.grid_cells(np.zeros((1, len(a.groups)))) \
+            is not None
+
+    def _cells(self, name: str, B: int, seed: int, stream: int, joint: bool) -> np.ndarray:
+        """A proxy attribute's replicates drawn per (grid vector, pattern) cell (soft.cell_replicates) from the
+        cells' moments summed over the partitions: the memory engine's cells and draws."""
+        key = (name, stream, joint, B, seed, "cells")
+        if key not in self._poisson_cache:
+            offsets, total = [], 0
+            for p in self.parts:
+                offsets.append(total)
+                total += self.merged.part_kept[p.index]
+            job = (name, stream, joint, True, "cells")
+            try:
+                cm = _InOrder([p.index for p in self.parts], lambda x, y: x.merge(y)).reduce(
+                    self.executor, _cells_pass, [(self.plan, p, offsets[i], (job,), B, seed)
+                                                 for i, p in enumerate(self.parts)])
+            except DataFileError as exc:  # the file changed after pass 1: no number from the new bytes
+                raise SpecError([Problem(self.display_path, None, None, "", str(exc))]) from None
+            K, G = len(self.plan.tasks), len(self._attr(name).groups)
+            self._poisson_cache[key] = (soft.cell_replicates(cm, B, seed=seed, stream=stream, joint=joint)
+                                        if cm is not None else np.zeros((B, K, G, 1, 2, 2)))
+        return self._poisson_cache[key]
 
     def _poisson(self, name: str, B: int, seed: int, stream: int, joint: bool, with_pred: bool) -> np.ndarray:
         key = (name, stream, joint, with_pred, B, seed)
@@ -352,6 +385,8 @@ class Streamed:
             raise SpecError([Problem(self.display_path, None, None, "", str(exc))]) from None
         if reps is None:
             reps = ident.StratumSums(np.zeros((B, S, K, 4)), np.zeros((B, S, G)))
+        elif isinstance(reps, proxy_cells.CellMoments):
+            reps = proxy_cells.stratum_replicates(reps, S, B, seed=seed, stream=stream)
         self._strata_cache[key] = (point, reps)
         return point, reps
 

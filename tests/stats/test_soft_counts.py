@@ -95,9 +95,11 @@ def test_shared_probability_vectors_compress_to_a_multinomial_row_bootstrap():
     assert rate(R).mean() == pytest.approx(rate(soft.tally(u)[None][0])[0], abs=3 * rate(R).std())
 
 
-def test_distinct_probability_vectors_use_poisson_weights():
+def test_distinct_probability_vectors_draw_per_cell_unless_poisson_is_asked_for():
     P, Y, Yh = _rows(50_000, G=3, K=1)
     _, scheme = soft.replicates(soft.rows(P, Y, Yh), 4, seed=0, stream=1)
+    assert scheme == "cells"  # tests/stats/test_proxy_cells.py checks their moments against the row bootstrap's
+    _, scheme = soft.replicates(soft.rows(P, Y, Yh), 4, seed=0, stream=1, method="poisson")
     assert scheme == "poisson"
 
 

@@ -65,7 +65,7 @@ def _run(spec: Path, engine: str, **data):
     return res, reps
 
 
-@pytest.mark.parametrize("distinct,scheme", [(30, "multinomial"), (None, "poisson")])
+@pytest.mark.parametrize("distinct,scheme", [(30, "multinomial"), (None, "cells")])
 def test_stream_equals_memory(tmp_path, distinct, scheme):
     spec = _write(tmp_path, 30_000 if distinct is None else 3_000, distinct)
     mem, mem_reps = _run(spec, "memory")

@@ -1,0 +1,25 @@
+"""A CI-cheap smoke run of benchmarks/proxy_weighted.py (issue 25 §4's speed benchmark): the script runs end to
+end on a small file, both runs finish, and the proxy run with a vector per row draws its replicates per cell
+(docs/metrics.md §9) — the benchmark's figures are in benchmarks/README.md, not asserted here."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_proxy_benchmark_runs_on_a_small_file(tmp_path):
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "proxy_weighted.py"), "--rows", "30000",
+                        "--distinct", "0", "--resamples", "50", "--data-dir", str(tmp_path)],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert any(line.startswith("categorical") and "scheme multinomial" in line for line in lines), r.stdout
+    assert any(line.startswith("probabilities") and "scheme cells" in line for line in lines), r.stdout
+    assert any(line.startswith("ratio probabilities / categorical") for line in lines), r.stdout
