@@ -8,8 +8,9 @@ the same installer filled), in one run of this script:
 * ``./dev test tests/test_layout.py -q`` in the same clone: install locks/test.txt on top (the test extras) and
   run one small test file, so the figure is the set-up, not the suite.
 
-Each command is timed from spawn to exit (wall clock). ``./dev`` prints ``== installed <lock> in N s``; that
-figure is the set-up part, the rest of ``./dev demo`` is the report run. The cache is isolated per measurement with
+Each command is timed from spawn to exit (wall clock, and the CPU time of all its processes). ``./dev`` prints
+``== installed <lock> in N s (CPU M s)``; that figure is the set-up part, the rest of ``./dev demo`` is the report
+run. On a busy machine the wall times stretch with the load; the CPU times much less. The cache is isolated per measurement with
 ``UV_CACHE_DIR`` / ``PIP_CACHE_DIR`` (and ``XDG_CACHE_HOME``), so a cold run downloads every package from the
 registry. ``REPORTGEN_INSTALLER=pip`` makes ``./dev`` use plain pip with the same locks.
 
@@ -27,6 +28,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -37,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 30.0  # issue 27: `./dev demo` on a fresh clone with no package cache, registries reachable
 COMMANDS = {"demo": ["./dev", "demo"], "test": ["./dev", "test", "tests/test_layout.py", "-q", "-p", "no:cacheprovider"]}
-INSTALLED = re.compile(r"== installed (\S+) in (\d+) s")
+INSTALLED = re.compile(r"== installed (\S+) in (\d+) s(?: \(CPU ([\d.]+) s\))?")
 RUN_TIMEOUT_S = 1800
 
 
@@ -95,13 +97,17 @@ def measure(a: argparse.Namespace, work: Path, installer: str, cache: str, branc
     subprocess.run(["git", "clone", "--quiet", "--branch", branch, a.repo, str(clone)], check=True)
     row: dict = {"installer": installer, "cache": cache, "clone_s": round(time.perf_counter() - t0, 2)}
     for name in a.commands:
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         p = subprocess.run(COMMANDS[name], cwd=clone, env=_env(cache_dir, installer), capture_output=True, text=True,
                            timeout=RUN_TIMEOUT_S)
         wall = time.perf_counter() - t0
-        setup = [(m.group(1), int(m.group(2))) for m in INSTALLED.finditer(p.stderr)]
-        row[name] = {"wall_s": round(wall, 2), "exit": p.returncode,
-                     "setup_s": sum(s for _, s in setup) if setup else None, "locks": [lk for lk, _ in setup]}
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        setup = INSTALLED.findall(p.stderr)
+        row[name] = {"wall_s": round(wall, 2), "cpu_s": round(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime, 2),
+                     "exit": p.returncode, "setup_s": sum(int(s) for _, s, _ in setup) if setup else None,
+                     "setup_cpu_s": round(sum(float(c or 0) for _, _, c in setup), 1) if setup else None,
+                     "locks": [lk for lk, _, _ in setup]}
         if p.returncode != 0:
             row[name]["stderr_tail"] = p.stderr[-2000:]
     if not a.keep:
@@ -130,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     if not a.keep and not a.workdir:
         shutil.rmtree(work, ignore_errors=True)
     print(f"\nload average (1 min): {load0:.1f} at the start, {load1:.1f} at the end; {os.cpu_count()} CPUs")
-    print(f"{'installer':<10}{'cache':<7}" + "".join(f"{'./dev ' + c:>16}{'(set-up)':>10}" for c in a.commands))
+    print(f"{'installer':<10}{'cache':<7}"
+          + "".join(f"{'./dev ' + c:>14}{'CPU':>8}{'set-up':>8}{'CPU':>8}" for c in a.commands))
     failed = False
     for r in rows:
         cells = ""
@@ -138,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
             x = r[c]
             failed |= x["exit"] != 0
             s = "-" if x["setup_s"] is None else f"{x['setup_s']} s"
-            cells += f"{x['wall_s']:>14.1f} s{s:>10}" + (" FAILED" if x["exit"] else "")
+            c = "-" if x["setup_cpu_s"] is None else f"{x['setup_cpu_s']} s"
+            cells += f"{x['wall_s']:>12.1f} s{x['cpu_s']:>6.1f} s{s:>8}{c:>8}" + (" FAILED" if x["exit"] else "")
         print(f"{r['installer']:<10}{r['cache']:<7}{cells}")
     print(f"target: ./dev demo from a fresh clone with a cold cache <= {TARGET_S:.0f} s")
     out = {"branch": branch, "python": sys.version.split()[0], "load_average": [load0, load1], "rows": rows}

@@ -80,7 +80,7 @@ def test_setup_benchmark_plan(capsys):
     assert su.main(["--dry-run", "--branch", "main", "--installers", "uv", "--caches", "cold"]) == 0
     out = capsys.readouterr().out
     assert "git clone --branch main" in out and "./dev demo" in out and "./dev test" in out
-    assert su.INSTALLED.search("== installed locks/demo.txt in 12 s").groups() == ("locks/demo.txt", "12")
+    assert su.INSTALLED.findall("== installed locks/demo.txt in 12 s (CPU 3.5 s)\n") == [("locks/demo.txt", "12", "3.5")]
     for bad in (["--installers", "conda"], ["--caches", "warm"], ["--commands", ""]):
         with pytest.raises(SystemExit) as e:
             su.parse_args(bad)
