@@ -56,14 +56,14 @@ def validate(spec: Path, confine: str | None) -> None:
     from reportgen.runner import load_all
     from reportgen.spec.model import load_spec
 
-    from reportgen.release import gates as release_gates
+    from reportgen.release.gate_selection import loaded_task_problems
 
     ls = load_spec(spec, strict=False)
     _confine(ls, spec, confine)
     L = load_all(ls)
     if L.executor is not None:
         L.executor.close()
-    ls.raise_problems(release_gates.loaded_task_problems(ls, L.tasks))  # a gate's task that only the data can refute
+    ls.raise_problems(loaded_task_problems(ls, L.tasks))  # a gate's task that only the data can refute
     click.echo(f"{spec}: OK — {len(L.attrs)} attribute(s), {len(L.tasks) + len(L.numeric)} task(s), {len(ls.spec.metrics)} metric(s)")
     for e in ([L.train] if L.train else []) + ([L.validation] if L.validation else []) + L.predictions:
         drops = "; ".join(f"{d['rows']} {d['reason']}" for d in e.dropped) or "none dropped"

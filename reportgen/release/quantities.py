@@ -9,8 +9,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reportgen.results.model import (AmplificationPair, RankingPair, RowsAndRunsInterval, SelectionPair,
-                                     decision_interval)
 from reportgen.spec import catalogue
 
 MSG_NOT_IN_BASELINE = "not in the baseline results (a new metric, attribute or pair): nothing to compare with"
@@ -103,6 +101,8 @@ class Estimate:
 
 def _is_biasamp_pair(obj) -> bool:
     """A BiasAmp pair: it carries the base direction y, and its gated quantity is the contribution y·Δ."""
+    from reportgen.results.model import AmplificationPair  # the results models load when results are read
+
     return isinstance(obj, AmplificationPair)
 
 
@@ -125,6 +125,8 @@ def estimate(metric: str, obj, *, is_pair: bool, level: float, decide_on: str | 
     prints for it: the value, a pair's Δ (or a selection pair's rate or ratio), or a BiasAmp pair's contribution
     y·Δ (interval of Δ times y, ends swapped when y = −1). On a proxy attribute (the object has an ``identified``
     set) the identified set's interval unless ``decide_on`` is "weighted"."""
+    from reportgen.results.model import RankingPair, SelectionPair, decision_interval
+
     point = getattr(obj, pair_quantity_key(metric)) if is_pair else obj.value  # the catalogue names the field
     iv = decision_interval(obj)  # the row's decision interval: the one its verdict and sentence follow
     if decide_on == "weighted" and getattr(obj, "decision", None) == "identified":  # (a spec validation refuses)
@@ -201,6 +203,8 @@ def identified_estimate(ident, level: float, point: float | None = None) -> Esti
 
 def _runs_hw(obj) -> float:
     """The run-to-run half-width of a result's or pair's rows_and_runs interval (0 for any other interval)."""
+    from reportgen.results.model import RowsAndRunsInterval
+
     iv = obj.interval if obj is not None else None
     return float(iv.runs_halfwidth or 0.0) if isinstance(iv, RowsAndRunsInterval) else 0.0
 

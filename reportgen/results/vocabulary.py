@@ -28,7 +28,8 @@ class ResultModel(BaseModel):
     order its makers write, so a file read and written back is the same bytes, and the declaration order stays the
     schema's (reportgen/schema/results.schema.json)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, validate_assignment=True,
+                              defer_build=True)
 
     # pydantic writes a model's keys in the order of its __dict__, which validation fills in declaration order:
     # the keys given are moved to the end of it in the order they were given (the unset ones, left in front, are

@@ -38,7 +38,6 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from reportgen.numfmt import num_text
 
@@ -207,6 +206,8 @@ def replicate_sums(P: np.ndarray, strata: np.ndarray, S: int, Y: np.ndarray, Yha
             cols = np.concatenate([base[:, None] + 4 * np.arange(K)[None, :] + cell[r],
                                    base[:, None] + 4 * K + np.arange(G)[None, :]], axis=1)  # (rows, 4K + G)
             data = np.concatenate([np.ones((m, K)), P[r]], axis=1)
+            from scipy import sparse  # here, not at import: `reportgen validate` never needs scipy
+
             Z = sparse.csr_matrix((data.reshape(-1), cols.reshape(-1), np.arange(0, m * (K + G) + 1, K + G)),
                                   shape=(m, S * F))
             out += np.asarray(Z.T @ W)

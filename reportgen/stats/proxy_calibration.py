@@ -15,7 +15,6 @@ fit the true group where it is known, and the identified set narrowed by the ann
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import chi2
 
 BINS = 10  # probability bins of the calibration test (equal width on [0, 1])
 REASON_DISJOINT = ("the identified set's interval and the annotated rows' interval do not overlap: the proxies are "
@@ -26,6 +25,8 @@ REASON_DISJOINT = ("the identified set's interval and the annotated rows' interv
 def calibration(P: np.ndarray, codes: np.ndarray, bins: int = BINS) -> dict:
     """How the proxy probabilities ``P`` (n, G) of the annotated rows fit their true groups ``codes`` (n,; -1: a
     row in none of the groups, counted in no group's observed share)."""
+    from scipy.stats import chi2  # here, not at import: `reportgen validate` never needs scipy
+
     P = np.asarray(P, dtype=np.float64)
     codes = np.asarray(codes, dtype=np.int64)
     n, G = P.shape

@@ -1,0 +1,135 @@
+"""Start-up and set-up (issue 27): `reportgen validate` imports nothing heavy, the benchmark scripts of both keep
+working (argument parsing and their plans, no timing: the figures are in benchmarks/README.md), and the locks
+./dev installs agree with pyproject.toml and with one another."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+# imported where used (docs/contributing.md, "Start-up"): none of them is needed to check a spec and its data
+HEAVY = ("sklearn", "scipy", "matplotlib", "weasyprint", "dask", "distributed", "pyhanko", "pypdf", "jinja2",
+         "rich", "pyarrow.dataset", "pyarrow.parquet", "pyarrow.csv", "reportgen.report")
+
+_MODULES = """
+import json, sys
+before = set(sys.modules)
+{body}
+print(json.dumps(sorted(set(sys.modules) - before)))
+"""
+
+
+def _imported(body: str) -> set[str]:
+    p = subprocess.run([sys.executable, "-c", _MODULES.format(body=body)], capture_output=True, text=True, cwd=ROOT,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    import json
+
+    return set(json.loads(p.stdout.strip().splitlines()[-1]))
+
+
+def test_validate_imports_nothing_heavy():
+    body = ("from reportgen.cli import main\n"
+            "try:\n    main(['validate', 'specs/compas.yaml'])\nexcept SystemExit as e:\n    assert e.code in (0, None)")
+    mods = _imported(body)
+    assert "reportgen.runner" in mods and "pandas" in mods  # it did check the data
+    heavy = sorted(m for m in mods if any(m == h or m.startswith(h + ".") for h in HEAVY))
+    assert not heavy, f"`reportgen validate` imported {heavy[:20]}: import them in the function that uses them"
+    # pandas (3.x) imports pyarrow's core itself when it is installed, and a little more in read_csv; reportgen adds
+    # no pyarrow module of its own (the Parquet reader is imported where a Parquet file is read)
+    pandas_own = _imported("import io, pandas\npandas.read_csv(io.StringIO('a,b\\n1,x\\n'))")
+    extra_arrow = sorted(m for m in mods - pandas_own if m == "pyarrow" or m.startswith("pyarrow."))
+    assert not extra_arrow, extra_arrow
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "benchmarks" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_startup_benchmark_plan(capsys):
+    st = _script("startup")
+    a = st.parse_args(["--spec", "specs/compas.yaml", "--repeats", "2"])
+    assert [p.name for p in st.data_files(a.spec)] == ["train.csv", "val.csv", "test.csv"]
+    assert st.main(["--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "pandas.read_csv" in out and " validate " in out and "--format json" in out
+    tops, heavy = st.import_costs("import time: self [us] | cumulative | imported package\n"
+                                  "import time:       100 |        200 |   numpy.core\n"
+                                  "import time:       300 |     500000 | pandas\n"
+                                  "import time:        10 |         10 | scipy\n")
+    assert tops == {"pandas": 300e-6, "numpy": 100e-6, "scipy": 10e-6} and heavy == ["pandas", "scipy"]
+    for bad in (["--repeats", "0"], ["--spec", "no/such.yaml"]):
+        with pytest.raises(SystemExit) as e:
+            st.parse_args(bad)
+        assert e.value.code == 2
+
+
+def test_setup_benchmark_plan(capsys):
+    su = _script("setup_time")
+    a = su.parse_args(["--installers", "pip,uv", "--caches", "cold,warm", "--commands", "demo"])
+    assert su.plan(a) == [("pip", "cold"), ("pip", "warm"), ("uv", "cold"), ("uv", "warm")]
+    assert su.main(["--dry-run", "--branch", "main", "--installers", "uv", "--caches", "cold"]) == 0
+    out = capsys.readouterr().out
+    assert "git clone --branch main" in out and "./dev demo" in out and "./dev test" in out
+    assert su.INSTALLED.findall("== installed locks/demo.txt in 12 s (CPU 3.5 s)\n") == [("locks/demo.txt", "12", "3.5")]
+    for bad in (["--installers", "conda"], ["--caches", "warm"], ["--commands", ""]):
+        with pytest.raises(SystemExit) as e:
+            su.parse_args(bad)
+        assert e.value.code == 2
+
+
+# --------------------------------------------------------------------------- the locks ./dev installs
+
+LOCKS = {"demo": (), "test": ("test",), "docs": ("test", "docs"), "bench": ("test", "bench")}
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==(\S+)(?: ; (.*?))?(?: \\)?$", re.M)
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _pins(lock: str) -> dict[tuple[str, str], str]:
+    text = (ROOT / "locks" / f"{lock}.txt").read_text(encoding="utf-8")
+    return {(_norm(m.group(1)), m.group(3) or ""): m.group(2) for m in PIN.finditer(text)}
+
+
+def _requirements(extras: tuple[str, ...]) -> set[str]:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    reqs = list(project["dependencies"]) + [r for e in extras for r in project["optional-dependencies"][e]]
+    return {_norm(re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", r).group(0)) for r in reqs}
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib")
+@pytest.mark.parametrize("lock", sorted(LOCKS))
+def test_lock_pins_every_requirement_with_hashes(lock):
+    pins = _pins(lock)
+    names = {n for n, _ in pins}
+    missing = _requirements(LOCKS[lock]) - names
+    assert not missing, f"locks/{lock}.txt lacks {sorted(missing)}: run ./dev lock after changing pyproject.toml"
+    text = (ROOT / "locks" / f"{lock}.txt").read_text(encoding="utf-8")
+    blocks = [b for b in re.split(r"\n(?=[A-Za-z0-9])", text) if PIN.match(b)]
+    assert len(blocks) == len(pins) and all("--hash=sha256:" in b for b in blocks)
+
+
+def test_locks_agree_on_every_version():
+    seen: dict[tuple[str, str], tuple[str, str]] = {}
+    for lock in LOCKS:
+        for key, version in _pins(lock).items():
+            first = seen.setdefault(key, (lock, version))
+            assert first[1] == version, f"{key[0]} {key[1]}: {first[1]} in locks/{first[0]}.txt, {version} in {lock}"
+
+
+def test_demo_lock_leaves_out_the_test_tools():
+    names = {n for n, _ in _pins("demo")}
+    assert not {"pytest", "hypothesis", "mypy", "ruff", "dask", "mkdocs"} & names
