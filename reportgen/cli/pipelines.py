@@ -28,10 +28,10 @@ _OURS = {"report.html", "report.pdf", "results.json", "replicates.json", "summar
 def pipeline_options(fn: Callable) -> Callable:
     """The click options of ``reportgen run`` for CI and ML tools."""
     opts = [
-        click.option("--junit", "junit", type=click.Path(dir_okay=False, path_type=Path), default=None,
+        click.option("--junit", "junit", type=click.Path(path_type=Path), default=None,
                      metavar="FILE", help="Also write every gate check as a JUnit XML test case (pass; fail with "
                      "the reason; inconclusive as a failure, or skipped under `inconclusive: pass`)."),
-        click.option("--summary-md", "summary_md", type=click.Path(dir_okay=False, path_type=Path), default=None,
+        click.option("--summary-md", "summary_md", type=click.Path(path_type=Path), default=None,
                      metavar="FILE", help="Also write a short Markdown summary (outcome, gates, headline rows with "
                      "their decision intervals, links to the report) for a CI job summary or a PR comment."),
         click.option("--report-url", "report_url", default=None, metavar="URL",
