@@ -269,3 +269,22 @@ def test_diff_junit(ll144_run, tmp_path):
     cases = _cases(xml)
     assert cases and all(c.find("failure") is None for c in cases)  # the same audit twice: no change
     assert all(c.get("classname").startswith("reportgen.diff.") for c in cases)
+
+
+def test_python_api_gives_the_same_files(ll144_run, monkeypatch):
+    """`Results.junit_xml()` and `.summary_markdown()` are the CLI's files; `.log_mlflow()` logs the same run."""
+    from mlflow.tracking import MlflowClient
+
+    from reportgen import api
+
+    tmp, _, _, results = ll144_run
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1795000000")
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    spec = tmp / "ll144.yaml"
+    res = api.Results(results, api.load(spec))
+    assert res.junit_xml() == (tmp / "ci" / "junit.xml").read_bytes()
+    md = (tmp / "out" / "summary.md").read_text(encoding="utf-8")
+    assert res.summary_markdown(["results.json"]) == md
+    info = res.log_mlflow(tmp / "out", tracking_uri=(tmp / "mlruns-api").as_uri(), experiment="api")
+    run = MlflowClient(tracking_uri=(tmp / "mlruns-api").as_uri()).get_run(info["run_id"])
+    assert run.data.metrics["passed"] == 0.0 and run.data.tags["reportgen.passed"] == "false"
