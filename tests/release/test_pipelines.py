@@ -46,7 +46,7 @@ def ll144_run(tmp_path_factory):
     env = {"SOURCE_DATE_EPOCH": "1795000000", "MLFLOW_ALLOW_FILE_STORE": "true"}
     code, out = cli("run", spec, "--out", tmp / "out", "--format", "json", "--junit", tmp / "ci" / "junit.xml",
                     "--summary-md", tmp / "out" / "summary.md", "--mlflow-uri", (tmp / "mlruns").as_uri(),
-                    "--mlflow-experiment", "audits", env=env)
+                    "--mlflow-experiment", "audits", "--archive", tmp / "archive", env=env)
     results = json.loads((tmp / "out" / "results.json").read_text())
     return tmp, code, out, results
 
@@ -58,6 +58,16 @@ def test_exit_code_unchanged_and_files_written(ll144_run):
     assert sorted(p.name for p in (tmp / "out").iterdir()) == ["results.json", "summary.md"]
     assert not list((tmp / "ci").glob(".*tmp"))  # no staging file left
     assert "logged to MLflow" in out
+
+
+def test_archive_files_the_audit_not_its_views(ll144_run):
+    """summary.md sits in the output folder (written with it) but is a view of results.json: not filed."""
+    tmp, _, _, _ = ll144_run
+    code, out = cli("history", tmp / "archive", "--json")
+    (entry,) = [json.loads(x) for x in out.splitlines()]
+    assert set(entry["files"]) == {"results.json"}
+    code, out = cli("verify", tmp / "archive")
+    assert code == 0, out
 
 
 def _xsd():
