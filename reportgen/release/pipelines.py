@@ -61,6 +61,7 @@ class MetricLine:
     verdict: str
     reason: str  # why the value is not defined ("" when it is)
     decision_named: bool = False  # the row names its decision (`decision`): the terminal prints the name then
+    degenerate: bool = False  # the interval shows no sampling variation: it supports no verdict
 
     @property
     def defined(self) -> bool:
@@ -83,7 +84,7 @@ def metric_line(m: Any) -> MetricLine:
     if getattr(own, "interval", None) or (named and own is not None):  # a verdict read off a named decision
         verdict = own.text  # interval (group disparity; a proxy impact ratio's identified set)
     return MetricLine(m.name, attribute, numfmt.num(m.value, shown), ivs, numfmt.interval_name(iv) if ivs else "",
-                      verdict, "", named)
+                      verdict, "", named, bool(ivs and getattr(iv, "degenerate", None)))
 
 
 def _where(attribute: str, pair: dict | None) -> str:
@@ -266,6 +267,8 @@ def summary_markdown(results: Any, files: Iterable[str], *, link_base: str = "")
         table = ["| metric | attribute | value | decision interval | verdict |", "|---|---|---:|---|---|"]
         for x in rows:
             iv = f"{x.interval} {x.interval_name}".strip() if x.defined else "—"
+            if x.degenerate:
+                iv += " (no sampling variation: supports no verdict)"
             verdict = (x.verdict or "—") if x.defined else f"not defined: {x.reason}"
             table.append(f"| {md_text(x.name)} | {md_text(x.attribute)} | {md_text(x.value if x.defined else '—')} "
                          f"| {md_text(iv)} | {md_text(verdict, 300)} |")
@@ -273,7 +276,7 @@ def summary_markdown(results: Any, files: Iterable[str], *, link_base: str = "")
             out += [f"<details><summary>{len(rows)} metric results</summary>", "", *table, "", "</details>"]
         else:
             out += ["**Headline findings** — each value with its decision interval (the interval a verdict on the row "
-                    "is read off); the gates above are decided on their own rows", "",
+                    "is read off)" + ("; the gates above are decided on their own rows" if gates else ""), "",
                     *table]
         out.append("")
     names = sorted(files)

@@ -298,3 +298,28 @@ def test_python_api_gives_the_same_files(ll144_run, monkeypatch):
     info = res.log_mlflow(tmp / "out", tracking_uri=(tmp / "mlruns-api").as_uri(), experiment="api")
     run = MlflowClient(tracking_uri=(tmp / "mlruns-api").as_uri()).get_run(info["run_id"])
     assert run.data.metrics["passed"] == 0.0 and run.data.tags["reportgen.passed"] == "false"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "tests" / "snapshots").glob("*.results.json")), ids=lambda p: p.name)
+def test_every_sample_gives_a_valid_junit_and_a_summary_row_per_metric(path):
+    """Over every sample's results: one case per gate, valid against the schema; one summary row per metric
+    result, each defined value with its decision interval named, a degenerate one said to support no verdict."""
+    from reportgen.release.pipelines import SUMMARY_LIMIT, run_junit, summary_markdown
+    from reportgen.results.model import decision_interval, load_results
+
+    typed = load_results(path)
+    xml = run_junit(typed)
+    _xsd().validate(xml.decode("utf-8"))
+    assert len(_cases(xml)) == len(typed.gates)
+    md = summary_markdown(typed, ["results.json"])
+    assert len(md) <= SUMMARY_LIMIT and "\t" not in md
+    rows = [line for line in md.splitlines() if line.startswith("| ") and not line.startswith(("| metric", "| gate"))]
+    assert len(rows) == len(typed.metrics) + len(typed.gates)
+    assert ("<details>" in md) == (len(typed.metrics) > 12)
+    for m, row in zip(typed.metrics, rows[len(typed.gates):]):
+        iv = decision_interval(m)
+        if m.value is None:
+            assert "not defined: " in row
+        elif iv is not None and iv.lower is not None:
+            assert "95%" in row or "%" in row
+            assert ("supports no verdict" in row) == bool(getattr(iv, "degenerate", None)), row
