@@ -94,7 +94,8 @@ def test_the_pipelines_call_the_pipeline_options():
 def parse(args: list[str]) -> None:
     """Parse one command line as `reportgen` would (the command's options converted and checked), without
     running it; raises click.UsageError."""
-    ctx = click.Context(main, info_name="reportgen")
+    ctx = click.Context(main, info_name="reportgen", **main.context_settings)  # -h as well as --help: click caches
+    # each command's help option from the first context that asks, and the generated CLI reference reads it
     cmd = main.get_command(ctx, args[0]) if args else None
     if cmd is None:
         raise click.UsageError(f"no such command {args[:1]}")
