@@ -159,6 +159,33 @@ class Results:
         return (f'<iframe srcdoc="{_h.escape(doc, quote=True)}" style="width:100%;height:900px;border:1px solid '
                 f'#ddd" sandbox title="reportgen summary"></iframe>')
 
+    # -- for CI and ML tools (docs/recipes.md)
+
+    def junit_xml(self) -> bytes:
+        """Every gate check as a JUnit XML test case, as ``reportgen run --junit`` writes it."""
+        from reportgen.release.pipelines import run_junit
+
+        return run_junit(self.model)
+
+    def summary_markdown(self, files: Iterable[str] = ("report.html", "report.pdf", "results.json"), *,
+                         link_base: str = "") -> str:
+        """The short Markdown summary ``reportgen run --summary-md`` writes (outcome, gates, headline rows with
+        their decision intervals, links to ``files`` under ``link_base``), for a CI job summary or a comment."""
+        from reportgen.release.pipelines import summary_markdown
+
+        return summary_markdown(self.model, files, link_base=link_base)
+
+    def log_mlflow(self, out_dir: str | os.PathLike | None = None, *, tracking_uri: str | None = None,
+                   experiment: str | None = None) -> dict:
+        """Log the run to MLflow as ``reportgen run --mlflow`` does (needs reportgen[mlflow]): the metrics and
+        gate outcomes, and the files in ``out_dir`` (a folder :meth:`write` wrote) as artifacts. Returns the
+        run's id and experiment id; raises reportgen.release.mlflow_log.MlflowLogError."""
+        from reportgen.release.mlflow_log import log_run
+
+        names = ("report.html", "report.pdf", "results.json", "replicates.json", "summary.html", "summary.pdf")
+        artifacts = [Path(out_dir) / n for n in names] if out_dir is not None else []
+        return log_run(self.model, artifacts, tracking_uri=tracking_uri, experiment=experiment)
+
     def write(self, out_dir: str | os.PathLike,
               formats: str | Iterable[str] | None = ("html", "pdf", "json")) -> list[Path]:
         """Write the report files into ``out_dir`` (created when missing, replaced as one whole audit), as

@@ -63,9 +63,12 @@ def _max_increase(values: tuple[str, ...]):
 @click.option("--force", is_flag=True, help="Compare even when metric definitions or base sources differ.")
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the output to this file.")
+@click.option("--junit", "junit", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE",
+              help="Also write every --max-increase gate as a JUnit XML test case (inconclusive: a failure, or "
+                   "skipped with --inconclusive pass).")
 @_guard
 def diff(old: str, new: str, fmt: str, max_increase: tuple[str, ...], inconclusive: str, force: bool,
-         out: Path | None) -> None:
+         out: Path | None, junit: Path | None) -> None:
     """Compare two audits: OLD and NEW are results.json files, report folders or archive references
     (ARCHIVE_DIR@model:version). Per metric and pair: old, new, change, and whether the change is beyond noise.
 
@@ -93,6 +96,11 @@ def diff(old: str, new: str, fmt: str, max_increase: tuple[str, ...], inconclusi
         from reportgen.fileio import write_atomic
 
         write_atomic(out, text.encode("utf-8"))
+    if junit is not None:
+        from reportgen.fileio import write_atomic
+        from reportgen.release.pipelines import diff_junit
+
+        write_atomic(junit, diff_junit(result))
     sys.exit(EXIT_GATE if result.failed else EXIT_OK)
 
 

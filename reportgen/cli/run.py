@@ -15,6 +15,7 @@ from reportgen.spec.errors import SpecError
 
 from reportgen.cli.common import (EXIT_GATE, EXIT_OK, EXIT_OUTPUT, EXIT_SPEC, Number, _confine, _guard, _reporter,
                                   _spec_failed, main)
+from reportgen.cli.pipelines import PipelineTargets, pipeline_options
 
 
 @main.command()
@@ -40,18 +41,24 @@ from reportgen.cli.common import (EXIT_GATE, EXIT_OK, EXIT_OUTPUT, EXIT_SPEC, Nu
 @click.option("--confine", "confine", default=None, is_flag=False, flag_value="", metavar="[DIR]",
               help="Refuse any data path that resolves (after symlinks) outside DIR (alone: the spec's folder), for "
                    "specs from other teams; also set by REPORTGEN_CONFINE=DIR (or =1 for the spec's folder).")
+@pipeline_options
 @_guard
 def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, baseline: Path | None,
         replicates: bool, archive_dir: Path | None, quiet: bool, json_log: bool, engine: str | None,
-        scheduler: str | None, confine: str | None) -> None:
+        scheduler: str | None, confine: str | None, **pipeline: object) -> None:
     """Compute every metric in SPEC; write OUT/report.html, report.pdf and results.json.
 
     Exit codes: 0 every gate passed; 1 a gate failed (or was inconclusive and the
-    spec counts that as failing); 2 the spec, data or --out is wrong (nothing written);
-    3 internal error; 4 the outputs cannot be written (no space, no permission,
-    read-only): OUT is left as it was.
+    spec counts that as failing); 2 the spec, data, --out, --junit or --summary-md is
+    wrong (nothing written); 3 internal error; 4 the outputs cannot be written (no
+    space, no permission, read-only): OUT is left as it was (or, for a --junit or
+    --summary-md file outside OUT and for --mlflow, OUT was written and the message
+    says what was not).
     """
     from reportgen import api  # the pipeline reportgen.run() runs too: load, compute, render, write
+    from reportgen.cli import pipelines
+
+    targets = PipelineTargets.of(pipeline)
 
     say = _reporter(quiet, json_log)
     try:
@@ -61,10 +68,12 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
     _confine(ls, spec, confine)
     out = out or Path(f"report-{spec.stem}")
     problem = _out_dir_problem(out)
-    if problem:  # before any work: a run that cannot be written is refused at once (exit 2), nothing is created
-        from reportgen.spec.errors import Problem
+    from reportgen.spec.errors import Problem
 
-        _spec_failed(say, SpecError([Problem("--out", None, None, "", problem)]), json_log)
+    problems = ([Problem("--out", None, None, "", problem)] if problem else []) + pipelines.target_problems(targets,
+                                                                                                         out)
+    if problems:  # before any work: a run that cannot be written is refused at once (exit 2), nothing is created
+        _spec_failed(say, SpecError(problems), json_log)
     fmts = [f.strip() for f in formats.split(",")] if formats else list(ls.spec.output.formats)
     bad = [f for f in fmts if f not in ("html", "pdf", "json")]
     if bad:
@@ -89,18 +98,27 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
         files = api.output_files(ls, fmts, results, replicates=reps, say=say, extra=side)
     except SpecError as e:  # a user template the sandbox refuses, or one that does not parse
         _spec_failed(say, e, json_log)
+    from reportgen.results.model import load_results
+
+    typed = load_results(results)
+    audit = sorted(files)  # the audit's own files: filed into the archive, linked from the summary, logged
+    inside, outside = pipelines.split(pipelines.pipeline_files(targets, typed, out, audit), out)
     say("writing outputs")
     try:  # one whole audit: the folder is replaced in one step, or left as it was
-        api.write_files(out, files)
+        api.write_files(out, {**files, **inside})
     except OutputError as e:
         _output_failed(say, f"{e}; the folder holds the previous audit, unchanged", json_log)
+    try:
+        pipelines.write_outside(outside)
+    except OutputError as e:
+        _output_failed(say, f"the report was written to {out}, but {e}", json_log)
     filed = None
     if archive_dir is not None:
         from reportgen.release import archive
 
         say("filing into the archive")
         try:
-            filed = archive.file_run(archive_dir, out, results=results, run_time=_run_time(), only=sorted(files))
+            filed = archive.file_run(archive_dir, out, results=results, run_time=_run_time(), only=audit)
         except archive.ArchiveError as e:
             say.close(ok=False)
             msg = f"the report was written to {out} but not filed: {e}"
@@ -111,21 +129,33 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
             sys.exit(EXIT_SPEC)
         except OutputError as e:
             _output_failed(say, f"the report was written to {out} but not filed: {e}", json_log)
-    say.close()
-    from reportgen.results.model import load_results
+    logged = None
+    if targets.mlflow:
+        from reportgen.release.mlflow_log import MlflowLogError
 
-    typed = load_results(results)
+        say("logging to MLflow")
+        try:
+            logged = pipelines.log_mlflow(targets, typed, out, [*audit, *inside], outside)
+        except MlflowLogError as e:
+            _output_failed(say, f"the report was written to {out}, but {e}", json_log)
+    say.close()
+    written = [str(out / f) for f in sorted({*files, *inside})] + [str(p) for p in outside]
     code = EXIT_OK if typed.passed else EXIT_GATE
     if json_log:
-        extra = {"archived": {"seq": filed["seq"], "path": filed["path"], "entry_hash": filed["entry_hash"]}} \
+        extra: dict = {"archived": {"seq": filed["seq"], "path": filed["path"], "entry_hash": filed["entry_hash"]}} \
             if filed else {}
-        say.event("done", exit=code, passed=typed.passed, outputs=[str(out / f) for f in sorted(files)],
+        if logged:
+            extra["mlflow"] = {"run_id": logged["run_id"], "experiment_id": logged["experiment_id"]}
+        say.event("done", exit=code, passed=typed.passed, outputs=written,
                   gates=[{"metric": g.metric, "attribute": g.attribute,
                           "pair": g.pair.model_dump(exclude_unset=True) if g.pair is not None else None,
                           "status": g.status} for g in typed.gates],
                   **extra)
     elif not quiet:
-        _summary(typed, out, sorted(files))
+        _summary(typed, written)
+        if logged:
+            click.echo(f"logged to MLflow at {logged['tracking_uri']}: experiment {logged['experiment']!r}, run "
+                       f"{logged['run_id']}")
         if filed:
             click.echo(f"filed as entry {filed['seq']} in {archive_dir} ({filed['path']}); entry hash "
                        f"{filed['entry_hash']}: keep it outside the archive to prove later that nothing was removed")
@@ -182,29 +212,24 @@ def _run_time() -> str:
     return archive.utc_timestamp(int(epoch) if epoch else None)
 
 
-def _summary(results, out: Path, written: list[str]) -> None:
+def _summary(results, written: list[str]) -> None:
     """The terminal summary of a run, from the typed results (reportgen.results.model.Results)."""
     r = results.report
     show = numfmt.display_name
     click.echo(f"{show(r.title, 200)} — {show(r.model.name)} {show(r.model.version)}")
     for line in _drop_lines(results):
         click.echo(line)
-    from reportgen.results.model import decision_interval
+    from reportgen.release.pipelines import metric_line
 
     for m in results.metrics:
-        iv = decision_interval(m)  # the interval the row's verdict and gates follow
-        attribute = numfmt.display_name(m.attribute)
-        if m.value is None:
-            click.echo(f"  {m.name:<20} {attribute:<14} not defined ({numfmt.display_name(m.reason, 300)})")
+        x = metric_line(m)  # value, its decision interval (named) and the verdict read off it: the report's rounding
+        if not x.defined:
+            click.echo(f"  {x.name:<20} {x.attribute:<14} not defined ({x.reason})")
             continue
-        shown = {"lower": iv.lower, "upper": iv.upper} if iv is not None and iv.lower is not None else None
-        ivs = numfmt.interval(shown, m.value) if shown is not None else ""
-        value = numfmt.num(m.value, shown)
-        own = getattr(m, "verdict", None)
-        said = f" {numfmt.interval_name(iv)}" if ivs and getattr(m, "decision", None) else ""
-        if getattr(own, "interval", None) or (said and own is not None):  # a verdict read off a named decision
-            said += f": {own.text}"  # interval (group disparity; a proxy impact ratio's identified set)
-        click.echo(f"  {m.name:<20} {attribute:<14} {value:>7} {ivs}{said}")  # the report's rounding
+        said = f" {x.interval_name}" if x.decision_named else ""
+        if x.verdict:
+            said += f": {x.verdict}"
+        click.echo(f"  {x.name:<20} {x.attribute:<14} {x.value:>7} {x.interval}{said}")
     for g in results.gates:
         pair = g.pair.model_dump(exclude_unset=True) if g.pair is not None else None
         show = numfmt.display_name
@@ -215,7 +240,7 @@ def _summary(results, out: Path, written: list[str]) -> None:
         click.echo(f"  gates: {gating.hypotheses} tested values, multiple testing: {gating.multiple_testing}")
     for w in gating.warnings:
         click.echo(f"  warning: {w}", err=True)
-    click.echo(f"wrote {', '.join(str(out / f) for f in written)}")
+    click.echo(f"wrote {', '.join(written)}")
 
 
 def _drop_lines(results) -> list[str]:

@@ -261,14 +261,15 @@ def check_case(case: Case, root: Path, secrets: dict[str, Path], *, api: bool = 
     clean("validate", v)
     out = folder / "out"
     fmt = ",".join(case.formats)
-    r = cli("run", spec, "--out", out, "--format", fmt, "--quiet")
+    r = cli("run", spec, "--out", out, "--format", fmt, "--quiet", "--junit", out / "junit.xml",  # the CI views too
+            "--summary-md", out / "summary.md")
     clean("run", r)
     files = _new_files(out)
     if r.code == 2 and files:
         problems.append(f"run: exit 2 but wrote {[p.name for p in files]}")
     if r.code in (0, 1):
         names = {p.relative_to(out).as_posix() for p in files}
-        want = {"results.json"} | {f"report.{f}" for f in case.formats if f != "json"}
+        want = {"results.json", "junit.xml", "summary.md"} | {f"report.{f}" for f in case.formats if f != "json"}
         if not want <= names:
             problems.append(f"run: exit {r.code} but the output folder holds {sorted(names)}, not {sorted(want)}")
         if any(n.endswith(TEMP_MARKS) or n.startswith(".") for n in names):
@@ -281,6 +282,7 @@ def check_case(case: Case, root: Path, secrets: dict[str, Path], *, api: bool = 
         for p in files:
             if leaked(p.read_bytes(), secrets):
                 problems.append(f"run: the secret is in {p.name}")
+        problems += _pipeline_view_problems(out, names)
     if v.code == 2 and r.code in (0, 1):
         problems.append("validate refused the spec (exit 2) but run accepted it")
     api_outcome = None
@@ -305,6 +307,25 @@ def check_case(case: Case, root: Path, secrets: dict[str, Path], *, api: bool = 
             problems.append(f"API: raised {type(e).__name__} (not SpecError): {e!s:.500}")
     assert not problems, (f"case {case!r:.3000}\n" + "\n".join(problems))
     return {"validate": v, "run": r, "api": api_outcome, "files": files}
+
+
+def _pipeline_view_problems(out: Path, names: set[str]) -> list[str]:
+    """--junit is well-formed XML; --summary-md has no raw control character and no markup of the spec's text (the
+    schema and the Markdown rendering are checked in tests/release/test_pipelines.py)."""
+    from xml.etree import ElementTree as ET
+
+    problems = []
+    if "junit.xml" in names:
+        try:
+            ET.fromstring((out / "junit.xml").read_bytes())
+        except ET.ParseError as e:
+            problems.append(f"run: junit.xml is not well-formed XML: {e}")
+    if "summary.md" in names:
+        md = (out / "summary.md").read_text(encoding="utf-8")
+        raw = sorted({repr(c) for c in md if c in RAW_CONTROLS})
+        if raw:
+            problems.append(f"run: raw control characters {raw} in summary.md")
+    return problems
 
 
 def in_fresh_root(fn):
