@@ -51,7 +51,7 @@ def _href(site: Path, archive: Path, rel_path: str, name: str) -> str:
 
 
 def _model_context(mh: ModelHistory, site: Path, archive: Path) -> dict:
-    charts = []
+    charts: list[dict] = []
     for key in mh.series:
         points = []
         for rel in mh.releases:

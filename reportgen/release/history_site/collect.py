@@ -141,7 +141,7 @@ def collect(archive_dir: str | Path, *, model: str | None = None) -> ArchiveHist
     entries = [e for e in everything if model is None or e["model"] == model]
     report = verify(archive)
     by_seq: dict[int, list[str]] = defaultdict(list)
-    general = []
+    general: list[str] = []
     for f in report.problems:
         (by_seq[f.seq] if f.seq is not None else general).append(f.message)
     grouped: dict[str, list[dict]] = {}
