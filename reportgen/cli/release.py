@@ -126,6 +126,8 @@ def history(archive_dir: Path, model: str | None, as_json: bool, site_dir: Path 
     from reportgen.release import archive
 
     try:
+        if site_dir is not None and as_json:
+            raise click.UsageError("--json and --site are two outputs; give one of them")
         if site_dir is not None:
             from reportgen.release.history_site import write_site
 

@@ -282,3 +282,112 @@ def test_a_tampered_release_is_marked_not_intact(archive, tmp_path):
     assert others == ["7"]
     index = (out / "index.html").read_text(encoding="utf-8")
     assert 'id="archive-not-intact"' in index and "1 not intact" in index
+
+
+# --------------------------------------------------------------------------- paired, not comparable, edge cases
+
+
+PAIRED_SPEC = """version: 1
+report:
+  title: Two model versions on one test set
+  model: {{name: scorer, version: "{version}"}}
+data:
+  test: paired.csv
+attributes:
+  sex: {{column: group, groups: [A, B]}}
+tasks:
+  hired: {{column: label, predicted: {pred}}}
+metrics: [demographic_parity]
+intervals:
+  confidence: {confidence}
+  bootstrap: {{resamples: 300, seed: 7}}
+output:
+  formats: [json]
+"""
+
+
+@pytest.fixture(scope="module")
+def paired_archive(tmp_path_factory):
+    """Three releases of one model on one test file: v1 (pred_v1) and v2 (pred_v2, a planted 12-point gap) with
+    replicates from the same seed and resamples, so diff pairs them; v3 at another confidence level, which diff
+    refuses to compare like for like."""
+    base = tmp_path_factory.mktemp("paired_site")
+    rng = np.random.default_rng(3)
+    n = 1500
+    g = rng.choice(["A", "B"], n)
+    y = rng.random(n) < 0.5
+    p1 = rng.random(n) < 0.5
+    p2 = rng.random(n) < np.where(g == "A", 0.56, 0.44)
+    (base / "paired.csv").write_text("group,label,pred_v1,pred_v2\n" + "".join(
+        f"{a},{int(b)},{int(c)},{int(d)}\n" for a, b, c, d in zip(g, y, p1, p2)), encoding="utf-8")
+    arch = base / "archive"
+    runner = CliRunner()
+    for i, (version, pred, conf) in enumerate([("1.0", "pred_v1", 0.95), ("2.0", "pred_v2", 0.95),
+                                               ("3.0", "pred_v2", 0.9)]):
+        spec = base / f"s{i}.yaml"
+        spec.write_text(PAIRED_SPEC.format(version=version, pred=pred, confidence=conf), encoding="utf-8")
+        res = runner.invoke(main, ["run", str(spec), "--out", str(base / f"o{i}"), "--quiet", "--replicates",
+                                   "--archive", str(arch)])
+        assert res.exit_code == 0, res.output
+    out = base / "site"
+    assert runner.invoke(main, ["history", str(arch), "--site", str(out)]).exit_code == 0
+    return arch, out
+
+
+def test_paired_change_interval_is_the_percentile_interval_of_the_replicate_differences(paired_archive):
+    arch, out = paired_archive
+    html = _model_page(out).read_text(encoding="utf-8")
+    e1, e2, _ = history(arch)
+    reps = [json.loads((arch / e["path"] / "replicates.json").read_bytes()) for e in (e1, e2)]
+    d = np.array(reps[1]["metrics"][0]["value"], dtype=float) - np.array(reps[0]["metrics"][0]["value"], dtype=float)
+    lo, hi = np.quantile(d, [0.025, 0.975])
+    assert lo > 0, "the planted gap should be a change beyond noise"
+    row = re.search(r'<table id="change-table">.*?<tr><td class="num">2</td>(.*?)</tr>', html, re.S).group(1)
+    assert f"[{lo:.3f}, {hi:.3f}]" in row and "paired bootstrap" in row and ">worse<" in row
+
+
+def test_releases_that_cannot_be_compared_say_why(paired_archive):
+    _, out = paired_archive
+    html = _model_page(out).read_text(encoding="utf-8")
+    row = re.search(r'<tr id="seq-3">(.*?)</tr>', html, re.S).group(1)
+    assert "not comparable like for like" in row and "confidence" in row
+    assert not re.search(r'<tr><td class="num">3</td>', re.search(r'<table id="change-table">(.*?)</table>', html,
+                                                                   re.S).group(1))
+
+
+def test_empty_archive_and_conflicting_options(tmp_path, paired_archive):
+    import sqlite3
+
+    from reportgen.release.archive.index import _SCHEMA
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    con = sqlite3.connect(empty / "index.sqlite")
+    con.executescript(_SCHEMA)
+    con.close()
+    res = CliRunner().invoke(main, ["history", str(empty), "--site", str(tmp_path / "s")])
+    assert res.exit_code == 0, res.output
+    assert "No runs are filed in this archive" in (tmp_path / "s" / "index.html").read_text(encoding="utf-8")
+    arch, _ = paired_archive
+    res = CliRunner().invoke(main, ["history", str(arch), "--json", "--site", str(tmp_path / "t")])
+    assert res.exit_code == 2 and "--json and --site" in res.output and not (tmp_path / "t").exists()
+
+
+def test_chart_geometry_edge_cases():
+    from reportgen.release.history_site import chart
+
+    def pt(v, lo=None, hi=None, **kw):
+        return {"version": "v", "seq": 1, "value": v, "lower": lo, "upper": hi, "interval": "bootstrap 95%",
+                "reason": kw.get("reason"), "no_verdict": None, "change": ""}
+
+    one = chart.geometry([pt(0.3)])  # one release, no interval: a flat axis around the value
+    assert len(one["marks"]) == 1 and one["ticks"] and "y_lo" not in one["marks"][0]
+    g = chart.geometry([pt(0.1, 0.0, 0.2), pt(None, reason="no rows"), pt(0.5, 0.4, 0.6)], limits=[0.8])
+    m0, m1, m2 = g["marks"]
+    assert not m1["defined"] and "undefined (no rows)" in m1["tip"]
+    assert m0["y"] > m2["y"] and m0["y_lo"] > m0["y_hi"]  # SVG y grows downwards
+    assert g["limits"] and g["limits"][0]["y"] < m2["y_hi"]  # the gate bound is drawn above every interval
+    assert g["line"].count(",") == 2  # the line joins the defined points only
+    assert chart.bounds_of([{"abs_max": 0.1, "max": None, "min": None}]) == [-0.1, 0.1]
+    labels = [m for m in chart.geometry([pt(i / 100) for i in range(50)])["marks"] if m["label"]]
+    assert 2 <= len(labels) <= chart.MAX_LABELS + 1

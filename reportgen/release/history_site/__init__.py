@@ -74,7 +74,7 @@ def _model_context(mh: ModelHistory, site: Path, archive: Path) -> dict:
         for g in rel.gates.values():
             counts[g["status"]] = counts.get(g["status"], 0) + 1
         releases.append({"r": rel, "links": links, "gate_counts": counts})
-    gates = [{"metric": k[0], "attribute": k[1], "pair": k[2],
+    gates = [{"metric": k[0], "attribute": k[1], "pair": k[2], "bound": k[3],
               "cells": [{"seq": rel.seq, "version": rel.version, **rel.gates[k]} if k in rel.gates else
                         {"seq": rel.seq, "version": rel.version, "status": "none"} for rel in mh.releases]}
              for k in mh.gate_keys]

@@ -18,7 +18,7 @@ from reportgen.results.model import decision_interval
 
 from ..archive import ArchiveError, history, verify
 from ..archive.index import _safe_component
-from ..diff import BEYOND, DiffError, DiffRefused, diff, load_side
+from ..diff import BEYOND, DiffError, DiffRefused, diff, load_side, pair_text
 
 
 @dataclass
@@ -58,6 +58,7 @@ class ArchiveHistory:
     archive_problems: list[str]  # problems not tied to one entry (the chain, the index)
     warnings: list[str]
     models: list[ModelHistory]
+    model_filter: str | None = None
 
 
 def _interval_name(iv) -> str:
@@ -86,11 +87,9 @@ def _point(m) -> dict:
 
 
 def _gate_key(g) -> tuple:
-    pair = ""
-    if g.pair is not None:
-        d = g.pair.model_dump(exclude_none=True) if hasattr(g.pair, "model_dump") else dict(g.pair)
-        pair = ", ".join(f"{k}={v}" for k, v in d.items())
-    return (g.metric, g.attribute, pair)
+    """(metric, attribute, the pair as `diff` writes it, or "" for a gate on the metric's value); with the bound
+    (:func:`_bound_text`) it names one row of the gate outcomes."""
+    return (g.metric, g.attribute, pair_text(g.pair.model_dump()) if g.pair is not None else "")
 
 
 def _bound_text(g) -> str:
@@ -149,10 +148,10 @@ def collect(archive_dir: str | Path, *, model: str | None = None) -> ArchiveHist
         grouped.setdefault(str(e["model"]), []).append(e)
     models, pages = [], set()
     for name in sorted(grouped):
-        page = f"model-{_safe_component(name)}.html"
-        n = 2
+        stem = f"model-{_safe_component(name)[:80]}"
+        page, n = f"{stem}.html", 2
         while page in pages:
-            page, n = f"model-{_safe_component(name)}-{n}.html", n + 1
+            page, n = f"{stem}-{n}.html", n + 1
         pages.add(page)
         mh = ModelHistory(name, page, [])
         sides: dict = {}
@@ -168,22 +167,27 @@ def collect(archive_dir: str | Path, *, model: str | None = None) -> ArchiveHist
                     if key not in mh.series:
                         mh.series.append(key)
                     rel.points[key] = _point(m)
+                limits: dict[tuple, list[dict]] = {}
                 for g in side.typed.gates:
-                    key = _gate_key(g)
+                    key = (*_gate_key(g), _bound_text(g))
                     if key not in mh.gate_keys:
                         mh.gate_keys.append(key)
                     if g.pair is None and g.quantity == "value":
-                        mh.limits[key[:2]] = [{"max": g.max, "min": g.min, "abs_max": g.abs_max}]
+                        limits.setdefault(key[:2], []).append({"max": g.max, "min": g.min, "abs_max": g.abs_max})
                     rel.gates[key] = {"status": g.status, "passed": g.passed, "reason": g.reason,
                                       "bound": _bound_text(g)}
-            elif side is not None:
-                rel.unreadable = "results.json of another schema version"
+                mh.limits = limits  # the bounds drawn are the latest release's
+            else:
+                mh.limits = {}
+                if side is not None:
+                    rel.unreadable = "results.json of another schema version"
             if mh.releases:
                 _compare(mh.releases[-1], rel, sides)
             mh.releases.append(rel)
         models.append(mh)
     return ArchiveHistory(entries=len(everything), head=everything[-1]["entry_hash"] if everything else None, intact=report.ok,
-                          archive_problems=general, warnings=[f.message for f in report.warnings], models=models)
+                          archive_problems=general, warnings=[f.message for f in report.warnings], models=models,
+                          model_filter=model)
 
 
 __all__ = ["ArchiveError", "ArchiveHistory", "ModelHistory", "Release", "collect"]
