@@ -72,9 +72,11 @@ def geometry(points: list[dict], *, limits: list[float] = (), value_range: tuple
         return round(TOP + plot_h * (hi - v) / (hi - lo), 2)
 
     every = max(1, math.ceil(n / MAX_LABELS))
+    repeated = len({p["version"] for p in points}) < n  # a version filed twice: its labels name the seq too
     marks = []
     for i, p in enumerate(points):
-        mark = {"x": x_of(i), "version": p["version"], "seq": p["seq"], "label": i % every == 0 or i == n - 1,
+        text = f"{p['version']} #{p['seq']}" if repeated else str(p["version"])
+        mark = {"x": x_of(i), "version": text, "seq": p["seq"], "label": i % every == 0 or i == n - 1,
                 "change": p.get("change") or "", "defined": p["value"] is not None}
         if p["value"] is not None:
             mark["y"] = y_of(p["value"])

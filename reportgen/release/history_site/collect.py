@@ -124,7 +124,7 @@ def _compare(prev: Release, cur: Release, sides: dict) -> None:
     except DiffError as e:
         cur.compared = f"not compared: {e}"
         return
-    cur.compared = "paired bootstrap" if result.paired else "interval overlap (no paired replicates)"
+    cur.compared = "paired bootstrap" if result.paired else f"interval overlap; {result.pairing_note}"
     for r in result.metric_rows:
         if r.noise == BEYOND:
             cur.changes.append({"metric": r.name, "attribute": r.attribute, "old": r.old, "new": r.new,
