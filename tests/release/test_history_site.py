@@ -273,15 +273,25 @@ def test_a_tampered_release_is_marked_not_intact(archive, tmp_path):
     victim = copy / history(copy)[6]["path"] / "results.json"
     os.chmod(victim, 0o644)
     victim.write_bytes(victim.read_bytes().replace(b'"passed": ', b'"passed":  ', 1))
+    gone = copy / history(copy)[20]["path"] / "results.json"  # a filed file removed: unreadable and not intact
+    os.chmod(gone.parent, 0o755)
+    gone.unlink()
     out = tmp_path / "site"
     assert CliRunner().invoke(main, ["history", str(copy), "--site", str(out)]).exit_code == 0
     html = _model_page(out).read_text(encoding="utf-8")
     row = re.search(r'<tr id="seq-7">(.*?)</tr>', html, re.S).group(1)
     assert "NOT INTACT" in row
     others = re.findall(r'<tr id="seq-(\d+)">(?:(?!</tr>).)*NOT INTACT', html, re.S)
-    assert others == ["7"]
+    assert others == ["7", "21"]
+    row21 = re.search(r'<tr id="seq-21">(.*?)</tr>', html, re.S).group(1)
+    assert "unreadable" in row21 and "&lt;archive&gt;" in row21 and "results.json (missing)" in row21
+    assert "<td>unknown</td>" in row21
+    assert re.search(r'<tr id="seq-22">(.*?)</tr>', html, re.S).group(1).count("not compared") == 1
     index = (out / "index.html").read_text(encoding="utf-8")
-    assert 'id="archive-not-intact"' in index and "1 not intact" in index
+    assert 'id="archive-not-intact"' in index and "2 not intact" in index
+    assert "2 releases with a problem" in index and "as a whole" not in index
+    for page in out.glob("*.html"):  # the machine's folders never reach the site
+        assert str(tmp_path) not in page.read_text(encoding="utf-8"), page.name
 
 
 # --------------------------------------------------------------------------- paired, not comparable, edge cases

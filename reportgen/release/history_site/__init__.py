@@ -33,7 +33,7 @@ from .collect import ArchiveHistory, ModelHistory, collect
 
 MARKER = ".reportgen-site"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-STATUS_SYMBOL = {"pass": "✓", "fail": "✗", "inconclusive": "?"}
+STATUS_SYMBOL = {"pass": "✓", "fail": "✗", "inconclusive": "?", "unknown": "·"}
 
 
 def _env() -> ImmutableSandboxedEnvironment:
@@ -48,6 +48,17 @@ def _href(site: Path, archive: Path, rel_path: str, name: str) -> str:
     """A relative, percent-encoded link from the site folder to an archived file."""
     rel = os.path.relpath(archive.resolve() / rel_path / name, site.resolve())
     return "/".join(quote(part) for part in Path(rel).as_posix().split("/"))
+
+
+def _cell(rel, key: tuple) -> dict:
+    """One release's outcome of one gate: its status, or "none" (not gated in that release) or "unknown" (the
+    release's results.json could not be read)."""
+    cell = {"seq": rel.seq, "version": rel.version, "status": "none", "bound": "", "reason": ""}
+    if key in rel.gates:
+        cell.update(rel.gates[key])
+    elif rel.unreadable:
+        cell.update(status="unknown", reason="its results.json could not be read")
+    return cell
 
 
 def _model_context(mh: ModelHistory, site: Path, archive: Path) -> dict:
@@ -68,15 +79,14 @@ def _model_context(mh: ModelHistory, site: Path, archive: Path) -> dict:
                        "anchor": f"trend-{len(charts) + 1}"})
     releases = []
     for rel in mh.releases:
-        links = [{"name": n, "href": _href(site, archive, rel.path, n)} for n in
-                 ("report.html", "report.pdf", "results.json") if n in rel.files]
+        links = [{"name": n, "href": _href(site, archive, rel.path, n) if (archive / rel.path / n).is_file() else None}
+                 for n in ("report.html", "report.pdf", "results.json") if n in rel.files]
         counts: dict[str, int] = {}
         for g in rel.gates.values():
             counts[g["status"]] = counts.get(g["status"], 0) + 1
         releases.append({"r": rel, "links": links, "gate_counts": counts})
     gates = [{"metric": k[0], "attribute": k[1], "pair": k[2], "bound": k[3],
-              "cells": [{"seq": rel.seq, "version": rel.version, **rel.gates[k]} if k in rel.gates else
-                        {"seq": rel.seq, "version": rel.version, "status": "none"} for rel in mh.releases]}
+              "cells": [_cell(rel, k) for rel in mh.releases]}
              for k in mh.gate_keys]
     changed = [rel for rel in mh.releases if rel.changes]
     return {"model": mh, "charts": charts, "releases": releases, "gates": gates, "changed": changed}

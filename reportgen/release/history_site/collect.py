@@ -100,6 +100,14 @@ def _bound_text(g) -> str:
     return ""
 
 
+def _local(message: str, archive: Path) -> str:
+    """A message with the archive's location on this machine replaced by ``<archive>``: the site names files
+    relative to the archive and never shows where the archive was when the site was written."""
+    for where in {str(archive.resolve()), str(archive)}:
+        message = message.replace(where, "<archive>")
+    return message
+
+
 def _read(rel: Release, archive: Path, cache: dict):
     """The run's results as a diff side (typed results and, when current, replicates.json); cached by seq."""
     if rel.seq not in cache:
@@ -107,7 +115,7 @@ def _read(rel: Release, archive: Path, cache: dict):
             cache[rel.seq] = load_side(archive / rel.path)
         except (DiffError, OSError) as e:
             cache[rel.seq] = None
-            rel.unreadable = str(e)
+            rel.unreadable = _local(str(e), archive)
     return cache[rel.seq]
 
 
@@ -122,7 +130,7 @@ def _compare(prev: Release, cur: Release, sides: dict) -> None:
         cur.compared = "not comparable like for like: " + "; ".join(e.reasons)
         return
     except DiffError as e:
-        cur.compared = f"not compared: {e}"
+        cur.compared = f"not compared: {e}"  # (names no path: the sides were read before)
         return
     cur.compared = "paired bootstrap" if result.paired else f"interval overlap; {result.pairing_note}"
     for r in result.metric_rows:
@@ -142,7 +150,7 @@ def collect(archive_dir: str | Path, *, model: str | None = None) -> ArchiveHist
     by_seq: dict[int, list[str]] = defaultdict(list)
     general: list[str] = []
     for f in report.problems:
-        (by_seq[f.seq] if f.seq is not None else general).append(f.message)
+        (by_seq[f.seq] if f.seq is not None else general).append(_local(f.message, archive))
     grouped: dict[str, list[dict]] = {}
     for e in entries:
         grouped.setdefault(str(e["model"]), []).append(e)
@@ -186,7 +194,7 @@ def collect(archive_dir: str | Path, *, model: str | None = None) -> ArchiveHist
             mh.releases.append(rel)
         models.append(mh)
     return ArchiveHistory(entries=len(everything), head=everything[-1]["entry_hash"] if everything else None, intact=report.ok,
-                          archive_problems=general, warnings=[f.message for f in report.warnings], models=models,
+                          archive_problems=general, warnings=[_local(f.message, archive) for f in report.warnings], models=models,
                           model_filter=model)
 
 
