@@ -304,10 +304,12 @@ report:
 data:
   test: paired.csv
 attributes:
-  sex: {{column: group, groups: [A, B]}}
+  sex: {{column: group, groups: ['A&amp;', '<img src=x onerror=alert(1)>']}}
 tasks:
   hired: {{column: label, predicted: {pred}}}
 metrics: [demographic_parity]
+gates:
+  - {{metric: demographic_parity, abs_max: 0.2, per_pair: true}}
 intervals:
   confidence: {confidence}
   bootstrap: {{resamples: 300, seed: 7}}
@@ -324,10 +326,10 @@ def paired_archive(tmp_path_factory):
     base = tmp_path_factory.mktemp("paired_site")
     rng = np.random.default_rng(3)
     n = 1500
-    g = rng.choice(["A", "B"], n)
+    g = rng.choice(["A&amp;", "<img src=x onerror=alert(1)>"], n)  # hostile group names, escaped on the site
     y = rng.random(n) < 0.5
     p1 = rng.random(n) < 0.5
-    p2 = rng.random(n) < np.where(g == "A", 0.56, 0.44)
+    p2 = rng.random(n) < np.where(g == "A&amp;", 0.56, 0.44)
     (base / "paired.csv").write_text("group,label,pred_v1,pred_v2\n" + "".join(
         f"{a},{int(b)},{int(c)},{int(d)}\n" for a, b, c, d in zip(g, y, p1, p2)), encoding="utf-8")
     arch = base / "archive"
@@ -338,7 +340,7 @@ def paired_archive(tmp_path_factory):
         spec.write_text(PAIRED_SPEC.format(version=version, pred=pred, confidence=conf), encoding="utf-8")
         res = runner.invoke(main, ["run", str(spec), "--out", str(base / f"o{i}"), "--quiet", "--replicates",
                                    "--archive", str(arch)])
-        assert res.exit_code == 0, res.output
+        assert res.exit_code in (0, 1), res.output
     out = base / "site"
     assert runner.invoke(main, ["history", str(arch), "--site", str(out)]).exit_code == 0
     return arch, out
@@ -354,6 +356,14 @@ def test_paired_change_interval_is_the_percentile_interval_of_the_replicate_diff
     assert lo > 0, "the planted gap should be a change beyond noise"
     row = re.search(r'<table id="change-table">.*?<tr><td class="num">2</td>(.*?)</tr>', html, re.S).group(1)
     assert f"[{lo:.3f}, {hi:.3f}]" in row and "paired bootstrap" in row and ">worse<" in row
+
+
+def test_hostile_group_names_in_gates_are_escaped(paired_archive):
+    _, out = paired_archive
+    html = _model_page(out).read_text(encoding="utf-8")
+    assert "<img" not in html and "onerror=alert(1)&gt;" in html and "A&amp;amp;" in html
+    gates = re.search(r'<table class="gates">(.*?)</table>', html, re.S).group(1)
+    assert "&lt;img src=x onerror=alert(1)&gt;" in gates
 
 
 def test_releases_that_cannot_be_compared_say_why(paired_archive):
