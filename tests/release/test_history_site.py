@@ -411,3 +411,17 @@ def test_chart_geometry_edge_cases():
     assert chart.bounds_of([{"abs_max": 0.1, "max": None, "min": None}]) == [-0.1, 0.1]
     labels = [m for m in chart.geometry([pt(i / 100) for i in range(50)])["marks"] if m["label"]]
     assert 2 <= len(labels) <= chart.MAX_LABELS + 1
+
+
+def test_gated_pairs_are_charted_with_the_gates_own_intervals(paired_archive):
+    arch, out = paired_archive
+    html = _model_page(out).read_text(encoding="utf-8")
+    sections = re.findall(r'<section class="trend-section gated"[^>]*>(.*?)</section>', html, re.S)
+    docs = [json.loads((arch / e["path"] / "results.json").read_bytes()) for e in history(arch)]
+    n_pairs = {len([g for g in d["gates"] if g.get("pair")]) for d in docs}
+    assert n_pairs == {len(sections)} and sections
+    first = [g for g in docs[0]["gates"] if g.get("pair")][0]
+    tips = re.findall(r"<title>([^<]*)</title>", sections[0])  # the marks (the chart's own title has an id)
+    assert len(tips) == len(docs)
+    assert f": {first['value']:.3f}, " in tips[0]
+    assert f"[{first['interval']['lower']:.3f}, {first['interval']['upper']:.3f}]" in tips[0]

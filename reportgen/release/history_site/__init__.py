@@ -77,6 +77,17 @@ def _model_context(mh: ModelHistory, site: Path, archive: Path) -> dict:
         charts.append({"metric": key[0], "attribute": key[1], "points": points,
                        "geometry": chart.geometry(points, limits=limits),
                        "anchor": f"trend-{len(charts) + 1}"})
+    pair_charts = []
+    for key in mh.gate_keys:
+        points = [{**rel.gated[key], "version": rel.version, "seq": rel.seq, "change": ""}
+                  for rel in mh.releases if key in rel.gated]
+        if not points:
+            continue
+        limits = chart.bounds_of([points[-1]["limits"]])
+        pair_charts.append({"metric": key[0], "attribute": key[1], "pair": key[2], "bound": key[3],
+                            "quantity": points[-1]["quantity"], "points": points,
+                            "geometry": chart.geometry(points, limits=limits),
+                            "anchor": f"gated-{len(pair_charts) + 1}"})
     releases = []
     for rel in mh.releases:
         links = [{"name": n, "href": _href(site, archive, rel.path, n) if (archive / rel.path / n).is_file() else None}
@@ -89,7 +100,8 @@ def _model_context(mh: ModelHistory, site: Path, archive: Path) -> dict:
               "cells": [_cell(rel, k) for rel in mh.releases]}
              for k in mh.gate_keys]
     changed = [rel for rel in mh.releases if rel.changes]
-    return {"model": mh, "charts": charts, "releases": releases, "gates": gates, "changed": changed}
+    return {"model": mh, "charts": charts, "pair_charts": pair_charts, "releases": releases, "gates": gates,
+            "changed": changed}
 
 
 def _write_pages(history: ArchiveHistory, site: Path, archive: Path) -> dict[str, bytes]:

@@ -32,6 +32,7 @@ class Release:
     path: str  # the run directory, relative to the archive
     files: list[str]
     gates: dict[tuple, dict] = field(default_factory=dict)  # gate key -> {status, passed, reason, bound}
+    gated: dict[tuple, dict] = field(default_factory=dict)  # per-pair gate key -> the gated quantity as a point
     points: dict[tuple, dict] = field(default_factory=dict)  # (metric, attribute) -> point
     changes: list[dict] = field(default_factory=list)  # beyond-noise metric rows vs the previous release
     compared: str = ""  # how it was compared with the previous release ("" for the first)
@@ -84,6 +85,22 @@ def _point(m) -> dict:
             "interval": _interval_name(iv) if lo is not None else None,
             "reason": getattr(m, "reason", None) if value is None else None,
             "no_verdict": getattr(m, "no_verdict", None)}
+
+
+def _gated_point(g) -> dict:
+    """A per-pair gate's gated quantity (its first bound's) as a point: the value and the interval the gate was
+    decided on, and the bound."""
+    iv = g.interval
+    lo = jfloat(iv.lower) if iv is not None and iv.lower is not None else None
+    hi = jfloat(iv.upper) if iv is not None and iv.upper is not None else None
+    if lo is None or hi is None:
+        lo = hi = None
+    level = iv.level if iv is not None else None
+    name = f"{g.quantity}: interval decided on" + (f" {level:.0%}" if isinstance(level, float) else "")
+    return {"value": jfloat(g.value) if g.value is not None else None, "lower": lo, "upper": hi,
+            "interval": name if lo is not None else None, "reason": "undefined" if g.value is None else None,
+            "no_verdict": None, "status": g.status, "quantity": g.quantity,
+            "limits": {"max": g.max, "min": g.min, "abs_max": g.abs_max}}
 
 
 def _gate_key(g) -> tuple:
@@ -184,6 +201,8 @@ def collect(archive_dir: str | Path, *, model: str | None = None) -> ArchiveHist
                         limits.setdefault(key[:2], []).append({"max": g.max, "min": g.min, "abs_max": g.abs_max})
                     rel.gates[key] = {"status": g.status, "passed": g.passed, "reason": g.reason,
                                       "bound": _bound_text(g)}
+                    if g.pair is not None:
+                        rel.gated[key] = _gated_point(g)
                 mh.limits = limits  # the bounds drawn are the latest release's
             else:
                 mh.limits = {}
