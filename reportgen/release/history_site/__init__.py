@@ -77,7 +77,7 @@ def _model_context(mh: ModelHistory, site: Path, archive: Path) -> dict:
         charts.append({"metric": key[0], "attribute": key[1], "points": points,
                        "geometry": chart.geometry(points, limits=limits),
                        "anchor": f"trend-{len(charts) + 1}"})
-    pair_charts = []
+    pair_charts: list[dict] = []
     for key in mh.gate_keys:
         points = [{**rel.gated[key], "version": rel.version, "seq": rel.seq, "change": ""}
                   for rel in mh.releases if key in rel.gated]
