@@ -334,7 +334,7 @@ def paired_archive(tmp_path_factory):
         f"{a},{int(b)},{int(c)},{int(d)}\n" for a, b, c, d in zip(g, y, p1, p2)), encoding="utf-8")
     arch = base / "archive"
     runner = CliRunner()
-    for i, (version, pred, conf) in enumerate([("1.0", "pred_v1", 0.95), ("2.0", "pred_v2", 0.95),
+    for i, (version, pred, conf) in enumerate([("1.0", "pred_v1", 0.95), ("2.0\\u202e\\x1b[31m", "pred_v2", 0.95),
                                                ("3.0", "pred_v2", 0.9)]):
         spec = base / f"s{i}.yaml"
         spec.write_text(PAIRED_SPEC.format(version=version, pred=pred, confidence=conf), encoding="utf-8")
@@ -362,6 +362,8 @@ def test_hostile_group_names_in_gates_are_escaped(paired_archive):
     _, out = paired_archive
     html = _model_page(out).read_text(encoding="utf-8")
     assert "<img" not in html and "onerror=alert(1)&gt;" in html and "A&amp;amp;" in html
+    # a version with a bidi override and an ANSI escape is shown with both written as escapes
+    assert "\u202e" not in html and "\x1b" not in html and "2.0\\u202e\\x1b[31m" in html
     gates = re.search(r'<table class="gates">(.*?)</table>', html, re.S).group(1)
     assert "&lt;img src=x onerror=alert(1)&gt;" in gates
 

@@ -27,6 +27,8 @@ from urllib.parse import quote
 from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from reportgen.numfmt import NAME_LIMIT, display_name, visible
+
 from ..archive import ArchiveError
 from . import chart
 from .collect import ArchiveHistory, ModelHistory, collect
@@ -37,9 +39,13 @@ STATUS_SYMBOL = {"pass": "✓", "fail": "✗", "inconclusive": "?", "unknown": "
 
 
 def _env() -> ImmutableSandboxedEnvironment:
+    # finalize: every printed string shows the control and bidirectional characters someone else's results may carry
+    # as escapes (numfmt.visible), before autoescape; long names are shortened by the `name` filter (display_name)
     env = ImmutableSandboxedEnvironment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True,
-                                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                                        finalize=lambda v: visible(v) if isinstance(v, str) else v)
     env.filters["num"] = chart.fmt
+    env.filters["name"] = lambda v, limit=NAME_LIMIT: display_name(v, limit)
     env.globals["symbol"] = STATUS_SYMBOL
     return env
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from reportgen.numfmt import display_name
+
 WIDTH, HEIGHT = 720, 220
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 14, 40
 MAX_LABELS = 12
@@ -75,21 +77,22 @@ def geometry(points: list[dict], *, limits: list[float] = (), value_range: tuple
     repeated = len({p["version"] for p in points}) < n  # a version filed twice: its labels name the seq too
     marks = []
     for i, p in enumerate(points):
-        text = f"{p['version']} #{p['seq']}" if repeated else str(p["version"])
+        version = display_name(p["version"])
+        text = f"{version} #{p['seq']}" if repeated else version
         mark = {"x": x_of(i), "version": text, "seq": p["seq"], "label": i % every == 0 or i == n - 1,
                 "change": p.get("change") or "", "defined": p["value"] is not None}
         if p["value"] is not None:
             mark["y"] = y_of(p["value"])
             if p["lower"] is not None:
                 mark["y_lo"], mark["y_hi"] = y_of(p["lower"]), y_of(p["upper"])
-            tip = f"{p['version']} (seq {p['seq']}): {_fmt(p['value'])}"
+            tip = f"{version} (seq {p['seq']}): {_fmt(p['value'])}"
             if p["lower"] is not None:
                 tip += f", {p['interval']} [{_fmt(p['lower'])}, {_fmt(p['upper'])}]"
             if p.get("no_verdict"):
                 tip += f"; no verdict: {p['no_verdict']}"
         else:
             mark["y"] = TOP + plot_h - 6
-            tip = f"{p['version']} (seq {p['seq']}): undefined" + (f" ({p['reason']})" if p.get("reason") else "")
+            tip = f"{version} (seq {p['seq']}): undefined" + (f" ({p['reason']})" if p.get("reason") else "")
         if mark["change"]:
             tip += f"; change from the previous release beyond noise ({mark['change']})"
         mark["tip"] = tip

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reportgen.fileio import jfloat
+from reportgen.numfmt import display_name
 from reportgen.results.model import decision_interval
 
 from ..archive import ArchiveError, history, verify
@@ -106,7 +107,8 @@ def _gated_point(g) -> dict:
 def _gate_key(g) -> tuple:
     """(metric, attribute, the pair as `diff` writes it, or "" for a gate on the metric's value); with the bound
     (:func:`_bound_text`) it names one row of the gate outcomes."""
-    return (g.metric, g.attribute, pair_text(g.pair.model_dump()) if g.pair is not None else "")
+    pair = {k: display_name(v) for k, v in g.pair.model_dump().items() if v is not None} if g.pair else None
+    return (g.metric, g.attribute, pair_text(pair) if pair else "")
 
 
 def _bound_text(g) -> str:
