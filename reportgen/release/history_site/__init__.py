@@ -80,7 +80,7 @@ def _model_context(mh: ModelHistory, site: Path, archive: Path) -> dict:
         if not points:
             continue
         limits = chart.bounds_of(mh.limits.get(key, []))
-        charts.append({"metric": key[0], "attribute": key[1], "points": points,
+        charts.append({"metric": key[0], "attribute": key[1], "points": points, "gated": False,
                        "geometry": chart.geometry(points, limits=limits),
                        "anchor": f"trend-{len(charts) + 1}"})
     pair_charts: list[dict] = []
@@ -90,7 +90,7 @@ def _model_context(mh: ModelHistory, site: Path, archive: Path) -> dict:
         if not points:
             continue
         limits = chart.bounds_of([points[-1]["limits"]])
-        pair_charts.append({"metric": key[0], "attribute": key[1], "pair": key[2], "bound": key[3],
+        pair_charts.append({"metric": key[0], "attribute": key[1], "pair": key[2], "bound": key[3], "gated": True,
                             "quantity": points[-1]["quantity"], "points": points,
                             "geometry": chart.geometry(points, limits=limits),
                             "anchor": f"gated-{len(pair_charts) + 1}"})
