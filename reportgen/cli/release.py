@@ -124,12 +124,25 @@ def _gates_text(gates: list[dict], passed: bool) -> str:
 @click.argument("archive_dir", type=click.Path(path_type=Path))
 @click.option("--model", default=None, help="Only this model's runs.")
 @click.option("--json", "as_json", is_flag=True, help="JSON lines instead of a table.")
+@click.option("--site", "site_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
+              help="Write a static site of the archive into DIR instead (trend charts, gates over time, changes "
+                   "beyond noise, links to the reports and their verification status; opened from disk).")
 @_guard
-def history(archive_dir: Path, model: str | None, as_json: bool) -> None:
-    """List the runs filed in ARCHIVE_DIR, oldest first (seq, time, model, version, gates, spec hash)."""
+def history(archive_dir: Path, model: str | None, as_json: bool, site_dir: Path | None) -> None:
+    """List the runs filed in ARCHIVE_DIR, oldest first (seq, time, model, version, gates, spec hash), or write
+    them as a static site (--site DIR)."""
     from reportgen.release import archive
 
     try:
+        if site_dir is not None and as_json:
+            raise click.UsageError("--json and --site are two outputs; give one of them")
+        if site_dir is not None:
+            from reportgen.release.history_site import write_site
+
+            pages = write_site(archive_dir, site_dir, model=model)
+            click.echo(f"wrote {len(pages)} page{'s' * (len(pages) != 1)} into {site_dir}; open "
+                       f"{site_dir / 'index.html'} in a browser")
+            return
         entries = archive.history(archive_dir, model=model)
     except archive.ArchiveError as e:
         click.echo(f"reportgen history: {e}", err=True)
