@@ -113,11 +113,12 @@ def test_vague_proxies_give_the_stats_module_set_around_the_weighted_rows(loaded
     out = _entries(ls, ctx)
     enc = loaded[1].predictions[0]
     codes, S = ident.strata_codes(P)
-    point = ident.stratum_sums(P, codes, S, enc.Y, enc.Yhat)
-    reps = ident.replicate_sums(P, codes, S, enc.Y, enc.Yhat, np.arange(len(P)), 60, seed=3,
-                                stream=counts.stream_id(enc.role, "race", "counts"))
-    target, S2 = ident.pooling(point)
-    point, reps = ident.pooled(point, target, S2), ident.pooled(reps, target, S2)
+    target, S2 = ident.pooling(ident.stratum_sums(P, codes, S, enc.Y, enc.Yhat))
+    pooled_codes = target[codes]
+    point = ident.stratum_sums(P, pooled_codes, S2, enc.Y, enc.Yhat)
+    # the replicates as the engine draws them: per (pooled stratum, pattern) cell (docs/metrics.md §10)
+    reps = ident.pooled_replicates(P, pooled_codes, S2, enc.Y, enc.Yhat, 60, seed=3,
+                                   stream=counts.stream_id(enc.role, "race", "counts"))
     pair = out["demographic_parity"].pairs[0]  # African-American against Caucasian, cost ŷ (favourable: negative)
     lo, hi = ident.difference_bounds(point, 0, (1, 3), (0, 2), 1, 0)
     assert (pair.identified.lower, pair.identified.upper) == pytest.approx((float(lo), float(hi)), abs=1e-12)
