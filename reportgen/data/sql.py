@@ -10,7 +10,7 @@ Canonical form (docs/guide/databases.md): UTF-8, RFC 4180 quoting only where nee
 double quote or a line break), ``\\n`` line ends; a header row of the result's column names; then one line per row
 in the order the database returned them: NULL as an empty field, integers in decimal, floats as Python's shortest
 round-trip text (``0.1``, ``1e-05``, ``nan``, ``inf``), NUMERIC/DECIMAL as the decimal's text, booleans as
-``true``/``false``, dates and times in ISO 8601, text as it is. Any other type (bytes, arrays, JSON, intervals) is
+``true``/``false``, dates and times in ISO 8601, UUIDs in their hyphenated form, text as it is. Any other type (bytes, arrays, JSON, intervals) is
 refused: the query should cast it.
 
 SQLite is read with the standard library (opened read-only; ATTACH refused, so a query reads only the named file);
@@ -235,6 +235,8 @@ def _canonical(v: Any) -> str:
         return repr(v) if t is float else str(v)
     if isinstance(v, (datetime.date, datetime.time)):
         return v.isoformat()
+    if isinstance(v, uuid.UUID):
+        return str(v)
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):

@@ -230,3 +230,39 @@ def test_spec_checks_of_a_query_entry(tmp_path):
         assert "hunter2" not in r.stderr and "Traceback" not in r.stderr
     with pytest.raises(SpecError):
         load_spec(tmp_path / "s.yaml")
+
+
+def test_runs_as_queries_equal_the_run_files_and_the_report_shows_the_query(tmp_path):
+    from reportgen.report import render_html
+
+    spec_text = (ROOT / "specs" / "compas_runs.yaml").read_text(encoding="utf-8")
+    spec_text = re.sub(r"resamples: \d+", "resamples: 100", spec_text)
+    con = sqlite3.connect(tmp_path / "runs.db")
+    files = sorted((COMPAS / "runs").glob("run*.csv"))
+    for i, f in enumerate(files):
+        pd.read_csv(f, keep_default_na=False, na_values=[""]).to_sql(f"run{i}", con, index=False)
+    con.commit()
+    con.close()
+    as_files = re.sub(r"\.\./samples", str(ROOT / "samples"), spec_text)
+    as_queries = re.sub(r"  runs:\n(    - .*\n)+", "  runs:\n" + "".join(
+        f"    - {{sql: 'select * from run{i}', database: runs.db}}\n" for i in range(len(files))), as_files)
+    assert as_queries != as_files
+    (tmp_path / "files.yaml").write_text(as_files, encoding="utf-8")
+    (tmp_path / "queries.yaml").write_text(as_queries, encoding="utf-8")
+    a, b = run(tmp_path / "files.yaml", "memory"), run(tmp_path / "queries.yaml", "memory")
+    assert_same_numbers(a, b)
+    runs = [d for d in b["data"] if d["role"] == "runs"]
+    assert [d["path"] for d in runs] == [f"sql:data.runs[{i}]" for i in range(len(files))]
+    html = render_html(b, as_queries)
+    assert "select * from run3" in html and "runs.db" in html and "SHA-256 of the rows read" in html
+
+
+def test_python_api_reads_a_query_entry(sqlite_dir, from_files):
+    import yaml
+
+    import reportgen
+
+    spec = yaml.safe_load((sqlite_dir / "audit.yaml").read_text(encoding="utf-8"))
+    res = reportgen.run(spec, base_dir=sqlite_dir)
+    assert_same_numbers(res.raw, from_files)
+    assert res.raw["data"][-1]["query"]["database"] == "audit.db"
