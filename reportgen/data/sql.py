@@ -1,10 +1,11 @@
 """Reading a query entry of the spec (``data.test: {sql: ..., database: ...}``; reportgen/spec/sql.py).
 
-The query runs once per run, in a read-only connection, and its rows are fetched in batches of ``data.batch_rows``
-and written, batch by batch, to a private CSV file in the canonical form below (a temporary folder removed when
-the run ends; never the output folder). Every engine then reads that file as it reads a CSV file of the spec: the
-same checks, the same streaming (peak memory does not grow with the table), the same Dask parts; results.json's
-``sha256`` of the entry is the SHA-256 of that canonical text, i.e. of the rows read.
+The query runs once per run, in a read-only connection; its rows are fetched in batches of at most ``FETCH_ROWS``
+(or ``data.batch_rows`` when smaller) and written, batch by batch, to a private CSV file in the canonical form
+below (a temporary folder removed when the run ends; never the output folder). Every engine then reads that file
+as it reads a CSV file of the spec: the same checks, the same streaming (peak memory does not grow with the table),
+the same Dask parts; results.json's ``sha256`` of the entry is the SHA-256 of that canonical text, i.e. of the
+rows read.
 
 Canonical form (docs/guide/databases.md): UTF-8, RFC 4180 quoting only where needed (a field holding a comma, a
 double quote or a line break), ``\\n`` line ends; a header row of the result's column names; then one line per row
@@ -26,6 +27,7 @@ import decimal
 import os
 import tempfile
 import uuid
+from itertools import chain
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -34,6 +36,9 @@ from reportgen.spec.errors import Problem, SpecError, shorten
 from reportgen.spec.sql import SqlQuery, is_query, query_key
 
 CONNECT_TIMEOUT_S = 10
+# rows fetched at a time (data.batch_rows when smaller): a row is a tuple of Python objects, ~20x an Arrow batch's
+# bytes, so the batches of the engines' default (a million rows) would hold a gigabyte for a wide table
+FETCH_ROWS = 50_000
 MAX_ERROR_CHARS = 300
 
 
@@ -63,7 +68,7 @@ def spilled_path(ls, rel: str) -> Path:
         tmp = ls._sql_tmp = tempfile.TemporaryDirectory(prefix="reportgen-sql-")
     out = Path(tmp.name) / f"{key[1]}{key[2] if len(key) > 2 else ''}.csv"
     try:
-        info = spill(ls, q, key, out, ls.spec.data.batch_rows)
+        info = spill(ls, q, key, out, min(ls.spec.data.batch_rows, FETCH_ROWS))
     except QueryError as exc:
         failed[rel] = ls.problem(key, str(exc))
         raise SpecError([failed[rel]]) from None
@@ -244,6 +249,11 @@ def _canonical(v: Any) -> str:
     raise TypeError(type(v).__name__)
 
 
+# the types whose csv text (None: empty; else str(x), and str(float) is the shortest round-trip repr) is already the
+# canonical form: a batch of only these is written without converting each value
+_AS_IS = frozenset({str, int, float, type(None), decimal.Decimal, datetime.date, uuid.UUID})
+
+
 def _write(out: Path, columns: list[str], batches: Iterator[list[tuple]]) -> int:
     """Write the header and every batch in the canonical form; QueryError naming each column of a type that has
     no text form (every such column at once, from the batch where the first turns up)."""
@@ -254,7 +264,10 @@ def _write(out: Path, columns: list[str], batches: Iterator[list[tuple]]) -> int
         w.writerow(columns)
         for rows in batches:
             try:
-                w.writerows([conv(v) for v in r] for r in rows)
+                if _AS_IS.issuperset(map(type, chain.from_iterable(rows))):
+                    w.writerows(rows)  # csv writes these as the canonical form does: None empty, str(x) else
+                else:
+                    w.writerows([conv(v) for v in r] for r in rows)
             except TypeError:
                 raise QueryError(_type_message(columns, rows, n)) from None
             n += len(rows)

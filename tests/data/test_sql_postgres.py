@@ -168,3 +168,13 @@ def test_bad_input_from_a_server(pg, tmp_path, monkeypatch):
     assert "column 'pair' holds list values" in err
     err = _bad(pg, tmp_path, f"{{sql: 'delete from test', database: '{_url(pg)}', password_env: {ENV}}}")
     assert "syntax error" in err or "read-only" in err
+
+
+def test_a_confined_run_reads_no_server(pg, env, tmp_path):
+    (tmp_path / "bad.yaml").write_text(compas_spec(f"data:\n  train: {COMPAS / 'train.csv'}\n  validation: "
+                                                   f"{COMPAS / 'val.csv'}\n  test: {{sql: 'select * from test', "
+                                                   f"database: '{_url(pg)}', password_env: {ENV}}}\n"))
+    r = cli("run", "bad.yaml", "--confine", str(COMPAS.parents[1]), "--out", "out", "--format", "json", "-q",
+            cwd=tmp_path)
+    assert r.returncode == 2 and "a confined run" in r.stderr and "reads no database server" in r.stderr
+    assert "Traceback" not in r.stderr and PASSWORD not in r.stderr
