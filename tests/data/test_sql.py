@@ -266,3 +266,30 @@ def test_python_api_reads_a_query_entry(sqlite_dir, from_files):
     res = reportgen.run(spec, base_dir=sqlite_dir)
     assert_same_numbers(res.raw, from_files)
     assert res.raw["data"][-1]["query"]["database"] == "audit.db"
+
+
+def test_text_with_separators_quotes_and_line_breaks_survives_the_rows_read(tmp_path):
+    """Group names holding a comma, a double quote and a line break, a NULL and an empty text: the groups are
+    counted as written in the database, the NULL and the empty text as missing."""
+    con = sqlite3.connect(tmp_path / "odd.db")
+    df = pd.read_csv(COMPAS / "test.csv", keep_default_na=False, na_values=[""])
+    odd = {"Male": 'M, "m"\nale', "Female": "Fe\tmale"}
+    df["sex"] = [odd[v] for v in df["sex"]]
+    df.loc[:4, "sex"] = None
+    df.loc[5:7, "sex"] = ""
+    df.to_sql("test", con, index=False)
+    con.commit()
+    con.close()
+    spec = {"version": 1, "data": {"test": {"sql": "select * from test order by id", "database": "odd.db"}},
+            "attributes": {"sex": {"column": "sex", "groups": list(odd.values())}},
+            "tasks": {"recid": {"column": "two_year_recid", "positive": 1, "predicted": "recid_pred"}},
+            "base": {"source": "test"}, "metrics": ["demographic_parity"],
+            "intervals": {"bootstrap": {"resamples": 50, "seed": 0}}}
+    import reportgen
+
+    res = reportgen.run(spec, base_dir=tmp_path).raw
+    (attr,) = res["attributes"]
+    sizes = attr["group_sizes"][0]["sizes"]
+    want = df["sex"].value_counts()
+    assert sizes == {f"sex={odd['Male']}": int(want[odd["Male"]]), f"sex={odd['Female']}": int(want[odd["Female"]])}
+    assert sum(sizes.values()) == len(df) - 8
