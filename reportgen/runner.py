@@ -76,6 +76,12 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     if s.data.test and s.data.runs:
         raise SpecError([ls.problem(("data", "runs"), "data.test and data.runs are alternatives: give the test file "
                                                       "as `test:`, or several runs of one model as `runs:`")])
+    if s.data.queries:  # query entries read first, every failure reported at once (reportgen/data/sql.py)
+        from reportgen.data.sql import query_problems
+
+        failed = query_problems(ls)
+        if failed:
+            raise SpecError(failed)
     first_rel, first_path = (s.data.test, ("data", "test")) if s.data.test else (s.data.runs[0], ("data", "runs", 0))
     first_dir, first_files, header = open_dataset(ls, first_rel, first_path)
     nested = nested_problems(ls, first_files, first_rel)
@@ -316,7 +322,7 @@ def _run_loaded(ls: LoadedSpec, L: Loaded, seed, say, base_doc, base_reps, basel
     if smp:
         for sw in sweeps:
             sw["sample"] = smp
-    data_entries = _data_entries(L)
+    data_entries = _data_entries(L, ls)
     typed = [c.entry for c in computed]
     reps = release_gates.replicates_of(computed)
     paired = release_gates.paired_replicates(base_reps, seed=seed, resamples=B, data=data_entries)
@@ -480,13 +486,18 @@ def _attribute_rows(L: Loaded, a: AttributeDef, *, sample: bool = False) -> dict
     return {"rows_used": used, "dropped": dropped, **({"unknown": unknown} if unknown else {})}
 
 
-def _data_entries(L: Loaded) -> list[dict]:
+def _data_entries(L: Loaded, ls: LoadedSpec) -> list[dict]:
+    from reportgen.data.sql import source_info
+
     encs = ([L.train] if L.train else []) + ([L.validation] if L.validation else []) + L.predictions
     out = []
     for e in encs:
         out.append({"role": "runs" if e.role.startswith("run") else e.role, "path": e.display_path, "sha256": e.sha256,
                     "rows": e.rows, "rows_used": e.rows_used, "rows_dropped": e.rows - e.rows_used,
                     "dropped": e.dropped})
+        query = source_info(ls, e.display_path)
+        if query is not None:  # a query entry: what was asked of which database (its rows' hash is sha256)
+            out[-1]["query"] = query
         if streamed(e):
             out[-1]["files"] = e.engine["files"]
             if e.sample is not None:

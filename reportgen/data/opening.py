@@ -20,6 +20,7 @@ from reportgen.data.reading import (
 )
 from reportgen.spec.errors import Problem, SpecError, shorten
 from reportgen.spec.model import LoadedSpec
+from reportgen.spec.sql import is_query
 
 
 CONFINE_ENV = "REPORTGEN_CONFINE"
@@ -40,7 +41,7 @@ def confine_root(ls) -> Path | None:
     return Path(root).expanduser().resolve()
 
 
-def _outside(root: Path, p: Path) -> bool:
+def outside(root: Path, p: Path) -> bool:
     try:
         Path(p).resolve().relative_to(root)
         return False
@@ -56,10 +57,16 @@ def confined_message(rel: str) -> str:
 
 def resolve_data(ls, rel: str, spec_path: tuple) -> Path:
     """A data path of the spec, resolved; SpecError when confinement is on and it (after symlinks) lies outside
-    the confined folder. Refused before anything else is done with it: not even its siblings' names are shown."""
+    the confined folder. Refused before anything else is done with it: not even its siblings' names are shown.
+    A query entry (``sql:data.test``) resolves to the file its rows were read into (reportgen/data/sql.py), the
+    query run first if it has not been; its database is what confinement checks."""
+    if is_query(rel):
+        from reportgen.data.sql import spilled_path
+
+        return spilled_path(ls, rel)
     path = ls.resolve(rel)
     root = confine_root(ls)
-    if root is not None and not is_dataset_pattern(rel) and _outside(root, path):
+    if root is not None and not is_dataset_pattern(rel) and outside(root, path):
         raise SpecError([ls.problem(spec_path, confined_message(rel))])
     return path
 
@@ -71,7 +78,7 @@ def logo_confine_problems(ls) -> list[Problem]:
 
     logo = ls.spec.report.logo if ls.spec is not None else None
     root = confine_root(ls) if logo else None
-    if root is None or logo_outside(ls) or not _outside(root, ls.resolve(logo)):
+    if root is None or logo_outside(ls) or not outside(root, ls.resolve(logo)):
         return []
     return [ls.problem(("report", "logo"), confined_message(logo))]
 
@@ -79,7 +86,7 @@ def logo_confine_problems(ls) -> list[Problem]:
 def check_confined(ls, rel: str, spec_path: tuple, files: list[Path]) -> None:
     """Every file of a data set (a folder's parts, a glob's matches) lies inside the confined folder."""
     root = confine_root(ls)
-    if root is not None and any(_outside(root, f) for f in files):
+    if root is not None and not is_query(rel) and any(outside(root, f) for f in files):
         raise SpecError([ls.problem(spec_path, confined_message(rel))])
 
 

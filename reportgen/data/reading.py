@@ -15,6 +15,7 @@ import pandas as pd
 from reportgen.fileio import sha256_file
 from reportgen.spec.errors import MSG_FILE_NOT_FOUND, SpecError, did_you_mean, shorten
 from reportgen.spec.model import LoadedSpec
+from reportgen.spec.sql import is_query
 
 
 DATA_SUFFIXES = (".parquet", ".pq", ".csv")
@@ -22,7 +23,7 @@ GLOB_CHARS = "*?["
 
 
 def is_dataset_pattern(rel: str) -> bool:
-    return any(c in str(rel) for c in GLOB_CHARS)
+    return not is_query(rel) and any(c in str(rel) for c in GLOB_CHARS)
 
 
 def dataset_files(path: Path) -> list[Path]:

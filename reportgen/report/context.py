@@ -317,7 +317,8 @@ def build_context(results: Any, spec_text: str, *, generated: str | None, mode: 
     context's shape is the public template interface (docs/guide/report.md): raw blocks of results.json reach
     the templates as plain JSON-shaped dicts and lists (``_plain``), derived views as dicts."""
     results = as_results(results)
-    run_labels = [str(PurePosixPath(str(d.path or f"run {i}").replace("\\", "/")).stem)
+    run_labels = [d.path.removeprefix("sql:data.") if d.query is not None and d.path else
+                  str(PurePosixPath(str(d.path or f"run {i}").replace("\\", "/")).stem)
                   for i, d in enumerate(d for d in results.data if d.role == "runs")]
     unit = results.report.unit or "rows"
     built = [_metric_views(m, i, run_labels, unit) for i, m in enumerate(results.metrics)]

@@ -64,6 +64,13 @@ class DroppedRows(ResultModel):
     rows: int = documented("Number of rows left out for this reason.")
 
 
+class QuerySource(ResultModel):
+    sql: str = documented("The query text, as written in the spec.")
+    database: str = documented("The database: a SQLite file's path as written in the spec, or the PostgreSQL "
+                               "server's address (user, host, port, database; never a password).")
+    kind: Literal["sqlite", "postgresql"] = documented("The kind of database.")
+
+
 class DataFile(ResultModel):
     role: Literal["train", "validation", "test", "runs", "base_table"] = documented(
         "What the file is: training data, validation data (threshold calibration), test predictions, one of several "
@@ -74,6 +81,9 @@ class DataFile(ResultModel):
     rows_used: int = documented("Rows kept after row-level drops.")
     rows_dropped: int = documented("Rows dropped (rows − rows_used).")
     dropped: list[DroppedRows] = documented("Row-level drops by reason (e.g. a missing value in a needed column).")
+    query: QuerySource | None = optional("A query entry (data.test: {sql: ..., database: ...}): the query and the "
+                                         "database it read; `sha256` is then the hash of the rows read, in the "
+                                         "canonical form of docs/guide/databases.md.")
     files: int | None = optional("Streamed data: number of files in the data set.")
     sample: SampleNote | None = optional("Streamed data: the row sample kept for computations that cannot stream.")
 

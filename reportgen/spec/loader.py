@@ -53,6 +53,9 @@ class LoadedSpec:
         return self.path.parent
 
     def resolve(self, rel: str) -> FsPath:
+        spilled = getattr(self, "sql_paths", None)
+        if spilled and rel in spilled:  # a query's rows, once read (reportgen/data/sql.py)
+            return spilled[rel]
         p = FsPath(rel).expanduser()
         return p if p.is_absolute() else (self.dir / p)
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from reportgen.spec.errors import MSG_MISSING_KEY, MSG_UNKNOWN_KEY, Problem, did_you_mean
 from reportgen.spec.local_bias import EmbeddingFeatures, TextFeatures
+from reportgen.spec.sql import SqlQuery
 from reportgen.spec.models import Spec
 
 
@@ -248,7 +249,7 @@ def _key_in_message(loc: tuple, msg: str, marks: Any) -> tuple:
     return loc
 
 
-_TAGGED_MODELS = {"[text]": TextFeatures, "[file]": EmbeddingFeatures}
+_TAGGED_MODELS = {"[text]": TextFeatures, "[file]": EmbeddingFeatures, "[query]": SqlQuery}
 
 
 # words people write for a key that has another name (a task's label column is `column:`)

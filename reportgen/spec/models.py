@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from reportgen.spec import profiles
 from reportgen.spec.attributes import Attribute
@@ -14,6 +14,7 @@ from reportgen.spec.errors import did_you_mean
 from reportgen.spec.groups import INTERSECTION_SEP
 from reportgen.spec.local_bias import LocalBias
 from reportgen.spec.metric import Gate, Metric
+from reportgen.spec.sql import DataEntry, SqlQuery, query_name
 from reportgen.spec.tasks import Task
 from reportgen.spec.values import KeyProblems, Strict
 
@@ -82,13 +83,18 @@ class DaskOptions(Strict):
 
 
 class Data(Strict):
-    test: str | None = Field(None, description="Test file (CSV or Parquet) with labels and predictions; also a folder "
-                                               "of part files or a glob such as 'preds/*.parquet' (one data set).")
-    train: str | None = Field(None, description="Training file; the default base-correlation source.")
-    validation: str | None = Field(None, description="Validation file, for threshold calibration.")
-    runs: list[str] | None = Field(
+    test: DataEntry | None = Field(
+        None, description="Test file (CSV or Parquet) with labels and predictions; also a folder of part files or a "
+                          "glob such as 'preds/*.parquet' (one data set); or a query, {sql: 'select ...', database: "
+                          "audit.db} (docs/guide/databases.md).")
+    train: DataEntry | None = Field(None, description="Training file (or query); the default base-correlation "
+                                                           "source.")
+    validation: DataEntry | None = Field(None, description="Validation file (or query), for threshold "
+                                                                "calibration.")
+    runs: list[DataEntry] | None = Field(
         None, max_length=1000,
-        description="Several prediction files of one model (seeds, retrainings): across-run intervals (at most 1000)."
+        description="Several prediction files (or queries) of one model (seeds, retrainings): across-run intervals "
+                    "(at most 1000)."
     )
     missing: Literal["error", "drop"] = Field(
         "error", description="What to do with a missing label, prediction or score: error (default) or drop the row "
@@ -119,6 +125,28 @@ class Data(Strict):
             raise ValueError(f"a missing-value text is at most 100 characters, got {len(long):,}; list the texts a "
                              "field holds when its value is missing")
         return v
+
+    _queries: dict[str, SqlQuery] = PrivateAttr(default_factory=dict)
+
+    @property
+    def queries(self) -> dict[str, SqlQuery]:
+        """The query entries, by the name that stands for each in the validated spec (``sql:data.test``)."""
+        return self._queries
+
+    @model_validator(mode="after")
+    def _queries_by_name(self) -> "Data":
+        """A query entry stands in the validated spec as ``sql:data.<role>``, so everything downstream names data
+        entries by a text, as it does for files; reportgen/data/sql.py reads it."""
+        for role in ("test", "train", "validation"):
+            q = getattr(self, role)
+            if isinstance(q, SqlQuery):
+                self._queries[query_name(role)] = q
+                setattr(self, role, query_name(role))
+        for i, q in enumerate(self.runs or []):
+            if isinstance(q, SqlQuery):
+                self._queries[query_name(f"runs[{i}]")] = q
+                self.runs[i] = query_name(f"runs[{i}]")
+        return self
 
     @model_validator(mode="after")
     def _need_test(self) -> "Data":
