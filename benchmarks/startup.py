@@ -6,8 +6,8 @@ times (default 5), round-robin so that drift in the machine's load hits all alik
 * read      ``python -c "import pandas; pandas.read_csv(f) for each data file of the spec"``   (the baseline)
 * validate  ``python -m reportgen validate SPEC``                       (the spec and its data checked, no metric)
 * json      ``python -m reportgen run SPEC --format json --out <fresh dir>``
-* json-nolb the same run of a copy of SPEC without ``local_bias:`` (LOGAN's k-means, which imports scikit-learn
-            and scipy, apart from start-up)
+* json-nolb the same run of a copy of SPEC without ``local_bias:`` (LOGAN's k-means apart from start-up; before
+            issue 27's part L1 it imported scikit-learn and scipy)
 
 The median wall time of each is reported, with the best and the median CPU time (user + sys of the child) beside
 it; the ratio is json / read of the medians (target <= 2). On a busy machine the CPU times move less than the wall

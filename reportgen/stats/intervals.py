@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from reportgen.stats import normal
+
 VERDICT_AGAINST_PROTECTED = "against_protected"
 VERDICT_AGAINST_REFERENCE = "against_reference"
 VERDICT_INSUFFICIENT = "insufficient_evidence"
@@ -139,9 +141,7 @@ def normal_level(critical: float) -> float:
 def newcombe_difference(r1: float, n1: float, r0: float, n0: float, *, level: float) -> tuple[float, float]:
     """Newcombe's hybrid score interval (Newcombe 1998, method 10) for p1 − p0, the difference of two independent
     binomial proportions r1/n1 and r0/n0, from the two Wilson score intervals (docs/metrics.md §6)."""
-    from scipy.stats import norm
-
-    z = float(norm.ppf(0.5 + level / 2))
+    z = normal.two_sided_z(level)  # not scipy's norm.ppf: no scipy import for it (issue 27); within 1 ulp of it
 
     def wilson(r, n):
         p = r / n

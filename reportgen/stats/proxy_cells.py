@@ -21,9 +21,12 @@ the same rows draws the same replicates (to the rounding of the sums).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 ROUNDING_VAR = 1e-13  # an eigenvalue of a cell's covariance below this is rounding (the sums' order), taken as 0
 CONSTANT_VAR = 1e-9  # a cell whose probabilities' variance (largest eigenvalue) is below this counts as constant
@@ -118,6 +121,8 @@ def draw(cm: CellMoments, B: int, seed: int, stream: int, out: sparse.csr_matrix
     """B replicates R (B, F) = Σ_c (M[b, c] · out[c, 0] + Σ_g mass[b, c, g] · out[c, 1 + g]) of the cells'
     resampled rows M and groups' masses: ``out`` (C · (G + 1), F) maps row ``c·(G+1)`` (a row of the cell) and
     rows ``c·(G+1) + 1 + g`` (its group g's mass) to the F outputs."""
+    from scipy import sparse  # here, not at import: a run without a proxy attribute needs no scipy
+
     rng = _rng(seed, stream)
     C, G = cm.s1.shape
     M = rng.poisson(cm.n, size=(B, C)).astype(np.float64)
@@ -148,6 +153,8 @@ def draw(cm: CellMoments, B: int, seed: int, stream: int, out: sparse.csr_matrix
 def _outputs(cm: CellMoments, cols0: np.ndarray, colsg: np.ndarray, F: int) -> sparse.csr_matrix:
     """The ``out`` of :func:`draw` from each cell's output columns of a row (C, K) and of group g's mass
     (C, G, J)."""
+    from scipy import sparse  # here, not at import: a run without a proxy attribute needs no scipy
+
     C, G = cm.s1.shape
     r0 = np.repeat(np.arange(C) * (G + 1), cols0.shape[1])
     rg = ((np.arange(C)[:, None] * (G + 1) + 1 + np.arange(G)[None, :])[..., None]

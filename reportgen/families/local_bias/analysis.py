@@ -210,15 +210,12 @@ def analyse(prep: Prepared, lb, *, seed: int, level: float, say=lambda msg: None
 def _projection(X, km_labels, lg_labels, first, seed, km_clusters: list[Cluster],
                 lg_clusters: list[Cluster]) -> Projection:
     """PCA to 2-D for the report's scatter plot: a seeded sample of rows plus every cluster's centroid."""
-    from sklearn.decomposition import PCA
-
     n, d = X.shape
     Xd = X.astype(np.float64)
     if d >= 2:
-        pca = PCA(n_components=2, svd_solver="full" if n * d <= 4_000_000 else "covariance_eigh")
         with one_blas_thread():
-            P = pca.fit_transform(Xd)
-        ev = [jfloat(x) for x in pca.explained_variance_ratio_]
+            P, share = logan.pca_2d(Xd, solver="full" if n * d <= 4_000_000 else "covariance_eigh")
+        ev = [jfloat(x) for x in share]
         method = "pca"
     else:
         P = np.column_stack([Xd[:, 0], np.zeros(n)])

@@ -8,8 +8,8 @@ Algorithm (``logan``)
    then group, then correct) and everything below runs on that order; labels
    are mapped back at the end. Results therefore do not depend on the order in
    which rows are given (identical rows are interchangeable).
-2. Initial centroids: ``sklearn.cluster.kmeans_plusplus(X, k,
-   random_state=seed)`` on the canonically ordered rows.
+2. Initial centroids: greedy k-means++ (``seeding.kmeans_plusplus(X, k, seed)``, NumPy, the same centres as
+   ``sklearn.cluster.kmeans_plusplus(X, k, random_state=seed)``) on the canonically ordered rows.
 3. Iterate (at most ``max_iter`` assignment passes). The objective is
    ``L_c + lam * L_b`` with ``L_c = sum_i ||x_i - mu_c(i)||^2`` and
    ``L_b = - sum_c gap_c^2``, ``gap_c = acc_c(group 1) - acc_c(group 0)``
@@ -72,7 +72,8 @@ centroids; ``kmeans_plain`` is that path.
 
 Where each part is: ``algorithm`` (the steps above; :func:`logan` and :func:`kmeans_plain`, which share every
 step), ``tables`` (counts and gaps per cluster, the bias term's change per row, the per-cluster table),
-``choice`` (a clustering's summary, and λ chosen over a grid).
+``choice`` (a clustering's summary, and λ chosen over a grid), ``seeding`` (k-means++ and the 2-D PCA projection
+in NumPy, equal to scikit-learn's).
 Names with a leading underscore are shared between these modules, not offered to callers (tests reach
 some of them through this package).
 """
@@ -89,6 +90,7 @@ from reportgen.stats.logan.algorithm import (  # noqa: F401  (_accept, _assign_b
     kmeans_plain,
     logan,
 )
+from reportgen.stats.logan.seeding import kmeans_plusplus, pca_2d
 from reportgen.stats.logan.choice import DEFAULT_GRID, choose_lambda, summary, worst_biased_displaced
 from reportgen.stats.logan.tables import (  # noqa: F401  (the private ones: tests)
     _bias_delta,
@@ -99,4 +101,4 @@ from reportgen.stats.logan.tables import (  # noqa: F401  (the private ones: tes
 )
 
 __all__ = ["BLOCK_ROWS", "DEFAULT_GRID", "MIN_CLUSTERS", "MIN_GROUP", "canonical_order", "choose_lambda",
-           "cluster_table", "kmeans_plain", "logan", "summary", "worst_biased_displaced"]
+           "cluster_table", "kmeans_plain", "kmeans_plusplus", "pca_2d", "logan", "summary", "worst_biased_displaced"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from reportgen.stats.logan.seeding import kmeans_plusplus
 from reportgen.stats.logan.tables import (
     _bias_loss,
     _cluster_displaced,
@@ -287,12 +288,11 @@ def logan(
     lam = float(lam)
     if not np.isfinite(lam) or lam < 0:
         raise ValueError(f"lam must be a finite number >= 0, got {lam}")
-    from sklearn.cluster import kmeans_plusplus  # imported here: scikit-learn is slow to import
     from threadpoolctl import threadpool_limits
 
     order = canonical_order(X, group, correct, support)
     Xs, gs, ys, ss = X[order], group[order], correct[order], support[order]
-    init, _ = kmeans_plusplus(Xs, k, random_state=seed)
+    init, _ = kmeans_plusplus(Xs, k, seed)
     # Iterate on centred data (as scikit-learn does): distances are unchanged, float32 rounding is smaller.
     mu = Xs.mean(axis=0, dtype=np.float64)
     Xs -= mu.astype(Xs.dtype)
