@@ -77,6 +77,12 @@ def scan(path: Path):
     return t.column("group"), t.column("rate").to_numpy(), t.column("score").to_numpy(), t.column("label")
 
 
+def scan_seconds(path: Path) -> float:
+    t0 = time.perf_counter()
+    scan(path)
+    return time.perf_counter() - t0
+
+
 def baseline(path: Path) -> float:
     t0 = time.perf_counter()
     _, rate, score, _ = scan(path)
@@ -125,9 +131,10 @@ def work(path: Path, B: int, seed: int) -> dict:
     (attr,) = L.attrs
     ctx = AttributeContext.build(ls, L, attr, level=0.95, B=B, seed=seed, schemes=set())
     out: dict = {"load": time.perf_counter() - t0}
-    for name, fam in (("smd", outcome_disparity), ("ks_distance", outcome_disparity), ("auc", score_quality)):
+    for name, fam, task in (("smd", outcome_disparity, "rate"), ("ks_distance", outcome_disparity, "rate"),
+                            ("auc", score_quality, "tox")):
         t = time.perf_counter()
-        e = fam.entry(ctx, SimpleNamespace(name=name, tasks=None, options=SimpleNamespace(bins=None))).entry
+        e = fam.entry(ctx, SimpleNamespace(name=name, tasks=[task], options=SimpleNamespace(bins=None))).entry
         iv = e.interval
         out[name] = (time.perf_counter() - t, getattr(iv, "scheme", None), float(e.value))
     out["total"] = time.perf_counter() - t0
@@ -159,8 +166,12 @@ def main(argv: list[str] | None = None) -> int:
         base = min(baseline(path) for _ in range(2))
         w = work(path, a.resamples, a.seed)
         ratio = w["total"] / base
-        print(f"\n{kind} values: scan + sort {base:.2f} s; work {w['total']:.2f} s (of which loading "
-              f"{w['load']:.2f} s); ratio {ratio:.2f} ({'met' if ratio <= TARGET_RATIO else 'NOT met'})")
+        compute = w["total"] - w["load"]
+        bare = min(scan_seconds(path) for _ in range(2))
+        print(f"\n{kind} values: scan + sort {base:.2f} s; work {w['total']:.2f} s (reportgen loading "
+              f"{w['load']:.2f} s, the three metrics {compute:.2f} s); ratio {ratio:.2f} "
+              f"({'met' if ratio <= TARGET_RATIO else 'NOT met'}); with a bare scan in place of reportgen's loading "
+              f"{(bare + compute) / base:.2f}")
         for name in ("smd", "ks_distance", "auc"):
             sec, scheme, value = w[name]
             print(f"  {name:<12} {sec:7.2f} s  scheme {scheme or '-':<11}  value {value:.4f}")

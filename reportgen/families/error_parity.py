@@ -39,6 +39,7 @@ def _group_summaries(v: TaskValues) -> list[dict]:
 
 
 def _true_and_predicted(v: TaskValues) -> tuple[np.ndarray, np.ndarray]:
+    assert v.y is not None and v.yhat is not None  # a regression's task has both (checked at entry)
     return v.y, v.yhat
 
 
@@ -60,7 +61,7 @@ def gap_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tuple[i
         b = oc.difference_bounds(oc.Bounds(lo, hi, means.method), pairs)
         return b.lower, b.upper, b.method, [float(v.range[0]), float(v.range[1])]
 
-    reps = np.zeros((0, len(pairs))) if R is None else values(*R.columns, R.W, R.P)
+    reps = np.zeros((0, len(pairs))) if R is None else values(R.columns[0], R.columns[1], R.W, R.P)
     return Side(values(v.y, v.yhat, None, P), reps, bounds, _group_summaries(v),
                 R.scheme if R is not None else "poisson")
 
@@ -84,7 +85,7 @@ def _worst(ctx: AttributeContext, m: Metric) -> Computed:
             R = replicates_of(ctx, v, "error_parity", runs, _true_and_predicted(v))
             P = v.membership.weights()
             point = oc.errors(v.y, v.yhat, None, P).mse
-            reps = oc.errors(*R.columns, R.W, R.P).mse if R is not None else np.zeros((0, P.shape[1]))
+            reps = oc.errors(R.columns[0], R.columns[1], R.W, R.P).mse if R is not None else np.zeros((0, P.shape[1]))
             evs.append((point, reps))
             scheme = R.scheme if R is not None else "poisson"
         summaries = _group_summaries(vals[0])

@@ -100,9 +100,11 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
         ks, w1 = oc.ecdf_distances(x, w, P, pairs, order=order)
         return ks if name == "ks_distance" else w1
 
+    point = values(x, None, P, order)
+
     def bounds(delta: float):
         if name == "ks_distance":
-            return _as_bounds(oc.ks_bounds(x, P, delta, pairs), None) if hard else PROXY_BOUND
+            return _as_bounds(oc.ks_bounds(x, P, delta, pairs, ks=point, n=s1.n), None) if hard else PROXY_BOUND
         if name in ("median_difference", "quantile_difference"):
             if not hard:
                 return PROXY_BOUND
@@ -113,7 +115,8 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
         if rng is None:
             return NO_RANGE
         if name == "wasserstein":
-            return _as_bounds(oc.wasserstein_bounds(x, P, rng, delta, pairs), rng) if hard else PROXY_BOUND
+            return _as_bounds(oc.wasserstein_bounds(x, P, rng, delta, pairs, w1=point, n=s1.n), rng) if hard \
+                else PROXY_BOUND
         if name == "smd":
             if not hard:
                 return PROXY_BOUND
@@ -127,7 +130,7 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
         return _as_bounds(oc.difference_bounds(means, pairs), rng)
 
     reps = np.zeros((0, len(pairs))) if R is None else values(R.columns[0], R.W, R.P, None)
-    return Side(values(x, None, P, order), reps, bounds, groups, R.scheme if R is not None else "poisson")
+    return Side(point, reps, bounds, groups, R.scheme if R is not None else "poisson")
 
 
 def verdict_text(name: str, value: float, prot: str, ref: str, favorable: str, noun: str = "outcomes") -> str:
@@ -339,7 +342,12 @@ def _pair_name(p: OutcomePair) -> str:
 def entry(ctx: AttributeContext, m: Metric) -> Computed:
     q = _q(m)
     return compare(ctx, m, lambda v, R, pairs: outcome_side(m.name, v, R, pairs, q),
-                   ("mean", "sd", "median", "quantile"), lambda v: (v.yhat,))
+                   ("mean", "sd", "median", "quantile"), _outcome)
+
+
+def _outcome(v: TaskValues) -> tuple[np.ndarray, ...]:
+    assert v.yhat is not None  # a continuous or score task's value (checked at entry)
+    return (v.yhat,)
 
 
 __all__ = ["entry", "compare", "Side", "decide", "replicates_of", "bound_model", "with_interval"]

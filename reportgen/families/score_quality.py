@@ -77,14 +77,14 @@ class _File:
         key = ("xauc", a, b)
         if key not in self.cache:
             self.cache[key] = (float(sq.cross_auc(self.s, self.y, self.P, a, b, ranked=self.ranked).value()),
-                               sq.cross_auc(*self.R.columns, self.R.P, a, b, self.W, ranked=self.rranked).value())
+                               sq.cross_auc(self.R.columns[0], self.R.columns[1], self.R.P, a, b, self.W, ranked=self.rranked).value())
         return self.cache[key]
 
     def calibration(self, bins: int) -> tuple[sq.CalibrationSums, sq.CalibrationSums]:
         key = ("calibration", bins)
         if key not in self.cache:
             self.cache[key] = (sq.calibration_sums(self.s, self.y, self.P, bins=bins),
-                               sq.calibration_sums(*self.R.columns, self.R.P, self.W, bins=bins))
+                               sq.calibration_sums(self.R.columns[0], self.R.columns[1], self.R.P, self.W, bins=bins))
         return self.cache[key]
 
     def delong(self) -> list[sq.DeLong]:
@@ -117,7 +117,7 @@ def _files(ctx: AttributeContext, k: int) -> list[_File] | str:
                                shared=len(vals) > 1)
             f = _File(v.yhat, v.y, P, R, ranked, v.membership.is_hard, v.membership.codes, v.favorable, v.range,
                       sq.group_auc(v.yhat, v.y, P, ranked=ranked), sq.MannWhitney(*(np.zeros(0),) * 3))
-            f.auc_reps = sq.group_auc(*R.columns, R.P, R.W, ranked=f.rranked)
+            f.auc_reps = sq.group_auc(R.columns[0], R.columns[1], R.P, R.W, ranked=f.rranked)
             out.append(f)
         ctx.statistics[key] = out
     return ctx.statistics[key]

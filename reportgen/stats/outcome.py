@@ -450,23 +450,26 @@ def dkw_halfwidth(n, delta: float) -> np.ndarray:
         return np.where(n > 0, np.sqrt(math.log(2.0 / delta) / (2.0 * n)), np.inf)
 
 
-def ks_bounds(x, P, delta: float, pairs: Pairs) -> Bounds:
+def ks_bounds(x, P, delta: float, pairs: Pairs, *, ks=None, n=None) -> Bounds:
     """The Kolmogorov–Smirnov distance between the groups' distributions at ``1 − δ``: the sample distance ±
-    ``ε_a + ε_b`` (DKW bands at ``δ/2`` each), in [0, 1]. Needs no range. Hard membership."""
+    ``ε_a + ε_b`` (DKW bands at ``δ/2`` each), in [0, 1]. Needs no range. Hard membership. ``ks``, ``n``: the
+    pairs' distances and the groups' rows, when the caller has them."""
     a, b = _pair_index(pairs)
-    ks, _ = ecdf_distances(x, None, P, pairs)
-    e = dkw_halfwidth(group_summary(x, None, P).n, delta / 2)
+    ks = ecdf_distances(x, None, P, pairs)[0] if ks is None else ks
+    e = dkw_halfwidth(group_summary(x, None, P).n if n is None else n, delta / 2)
     h = e[a] + e[b]
     return Bounds(np.clip(ks - h, 0.0, 1.0), np.clip(ks + h, 0.0, 1.0), "DKW bands (Massart 1990)")
 
 
-def wasserstein_bounds(x, P, value_range: tuple[float, float], delta: float, pairs: Pairs) -> Bounds:
+def wasserstein_bounds(x, P, value_range: tuple[float, float], delta: float, pairs: Pairs, *, w1=None,
+                       n=None) -> Bounds:
     """Wasserstein-1 at ``1 − δ``: ``|W1_n − W1| ≤ ∫|F_a,n − F_a| + ∫|F_b,n − F_b| ≤ width · (ε_a + ε_b)``
-    (DKW bands at ``δ/2`` each over the declared range). Hard membership."""
+    (DKW bands at ``δ/2`` each over the declared range). Hard membership. ``w1``, ``n``: the pairs' distances and
+    the groups' rows, when the caller has them."""
     a, b = _pair_index(pairs)
     width = value_range[1] - value_range[0]
-    _, w1 = ecdf_distances(x, None, P, pairs)
-    e = np.minimum(dkw_halfwidth(group_summary(x, None, P).n, delta / 2), 1.0)
+    w1 = ecdf_distances(x, None, P, pairs)[1] if w1 is None else w1
+    e = np.minimum(dkw_halfwidth(group_summary(x, None, P).n if n is None else n, delta / 2), 1.0)
     h = width * (e[a] + e[b])
     return Bounds(np.clip(w1 - h, 0.0, width), np.clip(w1 + h, 0.0, width), "DKW bands (Massart 1990) over the range")
 

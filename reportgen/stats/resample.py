@@ -16,7 +16,7 @@ Two schemes, both the bootstrap of the rows (every statistic of :mod:`reportgen.
   generator seeded by (seed, stream), so every engine gives the same replicates.
 
 The multinomial scheme is used for one prediction file with hard membership, at least :data:`PATTERN_MIN_ROWS`
-rows and at most :data:`PATTERN_MAX` patterns; below that size the Poisson path is fast and keeps the figures
+rows and at most :data:`PATTERN_MAX` patterns (and at most a quarter of the rows: compression must pay); below that size the Poisson path is fast and keeps the figures
 the suite and earlier reports were made with. The scheme is named in every interval (``scheme``).
 """
 
@@ -58,7 +58,7 @@ def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positi
     cols = tuple(np.asarray(c, dtype=np.float64) for c in columns)
     n = len(positions)
     if not shared and membership.is_hard and n >= PATTERN_MIN_ROWS and B > 0:
-        found = distinct_patterns(membership.codes, cols)
+        found = distinct_patterns(membership.codes, cols, min(PATTERN_MAX, n // 4))
         if found is not None:
             first, mult = found
             rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, stream])))
