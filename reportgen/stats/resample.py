@@ -64,8 +64,18 @@ def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positi
             rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, stream])))
             W = np.ascontiguousarray(rng.multinomial(n, mult / n, size=B).T.astype(np.uint32))
             return Replicates("multinomial", tuple(c[first] for c in cols), membership.take(first).weights(), W)
-    W = POISSON_U8[counts.poisson_weights_at(seed, stream, positions, B)]
-    return Replicates("poisson", cols, membership.weights(), W)
+    return Replicates("poisson", cols, membership.weights(), poisson_u8(seed, stream, positions, B))
+
+
+def poisson_u8(seed: int, stream: int, positions: np.ndarray, B: int) -> np.ndarray:
+    """Keyed Poisson(1) frequency weights, (n, B) uint8, of the rows at ``positions`` (docs/metrics.md §4): the
+    draws :func:`reportgen.stats.counts.poisson_weights_at` gives these rows, in every engine, drawn one counter
+    block at a time so the raw draws never take more than one block's memory beside the one byte a weight."""
+    pos = np.asarray(positions, dtype=np.int64)
+    out = np.empty((len(pos), B), dtype=np.uint8)
+    for rows, blk, within in counts.block_chunks(pos):
+        out[rows] = POISSON_U8[counts.poisson_block(seed, stream, blk, B)[within, :B]]
+    return out
 
 
 def distinct_patterns(codes: np.ndarray, columns: Sequence[np.ndarray],
