@@ -10,11 +10,12 @@ import numpy as np
 
 from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline
 from reportgen.families.outcome_disparity import (NO_RANGE, RUNS_BOUND, Side, bound_model, compare,
-                                                  poisson_weights, with_interval)
+                                                  replicates_of, with_interval)
 from reportgen.fileio import jfloat as as_json_float
 from reportgen.results.outcome import OutcomeGroup, OutcomePair, OutcomeResult
 from reportgen.spec.model import Metric
 from reportgen.stats import outcome as oc
+from reportgen.stats.resample import Replicates
 from reportgen.stats.values import TaskValues
 
 
@@ -37,12 +38,17 @@ def _group_summaries(v: TaskValues) -> list[dict]:
              "mse": s.mse[g]} for g in range(len(s.n))]
 
 
-def gap_side(name: str, v: TaskValues, W, pairs: list[tuple[int, int]]) -> Side:
+def _true_and_predicted(v: TaskValues) -> tuple[np.ndarray, np.ndarray]:
+    assert v.y is not None and v.yhat is not None  # a regression's task has both (checked at entry)
+    return v.y, v.yhat
+
+
+def gap_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tuple[int, int]]) -> Side:
     P = v.membership.weights()
     per = {"mean_error": lambda s: s.mean_error, "mae": lambda s: s.mae, "rmse": lambda s: s.rmse}[name]
 
-    def values(w):
-        return oc.gaps(per(oc.errors(v.y, v.yhat, w, P)), pairs)
+    def values(y, yhat, w, P):
+        return oc.gaps(per(oc.errors(y, yhat, w, P)), pairs)
 
     def bounds(delta: float):
         ranges = _error_ranges(v)
@@ -55,8 +61,9 @@ def gap_side(name: str, v: TaskValues, W, pairs: list[tuple[int, int]]) -> Side:
         b = oc.difference_bounds(oc.Bounds(lo, hi, means.method), pairs)
         return b.lower, b.upper, b.method, [float(v.range[0]), float(v.range[1])]
 
-    return Side(values(None), values(W) if W is not None else np.zeros((0, len(pairs))), bounds,
-                _group_summaries(v))
+    reps = np.zeros((0, len(pairs))) if R is None else values(R.columns[0], R.columns[1], R.W, R.P)
+    return Side(values(v.y, v.yhat, None, P), reps, bounds, _group_summaries(v),
+                R.scheme if R is not None else "poisson")
 
 
 def _worst(ctx: AttributeContext, m: Metric) -> Computed:
@@ -75,11 +82,12 @@ def _worst(ctx: AttributeContext, m: Metric) -> Computed:
         unit = vals[0].unit
         evs = []
         for v in vals:
-            W = poisson_weights(ctx, v, "error_parity", runs)
+            R = replicates_of(ctx, v, "error_parity", runs, _true_and_predicted(v))
             P = v.membership.weights()
             point = oc.errors(v.y, v.yhat, None, P).mse
-            reps = oc.errors(v.y, v.yhat, W, P).mse if W is not None else np.zeros((0, P.shape[1]))
+            reps = oc.errors(R.columns[0], R.columns[1], R.W, R.P).mse if R is not None else np.zeros((0, P.shape[1]))
             evs.append((point, reps))
+            scheme = R.scheme if R is not None else "poisson"
         summaries = _group_summaries(vals[0])
         G = len(summaries)
         for g, sm in enumerate(summaries):
@@ -97,7 +105,7 @@ def _worst(ctx: AttributeContext, m: Metric) -> Computed:
                 pairs.append(pair)
                 continue
             reps_of[len(pairs)] = ev.reps
-            with_interval(ctx, pair, ev, evals)
+            with_interval(ctx, pair, ev, evals, scheme)
             if runs > 1 or ranges is None:
                 pair.bound_reason = RUNS_BOUND if runs > 1 else NO_RANGE
             else:
@@ -111,14 +119,15 @@ def _worst(ctx: AttributeContext, m: Metric) -> Computed:
         reps = np.mean([rp for _, rp in evs], axis=0)
         worst, which = oc.worst_group(point)
         if not math.isnan(float(worst)) and (best is None or worst > best[0]):
-            best = (float(worst), int(which), oc.worst_group(reps)[0] if reps.size else np.zeros(0), v0, runs, G)
+            best = (float(worst), int(which), oc.worst_group(reps)[0] if reps.size else np.zeros(0), v0, runs, G,
+                    scheme)
     if best is None:
         entry = OutcomeResult(name=m.name, attribute=attr.name, reference=None, favorable=favorable,
                               value=None, reason="no group has rows", interval=None, groups=groups, pairs=pairs)
         return Computed(entry, None, reps_of)
-    value, which, reps, v0, runs, G = best
+    value, which, reps, v0, runs, G, scheme = best
     ev = Evaluation(value, reps, np.zeros(0), np.zeros((0, 0)))
-    head = headline(ev, [ev], reps, level, ctx.B, ctx.seed, "poisson", [value])
+    head = headline(ev, [ev], reps, level, ctx.B, ctx.seed, scheme, [value])
     extra: dict = {}
     ranges = _error_ranges(v0)
     if runs > 1 or ranges is None:
@@ -138,4 +147,5 @@ def _worst(ctx: AttributeContext, m: Metric) -> Computed:
 def entry(ctx: AttributeContext, m: Metric) -> Computed:
     if m.name == "worst_group_loss":
         return _worst(ctx, m)
-    return compare(ctx, m, lambda v, W, pairs: gap_side(m.name, v, W, pairs), ("mean", "mae", "rmse", "mse"))
+    return compare(ctx, m, lambda v, R, pairs: gap_side(m.name, v, R, pairs), ("mean", "mae", "rmse", "mse"),
+                   _true_and_predicted)

@@ -25,6 +25,7 @@ from reportgen.spec import catalogue
 from reportgen.spec.model import Metric
 from reportgen.stats import counts
 from reportgen.stats import outcome as oc
+from reportgen.stats.resample import Replicates, replicate_rows
 from reportgen.stats.values import TaskValues
 
 MIN_ROWS_COMPARE = 10  # a compared group below this supports no verdict (as §3)
@@ -36,7 +37,6 @@ PROXY_BOUND = ("no distribution-free bound for probability-weighted order statis
 DISTANCES = ("ks_distance", "wasserstein")
 UNITLESS = ("smd", "mean_ratio", "ks_distance")  # values without the outcome's unit
 PLOT_LEVELS = tuple(i / 20 for i in range(21))  # the quantiles each group's distribution is drawn from
-POISSON_U8 = counts.POISSON_TABLE.astype(np.uint8)  # Poisson(1) weights 0..8, one byte per row and replicate
 
 Bounds = Callable[[float], tuple[np.ndarray, np.ndarray, str, list[float] | None] | str]
 
@@ -50,15 +50,22 @@ class Side:
     reps: np.ndarray  # (B, K)
     bounds: Bounds
     groups: list[dict]
+    scheme: str = "poisson"  # how the replicates resampled the rows (:mod:`reportgen.stats.resample`)
 
 
-def poisson_weights(ctx: AttributeContext, v: TaskValues, family: str, runs: int) -> np.ndarray | None:
-    """(n, B) uint8 Poisson(1) weights keyed by each row's position: the same rows get the same weights in every
-    engine and every run (runs share one row resample, §4)."""
+def replicates_of(ctx: AttributeContext, v: TaskValues, family: str, runs: int,
+                  columns: tuple[np.ndarray, ...]) -> Replicates | None:
+    """The bootstrap replicates of the rows' ``columns`` (:mod:`reportgen.stats.resample`): keyed Poisson(1)
+    weights per row — the same rows get the same weights in every engine and every run (runs share one row
+    resample, §4) — or, for one large file whose rows repeat few patterns, the multinomial over the patterns."""
     if not ctx.B:
         return None
-    stream = counts.stream_id("runs" if runs > 1 else "test", ctx.attr.name, family)
-    return POISSON_U8[counts.poisson_weights_at(ctx.seed, stream, v.positions, ctx.B)]
+    key = ("replicates", family, id(v))  # the family's metrics on one task share its replicates (v stays cached)
+    if key not in ctx.statistics:
+        stream = counts.stream_id("runs" if runs > 1 else "test", ctx.attr.name, family)
+        ctx.statistics[key] = (v, replicate_rows(columns, v.membership, v.positions, seed=ctx.seed, stream=stream,
+                                                 B=ctx.B, shared=runs > 1))
+    return ctx.statistics[key][1]
 
 
 def hard_of(v: TaskValues) -> bool:
@@ -69,32 +76,35 @@ def _as_bounds(b: oc.Bounds, value_range) -> tuple[np.ndarray, np.ndarray, str, 
     return b.lower, b.upper, b.method, None if value_range is None else [float(value_range[0]), float(value_range[1])]
 
 
-def outcome_side(name: str, v: TaskValues, W, pairs: list[tuple[int, int]], q: float) -> Side:
-    """The pairs of outcome-disparity metric ``name`` on one file's rows (``W``: replicate weights or None)."""
+def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tuple[int, int]], q: float) -> Side:
+    """The pairs of outcome-disparity metric ``name`` on one file's rows (``R``: the replicates of ``v.yhat``, or
+    None)."""
     x, P = v.yhat, v.membership.weights()
+    order = np.argsort(x, kind="stable")  # one sort serves every quantile of the point estimate
     rng, hard = v.range, hard_of(v)
     if name == "mean_ratio" and v.favorable == "higher":  # oriented: above 1 is worse for the group
         pairs = [(b, a) for a, b in pairs]
     s1 = oc.group_summary(x, None, P)
-    Q1 = oc.group_quantiles(x, None, P, 0.5)
-    Qq = oc.group_quantiles(x, None, P, q) if name == "quantile_difference" else None
-    curve = np.stack([oc.group_quantiles(x, None, P, level) for level in PLOT_LEVELS], axis=1)  # (G, levels)
+    levels = oc.group_quantile_levels(x, P, (0.5, q, *PLOT_LEVELS), order)  # (G, 2 + levels)
+    Q1, Qq, curve = levels[:, 0], levels[:, 1] if name == "quantile_difference" else None, levels[:, 2:]
     groups = [{"n": float(s1.n[g]), "mean": s1.mean[g], "sd": math.sqrt(s1.var[g]) if s1.var[g] >= 0 else None,
                "median": Q1[g], **({"quantile": Qq[g]} if Qq is not None else {}),
                "quantiles": [as_json_float(v) for v in curve[g]]} for g in range(P.shape[1])]
 
-    def values(w):
+    def values(x, w, P, order):
         if name in ("mean_difference", "smd", "mean_ratio"):
             s = oc.group_summary(x, w, P)
             return {"mean_difference": oc.mean_difference, "smd": oc.smd, "mean_ratio": oc.mean_ratio}[name](s, pairs)
         if name in ("median_difference", "quantile_difference"):
-            return oc.quantile_difference(x, w, P, pairs, 0.5 if name == "median_difference" else q)
-        ks, w1 = oc.ecdf_distances(x, w, P, pairs)
+            return oc.quantile_difference(x, w, P, pairs, 0.5 if name == "median_difference" else q, order=order)
+        ks, w1 = oc.ecdf_distances(x, w, P, pairs, order=order)
         return ks if name == "ks_distance" else w1
+
+    point = values(x, None, P, order)
 
     def bounds(delta: float):
         if name == "ks_distance":
-            return _as_bounds(oc.ks_bounds(x, P, delta, pairs), None) if hard else PROXY_BOUND
+            return _as_bounds(oc.ks_bounds(x, P, delta, pairs, ks=point, n=s1.n), None) if hard else PROXY_BOUND
         if name in ("median_difference", "quantile_difference"):
             if not hard:
                 return PROXY_BOUND
@@ -105,7 +115,8 @@ def outcome_side(name: str, v: TaskValues, W, pairs: list[tuple[int, int]], q: f
         if rng is None:
             return NO_RANGE
         if name == "wasserstein":
-            return _as_bounds(oc.wasserstein_bounds(x, P, rng, delta, pairs), rng) if hard else PROXY_BOUND
+            return _as_bounds(oc.wasserstein_bounds(x, P, rng, delta, pairs, w1=point, n=s1.n), rng) if hard \
+                else PROXY_BOUND
         if name == "smd":
             if not hard:
                 return PROXY_BOUND
@@ -118,7 +129,8 @@ def outcome_side(name: str, v: TaskValues, W, pairs: list[tuple[int, int]], q: f
             return _as_bounds(oc.ratio_bounds(means, pairs), rng)
         return _as_bounds(oc.difference_bounds(means, pairs), rng)
 
-    return Side(values(None), values(W) if W is not None else np.zeros((0, len(pairs))), bounds, groups)
+    reps = np.zeros((0, len(pairs))) if R is None else values(R.columns[0], R.W, R.P, None)
+    return Side(point, reps, bounds, groups, R.scheme if R is not None else "poisson")
 
 
 def verdict_text(name: str, value: float, prot: str, ref: str, favorable: str, noun: str = "outcomes") -> str:
@@ -183,9 +195,10 @@ def decide(pair: OutcomePair, name: str, spec_decision: str, n_small: float, sma
             else "insufficient evidence", interval=iv_name)
 
 
-def with_interval(ctx: AttributeContext, pair: OutcomePair, ev: Evaluation, evals: list[Evaluation]) -> None:
+def with_interval(ctx: AttributeContext, pair: OutcomePair, ev: Evaluation, evals: list[Evaluation],
+                  scheme: str = "poisson") -> None:
     """The pair's bootstrap interval (rows and runs with several runs) and what stands beside it."""
-    head = headline(ev, evals, ev.reps, ctx.level, ctx.B, ctx.seed, "poisson", [e.value for e in evals])
+    head = headline(ev, evals, ev.reps, ctx.level, ctx.B, ctx.seed, scheme, [e.value for e in evals])
     if head.interval is not None:
         pair.interval = head.interval
     for key, value in head.beside().items():
@@ -203,8 +216,8 @@ def bound_model(b, level: float, value: float | None) -> DistributionFreeBound |
                                  **({"note": note} if note else {}))
 
 
-def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, np.ndarray | None, list], Side],
-            group_keys: tuple[str, ...]) -> Computed:
+def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, Replicates | None, list], Side],
+            group_keys: tuple[str, ...], columns: Callable[[TaskValues], tuple[np.ndarray, ...]]) -> Computed:
     """The entry of a pairwise metric: per task, each protected group against the reference."""
     attr, name, level = ctx.attr, m.name, ctx.level
     o = m.options
@@ -217,13 +230,15 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, np.
     pairs: list[OutcomePair] = []
     pair_reps: dict[int, np.ndarray] = {}
     pair_bounds: dict[int, tuple] = {}
+    schemes: dict[int, str] = {}
     groups: list[OutcomeGroup] = []
     favorable, unit, noun = "higher", None, "outcomes"
     for k in ctx.task_idx(m):
         vals = ctx.values(k)
         runs = len(vals)
         favorable, unit = vals[0].favorable, vals[0].unit
-        sides = [side_of(v, poisson_weights(ctx, v, family, runs), pairs_idx) for v in vals]
+        sides = [side_of(v, replicates_of(ctx, v, family, runs, columns(v)), pairs_idx) for v in vals]
+        scheme = sides[0].scheme
         for g, summary in enumerate(sides[0].groups):
             groups.append(OutcomeGroup(group=attr.label(g), task=vals[0].name, n=summary["n"],
                                        **{key: as_json_float(summary[key]) for key in group_keys if key in summary},
@@ -239,7 +254,8 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, np.
                 pairs.append(pair)
                 continue
             pair_reps[len(pairs)] = ev.reps
-            with_interval(ctx, pair, ev, evals)
+            with_interval(ctx, pair, ev, evals, scheme)
+            schemes[len(pairs)] = scheme
             b = sides[0].bounds(1 - level) if runs == 1 else RUNS_BOUND
             if isinstance(b, str):
                 pair.bound_reason = b
@@ -250,7 +266,7 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, np.
             noun = "scores" if vals[0].kind == "score" else "outcomes"
             decide(pair, name, spec_decision, n_small, small or "", favorable, noun)
             pairs.append(pair)
-    head = _headline(name, pairs, pair_reps, pair_bounds, level, ctx, spec_decision, favorable, noun)
+    head = _headline(name, pairs, pair_reps, pair_bounds, level, ctx, spec_decision, favorable, noun, schemes)
     entry = OutcomeResult(name=name, attribute=attr.name, **_estimator(ctx),
                           reference=attr.label(ref), favorable=favorable,
                           **({"unit": unit} if unit and name not in UNITLESS else {}),
@@ -269,7 +285,8 @@ def _q(m: Metric) -> float:
     return 0.9 if q is None else float(q)
 
 
-def _headline(name, pairs, pair_reps, pair_bounds, level, ctx, spec_decision, favorable, noun="outcomes") -> dict:
+def _headline(name, pairs, pair_reps, pair_bounds, level, ctx, spec_decision, favorable, noun="outcomes",
+              schemes=None) -> dict:
     """The pair chosen by evidence (the largest |value − null| among the pairs whose decision interval excludes the
     null and that have a verdict, else the largest overall), with its intervals at the Bonferroni level over the
     defined pairs so its verdict holds after the choice."""
@@ -291,7 +308,7 @@ def _headline(name, pairs, pair_reps, pair_bounds, level, ctx, spec_decision, fa
         lvl = 1 - (1 - level) / P
         reps = pair_reps.get(sel)
         head = headline(Evaluation(p.value, reps, np.zeros(0), np.zeros((0, 0))), [], reps, lvl, ctx.B, ctx.seed,
-                        "poisson", [p.value]) if reps is not None and reps.size else None
+                        (schemes or {}).get(sel, "poisson"), [p.value]) if reps is not None and reps.size else None
         out["interval"] = head.interval if head is not None and head.interval is not None else p.interval
         if sel in pair_bounds:
             fn, i = pair_bounds[sel]
@@ -324,8 +341,13 @@ def _pair_name(p: OutcomePair) -> str:
 
 def entry(ctx: AttributeContext, m: Metric) -> Computed:
     q = _q(m)
-    return compare(ctx, m, lambda v, W, pairs: outcome_side(m.name, v, W, pairs, q),
-                   ("mean", "sd", "median", "quantile"))
+    return compare(ctx, m, lambda v, R, pairs: outcome_side(m.name, v, R, pairs, q),
+                   ("mean", "sd", "median", "quantile"), _outcome)
 
 
-__all__ = ["entry", "compare", "Side", "decide", "poisson_weights", "bound_model", "with_interval"]
+def _outcome(v: TaskValues) -> tuple[np.ndarray, ...]:
+    assert v.yhat is not None  # a continuous or score task's value (checked at entry)
+    return (v.yhat,)
+
+
+__all__ = ["entry", "compare", "Side", "decide", "replicates_of", "bound_model", "with_interval"]

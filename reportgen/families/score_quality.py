@@ -24,6 +24,7 @@ from reportgen.results.score_quality import (CalibratedReference, DeLongInterval
 from reportgen.spec.model import Metric
 from reportgen.stats import counts
 from reportgen.stats import score_quality as sq
+from reportgen.stats.resample import Replicates, replicate_rows
 
 CALIBRATED_DRAWS = 200
 REASON_NO_LABEL = ("the score task has no label (`column:`): AUC and calibration compare the score with the true "
@@ -49,7 +50,7 @@ class _File:
     s: np.ndarray
     y: np.ndarray
     P: np.ndarray
-    W: np.ndarray  # (n, B) keyed Poisson(1) weights
+    R: Replicates  # the replicates' rows (these rows, or their distinct (group, score, label) patterns) and weights
     ranked: sq.Ranked
     hard: bool
     codes: np.ndarray | None
@@ -59,18 +60,31 @@ class _File:
     auc_reps: sq.MannWhitney
     cache: dict = field(default_factory=dict)
 
+    @property
+    def W(self) -> np.ndarray:
+        return self.R.W
+
+    @property
+    def rranked(self) -> sq.Ranked:
+        """The replicates' rows in score order (the rows' own order when they are the rows)."""
+        if self.R.scheme == "poisson":
+            return self.ranked
+        if "rranked" not in self.cache:
+            self.cache["rranked"] = sq.rank(self.R.columns[0])
+        return self.cache["rranked"]
+
     def xauc(self, a: int, b: int) -> tuple[float, np.ndarray]:
         key = ("xauc", a, b)
         if key not in self.cache:
             self.cache[key] = (float(sq.cross_auc(self.s, self.y, self.P, a, b, ranked=self.ranked).value()),
-                               sq.cross_auc(self.s, self.y, self.P, a, b, self.W, ranked=self.ranked).value())
+                               sq.cross_auc(self.R.columns[0], self.R.columns[1], self.R.P, a, b, self.W, ranked=self.rranked).value())
         return self.cache[key]
 
     def calibration(self, bins: int) -> tuple[sq.CalibrationSums, sq.CalibrationSums]:
         key = ("calibration", bins)
         if key not in self.cache:
             self.cache[key] = (sq.calibration_sums(self.s, self.y, self.P, bins=bins),
-                               sq.calibration_sums(self.s, self.y, self.P, self.W, bins=bins))
+                               sq.calibration_sums(self.R.columns[0], self.R.columns[1], self.R.P, self.W, bins=bins))
         return self.cache[key]
 
     def delong(self) -> list[sq.DeLong]:
@@ -99,10 +113,12 @@ def _files(ctx: AttributeContext, k: int) -> list[_File] | str:
         for v in vals:
             ranked = sq.rank(v.yhat)
             P = v.membership.weights()
-            W = sq.bootstrap_weights(ctx.seed, stream, v.positions, ctx.B)
-            out.append(_File(v.yhat, v.y, P, W, ranked, v.membership.is_hard, v.membership.codes, v.favorable,
-                             v.range, sq.group_auc(v.yhat, v.y, P, ranked=ranked),
-                             sq.group_auc(v.yhat, v.y, P, W, ranked=ranked)))
+            R = replicate_rows((v.yhat, v.y), v.membership, v.positions, seed=ctx.seed, stream=stream, B=ctx.B,
+                               shared=len(vals) > 1)
+            f = _File(v.yhat, v.y, P, R, ranked, v.membership.is_hard, v.membership.codes, v.favorable, v.range,
+                      sq.group_auc(v.yhat, v.y, P, ranked=ranked), sq.MannWhitney(*(np.zeros(0),) * 3))
+            f.auc_reps = sq.group_auc(R.columns[0], R.columns[1], R.P, R.W, ranked=f.rranked)
+            out.append(f)
         ctx.statistics[key] = out
     return ctx.statistics[key]
 
@@ -184,7 +200,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     ev = combine(evals)
     value, _, sel = _headline_of(m.name, ev.pair_point, ev.pair_reps)
     ev.value = value
-    scheme = "poisson"
+    scheme = first[0].R.scheme
     pairs: list[ScoreQualityPair] = []
     pair_reps: dict[int, np.ndarray] = {}
     for p, (task, g) in enumerate(meta):

@@ -153,9 +153,11 @@ def mean_ratio(s: GroupSummary, pairs: Pairs) -> np.ndarray:
 
 # --- order statistics: quantiles and distances between distributions ---------------------------------------
 
-def _sorted(x) -> tuple[np.ndarray, np.ndarray]:
+def _sorted(x, order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The stable ascending order of ``x`` (``order`` when the caller sorted already) and the sorted values."""
     x = np.asarray(x, dtype=np.float64)
-    order = np.argsort(x, kind="stable")
+    if order is None:
+        order = np.argsort(x, kind="stable")
     return order, x[order]
 
 
@@ -167,16 +169,17 @@ def _quantile_index(cum: np.ndarray, q: float) -> np.ndarray:
     return ((cdf < q) | (cum <= 0)).sum(axis=0)
 
 
-def group_quantiles(x, w, P, q: float) -> np.ndarray:
+def group_quantiles(x, w, P, q: float, order: np.ndarray | None = None) -> np.ndarray:
     """The weighted ``q``-quantile of each group, ``inf{v : F_g(v) ≥ q}`` with ``F_g`` the weighted ECDF (for
     unit weights ``np.quantile(x_g, q, method="inverted_cdf")``; ``q = 0.5`` is the lower median); NaN for a
     group without weight. ``(B, G)`` or ``(G,)``.
 
     Each group's rows are taken apart first (in sorted order), so the work is Σ_g n_g·B; one-hot membership with
-    integer replicate weights sums integers and finds each replicate's quantile by one binary search."""
+    integer replicate weights sums integers and finds each replicate's quantile by one binary search. ``order``:
+    ``x``'s stable ascending order, when the caller has it (several quantiles of one column sort once)."""
     if not 0.0 <= q <= 1.0:
         raise ValueError("q must lie in [0, 1]")
-    order, xs = _sorted(x)
+    order, xs = _sorted(x, order)
     P = np.asarray(P, dtype=np.float64)[order]
     W, flat = _matrix(w, len(xs))
     B, G = W.shape[1], P.shape[1]
@@ -198,6 +201,32 @@ def group_quantiles(x, w, P, q: float) -> np.ndarray:
     return _out(out, flat)
 
 
+def group_quantile_levels(x, P, levels: Sequence[float], order: np.ndarray | None = None) -> np.ndarray:
+    """Each group's unweighted-row quantiles at several ``levels`` (``(G, L)``): the values
+    :func:`group_quantiles` gives ``group_quantiles(x, None, P, q)`` for each ``q``, from one sort and one cumulative
+    sum per group (a binary search per level)."""
+    order, xs = _sorted(x, order)
+    P = np.asarray(P, dtype=np.float64)
+    G = P.shape[1]
+    out = np.full((G, len(levels)), np.nan)
+    for g in range(G):
+        pg_all = P[order, g]
+        rows = np.flatnonzero(pg_all > 0)
+        if not len(rows):
+            continue
+        cum = np.cumsum(pg_all[rows])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cdf = cum / cum[-1]
+        if not cum[-1] > 0:
+            continue
+        # the rows counted below a level are a prefix (cdf < q, or no weight yet): one binary search each
+        floor = np.searchsorted(cum, 0.0, side="right")
+        for j, q in enumerate(levels):
+            idx = min(max(int(np.searchsorted(cdf, q, side="left")), int(floor)), len(rows) - 1)
+            out[g, j] = xs[rows[idx]]
+    return out
+
+
 def _integer_quantile(xg: np.ndarray, cum: np.ndarray, q: float) -> np.ndarray:
     """Each column's quantile from integer cumulative weights ``cum`` (n, b): the smallest count ``c ≥ 1`` with
     ``c / total ≥ q`` (the float comparison :func:`_quantile_index` makes), then the first row reaching it — one
@@ -214,19 +243,19 @@ def _integer_quantile(xg: np.ndarray, cum: np.ndarray, q: float) -> np.ndarray:
     return np.where(tot > 0, xg[np.clip(idx, 0, n - 1)], np.nan)
 
 
-def quantile_difference(x, w, P, pairs: Pairs, q: float) -> np.ndarray:
+def quantile_difference(x, w, P, pairs: Pairs, q: float, order: np.ndarray | None = None) -> np.ndarray:
     """``Q_a(q) − Q_b(q)`` for each pair (``q = 0.5``: the difference of medians)."""
     a, b = _pair_index(pairs)
-    Q = group_quantiles(x, w, P, q)
+    Q = group_quantiles(x, w, P, q, order)
     return Q[..., a] - Q[..., b]
 
 
-def ecdf_distances(x, w, P, pairs: Pairs) -> tuple[np.ndarray, np.ndarray]:
+def ecdf_distances(x, w, P, pairs: Pairs, order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The Kolmogorov–Smirnov distance ``sup_v |F_a(v) − F_b(v)|`` and the Wasserstein-1 distance
     ``∫ |F_a(v) − F_b(v)| dv`` between the groups' weighted ECDFs, for each pair: two ``(B, K)`` (or ``(K,)``)
     arrays. Both ECDFs are evaluated after every run of tied values, where the step functions take all their
-    values. NaN where a group has no weight."""
-    order, xs = _sorted(x)
+    values. NaN where a group has no weight. ``order``: ``x``'s stable ascending order, when the caller has it."""
+    order, xs = _sorted(x, order)
     P = np.asarray(P, dtype=np.float64)[order]
     W, flat = _matrix(w, len(xs))
     W = W[order]
@@ -421,23 +450,26 @@ def dkw_halfwidth(n, delta: float) -> np.ndarray:
         return np.where(n > 0, np.sqrt(math.log(2.0 / delta) / (2.0 * n)), np.inf)
 
 
-def ks_bounds(x, P, delta: float, pairs: Pairs) -> Bounds:
+def ks_bounds(x, P, delta: float, pairs: Pairs, *, ks=None, n=None) -> Bounds:
     """The Kolmogorov–Smirnov distance between the groups' distributions at ``1 − δ``: the sample distance ±
-    ``ε_a + ε_b`` (DKW bands at ``δ/2`` each), in [0, 1]. Needs no range. Hard membership."""
+    ``ε_a + ε_b`` (DKW bands at ``δ/2`` each), in [0, 1]. Needs no range. Hard membership. ``ks``, ``n``: the
+    pairs' distances and the groups' rows, when the caller has them."""
     a, b = _pair_index(pairs)
-    ks, _ = ecdf_distances(x, None, P, pairs)
-    e = dkw_halfwidth(group_summary(x, None, P).n, delta / 2)
+    ks = ecdf_distances(x, None, P, pairs)[0] if ks is None else ks
+    e = dkw_halfwidth(group_summary(x, None, P).n if n is None else n, delta / 2)
     h = e[a] + e[b]
     return Bounds(np.clip(ks - h, 0.0, 1.0), np.clip(ks + h, 0.0, 1.0), "DKW bands (Massart 1990)")
 
 
-def wasserstein_bounds(x, P, value_range: tuple[float, float], delta: float, pairs: Pairs) -> Bounds:
+def wasserstein_bounds(x, P, value_range: tuple[float, float], delta: float, pairs: Pairs, *, w1=None,
+                       n=None) -> Bounds:
     """Wasserstein-1 at ``1 − δ``: ``|W1_n − W1| ≤ ∫|F_a,n − F_a| + ∫|F_b,n − F_b| ≤ width · (ε_a + ε_b)``
-    (DKW bands at ``δ/2`` each over the declared range). Hard membership."""
+    (DKW bands at ``δ/2`` each over the declared range). Hard membership. ``w1``, ``n``: the pairs' distances and
+    the groups' rows, when the caller has them."""
     a, b = _pair_index(pairs)
     width = value_range[1] - value_range[0]
-    _, w1 = ecdf_distances(x, None, P, pairs)
-    e = np.minimum(dkw_halfwidth(group_summary(x, None, P).n, delta / 2), 1.0)
+    w1 = ecdf_distances(x, None, P, pairs)[1] if w1 is None else w1
+    e = np.minimum(dkw_halfwidth(group_summary(x, None, P).n if n is None else n, delta / 2), 1.0)
     h = width * (e[a] + e[b])
     return Bounds(np.clip(w1 - h, 0.0, width), np.clip(w1 + h, 0.0, width), "DKW bands (Massart 1990) over the range")
 

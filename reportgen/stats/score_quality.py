@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reportgen.stats.counts import POISSON_TABLE, block_chunks, poisson_block
+from reportgen.stats.resample import poisson_u8 as bootstrap_weights  # noqa: F401 (the rows' keyed weights)
 
 CHUNK_ELEMENTS = 1 << 22  # rows × replicates per block of work (4M float64: 32 MB per temporary)
 DEFAULT_BINS = 10
@@ -41,20 +41,6 @@ DEFAULT_BINS = 10
 NO_POSITIVES = "no positive labels in the group"
 NO_NEGATIVES = "no negative labels in the group"
 NO_ROWS = "no rows in the group"
-
-POISSON_UINT8 = POISSON_TABLE.astype(np.uint8)  # Poisson(1) draws are 0..8: one byte a weight
-
-
-def bootstrap_weights(seed: int, stream: int, positions: np.ndarray, B: int) -> np.ndarray:
-    """Keyed Poisson(1) frequency weights, (n, B) uint8, of the rows at ``positions`` (docs/metrics.md §4):
-    the same weights :mod:`reportgen.stats.moments` gives these rows, in every engine. Drawn one counter block at
-    a time, so the raw draws never take more than one block's memory beside the one byte a weight."""
-    pos = np.asarray(positions, dtype=np.int64)
-    out = np.empty((len(pos), B), dtype=np.uint8)
-    for rows, blk, within in block_chunks(pos):
-        out[rows] = POISSON_UINT8[poisson_block(seed, stream, blk, B)[within, :B]]
-    return out
-
 
 @dataclass(frozen=True)
 class Ranked:

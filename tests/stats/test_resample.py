@@ -1,0 +1,210 @@
+"""The replicates of a continuous or score task's rows (reportgen/stats/resample.py; docs/metrics.md §11,
+"Resampling at scale"): on a large file whose rows repeat few patterns, a multinomial draw over the patterns —
+each replicate is exactly the statistic of the rows it resamples (checked against scipy and sklearn on the
+expanded rows), its percentile intervals cover at their level (seeded studies), and the memory and streaming
+engines give byte-identical entries; below the size, with several runs or proxy probabilities the rows keep their
+keyed Poisson weights."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+from sklearn.metrics import roc_auc_score
+
+from reportgen.stats import outcome as oc
+from reportgen.stats import resample
+from reportgen.stats import score_quality as sq
+from reportgen.stats.membership import Membership
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def small_files_compress(monkeypatch):
+    """The multinomial scheme from the first row (its size threshold is a speed choice, not a condition)."""
+    monkeypatch.setattr(resample, "PATTERN_MIN_ROWS", 0)
+
+
+def _rows(n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    g = rng.choice(2, size=n, p=[0.6, 0.4])
+    x = rng.binomial(20, np.where(g == 1, 0.55, 0.5)).astype(np.float64)  # few distinct values
+    return g, x
+
+
+def test_patterns_count_every_row_once_in_sorted_order():
+    g, x = _rows(5000, 1)
+    first, mult = resample.distinct_patterns(g, [x])
+    assert mult.sum() == 5000
+    keys = list(zip(g[first], x[first]))
+    assert keys == sorted(set(zip(g, x)))  # one per pattern, ordered by (group, value)
+    rng = np.random.default_rng(2)
+    assert resample.distinct_patterns(g, [rng.normal(size=5000)], limit=1000) is None  # more than the limit
+
+
+def test_below_the_size_with_runs_or_proxies_the_rows_keep_their_poisson_weights():
+    g, x = _rows(500, 3)
+    pos = np.arange(500)
+    hard = Membership.hard(g, 2)
+    assert resample.replicate_rows((x,), hard, pos, seed=1, stream=2, B=5).scheme == "poisson"
+    resample.PATTERN_MIN_ROWS, saved = 0, resample.PATTERN_MIN_ROWS
+    try:
+        assert resample.replicate_rows((x,), hard, pos, seed=1, stream=2, B=5, shared=True).scheme == "poisson"
+        soft = Membership.soft(np.eye(2)[g] * 0.9)
+        assert resample.replicate_rows((x,), soft, pos, seed=1, stream=2, B=5).scheme == "poisson"
+        R = resample.replicate_rows((x,), hard, pos, seed=1, stream=2, B=5)
+        assert R.scheme == "multinomial" and R.rows < 100 and (R.W.sum(axis=0) == 500).all()
+    finally:
+        resample.PATTERN_MIN_ROWS = saved
+
+
+def test_each_multinomial_replicate_is_the_statistic_of_the_rows_it_draws(small_files_compress):
+    """Expand a replicate's counts into rows and compute the statistics from scipy/sklearn: they agree."""
+    rng = np.random.default_rng(4)
+    n = 3000
+    g = rng.choice(2, size=n)
+    s = np.round(rng.random(n), 1)
+    y = (rng.random(n) < s).astype(np.float64)
+    mem = Membership.hard(g, 2)
+    R = resample.replicate_rows((s, y), mem, np.arange(n), seed=9, stream=1, B=8)
+    assert R.scheme == "multinomial"
+    rs, ry = R.columns
+    rg = np.argmax(R.P, axis=1)
+    ks, w1 = oc.ecdf_distances(rs, R.W, R.P, [(1, 0)])
+    smd = oc.smd(oc.group_summary(rs, R.W, R.P), [(1, 0)])
+    med = oc.quantile_difference(rs, R.W, R.P, [(1, 0)], 0.5)
+    auc = sq.group_auc(rs, ry, R.P, R.W).value()
+    for b in range(R.W.shape[1]):
+        take = np.repeat(np.arange(R.rows), R.W[:, b])  # the rows this replicate drew
+        xs, gs, ys = rs[take], rg[take], ry[take]
+        a, r = xs[gs == 1], xs[gs == 0]
+        assert ks[b, 0] == pytest.approx(sps.ks_2samp(a, r).statistic, abs=1e-12)
+        assert w1[b, 0] == pytest.approx(sps.wasserstein_distance(a, r), abs=1e-12)
+        sp = np.sqrt(((len(a) - 1) * a.var(ddof=1) + (len(r) - 1) * r.var(ddof=1)) / (len(a) + len(r) - 2))
+        assert smd[b, 0] == pytest.approx((a.mean() - r.mean()) / sp, rel=1e-9)
+        assert med[b, 0] == np.quantile(a, 0.5, method="inverted_cdf") - np.quantile(r, 0.5, method="inverted_cdf")
+        for k in (0, 1):
+            assert auc[b, k] == pytest.approx(roc_auc_score(ys[gs == k], xs[gs == k]), abs=1e-12)
+
+
+def _coverage(stat, truth: float, draw, reps: int, B: int, level: float = 0.95) -> float:
+    hits = 0
+    for r in range(reps):
+        g, cols = draw(np.random.default_rng(1000 + r))
+        R = resample.replicate_rows(cols, Membership.hard(g, 2), np.arange(len(g)), seed=r, stream=7, B=B)
+        assert R.scheme == "multinomial"
+        v = stat(R)
+        lo, hi = np.quantile(v[np.isfinite(v)], [(1 - level) / 2, (1 + level) / 2])
+        hits += lo <= truth <= hi
+    return hits / reps
+
+
+def test_the_multinomial_percentile_interval_of_the_smd_covers(small_files_compress):
+    """Two groups of Binomial(20, ·) values (21 distinct values): the population SMD is known exactly; 300 seeded
+    files of 400 rows, B = 400: coverage within the binomial error of 95 %."""
+    pa, pb = 0.55, 0.5
+    truth = 20 * (pa - pb) / np.sqrt((20 * pa * (1 - pa) + 20 * pb * (1 - pb)) / 2)
+
+    def draw(rng):
+        g = np.repeat([0, 1], 200)
+        return g, (rng.binomial(20, np.where(g == 1, pa, pb)).astype(np.float64),)
+
+    cov = _coverage(lambda R: oc.smd(oc.group_summary(R.columns[0], R.W, R.P), [(1, 0)])[:, 0], truth, draw,
+                    reps=300, B=400)
+    assert 0.91 <= cov <= 0.99, cov
+
+
+def test_the_multinomial_percentile_interval_of_a_groups_auc_covers(small_files_compress):
+    """Scores on 11 values, labels Bernoulli(score): the population AUC is computed from the two score
+    distributions exactly; 300 seeded files of 600 rows, B = 400."""
+    levels = np.arange(11) / 10
+    p_pos, p_neg = levels / levels.sum(), (1 - levels) / (1 - levels).sum()  # score distributions given the label
+    below = np.cumsum(p_neg) - p_neg
+    truth = float(np.sum(p_pos * (below + 0.5 * p_neg)))
+
+    def draw(rng):
+        n = 600
+        g = rng.choice(2, size=n)
+        s = rng.choice(levels, size=n)
+        return g, (s, (rng.random(n) < s).astype(np.float64))
+
+    cov = _coverage(lambda R: sq.group_auc(*R.columns, R.P, R.W).value()[:, 0], truth, draw, reps=300, B=400)
+    assert 0.91 <= cov <= 0.99, cov
+
+
+SPEC = """version: 1
+data:
+  test: data.csv
+attributes:
+  race:
+    column: race
+    groups: [A, B, C]
+tasks:
+  rate:
+    kind: continuous
+    predicted: rate
+    column: truth
+    favorable: lower
+    range: [0, 30]
+  tox:
+    kind: score
+    score: tox
+    column: label
+    favorable: lower
+metrics: [smd]
+"""
+
+
+def _entries(spec: Path, engine: str) -> str:
+    from reportgen.families import error_parity, outcome_disparity, score_quality
+    from reportgen.families.core import AttributeContext
+    from reportgen.runner import load_all
+    from reportgen.spec.model import load_spec
+
+    ls = load_spec(spec)
+    for key, value in ({"engine": engine, "batch_rows": 333} if engine == "stream" else {}).items():
+        setattr(ls.spec.data, key, value)
+    L = load_all(ls, engine=engine)
+    (attr,) = L.attrs
+    ctx = AttributeContext.build(ls, L, attr, level=0.95, B=40, seed=4, schemes=set())
+    out = []
+    for name, fam in (("smd", outcome_disparity), ("ks_distance", outcome_disparity),
+                      ("median_difference", outcome_disparity), ("mae", error_parity), ("auc", score_quality),
+                      ("xauc", score_quality), ("ece", score_quality)):
+        out.append(fam.entry(ctx, SimpleNamespace(name=name, tasks=None, options=SimpleNamespace(bins=None))).entry)
+    return json.dumps([e.model_dump(mode="json", exclude_unset=True) for e in out], sort_keys=True)
+
+
+def test_memory_and_stream_give_the_same_multinomial_entries(small_files_compress, tmp_path):
+    rng = np.random.default_rng(8)
+    n = 3000
+    race = rng.choice(["A", "B", "C", ""], size=n, p=[0.5, 0.3, 0.15, 0.05])
+    tox = np.round(rng.random(n), 1)
+    lines = ["race,rate,truth,tox,label"] + [
+        f"{r},{x:.1f},{t:.1f},{s},{int(u < s)}" for r, x, t, s, u in
+        zip(race, np.clip(6 + rng.normal(0, 1, n), 0, 30), np.clip(6 + rng.normal(0, 1, n), 0, 30), tox,
+            rng.random(n))]
+    (tmp_path / "data.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    memory = _entries(tmp_path / "spec.yaml", "memory")
+    for e in json.loads(memory):  # (group, y, ŷ) of the regression repeat too little: its rows keep Poisson weights
+        assert e["interval"]["scheme"] == ("poisson" if e["name"] == "mae" else "multinomial"), e["name"]
+    assert _entries(tmp_path / "spec.yaml", "stream") == memory
+
+
+def test_the_benchmark_script_runs(tmp_path, capsys):
+    """benchmarks/numeric_scale.py on a tiny file (the figures are in benchmarks/README.md)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("numeric_scale", ROOT / "benchmarks" / "numeric_scale.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--rows", "3000", "--resamples", "10", "--values", "repeating", "--data-dir",
+                     str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "ratio" in out and "smd" in out and "auc" in out
