@@ -337,6 +337,17 @@ def rate_and_ratio(*, scoring: bool) -> tuple[str, str]:
     return next((info.rate, n) for n, info in CATALOGUE.items() if info.rate and info.scoring == scoring)
 
 
+def profile_metrics(kind: str, *, scoring: bool) -> tuple[str, ...]:
+    """The selection rate and impact ratio a compliance profile writes for one task of ``kind`` (a task's
+    `kind:`): a binary task's (the scoring rate and its ratio for a tool that scores, ``scoring``); a ranking
+    task's within its top k (the four-fifths logic applied to a shortlist, docs/metrics.md §13); none for a
+    continuous outcome or a score audited as a score, which select no one."""
+    if kind == "binary":
+        return rate_and_ratio(scoring=scoring)
+    return tuple(n for n, info in CATALOGUE.items() if kind in info.task_kinds and info.family == "ranking"
+                 and info.pair_quantity in ("selection_rate", "impact_ratio"))
+
+
 def ratio_names() -> tuple[str, ...]:
     """The metrics that are a rate's ratio to the highest group's rate (impact ratios)."""
     return tuple(n for n, info in CATALOGUE.items() if info.rate)
