@@ -51,6 +51,7 @@ class MetricInfo:
     rate: str = ""  # a ratio metric: the rate metric whose ratio it is (impact_ratio: selection_rate)
     selecting: str = ""  # a scoring metric: the metric a tool that selects (rather than scores) uses instead
     base_table_columns: tuple[str, ...] = ()  # columns it reads from a `base.table` when the table is a base source
+    reads_target: bool = False  # reads a declared target distribution of the groups (a ranking metric's `target:`)
     min_groups: int = 1  # groups an attribute must declare for the metric to mean anything (a comparison needs two)
     # A group disparity's cost per row and the rows it compares (docs/metrics.md §3): cost "prediction" (the
     # unfavourable prediction: 1 − ŷ when the positive prediction is favourable, else ŷ) or "error" (1[y ≠ ŷ]);
@@ -176,11 +177,12 @@ CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
          "Skew@k (Geyik, Ambler & Kenthapadi 2019): ln of a group's share of the top k over its share of the pool "
          "(or a declared target), shares averaged over queries. The value is the lowest group's (MinSkew@k); below "
          "0 is under-representation.",
-         dict(worse="lower", value_range=(-_LN_SHARES, _LN_SHARES), pair_quantity="skew", pair_gated="skew")),
+         dict(worse="lower", value_range=(-_LN_SHARES, _LN_SHARES), pair_quantity="skew", pair_gated="skew",
+              reads_target=True)),
         ("ndkl", "Normalized discounted KL divergence", "NDKL", ("geyik2019",),
          "NDKL (Geyik, Ambler & Kenthapadi 2019): the discounted KL divergence of the groups' shares among the top "
          "i items from the pool's, i = 1..k, averaged over queries; 0 is a ranking whose every prefix has the pool's "
-         "shares.", dict(worse="higher", value_range=(0.0, _LN_SHARES), pair_kind="none")),
+         "shares.", dict(worse="higher", value_range=(0.0, _LN_SHARES), pair_kind="none", reads_target=True)),
         ("topk_selection_rate", "Selection rate at k", "Top-k selection rate", ("ugesp1978",),
          "Top-k selection rate: the share of a group's items that are in their query's top k (position ≤ k), "
          "pooled over queries. The value is the share over all the groups' items; each group's share is a pair.",
