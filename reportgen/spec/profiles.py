@@ -43,6 +43,10 @@ NYC_RULE_NAMES = {"Native Hawaiian or Pacific Islander": "Native Hawaiian or Oth
                   "Native American or Alaska Native": "American Indian or Alaska Native"}
 
 LL144_ATTRIBUTES = ("sex", "race_ethnicity")
+LL144_RANKING = ("the nyc_ll144 profile's tables and its public summary give the selection or scoring rates of the "
+                 "tool's decisions, and task '{task}' is a ranking, which they do not show; give the shortlist as a "
+                 "binary task of its own (a 0/1 column: in the top k), or use `profile: four_fifths`, which reads "
+                 "a ranking's top k (topk_selection_rate, topk_impact_ratio)")
 LL144_REPORT_KEYS = ("audit_date", "data_source", "data_period", "data_kind", "distribution_date")
 
 
@@ -168,6 +172,8 @@ def expand(raw: dict) -> tuple[dict, list[tuple[tuple, str]], list[tuple]]:
             inters.append(list(LL144_ATTRIBUTES))
             added.append(("intersections", len(inters) - 1))
     problems += _uncovered_problems(profile, tasks)
+    if profile.name == "nyc_ll144":  # its tables and public summary are of the tool's decisions, not of a ranking
+        problems += [(("tasks", n), LL144_RANKING.format(task=n)) for n, t in tasks.items() if _kind(t) == "ranking"]
     metrics = out.get("metrics")
     if metrics is None:
         metrics = out["metrics"] = []

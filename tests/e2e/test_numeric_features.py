@@ -251,3 +251,19 @@ def test_proxy_probabilities_weight_the_numeric_families(folder):
     r = CliRunner().invoke(main, ["validate", str(bad)])
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert "proxy_ks.yaml:" in r.output and "ks_distance reads attributes with hard group membership" in r.output
+
+
+def test_the_ll144_profile_refuses_a_ranking_task_its_summary_would_not_show(folder):
+    spec = yaml.safe_load(_spec(folder, "ll", {"test": "a.csv"}).read_text())
+    spec["profile"] = "nyc_ll144"
+    spec["attributes"] = {"sex": {"column": "s", "groups": ["F", "M"]},
+                          "race_ethnicity": {"column": "g", "groups": ["a", "b"],
+                                             "labels": {"a": "White", "b": "Asian"}}}
+    spec["report"].update(audit_date="2026-01-01", distribution_date="2026-01-02", data_source="made up",
+                          data_period="2025", data_kind="historical")
+    spec["gates"] = []
+    (folder / "ll.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    r = CliRunner().invoke(main, ["validate", str(folder / "ll.yaml")])
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert "tasks.shortlist: the nyc_ll144 profile's tables and its public summary" in r.output, r.output
+    assert "tasks.rate" not in r.output and "tasks.approval" not in r.output  # left to the spec, or covered
