@@ -159,8 +159,11 @@ def test_runs_every_value_and_pair_covers_the_runs(folder):
     code, output, doc = _run(_spec(folder, "runs", {"runs": ["a.csv", "b.csv"]},
                                    attributes={"g": {"column": "g", "groups": ["a", "b"]},
                                                "s": {"column": "s", "groups": ["F", "M"]},
-                                               "c": {"column": "c", "groups": ["x", "y", "z"]}}))
+                                               "c": {"column": "c", "groups": ["x", "y", "z"]}}),
+                             "--format", "json,html")
     assert code in (0, 1), output
+    html = (folder / "out_runs" / "report.html").read_text()
+    assert "no interval interval" not in html and "no decision interval" in html  # a distance over runs: no bound
     for m in doc["metrics"]:
         for row in [m, *m.get("pairs", [])]:
             iv = _decision(row)
