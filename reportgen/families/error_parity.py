@@ -11,7 +11,9 @@ import numpy as np
 from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline
 from reportgen.families.outcome_disparity import (NO_RANGE, RUNS_BOUND, Side, bound_model, compare,
                                                   replicates_of, with_interval)
+from reportgen import numfmt
 from reportgen.fileio import jfloat as as_json_float
+from reportgen.results.intervals import DecisionVerdict
 from reportgen.results.outcome import OutcomeGroup, OutcomePair, OutcomeResult
 from reportgen.spec.model import Metric
 from reportgen.stats import outcome as oc
@@ -66,6 +68,18 @@ def gap_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tuple[i
                 R.scheme if R is not None else "poisson")
 
 
+DESCRIPTIVE = ("descriptive: a group's loss has no null to test against (0 is a perfect fit, not fairness); read "
+               "the value, compare the groups' losses, or gate it with `max:`")
+
+
+def _descriptive(row) -> None:
+    """The verdict of a loss: descriptive, named with its interval (no 'amplifies' read off its sign)."""
+    iv = row.interval
+    row.verdict = DecisionVerdict(kind="descriptive" if iv is not None and iv.lower is not None else "undefined",
+                                  text=DESCRIPTIVE if iv is not None and iv.lower is not None else numfmt.NO_INTERVAL,
+                                  interval=numfmt.interval_name(iv))
+
+
 def _worst(ctx: AttributeContext, m: Metric) -> Computed:
     """The worst group's MSE per task (the value: the largest over tasks and groups), each group's MSE a pair with
     its bootstrap interval and, with a declared range, its bound; the value's bound is the union over the groups
@@ -114,20 +128,24 @@ def _worst(ctx: AttributeContext, m: Metric) -> Computed:
                 pair.bound = bound_model((b.lower[g], b.upper[g], b.method, [float(r) for r in v0.range]), level,
                                          pair.value)
             pair.decision = "interval"
+            _descriptive(pair)
             pairs.append(pair)
         point = np.mean([pt for pt, _ in evs], axis=0)
         reps = np.mean([rp for _, rp in evs], axis=0)
         worst, which = oc.worst_group(point)
         if not math.isnan(float(worst)) and (best is None or worst > best[0]):
             best = (float(worst), int(which), oc.worst_group(reps)[0] if reps.size else np.zeros(0), v0, runs, G,
-                    scheme)
+                    scheme, [float(pt[int(which)]) for pt, _ in evs])
     if best is None:
         entry = OutcomeResult(name=m.name, attribute=attr.name, reference=None, favorable=favorable,
                               value=None, reason="no group has rows", interval=None, groups=groups, pairs=pairs)
         return Computed(entry, None, reps_of)
-    value, which, reps, v0, runs, G, scheme = best
+    value, which, reps, v0, runs, G, scheme, per_run = best
     ev = Evaluation(value, reps, np.zeros(0), np.zeros((0, 0)))
-    head = headline(ev, [ev], reps, level, ctx.B, ctx.seed, scheme, [value])
+    # several runs: the worst group's MSE in each run beside the value (their mean is the value), and the
+    # interval is rows and runs as every pair's is (docs/metrics.md §4)
+    runs_ev = [Evaluation(x, reps, np.zeros(0), np.zeros((0, 0))) for x in per_run] if runs > 1 else [ev]
+    head = headline(ev, runs_ev, reps, level, ctx.B, ctx.seed, scheme, per_run if runs > 1 else [value])
     extra: dict = {}
     ranges = _error_ranges(v0)
     if runs > 1 or ranges is None:
@@ -138,9 +156,10 @@ def _worst(ctx: AttributeContext, m: Metric) -> Computed:
         extra["bound"] = bound_model((np.max(b.lower), np.max(b.upper), b.method + f", each group at δ/{G}",
                                       [float(r) for r in v0.range]), level, value)
     entry = OutcomeResult(name=m.name, attribute=attr.name, reference=None, favorable=favorable,
-                          **({"unit": unit} if unit else {}), value=value, interval=head.interval, **extra,
+                          **({"unit": unit} if unit else {}), value=value, **head.keys(), **extra,
                           value_is=f"the largest group MSE: {attr.label(which)}", decision="interval",
                           groups=groups, pairs=pairs)
+    _descriptive(entry)
     return Computed(entry, reps if reps.size else None, reps_of)
 
 

@@ -229,6 +229,7 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, Rep
     spec_decision = ctx.ls.spec.intervals.decision
     pairs: list[OutcomePair] = []
     pair_reps: dict[int, np.ndarray] = {}
+    pair_runs: dict[int, list[Evaluation]] = {}  # a pair's evaluation per prediction file (runs: rows and runs)
     pair_bounds: dict[int, tuple] = {}
     schemes: dict[int, str] = {}
     groups: list[OutcomeGroup] = []
@@ -254,6 +255,7 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, Rep
                 pairs.append(pair)
                 continue
             pair_reps[len(pairs)] = ev.reps
+            pair_runs[len(pairs)] = evals
             with_interval(ctx, pair, ev, evals, scheme)
             schemes[len(pairs)] = scheme
             b = sides[0].bounds(1 - level) if runs == 1 else RUNS_BOUND
@@ -266,7 +268,8 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, Rep
             noun = "scores" if vals[0].kind == "score" else "outcomes"
             decide(pair, name, spec_decision, n_small, small or "", favorable, noun)
             pairs.append(pair)
-    head = _headline(name, pairs, pair_reps, pair_bounds, level, ctx, spec_decision, favorable, noun, schemes)
+    head = _headline(name, pairs, (pair_reps, pair_runs), pair_bounds, level, ctx, spec_decision, favorable, noun,
+                     schemes)
     entry = OutcomeResult(name=name, attribute=attr.name, **_estimator(ctx),
                           reference=attr.label(ref), favorable=favorable,
                           **({"unit": unit} if unit and name not in UNITLESS else {}),
@@ -285,11 +288,14 @@ def _q(m: Metric) -> float:
     return 0.9 if q is None else float(q)
 
 
-def _headline(name, pairs, pair_reps, pair_bounds, level, ctx, spec_decision, favorable, noun="outcomes",
+def _headline(name, pairs, replicates, pair_bounds, level, ctx, spec_decision, favorable, noun="outcomes",
               schemes=None) -> dict:
     """The pair chosen by evidence (the largest |value − null| among the pairs whose decision interval excludes the
     null and that have a verdict, else the largest overall), with its intervals at the Bonferroni level over the
-    defined pairs so its verdict holds after the choice."""
+    defined pairs so its verdict holds after the choice. ``replicates``: each pair's replicates of its value, and
+    its evaluation per prediction file -- with several runs the chosen pair's interval is rows and runs, as every
+    pair's is (docs/metrics.md §4), never the rows-only part."""
+    pair_reps, pair_runs = replicates
     defined = [i for i, p in enumerate(pairs) if p.value is not None]
     if not defined:
         return {"value": None, "reason": "no pair has a value (§11)", "interval": None}
@@ -307,8 +313,10 @@ def _headline(name, pairs, pair_reps, pair_bounds, level, ctx, spec_decision, fa
     else:
         lvl = 1 - (1 - level) / P
         reps = pair_reps.get(sel)
-        head = headline(Evaluation(p.value, reps, np.zeros(0), np.zeros((0, 0))), [], reps, lvl, ctx.B, ctx.seed,
-                        (schemes or {}).get(sel, "poisson"), [p.value]) if reps is not None and reps.size else None
+        runs = pair_runs.get(sel, [])
+        head = headline(Evaluation(p.value, reps, np.zeros(0), np.zeros((0, 0))), runs, reps, lvl, ctx.B, ctx.seed,
+                        (schemes or {}).get(sel, "poisson"), [e.value for e in runs] or [p.value]) \
+            if reps is not None and reps.size else None
         out["interval"] = head.interval if head is not None and head.interval is not None else p.interval
         if sel in pair_bounds:
             fn, i = pair_bounds[sel]

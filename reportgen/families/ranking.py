@@ -120,23 +120,38 @@ def _over_queries(iv):
     return iv.replace(covers=covers)
 
 
-def _slates(tv, opts) -> tuple[R.Slates, int]:
-    """The task's per-query sums on one prediction file, and its number of query codes."""
+def _slates(tv, opts, target: np.ndarray | None = None) -> tuple[R.Slates, int]:
+    """The task's per-query sums on one prediction file, and its number of query codes (``target``: the declared
+    shares of the attribute's groups, None for each query's pool)."""
     kind = opts.discount if opts is not None else "log"
     persistence = opts.persistence if opts is not None and opts.persistence is not None else 0.5
     s = R.slates(np.asarray(tv.query, dtype=np.int64), tv.position, tv.membership.weights(), k=int(tv.k),
-                 relevance=tv.y, discount_kind=kind, persistence=persistence, n_queries=tv.n_queries)
+                 relevance=tv.y, discount_kind=kind, persistence=persistence, n_queries=tv.n_queries, target=target)
     return s, s.Q
 
 
-def _settings(task: str, s: R.Slates, tv, opts, groups: list[str]) -> RankingSettings:
+def _target(ctx: AttributeContext, m: Metric) -> np.ndarray | None:
+    """The metric's declared target shares (`target:`) in the attribute's group order; None: each query's pool.
+    The spec has checked that the names are the attribute's groups, each once, and that the shares sum to 1."""
+    shares = getattr(m.options, "target", None)
+    if not shares or not catalogue.CATALOGUE[m.name].reads_target:
+        return None
+    t = np.zeros(len(ctx.attr.groups))
+    for group, share in shares.items():
+        t[ctx.attr.index_of(group)] = share
+    return t
+
+
+def _settings(task: str, s: R.Slates, tv, opts, groups: list[str], target: np.ndarray | None) -> RankingSettings:
     held = s.items > 0
     disc = opts.discount if opts is not None else "log"
     out = {"task": task, "k": s.k, "discount": disc}
     if disc == "geometric":
         out["persistence"] = opts.persistence if opts.persistence is not None else 0.5
     depth = int(min(PLOT_DEPTH, np.nanmax(tv.position))) if len(tv.position) else 0
-    return RankingSettings(**out, target="pool", queries=int(held.sum()),
+    declared = {} if target is None else {"target_shares": [float(x) for x in target]}
+    return RankingSettings(**out, target="pool" if target is None else "declared", **declared,
+                           queries=int(held.sum()),
                            one_item_queries=int((s.items == 1).sum()),
                            queries_within_k=int((held & (s.items <= s.k)).sum()), groups=list(groups),
                            position_shares=[[as_json_float(x) for x in row] for row in
@@ -148,6 +163,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     opts = m.options
     tasks = ctx.task_idx(m)
     level, B, seed = ctx.level, ctx.B, ctx.seed
+    target = _target(ctx, m)
     if not tasks:
         return Computed(RankingResult(name=name, attribute=attr.name, value=None, reason=REASON_NO_TASK, interval=None,
                                       bound_reason=BOUND_REASON, level=level, settings=[], pairs_defined=0,
@@ -161,7 +177,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
         vals, vreps, pp, pr, extra_p, extra_r = [], [], [], [], {}, {}
         for t, k in enumerate(tasks):
             tv = runs[t][f]
-            s, Q = _slates(tv, opts)
+            s, Q = _slates(tv, opts, target)
             W = R.query_weights(seed, stream, Q, B) if B else np.zeros((Q, 0))
             v, p, ex = _quantities(name, s, None)
             vr, prp, exr = _quantities(name, s, W)
@@ -180,7 +196,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
                     extra_p[f"{key}:{t}:{g}"] = float(arr[g])
                     extra_r[f"{key}:{t}:{g}"] = exr[key][:, g]
             if f == 0:
-                settings.append(_settings(tv.name, s, tv, opts, [attr.label(g) for g in range(s.G)]))
+                settings.append(_settings(tv.name, s, tv, opts, [attr.label(g) for g in range(s.G)], target))
                 meta.append((tv.name, [attr.label(g) for g in range(s.G)], s))
         pair_point = np.concatenate(pp) if pp else np.zeros(0)
         pair_reps = np.concatenate(pr, axis=-1) if pr else np.zeros((B, 0))

@@ -267,6 +267,13 @@ def _metric_views(entry: Any, index: int, run_labels: list[str] | None = None, u
     return v, _PlotData(entry.attribute, [p for p, _ in pairs], getattr(entry, "bernstein", None), runs_plot_rows)
 
 
+def _outcome_label(curves: list[dict], unit: str | None) -> str:
+    """The distribution plot's x axis: the task's name (one task) and its unit where the entry has one (a
+    standardized difference has none, though its outcomes do)."""
+    tasks = sorted({str(c["task"]) for c in curves})
+    return f"{tasks[0] if len(tasks) == 1 else 'outcome'}{' (' + unit + ')' if unit else ''}"
+
+
 def _plots(v: dict, data: "_PlotData", conf: str) -> None:
     v["plot_positions"] = position_plots(v)  # a ranking's who-is-shown-where (entries with position shares)
     curves = [g for g in v.get("groups") or [] if isinstance(g, dict) and g.get("quantiles")]
@@ -277,7 +284,7 @@ def _plots(v: dict, data: "_PlotData", conf: str) -> None:
               g["quantiles"]) for g in curves], levels, plot_id=f"{v['id']}-ecdf",
             title=f"Distribution of the outcome by group for {v['short']} ({data.attribute}): each line is a "
                   "group's cumulative share of rows at or below each outcome value.",
-            xlabel=f"outcome{' (' + v['unit'] + ')' if v.get('unit') else ''}")
+            xlabel=_outcome_label(curves, v.get("unit")))
     if not v["defined"] or v["pair_quantity"] != "delta":  # rates and ratios per category: tables, no plots
         return
     what = f"{v['short']} for {data.attribute}"

@@ -377,10 +377,14 @@ def distributions(series: list[tuple[str, list]], levels: list[float], *, plot_i
                   xlabel: str) -> Markup | None:
     """Each group's distribution of an outcome as a step ECDF drawn through its quantiles (``series``:
     ``[(label, quantiles at levels)]``), one line style per group (at most ``MAX_SWEEP_SERIES``)."""
-    lines = [(label, [float(v) if filters._finite(v) else math.nan for v in qs]) for label, qs in series
-             if len(qs) == len(levels) and any(filters._finite(v) for v in qs)][:MAX_SWEEP_SERIES]
+    drawable = [(label, [float(v) if filters._finite(v) else math.nan for v in qs]) for label, qs in series
+                if len(qs) == len(levels) and any(filters._finite(v) for v in qs)]
+    lines = drawable[:MAX_SWEEP_SERIES]
     if not lines:
         return None
+    # more groups than line styles: say so on the plot and in its text, never drop a group silently
+    cut = (f"The first {len(lines)} of {len(drawable)} groups are drawn; the table above lists every group."
+           if len(drawable) > len(lines) else "")
     matplotlib, Figure = mpl()
     with warnings.catch_warnings(), matplotlib.rc_context(RC):
         warnings.simplefilter("ignore")
@@ -396,7 +400,9 @@ def distributions(series: list[tuple[str, list]], levels: list[float], *, plot_i
         ax.grid(True, which="major", axis="y", color="#e2e2e2", linewidth=0.6, zorder=0)
         ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.18), ncol=3, fontsize=7, frameon=False,
                   handlelength=3.2, borderaxespad=0.0)
+        if cut:
+            ax.set_title(cut, fontsize=7, loc="left")
     mid = levels.index(0.5) if 0.5 in levels else len(levels) // 2
     alt = title + " " + "; ".join(f"{label}: median {filters.num(qs[mid])}, from {filters.num(qs[0])} to "
-                                  f"{filters.num(qs[-1])}" for label, qs in lines) + "."
+                                  f"{filters.num(qs[-1])}" for label, qs in lines) + "." + (" " + cut if cut else "")
     return finish(fig, matplotlib, alt, plot_id)

@@ -169,11 +169,10 @@ class DecisionVerdict(ResultValue):
     """A row's verdict, read off its decision interval (docs/metrics.md §3): the verdict, its gates, its diff and
     its first-page sentence all follow from the same interval."""
 
-    kind: Literal["against", "insufficient", "undefined"] = documented("'against' (the decision interval excludes 0), "
-                                                                       "'insufficient' (it contains 0, shows no "
-                                                                       "sampling variation, or a compared group is too "
-                                                                       "small to compare: `text` says which), "
-                                                                       "'undefined' (no decision interval).")
+    kind: Literal["against", "insufficient", "descriptive", "undefined"] = documented(
+        "'against' (the decision interval excludes 0), 'insufficient' (it contains 0, shows no sampling variation, "
+        "or a compared group is too small to compare: `text` says which), 'descriptive' (a quantity with no null to "
+        "test, such as the worst group's loss: read the value or gate it), 'undefined' (no decision interval).")
     text: str = documented("The verdict in words, as the report prints it (e.g. 'biased against "
                            "race=African-American', 'insufficient evidence', 'too few rows in race=Asian (n = 3) to "
                            "compare').")

@@ -73,8 +73,11 @@ class RankingSettings(ResultModel):
     discount: str = documented("The position-bias model: 'log' 1/log2(1 + position), 'reciprocal' 1/position or "
                                "'geometric' persistence^(position − 1).")
     persistence: float | None = optional("The geometric discount's persistence.")
-    target: Literal["pool"] = documented("The target distribution of skew@k and NDKL: 'pool', each query's shares "
-                                         "among all its items.")
+    target: Literal["pool", "declared"] = documented(
+        "The target distribution of skew@k and NDKL: 'pool', each query's shares among all its items, or "
+        "'declared', the metric's `target:` shares (`target_shares`).")
+    target_shares: list[float] | None = optional("With a declared target: each group's share, in the order of "
+                                                 "`groups`.")
     queries: int = documented("Queries holding items of the attribute's groups (first prediction file).")
     one_item_queries: int = documented("Of them, queries with a single item (it is at the top; counted).")
     queries_within_k: int = documented("Of them, queries with at most k items (all their items are in the top k).")

@@ -51,6 +51,7 @@ class MetricInfo:
     rate: str = ""  # a ratio metric: the rate metric whose ratio it is (impact_ratio: selection_rate)
     selecting: str = ""  # a scoring metric: the metric a tool that selects (rather than scores) uses instead
     base_table_columns: tuple[str, ...] = ()  # columns it reads from a `base.table` when the table is a base source
+    reads_target: bool = False  # reads a declared target distribution of the groups (a ranking metric's `target:`)
     min_groups: int = 1  # groups an attribute must declare for the metric to mean anything (a comparison needs two)
     # A group disparity's cost per row and the rows it compares (docs/metrics.md §3): cost "prediction" (the
     # unfavourable prediction: 1 − ŷ when the positive prediction is favourable, else ŷ) or "error" (1[y ≠ ŷ]);
@@ -176,11 +177,12 @@ CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
          "Skew@k (Geyik, Ambler & Kenthapadi 2019): ln of a group's share of the top k over its share of the pool "
          "(or a declared target), shares averaged over queries. The value is the lowest group's (MinSkew@k); below "
          "0 is under-representation.",
-         dict(worse="lower", value_range=(-_LN_SHARES, _LN_SHARES), pair_quantity="skew", pair_gated="skew")),
+         dict(worse="lower", value_range=(-_LN_SHARES, _LN_SHARES), pair_quantity="skew", pair_gated="skew",
+              reads_target=True)),
         ("ndkl", "Normalized discounted KL divergence", "NDKL", ("geyik2019",),
          "NDKL (Geyik, Ambler & Kenthapadi 2019): the discounted KL divergence of the groups' shares among the top "
          "i items from the pool's, i = 1..k, averaged over queries; 0 is a ranking whose every prefix has the pool's "
-         "shares.", dict(worse="higher", value_range=(0.0, _LN_SHARES), pair_kind="none")),
+         "shares.", dict(worse="higher", value_range=(0.0, _LN_SHARES), pair_kind="none", reads_target=True)),
         ("topk_selection_rate", "Selection rate at k", "Top-k selection rate", ("ugesp1978",),
          "Top-k selection rate: the share of a group's items that are in their query's top k (position ≤ k), "
          "pooled over queries. The value is the share over all the groups' items; each group's share is a pair.",
@@ -335,6 +337,17 @@ def rate_and_ratio(*, scoring: bool) -> tuple[str, str]:
     """(rate metric, its ratio metric) for a tool that selects (``scoring=False``) or scores: the metrics a
     compliance profile writes for each task."""
     return next((info.rate, n) for n, info in CATALOGUE.items() if info.rate and info.scoring == scoring)
+
+
+def profile_metrics(kind: str, *, scoring: bool) -> tuple[str, ...]:
+    """The selection rate and impact ratio a compliance profile writes for one task of ``kind`` (a task's
+    `kind:`): a binary task's (the scoring rate and its ratio for a tool that scores, ``scoring``); a ranking
+    task's within its top k (the four-fifths logic applied to a shortlist, docs/metrics.md §13); none for a
+    continuous outcome or a score audited as a score, which select no one."""
+    if kind == "binary":
+        return rate_and_ratio(scoring=scoring)
+    return tuple(n for n, info in CATALOGUE.items() if kind in info.task_kinds and info.family == "ranking"
+                 and info.pair_quantity in ("selection_rate", "impact_ratio"))
 
 
 def ratio_names() -> tuple[str, ...]:

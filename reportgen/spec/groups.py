@@ -132,6 +132,7 @@ def group_name_problems(ls: LoadedSpec, present=None, rel: str = "", *,
     bases = set(ls.inferred_groups) if getattr(ls, "inferred_groups", None) else set()
     for i, m in enumerate(s.metrics):
         opts = m.options
+        _target_problems(ls, i, m, present, rel, out)
         written = [(k, getattr(m, k)) for k in (group_name_keys(type(opts)) if opts is not None else ())
                    if getattr(m, k) is not None]
         if not written:
@@ -162,6 +163,29 @@ def group_name_problems(ls: LoadedSpec, present=None, rel: str = "", *,
                                   f"{quoted([str(g) for g in lb.groups])} both name group '{sv[0][idx2[0]]}' of "
                                   f"attribute '{lb.attribute}'; LOGAN compares two different groups: name two"))
     return out
+
+
+def _target_problems(ls: LoadedSpec, i: int, m: Any, present, rel: str, out: list[Problem]) -> None:
+    """A declared target distribution (`target:` of a ranking metric, on its one `attribute:`): each name is one
+    group of the attribute, no group is named twice, and every group has its share (0 for one that should not
+    appear), so no group's target is left to chance."""
+    target = getattr(m.options, "target", None)
+    sv = shown_groups(ls.spec, m.attribute) if target and m.attribute else None
+    if sv is None:
+        return  # no target, no attribute (refused at the metric), or groups still to come from the data
+    named: dict[int, str] = {}
+    for key in target:
+        j = _one_group(ls, ("metrics", i, "target", key), key, m.attribute, sv, present, rel, out)
+        if j is not None and j in named:
+            out.append(ls.problem(("metrics", i, "target", key), f"'{key}' and '{named[j]}' both name group "
+                                                                 f"'{sv[0][j]}'; give each group one share"))
+        elif j is not None:
+            named[j] = str(key)
+    missing = [g for j, g in enumerate(sv[0]) if j not in named]
+    if len(named) == len(target) and missing:
+        out.append(ls.problem(("metrics", i, "target"), f"the target gives no share to {quoted(missing)} of attribute "
+                                                        f"'{m.attribute}'; give every group its share (0 for a group "
+                                                        "that should not appear), the shares summing to 1"))
 
 
 def _found_group_problems(ls: LoadedSpec, name: str, rel: str) -> list[Problem]:

@@ -66,6 +66,19 @@ class _MetricBase(Strict):
         own = FAMILY_OPTIONS.get(catalogue.CATALOGUE[self.name].family)
         return None if own is None else own.model_construct(**{k: getattr(self, k) for k in own.model_fields})
 
+    def _target_problems(self, i: int) -> KeyProblems:
+        """A declared target distribution (`target:`) only on a metric that reads one, for one named attribute (its
+        group names are checked against that attribute's groups in spec/groups.py)."""
+        if getattr(self.options, "target", None) is None:
+            return
+        if not catalogue.CATALOGUE[self.name].reads_target:
+            readers = [n for n, info in catalogue.CATALOGUE.items() if info.reads_target]
+            yield (("metrics", i, "target"), f"{self.name} reads no target distribution (`target:` is for "
+                                             f"{' and '.join(readers)}); remove `target:`")
+        elif self.attribute is None:
+            yield (("metrics", i, "target"), "a target names the groups of one attribute; add `attribute:` (one "
+                                             "metric entry per attribute, each with its own target)")
+
     def spec_problems(self, spec: Spec, i: int) -> KeyProblems:
         """This metric's rules across the spec (it is ``metrics[i]``): the attribute and tasks it names are
         declared, a metric that compares two groups has them, a metric that reads predicted attributes has one."""
@@ -78,6 +91,7 @@ class _MetricBase(Strict):
             if t not in spec.tasks:
                 yield (("metrics", i, "tasks", j),
                        f"unknown task '{t}'{did_you_mean(t, spec.tasks)}; declared: {', '.join(spec.tasks)}")
+        yield from self._target_problems(i)
         need = catalogue.CATALOGUE[self.name].min_groups
         if need > 1:
             for a in [self.attribute] if self.attribute else list(spec.attributes):

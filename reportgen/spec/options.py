@@ -132,11 +132,22 @@ class RankingOptions(Options):
                                                                     "chance a searcher goes on to the next item "
                                                                     "(default 0.5).")
 
+    target: dict[str, Annotated[float, Field(ge=0, le=1)]] | None = Field(
+        None, min_length=2, max_length=1000,
+        description="skew_at_k and ndkl: the declared target distribution, each group's share (e.g. {F: 0.5, M: "
+                    "0.5}), naming every group of the metric's `attribute:` (0 for a group that should not appear), "
+                    "shares summing to 1. Default: each query's pool.")
+
     @model_validator(mode="after")
     def _geometric(self) -> "RankingOptions":
         if self.persistence is not None and self.discount != "geometric":
             raise ValueError("`persistence` applies only with `discount: geometric`; add it or remove `persistence:`")
+        if self.target is not None and abs(sum(self.target.values()) - 1) > 1e-6:
+            raise ValueError(f"the `target:` shares sum to {sum(self.target.values()):.6g}; they are shares of one "
+                             "whole and must sum to 1 (e.g. {F: 0.5, M: 0.5})")
         return self
+
+
 class OutcomeOptions(DisparityOptions):
     """Which groups an outcome-disparity or error-parity metric compares (as a group disparity's, docs/metrics.md
     §11), and the quantile a quantile difference reads."""

@@ -43,6 +43,10 @@ NYC_RULE_NAMES = {"Native Hawaiian or Pacific Islander": "Native Hawaiian or Oth
                   "Native American or Alaska Native": "American Indian or Alaska Native"}
 
 LL144_ATTRIBUTES = ("sex", "race_ethnicity")
+LL144_RANKING = ("the nyc_ll144 profile's tables and its public summary give the selection or scoring rates of the "
+                 "tool's decisions, and task '{task}' is a ranking, which they do not show; give the shortlist as a "
+                 "binary task of its own (a 0/1 column: in the top k), or use `profile: four_fifths`, which reads "
+                 "a ranking's top k (topk_selection_rate, topk_impact_ratio)")
 LL144_REPORT_KEYS = ("audit_date", "data_source", "data_period", "data_kind", "distribution_date")
 
 
@@ -82,9 +86,39 @@ def _profile_of(raw: dict) -> tuple[Profile | None, list[tuple[tuple, str]]]:
 def _task_metrics(name: str, task: Any) -> list[str]:
     """The selection metrics of one task: selection rates and impact ratios of the tool's output; for a tool that
     scores (`score:` without `threshold:`), scoring rates and scoring impact ratios (6 RCNY §5-300, docs/metrics.md
-    §8)."""
+    §8); for a ranking, selection within the top k and its impact ratio (docs/metrics.md §13); none for a
+    continuous outcome or a score audited as a score (:func:`uncovered`)."""
     scores = isinstance(task, dict) and task.get("score") is not None and task.get("threshold") is None
-    return list(catalogue.rate_and_ratio(scoring=scores))
+    return list(catalogue.profile_metrics(_kind(task), scoring=scores))
+
+
+def _kind(task: Any) -> str:
+    kind = task.get("kind") if isinstance(task, dict) else None
+    return kind if isinstance(kind, str) else "binary"
+
+
+def uncovered(raw: dict) -> list[str]:
+    """The tasks of a spec with a profile that the profile writes no metric for: a continuous outcome or a score
+    audited as a score selects no one, so a rule on selection rates says nothing about it (its own metrics, such
+    as the standardized mean difference of docs/metrics.md §11, are the spec's to write)."""
+    tasks = raw.get("tasks") if isinstance(raw.get("tasks"), dict) else {}
+    return [str(n) for n, t in tasks.items() if not _task_metrics(str(n), t)] if _profile_of(raw)[0] else []
+
+
+def _uncovered_problems(profile: Profile, tasks: dict) -> list[tuple[tuple, str]]:
+    """A profile whose rule covers none of the spec's tasks is refused at each task: it would audit nothing."""
+    if not tasks or any(_task_metrics(str(n), t) for n, t in tasks.items()):
+        return []
+    return [(("tasks", n), f"the {profile.name} profile compares selection rates, and task '{n}' is `kind: "
+                           f"{_kind(t)}`, which selects no one: a profile covers binary decisions (selection or "
+                           "scoring rates) and rankings (selection within the top k); "
+                           f"{_HINT.get(_kind(t), _HINT['continuous'])}, or remove `profile:` and write this "
+                           "task's metrics (e.g. `smd`)") for n, t in tasks.items()]
+
+
+_HINT = {"continuous": "add the decision made from it as a task of its own (e.g. `{predicted: approved}`)",
+         "score": "declare the score also as a binary task with `score:` and no `threshold:` (its scoring rate, "
+                  "a score above the median, 6 RCNY §5-300)"}
 
 
 def _add_metric(metrics: list, entry: dict) -> int | None:
@@ -137,6 +171,9 @@ def expand(raw: dict) -> tuple[dict, list[tuple[tuple, str]], list[tuple]]:
                 isinstance(i, list) and sorted(map(str, i)) == sorted(LL144_ATTRIBUTES) for i in inters):
             inters.append(list(LL144_ATTRIBUTES))
             added.append(("intersections", len(inters) - 1))
+    problems += _uncovered_problems(profile, tasks)
+    if profile.name == "nyc_ll144":  # its tables and public summary are of the tool's decisions, not of a ranking
+        problems += [(("tasks", n), LL144_RANKING.format(task=n)) for n, t in tasks.items() if _kind(t) == "ranking"]
     metrics = out.get("metrics")
     if metrics is None:
         metrics = out["metrics"] = []
@@ -176,6 +213,10 @@ def expanded_yaml(text: str, *, source: str = "spec") -> str:
         head = f"# {source}: no profile to expand\n"
     elif added:
         head = f"# {source}, expanded by `reportgen expand`: profile {profile.name} added {len(added)} key(s)\n"
+        skipped = uncovered(raw)
+        if skipped:
+            head += (f"# profile {profile.name} covers no metric of task(s) {', '.join(skipped)}: a continuous "
+                     "outcome or a score audited as a score selects no one; their metrics are the ones written\n")
     else:
         head = f"# {source}: everything profile {profile.name} stands for is written out already\n"
     return head + yaml.safe_dump(out, sort_keys=False, allow_unicode=True, width=100)
