@@ -248,32 +248,54 @@ def rate_bounds(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[in
     return sums.memo[key]
 
 
-BOUNDS_CHUNK = 16  # replicates per block in _rate_bounds: a block's (16, S, G) arrays stay in cache
+BOUNDS_CHUNK = 128  # replicates per block of the rate bounds: laid out (S, G, 128), a sum over strata adds rows of 640
 
 
 def _rate_bounds(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[int]
                  ) -> tuple[np.ndarray, np.ndarray]:
-    if sums.mass.ndim == 3 and len(sums.mass) > BOUNDS_CHUNK:  # replicates: a block at a time, the same numbers
-        parts = [_rate_bounds(StratumSums(sums.cells[i:i + BOUNDS_CHUNK], sums.mass[i:i + BOUNDS_CHUNK]), k, one,
-                              zero) for i in range(0, len(sums.mass), BOUNDS_CHUNK)]
-        lower, upper = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    if sums.mass.ndim == 3:  # replicates: a block at a time, the replicate axis innermost (the same numbers)
+        B = len(sums.mass)
+        lower, upper = np.empty((B, sums.mass.shape[-1])), np.empty((B, sums.mass.shape[-1]))
+        for i in range(0, B, BOUNDS_CHUNK):
+            lower[i:i + BOUNDS_CHUNK], upper[i:i + BOUNDS_CHUNK] = _block_bounds(sums, slice(i, i + BOUNDS_CHUNK),
+                                                                                 k, one, zero)
         lower.flags.writeable = upper.flags.writeable = False
         return lower, upper
     C = sums.cells[..., k, :]
     s1 = C[..., list(one)].sum(axis=-1)[..., None]
     s0 = C[..., list(zero)].sum(axis=-1)[..., None]
     n = C.sum(axis=-1)[..., None]
-    m = sums.mass
+    lower, upper = _group_bounds(sums.mass, s1, s0, n, axis=-2)
+    lower.flags.writeable = upper.flags.writeable = False
+    return lower, upper
+
+
+def _block_bounds(sums: StratumSums, rows: slice, k: int, one: Sequence[int], zero: Sequence[int]
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_rate_bounds` of the replicates ``rows``, laid out (S, G, b): the sums over the strata add whole
+    rows of memory, in the strata's order as the (b, S, G) layout adds them, so each number is the same."""
+    C = sums.cells[rows, :, k, :]  # (b, S, 4)
+    s1 = np.ascontiguousarray(C[..., list(one)].sum(axis=-1).T)[:, None, :]  # (S, 1, b)
+    s0 = np.ascontiguousarray(C[..., list(zero)].sum(axis=-1).T)[:, None, :]
+    n = np.ascontiguousarray(C.sum(axis=-1).T)[:, None, :]
+    m = np.ascontiguousarray(sums.mass[rows].transpose(1, 2, 0))  # (S, G, b)
+    lower, upper = _group_bounds(m, s1, s0, n, axis=0)
+    return lower.T, upper.T
+
+
+def _group_bounds(m: np.ndarray, s1: np.ndarray, s0: np.ndarray, n: np.ndarray, axis: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's rate bounds from its masses ``m`` and the strata's rows in ``one`` (s1), in ``zero`` (s0) and
+    in all (n), summed over the strata ``axis``."""
     hi1, lo1 = np.minimum(m, s1), np.maximum(0.0, m + s1 - n)
     hi0, lo0 = np.minimum(m, s0), np.maximum(0.0, m + s0 - n)
-    N_hi, Z_lo = hi1.sum(axis=-2), lo0.sum(axis=-2)
-    N_lo, Z_hi = lo1.sum(axis=-2), hi0.sum(axis=-2)
+    N_hi, Z_lo = hi1.sum(axis=axis), lo0.sum(axis=axis)
+    N_lo, Z_hi = lo1.sum(axis=axis), hi0.sum(axis=axis)
     with np.errstate(invalid="ignore", divide="ignore"):
         # no `one` row possible: the rate is 0 wherever it is defined (some `zero` row possible); no `zero` row
         # possible: 1 wherever defined; neither: undefined under every split
         upper = np.where(N_hi > 0, N_hi / (N_hi + Z_lo), np.where(Z_hi > 0, 0.0, np.nan))
         lower = np.where(Z_hi > 0, N_lo / (N_lo + Z_hi), np.where(N_hi > 0, 1.0, np.nan))
-    lower.flags.writeable = upper.flags.writeable = False
     return lower, upper
 
 
