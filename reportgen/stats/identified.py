@@ -101,14 +101,33 @@ def _vector_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
         np.minimum.at(first, first_codes, np.arange(len(rows)))
     if len(uniq) > len(rows) // 4 or not np.array_equal(stacked[first][first_codes], stacked):
         # mostly distinct rows (sorting them all is as cheap), or a collision: sort every row's bytes
-        _, codes = np.unique(rows, return_inverse=True)
-        codes = np.asarray(codes, dtype=np.int64).reshape(-1)
-        return codes, int(codes.max()) + 1
+        return _sorted_codes(stacked)
     # the distinct rows in byte order: each float's bytes as a big-endian integer, the first column first
     order = np.lexsort(stacked[first].view(np.uint64).byteswap().T[::-1])
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
     return rank[first_codes], len(order)
+
+
+def _sorted_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
+    """np.unique's numbering of the rows (their bytes in order) by sorting on the first float's bytes and only
+    the rows that tie on it by the rest: each float's bytes as a big-endian integer compare as the bytes do."""
+    W = stacked.view(np.uint64).byteswap()  # (n, G)
+    order = np.argsort(W[:, 0], kind="stable")
+    w0 = W[order, 0]
+    tied = np.zeros(len(w0), dtype=bool)
+    tied[1:] = w0[1:] == w0[:-1]
+    tied[:-1] |= tied[1:]  # every row of a run of equal first words
+    if tied.any():  # the runs hold their places; within them the other words decide
+        sub = order[tied]
+        order[tied] = sub[np.lexsort(W[sub].T[::-1])]
+    Ws = W[order]
+    new = np.ones(len(order), dtype=np.int64)
+    new[0] = 0
+    new[1:] = (Ws[1:] != Ws[:-1]).any(axis=1)
+    codes = np.empty(len(order), dtype=np.int64)
+    codes[order] = np.cumsum(new)
+    return codes, int(codes[order[-1]]) + 1
 
 
 def pooling(sums: StratumSums, min_rows: int = MIN_STRATUM_ROWS) -> tuple[np.ndarray, int]:
