@@ -42,6 +42,7 @@ import pandas as pd
 from reportgen.numfmt import num_text
 
 from reportgen.stats.counts import POISSON_TABLE, block_chunks, poisson_block
+from reportgen.stats.vector_codes import vector_codes
 
 SUB_ROWS = 4096  # rows per weight matrix in replicate_sums (a (SUB_ROWS, B) float64 block: 32 MB at B = 1000)
 
@@ -77,38 +78,8 @@ def strata_codes(P: np.ndarray, keys: Sequence[np.ndarray] | None = None) -> tup
         uniq, codes = batch_strata(P, keys)
         return codes, len(uniq)
     stacked = np.ascontiguousarray(np.asarray(P, dtype=np.float64) + 0.0)  # + 0.0: −0.0 and 0.0 alike
-    codes, S = _vector_codes(stacked)
+    codes, S = vector_codes(stacked)
     return codes, S
-
-
-def _vector_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
-    """Each row's index among the sorted distinct rows (their bytes: np.unique's numbering), by hashing the rows
-    and sorting only the distinct ones; a hash collision falls back to np.unique."""
-    rows = stacked.view(np.dtype((np.void, stacked.dtype.itemsize * stacked.shape[1]))).reshape(-1)
-    if not len(rows):
-        return np.zeros(0, dtype=np.int64), 0
-    words = stacked.view(np.uint64)
-    with np.errstate(over="ignore"):
-        h = np.zeros(len(rows), dtype=np.uint64)
-        for j in range(words.shape[1]):  # a polynomial over the words, then splitmix64's finaliser
-            h = h * np.uint64(0x100000001B3) + words[:, j]
-        h ^= h >> np.uint64(30)
-        h *= np.uint64(0xBF58476D1CE4E5B9)
-        h ^= h >> np.uint64(27)
-    first_codes, uniq = pd.factorize(h)
-    if len(uniq) <= len(rows) // 4:
-        first = np.full(len(uniq), len(rows), dtype=np.int64)
-        np.minimum.at(first, first_codes, np.arange(len(rows)))
-    if len(uniq) > len(rows) // 4 or not np.array_equal(stacked[first][first_codes], stacked):
-        # mostly distinct rows (sorting them all is as cheap), or a collision: sort every row's bytes
-        _, codes = np.unique(rows, return_inverse=True)
-        codes = np.asarray(codes, dtype=np.int64).reshape(-1)
-        return codes, int(codes.max()) + 1
-    # the distinct rows in byte order: each float's bytes as a big-endian integer, the first column first
-    order = np.lexsort(stacked[first].view(np.uint64).byteswap().T[::-1])
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
-    return rank[first_codes], len(order)
 
 
 def pooling(sums: StratumSums, min_rows: int = MIN_STRATUM_ROWS) -> tuple[np.ndarray, int]:
@@ -248,32 +219,54 @@ def rate_bounds(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[in
     return sums.memo[key]
 
 
-BOUNDS_CHUNK = 16  # replicates per block in _rate_bounds: a block's (16, S, G) arrays stay in cache
+BOUNDS_CHUNK = 128  # replicates per block of the rate bounds: laid out (S, G, 128), a sum over strata adds rows of 640
 
 
 def _rate_bounds(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[int]
                  ) -> tuple[np.ndarray, np.ndarray]:
-    if sums.mass.ndim == 3 and len(sums.mass) > BOUNDS_CHUNK:  # replicates: a block at a time, the same numbers
-        parts = [_rate_bounds(StratumSums(sums.cells[i:i + BOUNDS_CHUNK], sums.mass[i:i + BOUNDS_CHUNK]), k, one,
-                              zero) for i in range(0, len(sums.mass), BOUNDS_CHUNK)]
-        lower, upper = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    if sums.mass.ndim == 3:  # replicates: a block at a time, the replicate axis innermost (the same numbers)
+        B = len(sums.mass)
+        lower, upper = np.empty((B, sums.mass.shape[-1])), np.empty((B, sums.mass.shape[-1]))
+        for i in range(0, B, BOUNDS_CHUNK):
+            lower[i:i + BOUNDS_CHUNK], upper[i:i + BOUNDS_CHUNK] = _block_bounds(sums, slice(i, i + BOUNDS_CHUNK),
+                                                                                 k, one, zero)
         lower.flags.writeable = upper.flags.writeable = False
         return lower, upper
     C = sums.cells[..., k, :]
     s1 = C[..., list(one)].sum(axis=-1)[..., None]
     s0 = C[..., list(zero)].sum(axis=-1)[..., None]
     n = C.sum(axis=-1)[..., None]
-    m = sums.mass
+    lower, upper = _group_bounds(sums.mass, s1, s0, n, axis=-2)
+    lower.flags.writeable = upper.flags.writeable = False
+    return lower, upper
+
+
+def _block_bounds(sums: StratumSums, rows: slice, k: int, one: Sequence[int], zero: Sequence[int]
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_rate_bounds` of the replicates ``rows``, laid out (S, G, b): the sums over the strata add whole
+    rows of memory, in the strata's order as the (b, S, G) layout adds them, so each number is the same."""
+    C = sums.cells[rows, :, k, :]  # (b, S, 4)
+    s1 = np.ascontiguousarray(C[..., list(one)].sum(axis=-1).T)[:, None, :]  # (S, 1, b)
+    s0 = np.ascontiguousarray(C[..., list(zero)].sum(axis=-1).T)[:, None, :]
+    n = np.ascontiguousarray(C.sum(axis=-1).T)[:, None, :]
+    m = np.ascontiguousarray(sums.mass[rows].transpose(1, 2, 0))  # (S, G, b)
+    lower, upper = _group_bounds(m, s1, s0, n, axis=0)
+    return lower.T, upper.T
+
+
+def _group_bounds(m: np.ndarray, s1: np.ndarray, s0: np.ndarray, n: np.ndarray, axis: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's rate bounds from its masses ``m`` and the strata's rows in ``one`` (s1), in ``zero`` (s0) and
+    in all (n), summed over the strata ``axis``."""
     hi1, lo1 = np.minimum(m, s1), np.maximum(0.0, m + s1 - n)
     hi0, lo0 = np.minimum(m, s0), np.maximum(0.0, m + s0 - n)
-    N_hi, Z_lo = hi1.sum(axis=-2), lo0.sum(axis=-2)
-    N_lo, Z_hi = lo1.sum(axis=-2), hi0.sum(axis=-2)
+    N_hi, Z_lo = hi1.sum(axis=axis), lo0.sum(axis=axis)
+    N_lo, Z_hi = lo1.sum(axis=axis), hi0.sum(axis=axis)
     with np.errstate(invalid="ignore", divide="ignore"):
         # no `one` row possible: the rate is 0 wherever it is defined (some `zero` row possible); no `zero` row
         # possible: 1 wherever defined; neither: undefined under every split
         upper = np.where(N_hi > 0, N_hi / (N_hi + Z_lo), np.where(Z_hi > 0, 0.0, np.nan))
         lower = np.where(Z_hi > 0, N_lo / (N_lo + Z_hi), np.where(N_hi > 0, 1.0, np.nan))
-    lower.flags.writeable = upper.flags.writeable = False
     return lower, upper
 
 

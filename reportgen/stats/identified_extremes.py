@@ -55,15 +55,26 @@ def lowest_ratio_bounds(sums: StratumSums, k: int, one: Sequence[int], groups: S
     probability mass, or the highest rate can be 0 (nothing selected)."""
     s, n = _selected(sums, k, one)
     m = np.asarray(sums.mass)[..., list(groups)]  # (..., S, G)
-    M = m.sum(axis=-2)  # (..., G)
     G = m.shape[-1]
+    if G < 2:
+        nan = np.full(m.shape[:-2], np.nan)
+        return nan, nan, True
+    sharp = (2 ** G) * int(np.prod(m.shape[:-2])) * s.shape[-1] <= work_limit
+    if m.ndim == 3 and len(m) > CHUNK:  # replicates: a block at a time (each replicate's numbers unchanged)
+        parts = [_ends_of(s[i:i + CHUNK], n[i:i + CHUNK], m[i:i + CHUNK], sharp) for i in range(0, len(m), CHUNK)]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), sharp
+    return (*_ends_of(s, n, m, sharp), sharp)
+
+
+CHUNK = 16  # replicates per block: a block's (CHUNK, S, G) arrays stay in cache
+
+
+def _ends_of(s: np.ndarray, n: np.ndarray, m: np.ndarray, sharp: bool) -> tuple[np.ndarray, np.ndarray]:
+    M = m.sum(axis=-2)  # (..., G)
     with np.errstate(invalid="ignore", divide="ignore"):
         hi = np.minimum(m, s[..., None]).sum(axis=-2) / M
         lo = np.maximum(0.0, m + (s - n)[..., None]).sum(axis=-2) / M
     bad = (M <= 0).any(axis=-1)
-    if G < 2:
-        nan = np.full(M.shape[:-1], np.nan)
-        return nan, nan, True
     # the largest rate of another category: the top one, or the second for the top category itself
     order = np.sort(hi, axis=-1)
     top, second = order[..., -1:], order[..., -2:-1]
@@ -71,27 +82,34 @@ def lowest_ratio_bounds(sums: StratumSums, k: int, one: Sequence[int], groups: S
     with np.errstate(invalid="ignore", divide="ignore"):
         lower = np.min(np.where(other > 0, lo / np.where(other > 0, other, 1.0), np.inf), axis=-1)
     lower = np.where(np.isfinite(lower) & ~bad, lower, np.nan)
-    reps = int(np.prod(M.shape[:-1]))
-    sharp = (2 ** G) * reps * s.shape[-1] <= work_limit
     if sharp:
         t1, t2 = _levels(s, n, m, M)
     else:
         t1, t2 = hi.min(axis=-1), lo.max(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         upper = np.where(t2 > 0, np.minimum(1.0, t1 / np.where(t2 > 0, t2, 1.0)), np.nan)
-    return lower, np.where(bad | np.isnan(lower), np.nan, upper), sharp
+    return lower, np.where(bad | np.isnan(lower), np.nan, upper)
 
 
 def _levels(s: np.ndarray, n: np.ndarray, m: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(min over A of f(A)/M(A), max over A of g(A)/M(A)) over the non-empty sets A of the categories."""
+    """(min over A of f(A)/M(A), max over A of g(A)/M(A)) over the non-empty sets A of the categories.
+
+    A set's masses are its smaller set's (without its highest member) plus that member's: the members added in
+    ascending order, as numpy sums a set's columns, so the numbers are those of summing each set afresh."""
     G = m.shape[-1]
     t1 = np.full(M.shape[:-1], np.inf)
     t2 = np.full(M.shape[:-1], -np.inf)
+    mg = [np.ascontiguousarray(m[..., g]) for g in range(G)]
+    mA: dict[int, np.ndarray] = {0: np.zeros_like(s)}
+    MA: dict[int, np.ndarray] = {0: np.zeros(M.shape[:-1])}
+    buf = np.empty_like(s)
     for code in range(1, 2 ** G):
-        members = [g for g in range(G) if code >> g & 1]
-        mA = m[..., members].sum(axis=-1)  # (..., S)
-        MA = M[..., members].sum(axis=-1)
+        g = code.bit_length() - 1
+        rest = code & ~(1 << g)
+        mA[code] = mA[rest] + mg[g]  # (..., S)
+        MA[code] = MA[rest] + M[..., g]
         with np.errstate(invalid="ignore", divide="ignore"):
-            t1 = np.minimum(t1, np.minimum(s, mA).sum(axis=-1) / MA)
-            t2 = np.maximum(t2, np.maximum(0.0, s + mA - n).sum(axis=-1) / MA)
+            np.minimum(t1, np.minimum(s, mA[code], out=buf).sum(axis=-1) / MA[code], out=t1)
+            np.subtract(np.add(s, mA[code], out=buf), n, out=buf)  # (s + m_A) − n
+            np.maximum(t2, np.maximum(buf, 0.0, out=buf).sum(axis=-1) / MA[code], out=t2)
     return t1, t2

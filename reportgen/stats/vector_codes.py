@@ -1,0 +1,57 @@
+"""The proxy strata of rows with identical probability vectors, numbered as ``np.unique`` numbers the rows'
+bytes (docs/metrics.md §10), without sorting every row's bytes: by hashing when the vectors repeat, by sorting on
+the first float when they are mostly distinct."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def vector_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each row's index among the sorted distinct rows (their bytes: np.unique's numbering), by hashing the rows
+    and sorting only the distinct ones; mostly distinct rows, or a hash collision, sort every row (_sorted_codes)."""
+    rows = stacked.view(np.dtype((np.void, stacked.dtype.itemsize * stacked.shape[1]))).reshape(-1)
+    if not len(rows):
+        return np.zeros(0, dtype=np.int64), 0
+    words = stacked.view(np.uint64)
+    with np.errstate(over="ignore"):
+        h = np.zeros(len(rows), dtype=np.uint64)
+        for j in range(words.shape[1]):  # a polynomial over the words, then splitmix64's finaliser
+            h = h * np.uint64(0x100000001B3) + words[:, j]
+        h ^= h >> np.uint64(30)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(27)
+    first_codes, uniq = pd.factorize(h)
+    if len(uniq) <= len(rows) // 4:
+        first = np.full(len(uniq), len(rows), dtype=np.int64)
+        np.minimum.at(first, first_codes, np.arange(len(rows)))
+    if len(uniq) > len(rows) // 4 or not np.array_equal(stacked[first][first_codes], stacked):
+        # mostly distinct rows (sorting them all is as cheap), or a collision: sort every row's bytes
+        return _sorted_codes(stacked)
+    # the distinct rows in byte order: each float's bytes as a big-endian integer, the first column first
+    order = np.lexsort(stacked[first].view(np.uint64).byteswap().T[::-1])
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[first_codes], len(order)
+
+
+def _sorted_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
+    """np.unique's numbering of the rows (their bytes in order) by sorting on the first float's bytes and only
+    the rows that tie on it by the rest: each float's bytes as a big-endian integer compare as the bytes do."""
+    W = stacked.view(np.uint64).byteswap()  # (n, G)
+    order = np.argsort(W[:, 0], kind="stable")
+    w0 = W[order, 0]
+    tied = np.zeros(len(w0), dtype=bool)
+    tied[1:] = w0[1:] == w0[:-1]
+    tied[:-1] |= tied[1:]  # every row of a run of equal first words
+    if tied.any():  # the runs hold their places; within them the other words decide
+        sub = order[tied]
+        order[tied] = sub[np.lexsort(W[sub].T[::-1])]
+    Ws = W[order]
+    new = np.ones(len(order), dtype=np.int64)
+    new[0] = 0
+    new[1:] = (Ws[1:] != Ws[:-1]).any(axis=1)
+    codes = np.empty(len(order), dtype=np.int64)
+    codes[order] = np.cumsum(new)
+    return codes, int(codes[order[-1]]) + 1

@@ -1,0 +1,39 @@
+"""The proxy strata's numbering (reportgen/stats/vector_codes.py) is np.unique's over the rows' bytes, on both of
+its paths: repeated vectors (hashing) and mostly distinct ones (sorting on the first float, ties by the rest)."""
+
+import numpy as np
+import pytest
+
+from reportgen.stats.identified import strata_codes
+from reportgen.stats.vector_codes import vector_codes
+
+
+def _unique_codes(P):
+    st = np.ascontiguousarray(np.asarray(P, np.float64) + 0.0)
+    rows = st.view(np.dtype((np.void, st.dtype.itemsize * st.shape[1]))).reshape(-1)
+    _, inv = np.unique(rows, return_inverse=True)
+    return np.asarray(inv).reshape(-1)
+
+
+VALUES = [0.0, -0.0, 0.25, 0.5, 1e-300, 0.1, 0.2, 1.0]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_codes_are_np_unique_numbering(seed):
+    rng = np.random.default_rng(seed)
+    n, G = int(rng.integers(1, 400)), int(rng.integers(1, 6))
+    kind = seed % 4
+    if kind == 0:  # every row its own vector: the sorting path, no ties on the first float
+        P = rng.random((n, G))
+    elif kind == 1:  # mostly distinct, many ties on the first float (a group with probability 0 on most rows)
+        P = rng.random((n, G))
+        P[rng.random(n) < 0.7, 0] = 0.0
+    elif kind == 2:  # few distinct vectors: the hashing path
+        P = rng.choice(VALUES, size=(n, G))
+    else:  # a mixture, with −0.0 beside 0.0
+        P = np.where(rng.random((n, G)) < 0.5, rng.choice(VALUES, size=(n, G)), rng.random((n, G)))
+    st = np.ascontiguousarray(P + 0.0)
+    codes, S = vector_codes(st)
+    ref = _unique_codes(P)
+    assert np.array_equal(codes, ref) and S == ref.max() + 1
+    assert np.array_equal(strata_codes(P)[0], ref)
