@@ -210,12 +210,13 @@ _NA_TEXTS = _na_texts() - {""}
 
 
 def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred: bool,
-                      codes=None) -> AttributeCodes:
+                      codes=None, weights: np.ndarray | None = None) -> AttributeCodes:
     """Group codes of the rows of ``df`` (rows every metric keeps) per attribute and intersection.
 
     A row whose attribute value is missing or not a listed group, or (with predictions) whose predicted
     attribute is missing, has code -1 for that attribute and every intersection containing it; ``why`` says
-    which. ``codes``: the value matcher (default :func:`match_values`).
+    which. ``codes``: the value matcher (default :func:`match_values`). ``weights``: the number of rows each row
+    of ``df`` stands for (distinct rows with their counts, :mod:`reportgen.stats.fastcount`) in ``listed``.
     """
     codes = codes or match_values
     out = AttributeCodes({}, {}, {}, {})
@@ -246,7 +247,7 @@ def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred:
         if unk is not None and unk.any():
             why[unk] = WHY_UNKNOWN
             c = np.where(unk, -1, c).astype(c.dtype)
-        out.listed[a.name] = np.bincount(c[c >= 0], minlength=len(a.groups))
+        out.listed[a.name] = _count(c[c >= 0], None if weights is None else weights[c >= 0], len(a.groups))
         if a.predicted and with_pred:
             pcol = df[a.predicted[0]]
             out.groups_pred[a.name] = codes_of(pcol, values)
@@ -269,9 +270,17 @@ def probability_matrix(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
     return P
 
 
-def exclusion_counts(attrs: list[AttributeDef], why: dict[str, np.ndarray]) -> dict[str, dict[tuple, int]]:
+def _count(codes: np.ndarray, weights: np.ndarray | None, minlength: int) -> np.ndarray:
+    """``np.bincount`` as int64, each code counted ``weights`` times (integer counts: exact in float64)."""
+    c = np.bincount(codes, weights=weights, minlength=minlength)
+    return c if weights is None else np.rint(c).astype(np.int64)
+
+
+def exclusion_counts(attrs: list[AttributeDef], why: dict[str, np.ndarray],
+                     weights: np.ndarray | None = None) -> dict[str, dict[tuple, int]]:
     """Rows each attribute leaves out, keyed (part, WHY_* code): an intersection's row counts under the first
-    of its parts that leaves it out. Counts from separate batches of rows add up."""
+    of its parts that leaves it out. Counts from separate batches of rows add up; ``weights``: the rows each
+    row stands for, as in :func:`encode_attributes`."""
     out: dict[str, dict[tuple, int]] = {}
     for a in attrs:
         parts = a.parts or (a.name,)
@@ -281,7 +290,7 @@ def exclusion_counts(attrs: list[AttributeDef], why: dict[str, np.ndarray]) -> d
             w = why[pname]
             if taken is not None:
                 w = np.where(taken, 0, w)
-            cnt = np.bincount(w, minlength=5)
+            cnt = _count(w, weights, 5)
             for code in (WHY_MISSING, WHY_NOT_LISTED, WHY_MISSING_PRED, WHY_UNKNOWN):
                 if cnt[code]:
                     d[(i, code)] = int(cnt[code])

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from reportgen.stats import counts, proxy_cells, soft
+from reportgen.stats import counts, fastcount, soft
 from reportgen.stats import identified as ident
 from reportgen.data.bisg import merge_input_faults
 from reportgen.stats.membership import Membership
@@ -48,6 +49,9 @@ from reportgen.data.files import (
     role_kind,
     score_columns,
 )
+
+if TYPE_CHECKING:
+    from reportgen.stats import proxy_cells
 
 BATCH_PATTERNS = 65_536  # a batch with more distinct patterns is tallied row by row
 
@@ -157,13 +161,23 @@ def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None)
     strata_shape = _strata_sizes(plan)
     nstrata = int(np.prod(strata_shape)) if strata_shape else 1
     acc.strata = np.zeros(nstrata, dtype=np.int64)
-    for df in read_batches(part, cols, plan.batch_rows, plan, acc.digests):
-        _nonfinite(plan, df, acc, row)
-        b = encode_batch(plan, df, acc, row)
+    arrow = fastcount.eligible(plan)
+    for batch in read_batches(part, cols, plan.batch_rows, plan, acc.digests, arrow=arrow):
+        reduced = None if isinstance(batch, pd.DataFrame) else fastcount.distinct_rows(batch)
+        w = wk = None  # without a reduction, each row counts once
+        if reduced is None:
+            df = batch if isinstance(batch, pd.DataFrame) else batch.to_pandas()
+            _nonfinite(plan, df, acc, row)
+        else:  # the batch's distinct rows, each standing for w rows (fastcount.py)
+            df, w = reduced
+        b = encode_batch(plan, df, acc, row, w)
         idx = np.flatnonzero(b.keep)
-        acc.rows += b.n
-        acc.kept += len(idx)
-        yt = np.array([np.count_nonzero(c) for c in b.ycols], dtype=np.int64)
+        if w is not None:
+            wk = w[idx]
+        nrows = b.n if w is None else int(w.sum())
+        acc.rows += nrows
+        acc.kept += len(idx) if wk is None else int(wk.sum())
+        yt = np.array([np.count_nonzero(c) if wk is None else int(wk[c].sum()) for c in b.ycols], dtype=np.int64)
         acc.y_true = yt if acc.y_true is None else acc.y_true + yt
         for a in plan.attrs:
             if a.proxy:  # proxy probabilities: weighted point sums, (vector, pattern) keys
@@ -174,10 +188,13 @@ def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None)
                     acc.patterns[a.name] = _merge_patterns(acc.patterns.get(a.name, 0),
                                                            counts.count_keys(soft.pattern_keys(su)), max_patterns)
                 continue
-            fast = fast_pattern_codes(plan, b, a, attribute_rows(b, a))
+            sel = attribute_rows(b, a)
+            fast = fast_pattern_codes(plan, b, a, sel)
             u = attribute_units(plan, b, a) if fast is None else None
-            keys, kcounts = counts.count_keys(fast.astype(np.int64) if fast is not None else counts.pattern_keys(u))
-            if len(keys) <= BATCH_PATTERNS:  # the point tally from the batch's patterns: exact and cheap
+            weights = None if wk is None else (wk if sel is None else wk[sel]).astype(np.float64)
+            keys, kcounts = counts.count_keys(fast.astype(np.int64) if fast is not None else counts.pattern_keys(u),
+                                              weights)
+            if len(keys) <= BATCH_PATTERNS or weights is not None:  # the point tally from the batch's patterns
                 pu = counts.units_from_keys(keys, kcounts, len(plan.tasks), len(a.groups), plan.Gp(a))
                 N = counts.tally(pu, joint=True)
             else:
@@ -191,7 +208,7 @@ def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None)
             acc.strata += np.bincount(stratum, minlength=nstrata)
             acc.sample = _reservoir(acc.sample, _candidates(plan, df, idx, stratum, part.file_first_row + row,
                                                             acc.sample), plan.sample_rows)
-        row += b.n
+        row += nrows
     acc.part_kept[part.index] = acc.kept
     acc.part_rows[part.index] = acc.rows
     return acc
@@ -410,6 +427,8 @@ def strata_replicates_part(plan: Plan, part: Partition, offset: int, name: str, 
     per-stratum sums (``target``: each of
     ``keyed``'s strata's pooled stratum of ``S``), each kept row at ``offset`` + its position among the
     partition's kept rows, as in the memory engine."""
+    from reportgen.stats import proxy_cells  # here, not at import: scipy.sparse, for proxy attributes only
+
     out = None
     for df in read_batches(part, list(plan.needed), plan.batch_rows, plan):
         P, keys, Y, Yhat, n = _strata_batch(plan, df, name)

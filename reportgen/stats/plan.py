@@ -143,8 +143,9 @@ def _file_partitions(out: list, fi: int, f: Path, base: int, partition_rows: int
 
 
 def read_batches(part: Partition, columns: list[str], batch_rows: int, plan: "Plan | None" = None,
-                 digests: dict | None = None):
-    """DataFrames of at most ``batch_rows`` rows, in file order. A file must not change while it is read: its
+                 digests: dict | None = None, *, arrow: bool = False):
+    """DataFrames of at most ``batch_rows`` rows, in file order (with ``arrow``, a Parquet file's batches come as
+    Arrow record batches). A file must not change while it is read: its
     fingerprint (``plan.fingerprints``) is checked before and after, and a CSV is hashed as it streams (into
     ``digests``; equal to ``plan.digests`` when pass 1 already hashed it), else DataChanged."""
     fp = plan.fingerprint(part.path) if plan is not None else None
@@ -156,7 +157,7 @@ def read_batches(part: Partition, columns: list[str], batch_rows: int, plan: "Pl
         if part.row_groups:
             for batch in pf.iter_batches(batch_size=batch_rows, row_groups=list(part.row_groups), columns=columns,
                                          use_threads=True):
-                yield batch.to_pandas()
+                yield batch if arrow else batch.to_pandas()
     else:
         yield from iter_csv(Path(part.path), columns, batch_rows, na=plan.na if plan is not None else ("",),
                             expect=plan.digest(part.path) if plan is not None else None, digests=digests)
@@ -217,10 +218,13 @@ def fast_pattern_codes(plan: "Plan", b: BatchCodes, a: AttributeDef, sel: np.nda
     return code
 
 
-def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, row0: int = 0) -> BatchCodes:
+def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, row0: int = 0,
+                 weights: np.ndarray | None = None) -> BatchCodes:
     """The memory engine's encoding (``load_role``) of one batch; checks go into ``acc``.
 
-    ``row0``: the batch's first row within its file (for messages).
+    ``row0``: the batch's first row within its file (for messages). ``weights``: the rows each row of ``df``
+    stands for, when ``df`` holds a batch's distinct rows (:mod:`reportgen.stats.fastcount`; never with a
+    missing value, whose first row a message names); the checks count them.
     """
     n = len(df)
     keep = np.ones(n, dtype=bool)
@@ -237,7 +241,9 @@ def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, r
     idx = np.flatnonzero(keep)
     all_kept = len(idx) == n
     sub = df if all_kept else df.iloc[idx]
-    ac = encode_attributes(list(plan.attrs), sub, with_pred=plan.predictions, codes=codes_of)
+    if weights is not None and not all_kept:
+        weights = weights[idx]
+    ac = encode_attributes(list(plan.attrs), sub, with_pred=plan.predictions, codes=codes_of, weights=weights)
     if acc is not None:
         for a in plan.base_attrs:
             if a.proxy:  # checked as numbers (probability_faults, bisg faults); sizes from the point tally
@@ -247,7 +253,7 @@ def encode_batch(plan: Plan, df: pd.DataFrame, acc: "PartStats | None" = None, r
         if any(a.probabilities is not None for a in plan.base_attrs):
             merge_faults(acc.prob_faults, probability_faults(list(plan.attrs), sub, _FileRows(acc.file_index,
                                                                                           row0 + idx)))
-        add_exclusions(acc.attr_drops, exclusion_counts(list(plan.attrs), ac.why))
+        add_exclusions(acc.attr_drops, exclusion_counts(list(plan.attrs), ac.why, weights))
     ycols: list = []
     yhcols: list | None = [] if plan.predictions else None
     thr = dict(plan.thresholds)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reportgen.stats import counts, proxy_cells, soft
+from reportgen.stats import counts, soft
 from reportgen.stats import identified as ident
 from reportgen.data.numeric import numeric_needed, numeric_tasks
 from reportgen.stats.stream_values import collect_streamed
@@ -285,6 +285,8 @@ class Streamed:
         return self._poisson(name, B, seed, stream, joint, with_pred), "poisson"
 
     def _cells_usable(self, a) -> bool:
+        from reportgen.stats import proxy_cells  # here, not at import: scipy.sparse, for proxy attributes only
+
         return proxy_cells.usable(len(self.plan.tasks)) and proxy_cells.grid_cells(np.zeros((1, len(a.groups)))) \
             is not None
 
@@ -383,6 +385,8 @@ class Streamed:
                 [(self.plan, p, offsets[i], name, keyed, target, S, B, seed, stream) for i, p in enumerate(self.parts)])
         except DataFileError as exc:  # the file changed after pass 1: no number from the new bytes
             raise SpecError([Problem(self.display_path, None, None, "", str(exc))]) from None
+        from reportgen.stats import proxy_cells  # here, not at import: scipy.sparse, for proxy attributes only
+
         if reps is None:
             reps = ident.StratumSums(np.zeros((B, S, K, 4)), np.zeros((B, S, G)))
         elif isinstance(reps, proxy_cells.CellMoments):
