@@ -118,6 +118,23 @@ def _under(path: str, keys: list[str]) -> bool:
     return any(path == k or path.startswith((k + ".", k + "[")) for k in keys)
 
 
+def _refused_keys(exc: ValidationError) -> list[tuple]:
+    """(entry, key) of each key whose value the models refused (its own message already says what is wrong)."""
+    out = []
+    for err in exc.errors():
+        loc = [p for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p in UNION_TAGS))]
+        if len(loc) > 1 and isinstance(loc[-1], str) and err["type"] != "missing":
+            out.append((dotted(tuple(loc[:-1])), loc[-1]))
+    return out
+
+
+def _said(p: Problem, refused: list[tuple]) -> bool:
+    """Whether problem ``p`` is a rule at an entry asking for a key whose value was refused there: the same
+    problem, reported once at the key (e.g. a continuous task "needs favorable: higher or lower" after
+    `favorable: cheaper` was refused)."""
+    return any(p.path == entry and (f"{key}:" in p.message or f"`{key}`" in p.message) for entry, key in refused)
+
+
 def _absent(p: Problem, entries: list[tuple]) -> bool:
     """Whether problem ``p`` is about an entry (a task, an attribute, ...) with an unknown key: what the check
     misses there may be what that key was meant to give (`thresh: 0.5` for a threshold), so the unknown key,
@@ -195,6 +212,7 @@ def parse_spec(text: str, file: str) -> LoadedSpec:
     stubbed = False
     renamed: list[tuple] = []  # misspelt keys read as the key suggested for them, for the checks that follow
     unknown_in: list[tuple] = []  # entries with an unknown key read as nothing: their absence proves nothing
+    refused: list[tuple] = []  # (entry, key) of values already refused: a rule asking for that key says it again
     try:
         spec = Spec.model_validate(raw)
     except ValidationError as exc:
@@ -204,6 +222,7 @@ def parse_spec(text: str, file: str) -> LoadedSpec:
         spec, maps, renamed = _as_meant(raw, exc, renames, marks)
         read_as = {tuple(loc) for loc, key in renames if key} if spec is not None else set()
         unknown_in = [tuple(loc[:-1]) for loc, _ in renames if tuple(loc) not in read_as and len(loc) > 1]
+        refused = _refused_keys(exc)
         pr = None if spec is not None else _prune(raw, exc.errors())
         if pr is not None:
             try:
@@ -227,7 +246,8 @@ def parse_spec(text: str, file: str) -> LoadedSpec:
     ls.problems = problems
     ls.renamed = [dotted(p) for p in renamed]
     if spec is not None:
-        cross = [p for p in cross_key_problems(ls) if not _under(p.path, ls.renamed) and not _absent(p, unknown_in)]
+        cross = [p for p in cross_key_problems(ls) if not _under(p.path, ls.renamed) and not _absent(p, unknown_in)
+                 and not _said(p, refused)]
         ls.problems += cross
         ls.data_checkable = not cross and not stubbed  # names that point nowhere: data checks would be guesswork
     return ls

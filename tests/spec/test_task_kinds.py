@@ -165,3 +165,16 @@ def test_every_kind_problem_is_reported_at_once(tmp_path):
     for words in ("needs favorable", "range must be", "k must be", "a score task needs `score:`"):
         assert words in out, (words, out)
     assert "4 problems found" in out, out
+
+
+def test_a_refused_favorable_is_reported_once_at_its_key(tmp_path):
+    """`favorable: cheaper` on a continuous task is one problem: the value refused at `favorable`, not also the
+    rule "a continuous task needs favorable: higher or lower" at the task (the loader drops a rule asking for a
+    key whose value it already refused)."""
+    text = kinds_spec()
+    first = re.search(r"favorable: (lower|higher)", text)
+    assert first is not None
+    code, out = validate_text(tmp_path, text[:first.start()] + "favorable: cheaper" + text[first.end():])
+    assert code == 2 and "Traceback" not in out
+    assert len([x for x in out.splitlines() if "favorable" in x]) == 1, out
+    assert re.search(r"\.favorable: 'cheaper' is not allowed here", out), out
