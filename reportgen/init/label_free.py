@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from reportgen.init.roles import Guess
 
 # the metrics a label-free starter spec lists: those the catalogue says need no true label (a scoring metric needs a
-# score and no threshold, so a starter spec leaves it out)
-LABEL_FREE_METRICS = names(needs_label=False, scoring=False)
+# score and no threshold, so a starter spec leaves it out; `init` writes binary tasks, so only metrics of binary tasks)
+LABEL_FREE_METRICS = names(needs_label=False, scoring=False, task_kinds=("binary",))
 METRIC_COMMENTS = {  # the comment beside each
     "selection_rate": "the share of each group selected; the gap to the reference group",
     "impact_ratio": "each group's selection rate over the reference group's (four-fifths rule)",

@@ -19,7 +19,8 @@ from reportgen.spec.catalogue import CATALOGUE
 def test_starter_metrics_are_catalogue_metrics_of_the_right_kind():
     assert set(STARTER_METRICS) <= set(CATALOGUE)
     assert all(CATALOGUE[n].needs_label for n in STARTER_METRICS)  # a labelled spec lists labelled metrics
-    expected = tuple(n for n, m in CATALOGUE.items() if not m.needs_label and not m.scoring)
+    expected = tuple(n for n, m in CATALOGUE.items() if not m.needs_label and not m.scoring
+                     and m.task_kinds == ("binary",))  # init writes binary tasks
     assert LABEL_FREE_METRICS == expected == ("selection_rate", "impact_ratio")
     assert set(METRIC_COMMENTS) == set(LABEL_FREE_METRICS)  # each listed metric has its comment
     assert predicted_attribute_metrics() == [n for n in STARTER_METRICS if CATALOGUE[n].needs_predicted_attribute]
