@@ -219,7 +219,9 @@ def identified_verdict(ident: IdentifiedSet, no_verdict: str | None, prot: str, 
     if ident.verdict.kind in ("above", "below"):  # δ = the protected group's cost rate − the reference's (§3)
         worse = prot if ident.verdict.kind == "above" else ref
         return DecisionVerdict(kind="against", text=f"biased against {worse}: {ident.verdict.text}", interval=name)
-    return DecisionVerdict(kind="insufficient", text=ident.verdict.text, interval=name)
+    head, sep, rest = ident.verdict.text.partition(": ")  # 'not identified: between −18.0 and 50.3 points ...'
+    text = f"{head} ({prot} minus {ref}): {rest}" if sep else ident.verdict.text  # the set's orientation, named
+    return DecisionVerdict(kind="insufficient", text=text, interval=name)
 
 
 def _pair_name(pair: DisparityPair) -> str:

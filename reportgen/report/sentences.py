@@ -56,7 +56,11 @@ def headline_sentence(pair: Any, iv: Any, unit: str = "rows") -> str:
     """A disparity headline in words: who bears the costly outcome more often, by how many points, with the
     interval in points ('Among rows truly not recidivism=1, African-American rows were predicted recidivism=1
     16.0 points more often than Caucasian rows [8.7, 23.0]'). Needed because the signed cost difference has the
-    opposite sign of Fairlearn's demographic_parity_difference when the positive label is favourable."""
+    opposite sign of Fairlearn's demographic_parity_difference when the positive label is favourable.
+    The sentence names the group that bears the cost more first and prints the interval of that gap, except on
+    a proxy attribute's row decided on its identified set: there the protected group stays first and the set is
+    printed as δ (protected minus reference), named, as the row's verdict and table print it — one orientation
+    per row."""
     pair, iv = filters.fields(pair), filters.fields(iv)
     if pair is None or not filters._finite(pair.delta):
         return ""
@@ -76,16 +80,23 @@ def headline_sentence(pair: Any, iv: Any, unit: str = "rows") -> str:
              if cond else "")
     if d == 0:
         return f"{among}{prot} and {ref} {unit} {what} equally often"
-    first, second = (prot, ref) if d > 0 else (ref, prot)
+    identified = iv is not None and interval_name(iv).startswith("identified set")
+    if d > 0 or identified:  # an identified set keeps δ's orientation, as its verdict and the table print it
+        first, second = prot, ref
+        if d < 0:
+            more = "less" if more == "more" else "more"
+    else:
+        first, second = ref, prot
     text = f"{among}{first} {unit} {what} {abs(d) * 100:.1f} points {more} often than {second} {unit}"
     if iv is not None and filters._finite(iv.lower) and filters._finite(iv.upper):
         lo, hi = float(iv.lower), float(iv.upper)
-        if d < 0:  # the sentence reads reference minus protected
-            lo, hi = -hi, -lo
-        if interval_name(iv).startswith("identified set"):  # a proxy attribute decided on its identified set
-            text += (f" (probability-weighted); {interval_name(iv)} interval over every assignment of groups "
-                     f"consistent with the proxies [{lo * 100:.1f}, {hi * 100:.1f}]")
+        if identified:  # a proxy attribute decided on its identified set: the set of δ itself, named
+            text += (f" (probability-weighted); the costly outcome's rate, {pair.group} minus {pair.reference}: "
+                     f"{interval_name(iv)} interval over every assignment of groups consistent with the proxies "
+                     f"[{lo * 100:.1f}, {hi * 100:.1f}]")
         else:
+            if d < 0:  # the sentence reads reference minus protected
+                lo, hi = -hi, -lo
             text += f" [{lo * 100:.1f}, {hi * 100:.1f}]"
     return text
 

@@ -468,8 +468,8 @@ def check_proxy_first_page(raw: dict, html: str, want: str) -> list[str]:
         if m["name"] not in ("demographic_parity", "equal_opportunity") or m.get("value") is None:
             continue
         lo, hi = _ends(_decision(m))
-        if m["value"] < 0:  # the sentence reads reference minus protected
-            lo, hi = -hi, -lo
+        if m["value"] < 0 and want == "weighted":  # the sentence reads reference minus protected; an identified
+            lo, hi = -hi, -lo                          # set keeps δ's orientation, as its verdict (issue 25)
         said = f"[{lo * 100:.1f}, {hi * 100:.1f}]"
         ident = f"interval over every assignment of groups consistent with the proxies {said}"
         if want == "identified" and ident not in page:

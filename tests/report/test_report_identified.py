@@ -48,3 +48,62 @@ def test_selection_sets_in_the_rate_and_ratio_tables():
                 p["identified"] = s
     html = render_html(doc, "")
     assert html.count("not identified: between 0.61 and 0.93") >= 2
+
+
+PROXY_SPEC = """version: 1
+report: {title: orientation, model: {name: m, version: "1"}, unit: applicants}
+data: {test: DATA}
+attributes:
+  race:
+    probabilities: {White: p_white, Black: p_black, Hispanic: p_hispanic, Asian: p_asian, Other: p_other}
+    strata: [surname_class, zip]
+tasks:
+  approval: {column: repaid, positive: 1, predicted: approved, favorable: positive}
+metrics:
+  - {name: demographic_parity, protected: Asian, reference: White}
+intervals:
+  bootstrap: {resamples: 200, seed: 0}
+"""
+
+
+def _numbers(text: str) -> list[float]:
+    import re
+    return [float(x) for x in re.findall(r"-?\d+\.\d+", text.replace("\u2212", "-"))]
+
+
+def test_a_negative_delta_prints_one_orientation_in_sentence_and_verdict(tmp_path):
+    """Issue 25: on a proxy attribute's row with δ < 0 (race=Asian's cost rate below race=White's here), the
+    first page's sentence and the verdict beside it print the identified set's interval with the same groups in
+    the same order and the same signs — the sentence no longer swaps the groups and negates the set while the
+    verdict keeps δ's orientation. Read from the HTML the CLI writes."""
+    import html as htmlmod
+    import re
+
+    from conftest import run_cli
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(PROXY_SPEC.replace("DATA", str(ROOT / "samples" / "proxy_demo" / "applicants.csv")),
+                    encoding="utf-8")
+    out = tmp_path / "out"
+    r = run_cli("run", spec, "--out", out, "--format", "json,html")
+    assert r.returncode == 0, r.stderr
+    pair = json.loads((out / "results.json").read_text(encoding="utf-8"))["metrics"][0]["pairs"][0]
+    assert pair["delta"] < 0 and pair["decision"] == "identified"
+    lo, hi = pair["identified"]["interval"]["lower"], pair["identified"]["interval"]["upper"]
+    assert abs(lo + hi) > 0.005  # an asymmetric interval: a negated copy would show
+
+    page = (out / "report.html").read_text(encoding="utf-8")
+    row = page[page.index('<table class="summary-table">'):page.index("</table>")]
+    sentence = htmlmod.unescape(re.search(r'<span class="sub"><bdi>(.*?)</bdi>', row, re.S).group(1))
+    verdict = htmlmod.unescape(re.search(r'<span class="badge[^"]*">(.*?)</span>', row, re.S).group(1))
+
+    named = "race=Asian minus race=White"
+    assert named in sentence and named in verdict, (sentence, verdict)
+    assert "race=White minus race=Asian" not in sentence + verdict
+    # the sentence's bracketed interval is the verdict's "(lo to hi at 95 %)", same signs, in points
+    s_lo, s_hi = _numbers(sentence[sentence.rindex("["):])
+    v_lo, v_hi = _numbers(verdict[verdict.rindex("("):])[:2]
+    assert (s_lo, s_hi) == (v_lo, v_hi) == (round(lo * 100, 1), round(hi * 100, 1))
+    # the words read from the protected group too: a lower cost rate (not being approved) = approved more often
+    assert sentence.index("Asian applicants") < sentence.index("White applicants")
+    assert "more often" in sentence
