@@ -274,10 +274,19 @@ def _outcome_label(curves: list[dict], unit: str | None) -> str:
     return f"{tasks[0] if len(tasks) == 1 else 'outcome'}{' (' + unit + ')' if unit else ''}"
 
 
-def _plots(v: dict, data: "_PlotData", conf: str) -> None:
+def _plots(v: dict, data: "_PlotData", conf: str, drawn: dict | None = None) -> None:
+    """The entry's plots. ``drawn``: the distribution plots already drawn, keyed by what they show (attribute
+    and each group's task and quantiles): the metrics of one task and attribute share one plot, drawn under
+    the first and pointed to (``distribution_see``) from the others."""
     v["plot_positions"] = position_plots(v)  # a ranking's who-is-shown-where (entries with position shares)
     curves = [g for g in v.get("groups") or [] if isinstance(g, dict) and g.get("quantiles")]
-    if v["defined"] and curves:  # a continuous outcome or score: each group's distribution (docs/metrics.md §11)
+    key = (data.attribute, tuple((str(g["group"]), str(g["task"]), tuple(g["quantiles"]))
+                                                for g in curves))
+    if v["defined"] and curves and drawn is not None and key in drawn:
+        v["distribution_see"] = drawn[key]
+    elif v["defined"] and curves:  # a continuous outcome or score: each group's distribution (docs/metrics.md §11)
+        if drawn is not None:
+            drawn[key] = {"id": v["id"], "short": v["short"]}
         levels = [i / (len(curves[0]["quantiles"]) - 1) for i in range(len(curves[0]["quantiles"]))]
         v["plot_distribution"] = plots.distributions(
             [(f"{g['group']} ({g['task']})" if len({c["task"] for c in curves}) > 1 else str(g["group"]),
@@ -336,8 +345,9 @@ def build_context(results: Any, spec_text: str, *, generated: str | None, mode: 
     for v, _ in built:
         bound_tables(v, gated.get((v["name"], v.get("attribute")), set()), mode)
     if with_plots:
+        drawn: dict = {}  # one distribution plot per attribute and outcome, under the first metric showing it
         for v, data in built:
-            _plots(v, data, conf)
+            _plots(v, data, conf, drawn)
     for a in results.attributes:  # an attribute known on an annotated sample: each of its metrics says so
         if a.known == "sample" and a.rows_total:
             note = (f"From the {a.rows_known:,} rows where {a.name} is annotated ({100 * a.rows_known / a.rows_total:.1f} % "
