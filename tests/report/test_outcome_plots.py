@@ -45,3 +45,6 @@ def test_the_distribution_is_drawn_once_per_task_and_attribute():
     links = re.findall(r'class="distribution-see">[^<]*<a href="#(metric-\d+)"', html)
     assert len(links) == len(shown) - len(keys)
     assert set(links) <= set(drawn)  # each link points to a metric whose plot is drawn
+    # the plot is drawn under a standardized difference (no unit) yet its axis has the outcome's unit
+    at = html.index(f'id="{drawn[0]}-ecdf')
+    assert "rate (percentage points)" in html[at - 3000:html.index("</svg>", at)]
