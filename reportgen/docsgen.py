@@ -258,7 +258,8 @@ def metric_headings(text: str | None = None) -> dict[str, str]:
 
 
 def metric_list_page() -> str:
-    from reportgen.spec.options import FAMILY_OPTIONS
+    from reportgen.spec import catalogue
+    from reportgen.spec.options import FAMILY_OPTIONS, takers_of
     from reportgen.stats.metrics import REGISTRY
 
     heads = metric_headings()
@@ -281,7 +282,9 @@ def metric_list_page() -> str:
                                "set docs_section in reportgen/spec/catalogue.py")
         direction = (d.direction or "—").replace("->", "→")
         own = FAMILY_OPTIONS.get(d.family)
-        opts = ", ".join(f"`{k}`" for k in own.model_fields) if own is not None else "—"
+        taken = [k for k in own.model_fields if name in takers_of(k, lambda fam: catalogue.names(family=fam))] \
+            if own is not None else []
+        opts = ", ".join(f"`{k}`" for k in taken) or "—"
         lines.append(f"| `{name}` | {d.family} | {direction} | {'yes' if d.needs_predicted_attribute else 'no'} | "
                      f"{opts} | {_cell(d.summary)} | [§{sec.rstrip('.')}](../metrics.md#{heads[sec]}) |")
     return "\n".join(lines) + "\n"

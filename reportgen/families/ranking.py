@@ -23,6 +23,7 @@ from reportgen.spec import catalogue
 from reportgen.spec.model import Metric
 from reportgen.stats import counts
 from reportgen.stats import ranking as R
+from reportgen.stats.regulatory import excluded_under_2_percent
 
 FOUR_FIFTHS = 0.8
 RATIOS = {"exposure_ratio", "exposure_per_relevance", "topk_impact_ratio"}  # a group's over the highest group's
@@ -55,9 +56,10 @@ def _pooled(s: R.Slates) -> R.Slates:
                    target=one(s.target))
 
 
-def _quantities(name: str, s: R.Slates, W: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, dict]:
+def _quantities(name: str, s: R.Slates, W: np.ndarray | None,
+                drop: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
     """(value (…), the pairs' quantity (…, G), the pairs' other fields {key: (…, G)}) on the point (W None) or the
-    replicates (W (Q, B))."""
+    replicates (W (Q, B)); ``drop`` (G,): the groups left out of topk_impact_ratio (the 2 % exclusion)."""
     nan = np.full(R.group_exposure(s, W).shape, np.nan)
     if name in ("exposure", "exposure_ratio"):
         E = R.group_exposure(s, W)
@@ -79,7 +81,8 @@ def _quantities(name: str, s: R.Slates, W: np.ndarray | None) -> tuple[np.ndarra
     rate = R.topk_selection_rate(s, W)
     if name == "topk_selection_rate":
         return R.topk_selection_rate(_pooled(s), W)[..., 0], rate, {}
-    return nan[..., 0], R.to_highest(rate), {"selected": _selected(s, W), "selection_rate": rate}
+    ratio = R.to_highest(rate if drop is None else np.where(drop, np.nan, rate))  # excluded: never the highest
+    return nan[..., 0], ratio, {"selected": _selected(s, W), "selection_rate": rate}
 
 
 def _selected(s: R.Slates, W: np.ndarray | None) -> np.ndarray:
@@ -158,6 +161,19 @@ def _settings(task: str, s: R.Slates, tv, opts, groups: list[str], target: np.nd
                                             R.exposure_by_position(tv.position, tv.membership.weights(), depth)])
 
 
+def _excluded(runs: list[list], opts, target) -> list[np.ndarray] | None:
+    """Per task, the groups under 2 % of its candidates (items over its queries, the mean over prediction files;
+    exactly 50 items < all items for whole items), None without `exclude_under_2_percent`."""
+    if getattr(opts, "exclude_under_2_percent", None) is None:
+        return None
+    out = []
+    for files in runs:
+        items = np.mean([_slates(tv, opts, target)[0].mass.sum(axis=0) for tv in files], axis=0)
+        out.append(np.array([bool(x > 0 and excluded_under_2_percent(float(x), float(items.sum())))
+                             for x in items], bool))
+    return out
+
+
 def entry(ctx: AttributeContext, m: Metric) -> Computed:
     name, attr = m.name, ctx.attr
     opts = m.options
@@ -172,6 +188,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     shared = len(runs[0]) > 1
     stream = counts.stream_id("runs" if shared else "test", attr.name, "ranking")
     n_files = len(runs[0])
+    drop = _excluded(runs, opts, target)
     evals, settings, meta, reasons = [], [], [], {}
     for f in range(n_files):
         vals, vreps, pp, pr, extra_p, extra_r = [], [], [], [], {}, {}
@@ -179,8 +196,8 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
             tv = runs[t][f]
             s, Q = _slates(tv, opts, target)
             W = R.query_weights(seed, stream, Q, B) if B else np.zeros((Q, 0))
-            v, p, ex = _quantities(name, s, None)
-            vr, prp, exr = _quantities(name, s, W)
+            v, p, ex = _quantities(name, s, None, None if drop is None else drop[t])
+            vr, prp, exr = _quantities(name, s, W, None if drop is None else drop[t])
             why = R.conditions(s)
             reason = next((why[c] for c in UNDEFINED_WHEN[name] if why[c]), None)
             if reason:  # nothing to compare on this task (e.g. k covers every query): no value, whatever it computes
@@ -219,14 +236,23 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     for key, val in h.beside().items():
         out[key] = _over_queries(val) if key == "interval_rows" else val
     out.update(bound_reason=BOUND_REASON, level=level, verdict=_verdict(name, iv), settings=settings)
-    pairs, pair_reps = _pairs(name, ev, evals, meta, reasons, level, B, seed)
+    exclusion = getattr(opts, "exclude_under_2_percent", None) if drop is not None else None
+    why_excluded = None
+    if exclusion is not None:
+        why_excluded = f"excluded (< 2 % of the candidates): {exclusion.justification.strip()}"
+        out["exclusion"] = {"threshold": 0.02, "justification": exclusion.justification.strip(),
+                            "categories": [attr.label(g) for g in range(len(attr.groups))
+                                           if any(d[g] for d in drop if g < len(d))]}
+    pairs, pair_reps = _pairs(name, ev, evals, meta, reasons, level, B, seed, drop, why_excluded)
     defined = sum(1 for p in pairs if p.reason is None)
     entry_obj = RankingResult(**out, pairs_defined=defined, pairs_undefined=len(pairs) - defined, pairs=pairs)
     return Computed(entry_obj, None if B == 0 else ev.reps, pair_reps)
 
 
-def _pairs(name, ev: Evaluation, evals, meta, reasons, level, B, seed) -> tuple[list[RankingPair], dict]:
-    """Each group on each task: its quantity, the fields beside it and its interval (none for ndkl)."""
+def _pairs(name, ev: Evaluation, evals, meta, reasons, level, B, seed, drop=None,
+           why_excluded=None) -> tuple[list[RankingPair], dict]:
+    """Each group on each task: its quantity, the fields beside it and its interval (none for ndkl); ``drop``: per
+    task, the groups the 2 % exclusion leaves out, named with ``why_excluded``."""
     info = catalogue.CATALOGUE[name]
     if info.pair_kind == "none":
         return [], {}
@@ -245,9 +271,15 @@ def _pairs(name, ev: Evaluation, evals, meta, reasons, level, B, seed) -> tuple[
                 if f"{key}:{t}:{g}" in ev.extra_point:
                     setattr(pair, key, as_json_float(ev.extra_point[f"{key}:{t}:{g}"]))
             setattr(pair, qkey, as_json_float(val))
+            if drop is not None:
+                total = float(s.mass.sum())
+                pair.share = as_json_float(float(s.mass[:, g].sum()) / total) if total > 0 else None
+                pair.excluded = bool(drop[t][g])
             if name in RATIOS and not math.isnan(val):
                 pair.highest_group = groups[best]
-            if math.isnan(val):
+            if drop is not None and drop[t][g]:
+                pair.reason = why_excluded
+            elif math.isnan(val):
                 pair.reason = reasons.get(t) or R.GROUP_REASONS.get(
                     "exposure" if name in ("exposure", "exposure_ratio") else name, "undefined")
             elif name in RATIOS and g == best and B and np.all(ev.pair_reps[:, p] == 1.0):
@@ -258,8 +290,9 @@ def _pairs(name, ev: Evaluation, evals, meta, reasons, level, B, seed) -> tuple[
                 if h.rows_only is not None:
                     pair.interval_rows = _over_queries(pair.interval_rows)
                 reps[len(pairs)] = ev.pair_reps[:, p]
-            pair.verdict = (RankingVerdict(kind="descriptive", text=NOTE_HIGHEST) if pair.note
-                            else _verdict(name, pair.interval))
+            if not pair.excluded:  # an excluded group gets no verdict (as the selection metrics' 2 % exclusion)
+                pair.verdict = (RankingVerdict(kind="descriptive", text=NOTE_HIGHEST) if pair.note
+                                else _verdict(name, pair.interval))
             pairs.append(pair)
             p += 1
     return pairs, reps

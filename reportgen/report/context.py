@@ -274,17 +274,49 @@ def _outcome_label(curves: list[dict], unit: str | None) -> str:
     return f"{tasks[0] if len(tasks) == 1 else 'outcome'}{' (' + unit + ')' if unit else ''}"
 
 
-def _plots(v: dict, data: "_PlotData", conf: str) -> None:
+def _curves(v: dict) -> list[dict]:
+    return [g for g in v.get("groups") or [] if isinstance(g, dict) and g.get("quantiles")]
+
+
+def _curve_key(v: dict, attribute: str) -> tuple | None:
+    """What an entry's distribution plot shows (its attribute and each group's task and quantiles); None when it
+    draws none."""
+    curves = _curves(v)
+    if not (v["defined"] and curves):
+        return None
+    return attribute, tuple((str(g["group"]), str(g["task"]), tuple(g["quantiles"])) for g in curves)
+
+
+def _shared_distributions(built: list) -> dict:
+    """The distribution plots of the report: one per attribute and outcome ({key: the first entry showing it (id,
+    short) and the first unit among the entries showing it}), so the outcome metrics of one task and attribute
+    share one plot, drawn under the first and pointed to from the others."""
+    shared: dict = {}
+    for v, data in built:
+        key = _curve_key(v, data.attribute)
+        if key is not None:
+            first = shared.setdefault(key, {"id": v["id"], "short": v["short"], "unit": None})
+            first["unit"] = first["unit"] or v.get("unit")
+    return shared
+
+
+def _plots(v: dict, data: "_PlotData", conf: str, shared: dict | None = None) -> None:
+    """The entry's plots; ``shared``: the report's distribution plots (``_shared_distributions``), drawn under the
+    first entry showing each and pointed to (``distribution_see``) from the others."""
     v["plot_positions"] = position_plots(v)  # a ranking's who-is-shown-where (entries with position shares)
-    curves = [g for g in v.get("groups") or [] if isinstance(g, dict) and g.get("quantiles")]
-    if v["defined"] and curves:  # a continuous outcome or score: each group's distribution (docs/metrics.md §11)
+    key = _curve_key(v, data.attribute)
+    first = (shared or {}).get(key) if key is not None else None
+    if first is not None and first["id"] != v["id"]:
+        v["distribution_see"] = {"id": first["id"], "short": first["short"]}
+    elif key is not None:  # a continuous outcome or score: each group's distribution (docs/metrics.md §11)
+        curves = _curves(v)
         levels = [i / (len(curves[0]["quantiles"]) - 1) for i in range(len(curves[0]["quantiles"]))]
         v["plot_distribution"] = plots.distributions(
             [(f"{g['group']} ({g['task']})" if len({c["task"] for c in curves}) > 1 else str(g["group"]),
               g["quantiles"]) for g in curves], levels, plot_id=f"{v['id']}-ecdf",
-            title=f"Distribution of the outcome by group for {v['short']} ({data.attribute}): each line is a "
-                  "group's cumulative share of rows at or below each outcome value.",
-            xlabel=_outcome_label(curves, v.get("unit")))
+            title=f"Distribution of the outcome by group ({data.attribute}): each line is a group's cumulative "
+                  "share of rows at or below each outcome value.",
+            xlabel=_outcome_label(curves, v.get("unit") or (first or {}).get("unit")))
     if not v["defined"] or v["pair_quantity"] != "delta":  # rates and ratios per category: tables, no plots
         return
     what = f"{v['short']} for {data.attribute}"
@@ -336,8 +368,9 @@ def build_context(results: Any, spec_text: str, *, generated: str | None, mode: 
     for v, _ in built:
         bound_tables(v, gated.get((v["name"], v.get("attribute")), set()), mode)
     if with_plots:
+        shared = _shared_distributions(built)  # one distribution plot per attribute and outcome
         for v, data in built:
-            _plots(v, data, conf)
+            _plots(v, data, conf, shared)
     for a in results.attributes:  # an attribute known on an annotated sample: each of its metrics says so
         if a.known == "sample" and a.rows_total:
             note = (f"From the {a.rows_known:,} rows where {a.name} is annotated ({100 * a.rows_known / a.rows_total:.1f} % "

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Literal
 
 from reportgen.results.intervals import AcrossRunsInterval, BootstrapInterval, HeadlineInterval, PairInterval
+from reportgen.results.regulatory import SelectionExclusion
 from reportgen.results.vocabulary import LEVEL_TEXT, ResultModel, ResultValue, documented, metric_names, optional
 
 __all__ = ["RankingMetric", "RankingVerdict", "RankingPair", "RankingSettings", "RankingResult"]
@@ -51,6 +52,11 @@ class RankingPair(ResultModel):
     selected: float | None = optional("topk_selection_rate, topk_impact_ratio: the group's items in a top k.")
     selection_rate: float | None = optional("topk_selection_rate, topk_impact_ratio: selected / items.")
     impact_ratio: float | None = optional("topk_impact_ratio: the selection rate over the highest group's.")
+    share: float | None = optional("topk_impact_ratio with `exclude_under_2_percent`: the group's items over all the "
+                                   "task's candidates (its items over the queries, every group's).")
+    excluded: bool | None = optional("topk_impact_ratio with `exclude_under_2_percent`: true when the group is under "
+                                     "2% of the task's candidates: items, top-k count and rate kept; no ratio, "
+                                     "interval or verdict; never the highest group.")
     highest_group: str | None = optional("Ratios: the group with the highest exposure (per relevance) or rate on "
                                          "this task, the ratio's denominator on the estimate (chosen again in every "
                                          "bootstrap replicate).")
@@ -108,6 +114,9 @@ class RankingResult(ResultModel):
     bound_reason: str = documented("Why no distribution-free bound is printed beside the bootstrap interval.")
     level: float = documented(LEVEL_TEXT)
     verdict: RankingVerdict | None = optional("The metric's verdict (the worst of its pairs' for a ratio).")
+    exclusion: SelectionExclusion | None = optional("topk_impact_ratio: present when the spec sets "
+                                                    "`exclude_under_2_percent` (threshold: the share of the task's "
+                                                    "candidates).")
     settings: list[RankingSettings] = documented("Per ranking task: k, the position-bias model and the queries.")
     pairs_defined: int = documented("Pairs with a defined quantity.")
     pairs_undefined: int = documented("Pairs whose quantity is undefined.")

@@ -8,7 +8,7 @@ from pydantic import Field, ValidationError, create_model, field_validator, mode
 
 from reportgen.spec import catalogue
 from reportgen.spec.errors import MSG_UNKNOWN_METRIC, did_you_mean
-from reportgen.spec.options import FAMILY_OPTIONS, Options, owners_of
+from reportgen.spec.options import FAMILY_OPTIONS, Options, owners_of, takers_of
 from reportgen.spec.values import KeyProblems, Strict
 
 if TYPE_CHECKING:
@@ -47,10 +47,9 @@ class _MetricBase(Strict):
     def _options(self) -> "_MetricBase":
         family = catalogue.CATALOGUE[self.name].family
         for key in self.model_fields_set:  # an option written for a metric of another family
-            owners = owners_of(key)
-            if owners and family not in owners:
-                takers = ", ".join(n for owner in owners for n in catalogue.names(family=owner))
-                raise ValueError(f"`{key}` applies only to {takers}; remove it here")
+            takers = takers_of(key, lambda fam: catalogue.names(family=fam)) if owners_of(key) else ()
+            if takers and self.name not in takers:
+                raise ValueError(f"`{key}` applies only to {', '.join(takers)}; remove it here")
         own = FAMILY_OPTIONS.get(family)
         if own is not None:  # the family's own checks across its options
             try:

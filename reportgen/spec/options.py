@@ -111,18 +111,23 @@ class Exclusion(Options):
         return self
 
 
+EXCLUSION_TEXT = ("Selection metrics: leave categories whose share of all rows of the data is under 2% out of the "
+                  "impact ratios (NYC 6 RCNY §5-301): they keep their counts and rates, get no ratio, flag, test or "
+                  "verdict and are never the benchmark; topk_impact_ratio: the same over the ranking task's "
+                  "candidates (a group under 2% of all its ranked items keeps its items and top-k rate, gets no ratio "
+                  "or verdict and is never the highest group). Needs `justification:` (the auditor's reason), e.g. "
+                  "{justification: \"too few applicants for a meaningful ratio\"}.")
+
+
 class SelectionOptions(Options):
     """Which categories a selection-family metric leaves out of the impact ratios."""
 
-    exclude_under_2_percent: Exclusion | None = Field(
-        None, description="Selection metrics: leave categories whose share of all rows of the data is under 2% out "
-                          "of the impact ratios (NYC 6 RCNY §5-301): they keep their counts and rates, get no ratio, "
-                          "flag, test or verdict and are never the benchmark. Needs `justification:` (the auditor's "
-                          "reason), e.g. {justification: \"too few applicants for a meaningful ratio\"}.")
+    exclude_under_2_percent: Exclusion | None = Field(None, description=EXCLUSION_TEXT)
 
 
 class RankingOptions(Options):
-    """The position-bias model of a ranking metric's exposure (docs/metrics.md §13)."""
+    """The position-bias model of a ranking metric's exposure (docs/metrics.md §13), and topk_impact_ratio's 2 %
+    exclusion."""
 
     discount: Literal["log", "reciprocal", "geometric"] = Field(
         "log", description="Ranking metrics: the position-bias model, the chance an item at position j is seen: "
@@ -131,6 +136,7 @@ class RankingOptions(Options):
     persistence: float | None = Field(None, gt=0, lt=1, description="Ranking metrics, `discount: geometric`: the "
                                                                     "chance a searcher goes on to the next item "
                                                                     "(default 0.5).")
+    exclude_under_2_percent: Exclusion | None = Field(None, description=EXCLUSION_TEXT)
 
     target: dict[str, Annotated[float, Field(ge=0, le=1)]] | None = Field(
         None, min_length=2, max_length=1000,
@@ -177,7 +183,17 @@ FAMILY_OPTIONS: dict[str, type[Options]] = {
 }
 
 
+# an option that only some metrics of an owning family read: {option: {family: the metrics that read it}}
+ONLY_FOR = {"exclude_under_2_percent": {"ranking": ("topk_impact_ratio",)}}
+
+
 def owners_of(option: str) -> tuple[str, ...]:
     """The families whose options model declares ``option`` (the group-comparison keys are shared)."""
     return tuple(fam for fam, cls in FAMILY_OPTIONS.items() if option in cls.model_fields)
 
+
+
+def takers_of(option: str, names_of) -> tuple[str, ...]:
+    """The metrics that read ``option`` (``names_of(family)``: the family's metric names, from the catalogue)."""
+    only = ONLY_FOR.get(option, {})
+    return tuple(n for fam in owners_of(option) for n in (only[fam] if fam in only else names_of(fam)))

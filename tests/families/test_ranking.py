@@ -290,3 +290,71 @@ def test_one_item_queries_and_k_beyond_every_query_say_why(tmp_path):
         assert m["value"] is None and "k is at least every query's length" in m["reason"], name
         assert all(p["reason"] == m["reason"] for p in m["pairs"])
     assert _metric(short, "exposure_ratio")["value"] is not None
+
+
+def _with_small_group(tmp: Path, small: int, option: str) -> dict:
+    """40 queries of 20 candidates (800), k = 5: `small` candidates of group X, each first in its query, the
+    rest F and M alternating; the metric topk_impact_ratio with ``option``."""
+    lines, x_left = ["job_id,rank,gender"], small
+    for q in range(40):
+        for j in range(1, 21):
+            g = "X" if j == 1 and x_left > 0 else ("F" if (q + j) % 3 == 0 else "M")
+            x_left -= g == "X"
+            lines.append(f"J{q},{j},{g}")
+    (tmp / "c.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp / "spec.yaml").write_text(
+        "version: 1\nreport: {model: {name: m, version: '1'}}\ndata: {test: c.csv}\n"
+        "attributes: {gender: {column: gender, groups: [F, M, X]}}\n"
+        "tasks: {shortlist: {kind: ranking, query: job_id, position: rank, k: 5}}\n"
+        f"metrics: [{{name: topk_impact_ratio, attribute: gender{option}}}]\n"
+        "intervals: {bootstrap: {resamples: 200, seed: 3}}\noutput: {formats: [json, html]}\n", encoding="utf-8")
+    r = cli("run", tmp / "spec.yaml", "--out", tmp / "out", "--quiet", cwd=tmp)
+    assert r.returncode == 0 and "Traceback" not in r.stdout + r.stderr, r.stdout + r.stderr
+    rows = list(csv.DictReader((tmp / "c.csv").open(encoding="utf-8")))
+    rate = {g: sum(int(r["rank"]) <= 5 for r in rows if r["gender"] == g) / sum(r["gender"] == g for r in rows)
+            for g in "FMX"}
+    return {"res": json.loads((tmp / "out" / "results.json").read_text()), "rate": rate,
+            "html": (tmp / "out" / "report.html").read_text(encoding="utf-8")}
+
+
+WHY = ", exclude_under_2_percent: {justification: too few candidates for a ratio}"
+
+
+def test_a_group_under_2_percent_of_the_candidates_is_left_out_of_the_impact_ratio_at_k(tmp_path):
+    """6 RCNY §5-301's 2 % rule on a shortlist: X (10 of 800 candidates, 1.25 %, every one ranked first) is kept
+    with its rate but gets no ratio or verdict and is not the highest group; the ratios are over F and M, computed
+    here from the rows; at exactly 2 % (16 of 800) nothing is excluded; without the option X is the highest."""
+    (tmp_path / "a").mkdir()
+    out = _with_small_group(tmp_path / "a", 10, WHY)
+    m, rate = _metric(out["res"], "topk_impact_ratio"), out["rate"]
+    x = _pair(m, "X")
+    assert x["excluded"] is True and x["impact_ratio"] is None and x.get("interval") is None
+    assert x.get("verdict") is None and x["reason"].endswith("too few candidates for a ratio")
+    assert "2 % of the candidates" in x["reason"] and x["share"] == pytest.approx(10 / 800)
+    assert x["selection_rate"] == pytest.approx(rate["X"]) == 1.0
+    top = max(rate["F"], rate["M"])
+    for g in "FM":
+        p = _pair(m, g)
+        assert p["excluded"] is False and p["highest_group"] != "gender=X"
+        assert p["impact_ratio"] == pytest.approx(rate[g] / top, rel=1e-12)
+    assert m["value"] == pytest.approx(min(rate["F"], rate["M"]) / top, rel=1e-12)
+    assert m["exclusion"] == {"threshold": 0.02, "justification": "too few candidates for a ratio",
+                              "categories": ["gender=X"]}
+    assert "too few candidates for a ratio" in out["html"]
+    (tmp_path / "b").mkdir()
+    at_2 = _metric(_with_small_group(tmp_path / "b", 16, WHY)["res"], "topk_impact_ratio")
+    assert not any(p["excluded"] for p in at_2["pairs"]) and at_2["exclusion"]["categories"] == []
+    (tmp_path / "c").mkdir()
+    plain = _metric(_with_small_group(tmp_path / "c", 10, "")["res"], "topk_impact_ratio")
+    assert _pair(plain, "F")["highest_group"] == "gender=X" and "exclusion" not in plain
+
+
+def test_the_2_percent_exclusion_is_refused_on_a_ranking_metric_that_has_no_impact_ratio(tmp_path):
+    text = SPEC.read_text(encoding="utf-8").replace("../samples/", str(ROOT / "samples") + "/").replace(
+        "  - {name: exposure_ratio, attribute: gender}", "  - {name: exposure_ratio, attribute: gender" + WHY + "}")
+    (tmp_path / "spec.yaml").write_text(text, encoding="utf-8")
+    r = cli("validate", tmp_path / "spec.yaml", cwd=tmp_path)
+    out = r.stdout + r.stderr
+    assert r.returncode == 2 and "Traceback" not in out and "spec.yaml:" in out
+    assert "`exclude_under_2_percent` applies only to" in out and "topk_impact_ratio; remove it here" in out
+    assert "exposure_ratio," not in out.split("applies only to")[1]

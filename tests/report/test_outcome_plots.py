@@ -21,3 +21,30 @@ def test_more_groups_than_line_styles_are_named_as_cut():
 def test_few_groups_are_all_drawn_without_a_cut_note():
     svg = str(plots.distributions(_series(3), LEVELS, plot_id="few", title="T", xlabel="rate (pp)"))
     assert "groups are drawn" not in svg and "g2: median" in svg
+
+
+def test_the_distribution_is_drawn_once_per_task_and_attribute():
+    """specs/lending_rates.yaml has several outcome metrics of one continuous task and attribute: their groups'
+    distribution is one plot, drawn under the first, and the others point to it with a link that resolves."""
+    import json
+    import re
+    from pathlib import Path
+
+    from reportgen.report import render_html
+
+    root = Path(__file__).resolve().parents[2]
+    results = json.loads((root / "tests/snapshots/lending_rates.results.json").read_text())
+    html = render_html(results, (root / "specs/lending_rates.yaml").read_text(), generated="2026-01-01")
+    drawn = re.findall(r'id="(metric-\d+)-ecdf', html)
+    shown = [m for m in results["metrics"] if m.get("value") is not None
+             and any(g.get("quantiles") for g in m.get("groups") or [])]
+    assert len(shown) > 1  # the spec's several outcome metrics show the same distribution
+    keys = {(m["attribute"], json.dumps([(g["group"], g["task"], g["quantiles"]) for g in m["groups"]]))
+            for m in shown}
+    assert len(set(drawn)) == len(keys)
+    links = re.findall(r'class="distribution-see">[^<]*<a href="#(metric-\d+)"', html)
+    assert len(links) == len(shown) - len(keys)
+    assert set(links) <= set(drawn)  # each link points to a metric whose plot is drawn
+    # the plot is drawn under a standardized difference (no unit) yet its axis has the outcome's unit
+    at = html.index(f'id="{drawn[0]}-ecdf')
+    assert "rate (percentage points)" in html[at - 3000:html.index("</svg>", at)]
