@@ -48,3 +48,23 @@ def test_the_distribution_is_drawn_once_per_task_and_attribute():
     # the plot is drawn under a standardized difference (no unit) yet its axis has the outcome's unit
     at = html.index(f'id="{drawn[0]}-ecdf')
     assert "rate (percentage points)" in html[at - 3000:html.index("</svg>", at)]
+
+
+def test_the_first_page_prints_a_value_in_its_outcomes_unit():
+    """A metric in the outcome's unit (a mean difference of quoted rates) prints the task's `unit:` beside its value
+    and interval on the first page; a unitless one (the SMD) prints none."""
+    import json
+    import re
+    from pathlib import Path
+
+    from reportgen.report import render_html
+
+    root = Path(__file__).resolve().parents[2]
+    results = json.loads((root / "tests/snapshots/lending_rates.results.json").read_text())
+    html = render_html(results, (root / "specs/lending_rates.yaml").read_text(), generated="2026-01-01")
+    cells = re.findall(r'<td class="vi">(.*?)\n', html)
+    by_unit = [m.get("unit") for m in results["metrics"] if m.get("value") is not None]
+    with_unit = [c for c in cells if '<span class="unit">percentage points</span>' in c]
+    assert with_unit and len(with_unit) == sum(1 for u in by_unit if u == "percentage points")
+    smd_rows = [c for c in cells if "0.300" in c]
+    assert smd_rows and all('class="unit"' not in c for c in smd_rows)
