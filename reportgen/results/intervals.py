@@ -301,3 +301,9 @@ class IdentifiedSet(ResultValue):
                                  "identified' (docs/metrics.md §10).")
     scope: str | None = optional("Present when the set is over fewer categories than the value beside it: which are "
                                  "left out, and why (a category whose probability mass is too small to compare).")
+
+# the descriptions of the fields a value keeps beside its headline interval when there are several runs (every
+# family's results model shares them)
+INTERVAL_ROWS = "With several runs: the rows-only bootstrap interval of the run mean, kept beside the headline."
+ACROSS_RUNS = "With several runs: mean ± t over the runs' values (runs-only), kept beside the headline."
+PER_RUN = "With several runs: the value on each run, in run order (null where undefined)."

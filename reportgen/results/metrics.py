@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
+from reportgen.results.intervals import ACROSS_RUNS as _ACROSS_RUNS, INTERVAL_ROWS as _INTERVAL_ROWS, PER_RUN as _PER_RUN
 from reportgen.results.intervals import (AcrossRunsInterval, BernsteinInterval, BootstrapInterval, DecisionVerdict,
                                          HeadlineInterval, IdentifiedSet, KatzInterval, SampleOnlyEstimate, PairInterval, SimultaneousInterval, TrialsInterval)
 from reportgen.results.ranking import RankingResult
@@ -45,9 +46,6 @@ _SAMPLE_ONLY = ("A proxy attribute with `annotated:`: the pair's quantity from t
 _HEADLINE_INTERVAL = ("The interval printed, decided and gated on: a bootstrap interval for one prediction file, "
                       "rows_and_runs for several runs, a simultaneous interval for a headline chosen among several "
                       "pairs; null when there is no value or no resampling (bootstrap resamples 0).")
-_INTERVAL_ROWS = "With several runs: the rows-only bootstrap interval of the run mean, kept beside the headline."
-_ACROSS_RUNS = "With several runs: mean ± t over the runs' values (runs-only), kept beside the headline."
-_PER_RUN = "With several runs: the value on each run, in run order (null where undefined)."
 
 
 # the metric names of each family, from the catalogue

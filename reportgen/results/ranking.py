@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from reportgen.results.intervals import AcrossRunsInterval, BootstrapInterval, HeadlineInterval, PairInterval
+from reportgen.results.intervals import ACROSS_RUNS as _ACROSS_RUNS, PER_RUN as _PER_RUN, AcrossRunsInterval, BootstrapInterval, HeadlineInterval, PairInterval
 from reportgen.results.regulatory import SelectionExclusion
 from reportgen.results.vocabulary import LEVEL_TEXT, ResultModel, ResultValue, documented, metric_names, optional
 
@@ -15,8 +15,6 @@ __all__ = ["RankingMetric", "RankingVerdict", "RankingPair", "RankingSettings", 
 RankingMetric = metric_names("ranking")
 
 _INTERVAL_ROWS = "With several runs: the queries-only bootstrap interval of the run mean, kept beside the headline."
-_ACROSS_RUNS = "With several runs: mean ± t over the runs' values (runs-only), kept beside the headline."
-_PER_RUN = "With several runs: the value on each run, in run order (null where undefined)."
 _ESTIMATOR = ("Present for an attribute given as proxy probabilities: 'probability_weighted' — every item counts in "
               "every group with its probability (docs/metrics.md §13).")
 

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from reportgen.results.intervals import AcrossRunsInterval, BootstrapInterval, HeadlineInterval, PairInterval
+from reportgen.results.intervals import ACROSS_RUNS as _ACROSS_RUNS, PER_RUN as _PER_RUN, INTERVAL_ROWS as _INTERVAL_ROWS, AcrossRunsInterval, BootstrapInterval, HeadlineInterval, PairInterval
 from reportgen.results.vocabulary import ResultModel, ResultValue, documented, metric_names, optional
 
 ScoreQualityMetric = metric_names("score_quality")
 
-_INTERVAL_ROWS = "With several runs: the rows-only bootstrap interval of the run mean, kept beside the headline."
-_ACROSS_RUNS = "With several runs: mean ± t over the runs' values (runs-only), kept beside the headline."
-_PER_RUN = "With several runs: the value on each run, in run order (null where undefined)."
 
 
 class DeLongInterval(ResultValue):
