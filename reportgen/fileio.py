@@ -102,22 +102,23 @@ def write_atomic(path: Path, data: bytes, *, shown: str | None = None) -> None:
         write_new(Path(tmp), data)
         os.replace(tmp, path)
     except OSError as e:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        _discard(tmp)
         raise OutputError(shown or str(path), e) from None
     except BaseException:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        _discard(tmp)
         raise
 
 
 # --------------------------------------------------------------------------- a run's outputs, one whole folder
+
+
+def _discard(tmp: str | None) -> None:
+    """Remove a temporary file that will not replace its target (if any; one already gone is no error)."""
+    if tmp is not None:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def _stage_prefix(out: Path) -> str:

@@ -120,13 +120,7 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
         try:
             filed = archive.file_run(archive_dir, out, results=results, run_time=_run_time(), only=audit)
         except archive.ArchiveError as e:
-            say.close(ok=False)
-            msg = f"the report was written to {out} but not filed: {e}"
-            if json_log:
-                say.event("error", exit=EXIT_SPEC, problems=[msg])
-            else:
-                click.echo(f"reportgen: {msg}", err=True)
-            sys.exit(EXIT_SPEC)
+            _output_failed(say, f"the report was written to {out} but not filed: {e}", json_log, code=EXIT_SPEC)
         except OutputError as e:
             _output_failed(say, f"the report was written to {out} but not filed: {e}", json_log)
     logged = None
@@ -162,14 +156,15 @@ def run(spec: Path, out: Path | None, formats: str | None, seed: int | None, bas
     sys.exit(code)
 
 
-def _output_failed(say, msg: str, json_log: bool) -> NoReturn:
-    """An output that could not be written (no space, no permission): exit 4 with the message, no traceback."""
+def _output_failed(say, msg: str, json_log: bool, *, code: int = EXIT_OUTPUT) -> NoReturn:
+    """An output that could not be written (no space, no permission): exit 4 with the message, no traceback; an
+    archive that refused the report exits 2 (``code``)."""
     say.close(ok=False)
     if json_log:
-        say.event("error", exit=EXIT_OUTPUT, problems=[msg])
+        say.event("error", exit=code, problems=[msg])
     else:
         click.echo(f"reportgen: {msg}", err=True)
-    sys.exit(EXIT_OUTPUT)
+    sys.exit(code)
 
 
 def _out_dir_problem(out: Path) -> str | None:

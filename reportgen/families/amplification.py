@@ -9,7 +9,7 @@ from reportgen.stats import metrics
 from reportgen.data.files import AttributeDef, TaskColumns
 from reportgen.families.base_source import BaseInfo
 from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline, needs_predicted, \
-    pair_counts, pair_interval, pair_reason
+    add_signed_pair, pair_counts
 from reportgen.stats.loading import Loaded
 from reportgen.stats.statistic import Estimate
 from reportgen.fileio import jfloat as as_json_float
@@ -63,22 +63,12 @@ def _amplification_entry(m: Metric, attr: AttributeDef, L: Loaded, cells: list[E
     cnt_th = N1[0][..., :, 1].sum(axis=(1, 2, 3))
     for j in range(A):
         for kk, k in enumerate(task_idx):
-            p = j * len(task_idx) + kk
-            dval = ev.pair_point[p]
             y = direction[kk, j] if m.name != "biasamp_mals" else base.mals_indicator[k, j]
             empty = {"biasamp_a_to_t": cnt_a[kk, j] == 0 and metrics.REASON_EMPTY_GROUP,
                      "biasamp_t_to_a": cnt_t[kk] == 0 and metrics.REASON_TASK_NEVER_TRUE,
                      "biasamp_mals": cnt_th[kk] == 0 and metrics.REASON_TASK_NEVER_PREDICTED}[m.name]
-            reason = pair_reason(y, dval, empty)
-            pair = AmplificationPair(group=attr.label(j), task=L.tasks[k].label, y=None if np.isnan(y) else int(y),
-                                     delta=None if reason else as_json_float(dval))
-            if reason:
-                pair.reason = reason
-            else:
-                pair.contribution = as_json_float(y * dval)
-                pair_interval(pair, ev, evals, p, level, B, seed, scheme)
-                pair_reps[len(pairs)] = ev.pair_reps[:, p]
-            pairs.append(pair)
+            add_signed_pair(pairs, pair_reps, AmplificationPair, attr.label(j), L.tasks[k].label, y, empty, ev, evals,
+                            j * len(task_idx) + kk, level, B, seed, scheme)
     value = as_json_float(ev.value)
     if value is None:
         keys = {"reason": metrics.REASON_NO_PAIRS, "interval": None}

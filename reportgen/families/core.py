@@ -327,6 +327,24 @@ def pair_interval(pair: ResultModel, ev: Evaluation, evals: list[Evaluation], p:
     return h
 
 
+def add_signed_pair(pairs: list, pair_reps: dict[int, np.ndarray], cls: type, group: str, task: str, y: float,
+                    empty: str | Literal[False], ev: Evaluation, evals: list[Evaluation], p: int, level: float, B: int,
+                    seed: int, scheme: str) -> None:
+    """Append an amplification or Multi→ pair to ``pairs``: its group, task, base direction ``y`` and Δ (pair ``p``
+    of ``ev``), then why it is undefined (:func:`pair_reason`), or its contribution y·Δ and its interval, with its
+    replicates kept in ``pair_reps`` under its position."""
+    delta = ev.pair_point[p]
+    reason = pair_reason(y, delta, empty)
+    pair = cls(group=group, task=task, y=None if np.isnan(y) else int(y), delta=None if reason else as_json_float(delta))
+    if reason:
+        pair.reason = reason
+    else:
+        pair.contribution = as_json_float(y * delta)
+        pair_interval(pair, ev, evals, p, level, B, seed, scheme)
+        pair_reps[len(pairs)] = ev.pair_reps[:, p]
+    pairs.append(pair)
+
+
 def pair_counts(pairs: list) -> dict:
     """An entry's ``pairs_defined``, ``pairs_undefined`` and ``pairs``, in results.json order (a pair without a
     value carries ``reason``)."""

@@ -8,7 +8,7 @@ import numpy as np
 from reportgen.stats import metrics
 from reportgen.stats import counts
 from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline, needs_predicted, \
-    pair_counts, pair_interval, pair_reason
+    add_signed_pair, pair_counts
 from reportgen.stats.loading import sample_note
 from reportgen.fileio import jfloat as as_json_float
 from reportgen.results.metrics import BaseInfo, MultiPair, MultiResult, SignedMean
@@ -93,21 +93,10 @@ def _multi_entry(ctx: AttributeContext, m: Metric) -> Computed:
     pair_reps: dict[int, np.ndarray] = {}
     for j in range(A):
         for i, nm in enumerate(names):
-            p = j * len(names) + i
-            dv = ev.pair_point[p]
             empty = {"multi_a_to_t": cnt_a[j] == 0 and metrics.REASON_EMPTY_GROUP,
                      "multi_t_to_a": cnt_m[i] == 0 and metrics.REASON_COMBINATION_NEVER_TRUE}[m.name]
-            reason = pair_reason(direction[i, j], dv, empty)
-            y = direction[i, j]
-            pair = MultiPair(group=attr.label(j), task=nm, y=None if np.isnan(y) else int(y),
-                             delta=None if reason else as_json_float(dv))
-            if reason:
-                pair.reason = reason
-            else:
-                pair.contribution = as_json_float(y * dv)
-                pair_interval(pair, ev, evals, p, level, B, seed, scheme)
-                pair_reps[len(pairs)] = ev.pair_reps[:, p]
-            pairs.append(pair)
+            add_signed_pair(pairs, pair_reps, MultiPair, attr.label(j), nm, direction[i, j], empty, ev, evals,
+                            j * len(names) + i, level, B, seed, scheme)
     return Computed(MultiResult(**keys, **pair_counts(pairs)), None if value is None else ev.reps, pair_reps)
 
 

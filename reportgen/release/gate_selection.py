@@ -64,6 +64,12 @@ def _covering(s, g) -> list:
             (g.attribute is None or m.attribute is None or m.attribute == g.attribute)]
 
 
+def _metric_keys(s, g) -> tuple[tuple, ...]:
+    """The keys of the `metrics:` entries of the gate's metric that say what it is computed for."""
+    return tuple(("metrics", j, k) for j, m in enumerate(s.metrics) if m.name == g.metric
+                 for k in ("attribute", "tasks"))
+
+
 def _proxy_gated(s, g) -> bool:
     """Whether a gate checks an attribute given by proxy probabilities (the only ones with an identified set)."""
     names = [g.attribute] if g.attribute is not None else [
@@ -81,67 +87,77 @@ def spec_problems(ls) -> list[Problem]:
     all_attrs = list(s.attributes) + ["×".join(i) for i in s.intersections]
     for i, g in enumerate(s.gates):
         if g.metric not in listed:
-            out.append(ls.problem(("gates", i, "metric"),
-                                  f"gate on '{g.metric}', which is not in `metrics:`{did_you_mean(g.metric, listed)}; "
-                                  "add it there or fix the name"))
+            out.append(ls.rule(("gates", i, "metric"),
+                               f"gate on '{g.metric}', which is not in `metrics:`{did_you_mean(g.metric, listed)}; "
+                               "add it there or fix the name",
+                               (("gates", i, "metric"), ("metrics",))))
             continue
         pair_kind = catalogue.CATALOGUE[g.metric].pair_kind
         if g.attribute is not None:
             if g.attribute not in all_attrs:
-                out.append(ls.problem(("gates", i, "attribute"),
-                                      f"unknown attribute '{g.attribute}'{did_you_mean(g.attribute, all_attrs)}; "
-                                      f"declared: {', '.join(all_attrs)}; name one of them or remove `attribute:` to "
-                                      "gate every attribute the metric is computed for"))
+                out.append(ls.rule(("gates", i, "attribute"),
+                                   f"unknown attribute '{g.attribute}'{did_you_mean(g.attribute, all_attrs)}; "
+                                   f"declared: {', '.join(all_attrs)}; name one of them or remove `attribute:` to "
+                                   "gate every attribute the metric is computed for",
+                                   (("gates", i, "attribute"), ("attributes",), ("intersections",))))
                 continue
             if not _covering(s, g):
                 only = sorted({m.attribute for m in s.metrics if m.name == g.metric and m.attribute})
-                out.append(ls.problem(("gates", i, "attribute"),
-                                      f"'{g.metric}' is computed only for attribute {', '.join(only)} (its "
-                                      f"`attribute:` in `metrics:`), not for '{g.attribute}'; gate "
-                                      f"{'that attribute' if len(only) == 1 else 'one of those'} or widen the metric"))
+                out.append(ls.rule(("gates", i, "attribute"),
+                                   f"'{g.metric}' is computed only for attribute {', '.join(only)} (its "
+                                   f"`attribute:` in `metrics:`), not for '{g.attribute}'; gate "
+                                   f"{'that attribute' if len(only) == 1 else 'one of those'} or widen the metric",
+                                   (("gates", i, "attribute"), ("gates", i, "metric")) + _metric_keys(s, g)))
                 continue
         if g.decide_on is not None and not _proxy_gated(s, g):
-            out.append(ls.problem(("gates", i, "decide_on"),
-                                  "`decide_on` chooses between a proxy attribute's identified set and its "
-                                  "probability-weighted estimate, and this gate checks no attribute given by "
-                                  "`probabilities:` or `bisg:`; remove `decide_on`"))
+            out.append(ls.rule(("gates", i, "decide_on"),
+                               "`decide_on` chooses between a proxy attribute's identified set and its "
+                               "probability-weighted estimate, and this gate checks no attribute given by "
+                               "`probabilities:` or `bisg:`; remove `decide_on`",
+                               (("gates", i, "decide_on"), ("gates", i, "metric"), ("gates", i, "attribute")) + _metric_keys(s, g)))
         elif g.decide_on is not None and g.decide_on != s.intervals.proxy_decision:
-            out.append(ls.problem(("gates", i, "decide_on"),
-                                  f"`decide_on: {g.decide_on}` differs from the row's decision interval "
-                                  f"(`intervals.proxy_decision: {s.intervals.proxy_decision}`): a gate decides on "
-                                  "the interval the row's verdict and sentence follow; set `intervals.proxy_decision: "
-                                  f"{g.decide_on}` to decide every proxy row on it, and remove `decide_on` here"))
+            out.append(ls.rule(("gates", i, "decide_on"),
+                               f"`decide_on: {g.decide_on}` differs from the row's decision interval "
+                               f"(`intervals.proxy_decision: {s.intervals.proxy_decision}`): a gate decides on "
+                               "the interval the row's verdict and sentence follow; set `intervals.proxy_decision: "
+                               f"{g.decide_on}` to decide every proxy row on it, and remove `decide_on` here",
+                               (("gates", i, "decide_on"), ("intervals", "proxy_decision"))))
         if g.per_pair and pair_kind == "none":
-            out.append(ls.problem(("gates", i, "per_pair"),
-                                  f"'{g.metric}' has no pairs (one value per attribute); remove `per_pair` to gate "
-                                  "its value"))
+            out.append(ls.rule(("gates", i, "per_pair"),
+                               f"'{g.metric}' has no pairs (one value per attribute); remove `per_pair` to gate "
+                               "its value",
+                               (("gates", i, "per_pair"), ("gates", i, "metric"))))
             continue
         if g.task is not None:
             if not g.per_pair:
-                out.append(ls.problem(("gates", i, "task"),
-                                      "`task` selects the pairs of one task, and the headline value covers every "
-                                      "task; add `per_pair: true` or remove `task:`"))
+                out.append(ls.rule(("gates", i, "task"),
+                                   "`task` selects the pairs of one task, and the headline value covers every "
+                                   "task; add `per_pair: true` or remove `task:`",
+                                   (("gates", i, "task"), ("gates", i, "per_pair"))))
             elif pair_kind == "combination":
-                out.append(ls.problem(("gates", i, "task"),
-                                      f"'{g.metric}' pairs are task combinations, not single tasks; remove `task:` "
-                                      "to gate every combination"))
+                out.append(ls.rule(("gates", i, "task"),
+                                   f"'{g.metric}' pairs are task combinations, not single tasks; remove `task:` "
+                                   "to gate every combination",
+                                   (("gates", i, "task"), ("gates", i, "metric"))))
             else:
                 key, deferred = _static_task(s, g.task)
                 if key is None:
                     choices = _task_choices(s)
-                    out.append(ls.problem(("gates", i, "task"),
-                                          f"unknown task '{g.task}'{did_you_mean(g.task, choices)}; declared: "
-                                          f"{', '.join(s.tasks)}; name a key of `tasks:`, a task column of a "
-                                          "`columns:` set or a task label such as 'obj_05=1'"))
+                    out.append(ls.rule(("gates", i, "task"),
+                                       f"unknown task '{g.task}'{did_you_mean(g.task, choices)}; declared: "
+                                       f"{', '.join(s.tasks)}; name a key of `tasks:`, a task column of a "
+                                       "`columns:` set or a task label such as 'obj_05=1'",
+                                       (("gates", i, "task"), ("tasks",))))
                 else:
                     allowed = [m for m in _covering(s, g) if m.tasks is None or key in m.tasks]
                     if not allowed:
                         on = sorted({t for m in _covering(s, g) for t in (m.tasks or [])})
-                        out.append(ls.problem(("gates", i, "task"),
-                                              f"'{g.metric}' is computed on task{'s' if len(on) != 1 else ''} "
-                                              f"{', '.join(on)} only (its `tasks:` in `metrics:`), so task "
-                                              f"'{g.task}' selects nothing; gate one of those or add '{key}' to "
-                                              "the metric's tasks"))
+                        out.append(ls.rule(("gates", i, "task"),
+                                           f"'{g.metric}' is computed on task{'s' if len(on) != 1 else ''} "
+                                           f"{', '.join(on)} only (its `tasks:` in `metrics:`), so task "
+                                           f"'{g.task}' selects nothing; gate one of those or add '{key}' to "
+                                           "the metric's tasks",
+                                           (("gates", i, "task"), ("gates", i, "metric"), ("gates", i, "attribute")) + _metric_keys(s, g)))
         out += _cannot_fail_static(ls, i, g)
     return out
 
@@ -151,23 +167,27 @@ def _cannot_fail_static(ls, i: int, g) -> list[Problem]:
     lo, hi = quantity_range(g.metric, g.per_pair)
     what = f"a pair's {catalogue.CATALOGUE[g.metric].pair_gated}" if g.per_pair else f"the value of {g.metric}"
     if g.max is not None and g.max >= hi:
-        out.append(ls.problem(("gates", i, "max"),
-                              f"this bound cannot fail: {what} is at most {hi:g}, so its interval can never lie "
-                              f"above {g.max:g}; choose a `max` below {hi:g}"))
+        out.append(ls.rule(("gates", i, "max"),
+                           f"this bound cannot fail: {what} is at most {hi:g}, so its interval can never lie "
+                           f"above {g.max:g}; choose a `max` below {hi:g}",
+                           (("gates", i, "max"), ("gates", i, "metric"), ("gates", i, "per_pair"))))
     if g.min is not None and g.min <= lo:
-        out.append(ls.problem(("gates", i, "min"),
-                              f"this bound cannot fail: {what} is at least {lo:g}, so its interval can never lie "
-                              f"below {g.min:g}; choose a `min` above {lo:g}"))
+        out.append(ls.rule(("gates", i, "min"),
+                           f"this bound cannot fail: {what} is at least {lo:g}, so its interval can never lie "
+                           f"below {g.min:g}; choose a `min` above {lo:g}",
+                           (("gates", i, "min"), ("gates", i, "metric"), ("gates", i, "per_pair"))))
     if g.abs_max is not None and g.abs_max >= max(abs(lo), abs(hi)):
-        out.append(ls.problem(("gates", i, "abs_max"),
-                              f"this bound cannot fail: |{what.split(' ', 1)[1] if what.startswith('a ') else what}| "
-                              f"is at most {max(abs(lo), abs(hi)):g}, so its interval can never lie outside "
-                              f"±{g.abs_max:g}; choose an `abs_max` below {max(abs(lo), abs(hi)):g}"))
+        out.append(ls.rule(("gates", i, "abs_max"),
+                           f"this bound cannot fail: |{what.split(' ', 1)[1] if what.startswith('a ') else what}| "
+                           f"is at most {max(abs(lo), abs(hi)):g}, so its interval can never lie outside "
+                           f"±{g.abs_max:g}; choose an `abs_max` below {max(abs(lo), abs(hi)):g}",
+                           (("gates", i, "abs_max"), ("gates", i, "metric"), ("gates", i, "per_pair"))))
     if g.max_increase is not None and g.max_increase >= worsening_max(g.metric, g.per_pair):
         w = worsening_max(g.metric, g.per_pair)
-        out.append(ls.problem(("gates", i, "max_increase"),
-                              f"this bound cannot fail: {what} can worsen by at most {w:g}, so the change can never "
-                              f"exceed {g.max_increase:g}; choose a `max_increase` below {w:g}"))
+        out.append(ls.rule(("gates", i, "max_increase"),
+                           f"this bound cannot fail: {what} can worsen by at most {w:g}, so the change can never "
+                           f"exceed {g.max_increase:g}; choose a `max_increase` below {w:g}",
+                           (("gates", i, "max_increase"), ("gates", i, "metric"), ("gates", i, "per_pair"))))
     return out
 
 

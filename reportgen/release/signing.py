@@ -137,31 +137,36 @@ def load_credentials(ls: Any, *, now: dt.datetime | None = None) -> tuple[Creden
     problems: list[Problem] = []
     password = os.environ.get(sg.password_env)
     if password is None:
-        problems.append(ls.problem(at_env, f"environment variable {sg.password_env} is not set, and it must hold the "
-                                           f"password of '{sg.pkcs12}'; set it before running (an empty value for a "
-                                           "file without a password), or name another variable in "
-                                           "output.sign.password_env"))
+        problems.append(ls.rule(at_env, f"environment variable {sg.password_env} is not set, and it must hold the "
+                                f"password of '{sg.pkcs12}'; set it before running (an empty value for a "
+                                "file without a password), or name another variable in "
+                                "output.sign.password_env",
+                                (at_env,)))
     path = ls.resolve(sg.pkcs12)
     if not path.is_file():
         what = "is a folder, not a file" if path.is_dir() else "not found"
-        problems.append(ls.problem(at_file, f"PKCS#12 file '{sg.pkcs12}' {what} (resolved to {path}); paths are "
-                                            "relative to the spec file"))
+        problems.append(ls.rule(at_file, f"PKCS#12 file '{sg.pkcs12}' {what} (resolved to {path}); paths are "
+                                "relative to the spec file",
+                                (at_file,)))
         return None, problems
     try:
         size = path.stat().st_size
         data = b"" if size > MAX_PKCS12_BYTES else path.read_bytes()
     except OSError as e:
-        problems.append(ls.problem(at_file, f"cannot read PKCS#12 file '{sg.pkcs12}' ({e.strerror or e}); make it "
-                                            "readable by the user running reportgen"))
+        problems.append(ls.rule(at_file, f"cannot read PKCS#12 file '{sg.pkcs12}' ({e.strerror or e}); make it "
+                                "readable by the user running reportgen",
+                                (at_file,)))
         return None, problems
     if size > MAX_PKCS12_BYTES:
-        problems.append(ls.problem(at_file, f"'{sg.pkcs12}' is {size:,} bytes, far more than a PKCS#12 key file; "
-                                            "name the .p12 or .pfx file that holds the signing key"))
+        problems.append(ls.rule(at_file, f"'{sg.pkcs12}' is {size:,} bytes, far more than a PKCS#12 key file; "
+                                "name the .p12 or .pfx file that holds the signing key",
+                                (at_file,)))
         return None, problems
     if not _is_pkcs12(data):
         pem = " (it is PEM text)" if data.lstrip().startswith(b"-----BEGIN") else ""
-        problems.append(ls.problem(at_file, f"'{sg.pkcs12}' is not a PKCS#12 file (.p12 or .pfx){pem}; "
-                                            f"{_EXPORT_HINT}"))
+        problems.append(ls.rule(at_file, f"'{sg.pkcs12}' is not a PKCS#12 file (.p12 or .pfx){pem}; "
+                                f"{_EXPORT_HINT}",
+                                (at_file,)))
         return None, problems
     if password is None:
         return None, problems
@@ -174,13 +179,15 @@ def load_credentials(ls: Any, *, now: dt.datetime | None = None) -> tuple[Creden
         except (ValueError, TypeError):
             continue
     if loaded is None:
-        problems.append(ls.problem(at_env, f"the password in {sg.password_env} does not open '{sg.pkcs12}' (wrong "
-                                           "password, or an encryption OpenSSL no longer reads, such as RC2-40); set "
-                                           "the variable to this file's password, or re-export the file with AES"))
+        problems.append(ls.rule(at_env, f"the password in {sg.password_env} does not open '{sg.pkcs12}' (wrong "
+                                "password, or an encryption OpenSSL no longer reads, such as RC2-40); set "
+                                "the variable to this file's password, or re-export the file with AES",
+                                (at_env, at_file)))
         return None, problems
     key, cert, chain = loaded
     for message in _key_problems(key, cert, chain, sg.pkcs12, now or dt.datetime.now(dt.timezone.utc)):
-        problems.append(ls.problem(at_file, message))
+        problems.append(ls.rule(at_file, message,
+                                (at_file,)))
     if problems:
         return None, problems
     return Credentials(sg.pkcs12, _subject(cert), data, pw), []

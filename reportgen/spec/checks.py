@@ -24,9 +24,9 @@ def cross_key_problems(ls: LoadedSpec) -> list[Problem]:
     habit of a rule across keys living on the option that owns it), run once the whole spec is validated, since
     it reads other sections; the rules here span several models or are owned by a later stage (gates, signing)."""
     s = ls.spec
-    out: list[Problem] = [ls.problem(where, msg) for where, msg in s.spec_problems()]
+    out: list[Problem] = ls.rules(s.spec_problems())
     for i, m in enumerate(s.metrics):
-        out += [ls.problem(where, msg) for where, msg in m.spec_problems(s, i)]
+        out += ls.rules(m.spec_problems(s, i))
     out += separator_problems(ls)
     from reportgen.release import gate_selection  # not release.gates: a spec check needs no results model
 
@@ -36,7 +36,7 @@ def cross_key_problems(ls: LoadedSpec) -> list[Problem]:
     out += _kind_problems(ls)
     out += _proxy_problems(ls)
     for name, t in s.tasks.items():
-        out += [ls.problem(where, msg) for where, msg in t.spec_problems(s, name)]
+        out += ls.rules(t.spec_problems(s, name))
     # a base source is needed only by the metrics that compare with one (co-occurrence amplification, Multi→)
     base_users = [(i, m.name) for i, m in enumerate(s.metrics) if m.name in BASE_METRICS]
     sources = [s.base.source] + list(s.base.compare)
@@ -45,16 +45,22 @@ def cross_key_problems(ls: LoadedSpec) -> list[Problem]:
         if s.base.source != "train":
             where = ("base", "compare")
         default = " (the default)" if not ls.marks.has(("base", "source")) else ""
-        out.append(ls.problem(where, f"{base_users[0][1]} compares with a base source, and base source `train`{default} "
-                                     "needs data.train; add data.train, or set base.source: test"))
+        out.append(ls.rule(where, f"{base_users[0][1]} compares with a base source, and base source `train`{default} "
+                                  "needs data.train; add data.train, or set base.source: test",
+                           (("base", "source"), ("base", "compare"), ("data", "train"))))
     if s.output.sign is not None:
         from reportgen.release import signing  # what a key must be to sign: release/signing owns it
 
         out += signing.spec_problems(ls)
     out += logo_problems(ls)
     if s.local_bias is not None:
-        out += [ls.problem(where, msg) for where, msg in s.local_bias.spec_problems(s)]
+        out += ls.rules(s.local_bias.spec_problems(s))
     return out
+
+
+def _label_keys(tasks: list[str]) -> tuple[tuple, ...]:
+    """The keys a label-free task was judged by: its `column:` and `columns:` (absent) and its `kind:`."""
+    return tuple(("tasks", t, k) for t in tasks for k in ("column", "columns", "kind"))
 
 
 def _no_label(names: list[str]) -> str:
@@ -76,39 +82,44 @@ def _scoring_problems(ls: LoadedSpec) -> list[Problem]:
             if t is None or tname not in binary:  # another kind: refused by the kind check
                 continue
             if m.name in scoring and t.score is None:
-                out.append(ls.problem(where, f"{m.name} compares scores with the median score of all rows, and task "
-                                             f"'{tname}' has `predicted:`, no `score:`; give the task `score: "
-                                             f"<column>`, or use {catalogue.CATALOGUE[m.name].selecting} for a tool that selects"))
+                out.append(ls.rule(where, f"{m.name} compares scores with the median score of all rows, and task "
+                                          f"'{tname}' has `predicted:`, no `score:`; give the task `score: "
+                                          f"<column>`, or use {catalogue.CATALOGUE[m.name].selecting} for a tool "
+                                          "that selects", (where, ("tasks", tname, "score"))))
             elif m.name in scoring and t.classes is not None:
-                out.append(ls.problem(where, f"{m.name} counts the scores above the median score of all rows, and "
-                                             f"task '{tname}' splits one score into `classes:` (the other class "
-                                             "would count the scores at or below it); drop `classes:` and name the "
-                                             "scored class with `positive:`"))
+                out.append(ls.rule(where, f"{m.name} counts the scores above the median score of all rows, and "
+                                          f"task '{tname}' splits one score into `classes:` (the other class "
+                                          "would count the scores at or below it); drop `classes:` and name the "
+                                          "scored class with `positive:`", (where, ("tasks", tname, "classes"))))
             elif m.name in scoring and t.threshold is not None:
-                out.append(ls.problem(where, f"{m.name} compares scores with the median score of all rows, not with a "
-                                             f"threshold, and task '{tname}' has `threshold:`; remove `threshold:` "
-                                             "from the task (a tool that scores), or use selection_rate and "
-                                             "impact_ratio for the selections the threshold makes"))
+                out.append(ls.rule(where, f"{m.name} compares scores with the median score of all rows, not with a "
+                                          f"threshold, and task '{tname}' has `threshold:`; remove `threshold:` "
+                                          "from the task (a tool that scores), or use selection_rate and "
+                                          "impact_ratio for the selections the threshold makes",
+                                   (where, ("tasks", tname, "threshold"))))
             elif m.name not in scoring and t.score is not None and t.threshold is None:
                 unscored.setdefault(tname, [])
                 if m.name not in unscored[tname]:
                     unscored[tname].append(m.name)
     for tname, names in unscored.items():
         they = "it reads" if len(names) == 1 else "they read"
-        out.append(ls.problem(("tasks", tname, "score"), f"`score` needs `threshold` for {' and '.join(names)} "
-                                                         f"({they} the task's prediction); add `threshold: <number>` "
-                                                         "or `threshold: calibrate`, or use scoring_rate and "
-                                                         "scoring_impact_ratio for a tool that scores"))
+        out.append(ls.rule(("tasks", tname, "score"), f"`score` needs `threshold` for {' and '.join(names)} "
+                                                      f"({they} the task's prediction); add `threshold: <number>` "
+                                                      "or `threshold: calibrate`, or use scoring_rate and "
+                                                      "scoring_impact_ratio for a tool that scores",
+                           (("tasks", tname, "score"), ("tasks", tname, "threshold"))))
     lb = s.local_bias
     if lb is not None and lb.task in s.tasks and not is_binary(s.tasks[lb.task]):
-        out.append(ls.problem(("local_bias", "task"), f"local_bias clusters the errors or predictions of a binary "
-                                                      f"task, and task '{lb.task}' is `kind: "
-                                                      f"{s.tasks[lb.task].kind}`; name a binary task"))
+        out.append(ls.rule(("local_bias", "task"), f"local_bias clusters the errors or predictions of a binary "
+                                                   f"task, and task '{lb.task}' is `kind: "
+                                                   f"{s.tasks[lb.task].kind}`; name a binary task",
+                           (("local_bias", "task"), ("tasks", lb.task, "kind"))))
     elif lb is not None and lb.task in s.tasks and s.tasks[lb.task].score is not None \
             and s.tasks[lb.task].threshold is None:
-        out.append(ls.problem(("local_bias", "task"), f"local_bias reads the task's prediction, and task '{lb.task}' "
-                                                      "has `score:` without `threshold:`; add `threshold: <number>` "
-                                                      "to the task or name another task"))
+        out.append(ls.rule(("local_bias", "task"), f"local_bias reads the task's prediction, and task '{lb.task}' "
+                                                   "has `score:` without `threshold:`; add `threshold: <number>` "
+                                                   "to the task or name another task",
+                           (("local_bias", "task"), ("tasks", lb.task, "score"), ("tasks", lb.task, "threshold"))))
     return out
 
 
@@ -131,39 +142,43 @@ def _label_free_problems(ls: LoadedSpec) -> list[Problem]:
         if m.tasks is None:
             hit = [t for t in free if s.tasks[t].kind in catalogue.CATALOGUE[m.name].task_kinds]
             if hit:
-                out.append(ls.problem(("metrics", i, "name"),
-                                      f"{m.name} needs the true label, and {_no_label(hit)} no `column:`; add the "
-                                      "label column to the task or restrict this metric with `tasks:`"))
+                out.append(ls.rule(("metrics", i, "name"),
+                                   f"{m.name} needs the true label, and {_no_label(hit)} no `column:`; add the "
+                                   "label column to the task or restrict this metric with `tasks:`",
+                                   (("metrics", i, "name"),) + _label_keys(hit)))
         else:
             hit = [t for t in m.tasks if t in free]
             for j, t in enumerate(m.tasks):
                 if t in free:
-                    out.append(ls.problem(("metrics", i, "tasks", j),
-                                          f"{m.name} needs the true label, and task '{t}' has no `column:`; add the "
-                                          "label column to the task or remove it from this metric's `tasks:`"))
+                    out.append(ls.rule(("metrics", i, "tasks", j),
+                                       f"{m.name} needs the true label, and task '{t}' has no `column:`; add the "
+                                       "label column to the task or remove it from this metric's `tasks:`",
+                                       (("metrics", i, "tasks", j),) + _label_keys([t])))
         if hit:
             offending.setdefault(m.name, [])
             offending[m.name] += [t for t in hit if t not in offending[m.name]]
     for i, g in enumerate(s.gates):
         if g.metric in offending:
             hit = offending[g.metric]
-            out.append(ls.problem(("gates", i, "metric"),
-                                  f"gate on {g.metric}, which needs the true label, and {_no_label(hit)} no "
-                                  "`column:`; add the label column to the task or restrict the metric with `tasks:` "
-                                  "in `metrics:`"))
+            out.append(ls.rule(("gates", i, "metric"),
+                               f"gate on {g.metric}, which needs the true label, and {_no_label(hit)} no "
+                               "`column:`; add the label column to the task or restrict the metric with `tasks:` "
+                               "in `metrics:`", (("gates", i, "metric"),) + _label_keys(hit)))
     for name in free:
         if s.tasks[name].threshold == "calibrate":
-            out.append(ls.problem(("tasks", name, "threshold"),
-                                  f"threshold: calibrate matches the training data's positive rate, which needs the "
-                                  f"true label, and task '{name}' has no `column:`; give a number as the threshold "
-                                  "or add the label column to the task"))
+            out.append(ls.rule(("tasks", name, "threshold"),
+                               f"threshold: calibrate matches the training data's positive rate, which needs the "
+                               f"true label, and task '{name}' has no `column:`; give a number as the threshold "
+                               "or add the label column to the task",
+                               (("tasks", name, "threshold"),) + _label_keys([name])))
     lb = s.local_bias
     if lb is not None and lb.task in free and lb.performance != "positive_rate":
         where = ("local_bias", "performance") if "performance" in lb.model_fields_set else ("local_bias", "task")
         default = "" if "performance" in lb.model_fields_set else " (the default)"
-        out.append(ls.problem(where, f"local_bias performance {lb.performance}{default} needs the true label, and "
-                                     f"task '{lb.task}' has no `column:`; set `performance: positive_rate` (the "
-                                     "selection rate) or add the label column to the task"))
+        out.append(ls.rule(where, f"local_bias performance {lb.performance}{default} needs the true label, and "
+                                  f"task '{lb.task}' has no `column:`; set `performance: positive_rate` (the "
+                                  "selection rate) or add the label column to the task",
+                           (("local_bias", "performance"), ("local_bias", "task")) + _label_keys([lb.task])))
     return out
 
 
@@ -184,36 +199,41 @@ def _kind_problems(ls: LoadedSpec) -> list[Problem]:
             for j, tname in enumerate(m.tasks):
                 t = s.tasks.get(tname)
                 if t is not None and t.kind not in info.task_kinds:
-                    out.append(ls.problem(("metrics", i, "tasks", j),
-                                          f"{m.name} reads {_kinds(info.task_kinds)} tasks, and task '{tname}' is "
-                                          f"`kind: {t.kind}`; remove it from this metric's `tasks:`, or use a metric "
-                                          f"that reads {t.kind} tasks"))
+                    out.append(ls.rule(("metrics", i, "tasks", j),
+                                       f"{m.name} reads {_kinds(info.task_kinds)} tasks, and task '{tname}' is "
+                                       f"`kind: {t.kind}`; remove it from this metric's `tasks:`, or use a metric "
+                                       f"that reads {t.kind} tasks",
+                                       (("metrics", i, "tasks", j), ("metrics", i, "name"), ("tasks", tname, "kind"))))
         elif s.tasks and not covered_tasks(s, m, i):  # without `tasks:`, a metric covers the tasks of its kinds
             kinds = sorted({t.kind for t in s.tasks.values()})
-            out.append(ls.problem(("metrics", i, "name"),
-                                  f"no {_kinds(info.task_kinds)} task to cover: {m.name} reads "
-                                  f"{_kinds(info.task_kinds)} tasks, and every task of this spec is `kind: "
-                                  f"{_kinds(tuple(kinds))}`; remove this metric, or add a task it reads"))
+            out.append(ls.rule(("metrics", i, "name"),
+                               f"no {_kinds(info.task_kinds)} task to cover: {m.name} reads "
+                               f"{_kinds(info.task_kinds)} tasks, and every task of this spec is `kind: "
+                               f"{_kinds(tuple(kinds))}`; remove this metric, or add a task it reads",
+                               (("metrics", i, "name"),) + tuple(("tasks", t, "kind") for t in s.tasks)))
         if info.needs_column:
             for tname, where in covered_tasks(s, m, i):
                 t = s.tasks.get(tname)
                 if t is not None and t.kind in info.task_kinds and t.kind != "binary" and t.column is None:
-                    out.append(ls.problem(where, f"{m.name} compares task '{tname}' with its true "
-                                                 f"{'label' if t.kind == 'score' else 'value'}, and the task has no "
-                                                 "`column:`; add `column:` (the column of the "
-                                                 f"{'0/1 label' if t.kind == 'score' else 'true value'}) to the task, "
-                                                 "or remove this metric"))
+                    out.append(ls.rule(where, f"{m.name} compares task '{tname}' with its true "
+                                              f"{'label' if t.kind == 'score' else 'value'}, and the task has no "
+                                              "`column:`; add `column:` (the column of the "
+                                              f"{'0/1 label' if t.kind == 'score' else 'true value'}) to the task, "
+                                              "or remove this metric",
+                                       (where, ("metrics", i, "name"), ("tasks", tname, "kind"),
+                                        ("tasks", tname, "column"))))
         named = [m.attribute] if m.attribute in s.attributes else [] if m.attribute else list(s.attributes)
         hit = [a for a in named if s.attributes[a].membership not in info.membership]
         if hit:
             where = ("metrics", i, "attribute") if m.attribute else ("metrics", i, "name")
-            out.append(ls.problem(where, f"{m.name} reads attributes with {_kinds(info.membership)} group membership, "
+            out.append(ls.rule(where, f"{m.name} reads attributes with {_kinds(info.membership)} group membership, "
                                          f"and attribute{'s' if len(hit) > 1 else ''} {quoted(hit)} "
                                          f"{'have' if len(hit) > 1 else 'has'} {s.attributes[hit[0]].membership} "
                                          f"membership{_why_not(m.name, s.attributes[hit[0]].membership)}; "
                                          + ("restrict this metric with `attribute:` to one it reads"
                                             if any(a.membership in info.membership for a in s.attributes.values())
-                                            else "remove this metric (no attribute of this spec is one it reads)")))
+                                            else "remove this metric (no attribute of this spec is one it reads)"),
+                               (where, ("metrics", i, "name")) + tuple(("attributes", a) for a in hit)))
     return out
 
 
@@ -227,14 +247,16 @@ def _proxy_problems(ls: LoadedSpec) -> list[Problem]:
     for i, inter in enumerate(s.intersections):
         for j, n in enumerate(inter):
             if n in soft:
-                out.append(ls.problem(("intersections", i, j),
-                                      f"attribute '{n}' is given as probabilities (`probabilities:`), which give no "
-                                      "group per row to combine; remove it from this intersection"))
+                out.append(ls.rule(("intersections", i, j),
+                                   f"attribute '{n}' is given as probabilities (`probabilities:`), which give no "
+                                   "group per row to combine; remove it from this intersection",
+                                   (("intersections", i, j), ("attributes", n, "probabilities"))))
     if s.local_bias is not None and s.local_bias.attribute in soft:
-        out.append(ls.problem(("local_bias", "attribute"),
-                              f"attribute '{s.local_bias.attribute}' is given as probabilities (`probabilities:`); "
-                              "local bias clusters the rows of two groups and needs a group per row: name an "
-                              "attribute given by `column:`"))
+        out.append(ls.rule(("local_bias", "attribute"),
+                           f"attribute '{s.local_bias.attribute}' is given as probabilities (`probabilities:`); "
+                           "local bias clusters the rows of two groups and needs a group per row: name an "
+                           "attribute given by `column:`",
+                           (("local_bias", "attribute"), ("attributes", s.local_bias.attribute, "probabilities"))))
     return out
 
 

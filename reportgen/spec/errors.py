@@ -77,6 +77,9 @@ class Problem:
     col: int | None
     path: str
     message: str
+    # the dotted key paths a rule across keys judged (spec/values.KeyProblem.reads): not part of the problem's
+    # identity or text, read by the loader to leave out a rule that judged a value already refused
+    reads: tuple[str, ...] = field(default=(), compare=False)
 
     def format(self) -> str:
         where = self.file

@@ -77,10 +77,11 @@ def separator_problems(ls: LoadedSpec, inferred: dict[str, list] | None = None, 
         return out
     for name in s.attributes:
         if INTERSECTION_SEP in name and inferred is None:
-            out.append(ls.problem(("attributes", name),
-                                  f"attribute name '{name}' contains '{INTERSECTION_SEP}', which joins the "
-                                  "attributes of an intersection's name, so it could name an intersection too; "
-                                  f"rename the attribute without '{INTERSECTION_SEP}'"))
+            out.append(ls.rule(("attributes", name),
+                               f"attribute name '{name}' contains '{INTERSECTION_SEP}', which joins the "
+                               "attributes of an intersection's name, so it could name an intersection too; "
+                               f"rename the attribute without '{INTERSECTION_SEP}'",
+                               (("attributes", name),)))
     parts = {p for inter in s.intersections for p in inter if p in s.attributes}
     for name in sorted(parts, key=list(s.attributes).index):
         a = s.attributes[name]
@@ -99,11 +100,12 @@ def separator_problems(ls: LoadedSpec, inferred: dict[str, list] | None = None, 
         listed = f"{quoted(bad[:5])}{' ...' if len(bad) > 5 else ''}"
         lead = (f"value{'' if one else 's'} {listed} of column '{a.column}' in {rel}" if inferred is not None
                 else f"group name{'' if one else 's'} {listed} of attribute '{name}'")
-        out.append(ls.problem(("attributes", name) + (("labels",) if labelled else _key_tuple(where)),
-                              f"{lead} contain{'s' if one else ''} '{INTERSECTION_SEP}', which joins the groups in the names of intersection "
-                              f"{inter}'s cells, so two different cells could share one name; give each a display "
-                              f"name without '{INTERSECTION_SEP}' with `labels:` (e.g. labels: {{'{bad[0]}': "
-                              f"'{bad[0].replace(INTERSECTION_SEP, ' and ')}'}})"))
+        out.append(ls.rule(("attributes", name) + (("labels",) if labelled else _key_tuple(where)),
+                           f"{lead} contain{'s' if one else ''} '{INTERSECTION_SEP}', which joins the groups in the names of intersection "
+                           f"{inter}'s cells, so two different cells could share one name; give each a display "
+                           f"name without '{INTERSECTION_SEP}' with `labels:` (e.g. labels: {{'{bad[0]}': "
+                           f"'{bad[0].replace(INTERSECTION_SEP, ' and ')}'}})",
+                           (("attributes", name, "groups"), ("attributes", name, "labels"), ("attributes", name, "bins"), ("intersections",))))
     return out
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path as FsPath
-from typing import Any
+from typing import Any, Iterable
 
 from pydantic import ValidationError
 
@@ -18,6 +18,7 @@ from reportgen.spec.checks import cross_key_problems
 from reportgen.spec.errors import MSG_EMPTY_SPEC, MSG_NOT_A_MAPPING, Problem, SpecError
 from reportgen.spec.messages import UNION_TAGS, dotted, validation_problems, value_at
 from reportgen.spec.models import Spec
+from reportgen.spec.values import KeyProblem
 from reportgen.spec.yamlmap import load_with_marks
 
 
@@ -59,12 +60,27 @@ class LoadedSpec:
         p = FsPath(rel).expanduser()
         return p if p.is_absolute() else (self.dir / p)
 
-    def problem(self, path: tuple, message: str) -> Problem:
+    def _in_file(self, path: tuple) -> tuple:
+        """``path`` numbered as in the file (a metric or gate dropped for its own problem shifts the ones after)."""
         path = tuple(path)
         if len(path) >= 2 and path[0] in self.index_maps and isinstance(path[1], int):
-            path = (path[0], self.index_maps[path[0]][path[1]]) + path[2:]  # back to the file's numbering
+            path = (path[0], self.index_maps[path[0]][path[1]]) + path[2:]
+        return path
+
+    def problem(self, path: tuple, message: str) -> Problem:
+        path = self._in_file(path)
         line, col = self.marks.get(path)
         return Problem(str(self.path), line, col, dotted(path), message)
+
+    def rule(self, where: tuple, message: str, reads: tuple[tuple, ...]) -> Problem:
+        """The problem of a rule across keys (spec/checks.py and the rules it runs), at ``where``, naming the key
+        paths it judged (``reads``, at least one: see :class:`~reportgen.spec.values.KeyProblem`)."""
+        p = self.problem(where, message)
+        return Problem(p.file, p.line, p.col, p.path, p.message, tuple(dotted(self._in_file(r)) for r in reads))
+
+    def rules(self, found: Iterable[KeyProblem]) -> list[Problem]:
+        """The problems of a model's ``spec_problems``."""
+        return [self.rule(*kp) for kp in found]
 
 
 PLACEHOLDER = "__reportgen_placeholder__"
@@ -118,21 +134,35 @@ def _under(path: str, keys: list[str]) -> bool:
     return any(path == k or path.startswith((k + ".", k + "[")) for k in keys)
 
 
-def _refused_keys(exc: ValidationError) -> list[tuple]:
-    """(entry, key) of each key whose value the models refused (its own message already says what is wrong)."""
+def _refused_keys(exc: ValidationError) -> list[str]:
+    """The dotted path of each key whose value the models refused (its own message already says what is wrong)."""
     out = []
     for err in exc.errors():
         loc = [p for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p in UNION_TAGS))]
         if len(loc) > 1 and isinstance(loc[-1], str) and err["type"] != "missing":
-            out.append((dotted(tuple(loc[:-1])), loc[-1]))
+            out.append(dotted(tuple(loc)))
     return out
 
 
-def _said(p: Problem, refused: list[tuple]) -> bool:
-    """Whether problem ``p`` is a rule at an entry asking for a key whose value was refused there: the same
-    problem, reported once at the key (e.g. a continuous task "needs favorable: higher or lower" after
-    `favorable: cheaper` was refused)."""
-    return any(p.path == entry and (f"{key}:" in p.message or f"`{key}`" in p.message) for entry, key in refused)
+def _said(p: Problem, refused: list[str]) -> bool:
+    """Whether rule problem ``p`` judged a key whose value was refused (``p.reads``, named where the rule is
+    written): it judged the stand-in, and the mistake is already reported once, at the key (e.g. a continuous task
+    "needs favorable: higher or lower" after `favorable: cheaper` was refused)."""
+    return any(_under(r, refused) for r in p.reads)
+
+
+class RuleWithoutReads(TypeError):
+    """A rule across keys reported a problem without naming the keys it judged: a mistake in reportgen."""
+
+
+def _named_reads(problems: list[Problem]) -> list[Problem]:
+    """``problems``, each a rule's, checked to name the keys it judged (loudly: a rule that forgot would report a
+    second message for a mistake already reported at its key)."""
+    for p in problems:
+        if not p.reads:
+            raise RuleWithoutReads(f"the rule reporting '{p.path}: {p.message}' names no key it judged; write it "
+                                   "with ls.rule(where, message, reads) or KeyProblem(where, message, reads)")
+    return problems
 
 
 def _absent(p: Problem, entries: list[tuple]) -> bool:
@@ -212,7 +242,7 @@ def parse_spec(text: str, file: str) -> LoadedSpec:
     stubbed = False
     renamed: list[tuple] = []  # misspelt keys read as the key suggested for them, for the checks that follow
     unknown_in: list[tuple] = []  # entries with an unknown key read as nothing: their absence proves nothing
-    refused: list[tuple] = []  # (entry, key) of values already refused: a rule asking for that key says it again
+    refused: list[str] = []  # keys whose values were refused: a rule that judged one would say it again
     try:
         spec = Spec.model_validate(raw)
     except ValidationError as exc:
@@ -246,8 +276,8 @@ def parse_spec(text: str, file: str) -> LoadedSpec:
     ls.problems = problems
     ls.renamed = [dotted(p) for p in renamed]
     if spec is not None:
-        cross = [p for p in cross_key_problems(ls) if not _under(p.path, ls.renamed) and not _absent(p, unknown_in)
-                 and not _said(p, refused)]
+        cross = [p for p in _named_reads(cross_key_problems(ls)) if not _under(p.path, ls.renamed)
+                 and not _absent(p, unknown_in) and not _said(p, refused)]
         ls.problems += cross
         ls.data_checkable = not cross and not stubbed  # names that point nowhere: data checks would be guesswork
     return ls

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 from pydantic import Discriminator, Field, Tag, field_validator
 
 from reportgen.spec.errors import did_you_mean
-from reportgen.spec.values import GroupName, KeyProblems, Strict
+from reportgen.spec.values import GroupName, KeyProblem, KeyProblems, Strict
 
 if TYPE_CHECKING:
     from reportgen.spec.models import Spec
@@ -93,19 +93,23 @@ class LocalBias(Strict):
         merging can stop at `min_clusters`."""
         declared = spec.attribute_names()
         if self.attribute not in declared:
-            yield (("local_bias", "attribute"),
-                   f"unknown attribute '{self.attribute}'{did_you_mean(self.attribute, declared)}; declared: "
-                   f"{', '.join(sorted(declared))}")
+            yield KeyProblem(("local_bias", "attribute"),
+                             f"unknown attribute '{self.attribute}'{did_you_mean(self.attribute, declared)}; "
+                             f"declared: {', '.join(sorted(declared))}",
+                             (("local_bias", "attribute"), ("attributes",), ("intersections",)))
         elif self.attribute in spec.attributes and spec.attributes[self.attribute].groups is not None:
             groups = [str(g) for g in spec.attributes[self.attribute].groups]
             if self.groups is None and len(groups) != 2:
-                yield (("local_bias", "attribute"),
-                       f"LOGAN compares two groups and attribute '{self.attribute}' has {len(groups)} "
-                       f"({', '.join(groups)}); name the two with `groups: [..., ...]`")
+                yield KeyProblem(("local_bias", "attribute"),
+                                 f"LOGAN compares two groups and attribute '{self.attribute}' has {len(groups)} "
+                                 f"({', '.join(groups)}); name the two with `groups: [..., ...]`",
+                                 (("local_bias", "attribute"), ("local_bias", "groups"),
+                                  ("attributes", self.attribute, "groups")))
         if self.task not in spec.tasks:
-            yield (("local_bias", "task"),
-                   f"unknown task '{self.task}'{did_you_mean(self.task, spec.tasks)}; declared: "
-                   f"{', '.join(spec.tasks)}")
+            yield KeyProblem(("local_bias", "task"),
+                             f"unknown task '{self.task}'{did_you_mean(self.task, spec.tasks)}; declared: "
+                             f"{', '.join(spec.tasks)}", (("local_bias", "task"), ("tasks",)))
         if self.k < self.min_clusters:
-            yield (("local_bias", "k"), f"k = {self.k} is below min_clusters = {self.min_clusters}; raise k or lower "
-                                        "min_clusters")
+            yield KeyProblem(("local_bias", "k"), f"k = {self.k} is below min_clusters = {self.min_clusters}; raise "
+                                                  "k or lower min_clusters",
+                             (("local_bias", "k"), ("local_bias", "min_clusters")))

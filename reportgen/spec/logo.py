@@ -47,7 +47,8 @@ def logo_problems(ls: LoadedSpec) -> list[Problem]:
         msg = "logo is larger than 2 MB; use a smaller image"
     else:
         return []
-    return [ls.problem(("report", "logo"), msg)]
+    return [ls.rule(("report", "logo"), msg,
+                    (("report", "logo"),))]
 
 
 def logo_file(ls: LoadedSpec) -> FsPath | None:

@@ -9,7 +9,7 @@ from pydantic import Field, ValidationError, create_model, field_validator, mode
 from reportgen.spec import catalogue
 from reportgen.spec.errors import MSG_UNKNOWN_METRIC, did_you_mean
 from reportgen.spec.options import FAMILY_OPTIONS, Options, owners_of, takers_of
-from reportgen.spec.values import KeyProblems, Strict
+from reportgen.spec.values import KeyProblem, KeyProblems, Strict
 
 if TYPE_CHECKING:
     from reportgen.spec.models import Spec
@@ -72,24 +72,28 @@ class _MetricBase(Strict):
             return
         if not catalogue.CATALOGUE[self.name].reads_target:
             readers = [n for n, info in catalogue.CATALOGUE.items() if info.reads_target]
-            yield (("metrics", i, "target"), f"{self.name} reads no target distribution (`target:` is for "
-                                             f"{' and '.join(readers)}); remove `target:`")
+            yield KeyProblem(("metrics", i, "target"), f"{self.name} reads no target distribution (`target:` is "
+                                                       f"for {' and '.join(readers)}); remove `target:`",
+                             (("metrics", i, "target"), ("metrics", i, "name")))
         elif self.attribute is None:
-            yield (("metrics", i, "target"), "a target names the groups of one attribute; add `attribute:` (one "
-                                             "metric entry per attribute, each with its own target)")
+            yield KeyProblem(("metrics", i, "target"), "a target names the groups of one attribute; add "
+                                                       "`attribute:` (one metric entry per attribute, each with its "
+                                                       "own target)", (("metrics", i, "target"), ("metrics", i, "attribute")))
 
     def spec_problems(self, spec: Spec, i: int) -> KeyProblems:
         """This metric's rules across the spec (it is ``metrics[i]``): the attribute and tasks it names are
         declared, a metric that compares two groups has them, a metric that reads predicted attributes has one."""
         declared = spec.attribute_names()
         if self.attribute is not None and self.attribute not in declared:
-            yield (("metrics", i, "attribute"),
-                   f"unknown attribute '{self.attribute}'{did_you_mean(self.attribute, declared)}; declared: "
-                   f"{', '.join(sorted(declared))}")
+            yield KeyProblem(("metrics", i, "attribute"),
+                             f"unknown attribute '{self.attribute}'{did_you_mean(self.attribute, declared)}; "
+                             f"declared: {', '.join(sorted(declared))}",
+                             (("metrics", i, "attribute"), ("attributes",), ("intersections",)))
         for j, t in enumerate(self.tasks or ()):
             if t not in spec.tasks:
-                yield (("metrics", i, "tasks", j),
-                       f"unknown task '{t}'{did_you_mean(t, spec.tasks)}; declared: {', '.join(spec.tasks)}")
+                yield KeyProblem(("metrics", i, "tasks", j),
+                                 f"unknown task '{t}'{did_you_mean(t, spec.tasks)}; declared: {', '.join(spec.tasks)}",
+                                 (("metrics", i, "tasks", j), ("tasks",)))
         yield from self._target_problems(i)
         need = catalogue.CATALOGUE[self.name].min_groups
         if need > 1:
@@ -97,9 +101,10 @@ class _MetricBase(Strict):
                 groups = spec.attributes[a].groups if a in spec.attributes else None
                 # groups from the data are checked once they are known (data.checks.resolve_groups)
                 if groups is not None and len(groups) < need:
-                    yield (("attributes", a, "groups"),
-                           f"{self.name} compares {_count_word(need)} groups and attribute '{a}' declares only "
-                           f"{len(groups)}; list at least {_count_word(need)} groups")
+                    yield KeyProblem(("attributes", a, "groups"),
+                                     f"{self.name} compares {_count_word(need)} groups and attribute '{a}' declares "
+                                     f"only {len(groups)}; list at least {_count_word(need)} groups",
+                                     (("attributes", a, "groups"), ("metrics", i, "name"), ("metrics", i, "attribute")))
         if catalogue.CATALOGUE[self.name].needs_predicted_attribute:
             targets = [self.attribute] if self.attribute else list(spec.attributes)
             # an attribute of a membership the metric does not read (proxy probabilities) is refused for that, once
@@ -107,9 +112,11 @@ class _MetricBase(Strict):
             reads = catalogue.CATALOGUE[self.name].membership
             targets = [a for a in targets if a not in spec.attributes or spec.attributes[a].membership in reads]
             if targets and all(a in spec.attributes and spec.attributes[a].predicted is None for a in targets):
-                yield (("metrics", i, "name"),
-                       f"{self.name} needs predicted attributes; add `predicted: <column>` to "
-                       f"attributes.{targets[0]} or remove this metric")
+                yield KeyProblem(("metrics", i, "name"),
+                                 f"{self.name} needs predicted attributes; add `predicted: <column>` to "
+                                 f"attributes.{targets[0]} or remove this metric",
+                                 (("metrics", i, "name"), ("metrics", i, "attribute"))
+                                 + tuple(("attributes", a, "predicted") for a in targets))
 
 
 # One metric of `metrics:`: name, attribute and tasks, and every family's options (each declared once, in

@@ -16,7 +16,7 @@ from reportgen.spec.local_bias import LocalBias
 from reportgen.spec.metric import Gate, Metric
 from reportgen.spec.sql import DataEntry, SqlQuery, query_name
 from reportgen.spec.tasks import Task
-from reportgen.spec.values import KeyProblems, Strict
+from reportgen.spec.values import KeyProblem, KeyProblems, Strict
 
 
 class ModelInfo(Strict):
@@ -304,17 +304,18 @@ class Spec(Strict):
         """The top level's own rules across keys: an intersection names two or more declared attributes."""
         for i, inter in enumerate(self.intersections):
             if len(inter) < 2:
-                yield ("intersections", i), "an intersection names at least two attributes; add one or remove the " \
-                                            "intersection"
+                yield KeyProblem(("intersections", i), "an intersection names at least two attributes; add one or "
+                                                       "remove the intersection", (("intersections", i),))
             for j, a in enumerate(inter):
                 if a not in self.attributes:
-                    yield (("intersections", i, j),
-                           f"unknown attribute '{a}'{did_you_mean(a, set(self.attributes))}; declared: "
-                           f"{', '.join(self.attributes)}")
+                    yield KeyProblem(("intersections", i, j),
+                                     f"unknown attribute '{a}'{did_you_mean(a, set(self.attributes))}; declared: "
+                                     f"{', '.join(self.attributes)}", (("intersections", i, j), ("attributes",)))
                 elif self.attributes[a].membership != "hard":
-                    yield (("intersections", i, j),
-                           f"attribute '{a}' has group probabilities, not one group per row, so it cannot be "
-                           "intersected; compare its groups on their own, or give the true attribute as `column:`")
+                    yield KeyProblem(("intersections", i, j),
+                                     f"attribute '{a}' has group probabilities, not one group per row, so it cannot "
+                                     "be intersected; compare its groups on their own, or give the true attribute as "
+                                     "`column:`", (("intersections", i, j), ("attributes", a)))
 
     def attribute_names(self) -> set[str]:
         """The names a metric or `local_bias` may give as its attribute: the attributes and the intersections."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
-from reportgen.spec.values import KeyProblems, Scalar, Strict, as_text
+from reportgen.spec.values import KeyProblem, KeyProblems, Scalar, Strict, as_text
 
 if TYPE_CHECKING:
     from reportgen.spec.models import Spec
@@ -146,46 +146,55 @@ class Task(Strict):
         for key in sorted(self.model_fields_set - KIND_KEYS[kind] - {"kind"}):
             if kind == "binary" and key in KIND_KEYS["continuous"] | KIND_KEYS["score"] | KIND_KEYS["ranking"]:
                 users = [k for k in NUMERIC_KINDS if key in KIND_KEYS[k]]
-                yield (at + (key,), f"`{key}` applies to {' and '.join(users)} tasks, and this task is binary; "
-                                    f"remove `{key}:`, or set `kind:` to {' or '.join(users)}")
+                yield KeyProblem(at + (key,), f"`{key}` applies to {' and '.join(users)} tasks, and this task is "
+                                              f"binary; remove `{key}:`, or set `kind:` to {' or '.join(users)}",
+                                 (at + (key,), at + ("kind",)))
             elif kind != "binary":
-                yield (at + (key,), f"a {kind} task does not take `{key}`; it takes "
-                                    f"{', '.join('`' + k + '`' for k in sorted(KIND_KEYS[kind]))}; remove `{key}:`")
+                yield KeyProblem(at + (key,), f"a {kind} task does not take `{key}`; it takes "
+                                              f"{', '.join('`' + k + '`' for k in sorted(KIND_KEYS[kind]))}; remove "
+                                              f"`{key}:`", (at + (key,), at + ("kind",)))
         if kind == "binary":
             if self.favorable in ("higher", "lower"):
-                yield (at + ("favorable",), f"favorable: {self.favorable} is for continuous and score tasks; a binary "
-                                            "task's favourable prediction is `positive` or `negative`")
+                yield KeyProblem(at + ("favorable",), f"favorable: {self.favorable} is for continuous and score "
+                                                      "tasks; a binary task's favourable prediction is `positive` or "
+                                                      "`negative`", (at + ("favorable",), at + ("kind",)))
             return
         if kind in ("continuous", "score"):
             if "favorable" not in self.model_fields_set or self.favorable not in ("higher", "lower"):
                 what = {"continuous": "a continuous task", "score": "a score task"}[kind]
                 shown = f" (got {self.favorable})" if "favorable" in self.model_fields_set else ""
-                yield (at + ("favorable",) if "favorable" in self.model_fields_set else at,
-                       f"{what} needs favorable: higher or lower{shown}: which direction of the value is better "
-                       "for the person (e.g. lower for a quoted interest rate or a toxicity score)")
+                yield KeyProblem(at + ("favorable",) if "favorable" in self.model_fields_set else at,
+                                 f"{what} needs favorable: higher or lower{shown}: which direction of the value is "
+                                 "better for the person (e.g. lower for a quoted interest rate or a toxicity score)",
+                                 (at + ("favorable",), at + ("kind",)))
         if kind == "continuous" and self.predicted is None:
-            yield (at, "a continuous task needs `predicted:`, the column of the value the tool gives the person (for "
-                       "a regression: the model's prediction); add predicted: <column>")
+            yield KeyProblem(at, "a continuous task needs `predicted:`, the column of the value the tool gives the "
+                                 "person (for a regression: the model's prediction); add predicted: <column>",
+                             (at + ("predicted",), at + ("kind",)))
         if kind == "score" and self.score is None:
-            yield (at, "a score task needs `score:`, the column of the score audited; add score: <column>")
+            yield KeyProblem(at, "a score task needs `score:`, the column of the score audited; add score: <column>",
+                             (at + ("score",), at + ("kind",)))
         if kind == "ranking":
             if self.query is None:
-                yield (at, "a ranking task needs `query:`, the column identifying the query (slate) each item was "
-                           "ranked in; add query: <column>")
+                yield KeyProblem(at, "a ranking task needs `query:`, the column identifying the query (slate) each "
+                                     "item was ranked in; add query: <column>", (at + ("query",), at + ("kind",)))
             if (self.position is None) == (self.score is None):
-                yield (at + (("position",) if self.position is not None else ()),
-                       "a ranking task needs exactly one of `position:` (1 = top) or `score:` (orders the items of a "
-                       "query, higher first)" + ("; remove one" if self.position is not None else "; add one"))
+                yield KeyProblem(at + (("position",) if self.position is not None else ()),
+                                 "a ranking task needs exactly one of `position:` (1 = top) or `score:` (orders the "
+                                 "items of a query, higher first)"
+                                 + ("; remove one" if self.position is not None else "; add one"),
+                                 (at + ("position",), at + ("score",), at + ("kind",)))
             if self.k is None:
-                yield (at, "a ranking task needs `k:`, the cut-off of the top-k metrics (e.g. k: 10)")
+                yield KeyProblem(at, "a ranking task needs `k:`, the cut-off of the top-k metrics (e.g. k: 10)",
+                                 (at + ("k",), at + ("kind",)))
             elif self.k < 1:
-                yield (at + ("k",), f"k must be a whole number of at least 1 (got {self.k}): the top-k metrics "
-                                    "count the first k items of each query")
+                yield KeyProblem(at + ("k",), f"k must be a whole number of at least 1 (got {self.k}): the top-k "
+                                              "metrics count the first k items of each query", (at + ("k",),))
         if self.range is not None:
             r = self.range
             if len(r) != 2 or not all(math.isfinite(v) for v in r) or not r[0] < r[1]:
-                yield (at + ("range",), f"range must be two finite numbers [low, high] with low < high (got "
-                                        f"{list(r)}); e.g. range: [0, 30]")
+                yield KeyProblem(at + ("range",), f"range must be two finite numbers [low, high] with low < high "
+                                                  f"(got {list(r)}); e.g. range: [0, 30]", (at + ("range",),))
 
     def spec_problems(self, spec: Spec, name: str) -> KeyProblems:
         """This task's rules across the spec (it is ``tasks.<name>``): the rules of its kind (:meth:`kind_problems`);
@@ -195,13 +204,14 @@ class Task(Strict):
         if self.threshold != "calibrate" or is_label_free(self):
             return
         if not spec.data.validation:
-            yield (("tasks", name, "threshold"),
-                   "threshold: calibrate needs data.validation (and data.train for the positive rate); add "
-                   "data.validation: <file>, or give a number as the threshold")
+            yield KeyProblem(("tasks", name, "threshold"),
+                             "threshold: calibrate needs data.validation (and data.train for the positive rate); add "
+                             "data.validation: <file>, or give a number as the threshold",
+                             (("tasks", name, "threshold"), ("data", "validation")))
         if not spec.data.train:
-            yield (("tasks", name, "threshold"),
-                   "threshold: calibrate needs data.train for the target positive rate; add data.train: <file>, or "
-                   "give a number as the threshold")
+            yield KeyProblem(("tasks", name, "threshold"),
+                             "threshold: calibrate needs data.train for the target positive rate; add data.train: "
+                             "<file>, or give a number as the threshold", (("tasks", name, "threshold"), ("data", "train")))
 
 
 def is_label_free(t: Task) -> bool:

@@ -5,15 +5,28 @@ from __future__ import annotations
 
 import typing
 from dataclasses import dataclass
-from typing import Annotated, Any, Iterator, Union
+from typing import Annotated, Any, Iterator, NamedTuple, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 Scalar = Union[bool, int, float, str]
 
+
+
+class KeyProblem(NamedTuple):
+    """A rule across keys that does not hold: reported at ``where`` (a key path from the spec's top) with
+    ``message``. ``reads`` names the key paths whose values the rule judged (at least one): when one of them was
+    already refused, the rule judged the stand-in the loader put there, not what the user wrote, so the loader
+    leaves the problem out (one mistake, one message: reportgen/spec/loader.py)."""
+
+    where: tuple
+    message: str
+    reads: tuple[tuple, ...]
+
+
 # What a model's ``spec_problems`` yields: the rules across keys it owns that do not hold, once the whole spec is
-# validated, as (key path from the spec's top, message); spec/checks.py reports each at that key.
-KeyProblems = Iterator[tuple[tuple, str]]
+# validated; spec/checks.py reports each at its key.
+KeyProblems = Iterator[KeyProblem]
 
 
 class Strict(BaseModel):

@@ -70,6 +70,13 @@ def sample_keys(seed: int, rows: np.ndarray) -> np.ndarray:
     return _splitmix(rows.astype(np.uint64) ^ salt)
 
 
+def count_at(counts: dict, col: str, n: int, where: tuple) -> None:
+    """Add ``n`` rows of column ``col`` first seen at ``where`` to ``counts`` ({column: [rows, first (file,
+    row)]}): the counts add up, the first place is the earliest."""
+    e = counts.get(col)
+    counts[col] = [n, where] if e is None else [e[0] + n, min(e[1], where)]
+
+
 @dataclass
 class PartStats:
     """What one partition (or a merge of several) contributes. Everything here adds up."""
@@ -107,13 +114,7 @@ class PartStats:
         e[1] += rows
 
     def missing(self, col: str, count: int, row: int) -> None:
-        e = self.missing_cols.get(col)
-        where = (self.file_index, row)
-        if e is None:
-            self.missing_cols[col] = [count, where]
-        else:
-            e[0] += count
-            e[1] = min(e[1], where)
+        count_at(self.missing_cols, col, count, (self.file_index, row))
 
     def add_group_counts(self, name: str, c: np.ndarray) -> None:
         self.group_counts[name] = self.group_counts.get(name, 0) + c
@@ -222,9 +223,7 @@ def _nonfinite(plan: Plan, df: pd.DataFrame, acc: PartStats, row0: int) -> None:
         if col in df.columns and pd.api.types.is_numeric_dtype(df[col]) and not pd.api.types.is_bool_dtype(df[col]):
             bad = np.isinf(df[col].to_numpy(dtype=float))
             if bad.any():
-                e = acc.nonfinite.get(col)
-                where = (acc.file_index, row0 + int(np.argmax(bad)))
-                acc.nonfinite[col] = [int(bad.sum()), where] if e is None else [e[0] + int(bad.sum()), min(e[1], where)]
+                count_at(acc.nonfinite, col, int(bad.sum()), (acc.file_index, row0 + int(np.argmax(bad))))
 
 
 MAX_STRATA = 1 << 20  # the sample's strata: a count per stratum is kept, so their number is bounded
@@ -312,8 +311,7 @@ def merge(a: PartStats, b: PartStats, plan: Plan, *, max_patterns: int | None = 
         for k, (reason, n) in src.drops.items():
             out.drop(k, reason, n)
         for col, (n, where) in src.missing_cols.items():
-            e = out.missing_cols.get(col)
-            out.missing_cols[col] = [n, where] if e is None else [e[0] + n, min(e[1], where)]
+            count_at(out.missing_cols, col, n, where)
         for k, c in src.group_counts.items():
             out.add_group_counts(k, c)
         add_exclusions(out.attr_drops, src.attr_drops)
@@ -335,8 +333,7 @@ def merge(a: PartStats, b: PartStats, plan: Plan, *, max_patterns: int | None = 
         for name, (info, faults) in src.bisg.items():
             out.add_bisg(name, info, faults)
         for col, (n, where) in src.nonfinite.items():
-            e = out.nonfinite.get(col)
-            out.nonfinite[col] = [n, where] if e is None else [e[0] + n, min(e[1], where)]
+            count_at(out.nonfinite, col, n, where)
     for name in sorted(set(a.patterns) | set(b.patterns)):
         out.patterns[name] = _merge_patterns(a.patterns.get(name, 0), b.patterns.get(name, 0), max_patterns)
     out.strata = (a.strata if a.strata is not None else 0) + (b.strata if b.strata is not None else 0)

@@ -215,6 +215,19 @@ class Streamed:
     def _attr(self, name: str) -> AttributeDef:
         return next(a for a in self.plan.attrs if a.name == name)
 
+    def _offsets(self) -> list[int]:
+        """Each partition's first row among the kept rows, in partition order: a row's Poisson weight is keyed by
+        its position, so the replicates are the memory engine's."""
+        offsets, total = [], 0
+        for p in self.parts:
+            offsets.append(total)
+            total += self.merged.part_kept[p.index]
+        return offsets
+
+    def _changed(self, exc: DataFileError) -> SpecError:
+        """The file changed after pass 1 (``exc``): no number from the new bytes."""
+        return SpecError([Problem(self.display_path, None, None, "", str(exc))])
+
     def group_counts(self, name: str) -> np.ndarray:
         a = self._attr(name)
         N = self.merged.point[a.name]
@@ -295,17 +308,14 @@ class Streamed:
         cells' moments summed over the partitions: the memory engine's cells and draws."""
         key = (name, stream, joint, B, seed, "cells")
         if key not in self._poisson_cache:
-            offsets, total = [], 0
-            for p in self.parts:
-                offsets.append(total)
-                total += self.merged.part_kept[p.index]
+            offsets = self._offsets()
             job = (name, stream, joint, True, "cells")
             try:
                 cm = _InOrder([p.index for p in self.parts], lambda x, y: x.merge(y)).reduce(
                     self.executor, _cells_pass, [(self.plan, p, offsets[i], (job,), B, seed)
                                                  for i, p in enumerate(self.parts)])
-            except DataFileError as exc:  # the file changed after pass 1: no number from the new bytes
-                raise SpecError([Problem(self.display_path, None, None, "", str(exc))]) from None
+            except DataFileError as exc:
+                raise self._changed(exc) from None
             K, G = len(self.plan.tasks), len(self._attr(name).groups)
             self._poisson_cache[key] = (soft.cell_replicates(cm, B, seed=seed, stream=stream, joint=joint)
                                         if cm is not None else np.zeros((B, K, G, 1, 2, 2)))
@@ -314,10 +324,7 @@ class Streamed:
     def _poisson(self, name: str, B: int, seed: int, stream: int, joint: bool, with_pred: bool) -> np.ndarray:
         key = (name, stream, joint, with_pred, B, seed)
         if key not in self._poisson_cache:
-            offsets, total = [], 0
-            for p in self.parts:
-                offsets.append(total)
-                total += self.merged.part_kept[p.index]
+            offsets = self._offsets()
             job = (name, stream, joint, with_pred)
             a = self._attr(name)
             K = len(self.plan.tasks)
@@ -327,8 +334,8 @@ class Streamed:
                 try:
                     S += self.executor.reduce(_pass2, [(self.plan, p, offsets[i], (job,), B, seed)
                                                        for i, p in enumerate(self.parts)], add_sums).get(job, 0)
-                except DataFileError as exc:  # the file changed after pass 1: no number from the new bytes
-                    raise SpecError([Problem(self.display_path, None, None, "", str(exc))]) from None
+                except DataFileError as exc:
+                    raise self._changed(exc) from None
             self._poisson_cache[key] = counts._to_tensor(S, K, len(a.groups), Gp, joint)
         return self._poisson_cache[key]
 
@@ -336,15 +343,12 @@ class Streamed:
         """Weighted group moments (:mod:`reportgen.stats.moments`) of attribute ``name`` and task ``task`` over
         every kept row, one pass over the partitions on the executor; each row at its position among the kept
         rows, so the sums and replicates are the memory engine's."""
-        offsets, total = [], 0
-        for p in self.parts:
-            offsets.append(total)
-            total += self.merged.part_kept[p.index]
+        offsets = self._offsets()
         try:
             s = self.executor.reduce(_moments_pass, [(self.plan, p, offsets[i], name, task, tuple(features), B, seed,
                                                      stream) for i, p in enumerate(self.parts)], _merge_moments)
-        except DataFileError as exc:  # the file changed after pass 1: no number from the new bytes
-            raise SpecError([Problem(self.display_path, None, None, "", str(exc))]) from None
+        except DataFileError as exc:
+            raise self._changed(exc) from None
         if s is None:
             G, F = len(self._attr(name).groups), len(features)
             return Estimate(np.zeros((G, F)), np.zeros((B, G, F)), "poisson" if B else "none")
@@ -362,10 +366,7 @@ class Streamed:
         cap = ident.MAX_STRATA
         a = self._attr(name)
         K, G = len(self.plan.tasks), len(a.groups)
-        offsets, total = [], 0
-        for p in self.parts:
-            offsets.append(total)
-            total += self.merged.part_kept[p.index]
+        offsets = self._offsets()
         try:
             order = [p.index for p in self.parts]
             keyed = _InOrder(order, lambda x, y: x.merge(y, cap)).reduce(
@@ -383,8 +384,8 @@ class Streamed:
             reps = _InOrder(order, lambda x, y: x.merge(y)).reduce(
                 self.executor, _strata_replicates_pass,
                 [(self.plan, p, offsets[i], name, keyed, target, S, B, seed, stream) for i, p in enumerate(self.parts)])
-        except DataFileError as exc:  # the file changed after pass 1: no number from the new bytes
-            raise SpecError([Problem(self.display_path, None, None, "", str(exc))]) from None
+        except DataFileError as exc:
+            raise self._changed(exc) from None
         from reportgen.stats import proxy_cells  # here, not at import: scipy.sparse, for proxy attributes only
 
         if reps is None:

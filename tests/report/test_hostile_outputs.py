@@ -542,3 +542,24 @@ def test_with_json_log_a_usage_error_is_the_json_error_event(tmp_path):
     ev = json.loads(line)
     assert ev["event"] == "error" and ev["exit"] == 2
     assert ev["problems"] == ["Invalid value for '--seed': expected a whole number >= 0, got -5"]
+
+
+def test_an_archive_that_refuses_the_report_exits_2_after_writing_it(monkeypatch, tmp_path):
+    """The archive's own refusal (not a full disk: an ArchiveError) is exit 2 with the same sentence, in the
+    terminal and in the JSON log, and the report folder stays written."""
+    from reportgen.release import archive
+
+    def refuse(*a, **kw):
+        raise archive.ArchiveError("arch/index.sqlite is not a reportgen archive index (tables: none)")
+
+    spec = _spec_with_data(tmp_path, SMALL_SPEC.replace("formats: [html, pdf, json]", "formats: [json]"))
+    monkeypatch.setattr(archive, "file_run", refuse)
+    r = cli("run", spec, "--out", "v1", "-q", "--archive", "arch", cwd=tmp_path)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "reportgen: the report was written to v1 but not filed: arch/index.sqlite is not a reportgen" in r.stderr
+    assert "Traceback" not in r.stderr and (tmp_path / "v1" / "results.json").is_file()
+    r = cli("run", spec, "--out", "v2", "-q", "--json-log", "--archive", "arch", cwd=tmp_path)
+    events = [json.loads(x) for x in r.stderr.splitlines() if x.startswith("{")]
+    assert r.returncode == 2 and events[-1]["event"] == "error" and events[-1]["exit"] == 2, r.stderr
+    assert events[-1]["problems"] == ["the report was written to v2 but not filed: arch/index.sqlite is not a "
+                                      "reportgen archive index (tables: none)"]

@@ -178,3 +178,47 @@ def test_a_refused_favorable_is_reported_once_at_its_key(tmp_path):
     assert code == 2 and "Traceback" not in out
     assert len([x for x in out.splitlines() if "favorable" in x]) == 1, out
     assert re.search(r"\.favorable: 'cheaper' is not allowed here", out), out
+
+
+@pytest.mark.parametrize("edit, refused", [
+    # `kind: multiclass` refused: the rule "`range` applies to continuous and score tasks, and this task is binary"
+    # judged the default kind that stood in, not what the user wrote
+    (("    predicted: pred\n", "    predicted: pred\n    kind: multiclass\n    range: [0, 1]\n"), "tasks.hire.kind:"),
+    # `column: [hired, x]` refused: the task then looked label-free, and "equal_opportunity needs the true label,
+    # and task 'hire' has no `column:`" judged the stand-in
+    (("    column: hired\n", "    column: [hired, x]\n"), "tasks.hire.column:"),
+])
+def test_a_rule_that_judged_a_refused_key_is_left_out(tmp_path, edit, refused):
+    """One mistake, one message: a rule across keys names the keys it judged (`reads`, where it is written), and
+    the loader leaves its problem out when one of them was refused at its own key -- whatever the rule's text
+    says (the rules above name neither key in the words the old text match looked for)."""
+    code, out = validate(tmp_path, spec_text(metrics="[selection_rate, equal_opportunity]").replace(*edit))
+    assert code == 2 and "Traceback" not in out
+    lines = [x for x in out.splitlines() if x.startswith(str(tmp_path))]
+    assert len(lines) == 1 and refused in lines[0], out
+
+
+def test_a_rule_without_the_keys_it_judged_fails_loudly(tmp_path, monkeypatch):
+    """A new rule that forgets `reads` cannot ship quietly: a model rule yielding (where, message) stops at the
+    KeyProblem it must build (mypy flags it too), and a rule reporting through ``ls.problem`` instead of
+    ``ls.rule`` stops the loader with RuleWithoutReads naming the rule."""
+    from reportgen.spec import checks, loader
+    from reportgen.spec.tasks import Task
+
+    (tmp_path / "data.csv").write_text("\n".join(ROWS) + "\n")
+    text = spec_text()
+    assert loader.parse_spec(text, str(tmp_path / "spec.yaml")).problems == []
+
+    def forgot(self, spec, name):
+        yield ("tasks", name), "a rule that names no key it read"
+
+    with monkeypatch.context() as m:
+        m.setattr(Task, "spec_problems", forgot)
+        with pytest.raises(TypeError, match="reads"):
+            loader.parse_spec(text, str(tmp_path / "spec.yaml"))
+
+    real = checks.cross_key_problems
+    monkeypatch.setattr(loader, "cross_key_problems",
+                        lambda ls: real(ls) + [ls.problem(("tasks", "hire"), "a rule that names no key it read")])
+    with pytest.raises(loader.RuleWithoutReads, match="tasks.hire: a rule that names no key it read"):
+        loader.parse_spec(text, str(tmp_path / "spec.yaml"))
