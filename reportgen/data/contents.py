@@ -250,6 +250,9 @@ def probability_faults(attrs: list[AttributeDef], df: pd.DataFrame, index=None) 
             if pd.api.types.is_float_dtype(col) or (pd.api.types.is_integer_dtype(col)
                                                      and not pd.api.types.is_bool_dtype(col)):
                 num = col.to_numpy(dtype=np.float64)  # numbers already: no text, NaN is a missing cell
+                if bool(((num >= 0) & (num <= 1)).all()):  # every cell a probability: nothing to report
+                    nums.append(num)
+                    continue
                 missing = np.isnan(num)
                 text = np.zeros(len(num), dtype=bool)
             else:

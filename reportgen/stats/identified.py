@@ -77,7 +77,9 @@ def strata_codes(P: np.ndarray, keys: Sequence[np.ndarray] | None = None) -> tup
     if keys:
         uniq, codes = batch_strata(P, keys)
         return codes, len(uniq)
-    stacked = np.ascontiguousarray(np.asarray(P, dtype=np.float64) + 0.0)  # + 0.0: −0.0 and 0.0 alike
+    stacked = np.ascontiguousarray(P, dtype=np.float64)
+    if np.signbit(stacked).any():  # + 0.0: −0.0 and 0.0 alike (a copy only when some bit says −)
+        stacked = stacked + 0.0
     codes, S = vector_codes(stacked)
     return codes, S
 

@@ -39,8 +39,9 @@ def _hash(words: np.ndarray) -> np.ndarray:
     """A 64-bit hash of each row of 64-bit words."""
     with np.errstate(over="ignore"):
         h = np.zeros(len(words), dtype=np.uint64)
-        for j in range(words.shape[1]):  # a polynomial over the words, then splitmix64's finaliser
-            h = h * np.uint64(0x100000001B3) + words[:, j]
+        for j in range(words.shape[1]):  # a polynomial over the words, then splitmix64's finaliser (in place)
+            h *= np.uint64(0x100000001B3)
+            h += words[:, j]
         h ^= h >> np.uint64(30)
         h *= np.uint64(0xBF58476D1CE4E5B9)
         h ^= h >> np.uint64(27)
