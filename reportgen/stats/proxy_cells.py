@@ -117,12 +117,12 @@ def _rng(seed: int, stream: int) -> np.random.Generator:
 
 def draw(cm: CellMoments, B: int, seed: int, stream: int, add_const: Callable[[np.ndarray, np.ndarray], None],
          add_noise: Callable[[np.ndarray, np.ndarray], None]) -> None:
-    """B replicates of the cells' resampled rows ``M`` (B, C) and groups' masses ``M·p̄ + √M · L z`` (clipped to
+    """B replicates of the cells' resampled rows ``M`` (B, C) int64 and groups' masses ``M·p̄ + √M · L z`` (clipped to
     ``[0, M]``), handed to the caller to sum as its outputs need: ``add_const(M, p̄)`` once, then
     ``add_noise(c, δ)`` per block of non-constant cells ``c`` (ascending) with their masses' departures from
     ``M·p̄``, δ (len(c), B, G). The draws depend on (seed, stream) and the cells' order only."""
     rng = _rng(seed, stream)
-    M = rng.poisson(cm.n, size=(B, len(cm.n))).astype(np.float64)
+    M = rng.poisson(cm.n, size=(B, len(cm.n)))  # int64: every sum of counts is exact, converted where it is stored
     nz = np.where(cm.n > 0, cm.n, 1.0)
     pbar = cm.s1 / nz[:, None]
     cov = cm.s2 / nz[:, None, None] - pbar[:, :, None] * pbar[:, None, :]
@@ -174,14 +174,17 @@ def stratum_replicates(cm: CellMoments, S: int, B: int, *, seed: int, stream: in
         # a stratum whose cells share one vector (its rows' own, not pooled): its rows' total times the vector
         first = np.repeat(starts, np.diff(np.append(starts, C)))  # each cell's stratum's first cell
         one = np.maximum.reduceat(np.abs(pbar - pbar[first]).max(axis=1), starts) <= SAME_VECTOR
-        if one.any():
+        if one.all() and len(starts) == S:  # every stratum, in order: written in place (no temporary)
+            np.multiply(np.add.reduceat(M, starts, axis=1)[:, :, None], pbar[starts][None, :, :], out=mass)
+        elif one.any():
             mass[:, z[starts[one]], :] = (np.add.reduceat(M, starts, axis=1)[:, one, None]
                                           * pbar[starts[one]][None, :, :])
         if not one.all():  # the others: each cell's rows times its mean vector, added in the cells' order
             sel = np.flatnonzero(~one[np.searchsorted(starts, np.arange(C), side="right") - 1])
             st = _segments(z[sel])
+            Ms = (M if len(sel) == C else M[:, sel]).astype(np.float64)
             for g in range(G):
-                mass[:, z[sel][st], g] = np.add.reduceat(M[:, sel] * pbar[sel, g], st, axis=1)
+                mass[:, z[sel][st], g] = np.add.reduceat(Ms * pbar[sel, g], st, axis=1)
 
     def add_noise(c: np.ndarray, delta: np.ndarray) -> None:
         st = _segments(z[c])
@@ -203,7 +206,7 @@ def weighted_sums(cm: CellMoments, B: int, *, seed: int, stream: int, joint: boo
     R = np.zeros((B, G * Fn))
 
     def add_const(M: np.ndarray, pbar: np.ndarray) -> None:
-        R[...] += M @ (pbar[:, :, None] * Fm[:, None, :]).reshape(C, G * Fn)
+        R[...] += M.astype(np.float64) @ (pbar[:, :, None] * Fm[:, None, :]).reshape(C, G * Fn)
 
     def add_noise(c: np.ndarray, delta: np.ndarray) -> None:
         R[...] += (delta.reshape(len(c), B * G).T @ Fm[c]).reshape(B, G * Fn)
