@@ -285,7 +285,7 @@ class Streamed:
         return self._poisson(name, B, seed, stream, joint, with_pred), "poisson"
 
     def _cells_usable(self, a) -> bool:
-        from reportgen.stats import proxy_cells  # here, not at import: for proxy attributes only
+        from reportgen.stats import proxy_cells  # here, not at import: scipy.sparse, for proxy attributes only
 
         return proxy_cells.usable(len(self.plan.tasks)) and proxy_cells.grid_cells(np.zeros((1, len(a.groups)))) \
             is not None
@@ -385,7 +385,7 @@ class Streamed:
                 [(self.plan, p, offsets[i], name, keyed, target, S, B, seed, stream) for i, p in enumerate(self.parts)])
         except DataFileError as exc:  # the file changed after pass 1: no number from the new bytes
             raise SpecError([Problem(self.display_path, None, None, "", str(exc))]) from None
-        from reportgen.stats import proxy_cells  # here, not at import: for proxy attributes only
+        from reportgen.stats import proxy_cells  # here, not at import: scipy.sparse, for proxy attributes only
 
         if reps is None:
             reps = ident.StratumSums(np.zeros((B, S, K, 4)), np.zeros((B, S, G)))
