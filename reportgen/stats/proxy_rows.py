@@ -13,7 +13,6 @@ cells, the same draws. Built once per attribute and prediction file (:func:`of_e
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
@@ -28,18 +27,24 @@ DENSE_BINS = 1 << 24  # at most this many (stratum, pattern) bins, or 4 per row:
 class VectorCells:
     """The rows per (stratum, pattern) cell, cells sorted by their key ``stratum · 2^(2K) + pattern bits``:
     ``code`` each cell's stratum (a distinct probability vector, numbered as :func:`strata_codes` numbers them),
-    ``bits`` its (y, ŷ) bits over the K tasks (y of task k at bit k, ŷ at bit K + k), ``n`` its rows; ``V`` each
-    stratum's vector."""
+    ``bits`` its (y, ŷ) bits over the K tasks (y of task k at bit k, ŷ at bit K + k), ``n`` its rows; ``rep`` a
+    row of each stratum, whose vector ``P[rep]`` is the stratum's (``P``: the rows' probabilities, not copied)."""
 
     code: np.ndarray  # (R,) int64
     bits: np.ndarray  # (R,) int64
     n: np.ndarray  # (R,) float64
-    V: np.ndarray  # (S, G) float64
+    P: np.ndarray  # (rows, G) float64, the caller's
+    rep: np.ndarray  # (S,) int64
     K: int
 
     @property
     def S(self) -> int:
-        return len(self.V)
+        return len(self.rep)
+
+    @property
+    def V(self) -> np.ndarray:
+        """Each stratum's vector (S, G)."""
+        return self.P[self.rep]
 
     @staticmethod
     def of_rows(P: np.ndarray, Y: np.ndarray, Yhat: np.ndarray) -> "VectorCells":
@@ -59,33 +64,30 @@ class VectorCells:
         else:
             inv, uniq = _factorize_sorted(key)
             n = np.bincount(inv, minlength=len(uniq)).astype(np.float64)
-        last = np.empty(S, dtype=np.int64)
-        last[codes] = np.arange(len(P), dtype=np.int64)  # any row of a stratum: they share its vector
-        V = P[last] + 0.0  # + 0.0: −0.0 and 0.0 alike, as the strata are numbered
-        return VectorCells(uniq >> np.int64(2 * K), uniq & np.int64((1 << 2 * K) - 1), n, V, K)
+        rep = np.empty(S, dtype=np.int64)
+        rep[codes] = np.arange(len(P), dtype=np.int64)  # any row of a stratum: they share its vector
+        return VectorCells(uniq >> np.int64(2 * K), uniq & np.int64((1 << 2 * K) - 1), n, P, rep, K)
 
     def pattern(self) -> tuple[np.ndarray, np.ndarray]:
         """Each cell's y and ŷ (R, K) bools."""
         b = (self.bits[:, None] >> np.arange(2 * self.K, dtype=np.int64)) & 1
         return b[:, :self.K].astype(bool), b[:, self.K:].astype(bool)
 
-    @cached_property
     def _v(self) -> np.ndarray:
-        """Each cell's stratum's vector (R, G)."""
-        return self.V[self.code]
+        """Each cell's stratum's vector (R, G); computed when read (not kept: as large as P with a vector per row)."""
+        return self.P[self.rep[self.code]]
 
-    @cached_property
     def _mass(self) -> np.ndarray:
         """Each cell's groups' masses ``n · v`` (R, G)."""
-        return self._v * self.n[:, None]
+        return self._v() * self.n[:, None]
 
     def moments(self, cell: np.ndarray) -> CellMoments:
         """The :class:`~reportgen.stats.proxy_cells.CellMoments` of the rows keyed by ``cell[stratum]`` (each
         stratum's cell code) and pattern: ``CellMoments.of_rows(cell[codes], P, Y, Yhat)`` to rounding."""
         key = (np.asarray(cell, np.int64)[self.code] << np.int64(2 * self.K)) | self.bits
         inv, uniq = _factorize_sorted(key)
-        C, G = len(uniq), self.V.shape[1]
-        v = self._v
+        C, G = len(uniq), self.P.shape[1]
+        v = self._v()
         n = np.bincount(inv, weights=self.n, minlength=C)
         s1 = np.stack([np.bincount(inv, weights=self.n * v[:, g], minlength=C) for g in range(G)], axis=1)
         s2 = np.empty((C, G, G))
@@ -103,7 +105,7 @@ class VectorCells:
         for k in range(K):
             c = 2 * ((self.bits >> k) & 1) + ((self.bits >> (K + k)) & 1)
             cells += np.bincount((z * K + k) * 4 + c, weights=self.n, minlength=S * K * 4)
-        m = self._mass
+        m = self._mass()
         mass = np.stack([np.bincount(z, weights=m[:, g], minlength=S) for g in range(m.shape[1])], axis=1)
         return StratumSums(cells.reshape(S, K, 4), mass.reshape(S, m.shape[1]))
 
@@ -111,7 +113,7 @@ class VectorCells:
         """The probability-weighted point counts N (1, K, G, 1, 2, 2): ``soft.tally`` of the rows to rounding."""
         Yc, Yhc = self.pattern()
         F = counts._features(Yc, Yhc, joint, np.float64)
-        return counts._to_tensor((self._mass.T @ F)[None], self.K, self.V.shape[1], 1, joint)
+        return counts._to_tensor((self._mass().T @ F)[None], self.K, self.P.shape[1], 1, joint)
 
     def grid_moments(self) -> CellMoments | None:
         """The weighted estimate's (0.25-grid vector, pattern) cells' moments (``soft.cell_moments``), or None
