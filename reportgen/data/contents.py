@@ -243,13 +243,16 @@ def probability_faults(attrs: list[AttributeDef], df: pd.DataFrame, index=None) 
             continue
         if any(c not in df.columns for c in a.probabilities):
             continue  # a missing column is reported at its key by the column check
-        P = np.empty((len(df), len(a.probabilities)))
+        nums: list[np.ndarray] = []  # each group's column as floats (columns, not an (n, G) matrix: no strided writes)
         complete = np.ones(len(df), dtype=bool)
-        for j, (g, c) in enumerate(zip(a.groups, a.probabilities)):
+        for g, c in zip(a.groups, a.probabilities):
             col = df[c]
             if pd.api.types.is_float_dtype(col) or (pd.api.types.is_integer_dtype(col)
                                                      and not pd.api.types.is_bool_dtype(col)):
                 num = col.to_numpy(dtype=np.float64)  # numbers already: no text, NaN is a missing cell
+                if bool(((num >= 0) & (num <= 1)).all()):  # every cell a probability: nothing to report
+                    nums.append(num)
+                    continue
                 missing = np.isnan(num)
                 text = np.zeros(len(num), dtype=bool)
             else:
@@ -263,12 +266,15 @@ def probability_faults(attrs: list[AttributeDef], df: pd.DataFrame, index=None) 
                 rows = np.flatnonzero(bad)
                 if len(rows):
                     out[(a.name, kind, g)] = [len(rows), at(rows[:MAX_ROWS_SHOWN]), shown(int(rows[0]))]
-            P[:, j] = num
-        total = P.sum(axis=1)
+            nums.append(num)
+        total = nums[0] + 0.0 if nums else np.zeros(len(df))
+        for num in nums[1:]:  # the columns added in order, as a row's sum adds them
+            total += num
         off = ~(np.abs(total - 1.0) <= PROBABILITY_TOLERANCE)  # NaN (a missing or text cell) counts as off
         rows = np.flatnonzero(off)
         if len(rows):  # a row with a bad or missing cell is reported for that cell, not for its sum
-            rows = rows[complete[rows] & ~np.isnan(P[rows]).any(axis=1) & ((P[rows] >= 0) & (P[rows] <= 1)).all(axis=1)]
+            Pr = np.stack([num[rows] for num in nums], axis=1)
+            rows = rows[complete[rows] & ~np.isnan(Pr).any(axis=1) & ((Pr >= 0) & (Pr <= 1)).all(axis=1)]
         if len(rows):
             out[(a.name, "sum", "")] = [len(rows), at(rows[:MAX_ROWS_SHOWN]), f"{total[rows[0]]:.6g}"]
     return out

@@ -125,6 +125,8 @@ class Encoded:
     # the rows used; rows equal in every key share a stratum)
     numeric: dict[int, dict[str, np.ndarray]] = field(default_factory=dict)  # numeric task (index into
     # Loaded.numeric) -> its float64 columns over the rows used: y, yhat, query, position (data/numeric.py)
+    derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # sums computed once
+    # from these rows by the statistics core (stats/proxy_rows.py); a restricted copy (for_attribute) starts empty
 
     @property
     def n(self) -> int:

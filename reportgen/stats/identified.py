@@ -77,7 +77,9 @@ def strata_codes(P: np.ndarray, keys: Sequence[np.ndarray] | None = None) -> tup
     if keys:
         uniq, codes = batch_strata(P, keys)
         return codes, len(uniq)
-    stacked = np.ascontiguousarray(np.asarray(P, dtype=np.float64) + 0.0)  # + 0.0: −0.0 and 0.0 alike
+    stacked = np.ascontiguousarray(P, dtype=np.float64)
+    if np.signbit(stacked).any():  # + 0.0: −0.0 and 0.0 alike (a copy only when some bit says −)
+        stacked = stacked + 0.0
     codes, S = vector_codes(stacked)
     return codes, S
 
@@ -215,53 +217,71 @@ def rate_bounds(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[in
     the denominator is the group's mass. Computed once per sums, task and cells (read-only arrays)."""
     key = (k, tuple(one), tuple(zero))
     if key not in sums.memo:
-        sums.memo[key] = _rate_bounds(sums, k, one, zero)
+        mirror = (k, tuple(zero), tuple(one))  # the same four sums in other roles (selected / not selected)
+        ends = _swap(sums.memo[("ends",) + mirror]) if ("ends",) + mirror in sums.memo else _end_sums(sums, *key)
+        sums.memo[("ends",) + key] = ends
+        lower, upper = _rates(*ends)
+        lower.flags.writeable = upper.flags.writeable = False
+        sums.memo[key] = lower, upper
     return sums.memo[key]
 
 
-BOUNDS_CHUNK = 128  # replicates per block of the rate bounds: laid out (S, G, 128), a sum over strata adds rows of 640
+def _swap(ends: tuple) -> tuple:
+    """The four sums of the mirrored cells (``one`` and ``zero`` exchanged): the same sums, roles swapped."""
+    N_hi, N_lo, Z_hi, Z_lo = ends
+    return Z_hi, Z_lo, N_hi, N_lo
 
 
-def _rate_bounds(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[int]
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    if sums.mass.ndim == 3:  # replicates: a block at a time, the replicate axis innermost (the same numbers)
-        B = len(sums.mass)
-        lower, upper = np.empty((B, sums.mass.shape[-1])), np.empty((B, sums.mass.shape[-1]))
-        for i in range(0, B, BOUNDS_CHUNK):
-            lower[i:i + BOUNDS_CHUNK], upper[i:i + BOUNDS_CHUNK] = _block_bounds(sums, slice(i, i + BOUNDS_CHUNK),
-                                                                                 k, one, zero)
-        lower.flags.writeable = upper.flags.writeable = False
-        return lower, upper
+BOUNDS_CHUNK = 16  # replicates per block of the rate bounds: laid out (S, G, 16), a block's arrays stay in cache
+
+
+def _end_sums(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[int]) -> tuple:
+    """Each group's four sums over the strata (N_hi, N_lo, Z_hi, Z_lo: its most and fewest rows in ``one`` and in
+    ``zero``), (..., G)."""
     C = sums.cells[..., k, :]
     s1 = C[..., list(one)].sum(axis=-1)[..., None]
     s0 = C[..., list(zero)].sum(axis=-1)[..., None]
     n = C.sum(axis=-1)[..., None]
-    lower, upper = _group_bounds(sums.mass, s1, s0, n, axis=-2)
-    lower.flags.writeable = upper.flags.writeable = False
-    return lower, upper
+    if sums.mass.ndim == 3:  # replicates: a block at a time, the replicate axis innermost (the same numbers)
+        return _replicate_sums(sums.mass, s1[..., 0], s0[..., 0], n[..., 0])
+    return _group_sums(sums.mass, s1, s0, n, axis=-2)
 
 
-def _block_bounds(sums: StratumSums, rows: slice, k: int, one: Sequence[int], zero: Sequence[int]
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_rate_bounds` of the replicates ``rows``, laid out (S, G, b): the sums over the strata add whole
-    rows of memory, in the strata's order as the (b, S, G) layout adds them, so each number is the same."""
-    C = sums.cells[rows, :, k, :]  # (b, S, 4)
-    s1 = np.ascontiguousarray(C[..., list(one)].sum(axis=-1).T)[:, None, :]  # (S, 1, b)
-    s0 = np.ascontiguousarray(C[..., list(zero)].sum(axis=-1).T)[:, None, :]
-    n = np.ascontiguousarray(C.sum(axis=-1).T)[:, None, :]
-    m = np.ascontiguousarray(sums.mass[rows].transpose(1, 2, 0))  # (S, G, b)
-    lower, upper = _group_bounds(m, s1, s0, n, axis=0)
-    return lower.T, upper.T
+def _replicate_sums(mass: np.ndarray, s1: np.ndarray, s0: np.ndarray, n: np.ndarray) -> tuple:
+    """:func:`_group_sums` of replicates (masses (B, S, G), cell counts (B, S)), :data:`BOUNDS_CHUNK` at a time
+    laid out (S, G, b): each sum over the strata adds whole rows of memory in the strata's order, as the
+    (B, S, G) layout adds them, so each number is the same; one buffer serves the four sums."""
+    B, S, G = mass.shape
+    out = tuple(np.empty((B, G)) for _ in range(4))
+    t1, t0, tn = (np.ascontiguousarray(x.T) for x in (s1, s0, n))  # (S, B)
+    buf = np.empty((S, G, BOUNDS_CHUNK))
+    for i in range(0, B, BOUNDS_CHUNK):
+        r = slice(i, min(B, i + BOUNDS_CHUNK))
+        b = r.stop - r.start
+        m = np.ascontiguousarray(mass[r].transpose(1, 2, 0))  # (S, G, b)
+        a1, a0, an, w = t1[:, None, r], t0[:, None, r], tn[:, None, r], buf[..., :b]
+        ends = []
+        for a in (a1, a0):
+            ends.append(np.minimum(m, a, out=w).sum(axis=0))  # the most rows the group can have in these cells
+            np.add(m, a, out=w)
+            np.subtract(w, an, out=w)
+            ends.append(np.maximum(0.0, w, out=w).sum(axis=0))  # the fewest
+        for o, e in zip(out, ends):
+            o[r] = e.T
+    return out
 
 
-def _group_bounds(m: np.ndarray, s1: np.ndarray, s0: np.ndarray, n: np.ndarray, axis: int
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Each group's rate bounds from its masses ``m`` and the strata's rows in ``one`` (s1), in ``zero`` (s0) and
+def _group_sums(m: np.ndarray, s1: np.ndarray, s0: np.ndarray, n: np.ndarray, axis: int) -> tuple:
+    """Each group's four sums from its masses ``m`` and the strata's rows in ``one`` (s1), in ``zero`` (s0) and
     in all (n), summed over the strata ``axis``."""
     hi1, lo1 = np.minimum(m, s1), np.maximum(0.0, m + s1 - n)
     hi0, lo0 = np.minimum(m, s0), np.maximum(0.0, m + s0 - n)
-    N_hi, Z_lo = hi1.sum(axis=axis), lo0.sum(axis=axis)
-    N_lo, Z_hi = lo1.sum(axis=axis), hi0.sum(axis=axis)
+    return hi1.sum(axis=axis), lo1.sum(axis=axis), hi0.sum(axis=axis), lo0.sum(axis=axis)
+
+
+def _rates(N_hi: np.ndarray, N_lo: np.ndarray, Z_hi: np.ndarray, Z_lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rate bounds N_hi / (N_hi + Z_lo) and N_lo / (N_lo + Z_hi) of the four sums (where a split gives the
+    group a compared row)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         # no `one` row possible: the rate is 0 wherever it is defined (some `zero` row possible); no `zero` row
         # possible: 1 wherever defined; neither: undefined under every split
@@ -494,9 +514,16 @@ class KeyedSums:
 
 
 def memory_sums(P: np.ndarray, keys: Sequence[np.ndarray] | None, Y: np.ndarray, Yhat: np.ndarray, B: int, *,
-                seed: int, stream: int) -> tuple[StratumSums, StratumSums]:
+                seed: int, stream: int, cells=None) -> tuple[StratumSums, StratumSums]:
     """The pooled point sums and ``B`` keyed Poisson replicates of rows held in memory (row ``i`` at position
-    ``i``): the strata of :func:`strata_codes`, pooled by :func:`pooling` on the point sums."""
+    ``i``): the strata of :func:`strata_codes`, pooled by :func:`pooling` on the point sums. ``cells``: the
+    rows' :class:`~reportgen.stats.proxy_rows.VectorCells` (strata by vector, no ``keys``): every sum from them."""
+    if cells is not None and not keys:
+        from reportgen.stats import proxy_cells
+
+        target, S2 = pooling(cells.stratum_sums(np.arange(cells.S), cells.S))
+        return cells.stratum_sums(target, S2), proxy_cells.stratum_replicates(cells.moments(target), S2, B,
+                                                                               seed=seed, stream=stream)
     P = np.asarray(P, dtype=np.float64)
     codes, S = strata_codes(P, keys)
     target, S2 = pooling(stratum_sums(P, codes, S, Y, Yhat))  # decided on the point counts

@@ -424,7 +424,7 @@ def strata_replicates_part(plan: Plan, part: Partition, offset: int, name: str, 
     per-stratum sums (``target``: each of
     ``keyed``'s strata's pooled stratum of ``S``), each kept row at ``offset`` + its position among the
     partition's kept rows, as in the memory engine."""
-    from reportgen.stats import proxy_cells  # here, not at import: scipy.sparse, for proxy attributes only
+    from reportgen.stats import proxy_cells  # here, not at import: for proxy attributes only
 
     out = None
     for df in read_batches(part, list(plan.needed), plan.batch_rows, plan):

@@ -21,17 +21,15 @@ the same rows draws the same replicates (to the rounding of the sums).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Callable
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from scipy import sparse
 
 ROUNDING_VAR = 1e-13  # an eigenvalue of a cell's covariance below this is rounding (the sums' order), taken as 0
 CONSTANT_VAR = 1e-9  # a cell whose probabilities' variance (largest eigenvalue) is below this counts as constant
 MAX_PATTERN_BITS = 30  # 2K bits of (y, ŷ) per row; more tasks: no cells (the row bootstrap serves)
 GRID_STEP = 0.25  # the grid of a probability vector's cell for the weighted estimate (no strata there)
+SAME_VECTOR = 1e-12  # cells of a stratum whose mean vectors differ by at most this share the stratum's vector
 CELL_CHUNK = 256  # non-constant cells per block of normal draws (a (B, CELL_CHUNK, G) block)
 
 
@@ -117,25 +115,21 @@ def _rng(seed: int, stream: int) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, stream, 9])))
 
 
-def draw(cm: CellMoments, B: int, seed: int, stream: int, out: sparse.csr_matrix) -> np.ndarray:
-    """B replicates R (B, F) = Σ_c (M[b, c] · out[c, 0] + Σ_g mass[b, c, g] · out[c, 1 + g]) of the cells'
-    resampled rows M and groups' masses: ``out`` (C · (G + 1), F) maps row ``c·(G+1)`` (a row of the cell) and
-    rows ``c·(G+1) + 1 + g`` (its group g's mass) to the F outputs."""
-    from scipy import sparse  # here, not at import: a run without a proxy attribute needs no scipy
-
+def draw(cm: CellMoments, B: int, seed: int, stream: int, add_const: Callable[[np.ndarray, np.ndarray], None],
+         add_noise: Callable[[np.ndarray, np.ndarray], None]) -> None:
+    """B replicates of the cells' resampled rows ``M`` (B, C) int64 and groups' masses ``M·p̄ + √M · L z`` (clipped to
+    ``[0, M]``), handed to the caller to sum as its outputs need: ``add_const(M, p̄)`` once, then
+    ``add_noise(c, δ)`` per block of non-constant cells ``c`` (ascending) with their masses' departures from
+    ``M·p̄``, δ (len(c), B, G). The draws depend on (seed, stream) and the cells' order only."""
     rng = _rng(seed, stream)
-    C, G = cm.s1.shape
-    M = rng.poisson(cm.n, size=(B, C)).astype(np.float64)
+    M = rng.poisson(cm.n, size=(B, len(cm.n)))  # int64: every sum of counts is exact, converted where it is stored
     nz = np.where(cm.n > 0, cm.n, 1.0)
     pbar = cm.s1 / nz[:, None]
     cov = cm.s2 / nz[:, None, None] - pbar[:, :, None] * pbar[:, None, :]
     lam, V = np.linalg.eigh(cov)
     varying = np.flatnonzero(lam[:, -1] > CONSTANT_VAR)
-    out = sparse.csr_matrix(out)
-    A = out[0::G + 1]
-    for g in range(G):  # constant part: each cell's rows and masses M·p̄
-        A = A + sparse.diags(pbar[:, g]) @ out[1 + g::G + 1]
-    R = np.asarray(A.T @ M.T).T
+    add_const(M, pbar)
+    G = pbar.shape[1]
     for lo in range(0, len(varying), CELL_CHUNK):
         c = varying[lo:lo + CELL_CHUNK]
         root = np.sqrt(np.where(lam[c] > ROUNDING_VAR, lam[c], 0.0))  # the null direction (Σ p = 1): 0, not noise
@@ -144,50 +138,78 @@ def draw(cm: CellMoments, B: int, seed: int, stream: int, out: sparse.csr_matrix
         Mc = M[:, c].T[..., None]  # (c, B, 1)
         noise = np.sqrt(Mc) * np.matmul(z.transpose(1, 0, 2), L)  # (c, B, G); L symmetric
         mean = Mc * pbar[c][:, None, :]
-        delta = np.clip(noise, -mean, Mc - mean, out=noise)  # the mass M·p̄ + noise kept in [0, M]
-        sub = out[((c * (G + 1))[:, None] + 1 + np.arange(G)[None, :]).reshape(-1)]  # (c·G, F)
-        R += np.asarray(sub.T @ delta.transpose(0, 2, 1).reshape(len(c) * G, B)).T
-    return R
+        add_noise(c, np.clip(noise, -mean, Mc - mean, out=noise))  # the mass M·p̄ + noise kept in [0, M]
 
 
-def _outputs(cm: CellMoments, cols0: np.ndarray, colsg: np.ndarray, F: int) -> sparse.csr_matrix:
-    """The ``out`` of :func:`draw` from each cell's output columns of a row (C, K) and of group g's mass
-    (C, G, J)."""
-    from scipy import sparse  # here, not at import: a run without a proxy attribute needs no scipy
-
-    C, G = cm.s1.shape
-    r0 = np.repeat(np.arange(C) * (G + 1), cols0.shape[1])
-    rg = ((np.arange(C)[:, None] * (G + 1) + 1 + np.arange(G)[None, :])[..., None]
-          + np.zeros(colsg.shape[2], dtype=np.int64)).reshape(-1)
-    r = np.concatenate([r0, rg])
-    c = np.concatenate([cols0.reshape(-1), colsg.reshape(-1)])
-    keep = c >= 0
-    return sparse.csr_matrix((np.ones(int(keep.sum())), (r[keep], c[keep])), shape=(C * (G + 1), F))
+def _segments(key: np.ndarray) -> np.ndarray:
+    """The first index of each run of equal values of a sorted ``key``."""
+    return np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]])) if len(key) else np.zeros(0, np.int64)
 
 
 def stratum_replicates(cm: CellMoments, S: int, B: int, *, seed: int, stream: int):
-    """B replicates of the identified set's per-stratum sums (cells keyed by pooled stratum ``0..S-1``)."""
+    """B replicates of the identified set's per-stratum sums (cells keyed by pooled stratum ``0..S-1``): each
+    stratum's (task, y, ŷ) counts the sums of its cells' ``M``, its groups' masses the sums of its cells' masses,
+    each added in the cells' order."""
     from reportgen.stats.identified import StratumSums
 
     C, G = cm.s1.shape
     K = cm.K
-    F = 4 * K + G
     Y, Yhat = cm.pattern()
-    z = cm.cell[:, None]
-    cols0 = z * F + 4 * np.arange(K)[None, :] + 2 * Y + Yhat  # a row counts in its (task, cell) of its stratum
-    colsg = (z * F + 4 * K + np.arange(G)[None, :])[..., None]  # group g's mass in its stratum's mass g
-    R = draw(cm, B, seed, stream, _outputs(cm, cols0, colsg, S * F)).reshape(B, S, F)
-    return StratumSums(np.ascontiguousarray(R[..., :4 * K]).reshape(B, S, K, 4), np.ascontiguousarray(R[..., 4 * K:]))
+    z = cm.cell  # ascending: the keys are sorted with the stratum in their high bits
+    starts = _segments(z)
+    counts = np.zeros((B, S * K * 4))
+    mass = np.zeros((B, S, G))
+
+    def add_const(M: np.ndarray, pbar: np.ndarray) -> None:
+        for k in range(K):  # a cell's rows count in its (task, y, ŷ) cell of its stratum
+            t = (z * K + k) * 4 + 2 * Y[:, k] + Yhat[:, k]
+            if K == 1:  # one cell per (stratum, y, ŷ)
+                counts[:, t] = M
+            else:
+                order = np.argsort(t, kind="stable")
+                st = _segments(t[order])
+                counts[:, t[order][st]] += np.add.reduceat(M[:, order], st, axis=1)
+        if not C:
+            return
+        # a stratum whose cells share one vector (its rows' own, not pooled): its rows' total times the vector
+        first = np.repeat(starts, np.diff(np.append(starts, C)))  # each cell's stratum's first cell
+        one = np.maximum.reduceat(np.abs(pbar - pbar[first]).max(axis=1), starts) <= SAME_VECTOR
+        if one.all() and len(starts) == S:  # every stratum, in order: written in place (no temporary)
+            np.multiply(np.add.reduceat(M, starts, axis=1)[:, :, None], pbar[starts][None, :, :], out=mass)
+        elif one.any():
+            mass[:, z[starts[one]], :] = (np.add.reduceat(M, starts, axis=1)[:, one, None]
+                                          * pbar[starts[one]][None, :, :])
+        if not one.all():  # the others: each cell's rows times its mean vector, added in the cells' order
+            sel = np.flatnonzero(~one[np.searchsorted(starts, np.arange(C), side="right") - 1])
+            st = _segments(z[sel])
+            Ms = (M if len(sel) == C else M[:, sel]).astype(np.float64)
+            for g in range(G):
+                mass[:, z[sel][st], g] = np.add.reduceat(Ms * pbar[sel, g], st, axis=1)
+
+    def add_noise(c: np.ndarray, delta: np.ndarray) -> None:
+        st = _segments(z[c])
+        mass[:, z[c][st], :] += np.add.reduceat(delta, st, axis=0).transpose(1, 0, 2)
+
+    draw(cm, B, seed, stream, add_const, add_noise)
+    return StratumSums(counts.reshape(B, S, K, 4), mass)
 
 
 def weighted_sums(cm: CellMoments, B: int, *, seed: int, stream: int, joint: bool) -> np.ndarray:
     """B replicates of the probability-weighted sums S (B, G, features) of :func:`reportgen.stats.soft.tally`
-    (features 1, y_k, ŷ_k and, when ``joint``, y_k·ŷ_k)."""
+    (features 1, y_k, ŷ_k and, when ``joint``, y_k·ŷ_k): Σ over the cells of each group's mass times the cell's
+    features."""
     C, G = cm.s1.shape
     Y, Yhat = cm.pattern()
     feats = [np.ones((C, 1), bool), Y, Yhat] + ([Y & Yhat] if joint else [])
-    Fm = np.concatenate(feats, axis=1)  # (C, Fn)
+    Fm = np.concatenate(feats, axis=1).astype(np.float64)  # (C, Fn)
     Fn = Fm.shape[1]
-    colsg = np.where(Fm[:, None, :], np.arange(G)[None, :, None] * Fn + np.arange(Fn)[None, None, :], -1)
-    R = draw(cm, B, seed, stream, _outputs(cm, np.full((C, 0), -1, np.int64), colsg, G * Fn))
+    R = np.zeros((B, G * Fn))
+
+    def add_const(M: np.ndarray, pbar: np.ndarray) -> None:
+        R[...] += M.astype(np.float64) @ (pbar[:, :, None] * Fm[:, None, :]).reshape(C, G * Fn)
+
+    def add_noise(c: np.ndarray, delta: np.ndarray) -> None:
+        R[...] += (delta.reshape(len(c), B * G).T @ Fm[c]).reshape(B, G * Fn)
+
+    draw(cm, B, seed, stream, add_const, add_noise)
     return R.reshape(B, G, Fn)

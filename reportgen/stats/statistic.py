@@ -29,7 +29,7 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from reportgen.stats import counts, soft
+from reportgen.stats import counts, proxy_rows, soft
 from reportgen.stats.loading import membership, soft_units, streamed, units
 from reportgen.stats.membership import Membership
 from reportgen.stats.moments import GroupMoments, task_columns
@@ -103,6 +103,9 @@ class SoftCellCounts:
     units: soft.SoftUnits
     joint: bool = True
     method: str = "auto"
+    # the rows' (vector, pattern) cells (stats/proxy_rows.py), shared with the identified set: the sums the
+    # weighted estimate reads when its rows do not compress, taken over the cells (None: over the rows)
+    cells: Callable[[], object] | None = None
 
     def _patterns(self) -> soft.SoftUnits | None:
         """The rows compressed into (probability vector, pattern) units when they are few (computed once)."""
@@ -114,12 +117,19 @@ class SoftCellCounts:
 
     def point(self) -> np.ndarray:
         pat = self._patterns()  # the same sums over fewer units (equal to rounding)
+        cells = self.cells() if pat is None and self.cells is not None else None
+        if cells is not None:
+            return cells.weighted_point(self.joint)  # type: ignore[attr-defined]
         return soft.tally(pat if pat is not None else self.units, joint=self.joint)
 
     def replicates(self, B: int, *, seed: int, stream: int) -> tuple[np.ndarray, str]:
         pat = self._patterns() if self.method == "auto" else None
         if pat is not None:
             return soft.replicates(pat, B, seed=seed, stream=stream, method="multinomial", joint=self.joint)
+        cells = self.cells() if self.method == "auto" and B > 0 and self.cells is not None else None
+        cm = cells.grid_moments() if cells is not None else None  # type: ignore[attr-defined]
+        if cm is not None:  # soft.replicates' cells, their moments summed over the shared cells
+            return soft.cell_replicates(cm, B, seed=seed, stream=stream, joint=self.joint), "cells"
         return soft.replicates(self.units, B, seed=seed, stream=stream, method=self.method, joint=self.joint)
 
     def merge(self, other: "SoftCellCounts") -> "SoftCellCounts":
@@ -161,7 +171,7 @@ def cell_counts(enc, attr, *, with_pred: bool, joint: bool, method: str) -> Stat
         return StreamedCellCounts(enc, attr.name, with_pred, joint, method)
     su = soft_units(enc, attr)
     if su is not None:
-        return SoftCellCounts(su, joint, method)
+        return SoftCellCounts(su, joint, method, lambda: proxy_rows.of_encoded(enc, attr.name))
     return CellCounts(units(enc, attr, with_pred=with_pred), joint, method)
 
 
@@ -203,7 +213,8 @@ def stratum_sums(enc, attr, B: int, *, seed: int, stream: int):
     keys = (getattr(enc, "strata", None) or {}).get(attr.name)
     Y = np.asarray(enc.Y, dtype=bool)
     Yhat = np.asarray(enc.Yhat if enc.Yhat is not None else enc.Y, dtype=bool)
-    return identified.memory_sums(P, keys, Y, Yhat, B, seed=seed, stream=stream)
+    cells = None if keys else proxy_rows.of_encoded(enc, attr.name)
+    return identified.memory_sums(P, keys, Y, Yhat, B, seed=seed, stream=stream, cells=cells)
 
 
 @dataclass(frozen=True)

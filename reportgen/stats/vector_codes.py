@@ -14,19 +14,15 @@ def vector_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
     rows = stacked.view(np.dtype((np.void, stacked.dtype.itemsize * stacked.shape[1]))).reshape(-1)
     if not len(rows):
         return np.zeros(0, dtype=np.int64), 0
+    if len(rows) > 4 * SAMPLE and len(pd.unique(_hash(stacked[:SAMPLE].view(np.uint64)))) > SAMPLE // 2:
+        return _sorted_codes(stacked)  # mostly distinct already in a prefix: sort (the same numbering either way)
     words = stacked.view(np.uint64)
-    with np.errstate(over="ignore"):
-        h = np.zeros(len(rows), dtype=np.uint64)
-        for j in range(words.shape[1]):  # a polynomial over the words, then splitmix64's finaliser
-            h = h * np.uint64(0x100000001B3) + words[:, j]
-        h ^= h >> np.uint64(30)
-        h *= np.uint64(0xBF58476D1CE4E5B9)
-        h ^= h >> np.uint64(27)
+    h = _hash(words)
     first_codes, uniq = pd.factorize(h)
     if len(uniq) <= len(rows) // 4:
         first = np.full(len(uniq), len(rows), dtype=np.int64)
         np.minimum.at(first, first_codes, np.arange(len(rows)))
-    if len(uniq) > len(rows) // 4 or not np.array_equal(stacked[first][first_codes], stacked):
+    if len(uniq) > len(rows) // 4 or not np.array_equal(words[first][first_codes], words):  # bytes, not floats
         # mostly distinct rows (sorting them all is as cheap), or a collision: sort every row's bytes
         return _sorted_codes(stacked)
     # the distinct rows in byte order: each float's bytes as a big-endian integer, the first column first
@@ -36,18 +32,34 @@ def vector_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
     return rank[first_codes], len(order)
 
 
+SAMPLE = 65_536  # rows of the prefix that decides whether the vectors are mostly distinct
+
+
+def _hash(words: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each row of 64-bit words."""
+    with np.errstate(over="ignore"):
+        h = np.zeros(len(words), dtype=np.uint64)
+        for j in range(words.shape[1]):  # a polynomial over the words, then splitmix64's finaliser (in place)
+            h *= np.uint64(0x100000001B3)
+            h += words[:, j]
+        h ^= h >> np.uint64(30)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(27)
+    return h
+
+
 def _sorted_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
     """np.unique's numbering of the rows (their bytes in order) by sorting on the first float's bytes and only
     the rows that tie on it by the rest: each float's bytes as a big-endian integer compare as the bytes do."""
-    W = stacked.view(np.uint64).byteswap()  # (n, G)
-    order = np.argsort(W[:, 0], kind="stable")
+    W = stacked.view(np.uint64)  # (n, G); equality does not depend on the byte order, the order does
+    order = np.argsort(W[:, 0].byteswap(), kind="stable")
     w0 = W[order, 0]
     tied = np.zeros(len(w0), dtype=bool)
     tied[1:] = w0[1:] == w0[:-1]
     tied[:-1] |= tied[1:]  # every row of a run of equal first words
     if tied.any():  # the runs hold their places; within them the other words decide
         sub = order[tied]
-        order[tied] = sub[np.lexsort(W[sub].T[::-1])]
+        order[tied] = sub[np.lexsort(W[sub].byteswap().T[::-1])]
     Ws = W[order]
     new = np.ones(len(order), dtype=np.int64)
     new[0] = 0

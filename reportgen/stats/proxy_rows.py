@@ -1,0 +1,137 @@
+"""One pass over a proxy attribute's rows held in memory, shared by its probability-weighted estimate and its
+identified set (docs/metrics.md §9, §10).
+
+Both read only per-cell sums of the rows: the weighted estimate ``Σ p · feature`` per (grid vector, pattern) cell
+and over all rows, the identified set the rows and masses per (pooled stratum, pattern) cell. When the proxy
+strata are the rows' distinct probability vectors (no ``strata:`` columns) every row of a stratum carries its
+stratum's vector, so every such sum is a function of the rows per (stratum, pattern) alone: ``Σ p = n · v`` and
+``Σ p pᵀ = n · v vᵀ`` over a stratum's rows of one pattern. :class:`VectorCells` counts those (one bincount of one
+integer key per row, after numbering the vectors once), and every sum the two estimates read is taken over its
+cells instead of the rows — the same sums to rounding (``n · v`` instead of ``v`` added ``n`` times), the same
+cells, the same draws. Built once per attribute and prediction file (:func:`of_encoded`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from reportgen.stats import counts
+from reportgen.stats.identified import StratumSums, strata_codes
+from reportgen.stats.proxy_cells import CellMoments, _factorize_sorted, grid_cells, usable
+
+DENSE_BINS = 1 << 24  # at most this many (stratum, pattern) bins, or 4 per row: counted by one dense bincount
+
+
+@dataclass(frozen=True)
+class VectorCells:
+    """The rows per (stratum, pattern) cell, cells sorted by their key ``stratum · 2^(2K) + pattern bits``:
+    ``code`` each cell's stratum (a distinct probability vector, numbered as :func:`strata_codes` numbers them),
+    ``bits`` its (y, ŷ) bits over the K tasks (y of task k at bit k, ŷ at bit K + k), ``n`` its rows; ``rep`` a
+    row of each stratum, whose vector ``P[rep]`` is the stratum's (``P``: the rows' probabilities, not copied)."""
+
+    code: np.ndarray  # (R,) int64
+    bits: np.ndarray  # (R,) int64
+    n: np.ndarray  # (R,) float64
+    P: np.ndarray  # (rows, G) float64, the caller's
+    rep: np.ndarray  # (S,) int64
+    K: int
+
+    @property
+    def S(self) -> int:
+        return len(self.rep)
+
+    @property
+    def V(self) -> np.ndarray:
+        """Each stratum's vector (S, G)."""
+        return self.P[self.rep]
+
+    @staticmethod
+    def of_rows(P: np.ndarray, Y: np.ndarray, Yhat: np.ndarray) -> "VectorCells":
+        P = np.asarray(P, np.float64)
+        Y, Yhat = np.asarray(Y, bool).reshape(len(P), -1), np.asarray(Yhat, bool).reshape(len(P), -1)
+        K = Y.shape[1]
+        codes, S = strata_codes(P)
+        bits = np.zeros(len(P), dtype=np.int64)
+        for k in range(K):
+            bits |= Y[:, k].astype(np.int64) << k
+            bits |= Yhat[:, k].astype(np.int64) << (K + k)
+        key = (codes << np.int64(2 * K)) | bits
+        if (S << 2 * K) <= max(DENSE_BINS, 4 * len(P)):
+            cnt = np.bincount(key, minlength=S << 2 * K)
+            uniq = np.flatnonzero(cnt)
+            n = cnt[uniq].astype(np.float64)
+        else:
+            inv, uniq = _factorize_sorted(key)
+            n = np.bincount(inv, minlength=len(uniq)).astype(np.float64)
+        rep = np.empty(S, dtype=np.int64)
+        rep[codes] = np.arange(len(P), dtype=np.int64)  # any row of a stratum: they share its vector
+        return VectorCells(uniq >> np.int64(2 * K), uniq & np.int64((1 << 2 * K) - 1), n, P, rep, K)
+
+    def pattern(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each cell's y and ŷ (R, K) bools."""
+        b = (self.bits[:, None] >> np.arange(2 * self.K, dtype=np.int64)) & 1
+        return b[:, :self.K].astype(bool), b[:, self.K:].astype(bool)
+
+    def _v(self) -> np.ndarray:
+        """Each cell's stratum's vector (R, G); computed when read (not kept: as large as P with a vector per row)."""
+        return self.P[self.rep[self.code]]
+
+    def _mass(self) -> np.ndarray:
+        """Each cell's groups' masses ``n · v`` (R, G)."""
+        return self._v() * self.n[:, None]
+
+    def moments(self, cell: np.ndarray) -> CellMoments:
+        """The :class:`~reportgen.stats.proxy_cells.CellMoments` of the rows keyed by ``cell[stratum]`` (each
+        stratum's cell code) and pattern: ``CellMoments.of_rows(cell[codes], P, Y, Yhat)`` to rounding."""
+        key = (np.asarray(cell, np.int64)[self.code] << np.int64(2 * self.K)) | self.bits
+        inv, uniq = _factorize_sorted(key)
+        C, G = len(uniq), self.P.shape[1]
+        v = self._v()
+        n = np.bincount(inv, weights=self.n, minlength=C)
+        s1 = np.stack([np.bincount(inv, weights=self.n * v[:, g], minlength=C) for g in range(G)], axis=1)
+        s2 = np.empty((C, G, G))
+        for g in range(G):
+            for h in range(g, G):
+                s2[:, g, h] = s2[:, h, g] = np.bincount(inv, weights=self.n * (v[:, g] * v[:, h]), minlength=C)
+        return CellMoments(uniq, n, s1.reshape(C, G), s2, self.K)
+
+    def stratum_sums(self, target: np.ndarray, S: int) -> StratumSums:
+        """The point sums of the identified set over the strata ``target[stratum]`` (``0..S-1``):
+        ``identified.stratum_sums(P, target[codes], S, Y, Yhat)`` to rounding."""
+        z = np.asarray(target, np.int64)[self.code]
+        K = self.K
+        cells = np.zeros(S * K * 4)
+        for k in range(K):
+            c = 2 * ((self.bits >> k) & 1) + ((self.bits >> (K + k)) & 1)
+            cells += np.bincount((z * K + k) * 4 + c, weights=self.n, minlength=S * K * 4)
+        m = self._mass()
+        mass = np.stack([np.bincount(z, weights=m[:, g], minlength=S) for g in range(m.shape[1])], axis=1)
+        return StratumSums(cells.reshape(S, K, 4), mass.reshape(S, m.shape[1]))
+
+    def weighted_point(self, joint: bool) -> np.ndarray:
+        """The probability-weighted point counts N (1, K, G, 1, 2, 2): ``soft.tally`` of the rows to rounding."""
+        Yc, Yhc = self.pattern()
+        F = counts._features(Yc, Yhc, joint, np.float64)
+        return counts._to_tensor((self._mass().T @ F)[None], self.K, self.P.shape[1], 1, joint)
+
+    def grid_moments(self) -> CellMoments | None:
+        """The weighted estimate's (0.25-grid vector, pattern) cells' moments (``soft.cell_moments``), or None
+        when the grid's codes or the tasks are too many for a cell code."""
+        grid = grid_cells(self.V)
+        if grid is None or not usable(self.K):
+            return None
+        return self.moments(grid)
+
+
+def of_encoded(enc, name: str) -> VectorCells | None:
+    """The cells of proxy attribute ``name`` of a prediction file held in memory, computed once per file (None
+    when it is no proxy attribute or its tasks are too many for a pattern code)."""
+    cache = enc.derived
+    if ("vector_cells", name) not in cache:
+        P = (getattr(enc, "probabilities", None) or {}).get(name)
+        K = np.asarray(enc.Y).reshape(len(enc.Y), -1).shape[1] if enc.Y is not None else 0
+        ok = P is not None and enc.Y is not None and usable(K) and len(P) > 0
+        Yhat = enc.Yhat if enc.Yhat is not None else enc.Y
+        cache[("vector_cells", name)] = VectorCells.of_rows(P, enc.Y, Yhat) if ok else None
+    return cache[("vector_cells", name)]

@@ -1,0 +1,100 @@
+"""The shared (vector, pattern) cells of a proxy attribute in memory (reportgen/stats/proxy_rows.py) give every sum
+the weighted estimate and the identified set read — to rounding the sums over the rows they replace — and so the
+same cells, draws and results; and the rate bounds' shared sums (mirrored cell sets, replicate blocks) are the
+same numbers bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from reportgen.stats import identified as ident
+from reportgen.stats import proxy_cells as pc
+from reportgen.stats import proxy_rows as pr
+from reportgen.stats import soft
+from reportgen.stats.statistic import SoftCellCounts
+
+
+def _rows(n=6000, G=4, K=2, distinct=300, seed=0):
+    rng = np.random.default_rng(seed)
+    V = rng.dirichlet(np.full(G, 0.6), distinct)
+    V[0] = 0.0  # a row whose proxies were not found: every probability 0 (in no group)
+    V[1] = np.eye(G)[2] * np.array([-0.0, -0.0, 1.0, -0.0])  # −0.0 beside 0.0: one stratum with (0, 0, 1, 0)
+    V[2] = np.eye(G)[2]
+    P = V[rng.integers(0, distinct, n)]
+    return P, rng.random((n, K)) < 0.4, rng.random((n, K)) < 0.5
+
+
+@pytest.mark.parametrize("K", [1, 2])
+def test_cells_give_the_row_sums(K):
+    P, Y, Yh = _rows(K=K)
+    cells = pr.VectorCells.of_rows(P, Y, Yh)
+    codes, S = ident.strata_codes(P)
+    assert cells.S == S and cells.n.sum() == len(P)
+    # the weighted estimate: point counts and the (grid, pattern) cells' moments
+    np.testing.assert_allclose(cells.weighted_point(True), soft.tally(soft.rows(P, Y, Yh)), rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(cells.weighted_point(False), soft.tally(soft.rows(P, Y, Yh), joint=False),
+                               rtol=1e-12, atol=1e-9)
+    a, b = cells.grid_moments(), soft.cell_moments(soft.rows(P, Y, Yh))
+    np.testing.assert_array_equal(a.key, b.key)
+    np.testing.assert_array_equal(a.n, b.n)
+    np.testing.assert_allclose(a.s1, b.s1, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(a.s2, b.s2, rtol=1e-12, atol=1e-12)
+    # the identified set: raw and pooled strata's point sums, and the pooled cells' moments
+    raw = ident.stratum_sums(P, codes, S, Y, Yh)
+    mine = cells.stratum_sums(np.arange(S), S)
+    np.testing.assert_array_equal(mine.cells, raw.cells)
+    np.testing.assert_allclose(mine.mass, raw.mass, rtol=1e-12, atol=1e-12)
+    target, S2 = ident.pooling(raw)
+    assert S2 < S  # some strata pooled: cells of several vectors in one stratum
+    m1 = cells.moments(target)
+    m2 = pc.CellMoments.of_rows(target[codes], P, Y, Yh)
+    np.testing.assert_array_equal(m1.key, m2.key)
+    np.testing.assert_allclose(m1.s2, m2.s2, rtol=1e-12, atol=1e-12)
+
+
+def test_memory_sums_from_the_cells_equal_the_rows():
+    """Same pooling, same cells, same draws: the identified set's point sums and replicates agree to rounding."""
+    P, Y, Yh = _rows(seed=1)
+    cells = pr.VectorCells.of_rows(P, Y, Yh)
+    p1, r1 = ident.memory_sums(P, None, Y, Yh, 60, seed=3, stream=7, cells=cells)
+    p2, r2 = ident.memory_sums(P, None, Y, Yh, 60, seed=3, stream=7)
+    np.testing.assert_array_equal(p1.cells, p2.cells)
+    np.testing.assert_allclose(p1.mass, p2.mass, rtol=1e-12)
+    np.testing.assert_array_equal(r1.cells, r2.cells)
+    np.testing.assert_allclose(r1.mass, r2.mass, rtol=1e-9, atol=1e-9)
+    lo1, hi1 = ident.difference_bounds(r1, 0, (3,), (2,), 0, 1)
+    lo2, hi2 = ident.difference_bounds(r2, 0, (3,), (2,), 0, 1)
+    np.testing.assert_allclose(lo1, lo2, rtol=1e-9)
+    np.testing.assert_allclose(hi1, hi2, rtol=1e-9)
+
+
+def test_weighted_counts_from_the_cells_equal_the_rows():
+    """SoftCellCounts with the shared cells: the same point counts and the same per-cell replicates ('cells')."""
+    P, Y, Yh = _rows(n=5000, distinct=5000, seed=2)  # a vector per row: too many patterns to compress
+    cells = pr.VectorCells.of_rows(P, Y, Yh)
+    with_cells = SoftCellCounts(soft.rows(P, Y, Yh), cells=lambda: cells)
+    rows = SoftCellCounts(soft.rows(P, Y, Yh))
+    np.testing.assert_allclose(with_cells.point(), rows.point(), rtol=1e-12, atol=1e-9)
+    (a, sa), (b, sb) = with_cells.replicates(40, seed=1, stream=2), rows.replicates(40, seed=1, stream=2)
+    assert sa == sb == "cells"
+    np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
+
+
+def test_mirrored_cells_and_replicate_blocks_are_the_same_numbers():
+    """The four sums of (one, zero) serve (zero, one), and the replicates' blocked sums equal the sums of each
+    replicate alone, bit for bit."""
+    rng = np.random.default_rng(4)
+    B, S, G = 37, 300, 5  # 37: a last block shorter than BOUNDS_CHUNK
+    cells = rng.poisson(20, size=(B, S, 1, 4)).astype(float)
+    mass = cells.sum(axis=(2, 3))[..., None] * rng.dirichlet(np.full(G, 0.6), S)[None]
+    shared = ident.StratumSums(cells, mass)
+    ident.rate_bounds(shared, 0, (1, 3), (0, 2))
+    lo, hi = ident.rate_bounds(shared, 0, (0, 2), (1, 3))  # from the memo of its mirror
+    lo_f, hi_f = ident.rate_bounds(ident.StratumSums(cells, mass), 0, (0, 2), (1, 3))  # computed afresh
+    np.testing.assert_array_equal(lo, lo_f)
+    np.testing.assert_array_equal(hi, hi_f)
+    for b in (0, 16, 36):
+        lo_b, hi_b = ident.rate_bounds(ident.StratumSums(cells[b], mass[b]), 0, (0, 2), (1, 3))
+        np.testing.assert_array_equal(lo[b], lo_b)
+        np.testing.assert_array_equal(hi[b], hi_b)
