@@ -60,13 +60,15 @@ CONFIGS = [
 ]
 
 
-def run_once(spec: Path, fmt: str, expected: tuple[str, ...], root: Path = ROOT) -> dict:
-    """One fresh-process run: wall and CPU seconds, the progress events and the render stages."""
+def run_once(spec: Path, fmt: str, expected: tuple[str, ...], root: Path = ROOT,
+             launcher: list[str] | None = None) -> dict:
+    """One fresh-process run: wall and CPU seconds, the progress events and the render stages. ``launcher``: the
+    command that stands for ``reportgen`` (default ``python -m reportgen``)."""
     with tempfile.TemporaryDirectory(prefix="bench-render-") as tmp:
         out = Path(tmp) / "out"
         stages_file = Path(tmp) / "stages.jsonl"
         env = {**os.environ, "REPORTGEN_STAGE_TIMES": str(stages_file)}
-        cmd = [sys.executable, "-m", "reportgen", "run", str(spec), "--out", str(out), "--format", fmt, "--json-log"]
+        cmd = [*(launcher or [sys.executable, "-m", "reportgen"]), "run", str(spec), "--out", str(out), "--format", fmt, "--json-log"]
         cpu0 = _children_cpu()
         spawn = time.time()
         t0 = time.perf_counter()
@@ -80,8 +82,10 @@ def run_once(spec: Path, fmt: str, expected: tuple[str, ...], root: Path = ROOT)
             raise RuntimeError(f"{' '.join(cmd)} did not write {', '.join(missing)}")
         events = [json.loads(line) for line in proc.stderr.splitlines() if line.startswith("{")]
         stages = [json.loads(line) for line in stages_file.read_text().splitlines()] if stages_file.is_file() else []
-        pages = _pdf_pages(out / "report.pdf") if (out / "report.pdf").is_file() else None
-        return {"wall": wall, "cpu": cpu, "spawn": spawn, "events": events, "stages": stages, "pages": pages}
+        pdf = out / "report.pdf"
+        pages = _pdf_pages(pdf) if pdf.is_file() else None
+        return {"wall": wall, "cpu": cpu, "spawn": spawn, "events": events, "stages": stages, "pages": pages,
+                "pdf_bytes": pdf.stat().st_size if pdf.is_file() else None}
 
 
 def _pdf_pages(pdf: Path) -> int | None:

@@ -6,6 +6,7 @@ the same k-means++ start give the same clusters."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -49,3 +50,16 @@ def test_report_profile_script(capsys, monkeypatch):
 def test_report_ratio_script(capsys):
     assert _script("report_ratio").main(["--spec", SMALL_SPEC, "--repeats", "1"]) == 0
     assert "full / JSON-only = " in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_report_options_script(capsys):
+    """The options of issue 27 measured against the JSON-only run: the PDF's plots as PNG rasters and as glyph
+    outlines (each a patched child process) still write a whole report, and the table names every option."""
+    assert _script("report_options").main(["--spec", SMALL_SPEC, "--repeats", "1", "--options", "png200",
+                                           "path-pdf"]) == 0
+    out = capsys.readouterr().out
+    for row in ("| json |", "| png200 |", "| path-pdf |", "options within full / JSON-only"):
+        assert row in out
+    sizes = dict(re.findall(r"^(\S+): report\.pdf ([\d,]+) bytes", out, re.M))
+    assert sizes["png200"] != sizes["path-pdf"]  # the options reached the PDF
