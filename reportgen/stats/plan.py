@@ -83,6 +83,10 @@ class Plan:
     fingerprints: tuple = ()  # (path, files.file_fingerprint) of every file when the run first saw it
     digests: tuple = ()  # (path, sha256) of the CSV bytes pass 1 read: every later pass must read the same bytes
     max_patterns: int = MAX_PATTERNS  # per attribute; beyond this the patterns are dropped (Poisson weights)
+    # Arrow decodes a Parquet batch's columns on its own thread pool; with at least as many partitions as the
+    # executor's workers, each worker decodes on its own thread instead (the cores are busy either way, and two
+    # thread pools contending cost about 15 % more CPU: benchmarks/README.md, "Streaming at scan speed")
+    reader_threads: bool = True
 
     def fingerprint(self, path: str):
         return dict(self.fingerprints).get(path)
@@ -156,7 +160,7 @@ def read_batches(part: Partition, columns: list[str], batch_rows: int, plan: "Pl
         pf = pq.ParquetFile(part.path)
         if part.row_groups:
             for batch in pf.iter_batches(batch_size=batch_rows, row_groups=list(part.row_groups), columns=columns,
-                                         use_threads=True):
+                                         use_threads=plan is None or plan.reader_threads):
                 yield batch if arrow else batch.to_pandas()
     else:
         yield from iter_csv(Path(part.path), columns, batch_rows, na=plan.na if plan is not None else ("",),
