@@ -15,9 +15,12 @@ the row-by-row path), each spanning fewer than 2¹⁶ values, so that the checks
 (:func:`reportgen.stats.plan.distinct_values`) are the same whichever rows they are taken from.
 
 Two kernels: when the product of the columns' ranges is at most :data:`DENSE_MAX` (binary labels, a few
-groups), each row becomes one mixed-radix code in one- or two-byte arithmetic, counted by ``np.bincount``
-(about a tenth of the cost of decoding the Parquet columns); otherwise Arrow's hash aggregation groups the
-raw columns.
+groups), each row becomes one mixed-radix code by Horner's rule in the narrowest arithmetic that holds it
+(eight binary columns per byte), counted by ``np.bincount`` (about a tenth of the cost of decoding the Parquet
+columns); otherwise Arrow's hash aggregation groups the raw columns. A dense batch stays a vector of counts
+over its *layout* (the columns' names, types, minima and ranges) until it is read (:class:`Distinct`): a
+partition's batches of one layout add up (:class:`Pending`), and their distinct rows are decoded and encoded
+once per partition rather than once per batch.
 """
 
 from __future__ import annotations
