@@ -85,7 +85,7 @@ class Plan:
     max_patterns: int = MAX_PATTERNS  # per attribute; beyond this the patterns are dropped (Poisson weights)
     # Arrow decodes a Parquet batch's columns on its own thread pool; with at least as many partitions as the
     # executor's workers, each worker decodes on its own thread instead (the cores are busy either way, and two
-    # thread pools contending cost about 15 % more CPU: benchmarks/README.md, "Streaming at scan speed")
+    # thread pools contending cost about a tenth more CPU: see benchmarks/README.md, Streaming at scan speed)
     reader_threads: bool = True
 
     def fingerprint(self, path: str):
