@@ -107,7 +107,8 @@ class Plan:
 
 def partitions(files: list[Path], partition_rows: int = PARTITION_ROWS) -> list[Partition]:
     """Partitions in data-set order. Row numbers run across the parts: a Parquet file's rows come from its
-    metadata (its row groups gathered into partitions of about ``partition_rows`` rows); a CSV file that is
+    metadata (its row groups gathered into partitions of about ``partition_rows`` rows, a file's tail of fewer
+    than half that many rows joining the partition before it); a CSV file that is
     followed by other parts is counted first (one parse of its first column)."""
     out: list[Partition] = []
     base = 0
@@ -132,7 +133,8 @@ def _file_partitions(out: list, fi: int, f: Path, base: int, partition_rows: int
         for g in range(md.num_row_groups):
             groups.append(g)
             rows += md.row_group(g).num_rows
-            if rows >= partition_rows or g == md.num_row_groups - 1:
+            rest = md.num_rows - first - rows  # a tail under half a partition joins this one (per-partition costs)
+            if (rows >= partition_rows and not 0 < rest < partition_rows / 2) or g == md.num_row_groups - 1:
                 out.append(Partition(len(out), fi, str(f), "parquet", tuple(groups), first, base, rows))
                 first += rows
                 groups, rows = [], 0
