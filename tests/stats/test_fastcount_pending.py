@@ -1,7 +1,7 @@
 """Pass 1's reduced batches wait per partition and are encoded once (reportgen/stats/fastcount.py: Distinct,
 Pending): batches whose layouts differ (a column's minimum or range changes from batch to batch, a constant
 column), more layouts than wait at once, the codes' narrow arithmetic at its width boundaries, and the reader's
-threads — each must give the counts a plain group-by gives and the results of the row-by-row path and the
+threads, and partitions without a short tail — each must give the counts a plain group-by gives and the results of the row-by-row path and the
 memory engine."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 
 from reportgen.runner import run_spec
 from reportgen.spec.model import load_spec
-from reportgen.stats import counts, fastcount
+from reportgen.stats import counts, fastcount, stream
 from tests.stats.test_fastcount import SPEC, _data
 
 
@@ -151,3 +151,20 @@ def test_each_worker_decodes_on_its_own_thread_when_partitions_fill_the_workers(
     assert used == {workers > 3}
     monkeypatch.setattr(pq.ParquetFile, "iter_batches", real)
     assert got == _run(spec, "memory")
+
+
+@pytest.mark.parametrize("groups, want", [
+    (5, [5]),  # 4 + a tail of 1 (under half a partition): one partition
+    (6, [4, 2]),  # a tail of exactly half: its own partition
+    (9, [4, 5]),  # 4, then 4 + a tail of 1
+    (3, [3]),  # less than a partition
+])
+def test_a_files_short_tail_joins_the_partition_before_it(tmp_path, groups, want):
+    """Row groups of 1,000 rows, partitions of about 4,000: a tail of fewer than 2,000 rows is not a partition
+    of its own; the partitions still cover the file's row groups once each, in order."""
+    f = tmp_path / "p.parquet"
+    pq.write_table(pa.table({"x": np.arange(groups * 1000, dtype=np.int32)}), f, row_group_size=1000)
+    parts = stream.partitions([f], 4000)
+    assert [len(p.row_groups) for p in parts] == want
+    assert [g for p in parts for g in p.row_groups] == list(range(groups))
+    assert [p.first_row for p in parts] == [1000 * sum(want[:i]) for i in range(len(want))]
