@@ -1,8 +1,8 @@
 """Pass 1's reduced batches wait per partition and are encoded once (reportgen/stats/fastcount.py: Distinct,
 Pending): batches whose layouts differ (a column's minimum or range changes from batch to batch, a constant
-column), more layouts than wait at once, the codes' narrow arithmetic at its width boundaries, and the reader's
-threads, and partitions without a short tail — each must give the counts a plain group-by gives and the results of the row-by-row path and the
-memory engine."""
+column), more layouts than wait at once, the codes' narrow arithmetic at its width boundaries, the reader's
+threads, and partitions without a short tail: the counts are a plain group-by's, and the results those of the
+row-by-row path and of the memory engine."""
 
 from __future__ import annotations
 
