@@ -15,9 +15,12 @@ the row-by-row path), each spanning fewer than 2¹⁶ values, so that the checks
 (:func:`reportgen.stats.plan.distinct_values`) are the same whichever rows they are taken from.
 
 Two kernels: when the product of the columns' ranges is at most :data:`DENSE_MAX` (binary labels, a few
-groups), each row becomes one mixed-radix code in one- or two-byte arithmetic, counted by ``np.bincount``
-(about a tenth of the cost of decoding the Parquet columns); otherwise Arrow's hash aggregation groups the
-raw columns.
+groups), each row becomes one mixed-radix code by Horner's rule in the narrowest arithmetic that holds it
+(eight binary columns per byte), counted by ``np.bincount`` (about a tenth of the cost of decoding the Parquet
+columns); otherwise Arrow's hash aggregation groups the raw columns. A dense batch stays a vector of counts
+over its *layout* (the columns' names, types, minima and ranges) until it is read (:class:`Distinct`): a
+partition's batches of one layout add up (:class:`Pending`), and their distinct rows are decoded and encoded
+once per partition rather than once per batch.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ MAX_SHARE = 0.5  # a batch with more distinct rows than this share of its rows: 
 ENABLED = True  # tests turn the reduction off to compare it with the row-by-row path
 DENSE_MAX = 1 << 20  # at most this many possible rows (the product of the columns' ranges): counted densely
 MAX_RANGE = 1 << 16  # a column's values span less: its distinct values are listed in order (plan.distinct_values)
+MAX_LAYOUTS = 4  # a partition's batches waiting to be encoded: at most this many layouts (dense counts) at once
 
 
 def eligible(plan: Plan) -> bool:
@@ -39,10 +43,59 @@ def eligible(plan: Plan) -> bool:
             and not any(t.score is not None for t in plan.tasks))
 
 
-def distinct_rows(batch) -> tuple[pd.DataFrame, np.ndarray] | None:
-    """``batch``'s distinct rows as a DataFrame (its columns, types kept) and how many times each occurs; None
-    when the batch does not qualify (a column that is not a small integer, a missing value, or so many distinct
-    rows that the reduction does not pay)."""
+class Distinct:
+    """A batch's distinct rows and how often each occurs, unpacking as ``(frame, counts)``.
+
+    From the dense kernel they are kept as the counts of every possible code over a :data:`layout` (the columns'
+    names, types, minima and ranges) until read, so that the batches of a partition with the same layout add up
+    as one array (:class:`Pending`) and are decoded and encoded once, not once per batch."""
+
+    __slots__ = ("layout", "codes", "_rows")
+
+    def __init__(self, layout: tuple | None = None, codes: np.ndarray | None = None,
+                 rows: tuple[pd.DataFrame, np.ndarray] | None = None):
+        self.layout, self.codes, self._rows = layout, codes, rows
+
+    def rows(self) -> tuple[pd.DataFrame, np.ndarray]:
+        if self._rows is None:
+            self._rows = _decode(self.layout, self.codes)
+        return self._rows
+
+    def __iter__(self):
+        return iter(self.rows())
+
+
+class Pending:
+    """A partition's reduced batches, waiting to be encoded: the dense counts of batches with the same layout
+    add up (integers: exact in any order). :meth:`add` hands back the frames to encode now (a batch from the
+    hash aggregation, or the oldest layout when more than :data:`MAX_LAYOUTS` wait); :meth:`drain` the rest."""
+
+    def __init__(self):
+        self.dense: dict[tuple, np.ndarray] = {}
+
+    def add(self, d: Distinct) -> list[tuple[pd.DataFrame, np.ndarray]]:
+        if d.layout is None:
+            return [d.rows()]
+        c = self.dense.get(d.layout)
+        if c is None:
+            self.dense[d.layout] = d.codes.copy()
+        else:
+            c += d.codes
+        if len(self.dense) > MAX_LAYOUTS:
+            layout = next(iter(self.dense))
+            return [_decode(layout, self.dense.pop(layout))]
+        return []
+
+    def drain(self) -> list[tuple[pd.DataFrame, np.ndarray]]:
+        out = [_decode(layout, c) for layout, c in self.dense.items()]
+        self.dense.clear()
+        return out
+
+
+def distinct_rows(batch) -> Distinct | None:
+    """``batch``'s distinct rows (unpacking as a DataFrame of its columns, types kept, and how many times each
+    occurs); None when the batch does not qualify (a column that is not a small integer, a missing value, or so
+    many distinct rows that the reduction does not pay)."""
     import pyarrow as pa
 
     names = list(batch.schema.names)
@@ -60,44 +113,57 @@ def distinct_rows(batch) -> tuple[pd.DataFrame, np.ndarray] | None:
         lows.append(lo)
         ranges.append(hi - lo + 1)
     if int(np.prod(ranges, dtype=object)) <= DENSE_MAX:
-        return _dense_rows(names, arrays, lows, ranges)
+        layout = (tuple(names), tuple(a.dtype.str for a in arrays), tuple(lows), tuple(ranges))
+        return Distinct(layout, _dense_codes(arrays, lows, ranges))
     keys = [f"c{i}" for i in range(len(names))]  # positional names: no clash with the count's name
     table = pa.Table.from_batches([batch]).rename_columns(keys)
     out = table.group_by(keys, use_threads=True).aggregate([([], "count_all")])
     if out.num_rows > MAX_SHARE * batch.num_rows:
         return None
     weights = out.column("count_all").to_numpy().astype(np.int64)
-    return out.select(keys).rename_columns(names).to_pandas(), weights
+    return Distinct(rows=(out.select(keys).rename_columns(names).to_pandas(), weights))
 
 
-def _dense_rows(names: list[str], arrays: list[np.ndarray], lows: list[int], ranges: list[int]
-                ) -> tuple[pd.DataFrame, np.ndarray]:
-    """Each row's values as one mixed-radix code (column ``i``'s value minus its minimum, times the product of
-    the later columns' ranges) in the narrowest unsigned integer that holds them, counted by ``np.bincount``: a
-    few passes of one- or two-byte arithmetic over the batch. Returns the rows the codes present stand for,
-    each column in its own type, and their counts."""
-    size = int(np.prod(ranges, dtype=object))
-    dt = np.uint8 if size <= 1 << 8 else np.uint16 if size <= 1 << 16 else np.uint32
+def _narrowest(size: int):
+    return np.uint8 if size <= 1 << 8 else np.uint16 if size <= 1 << 16 else np.uint32
+
+
+def _dense_codes(arrays: list[np.ndarray], lows: list[int], ranges: list[int]) -> np.ndarray:
+    """How many rows have each mixed-radix code (column ``i``'s value minus its minimum, times the product of
+    the later columns' ranges: the first column most significant), as ``np.bincount`` over all the codes.
+    The codes are built by Horner's rule, ``code = code * range + offset``, each step in the narrowest unsigned
+    integer that holds the code so far: for binary columns, eight of them in one-byte arithmetic. A value's
+    offset is its bits read as unsigned minus the minimum's, modulo the column's width: below its range."""
     n = len(arrays[0])
-    code = np.zeros(n, dtype=dt)
-    tmp = np.empty(n, dtype=dt)
-    mod = 1 << (8 * np.dtype(dt).itemsize)
-    stride = 1
-    for a, lo, r in zip(reversed(arrays), reversed(lows), reversed(ranges)):
+    code = None
+    size = 1
+    for a, lo, r in zip(arrays, lows, ranges):
         if r == 1:
             continue
-        np.copyto(tmp, a, casting="unsafe")  # modular: (value - lo) mod 2^bits is the offset, below r
-        if lo:
-            np.subtract(tmp, dt(lo % mod), out=tmp)
-        if stride > 1:
-            np.multiply(tmp, dt(stride), out=tmp)
-        np.add(code, tmp, out=code)
-        stride *= r
-    c = np.bincount(code, minlength=size)
+        u = a.view(np.dtype(f"u{a.dtype.itemsize}"))
+        if lo % (1 << (8 * a.dtype.itemsize)):
+            u = u - u.dtype.type(lo % (1 << (8 * a.dtype.itemsize)))
+        dt = _narrowest(size * r)
+        if code is None:
+            code = np.zeros(n, dtype=dt)
+        elif code.dtype != dt:
+            code = code.astype(dt)
+        if size > 1:
+            np.multiply(code, dt(r), out=code)
+        np.add(code, u, out=code, casting="unsafe")  # modular in the code's width: the offset is below r
+        size *= r
+    if code is None:
+        return np.array([n], dtype=np.int64)
+    return np.bincount(code, minlength=size)
+
+
+def _decode(layout: tuple, c: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
+    """The rows the codes with a nonzero count stand for, each column in its own type, and their counts."""
+    names, dtypes, lows, ranges = layout
     present = np.flatnonzero(c)
     cols = {}
     stride = 1
-    for i in range(len(arrays) - 1, -1, -1):
-        cols[names[i]] = ((present // stride) % ranges[i] + lows[i]).astype(arrays[i].dtype)
+    for i in range(len(names) - 1, -1, -1):
+        cols[names[i]] = ((present // stride) % ranges[i] + lows[i]).astype(np.dtype(dtypes[i]))
         stride *= ranges[i]
     return pd.DataFrame({name: cols[name] for name in names}), c[present].astype(np.int64)

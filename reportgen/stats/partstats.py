@@ -163,56 +163,71 @@ def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None)
     nstrata = int(np.prod(strata_shape)) if strata_shape else 1
     acc.strata = np.zeros(nstrata, dtype=np.int64)
     arrow = fastcount.eligible(plan)
+    pending = fastcount.Pending()
     for batch in read_batches(part, cols, plan.batch_rows, plan, acc.digests, arrow=arrow):
         reduced = None if isinstance(batch, pd.DataFrame) else fastcount.distinct_rows(batch)
-        w = wk = None  # without a reduction, each row counts once
-        if reduced is None:
-            df = batch if isinstance(batch, pd.DataFrame) else batch.to_pandas()
-            _nonfinite(plan, df, acc, row)
-        else:  # the batch's distinct rows, each standing for w rows (fastcount.py)
-            df, w = reduced
-        b = encode_batch(plan, df, acc, row, w)
+        if reduced is not None:  # the batch's distinct rows, each standing for w rows (fastcount.py), encoded
+            # with the partition's other batches of the same layout at once; no missing value: every row is kept
+            acc.rows += batch.num_rows
+            acc.kept += batch.num_rows
+            row += batch.num_rows
+            for df, w in pending.add(reduced):
+                _add_rows(plan, acc, df, part.first_row, max_patterns, w)
+            continue
+        df = batch if isinstance(batch, pd.DataFrame) else batch.to_pandas()
+        _nonfinite(plan, df, acc, row)
+        b = _add_rows(plan, acc, df, row, max_patterns)
         idx = np.flatnonzero(b.keep)
-        if w is not None:
-            wk = w[idx]
-        nrows = b.n if w is None else int(w.sum())
-        acc.rows += nrows
-        acc.kept += len(idx) if wk is None else int(wk.sum())
-        yt = np.array([np.count_nonzero(c) if wk is None else int(wk[c].sum()) for c in b.ycols], dtype=np.int64)
-        acc.y_true = yt if acc.y_true is None else acc.y_true + yt
-        for a in plan.attrs:
-            if a.proxy:  # proxy probabilities: weighted point sums, (vector, pattern) keys
-                su = soft_batch_units(b, a)
-                N = soft.tally(su, joint=True)
-                acc.point[a.name] = acc.point[a.name] + N if a.name in acc.point else N
-                if acc.patterns.get(a.name, 0) is not None:
-                    acc.patterns[a.name] = _merge_patterns(acc.patterns.get(a.name, 0),
-                                                           counts.count_keys(soft.pattern_keys(su)), max_patterns)
-                continue
-            sel = attribute_rows(b, a)
-            fast = fast_pattern_codes(plan, b, a, sel)
-            u = attribute_units(plan, b, a) if fast is None else None
-            weights = None if wk is None else (wk if sel is None else wk[sel]).astype(np.float64)
-            keys, kcounts = counts.count_keys(fast.astype(np.int64) if fast is not None else counts.pattern_keys(u),
-                                              weights)
-            if len(keys) <= BATCH_PATTERNS or weights is not None:  # the point tally from the batch's patterns
-                pu = counts.units_from_keys(keys, kcounts, len(plan.tasks), len(a.groups), plan.Gp(a))
-                N = counts.tally(pu, joint=True)
-            else:
-                N = counts.tally(u if u is not None else attribute_units(plan, b, a), joint=True)
-            acc.point[a.name] = acc.point[a.name] + N if a.name in acc.point else N
-            if acc.patterns.get(a.name, 0) is None:
-                continue
-            acc.patterns[a.name] = _merge_patterns(acc.patterns.get(a.name, 0), (keys, kcounts), max_patterns)
+        acc.rows += b.n
+        acc.kept += len(idx)
         if plan.sample_rows:
             stratum = _stratum(plan, b)
             acc.strata += np.bincount(stratum, minlength=nstrata)
             acc.sample = _reservoir(acc.sample, _candidates(plan, df, idx, stratum, part.file_first_row + row,
                                                             acc.sample), plan.sample_rows)
-        row += nrows
+        row += b.n
+    for df, w in pending.drain():
+        _add_rows(plan, acc, df, part.first_row, max_patterns, w)
     acc.part_kept[part.index] = acc.kept
     acc.part_rows[part.index] = acc.rows
     return acc
+
+
+def _add_rows(plan: Plan, acc: PartStats, df: pd.DataFrame, row: int, max_patterns: int,
+              w: np.ndarray | None = None) -> BatchCodes:
+    """Encode a batch into ``acc`` (with ``w``: distinct rows, each standing for ``w`` rows): the checks'
+    counts, the true labels, and per attribute the pattern counts and the point tally; the caller counts the
+    rows read and kept. ``row``: the batch's first row within its file (for messages)."""
+    b = encode_batch(plan, df, acc, row, w)
+    idx = np.flatnonzero(b.keep)
+    wk = None if w is None else w[idx]  # without weights, each row counts once
+    yt = np.array([np.count_nonzero(c) if wk is None else int(wk[c].sum()) for c in b.ycols], dtype=np.int64)
+    acc.y_true = yt if acc.y_true is None else acc.y_true + yt
+    for a in plan.attrs:
+        if a.proxy:  # proxy probabilities: weighted point sums, (vector, pattern) keys
+            su = soft_batch_units(b, a)
+            N = soft.tally(su, joint=True)
+            acc.point[a.name] = acc.point[a.name] + N if a.name in acc.point else N
+            if acc.patterns.get(a.name, 0) is not None:
+                acc.patterns[a.name] = _merge_patterns(acc.patterns.get(a.name, 0),
+                                                       counts.count_keys(soft.pattern_keys(su)), max_patterns)
+            continue
+        sel = attribute_rows(b, a)
+        fast = fast_pattern_codes(plan, b, a, sel)
+        u = attribute_units(plan, b, a) if fast is None else None
+        weights = None if wk is None else (wk if sel is None else wk[sel]).astype(np.float64)
+        keys, kcounts = counts.count_keys(fast.astype(np.int64) if fast is not None else counts.pattern_keys(u),
+                                          weights)
+        if len(keys) <= BATCH_PATTERNS or weights is not None:  # the point tally from the batch's patterns
+            pu = counts.units_from_keys(keys, kcounts, len(plan.tasks), len(a.groups), plan.Gp(a))
+            N = counts.tally(pu, joint=True)
+        else:
+            N = counts.tally(u if u is not None else attribute_units(plan, b, a), joint=True)
+        acc.point[a.name] = acc.point[a.name] + N if a.name in acc.point else N
+        if acc.patterns.get(a.name, 0) is None:
+            continue
+        acc.patterns[a.name] = _merge_patterns(acc.patterns.get(a.name, 0), (keys, kcounts), max_patterns)
+    return b
 
 
 def _nonfinite(plan: Plan, df: pd.DataFrame, acc: PartStats, row0: int) -> None:

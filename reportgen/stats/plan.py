@@ -83,6 +83,10 @@ class Plan:
     fingerprints: tuple = ()  # (path, files.file_fingerprint) of every file when the run first saw it
     digests: tuple = ()  # (path, sha256) of the CSV bytes pass 1 read: every later pass must read the same bytes
     max_patterns: int = MAX_PATTERNS  # per attribute; beyond this the patterns are dropped (Poisson weights)
+    # Arrow decodes a Parquet batch's columns on its own thread pool; with at least as many partitions as the
+    # executor's workers, each worker decodes on its own thread instead (the cores are busy either way, and two
+    # thread pools contending cost about a tenth more CPU: see benchmarks/README.md, Streaming at scan speed)
+    reader_threads: bool = True
 
     def fingerprint(self, path: str):
         return dict(self.fingerprints).get(path)
@@ -103,7 +107,8 @@ class Plan:
 
 def partitions(files: list[Path], partition_rows: int = PARTITION_ROWS) -> list[Partition]:
     """Partitions in data-set order. Row numbers run across the parts: a Parquet file's rows come from its
-    metadata (its row groups gathered into partitions of about ``partition_rows`` rows); a CSV file that is
+    metadata (its row groups gathered into partitions of about ``partition_rows`` rows, a file's tail of fewer
+    than half that many rows joining the partition before it); a CSV file that is
     followed by other parts is counted first (one parse of its first column)."""
     out: list[Partition] = []
     base = 0
@@ -128,7 +133,8 @@ def _file_partitions(out: list, fi: int, f: Path, base: int, partition_rows: int
         for g in range(md.num_row_groups):
             groups.append(g)
             rows += md.row_group(g).num_rows
-            if rows >= partition_rows or g == md.num_row_groups - 1:
+            rest = md.num_rows - first - rows  # a tail under half a partition joins this one (per-partition costs)
+            if (rows >= partition_rows and not 0 < rest < partition_rows / 2) or g == md.num_row_groups - 1:
                 out.append(Partition(len(out), fi, str(f), "parquet", tuple(groups), first, base, rows))
                 first += rows
                 groups, rows = [], 0
@@ -156,7 +162,7 @@ def read_batches(part: Partition, columns: list[str], batch_rows: int, plan: "Pl
         pf = pq.ParquetFile(part.path)
         if part.row_groups:
             for batch in pf.iter_batches(batch_size=batch_rows, row_groups=list(part.row_groups), columns=columns,
-                                         use_threads=True):
+                                         use_threads=plan is None or plan.reader_threads):
                 yield batch if arrow else batch.to_pandas()
     else:
         yield from iter_csv(Path(part.path), columns, batch_rows, na=plan.na if plan is not None else ("",),

@@ -483,6 +483,9 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
         raise _part_problem(ls, e, path, rel, spec_path, needed_pairs) from None
     except DataFileError as exc:
         raise SpecError([ls.problem(spec_path, str(exc))]) from None
+    import dataclasses
+
+    plan = dataclasses.replace(plan, reader_threads=len(parts) < counts._workers())
     say(f"streaming {rel}: {len(files)} file(s), {len(parts)} partition(s) on {getattr(executor, 'name', 'stream')}")
     try:
         update = getattr(say, "update", None)
@@ -501,8 +504,6 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
     except DataFileError as exc:
         raise SpecError([ls.problem(spec_path, str(exc))]) from None
     sha = dataset_sha256(files, path, digests)
-    import dataclasses
-
     plan = dataclasses.replace(plan, digests=tuple(sorted(acc.digests.items())))
     dropped = [{"reason": r, "rows": int(n)} for _, (r, n) in sorted(acc.drops.items())]
     st = Streamed(role=role, path=path, display_path=rel, sha256=sha, rows=acc.rows, rows_used=acc.kept,
