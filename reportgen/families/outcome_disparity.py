@@ -25,7 +25,9 @@ from reportgen.spec import catalogue
 from reportgen.spec.model import Metric
 from reportgen.stats import counts
 from reportgen.stats import outcome as oc
+from reportgen.stats import sketch as sk
 from reportgen.stats.resample import Replicates, replicate_rows
+from reportgen.stats.sketch import Widening
 from reportgen.stats.values import TaskValues
 
 MIN_ROWS_COMPARE = 10  # a compared group below this supports no verdict (as §3)
@@ -51,6 +53,10 @@ class Side:
     bounds: Bounds
     groups: list[dict]
     scheme: str = "poisson"  # how the replicates resampled the rows (:mod:`reportgen.stats.resample`)
+    widen: list[Widening | None] | None = None  # per pair: a sketch's discretisation error (scheme "sketch")
+
+    def widening(self, i: int) -> Widening | None:
+        return self.widen[i] if self.widen is not None else None
 
 
 def replicates_of(ctx: AttributeContext, v: TaskValues, family: str, runs: int,
@@ -64,7 +70,7 @@ def replicates_of(ctx: AttributeContext, v: TaskValues, family: str, runs: int,
     if key not in ctx.statistics:
         stream = counts.stream_id("runs" if runs > 1 else "test", ctx.attr.name, family)
         ctx.statistics[key] = (v, replicate_rows(columns, v.membership, v.positions, seed=ctx.seed, stream=stream,
-                                                 B=ctx.B, shared=runs > 1))
+                                                 B=ctx.B, shared=runs > 1, sketch=family == "outcome_disparity"))
     return ctx.statistics[key][1]
 
 
@@ -130,7 +136,23 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
         return _as_bounds(oc.difference_bounds(means, pairs), rng)
 
     reps = np.zeros((0, len(pairs))) if R is None else values(R.columns[0], R.W, R.P, None)
-    return Side(point, reps, bounds, groups, R.scheme if R is not None else "poisson")
+    widen = None
+    if R is not None and R.sketch is not None:
+        err = sketch_error(name, R, pairs)
+        widen = [sk.widening(R.sketch, err[..., i]) for i in range(len(pairs))]
+    return Side(point, reps, bounds, groups, R.scheme if R is not None else "poisson", widen)
+
+
+def sketch_error(name: str, R: Replicates, pairs: list[tuple[int, int]]) -> np.ndarray:
+    """Each pair's discretisation error on each replicate of a sketch, ``(B, K)`` or ``(K,)`` where it is the same
+    on every resample (:mod:`reportgen.stats.sketch`, docs/metrics.md §11)."""
+    assert R.sketch is not None
+    half = R.sketch.half
+    if name in ("smd", "mean_ratio"):
+        return sk.smd_error(half, R.P, oc.group_summary(R.columns[0], R.W, R.P), pairs, name)
+    if name == "ks_distance":
+        return sk.ks_error(half, R.P, R.W, pairs)
+    return sk.mean_error(half, R.P, pairs)  # mean, quantile and median differences, Wasserstein-1
 
 
 def verdict_text(name: str, value: float, prot: str, ref: str, favorable: str, noun: str = "outcomes") -> str:
@@ -196,9 +218,9 @@ def decide(pair: OutcomePair, name: str, spec_decision: str, n_small: float, sma
 
 
 def with_interval(ctx: AttributeContext, pair: OutcomePair, ev: Evaluation, evals: list[Evaluation],
-                  scheme: str = "poisson") -> None:
+                  scheme: str = "poisson", widen: Widening | None = None) -> None:
     """The pair's bootstrap interval (rows and runs with several runs) and what stands beside it."""
-    head = headline(ev, evals, ev.reps, ctx.level, ctx.B, ctx.seed, scheme, [e.value for e in evals])
+    head = headline(ev, evals, ev.reps, ctx.level, ctx.B, ctx.seed, scheme, [e.value for e in evals], widen)
     if head.interval is not None:
         pair.interval = head.interval
     for key, value in head.beside().items():
@@ -232,6 +254,7 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, Rep
     pair_runs: dict[int, list[Evaluation]] = {}  # a pair's evaluation per prediction file (runs: rows and runs)
     pair_bounds: dict[int, tuple] = {}
     schemes: dict[int, str] = {}
+    widens: dict[int, Widening | None] = {}
     groups: list[OutcomeGroup] = []
     favorable, unit, noun = "higher", None, "outcomes"
     for k in ctx.task_idx(m):
@@ -256,8 +279,9 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, Rep
                 continue
             pair_reps[len(pairs)] = ev.reps
             pair_runs[len(pairs)] = evals
-            with_interval(ctx, pair, ev, evals, scheme)
+            with_interval(ctx, pair, ev, evals, scheme, sides[0].widening(i) if runs == 1 else None)
             schemes[len(pairs)] = scheme
+            widens[len(pairs)] = sides[0].widening(i) if runs == 1 else None
             b = sides[0].bounds(1 - level) if runs == 1 else RUNS_BOUND
             if isinstance(b, str):
                 pair.bound_reason = b
@@ -269,7 +293,7 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, Rep
             decide(pair, name, spec_decision, n_small, small or "", favorable, noun)
             pairs.append(pair)
     head = _headline(name, pairs, (pair_reps, pair_runs), pair_bounds, level, ctx, spec_decision, favorable, noun,
-                     schemes)
+                     schemes, widens)
     entry = OutcomeResult(name=name, attribute=attr.name, **_estimator(ctx),
                           reference=attr.label(ref), favorable=favorable,
                           **({"unit": unit} if unit and name not in UNITLESS else {}),
@@ -289,7 +313,7 @@ def _q(m: Metric) -> float:
 
 
 def _headline(name, pairs, replicates, pair_bounds, level, ctx, spec_decision, favorable, noun="outcomes",
-              schemes=None) -> dict:
+              schemes=None, widens=None) -> dict:
     """The pair chosen by evidence (the largest |value − null| among the pairs whose decision interval excludes the
     null and that have a verdict, else the largest overall), with its intervals at the Bonferroni level over the
     defined pairs so its verdict holds after the choice. ``replicates``: each pair's replicates of its value, and
@@ -315,7 +339,8 @@ def _headline(name, pairs, replicates, pair_bounds, level, ctx, spec_decision, f
         reps = pair_reps.get(sel)
         runs = pair_runs.get(sel, [])
         head = headline(Evaluation(p.value, reps, np.zeros(0), np.zeros((0, 0))), runs, reps, lvl, ctx.B, ctx.seed,
-                        (schemes or {}).get(sel, "poisson"), [e.value for e in runs] or [p.value]) \
+                        (schemes or {}).get(sel, "poisson"), [e.value for e in runs] or [p.value],
+                        (widens or {}).get(sel)) \
             if reps is not None and reps.size else None
         out["interval"] = head.interval if head is not None and head.interval is not None else p.interval
         if sel in pair_bounds:

@@ -1,7 +1,7 @@
 """The bootstrap replicates of a continuous or score task's rows (docs/metrics.md §4 and §11, "Scale"): which rows
 the replicates weigh and with which weights.
 
-Two schemes, both the bootstrap of the rows (every statistic of :mod:`reportgen.stats.outcome` and
+Three schemes, each the bootstrap of the rows (every statistic of :mod:`reportgen.stats.outcome` and
 :mod:`reportgen.stats.score_quality` reads integer frequency weights as a resample):
 
 * ``poisson`` — every row gets keyed Poisson(1) weights (:func:`reportgen.stats.counts.poisson_weights_at`,
@@ -15,6 +15,11 @@ Two schemes, both the bootstrap of the rows (every statistic of :mod:`reportgen.
   memory. The patterns are found from the collected values in a canonical (sorted) order and drawn from a
   generator seeded by (seed, stream), so every engine gives the same replicates.
 
+* ``sketch`` — when the rows are too many and too distinct for either (``n·B`` beyond
+  :data:`reportgen.stats.sketch.SKETCH_MIN_CELLS`, more than :data:`PATTERN_MAX` patterns), one value column (with
+  its 0/1 label) is binned into a declared sketch (:mod:`reportgen.stats.sketch`) and resampled as the multinomial
+  over (group, bin[, label]) patterns; the families widen the interval by each statistic's discretisation bound.
+
 The multinomial scheme is used for one prediction file with hard membership, at least :data:`PATTERN_MIN_ROWS`
 rows and at most :data:`PATTERN_MAX` patterns (and at most a quarter of the rows: compression must pay); below that size the Poisson path is fast and keeps the figures
 the suite and earlier reports were made with. The scheme is named in every interval (``scheme``).
@@ -27,7 +32,7 @@ from typing import Sequence
 
 import numpy as np
 
-from reportgen.stats import counts
+from reportgen.stats import counts, sketch as sk
 from reportgen.stats.membership import Membership
 
 PATTERN_MIN_ROWS = 100_000  # below: keyed Poisson weights per row (fast at this size; the figures stay as they were)
@@ -41,10 +46,11 @@ class Replicates:
     """The rows the replicates weigh (the task's rows, or its distinct patterns), their membership weights and the
     ``(m, B)`` integer replicate weights."""
 
-    scheme: str  # "poisson" | "multinomial"
+    scheme: str  # "poisson" | "multinomial" | "sketch"
     columns: tuple[np.ndarray, ...]  # the columns asked for, over the m rows or patterns
     P: np.ndarray  # (m, G) membership weights
-    W: np.ndarray  # (m, B) uint8 (poisson) or uint32 (multinomial)
+    W: np.ndarray  # (m, B) uint8 (poisson) or uint32 (multinomial, sketch)
+    sketch: sk.Sketch | None = None  # how the rows were binned (scheme "sketch" only)
 
     @property
     def rows(self) -> int:
@@ -52,19 +58,29 @@ class Replicates:
 
 
 def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positions: np.ndarray, *, seed: int,
-                   stream: int, B: int, shared: bool = False) -> Replicates:
+                   stream: int, B: int, shared: bool = False, sketch: bool = False) -> Replicates:
     """The replicates of the rows whose ``columns`` the statistic reads. ``shared``: the weights must be the same
-    for every prediction file (several runs), so the rows keep their keyed Poisson weights."""
+    for every prediction file (several runs), so the rows keep their keyed Poisson weights. ``sketch``: the caller
+    bounds its statistics' discretisation error, so a large file of distinct values may be sketched."""
     cols = tuple(np.asarray(c, dtype=np.float64) for c in columns)
     n = len(positions)
     if not shared and membership.is_hard and n >= PATTERN_MIN_ROWS and B > 0:
         found = distinct_patterns(membership.codes, cols, min(PATTERN_MAX, n // 4))
         if found is not None:
             first, mult = found
-            rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, stream])))
-            W = np.ascontiguousarray(rng.multinomial(n, mult / n, size=B).T.astype(np.uint32))
+            W = sk.multinomial_weights(_generator(seed, stream), n, mult, B)
             return Replicates("multinomial", tuple(c[first] for c in cols), membership.take(first).weights(), W)
+        if sketch and sk.applies(n, B, cols):  # too many rows and patterns for exact weights: the declared sketch
+            b = sk.build(membership.codes, cols[0], cols[1] if len(cols) > 1 else None, B)
+            P = np.zeros((len(b.codes), membership.G))
+            P[np.flatnonzero(b.codes >= 0), b.codes[b.codes >= 0]] = 1.0
+            W = sk.multinomial_weights(_generator(seed, stream), n, b.mult, B)
+            return Replicates("sketch", (b.value,) if b.label is None else (b.value, b.label), P, W, b.sketch)
     return Replicates("poisson", cols, membership.weights(), poisson_u8(seed, stream, positions, B))
+
+
+def _generator(seed: int, stream: int) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, stream])))
 
 
 def poisson_u8(seed: int, stream: int, positions: np.ndarray, B: int) -> np.ndarray:
