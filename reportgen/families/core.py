@@ -239,6 +239,14 @@ class AttributeContext:
                                     for enc in self.L.predictions]
         return self.statistics[key]
 
+    def order(self, v: TaskValues) -> np.ndarray:
+        """The stable ascending order of ``v.yhat`` (one prediction file's outcome or score), sorted once per
+        attribute and shared by every statistic that reads it: values, quantiles, ranks and the patterns."""
+        key = ("order", id(v))  # v stays cached in ``statistics`` (see :meth:`values`), so its id is not reused
+        if key not in self.statistics:
+            self.statistics[key] = np.argsort(v.yhat, kind="stable")
+        return self.statistics[key]
+
     def base(self, source: str):
         """The base-correlation side from ``source`` (cached per attribute)."""
         from reportgen.families.base_source import base_info

@@ -69,8 +69,10 @@ def replicates_of(ctx: AttributeContext, v: TaskValues, family: str, runs: int,
     key = ("replicates", family, id(v))  # the family's metrics on one task share its replicates (v stays cached)
     if key not in ctx.statistics:
         stream = counts.stream_id("runs" if runs > 1 else "test", ctx.attr.name, family)
+        own = family == "outcome_disparity"  # its one column is the outcome: its sort is shared, it may be sketched
         ctx.statistics[key] = (v, replicate_rows(columns, v.membership, v.positions, seed=ctx.seed, stream=stream,
-                                                 B=ctx.B, shared=runs > 1, sketch=family == "outcome_disparity"))
+                                                 B=ctx.B, shared=runs > 1, sketch=own,
+                                                 orders=(ctx.order(v),) if own else None))
     return ctx.statistics[key][1]
 
 
@@ -82,11 +84,13 @@ def _as_bounds(b: oc.Bounds, value_range) -> tuple[np.ndarray, np.ndarray, str, 
     return b.lower, b.upper, b.method, None if value_range is None else [float(value_range[0]), float(value_range[1])]
 
 
-def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tuple[int, int]], q: float) -> Side:
+def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tuple[int, int]], q: float,
+                 order: np.ndarray | None = None) -> Side:
     """The pairs of outcome-disparity metric ``name`` on one file's rows (``R``: the replicates of ``v.yhat``, or
-    None)."""
+    None; ``order``: ``v.yhat``'s stable ascending order, when the caller has it)."""
     x, P = v.yhat, v.membership.weights()
-    order = np.argsort(x, kind="stable")  # one sort serves every quantile of the point estimate
+    if order is None:  # one sort serves every quantile of the point estimate
+        order = np.argsort(x, kind="stable")
     rng, hard = v.range, hard_of(v)
     if name == "mean_ratio" and v.favorable == "higher":  # oriented: above 1 is worse for the group
         pairs = [(b, a) for a, b in pairs]
@@ -374,7 +378,7 @@ def _pair_name(p: OutcomePair) -> str:
 
 def entry(ctx: AttributeContext, m: Metric) -> Computed:
     q = _q(m)
-    return compare(ctx, m, lambda v, R, pairs: outcome_side(m.name, v, R, pairs, q),
+    return compare(ctx, m, lambda v, R, pairs: outcome_side(m.name, v, R, pairs, q, ctx.order(v)),
                    ("mean", "sd", "median", "quantile"), _outcome)
 
 

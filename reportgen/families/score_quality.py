@@ -130,10 +130,10 @@ def _files(ctx: AttributeContext, k: int) -> list[_File] | str:
         stream = counts.stream_id("runs" if len(vals) > 1 else "test", ctx.attr.name, "score_quality")
         out = []
         for v in vals:
-            ranked = sq.rank(v.yhat)
+            ranked = sq.rank(v.yhat, ctx.order(v))
             P = v.membership.weights()
             R = replicate_rows((v.yhat, v.y), v.membership, v.positions, seed=ctx.seed, stream=stream, B=ctx.B,
-                               shared=len(vals) > 1, sketch=True)
+                               shared=len(vals) > 1, sketch=True, orders=(ctx.order(v), None))
             f = _File(v.yhat, v.y, P, R, ranked, v.membership.is_hard, v.membership.codes, v.favorable, v.range,
                       sq.group_auc(v.yhat, v.y, P, ranked=ranked), sq.MannWhitney(*(np.zeros(0),) * 3))
             f.auc_reps = sq.group_auc(R.columns[0], R.columns[1], R.P, R.W, ranked=f.rranked)

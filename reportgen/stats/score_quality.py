@@ -51,12 +51,14 @@ class Ranked:
     tie: np.ndarray  # (n,) int64, indexed by row
 
 
-def rank(score: np.ndarray) -> Ranked:
-    """The one sort every statistic of the module reads."""
+def rank(score: np.ndarray, order: np.ndarray | None = None) -> Ranked:
+    """The one sort every statistic of the module reads (``order``: the scores' stable ascending order, when the
+    caller sorted them already)."""
     s = np.asarray(score, dtype=np.float64)
     if np.isnan(s).any():
         raise ValueError("scores must not be NaN")
-    order = np.argsort(s, kind="stable")
+    if order is None:
+        order = np.argsort(s, kind="stable")
     ss = s[order]
     new = np.empty(len(ss), dtype=bool)
     new[:1] = True
