@@ -101,9 +101,13 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
                "median": Q1[g], **({"quantile": Qq[g]} if Qq is not None else {}),
                "quantiles": [as_json_float(v) for v in curve[g]]} for g in range(P.shape[1])]
 
+    summaries: dict = {}  # the replicates' group summary, read again by a sketch's error bound
+
     def values(x, w, P, order):
         if name in ("mean_difference", "smd", "mean_ratio"):
-            s = oc.group_summary(x, w, P)
+            if w is not None and "reps" not in summaries:
+                summaries["reps"] = oc.group_summary(x, w, P)
+            s = s1 if w is None else summaries["reps"]  # the rows' own summary is s1
             return {"mean_difference": oc.mean_difference, "smd": oc.smd, "mean_ratio": oc.mean_ratio}[name](s, pairs)
         if name in ("median_difference", "quantile_difference"):
             return oc.quantile_difference(x, w, P, pairs, 0.5 if name == "median_difference" else q, order=order)
@@ -118,7 +122,7 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
         if name in ("median_difference", "quantile_difference"):
             if not hard:
                 return PROXY_BOUND
-            b = oc.quantile_bounds(x, P, 0.5 if name == "median_difference" else q, delta, pairs, rng)
+            b = oc.quantile_bounds(x, P, 0.5 if name == "median_difference" else q, delta, pairs, rng, s1.n)
             if not (np.isfinite(b.lower).all() and np.isfinite(b.upper).all()):
                 return NO_RANGE + " (and the quantile's DKW band reaches 0 or 1 at this sample size)"
             return _as_bounds(b, rng)
@@ -130,9 +134,9 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
         if name == "smd":
             if not hard:
                 return PROXY_BOUND
-            b, why = oc.smd_bounds(x, P, rng, delta, pairs)
+            b, why = oc.smd_bounds(x, P, rng, delta, pairs, s1)
             return next((w for w in why if w), None) or _as_bounds(b, rng)
-        means = oc.mean_bounds(x, P, rng, delta / 2, hard=hard)
+        means = oc.mean_bounds(x, P, rng, delta / 2, hard=hard, s=s1)
         if name == "mean_ratio":
             if rng[0] < 0:
                 return "no distribution-free bound for a ratio of an outcome that can be negative"
@@ -142,18 +146,18 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
     reps = np.zeros((0, len(pairs))) if R is None else values(R.columns[0], R.W, R.P, None)
     widen = None
     if R is not None and R.sketch is not None:
-        err = sketch_error(name, R, pairs)
+        err = sketch_error(name, R, pairs, summaries.get("reps"))
         widen = [sk.widening(R.sketch, err[..., i]) for i in range(len(pairs))]
     return Side(point, reps, bounds, groups, R.scheme if R is not None else "poisson", widen)
 
 
-def sketch_error(name: str, R: Replicates, pairs: list[tuple[int, int]]) -> np.ndarray:
+def sketch_error(name: str, R: Replicates, pairs: list[tuple[int, int]], s: oc.GroupSummary | None = None) -> np.ndarray:
     """Each pair's discretisation error on each replicate of a sketch, ``(B, K)`` or ``(K,)`` where it is the same
     on every resample (:mod:`reportgen.stats.sketch`, docs/metrics.md §11)."""
     assert R.sketch is not None
     half = R.sketch.half
     if name in ("smd", "mean_ratio"):
-        return sk.smd_error(half, R.P, oc.group_summary(R.columns[0], R.W, R.P), pairs, name)
+        return sk.smd_error(half, R.P, s if s is not None else oc.group_summary(R.columns[0], R.W, R.P), pairs, name)
     if name == "ks_distance":
         return sk.ks_error(half, R.P, R.W, pairs)
     return sk.mean_error(half, R.P, pairs)  # mean, quantile and median differences, Wasserstein-1

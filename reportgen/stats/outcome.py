@@ -374,14 +374,15 @@ class Bounds:
     method: str
 
 
-def mean_bounds(x, P, value_range: tuple[float, float], delta: float, *, hard: bool) -> Bounds:
+def mean_bounds(x, P, value_range: tuple[float, float], delta: float, *, hard: bool,
+                s: GroupSummary | None = None) -> Bounds:
     """Each group mean at confidence ``1 − δ``. Hard membership: the intersection of the Hoeffding and the
     empirical-Bernstein intervals, each at ``δ/2`` (the narrower one wins wherever it is narrower, and the
     split pays for choosing after looking). Proxy probabilities: the weighted Hoeffding interval (independent
     rows with fixed weights; the empirical-Bernstein bound is for unweighted means)."""
     lo_r, hi_r = value_range
     width = hi_r - lo_r
-    s = group_summary(x, None, P)
+    s = group_summary(x, None, P) if s is None else s  # ``s``: the rows' summary, when the caller has it
     if hard:
         h = np.minimum(hoeffding_halfwidth(s.n, width, delta / 2),
                        empirical_bernstein_halfwidth(s.n, s.var, width, delta / 2))
@@ -410,25 +411,27 @@ def ratio_bounds(means: Bounds, pairs: Pairs) -> Bounds:
     return Bounds(lo, hi, means.method)
 
 
-def sd_bounds(x, P, value_range: tuple[float, float], delta: float) -> Bounds:
+def sd_bounds(x, P, value_range: tuple[float, float], delta: float, s: GroupSummary | None = None) -> Bounds:
     """Each group's standard deviation at confidence ``1 − δ`` (Maurer & Pontil 2009, Theorem 10, each side
     at ``δ/2``): ``sqrt(V) ± width · sqrt(2 ln(2/δ) / (n − 1))``; ``[0, inf]`` where ``n < 2``. Hard membership."""
     width = value_range[1] - value_range[0]
-    s = group_summary(x, None, P)
+    s = group_summary(x, None, P) if s is None else s
     with np.errstate(invalid="ignore", divide="ignore"):
         e = np.where(s.n >= 2, width * np.sqrt(2.0 * math.log(2.0 / delta) / (s.n - 1.0)), np.inf)
     sd = np.sqrt(np.nan_to_num(s.var, nan=0.0))
     return Bounds(np.maximum(sd - e, 0.0), np.minimum(sd + e, width / 2.0), "Maurer & Pontil 2009, Theorem 10")
 
 
-def smd_bounds(x, P, value_range: tuple[float, float], delta: float, pairs: Pairs) -> tuple[Bounds, list[str | None]]:
+def smd_bounds(x, P, value_range: tuple[float, float], delta: float, pairs: Pairs,
+               s: GroupSummary | None = None) -> tuple[Bounds, list[str | None]]:
     """The SMD ``(μ_a − μ_b) / σ_pooled`` with ``σ²_pooled = ((n_a − 1)σ_a² + (n_b − 1)σ_b²) / (n_a + n_b − 2)``
     at confidence ``1 − δ``: the difference of means at ``δ/2`` and each group's standard deviation at ``δ/4``
     (union bound). Where the pooled deviation's lower end is 0 the SMD is unbounded: that pair's reason says so."""
     a, b = _pair_index(pairs)
-    diff = difference_bounds(mean_bounds(x, P, value_range, delta / 4, hard=True), pairs)
-    sd = sd_bounds(x, P, value_range, delta / 4)
-    n = group_summary(x, None, P).n
+    s = group_summary(x, None, P) if s is None else s
+    diff = difference_bounds(mean_bounds(x, P, value_range, delta / 4, hard=True, s=s), pairs)
+    sd = sd_bounds(x, P, value_range, delta / 4, s)
+    n = s.n
     df = n[a] + n[b] - 2.0
     with np.errstate(invalid="ignore", divide="ignore"):
         s_lo = np.sqrt(((n[a] - 1) * sd.lower[a] ** 2 + (n[b] - 1) * sd.lower[b] ** 2) / df)
@@ -475,12 +478,12 @@ def wasserstein_bounds(x, P, value_range: tuple[float, float], delta: float, pai
 
 
 def quantile_bounds(x, P, q: float, delta: float, pairs: Pairs,
-                    value_range: tuple[float, float] | None) -> Bounds:
+                    value_range: tuple[float, float] | None, n=None) -> Bounds:
     """``Q_a(q) − Q_b(q)`` at ``1 − δ``: with DKW bands at ``δ/2`` per group, ``Q_g(q)`` lies in
     ``[Q_g,n(q − ε_g), Q_g,n(q + ε_g)]`` (a level beyond 0 or 1 gives the range's end, ±inf without a range).
     Hard membership."""
     a, b = _pair_index(pairs)
-    n = group_summary(x, None, P).n
+    n = group_summary(x, None, P).n if n is None else n  # the groups' rows, when the caller has them
     e = dkw_halfwidth(n, delta / 2)
     lo_r, hi_r = value_range if value_range is not None else (-np.inf, np.inf)
     G = np.asarray(P).shape[1]
