@@ -85,17 +85,24 @@ def _as_bounds(b: oc.Bounds, value_range) -> tuple[np.ndarray, np.ndarray, str, 
 
 
 def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tuple[int, int]], q: float,
-                 order: np.ndarray | None = None) -> Side:
+                 order: np.ndarray | None = None, cache: dict | None = None) -> Side:
     """The pairs of outcome-disparity metric ``name`` on one file's rows (``R``: the replicates of ``v.yhat``, or
-    None; ``order``: ``v.yhat``'s stable ascending order, when the caller has it)."""
-    x, P = v.yhat, v.membership.weights()
+    None; ``order``: ``v.yhat``'s stable ascending order, when the caller has it; ``cache``: where the rows'
+    membership matrix, group summary and quantiles are kept for the family's other metrics on these rows)."""
+    cache = {} if cache is None else cache
+    if "P" not in cache:
+        cache["P"] = v.membership.weights()
+    x, P = v.yhat, cache["P"]
     if order is None:  # one sort serves every quantile of the point estimate
         order = np.argsort(x, kind="stable")
     rng, hard = v.range, hard_of(v)
     if name == "mean_ratio" and v.favorable == "higher":  # oriented: above 1 is worse for the group
         pairs = [(b, a) for a, b in pairs]
-    s1 = oc.group_summary(x, None, P)
-    levels = oc.group_quantile_levels(x, P, (0.5, q, *PLOT_LEVELS), order)  # (G, 2 + levels)
+    if "s1" not in cache:
+        cache["s1"] = oc.group_summary(x, None, P)
+    if ("levels", q) not in cache:
+        cache[("levels", q)] = oc.group_quantile_levels(x, P, (0.5, q, *PLOT_LEVELS), order)  # (G, 2 + levels)
+    s1, levels = cache["s1"], cache[("levels", q)]
     Q1, Qq, curve = levels[:, 0], levels[:, 1] if name == "quantile_difference" else None, levels[:, 2:]
     groups = [{"n": float(s1.n[g]), "mean": s1.mean[g], "sd": math.sqrt(s1.var[g]) if s1.var[g] >= 0 else None,
                "median": Q1[g], **({"quantile": Qq[g]} if Qq is not None else {}),
@@ -382,7 +389,8 @@ def _pair_name(p: OutcomePair) -> str:
 
 def entry(ctx: AttributeContext, m: Metric) -> Computed:
     q = _q(m)
-    return compare(ctx, m, lambda v, R, pairs: outcome_side(m.name, v, R, pairs, q, ctx.order(v)),
+    return compare(ctx, m, lambda v, R, pairs: outcome_side(m.name, v, R, pairs, q, ctx.order(v),
+                                                            ctx.statistics.setdefault(("outcome rows", id(v)), {})),
                    ("mean", "sd", "median", "quantile"), _outcome)
 
 
