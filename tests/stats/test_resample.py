@@ -160,23 +160,25 @@ metrics: [smd]
 """
 
 
-def _entries(spec: Path, engine: str) -> str:
+ENTRIES = ("smd", "ks_distance", "median_difference", "mae", "auc", "xauc", "ece")
+
+
+def _entries(spec: Path, engine: str, names: tuple[str, ...] = ENTRIES) -> str:
+    """The metrics' entries (JSON) on the spec's data, read by ``engine`` (memory, stream or dask)."""
     from reportgen.families import error_parity, outcome_disparity, score_quality
     from reportgen.families.core import AttributeContext
     from reportgen.runner import load_all
     from reportgen.spec.model import load_spec
 
     ls = load_spec(spec)
-    for key, value in ({"engine": engine, "batch_rows": 333} if engine == "stream" else {}).items():
+    for key, value in ({"engine": engine, "batch_rows": 333} if engine != "memory" else {}).items():
         setattr(ls.spec.data, key, value)
     L = load_all(ls, engine=engine)
     (attr,) = L.attrs
     ctx = AttributeContext.build(ls, L, attr, level=0.95, B=40, seed=4, schemes=set())
-    out = []
-    for name, fam in (("smd", outcome_disparity), ("ks_distance", outcome_disparity),
-                      ("median_difference", outcome_disparity), ("mae", error_parity), ("auc", score_quality),
-                      ("xauc", score_quality), ("ece", score_quality)):
-        out.append(fam.entry(ctx, SimpleNamespace(name=name, tasks=None, options=SimpleNamespace(bins=None))).entry)
+    family = {"mae": error_parity, "auc": score_quality, "xauc": score_quality, "ece": score_quality}
+    out = [family.get(name, outcome_disparity).entry(
+        ctx, SimpleNamespace(name=name, tasks=None, options=SimpleNamespace(bins=None))).entry for name in names]
     return json.dumps([e.model_dump(mode="json", exclude_unset=True) for e in out], sort_keys=True)
 
 

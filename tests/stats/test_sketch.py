@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -20,6 +19,8 @@ from reportgen.stats import resample
 from reportgen.stats import score_quality as sq
 from reportgen.stats import sketch as sk
 from reportgen.stats.membership import Membership
+from tests.stats.test_resample import SPEC as RESAMPLE_SPEC
+from tests.stats.test_resample import _entries
 
 
 @pytest.fixture
@@ -175,28 +176,8 @@ def test_the_sketched_interval_contains_the_exact_bootstraps_up_to_noise(sketche
     assert (s_hi - s_lo) < 2 * (e_hi - e_lo)  # and not uselessly wide at this budget
 
 
-SPEC = """version: 1
-data:
-  test: data.csv
-attributes:
-  race:
-    column: race
-    groups: [A, B, C]
-tasks:
-  rate:
-    kind: continuous
-    predicted: rate
-    favorable: lower
-    range: [0, 30]
-  tox:
-    kind: score
-    score: tox
-    column: label
-    favorable: lower
-metrics: [smd, ks_distance, mean_difference, auc, auc_gap, xauc, ece]
-intervals:
-  bootstrap: {resamples: 200, seed: 3}
-"""
+SPEC = RESAMPLE_SPEC.replace("metrics: [smd]\n", "metrics: [smd, ks_distance, mean_difference, auc, auc_gap, xauc, ece]\n"
+                             "intervals:\n  bootstrap: {resamples: 200, seed: 3}\n")
 
 
 def _write(tmp_path: Path) -> Path:
@@ -204,9 +185,10 @@ def _write(tmp_path: Path) -> Path:
     n = 3000
     race = rng.choice(["A", "B", "C", ""], size=n, p=[0.5, 0.3, 0.15, 0.05])
     tox = rng.random(n)
-    lines = ["race,rate,tox,label"] + [
-        f"{r},{float(x)!r},{float(s)!r},{int(u < s)}" for r, x, s, u in
-        zip(race, np.clip(6 + rng.normal(0, 1, n) + 0.3 * (race == "B"), 0, 30), tox, rng.random(n))]
+    rate = np.clip(6 + rng.normal(0, 1, n) + 0.3 * (race == "B"), 0, 30)
+    lines = ["race,rate,truth,tox,label"] + [
+        f"{r},{float(x)!r},{float(x) + 0.5!r},{float(s)!r},{int(u < s)}" for r, x, s, u in
+        zip(race, rate, tox, rng.random(n))]
     (tmp_path / "data.csv").write_text("\n".join(lines) + "\n")
     (tmp_path / "spec.yaml").write_text(SPEC)
     return tmp_path / "spec.yaml"
@@ -237,29 +219,12 @@ def test_results_json_and_the_report_state_the_sketch(sketched, tmp_path):
     assert res is not None
 
 
-def _entries(spec: Path, engine: str) -> str:
-    from reportgen.families import outcome_disparity, score_quality
-    from reportgen.families.core import AttributeContext
-    from reportgen.runner import load_all
-    from reportgen.spec.model import load_spec
-
-    ls = load_spec(spec)
-    for key, value in ({"engine": engine, "batch_rows": 333} if engine != "memory" else {}).items():
-        setattr(ls.spec.data, key, value)
-    L = load_all(ls, engine=engine)
-    (attr,) = L.attrs
-    ctx = AttributeContext.build(ls, L, attr, level=0.95, B=40, seed=4, schemes=set())
-    out = []
-    for name, fam in (("smd", outcome_disparity), ("ks_distance", outcome_disparity), ("auc", score_quality)):
-        out.append(fam.entry(ctx, SimpleNamespace(name=name, tasks=None, options=SimpleNamespace(bins=None))).entry)
-    return json.dumps([e.model_dump(mode="json", exclude_unset=True) for e in out], sort_keys=True)
-
-
 def test_memory_stream_and_dask_give_the_same_sketched_entries(sketched, tmp_path):
     sketched(400, 40)
     spec = _write(tmp_path)
-    memory = _entries(spec, "memory")
+    names = ("smd", "ks_distance", "auc")
+    memory = _entries(spec, "memory", names)
     assert all(e["interval"]["scheme"] == "sketch" for e in json.loads(memory))
-    assert _entries(spec, "stream") == memory
+    assert _entries(spec, "stream", names) == memory
     pytest.importorskip("dask")
-    assert _entries(spec, "dask") == memory
+    assert _entries(spec, "dask", names) == memory
