@@ -51,6 +51,7 @@ class Replicates:
     P: np.ndarray  # (m, G) membership weights
     W: np.ndarray  # (m, B) uint8 (poisson) or uint32 (multinomial, sketch)
     sketch: sk.Sketch | None = None  # how the rows were binned (scheme "sketch" only)
+    counts: np.ndarray | None = None  # scheme "multinomial": how many rows each pattern stands for
 
     @property
     def rows(self) -> int:
@@ -72,7 +73,8 @@ def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positi
         if found is not None:
             first, mult = found
             W = sk.multinomial_weights(_generator(seed, stream), n, mult, B)
-            return Replicates("multinomial", tuple(c[first] for c in cols), membership.take(first).weights(), W)
+            return Replicates("multinomial", tuple(c[first] for c in cols), membership.take(first).weights(), W,
+                              counts=mult)
         if sketch and sk.applies(n, B, cols):  # too many rows and patterns for exact weights: the declared sketch
             b = sk.build(membership.codes, cols[0], cols[1] if len(cols) > 1 else None, B)
             P = np.zeros((len(b.codes), membership.G))

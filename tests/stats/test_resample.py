@@ -176,7 +176,8 @@ def _entries(spec: Path, engine: str, names: tuple[str, ...] = ENTRIES) -> str:
     L = load_all(ls, engine=engine)
     (attr,) = L.attrs
     ctx = AttributeContext.build(ls, L, attr, level=0.95, B=40, seed=4, schemes=set())
-    family = {"mae": error_parity, "auc": score_quality, "xauc": score_quality, "ece": score_quality}
+    family = {"mae": error_parity, "auc": score_quality, "auc_gap": score_quality, "xauc": score_quality,
+              "ece": score_quality}
     out = [family.get(name, outcome_disparity).entry(
         ctx, SimpleNamespace(name=name, tasks=None, options=SimpleNamespace(bins=None))).entry for name in names]
     return json.dumps([e.model_dump(mode="json", exclude_unset=True) for e in out], sort_keys=True)
@@ -228,3 +229,24 @@ def test_patterns_from_a_shared_sort_equal_those_of_np_unique(small_files_compre
     rows, mult = np.unique(np.stack([g, x, y], axis=1), axis=0, return_counts=True)
     first, m2 = resample.distinct_patterns(g, [x, y])
     assert np.array_equal(np.stack([g[first], x[first], y[first]], axis=1), rows) and np.array_equal(m2, mult)
+
+
+def test_the_point_auc_xauc_and_delong_from_the_patterns_equal_the_rows(small_files_compress, tmp_path,
+                                                                        monkeypatch):
+    """On the multinomial scheme the point AUC, xAUC and DeLong are summed over the patterns with their counts
+    (integer sums, exact): the entries are byte-identical to those summed over the rows."""
+    from reportgen.families import score_quality as fam
+
+    rng = np.random.default_rng(9)
+    n = 4000
+    race = rng.choice(["A", "B", "C", ""], size=n, p=[0.5, 0.3, 0.15, 0.05])
+    tox = np.round(rng.random(n), 2)
+    lines = ["race,rate,truth,tox,label"] + [f"{r},6.0,6.5,{s},{int(u < s)}" for r, s, u in
+                                             zip(race, tox, rng.random(n))]
+    (tmp_path / "data.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    names = ("auc", "auc_gap", "xauc")
+    patterns = _entries(tmp_path / "spec.yaml", "memory", names)
+    assert all(e["interval"]["scheme"] == "multinomial" for e in json.loads(patterns))
+    monkeypatch.setattr(fam._File, "exact_patterns", property(lambda self: False))
+    assert _entries(tmp_path / "spec.yaml", "memory", names) == patterns
