@@ -100,8 +100,12 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
         pairs = [(b, a) for a, b in pairs]
     if "s1" not in cache:
         cache["s1"] = oc.group_summary(x, None, P)
+    # the order statistics (quantiles, KS, W1) of the rows are sums of integer counts in value order, so the distinct
+    # (group, value) patterns with their counts give them bit for bit at O(patterns); the means stay on the rows
+    pat = R is not None and R.scheme == "multinomial" and R.counts is not None
+    xo, Po, oo = (R.columns[0], R.P * R.counts[:, None], None) if R is not None and pat else (x, P, order)
     if ("levels", q) not in cache:
-        cache[("levels", q)] = oc.group_quantile_levels(x, P, (0.5, q, *PLOT_LEVELS), order)  # (G, 2 + levels)
+        cache[("levels", q)] = oc.group_quantile_levels(xo, Po, (0.5, q, *PLOT_LEVELS), oo)  # (G, 2 + levels)
     s1, levels = cache["s1"], cache[("levels", q)]
     Q1, Qq, curve = levels[:, 0], levels[:, 1] if name == "quantile_difference" else None, levels[:, 2:]
     groups = [{"n": float(s1.n[g]), "mean": s1.mean[g], "sd": math.sqrt(s1.var[g]) if s1.var[g] >= 0 else None,
@@ -121,7 +125,7 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
         ks, w1 = oc.ecdf_distances(x, w, P, pairs, order=order)
         return ks if name == "ks_distance" else w1
 
-    point = values(x, None, P, order)
+    point = values(xo, None, Po, oo)
 
     def bounds(delta: float):
         if name == "ks_distance":
@@ -129,7 +133,7 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
         if name in ("median_difference", "quantile_difference"):
             if not hard:
                 return PROXY_BOUND
-            b = oc.quantile_bounds(x, P, 0.5 if name == "median_difference" else q, delta, pairs, rng, s1.n)
+            b = oc.quantile_bounds(xo, Po, 0.5 if name == "median_difference" else q, delta, pairs, rng, s1.n)
             if not (np.isfinite(b.lower).all() and np.isfinite(b.upper).all()):
                 return NO_RANGE + " (and the quantile's DKW band reaches 0 or 1 at this sample size)"
             return _as_bounds(b, rng)

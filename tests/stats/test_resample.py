@@ -250,3 +250,27 @@ def test_the_point_auc_xauc_and_delong_from_the_patterns_equal_the_rows(small_fi
     assert all(e["interval"]["scheme"] == "multinomial" for e in json.loads(patterns))
     monkeypatch.setattr(fam._File, "exact_patterns", property(lambda self: False))
     assert _entries(tmp_path / "spec.yaml", "memory", names) == patterns
+
+
+def test_the_point_order_statistics_from_the_patterns_equal_the_rows(small_files_compress, tmp_path, monkeypatch):
+    """On the multinomial scheme the point quantiles, KS and W1 (and their bounds, plotted quantiles) are read
+    from the (group, value) patterns with their counts: byte-identical entries to those read from the rows."""
+    from reportgen.stats import resample as rs
+
+    rng = np.random.default_rng(10)
+    n = 4000
+    race = rng.choice(["A", "B", "C", ""], size=n, p=[0.5, 0.3, 0.15, 0.05])
+    lines = ["race,rate,truth,tox,label"] + [f"{r},{x:.1f},6.5,0.5,1" for r, x in
+                                             zip(race, np.clip(6 + rng.normal(0, 1, n), 0, 30))]
+    (tmp_path / "data.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    names = ("ks_distance", "wasserstein", "median_difference", "quantile_difference", "smd")
+    patterns = _entries(tmp_path / "spec.yaml", "memory", names)
+    assert all(e["interval"]["scheme"] == "multinomial" for e in json.loads(patterns))
+    original = rs.replicate_rows
+
+    def without_counts(*a, **k):  # the same replicates, without the counts: the rows' own point path
+        R = original(*a, **k)
+        return rs.Replicates(R.scheme, R.columns, R.P, R.W, R.sketch, None)
+    monkeypatch.setattr("reportgen.families.outcome_disparity.replicate_rows", without_counts)
+    assert _entries(tmp_path / "spec.yaml", "memory", names) == patterns
