@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -69,10 +70,8 @@ def replicates_of(ctx: AttributeContext, v: TaskValues, family: str, runs: int,
     key = ("replicates", family, id(v))  # the family's metrics on one task share its replicates (v stays cached)
     if key not in ctx.statistics:
         stream = counts.stream_id("runs" if runs > 1 else "test", ctx.attr.name, family)
-        own = family == "outcome_disparity"  # its one column is the outcome: its sort is shared, it may be sketched
         ctx.statistics[key] = (v, replicate_rows(columns, v.membership, v.positions, seed=ctx.seed, stream=stream,
-                                                 B=ctx.B, shared=runs > 1, sketch=own,
-                                                 orders=(ctx.order(v),) if own else None))
+                                                 B=ctx.B, shared=runs > 1, sketch=family == "outcome_disparity"))
     return ctx.statistics[key][1]
 
 
@@ -85,15 +84,18 @@ def _as_bounds(b: oc.Bounds, value_range) -> tuple[np.ndarray, np.ndarray, str, 
 
 
 def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tuple[int, int]], q: float,
-                 order: np.ndarray | None = None, cache: dict | None = None) -> Side:
+                 order: np.ndarray | Callable[[], np.ndarray] | None = None, cache: dict | None = None) -> Side:
     """The pairs of outcome-disparity metric ``name`` on one file's rows (``R``: the replicates of ``v.yhat``, or
-    None; ``order``: ``v.yhat``'s stable ascending order, when the caller has it; ``cache``: where the rows'
+    None; ``order``: ``v.yhat``'s stable ascending order, or how to get it when needed; ``cache``: where the rows'
     membership matrix, group summary and quantiles are kept for the family's other metrics on these rows)."""
     cache = {} if cache is None else cache
     if "P" not in cache:
         cache["P"] = v.membership.weights()
     x, P = v.yhat, cache["P"]
-    if order is None:  # one sort serves every quantile of the point estimate
+    pat = R is not None and R.scheme == "multinomial" and R.counts is not None  # patterns: no row sort needed
+    if callable(order):
+        order = None if pat else order()
+    elif order is None and not pat:  # one sort serves every quantile of the point estimate
         order = np.argsort(x, kind="stable")
     rng, hard = v.range, hard_of(v)
     if name == "mean_ratio" and v.favorable == "higher":  # oriented: above 1 is worse for the group
@@ -102,7 +104,6 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
         cache["s1"] = oc.group_summary(x, None, P)
     # the order statistics (quantiles, KS, W1) of the rows are sums of integer counts in value order, so the distinct
     # (group, value) patterns with their counts give them bit for bit at O(patterns); the means stay on the rows
-    pat = R is not None and R.scheme == "multinomial" and R.counts is not None
     xo, Po, oo = (R.columns[0], R.P * R.counts[:, None], None) if R is not None and pat else (x, P, order)
     if ("levels", q) not in cache:
         cache[("levels", q)] = oc.group_quantile_levels(xo, Po, (0.5, q, *PLOT_LEVELS), oo)  # (G, 2 + levels)
@@ -393,7 +394,7 @@ def _pair_name(p: OutcomePair) -> str:
 
 def entry(ctx: AttributeContext, m: Metric) -> Computed:
     q = _q(m)
-    return compare(ctx, m, lambda v, R, pairs: outcome_side(m.name, v, R, pairs, q, ctx.order(v),
+    return compare(ctx, m, lambda v, R, pairs: outcome_side(m.name, v, R, pairs, q, partial(ctx.order, v),
                                                             ctx.statistics.setdefault(("outcome rows", id(v)), {})),
                    ("mean", "sd", "median", "quantile"), _outcome)
 

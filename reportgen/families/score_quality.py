@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Callable
 
 import numpy as np
 
@@ -52,7 +54,7 @@ class _File:
     y: np.ndarray
     P: np.ndarray
     R: Replicates  # the replicates' rows (these rows, or their distinct (group, score, label) patterns) and weights
-    ranked: sq.Ranked
+    ranked_of: Callable[[], sq.Ranked]  # the rows' ranks, sorted when first read (patterns need no row sort)
     hard: bool
     codes: np.ndarray | None
     favorable: str
@@ -64,6 +66,12 @@ class _File:
     @property
     def W(self) -> np.ndarray:
         return self.R.W
+
+    @property
+    def ranked(self) -> sq.Ranked:
+        if "ranked" not in self.cache:
+            self.cache["ranked"] = self.ranked_of()
+        return self.cache["ranked"]
 
     @property
     def rranked(self) -> sq.Ranked:
@@ -125,6 +133,10 @@ class _File:
         return self.cache["delong"]
 
 
+def _ranked(ctx: AttributeContext, v) -> sq.Ranked:
+    return sq.rank(v.yhat, ctx.order(v))
+
+
 def _codes(P: np.ndarray) -> np.ndarray:
     """Each row's group from one-hot membership weights (−1: none)."""
     return np.where(P.sum(axis=1) > 0, np.argmax(P, axis=1), -1)
@@ -148,14 +160,14 @@ def _files(ctx: AttributeContext, k: int) -> list[_File] | str:
         stream = counts.stream_id("runs" if len(vals) > 1 else "test", ctx.attr.name, "score_quality")
         out = []
         for v in vals:
-            ranked = sq.rank(v.yhat, ctx.order(v))
+            ranked = partial(_ranked, ctx, v)
             P = v.membership.weights()
             R = replicate_rows((v.yhat, v.y), v.membership, v.positions, seed=ctx.seed, stream=stream, B=ctx.B,
-                               shared=len(vals) > 1, sketch=True, orders=(ctx.order(v), None))
+                               shared=len(vals) > 1, sketch=True)
             f = _File(v.yhat, v.y, P, R, ranked, v.membership.is_hard, v.membership.codes, v.favorable, v.range,
                       sq.MannWhitney(*(np.zeros(0),) * 3), sq.MannWhitney(*(np.zeros(0),) * 3))
             f.auc_point = sq.group_auc(R.columns[0], R.columns[1], R.P, R.counts, ranked=f.rranked) \
-                if f.exact_patterns else sq.group_auc(v.yhat, v.y, P, ranked=ranked)
+                if f.exact_patterns else sq.group_auc(v.yhat, v.y, P, ranked=f.ranked)
             f.auc_reps = sq.group_auc(R.columns[0], R.columns[1], R.P, R.W, ranked=f.rranked)
             out.append(f)
         ctx.statistics[key] = out
