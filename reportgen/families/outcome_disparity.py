@@ -101,7 +101,7 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
     if name == "mean_ratio" and v.favorable == "higher":  # oriented: above 1 is worse for the group
         pairs = [(b, a) for a, b in pairs]
     if "s1" not in cache:
-        cache["s1"] = oc.group_summary(x, None, P)
+        cache["s1"] = oc.group_summary(x, None, P, v.membership.codes if hard else None)
     # the order statistics (quantiles, KS, W1) of the rows are sums of integer counts in value order, so the distinct
     # (group, value) patterns with their counts give them bit for bit at O(patterns); the means stay on the rows
     xo, Po, oo = (R.columns[0], R.P * R.counts[:, None], None) if R is not None and pat else (x, P, order)

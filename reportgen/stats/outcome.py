@@ -82,16 +82,20 @@ class GroupSummary:
             return np.where(self.n > 1, self.ss / (self.n - 1), np.nan)
 
 
-def group_summary(x, w, P) -> GroupSummary:
+def group_summary(x, w, P, codes: np.ndarray | None = None) -> GroupSummary:
     """Weighted count, mean and sum of squared deviations of ``x`` in each group. Without replicates: two passes
     (exact deviations from the mean). With replicate weights ``(n, B)``: one matrix product of the weights with
     the deviations from each group's unweighted mean ``m_g`` — ``n``, ``Σ w p (x − m_g)``, ``Σ w p (x − m_g)²`` —
     and ``ss = Σ w p (x − m_g)² − (Σ w p (x − m_g))² / n``, exact up to rounding because ``m_g`` is already close
-    to every replicate's mean."""
+    to every replicate's mean. ``codes``: the rows' groups when ``P`` is their one-hot matrix (−1: none) — the
+    sums without replicates then run by ``np.bincount``, in row order as the column sums of ``P`` do (the same
+    figures, without the ``(n, G)`` products; two groups or more, where numpy sums a column of ``P`` in row order)."""
     x = np.asarray(x, dtype=np.float64)
     P = np.asarray(P, dtype=np.float64)
     W, flat = _matrix(w, len(x))
     B, G = W.shape[1], P.shape[1]
+    if flat and w is None and codes is not None and G >= 2:
+        return _hard_summary(x, np.asarray(codes, dtype=np.int64), G)
     if flat:
         wp = W[:, :1].astype(np.float64) * P  # (n, G)
         n = wp.sum(axis=0)
@@ -112,6 +116,17 @@ def group_summary(x, w, P) -> GroupSummary:
         mean = np.where(n > 0, m0[None, :] + s1 / n, np.nan)
         ss = np.where(n > 0, np.maximum(s2 - s1 * s1 / n, 0.0), np.nan)
     return GroupSummary(n, mean, ss)
+
+
+def _hard_summary(x: np.ndarray, codes: np.ndarray, G: int) -> GroupSummary:
+    """:func:`group_summary` of unweighted rows in one group each (``codes``; −1: none), by ``np.bincount``."""
+    k = codes + 1  # bin 0: rows without a group
+    n = np.bincount(k, minlength=G + 1)[1:].astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, np.bincount(k, weights=x, minlength=G + 1)[1:] / n, np.nan)
+    d = x - np.nan_to_num(mean)[np.maximum(codes, 0)]
+    ss = np.bincount(k, weights=np.where(codes >= 0, d * d, 0.0), minlength=G + 1)[1:]
+    return GroupSummary(n, mean, np.where(n > 0, ss, np.nan))
 
 
 def mean_difference(s: GroupSummary, pairs: Pairs) -> np.ndarray:
