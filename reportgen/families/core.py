@@ -19,6 +19,7 @@ from reportgen.stats import counts
 from reportgen.data.files import AttributeDef
 from reportgen.stats.loading import Loaded, collected, has_pred
 from reportgen.stats.moments import GroupMoments
+from reportgen.stats.sketch import Widening
 from reportgen.stats.values import TaskValues, task_values
 from reportgen.spec import catalogue
 from reportgen.stats.statistic import Estimate, RowPatterns, cell_counts, estimate, group_moments, patterns_of
@@ -79,14 +80,24 @@ class Headline:
 
 
 def bootstrap_interval(reps: np.ndarray, level: float, resamples: int, seed: int,
-                       scheme: str) -> BootstrapInterval | None:
+                       scheme: str, widen: "Widening | None" = None) -> BootstrapInterval | None:
     """Percentile bootstrap interval of replicates over the test rows (docs/metrics.md §4); None without
-    resampling."""
+    resampling. ``widen``: replicates of a sketch (docs/metrics.md §11): both ends move out by its error."""
     if resamples == 0:
         return None
     lo, hi, undefined = intervals.percentile(reps, level, undefined_beyond=True)
     iv = {"method": "bootstrap", "level": level, "lower": lo, "upper": hi, "resamples": resamples, "seed": seed,
           "scheme": scheme, "covers": ["rows"]}
+    if widen is not None:
+        iv.update(sketch_bins=widen.bins, note=widen.note)
+        if not math.isfinite(widen.error):
+            lo = hi = iv["lower"] = iv["upper"] = None
+            iv["reason"] = ("the replicates were resampled from a sketch of the values, and this quantity's "
+                            "discretisation error has no finite bound on some replicate (docs/metrics.md §11)")
+        elif lo is not None and hi is not None:
+            iv["discretisation_error"] = widen.error
+            lo = iv["lower"] = lo - widen.error
+            hi = iv["upper"] = hi + widen.error
     if undefined:
         iv["replicates_undefined"] = undefined
         iv["note"] = (f"{undefined} of {resamples} replicates had no value (e.g. a compared group absent from the "
@@ -110,14 +121,14 @@ def bootstrap_interval(reps: np.ndarray, level: float, resamples: int, seed: int
 
 
 def headline(ev: "Evaluation", evals: list["Evaluation"], reps: np.ndarray, level: float, B: int, seed: int,
-             scheme: str, per_run: list[float]) -> Headline:
+             scheme: str, per_run: list[float], widen: "Widening | None" = None) -> Headline:
     """The interval to print, decide and gate on, and what stands beside it.
 
     One prediction file: the bootstrap interval (rows). Several runs on the same rows: ``rows_and_runs`` —
     the bootstrap of the run mean with one row resample shared by every run, widened by the run-to-run
     t half-width (docs/metrics.md §4); the rows-only and runs-only parts are kept beside it.
     """
-    iv = flag_excluded(bootstrap_interval(reps, level, B, seed, scheme), ev.value)
+    iv = flag_excluded(bootstrap_interval(reps, level, B, seed, scheme, widen), ev.value)
     if len(evals) < 2:
         return Headline(iv)
     if iv is None or iv.lower is None or math.isnan(ev.value):
@@ -228,6 +239,14 @@ class AttributeContext:
                                     for enc in self.L.predictions]
         return self.statistics[key]
 
+    def order(self, v: TaskValues) -> np.ndarray:
+        """The stable ascending order of ``v.yhat`` (one prediction file's outcome or score), sorted once per
+        attribute and shared by every statistic that reads it: values, quantiles, ranks and the patterns."""
+        key = ("order", id(v))  # v stays cached in ``statistics`` (see :meth:`values`), so its id is not reused
+        if key not in self.statistics:
+            self.statistics[key] = np.argsort(v.yhat, kind="stable")
+        return self.statistics[key]
+
     def base(self, source: str):
         """The base-correlation side from ``source`` (cached per attribute)."""
         from reportgen.families.base_source import base_info
@@ -314,12 +333,12 @@ class AttributeContext:
 
 
 def pair_interval(pair: ResultModel, ev: Evaluation, evals: list[Evaluation], p: int, level: float, B: int,
-                  seed: int, scheme: str) -> Headline:
+                  seed: int, scheme: str, widen: Widening | None = None) -> Headline:
     """Pair ``p``'s headline interval (rows, or rows and runs), written into ``pair`` (``interval`` when there is
     one, then the keys beside it); its replicates are ``ev.pair_reps[:, p]``, which the caller keeps beside the
     entry (:class:`Computed`)."""
     h = headline(pair_eval(ev, p), evals, ev.pair_reps[:, p], level, B, seed, scheme,
-                 [float(e.pair_point[p]) for e in evals])
+                 [float(e.pair_point[p]) for e in evals], widen)
     if h.interval:
         pair.interval = h.interval
     for key, value in h.beside().items():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -25,7 +26,9 @@ from reportgen.spec import catalogue
 from reportgen.spec.model import Metric
 from reportgen.stats import counts
 from reportgen.stats import outcome as oc
+from reportgen.stats import sketch as sk
 from reportgen.stats.resample import Replicates, replicate_rows
+from reportgen.stats.sketch import Widening
 from reportgen.stats.values import TaskValues
 
 MIN_ROWS_COMPARE = 10  # a compared group below this supports no verdict (as §3)
@@ -51,6 +54,10 @@ class Side:
     bounds: Bounds
     groups: list[dict]
     scheme: str = "poisson"  # how the replicates resampled the rows (:mod:`reportgen.stats.resample`)
+    widen: list[Widening | None] | None = None  # per pair: a sketch's discretisation error (scheme "sketch")
+
+    def widening(self, i: int) -> Widening | None:
+        return self.widen[i] if self.widen is not None else None
 
 
 def replicates_of(ctx: AttributeContext, v: TaskValues, family: str, runs: int,
@@ -64,7 +71,7 @@ def replicates_of(ctx: AttributeContext, v: TaskValues, family: str, runs: int,
     if key not in ctx.statistics:
         stream = counts.stream_id("runs" if runs > 1 else "test", ctx.attr.name, family)
         ctx.statistics[key] = (v, replicate_rows(columns, v.membership, v.positions, seed=ctx.seed, stream=stream,
-                                                 B=ctx.B, shared=runs > 1))
+                                                 B=ctx.B, shared=runs > 1, sketch=family == "outcome_disparity"))
     return ctx.statistics[key][1]
 
 
@@ -76,31 +83,50 @@ def _as_bounds(b: oc.Bounds, value_range) -> tuple[np.ndarray, np.ndarray, str, 
     return b.lower, b.upper, b.method, None if value_range is None else [float(value_range[0]), float(value_range[1])]
 
 
-def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tuple[int, int]], q: float) -> Side:
+def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tuple[int, int]], q: float,
+                 order: np.ndarray | Callable[[], np.ndarray] | None = None, cache: dict | None = None) -> Side:
     """The pairs of outcome-disparity metric ``name`` on one file's rows (``R``: the replicates of ``v.yhat``, or
-    None)."""
-    x, P = v.yhat, v.membership.weights()
-    order = np.argsort(x, kind="stable")  # one sort serves every quantile of the point estimate
+    None; ``order``: ``v.yhat``'s stable ascending order, or how to get it when needed; ``cache``: where the rows'
+    membership matrix, group summary and quantiles are kept for the family's other metrics on these rows)."""
+    cache = {} if cache is None else cache
+    if "P" not in cache:
+        cache["P"] = v.membership.weights()
+    x, P = v.yhat, cache["P"]
+    pat = R is not None and R.scheme == "multinomial" and R.counts is not None  # patterns: no row sort needed
+    if callable(order):
+        order = None if pat else order()
+    elif order is None and not pat:  # one sort serves every quantile of the point estimate
+        order = np.argsort(x, kind="stable")
     rng, hard = v.range, hard_of(v)
     if name == "mean_ratio" and v.favorable == "higher":  # oriented: above 1 is worse for the group
         pairs = [(b, a) for a, b in pairs]
-    s1 = oc.group_summary(x, None, P)
-    levels = oc.group_quantile_levels(x, P, (0.5, q, *PLOT_LEVELS), order)  # (G, 2 + levels)
+    if "s1" not in cache:
+        cache["s1"] = oc.group_summary(x, None, P, v.membership.codes if hard else None)
+    # the order statistics (quantiles, KS, W1) of the rows are sums of integer counts in value order, so the distinct
+    # (group, value) patterns with their counts give them bit for bit at O(patterns); the means stay on the rows
+    xo, Po, oo = (R.columns[0], R.P * R.counts[:, None], None) if R is not None and pat else (x, P, order)
+    if ("levels", q) not in cache:
+        cache[("levels", q)] = oc.group_quantile_levels(xo, Po, (0.5, q, *PLOT_LEVELS), oo)  # (G, 2 + levels)
+    s1, levels = cache["s1"], cache[("levels", q)]
     Q1, Qq, curve = levels[:, 0], levels[:, 1] if name == "quantile_difference" else None, levels[:, 2:]
     groups = [{"n": float(s1.n[g]), "mean": s1.mean[g], "sd": math.sqrt(s1.var[g]) if s1.var[g] >= 0 else None,
                "median": Q1[g], **({"quantile": Qq[g]} if Qq is not None else {}),
                "quantiles": [as_json_float(v) for v in curve[g]]} for g in range(P.shape[1])]
 
+    summaries: dict = {}  # the replicates' group summary, read again by a sketch's error bound
+
     def values(x, w, P, order):
         if name in ("mean_difference", "smd", "mean_ratio"):
-            s = oc.group_summary(x, w, P)
+            if w is not None and "reps" not in summaries:
+                summaries["reps"] = oc.group_summary(x, w, P)
+            s = s1 if w is None else summaries["reps"]  # the rows' own summary is s1
             return {"mean_difference": oc.mean_difference, "smd": oc.smd, "mean_ratio": oc.mean_ratio}[name](s, pairs)
         if name in ("median_difference", "quantile_difference"):
             return oc.quantile_difference(x, w, P, pairs, 0.5 if name == "median_difference" else q, order=order)
         ks, w1 = oc.ecdf_distances(x, w, P, pairs, order=order)
         return ks if name == "ks_distance" else w1
 
-    point = values(x, None, P, order)
+    point = values(xo, None, Po, oo)
 
     def bounds(delta: float):
         if name == "ks_distance":
@@ -108,7 +134,7 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
         if name in ("median_difference", "quantile_difference"):
             if not hard:
                 return PROXY_BOUND
-            b = oc.quantile_bounds(x, P, 0.5 if name == "median_difference" else q, delta, pairs, rng)
+            b = oc.quantile_bounds(xo, Po, 0.5 if name == "median_difference" else q, delta, pairs, rng, s1.n)
             if not (np.isfinite(b.lower).all() and np.isfinite(b.upper).all()):
                 return NO_RANGE + " (and the quantile's DKW band reaches 0 or 1 at this sample size)"
             return _as_bounds(b, rng)
@@ -120,9 +146,9 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
         if name == "smd":
             if not hard:
                 return PROXY_BOUND
-            b, why = oc.smd_bounds(x, P, rng, delta, pairs)
+            b, why = oc.smd_bounds(x, P, rng, delta, pairs, s1)
             return next((w for w in why if w), None) or _as_bounds(b, rng)
-        means = oc.mean_bounds(x, P, rng, delta / 2, hard=hard)
+        means = oc.mean_bounds(x, P, rng, delta / 2, hard=hard, s=s1)
         if name == "mean_ratio":
             if rng[0] < 0:
                 return "no distribution-free bound for a ratio of an outcome that can be negative"
@@ -130,7 +156,23 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
         return _as_bounds(oc.difference_bounds(means, pairs), rng)
 
     reps = np.zeros((0, len(pairs))) if R is None else values(R.columns[0], R.W, R.P, None)
-    return Side(point, reps, bounds, groups, R.scheme if R is not None else "poisson")
+    widen = None
+    if R is not None and R.sketch is not None:
+        err = sketch_error(name, R, pairs, summaries.get("reps"))
+        widen = [sk.widening(R.sketch, err[..., i]) for i in range(len(pairs))]
+    return Side(point, reps, bounds, groups, R.scheme if R is not None else "poisson", widen)
+
+
+def sketch_error(name: str, R: Replicates, pairs: list[tuple[int, int]], s: oc.GroupSummary | None = None) -> np.ndarray:
+    """Each pair's discretisation error on each replicate of a sketch, ``(B, K)`` or ``(K,)`` where it is the same
+    on every resample (:mod:`reportgen.stats.sketch`, docs/metrics.md §11)."""
+    assert R.sketch is not None
+    half = R.sketch.half
+    if name in ("smd", "mean_ratio"):
+        return sk.smd_error(half, R.P, s if s is not None else oc.group_summary(R.columns[0], R.W, R.P), pairs, name)
+    if name == "ks_distance":
+        return sk.ks_error(half, R.P, R.W, pairs)
+    return sk.mean_error(half, R.P, pairs)  # mean, quantile and median differences, Wasserstein-1
 
 
 def verdict_text(name: str, value: float, prot: str, ref: str, favorable: str, noun: str = "outcomes") -> str:
@@ -196,9 +238,9 @@ def decide(pair: OutcomePair, name: str, spec_decision: str, n_small: float, sma
 
 
 def with_interval(ctx: AttributeContext, pair: OutcomePair, ev: Evaluation, evals: list[Evaluation],
-                  scheme: str = "poisson") -> None:
+                  scheme: str = "poisson", widen: Widening | None = None) -> None:
     """The pair's bootstrap interval (rows and runs with several runs) and what stands beside it."""
-    head = headline(ev, evals, ev.reps, ctx.level, ctx.B, ctx.seed, scheme, [e.value for e in evals])
+    head = headline(ev, evals, ev.reps, ctx.level, ctx.B, ctx.seed, scheme, [e.value for e in evals], widen)
     if head.interval is not None:
         pair.interval = head.interval
     for key, value in head.beside().items():
@@ -232,6 +274,7 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, Rep
     pair_runs: dict[int, list[Evaluation]] = {}  # a pair's evaluation per prediction file (runs: rows and runs)
     pair_bounds: dict[int, tuple] = {}
     schemes: dict[int, str] = {}
+    widens: dict[int, Widening | None] = {}
     groups: list[OutcomeGroup] = []
     favorable, unit, noun = "higher", None, "outcomes"
     for k in ctx.task_idx(m):
@@ -256,8 +299,9 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, Rep
                 continue
             pair_reps[len(pairs)] = ev.reps
             pair_runs[len(pairs)] = evals
-            with_interval(ctx, pair, ev, evals, scheme)
+            with_interval(ctx, pair, ev, evals, scheme, sides[0].widening(i) if runs == 1 else None)
             schemes[len(pairs)] = scheme
+            widens[len(pairs)] = sides[0].widening(i) if runs == 1 else None
             b = sides[0].bounds(1 - level) if runs == 1 else RUNS_BOUND
             if isinstance(b, str):
                 pair.bound_reason = b
@@ -269,7 +313,7 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, Rep
             decide(pair, name, spec_decision, n_small, small or "", favorable, noun)
             pairs.append(pair)
     head = _headline(name, pairs, (pair_reps, pair_runs), pair_bounds, level, ctx, spec_decision, favorable, noun,
-                     schemes)
+                     schemes, widens)
     entry = OutcomeResult(name=name, attribute=attr.name, **_estimator(ctx),
                           reference=attr.label(ref), favorable=favorable,
                           **({"unit": unit} if unit and name not in UNITLESS else {}),
@@ -289,7 +333,7 @@ def _q(m: Metric) -> float:
 
 
 def _headline(name, pairs, replicates, pair_bounds, level, ctx, spec_decision, favorable, noun="outcomes",
-              schemes=None) -> dict:
+              schemes=None, widens=None) -> dict:
     """The pair chosen by evidence (the largest |value − null| among the pairs whose decision interval excludes the
     null and that have a verdict, else the largest overall), with its intervals at the Bonferroni level over the
     defined pairs so its verdict holds after the choice. ``replicates``: each pair's replicates of its value, and
@@ -315,7 +359,8 @@ def _headline(name, pairs, replicates, pair_bounds, level, ctx, spec_decision, f
         reps = pair_reps.get(sel)
         runs = pair_runs.get(sel, [])
         head = headline(Evaluation(p.value, reps, np.zeros(0), np.zeros((0, 0))), runs, reps, lvl, ctx.B, ctx.seed,
-                        (schemes or {}).get(sel, "poisson"), [e.value for e in runs] or [p.value]) \
+                        (schemes or {}).get(sel, "poisson"), [e.value for e in runs] or [p.value],
+                        (widens or {}).get(sel)) \
             if reps is not None and reps.size else None
         out["interval"] = head.interval if head is not None and head.interval is not None else p.interval
         if sel in pair_bounds:
@@ -349,7 +394,8 @@ def _pair_name(p: OutcomePair) -> str:
 
 def entry(ctx: AttributeContext, m: Metric) -> Computed:
     q = _q(m)
-    return compare(ctx, m, lambda v, R, pairs: outcome_side(m.name, v, R, pairs, q),
+    return compare(ctx, m, lambda v, R, pairs: outcome_side(m.name, v, R, pairs, q, partial(ctx.order, v),
+                                                            ctx.statistics.setdefault(("outcome rows", id(v)), {})),
                    ("mean", "sd", "median", "quantile"), _outcome)
 
 

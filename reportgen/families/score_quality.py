@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Callable
 
 import numpy as np
 
@@ -24,6 +26,7 @@ from reportgen.results.score_quality import (CalibratedReference, DeLongInterval
 from reportgen.spec.model import Metric
 from reportgen.stats import counts
 from reportgen.stats import score_quality as sq
+from reportgen.stats import sketch as sk
 from reportgen.stats.resample import Replicates, replicate_rows
 
 CALIBRATED_DRAWS = 200
@@ -51,7 +54,7 @@ class _File:
     y: np.ndarray
     P: np.ndarray
     R: Replicates  # the replicates' rows (these rows, or their distinct (group, score, label) patterns) and weights
-    ranked: sq.Ranked
+    ranked_of: Callable[[], sq.Ranked]  # the rows' ranks, sorted when first read (patterns need no row sort)
     hard: bool
     codes: np.ndarray | None
     favorable: str
@@ -65,6 +68,12 @@ class _File:
         return self.R.W
 
     @property
+    def ranked(self) -> sq.Ranked:
+        if "ranked" not in self.cache:
+            self.cache["ranked"] = self.ranked_of()
+        return self.cache["ranked"]
+
+    @property
     def rranked(self) -> sq.Ranked:
         """The replicates' rows in score order (the rows' own order when they are the rows)."""
         if self.R.scheme == "poisson":
@@ -73,11 +82,21 @@ class _File:
             self.cache["rranked"] = sq.rank(self.R.columns[0])
         return self.cache["rranked"]
 
+    @property
+    def exact_patterns(self) -> bool:
+        """The replicates' rows are the distinct (group, score, label) patterns with their counts: every AUC sum is
+        a sum of integers (and halves), exact in float64, so the patterns give the rows' point AUC, xAUC and DeLong
+        figures bit for bit at O(patterns) instead of O(rows)."""
+        return self.R.scheme == "multinomial" and self.R.counts is not None
+
     def xauc(self, a: int, b: int) -> tuple[float, np.ndarray]:
         key = ("xauc", a, b)
         if key not in self.cache:
-            self.cache[key] = (float(sq.cross_auc(self.s, self.y, self.P, a, b, ranked=self.ranked).value()),
-                               sq.cross_auc(self.R.columns[0], self.R.columns[1], self.R.P, a, b, self.W, ranked=self.rranked).value())
+            R = self.R
+            point = sq.cross_auc(R.columns[0], R.columns[1], R.P, a, b, R.counts, ranked=self.rranked) \
+                if self.exact_patterns else sq.cross_auc(self.s, self.y, self.P, a, b, ranked=self.ranked)
+            self.cache[key] = (float(point.value()),
+                               sq.cross_auc(R.columns[0], R.columns[1], R.P, a, b, self.W, ranked=self.rranked).value())
         return self.cache[key]
 
     def calibration(self, bins: int) -> tuple[sq.CalibrationSums, sq.CalibrationSums]:
@@ -87,10 +106,40 @@ class _File:
                                sq.calibration_sums(self.R.columns[0], self.R.columns[1], self.R.P, self.W, bins=bins))
         return self.cache[key]
 
+    def sketch_error(self, name: str, g: int) -> np.ndarray:
+        """Pair ``g``'s discretisation error on each replicate of a sketch (:mod:`reportgen.stats.sketch`): the
+        tied-pair bound of each AUC it reads; none is derived for calibration (inf: no interval)."""
+        if name in ("calibration_in_the_large", "ece"):
+            return np.full(self.W.shape[1], np.inf)
+        ab = {"auc": [(g, g)], "auc_gap": [(0, 0), (g, g)], "xauc": [(g, 0), (0, g)]}[name]
+        return sum((self._ties(a, b) for a, b in ab), np.zeros(self.W.shape[1]))
+
+    def _ties(self, a: int, b: int) -> np.ndarray:
+        key = ("ties", a, b)
+        if key not in self.cache:
+            R = self.R
+            assert R.sketch is not None
+            lab = R.columns[1]
+            self.cache[key] = sk.tie_error(R.sketch.half, R.columns[0], (R.P[:, a] > 0) & (lab == 1),
+                                           (R.P[:, b] > 0) & (lab == 0), R.W)
+        return self.cache[key]
+
     def delong(self) -> list[sq.DeLong]:
         if "delong" not in self.cache:
-            self.cache["delong"] = sq.delong_by_group(self.s, self.y, self.codes, self.P.shape[1], self.ranked)
+            R = self.R
+            self.cache["delong"] = sq.delong_by_group(R.columns[0], R.columns[1], _codes(R.P), R.P.shape[1],
+                                                      self.rranked, R.counts) if self.exact_patterns else \
+                sq.delong_by_group(self.s, self.y, self.codes, self.P.shape[1], self.ranked)
         return self.cache["delong"]
+
+
+def _ranked(ctx: AttributeContext, v) -> sq.Ranked:
+    return sq.rank(v.yhat, ctx.order(v))
+
+
+def _codes(P: np.ndarray) -> np.ndarray:
+    """Each row's group from one-hot membership weights (−1: none)."""
+    return np.where(P.sum(axis=1) > 0, np.argmax(P, axis=1), -1)
 
 
 def _score_tasks(ctx: AttributeContext, m: Metric) -> list[tuple[int, str]]:
@@ -111,12 +160,14 @@ def _files(ctx: AttributeContext, k: int) -> list[_File] | str:
         stream = counts.stream_id("runs" if len(vals) > 1 else "test", ctx.attr.name, "score_quality")
         out = []
         for v in vals:
-            ranked = sq.rank(v.yhat)
+            ranked = partial(_ranked, ctx, v)
             P = v.membership.weights()
             R = replicate_rows((v.yhat, v.y), v.membership, v.positions, seed=ctx.seed, stream=stream, B=ctx.B,
-                               shared=len(vals) > 1)
+                               shared=len(vals) > 1, sketch=True)
             f = _File(v.yhat, v.y, P, R, ranked, v.membership.is_hard, v.membership.codes, v.favorable, v.range,
-                      sq.group_auc(v.yhat, v.y, P, ranked=ranked), sq.MannWhitney(*(np.zeros(0),) * 3))
+                      sq.MannWhitney(*(np.zeros(0),) * 3), sq.MannWhitney(*(np.zeros(0),) * 3))
+            f.auc_point = sq.group_auc(R.columns[0], R.columns[1], R.P, R.counts, ranked=f.rranked) \
+                if f.exact_patterns else sq.group_auc(v.yhat, v.y, P, ranked=f.ranked)
             f.auc_reps = sq.group_auc(R.columns[0], R.columns[1], R.P, R.W, ranked=f.rranked)
             out.append(f)
         ctx.statistics[key] = out
@@ -180,6 +231,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     evals_by_file: list[list[Evaluation]] = []
     meta: list[tuple[str, int]] = []  # (task label, group) per pair, in results order
     first: list[_File] = []
+    errors: list[np.ndarray | None] = []  # per pair, per replicate (None: exact replicates)
     for k, label in tasks:
         files = _files(ctx, k)
         if isinstance(files, str):
@@ -193,6 +245,8 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
                 evals_by_file.append([])
             evals_by_file[j].append(Evaluation(math.nan, np.zeros(0), pt, rp))
         meta += [(label, g) for g in groups]
+        # a sketch (one file: runs never sketch): each pair's discretisation error on every replicate
+        errors += [files[0].sketch_error(m.name, g) if files[0].R.sketch is not None else None for g in groups]
     evals = [Evaluation(math.nan, np.zeros(0), np.concatenate([e.pair_point for e in per]),
                         np.concatenate([e.pair_reps for e in per], axis=1)) for per in evals_by_file]
     for e in evals:
@@ -207,7 +261,8 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
         f = first[_task_pos(tasks, task)]
         pair = _pair(ctx, m, f, evals, p, g, task, bins, len(evals))
         if not math.isnan(ev.pair_point[p]):
-            h = pair_interval(pair, ev, evals, p, ctx.level, ctx.B, ctx.seed, scheme)
+            h = pair_interval(pair, ev, evals, p, ctx.level, ctx.B, ctx.seed, scheme,
+                              sk.widening(f.R.sketch, errors[p]))
             pair_reps[len(pairs)] = ev.pair_reps[:, p]
             pair.verdict = _verdict(m.name, pair, h.interval, attr, g, f.favorable)
         else:
@@ -227,7 +282,10 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
         out.update(interval=None, pairs=pairs)
         return Computed(ScoreQualityResult(**out), None, pair_reps)
     out["value_is"] = _value_is(m.name, meta[sel], attr)
-    h = headline(ev, evals, ev.reps, ctx.level, ctx.B, ctx.seed, scheme, [e.value for e in evals])
+    sketched = [f.R.sketch for f in first if f.R.sketch is not None]
+    widen = sk.widening(sketched[0], np.max([e for e in errors if e is not None], axis=0)) if sketched else None
+    # (the worst pair's error bounds the headline's: a min or max over the pairs moves no further)
+    h = headline(ev, evals, ev.reps, ctx.level, ctx.B, ctx.seed, scheme, [e.value for e in evals], widen)
     out.update(h.keys())
     out["verdict"] = _summary(m.name, pairs)
     out["pairs"] = pairs

@@ -30,8 +30,18 @@ class BootstrapInterval(ResultValue):
                              "distinct row patterns) or 'poisson' (independent Poisson(1) row weights, used for many "
                              "distinct patterns and when runs share one row resample) or 'cells' (a proxy attribute's "
                              "rows of many distinct probability vectors: each cell's Poisson count and group masses "
-                             "drawn from its exact sums, docs/metrics.md §9); for predictability metrics a "
-                             "sentence describing the resampling.")
+                             "drawn from its exact sums, docs/metrics.md §9) or 'sketch' (too many distinct values for "
+                             "either: the replicates resample the rows binned into `sketch_bins` bins, the interval "
+                             "is widened by `discretisation_error`, docs/metrics.md §11); for predictability metrics "
+                             "a sentence describing the resampling.")
+    sketch_bins: int | None = optional("Scheme 'sketch': the number of equal-width bins the values were binned into "
+                                       "for the replicates (the smallest and largest values kept exact). Absent "
+                                       "otherwise.")
+    discretisation_error: float | None = optional(
+        "Scheme 'sketch': the largest discretisation error of the quantity over the replicates (a deterministic "
+        "bound on |exact − binned| for each resample, docs/metrics.md §11), already subtracted from `lower` and "
+        "added to `upper`, so the interval contains the exact rows' interval under the same draws. Absent "
+        "otherwise.")
     covers: list[Covers] = documented(COVERS_TEXT)
     replicates_undefined: int | None = optional("Number of replicates on which the quantity was undefined (left out of "
                                                 "the percentiles). Absent when every replicate was defined.")

@@ -82,16 +82,20 @@ class GroupSummary:
             return np.where(self.n > 1, self.ss / (self.n - 1), np.nan)
 
 
-def group_summary(x, w, P) -> GroupSummary:
+def group_summary(x, w, P, codes: np.ndarray | None = None) -> GroupSummary:
     """Weighted count, mean and sum of squared deviations of ``x`` in each group. Without replicates: two passes
     (exact deviations from the mean). With replicate weights ``(n, B)``: one matrix product of the weights with
     the deviations from each group's unweighted mean ``m_g`` — ``n``, ``Σ w p (x − m_g)``, ``Σ w p (x − m_g)²`` —
     and ``ss = Σ w p (x − m_g)² − (Σ w p (x − m_g))² / n``, exact up to rounding because ``m_g`` is already close
-    to every replicate's mean."""
+    to every replicate's mean. ``codes``: the rows' groups when ``P`` is their one-hot matrix (−1: none) — the
+    sums without replicates then run by ``np.bincount``, in row order as the column sums of ``P`` do (the same
+    figures, without the ``(n, G)`` products; two groups or more, where numpy sums a column of ``P`` in row order)."""
     x = np.asarray(x, dtype=np.float64)
     P = np.asarray(P, dtype=np.float64)
     W, flat = _matrix(w, len(x))
     B, G = W.shape[1], P.shape[1]
+    if flat and w is None and codes is not None and G >= 2:
+        return _hard_summary(x, np.asarray(codes, dtype=np.int64), G)
     if flat:
         wp = W[:, :1].astype(np.float64) * P  # (n, G)
         n = wp.sum(axis=0)
@@ -112,6 +116,17 @@ def group_summary(x, w, P) -> GroupSummary:
         mean = np.where(n > 0, m0[None, :] + s1 / n, np.nan)
         ss = np.where(n > 0, np.maximum(s2 - s1 * s1 / n, 0.0), np.nan)
     return GroupSummary(n, mean, ss)
+
+
+def _hard_summary(x: np.ndarray, codes: np.ndarray, G: int) -> GroupSummary:
+    """:func:`group_summary` of unweighted rows in one group each (``codes``; −1: none), by ``np.bincount``."""
+    k = codes + 1  # bin 0: rows without a group
+    n = np.bincount(k, minlength=G + 1)[1:].astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, np.bincount(k, weights=x, minlength=G + 1)[1:] / n, np.nan)
+    d = x - np.nan_to_num(mean)[np.maximum(codes, 0)]
+    ss = np.bincount(k, weights=np.where(codes >= 0, d * d, 0.0), minlength=G + 1)[1:]
+    return GroupSummary(n, mean, np.where(n > 0, ss, np.nan))
 
 
 def mean_difference(s: GroupSummary, pairs: Pairs) -> np.ndarray:
@@ -374,14 +389,15 @@ class Bounds:
     method: str
 
 
-def mean_bounds(x, P, value_range: tuple[float, float], delta: float, *, hard: bool) -> Bounds:
+def mean_bounds(x, P, value_range: tuple[float, float], delta: float, *, hard: bool,
+                s: GroupSummary | None = None) -> Bounds:
     """Each group mean at confidence ``1 − δ``. Hard membership: the intersection of the Hoeffding and the
     empirical-Bernstein intervals, each at ``δ/2`` (the narrower one wins wherever it is narrower, and the
     split pays for choosing after looking). Proxy probabilities: the weighted Hoeffding interval (independent
     rows with fixed weights; the empirical-Bernstein bound is for unweighted means)."""
     lo_r, hi_r = value_range
     width = hi_r - lo_r
-    s = group_summary(x, None, P)
+    s = group_summary(x, None, P) if s is None else s  # ``s``: the rows' summary, when the caller has it
     if hard:
         h = np.minimum(hoeffding_halfwidth(s.n, width, delta / 2),
                        empirical_bernstein_halfwidth(s.n, s.var, width, delta / 2))
@@ -410,25 +426,27 @@ def ratio_bounds(means: Bounds, pairs: Pairs) -> Bounds:
     return Bounds(lo, hi, means.method)
 
 
-def sd_bounds(x, P, value_range: tuple[float, float], delta: float) -> Bounds:
+def sd_bounds(x, P, value_range: tuple[float, float], delta: float, s: GroupSummary | None = None) -> Bounds:
     """Each group's standard deviation at confidence ``1 − δ`` (Maurer & Pontil 2009, Theorem 10, each side
     at ``δ/2``): ``sqrt(V) ± width · sqrt(2 ln(2/δ) / (n − 1))``; ``[0, inf]`` where ``n < 2``. Hard membership."""
     width = value_range[1] - value_range[0]
-    s = group_summary(x, None, P)
+    s = group_summary(x, None, P) if s is None else s
     with np.errstate(invalid="ignore", divide="ignore"):
         e = np.where(s.n >= 2, width * np.sqrt(2.0 * math.log(2.0 / delta) / (s.n - 1.0)), np.inf)
     sd = np.sqrt(np.nan_to_num(s.var, nan=0.0))
     return Bounds(np.maximum(sd - e, 0.0), np.minimum(sd + e, width / 2.0), "Maurer & Pontil 2009, Theorem 10")
 
 
-def smd_bounds(x, P, value_range: tuple[float, float], delta: float, pairs: Pairs) -> tuple[Bounds, list[str | None]]:
+def smd_bounds(x, P, value_range: tuple[float, float], delta: float, pairs: Pairs,
+               s: GroupSummary | None = None) -> tuple[Bounds, list[str | None]]:
     """The SMD ``(μ_a − μ_b) / σ_pooled`` with ``σ²_pooled = ((n_a − 1)σ_a² + (n_b − 1)σ_b²) / (n_a + n_b − 2)``
     at confidence ``1 − δ``: the difference of means at ``δ/2`` and each group's standard deviation at ``δ/4``
     (union bound). Where the pooled deviation's lower end is 0 the SMD is unbounded: that pair's reason says so."""
     a, b = _pair_index(pairs)
-    diff = difference_bounds(mean_bounds(x, P, value_range, delta / 4, hard=True), pairs)
-    sd = sd_bounds(x, P, value_range, delta / 4)
-    n = group_summary(x, None, P).n
+    s = group_summary(x, None, P) if s is None else s
+    diff = difference_bounds(mean_bounds(x, P, value_range, delta / 4, hard=True, s=s), pairs)
+    sd = sd_bounds(x, P, value_range, delta / 4, s)
+    n = s.n
     df = n[a] + n[b] - 2.0
     with np.errstate(invalid="ignore", divide="ignore"):
         s_lo = np.sqrt(((n[a] - 1) * sd.lower[a] ** 2 + (n[b] - 1) * sd.lower[b] ** 2) / df)
@@ -475,12 +493,12 @@ def wasserstein_bounds(x, P, value_range: tuple[float, float], delta: float, pai
 
 
 def quantile_bounds(x, P, q: float, delta: float, pairs: Pairs,
-                    value_range: tuple[float, float] | None) -> Bounds:
+                    value_range: tuple[float, float] | None, n=None) -> Bounds:
     """``Q_a(q) − Q_b(q)`` at ``1 − δ``: with DKW bands at ``δ/2`` per group, ``Q_g(q)`` lies in
     ``[Q_g,n(q − ε_g), Q_g,n(q + ε_g)]`` (a level beyond 0 or 1 gives the range's end, ±inf without a range).
     Hard membership."""
     a, b = _pair_index(pairs)
-    n = group_summary(x, None, P).n
+    n = group_summary(x, None, P).n if n is None else n  # the groups' rows, when the caller has them
     e = dkw_halfwidth(n, delta / 2)
     lo_r, hi_r = value_range if value_range is not None else (-np.inf, np.inf)
     G = np.asarray(P).shape[1]

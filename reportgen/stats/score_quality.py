@@ -51,12 +51,14 @@ class Ranked:
     tie: np.ndarray  # (n,) int64, indexed by row
 
 
-def rank(score: np.ndarray) -> Ranked:
-    """The one sort every statistic of the module reads."""
+def rank(score: np.ndarray, order: np.ndarray | None = None) -> Ranked:
+    """The one sort every statistic of the module reads (``order``: the scores' stable ascending order, when the
+    caller sorted them already)."""
     s = np.asarray(score, dtype=np.float64)
     if np.isnan(s).any():
         raise ValueError("scores must not be NaN")
-    order = np.argsort(s, kind="stable")
+    if order is None:
+        order = np.argsort(s, kind="stable")
     ss = s[order]
     new = np.empty(len(ss), dtype=bool)
     new[:1] = True
@@ -229,13 +231,15 @@ def delong(ranked: Ranked, pos: np.ndarray, neg: np.ndarray) -> DeLong:
 
 
 def delong_by_group(score: np.ndarray, label: np.ndarray, codes: np.ndarray, G: int,
-                    ranked: Ranked | None = None) -> list[DeLong]:
+                    ranked: Ranked | None = None, counts: np.ndarray | None = None) -> list[DeLong]:
     """DeLong per group of a hard membership (``codes``: each row's group, −1 none). DeLong's variance assumes each
-    row in one group; a proxy attribute has no DeLong interval."""
+    row in one group; a proxy attribute has no DeLong interval. ``counts``: each row's frequency (distinct
+    patterns standing for their rows: the same integer sums, so the same figures)."""
     ranked = ranked or rank(score)
     y = np.asarray(label, dtype=np.float64)
     codes = np.asarray(codes)
-    return [delong(ranked, (codes == g) * y, (codes == g) * (1.0 - y)) for g in range(G)]
+    c = 1.0 if counts is None else np.asarray(counts, dtype=np.float64)
+    return [delong(ranked, (codes == g) * y * c, (codes == g) * (1.0 - y) * c) for g in range(G)]
 
 
 def _z(level: float) -> float:

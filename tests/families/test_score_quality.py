@@ -44,6 +44,9 @@ class Ctx(SimpleNamespace):
     def task_idx(self, m):
         return [0]
 
+    def order(self, v):
+        return np.argsort(v.yhat, kind="stable")
+
 
 def _attr(groups=("A", "B", "C")):
     return SimpleNamespace(name="g", groups=list(groups), label=lambda j: f"g={groups[j]}")

@@ -160,23 +160,26 @@ metrics: [smd]
 """
 
 
-def _entries(spec: Path, engine: str) -> str:
+ENTRIES = ("smd", "ks_distance", "median_difference", "mae", "auc", "xauc", "ece")
+
+
+def _entries(spec: Path, engine: str, names: tuple[str, ...] = ENTRIES) -> str:
+    """The metrics' entries (JSON) on the spec's data, read by ``engine`` (memory, stream or dask)."""
     from reportgen.families import error_parity, outcome_disparity, score_quality
     from reportgen.families.core import AttributeContext
     from reportgen.runner import load_all
     from reportgen.spec.model import load_spec
 
     ls = load_spec(spec)
-    for key, value in ({"engine": engine, "batch_rows": 333} if engine == "stream" else {}).items():
+    for key, value in ({"engine": engine, "batch_rows": 333} if engine != "memory" else {}).items():
         setattr(ls.spec.data, key, value)
     L = load_all(ls, engine=engine)
     (attr,) = L.attrs
     ctx = AttributeContext.build(ls, L, attr, level=0.95, B=40, seed=4, schemes=set())
-    out = []
-    for name, fam in (("smd", outcome_disparity), ("ks_distance", outcome_disparity),
-                      ("median_difference", outcome_disparity), ("mae", error_parity), ("auc", score_quality),
-                      ("xauc", score_quality), ("ece", score_quality)):
-        out.append(fam.entry(ctx, SimpleNamespace(name=name, tasks=None, options=SimpleNamespace(bins=None))).entry)
+    family = {"mae": error_parity, "auc": score_quality, "auc_gap": score_quality, "xauc": score_quality,
+              "ece": score_quality}
+    out = [family.get(name, outcome_disparity).entry(
+        ctx, SimpleNamespace(name=name, tasks=None, options=SimpleNamespace(bins=None))).entry for name in names]
     return json.dumps([e.model_dump(mode="json", exclude_unset=True) for e in out], sort_keys=True)
 
 
@@ -208,3 +211,66 @@ def test_the_benchmark_script_runs(tmp_path, capsys):
                      str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "ratio" in out and "smd" in out and "auc" in out
+
+
+def test_patterns_from_a_shared_sort_equal_those_of_np_unique(small_files_compress):
+    """The patterns found from a column's shared sort (and a 0/1 column without a sort, the keys counted by
+    bincount) are np.unique's over the rows' (group, value, label) tuples, with the same multiplicities, and give
+    the same replicates as without the shared sort."""
+    g, x = _rows(5000, 4)
+    y = (x > 10).astype(np.float64)
+    hard, pos = Membership.hard(g, 2), np.arange(5000)
+    shared = resample.replicate_rows((x, y), hard, pos, seed=1, stream=2, B=30,
+                                     orders=(np.argsort(x, kind="stable"), None))
+    alone = resample.replicate_rows((x, y), hard, pos, seed=1, stream=2, B=30)
+    assert shared.scheme == alone.scheme == "multinomial"
+    for a, b in zip((*shared.columns, shared.P, shared.W), (*alone.columns, alone.P, alone.W)):
+        assert np.array_equal(a, b)
+    rows, mult = np.unique(np.stack([g, x, y], axis=1), axis=0, return_counts=True)
+    first, m2 = resample.distinct_patterns(g, [x, y])
+    assert np.array_equal(np.stack([g[first], x[first], y[first]], axis=1), rows) and np.array_equal(m2, mult)
+
+
+def test_the_point_auc_xauc_and_delong_from_the_patterns_equal_the_rows(small_files_compress, tmp_path,
+                                                                        monkeypatch):
+    """On the multinomial scheme the point AUC, xAUC and DeLong are summed over the patterns with their counts
+    (integer sums, exact): the entries are byte-identical to those summed over the rows."""
+    from reportgen.families import score_quality as fam
+
+    rng = np.random.default_rng(9)
+    n = 4000
+    race = rng.choice(["A", "B", "C", ""], size=n, p=[0.5, 0.3, 0.15, 0.05])
+    tox = np.round(rng.random(n), 2)
+    lines = ["race,rate,truth,tox,label"] + [f"{r},6.0,6.5,{s},{int(u < s)}" for r, s, u in
+                                             zip(race, tox, rng.random(n))]
+    (tmp_path / "data.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    names = ("auc", "auc_gap", "xauc")
+    patterns = _entries(tmp_path / "spec.yaml", "memory", names)
+    assert all(e["interval"]["scheme"] == "multinomial" for e in json.loads(patterns))
+    monkeypatch.setattr(fam._File, "exact_patterns", property(lambda self: False))
+    assert _entries(tmp_path / "spec.yaml", "memory", names) == patterns
+
+
+def test_the_point_order_statistics_from_the_patterns_equal_the_rows(small_files_compress, tmp_path, monkeypatch):
+    """On the multinomial scheme the point quantiles, KS and W1 (and their bounds, plotted quantiles) are read
+    from the (group, value) patterns with their counts: byte-identical entries to those read from the rows."""
+    from reportgen.stats import resample as rs
+
+    rng = np.random.default_rng(10)
+    n = 4000
+    race = rng.choice(["A", "B", "C", ""], size=n, p=[0.5, 0.3, 0.15, 0.05])
+    lines = ["race,rate,truth,tox,label"] + [f"{r},{x:.1f},6.5,0.5,1" for r, x in
+                                             zip(race, np.clip(6 + rng.normal(0, 1, n), 0, 30))]
+    (tmp_path / "data.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    names = ("ks_distance", "wasserstein", "median_difference", "quantile_difference", "smd")
+    patterns = _entries(tmp_path / "spec.yaml", "memory", names)
+    assert all(e["interval"]["scheme"] == "multinomial" for e in json.loads(patterns))
+    original = rs.replicate_rows
+
+    def without_counts(*a, **k):  # the same replicates, without the counts: the rows' own point path
+        R = original(*a, **k)
+        return rs.Replicates(R.scheme, R.columns, R.P, R.W, R.sketch, None)
+    monkeypatch.setattr("reportgen.families.outcome_disparity.replicate_rows", without_counts)
+    assert _entries(tmp_path / "spec.yaml", "memory", names) == patterns

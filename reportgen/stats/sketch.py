@@ -1,0 +1,230 @@
+"""The declared sketch of a large continuous column (docs/metrics.md §11, "Resampling at scale: the sketch").
+
+When a file's rows are too many and too distinct for per-row bootstrap weights (``n·B`` beyond
+:data:`SKETCH_MIN_CELLS`) and too distinct for the exact multinomial over patterns, the **point values stay exact**
+(computed from the rows by the families) and only the **bootstrap replicates** are computed on a sketch:
+
+* the pooled column is cut into ``M`` equal-width bins between its ``T``-th smallest and ``T``-th largest value;
+  the ``T`` rows at each end keep their own values (exact patterns), so no bin reaches into a sparse tail;
+* every row is replaced by its bin's representative, the midpoint of the smallest and largest value the bin holds,
+  so each row moves by at most its bin's half-width ``half`` (0 for the exact tail values and one-value bins);
+* the rows are then resampled exactly as the multinomial scheme does, over the ``(group, bin[, label])`` patterns:
+  a replicate is the statistic of ``n`` rows drawn with replacement from the *binned* rows.
+
+Each statistic's discretisation error on any resample — |statistic of the exact resampled rows − statistic of the
+same resample binned| — is bounded deterministically from the half-widths and the resample's weights
+(:func:`mean_error`, :func:`smd_error`, :func:`ks_error`, :func:`tie_error`); the family widens the percentile
+interval by the largest bound over the replicates, so the printed interval contains the one the exact rows would
+give with the same draws, and the bound is printed beside it. The budget :data:`SKETCH_DRAWS` caps ``B × patterns``
+(the multinomial's draws and the uint32 weights' memory), whatever the rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+SKETCH_DRAWS = 1 << 26  # B × patterns of one sketch: 67M multinomial draws, 256 MB of uint32 weights
+SKETCH_MIN_CELLS = 1 << 28  # n × B above which a file without few patterns is sketched (per-row weights: 256 MB)
+DRAW_BLOCK = 1 << 22  # draws of one multinomial call (its int64 output: 32 MB)
+TAIL_SHARE = 8  # 1/8 of the pattern budget keeps the tails' values exact
+
+
+@dataclass(frozen=True)
+class Sketch:
+    """How the replicates' rows were binned: ``bins`` central bins of width ``width``, ``tail_rows`` rows kept
+    exact at each end, and each pattern's ``half``-width (every row of the pattern lies within it of the
+    pattern's value)."""
+
+    bins: int
+    width: float
+    tail_rows: int
+    half: np.ndarray  # (D,)
+
+    @property
+    def max_half(self) -> float:
+        return float(self.half.max(initial=0.0))
+
+
+@dataclass(frozen=True)
+class Binned:
+    """The sketch's patterns: group code (-1: none), value, label (or None) and multiplicity of each."""
+
+    codes: np.ndarray
+    value: np.ndarray
+    label: np.ndarray | None
+    mult: np.ndarray
+    sketch: Sketch
+    rows: np.ndarray | None = None  # each row's pattern (asked for by tests: it costs n int64)
+
+
+def applies(n: int, B: int, columns: Sequence[np.ndarray]) -> bool:
+    """Whether the sketch replaces per-row weights: ``n·B`` beyond the budget, and one value column (with at most
+    a 0/1 label beside it: a score and its label)."""
+    if n * B <= SKETCH_MIN_CELLS or not 1 <= len(columns) <= 2:
+        return False
+    return len(columns) == 1 or bool(np.isin(columns[1], (0.0, 1.0)).all())
+
+
+def build(codes: np.ndarray, x: np.ndarray, label: np.ndarray | None, B: int, rows: bool = False) -> Binned:
+    """Bin ``x`` (pooled over groups) within a pattern budget of ``SKETCH_DRAWS // B`` and count the
+    ``(code, bin, label)`` patterns. Independent of the rows' order (every engine gets the same patterns)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    x = np.asarray(x, dtype=np.float64)
+    n = len(x)
+    L = 1 if label is None else 2
+    budget = max(SKETCH_DRAWS // max(B, 1), 64)
+    xs = np.sort(x)
+    T = int(min(budget // TAIL_SHARE, max(n - 1, 0) // 4))
+    c_lo, c_hi = xs[T], xs[n - 1 - T]
+    present = int(np.count_nonzero(np.bincount(codes + 1)))
+    M = max(1, (budget - 2 * T) // (present * L))
+    width = (c_hi - c_lo) / M if c_hi > c_lo else 0.0
+    inner = c_lo + width * np.arange(1, M) if width > 0 else np.zeros(0)
+    central = (x >= c_lo) & (x <= c_hi)
+    vid = np.empty(n, dtype=np.int64)
+    vid[central] = np.searchsorted(inner, x[central], side="right")
+    tail_values, inv = np.unique(x[~central], return_inverse=True)
+    vid[~central] = M + inv.ravel()
+    V = M + len(tail_values)
+    # each bin's smallest and largest value, from the sorted column: the bins' rows are consecutive there
+    cs = xs[np.searchsorted(xs, c_lo, side="left"):np.searchsorted(xs, c_hi, side="right")]
+    sb = np.searchsorted(inner, cs, side="right")
+    starts = np.flatnonzero(np.r_[True, sb[1:] != sb[:-1]])
+    ends = np.r_[starts[1:], len(cs)] - 1
+    lo, hi = cs[starts], cs[ends]
+    rep, half = np.zeros(V), np.zeros(V)
+    rep[sb[starts]] = lo + (hi - lo) / 2
+    # the half-width, rounded up past the midpoint's own rounding
+    half[sb[starts]] = np.where(hi > lo, (hi - lo) / 2 + 4 * np.spacing(np.maximum(np.abs(lo), np.abs(hi))), 0.0)
+    rep[M:] = tail_values
+    lab = np.zeros(n, dtype=np.int64) if label is None else np.asarray(label).astype(np.int64)
+    key = ((codes + 1) * V + vid) * L + lab
+    mult = np.bincount(key, minlength=(int(codes.max(initial=-1)) + 2) * V * L)
+    keys = np.flatnonzero(mult)
+    pv = (keys // L) % V
+    return Binned(codes=keys // (V * L) - 1, value=rep[pv], label=(keys % L).astype(np.float64) if label is not None
+                  else None, mult=mult[keys].astype(np.int64),
+                  sketch=Sketch(bins=M, width=float(width), tail_rows=T, half=half[pv]),
+                  rows=np.searchsorted(keys, key) if rows else None)
+
+
+def multinomial_weights(rng: np.random.Generator, n: int, mult: np.ndarray, B: int) -> np.ndarray:
+    """``B`` multinomial draws of ``n`` rows over patterns of multiplicities ``mult``, as ``(D, B)`` uint32, drawn
+    a block of replicates at a time (the same draws as one call: the generator's stream is consumed in order)."""
+    D = len(mult)
+    W = np.empty((D, B), dtype=np.uint32)
+    step = max(1, DRAW_BLOCK // max(D, 1))
+    p = mult / n
+    for lo in range(0, B, step):
+        hi = min(B, lo + step)
+        W[:, lo:hi] = rng.multinomial(n, p, size=hi - lo).T
+    return W
+
+
+# --- the discretisation error of each statistic on a resample -------------------------------------------------
+
+def group_half(half: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """Each group's largest half-width, ``(G,)``: no row of the group moved further."""
+    return np.array([float(half[P[:, g] > 0].max(initial=0.0)) for g in range(P.shape[1])])
+
+
+def mean_error(half: np.ndarray, P: np.ndarray, pairs) -> np.ndarray:
+    """A difference of two group means (or of two quantiles, or Wasserstein-1) moves by at most ``e_a + e_b``:
+    every row of group g moved by at most e_g, so its mean (any quantile; the W1 transport) by at most e_g."""
+    e = group_half(half, P)
+    return np.array([e[a] + e[b] for a, b in pairs])
+
+
+def smd_error(half: np.ndarray, P: np.ndarray, binned, pairs, kind: str = "smd") -> np.ndarray:
+    """Per replicate and pair ``(B, K)``: how far the SMD (``kind='smd'``) or the ratio of means
+    (``'mean_ratio'``) of the exact resample can lie from the binned one. The difference of means lies within
+    ``e_a + e_b``; the pooled SD within ``η = sqrt((n_a e_a² + n_b e_b²) / (n_a + n_b − 2))`` (the rows' deviations
+    from their group means are a projection of the rows: moving each row by ≤ e_g moves that vector by at most
+    ``sqrt(Σ n_g e_g²)``, Minkowski); the quotient over that box is bounded by its corners. inf where the box
+    reaches a zero denominator."""
+    e = group_half(half, P)
+    out = np.empty((binned.n.shape[0], len(pairs)))
+    for k, (a, b) in enumerate(pairs):
+        ma, mb, na, nb = binned.mean[:, a], binned.mean[:, b], binned.n[:, a], binned.n[:, b]
+        if kind == "mean_ratio":
+            num, den, dn, dd = ma, mb, e[a], e[b]
+        else:
+            df = na + nb - 2.0
+            with np.errstate(invalid="ignore", divide="ignore"):
+                den = np.sqrt(np.maximum(binned.ss[:, a] + binned.ss[:, b], 0.0) / df)
+                dd = np.sqrt((na * e[a] ** 2 + nb * e[b] ** 2) / df)
+            num, dn = ma - mb, e[a] + e[b]
+        out[:, k] = _quotient_error(num, den, dn, dd)
+    return out
+
+
+def _quotient_error(num, den, dn, dd) -> np.ndarray:
+    """max |(num ± dn) / (den ± dd) − num / den| over the box (corners), inf where it holds 0 in the denominator."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        v = num / den
+        corners = [(num + sn * dn) / (den + sd * dd) for sn in (-1, 1) for sd in (-1, 1)]
+        err = np.max([np.abs(c - v) for c in corners], axis=0)
+    ok = np.abs(den) > dd
+    return np.where(ok, err, np.inf)
+
+
+def ks_error(half: np.ndarray, P: np.ndarray, W: np.ndarray, pairs) -> np.ndarray:
+    """Per replicate and pair ``(B, K)``: the binned ECDFs equal the exact ones at every bin's largest value, so
+    the Kolmogorov–Smirnov distance can only grow inside a bin, by at most one group's share of the resample in
+    that bin: ``max over bins with half > 0 of max(share_a, share_b)``."""
+    share = {}
+    for g in sorted({g for p in pairs for g in p}):
+        rows = P[:, g] > 0
+        wide = rows & (half > 0)
+        tot = W[rows].sum(axis=0, dtype=np.float64)
+        top = W[wide].max(axis=0, initial=0).astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share[g] = np.where(tot > 0, top / tot, 0.0)
+    return np.stack([np.maximum(share[a], share[b]) for a, b in pairs], axis=1) if pairs else \
+        np.zeros((W.shape[1], 0))
+
+
+def tie_error(half: np.ndarray, value: np.ndarray, pos: np.ndarray, neg: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """Per replicate ``(B,)``: a Mann–Whitney AUC of binned scores counts every (positive, negative) pair within one
+    bin as a tie (½) where the exact scores could order it either way, so it is off by at most
+    ``½ Σ_bins u_bin v_bin / (U V)`` (``u``, ``v``: the resample's positive and negative weight in the bin; only
+    bins with half > 0). ``pos``, ``neg``: the patterns that are positives / negatives of the groups compared."""
+    U = W[pos].sum(axis=0, dtype=np.float64)
+    V = W[neg].sum(axis=0, dtype=np.float64)
+    ip, iN = np.flatnonzero(pos & (half > 0)), np.flatnonzero(neg & (half > 0))
+    _, a, b = np.intersect1d(value[ip], value[iN], assume_unique=False, return_indices=True)
+    num = np.zeros(W.shape[1])
+    for lo in range(0, len(a), 4096):
+        num += np.einsum("kb,kb->b", W[ip[a[lo:lo + 4096]]].astype(np.float64), W[iN[b[lo:lo + 4096]]].astype(np.float64))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((U > 0) & (V > 0), 0.5 * num / (U * V), 0.0)
+
+
+@dataclass(frozen=True)
+class Widening:
+    """What a sketched interval is widened by: the largest discretisation ``error`` over the replicates (inf: no
+    finite bound, so no interval), the sketch's bins and the sentence saying so."""
+
+    bins: int
+    error: float
+    note: str
+
+
+def widening(s: Sketch | None, error) -> Widening | None:
+    """The widening of one value's interval from its per-replicate errors (None without a sketch)."""
+    if s is None:
+        return None
+    e = np.asarray(error, dtype=np.float64)
+    worst = float(np.max(e)) if e.size else 0.0
+    return Widening(s.bins, worst if not np.isnan(worst) else float("inf"), describe(s))
+
+
+def describe(s: Sketch) -> str:
+    """The sketch in words (results.json ``note``)."""
+    return (f"replicates resampled from a {s.bins:,}-bin sketch of the values (bins of width {s.width:.3g}; the "
+            f"{s.tail_rows:,} smallest and largest values kept exact); the point value is exact, and the interval is "
+            "widened by the largest discretisation error over the replicates (`discretisation_error`), so it "
+            "contains the interval of the exact rows under the same draws")
