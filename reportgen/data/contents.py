@@ -250,7 +250,7 @@ def probability_faults(attrs: list[AttributeDef], df: pd.DataFrame, index=None) 
             if pd.api.types.is_float_dtype(col) or (pd.api.types.is_integer_dtype(col)
                                                      and not pd.api.types.is_bool_dtype(col)):
                 num = col.to_numpy(dtype=np.float64)  # numbers already: no text, NaN is a missing cell
-                if bool(((num >= 0) & (num <= 1)).all()):  # every cell a probability: nothing to report
+                if _all_probabilities(num):  # every cell a probability: nothing to report
                     nums.append(num)
                     continue
                 missing = np.isnan(num)
@@ -267,17 +267,51 @@ def probability_faults(attrs: list[AttributeDef], df: pd.DataFrame, index=None) 
                 if len(rows):
                     out[(a.name, kind, g)] = [len(rows), at(rows[:MAX_ROWS_SHOWN]), shown(int(rows[0]))]
             nums.append(num)
-        total = nums[0] + 0.0 if nums else np.zeros(len(df))
-        for num in nums[1:]:  # the columns added in order, as a row's sum adds them
-            total += num
-        off = ~(np.abs(total - 1.0) <= PROBABILITY_TOLERANCE)  # NaN (a missing or text cell) counts as off
-        rows = np.flatnonzero(off)
+        rows = _rows_off(nums, len(df))
         if len(rows):  # a row with a bad or missing cell is reported for that cell, not for its sum
             Pr = np.stack([num[rows] for num in nums], axis=1)
             rows = rows[complete[rows] & ~np.isnan(Pr).any(axis=1) & ((Pr >= 0) & (Pr <= 1)).all(axis=1)]
         if len(rows):
-            out[(a.name, "sum", "")] = [len(rows), at(rows[:MAX_ROWS_SHOWN]), f"{total[rows[0]]:.6g}"]
+            out[(a.name, "sum", "")] = [len(rows), at(rows[:MAX_ROWS_SHOWN]), f"{_row_sum(nums, rows[0]):.6g}"]
     return out
+
+
+CHECK_BLOCK = 1 << 16  # rows checked at a time (the temporaries of a block stay in cache)
+
+
+def _all_probabilities(num: np.ndarray) -> bool:
+    """Whether every cell of a column of floats is in [0, 1] (NaN is not), a block at a time."""
+    for lo in range(0, len(num), CHECK_BLOCK):
+        b = num[lo:lo + CHECK_BLOCK]
+        if not (b.min() >= 0 and b.max() <= 1):  # a NaN cell makes the minimum NaN: not a probability
+            return False
+    return True
+
+
+def _row_sum(nums: list[np.ndarray], i: int) -> float:
+    """Row ``i``'s sum of its probabilities, the columns added in order (as :func:`_rows_off` adds them)."""
+    total = np.float64(0.0)
+    for num in nums:
+        total += num[i]
+    return float(total)
+
+
+def _rows_off(nums: list[np.ndarray], n: int) -> np.ndarray:
+    """The rows whose probabilities do not sum to 1 within PROBABILITY_TOLERANCE (a NaN sum counts as off), the
+    columns added in order, a block of rows at a time."""
+    if not nums:
+        return np.arange(n)
+    out = []
+    for lo in range(0, n, CHECK_BLOCK):
+        total = nums[0][lo:lo + CHECK_BLOCK] + 0.0
+        for num in nums[1:]:
+            total += num[lo:lo + CHECK_BLOCK]
+        total -= 1.0
+        np.abs(total, out=total)
+        off = np.flatnonzero(~(total <= PROBABILITY_TOLERANCE))
+        if len(off):
+            out.append(off + lo)
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
 
 def merge_faults(acc: dict, more: dict) -> dict:

@@ -320,7 +320,11 @@ def read_table(path: Path | list[Path], columns: list[str] | None = None, *, na:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        df = pq.read_table(pa.BufferReader(data), columns=columns).to_pandas()
+        # one block per column, taken over from Arrow's buffers where it can (a column of numbers without missing
+        # values: no copy), not consolidated: no second copy of the floats (a proxy attribute's probability
+        # columns are 400 MB at 10M rows). Such a column is read-only: nothing writes into a read table's
+        # columns in place (a new column replaces one; tests/data/test_reading_blocks.py)
+        df = pq.read_table(pa.BufferReader(data), columns=columns).to_pandas(split_blocks=True, self_destruct=True)
     else:
         stream, _ = _text_stream(io.BytesIO(data), path, shown)
         check_tabular(stream.peek(SNIFF_BYTES)[:SNIFF_BYTES], shown)

@@ -19,11 +19,10 @@ def vector_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
     words = stacked.view(np.uint64)
     h = _hash(words)
     first_codes, uniq = pd.factorize(h)
-    if len(uniq) <= len(rows) // 4:
-        first = np.full(len(uniq), len(rows), dtype=np.int64)
-        np.minimum.at(first, first_codes, np.arange(len(rows)))
-    if len(uniq) > len(rows) // 4 or not np.array_equal(words[first][first_codes], words):  # bytes, not floats
-        # mostly distinct rows (sorting them all is as cheap), or a collision: sort every row's bytes
+    if len(uniq) > len(rows) // 4:  # mostly distinct rows: sorting them all is as cheap
+        return _sorted_codes(stacked)
+    first = _first_rows(first_codes)
+    if not _same_words(words, first, first_codes):  # a collision: sort every row's bytes
         return _sorted_codes(stacked)
     # the distinct rows in byte order: each float's bytes as a big-endian integer, the first column first
     order = np.lexsort(stacked[first].view(np.uint64).byteswap().T[::-1])
@@ -32,6 +31,28 @@ def vector_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
     return rank[first_codes], len(order)
 
 
+def _first_rows(codes: np.ndarray) -> np.ndarray:
+    """The first row of each code, for codes numbered in order of first appearance (``pd.factorize``'s): a row
+    is the first of its code where the code exceeds every code before it."""
+    top = np.maximum.accumulate(codes)
+    new = np.empty(len(codes), dtype=bool)
+    new[:1] = True
+    np.greater(top[1:], top[:-1], out=new[1:])
+    return np.flatnonzero(new)
+
+
+def _same_words(words: np.ndarray, first: np.ndarray, codes: np.ndarray) -> bool:
+    """Whether every row's words equal those of the first row of its code (its bytes, not its floats): one
+    column at a time, so the distinct rows' column is a small table and no (n, G) copy is made."""
+    for j in range(words.shape[1]):
+        table = words[first, j]
+        for lo in range(0, len(codes), BLOCK):
+            if not np.array_equal(table[codes[lo:lo + BLOCK]], words[lo:lo + BLOCK, j]):
+                return False
+    return True
+
+
+BLOCK = 1 << 18  # rows compared at a time (their temporaries stay in cache)
 SAMPLE = 65_536  # rows of the prefix that decides whether the vectors are mostly distinct
 
 

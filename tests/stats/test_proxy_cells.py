@@ -122,3 +122,28 @@ def test_weighted_interval_drawn_per_cell_covers_the_weighted_estimand():
         covered += lo <= truth <= hi
     assert binom.cdf(275, sets, 0.95) < 0.01 <= binom.cdf(276, sets, 0.95)
     assert covered >= 276, f"weighted estimand {truth:.4f} in {covered} of {sets}"
+
+
+@pytest.mark.parametrize("full", [True, False])
+def test_one_task_counts_are_each_cells_resampled_rows(monkeypatch, full):
+    """With one task each (stratum, y, ŷ) count is its cell's resampled rows M, whether every such cell has rows
+    or some have none (those 0). The cells are ordered by their pattern bits (y at bit 0, ŷ at bit 1), not by
+    the count's index 2y + ŷ: the count is at the cell's index, not its position."""
+    rng = np.random.default_rng(4)
+    n, S = 4000, 6
+    P = rng.dirichlet(np.ones(3), S)[np.arange(n) % S]
+    Y, Yh = rng.random((n, 1)) < 0.5, rng.random((n, 1)) < 0.5
+    if not full:  # stratum 2 has no row with y = 1 and ŷ = 1
+        Yh[(np.arange(n) % S == 2) & Y[:, 0], 0] = False
+    cm = pc.CellMoments.of_rows(np.arange(n) % S, P, Y, Yh)
+    seen = {}
+    real = pc.draw
+    monkeypatch.setattr(pc, "draw", lambda cm, B, seed, stream, add_const, add_noise: real(
+        cm, B, seed, stream, lambda M, pbar: (seen.setdefault("M", M), add_const(M, pbar)), add_noise))
+    R = pc.stratum_replicates(cm, S, 30, seed=0, stream=1)
+    Y1, Yh1 = cm.pattern()
+    t = cm.cell * 4 + 2 * Y1[:, 0] + Yh1[:, 0]
+    want = np.zeros((30, S * 4))
+    want[:, t] = seen["M"]
+    assert (len(t) == S * 4) == full
+    np.testing.assert_array_equal(R.cells.reshape(30, -1), want)

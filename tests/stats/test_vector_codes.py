@@ -37,3 +37,32 @@ def test_codes_are_np_unique_numbering(seed):
     ref = _unique_codes(P)
     assert np.array_equal(codes, ref) and S == ref.max() + 1
     assert np.array_equal(strata_codes(P)[0], ref)
+
+
+def test_collision_falls_back_to_sorting(monkeypatch):
+    """Rows whose hashes collide (here: every hash made equal) are told apart by their bytes, block by block
+    (the comparison's block made small so a fault in a later block is seen), and numbered as np.unique does."""
+    import reportgen.stats.vector_codes as vc
+
+    rng = np.random.default_rng(3)
+    P = rng.choice(VALUES[2:], size=(300_000, 3))  # repeated vectors: the hashing path
+    monkeypatch.setattr(vc, "BLOCK", 1000)
+    assert np.array_equal(vc.vector_codes(np.ascontiguousarray(P))[0], _unique_codes(P))
+    monkeypatch.setattr(vc, "_hash", lambda w: np.zeros(len(w), np.uint64))  # every row collides
+    assert np.array_equal(vc.vector_codes(np.ascontiguousarray(P))[0], _unique_codes(P))
+    h = np.zeros(len(P), np.uint64)
+    h[-1] = 1  # only the last row's hash differs: the rows before it collide, found in the last blocks
+    monkeypatch.setattr(vc, "_hash", lambda w: h[:len(w)])
+    assert np.array_equal(vc.vector_codes(np.ascontiguousarray(P))[0], _unique_codes(P))
+
+
+def test_first_rows_of_appearance_codes():
+    import pandas as pd
+
+    from reportgen.stats.vector_codes import _first_rows
+
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 50, 10_000)
+    codes, _ = pd.factorize(x)
+    _, first = np.unique(codes, return_index=True)
+    assert np.array_equal(_first_rows(codes), first)
