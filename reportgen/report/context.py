@@ -371,6 +371,10 @@ def build_context(results: Any, spec_text: str, *, generated: str | None, mode: 
         shared = _shared_distributions(built)  # one distribution plot per attribute and outcome
         for v, data in built:
             _plots(v, data, conf, shared)
+    task_units = {t.name: getattr(t, "unit", None) for t in results.tasks}
+    for v, _ in built:  # a by-group table's means, SDs and errors are in its tasks' unit, when they share one
+        units = {task_units.get(str(g.get("task"))) for g in v.get("groups") or [] if isinstance(g, dict)}
+        v["groups_unit"] = units.pop() if len(units) == 1 else None
     for a in results.attributes:  # an attribute known on an annotated sample: each of its metrics says so
         if a.known == "sample" and a.rows_total:
             note = (f"From the {a.rows_known:,} rows where {a.name} is annotated ({100 * a.rows_known / a.rows_total:.1f} % "

@@ -1,0 +1,66 @@
+"""What a newcomer reads back from a continuous-outcome audit (issue 26), through `reportgen run`: every number in
+the outcome's unit says so (terminal summary, the report's tables), and a gate's reason names the level of the
+interval it decided on exactly as the row it gates does (a Bonferroni 97.5 % is not printed as "98%").
+
+The file: premiums quoted to three groups (the third small), with a planted gap, in EUR.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from reportgen.cli import main
+
+
+@pytest.fixture(scope="module")
+def premium_run(tmp_path_factory) -> tuple[Path, str]:
+    folder = tmp_path_factory.mktemp("premiums")
+    rng = np.random.default_rng(11)
+    n = 600
+    sex = rng.choice(["female", "male", "diverse"], n, p=[0.47, 0.47, 0.06])
+    premium = (900 + 60 * (sex == "male") + rng.gamma(4, 40, n)).round(2)
+    pd.DataFrame({"sex": sex, "premium": premium}).to_csv(folder / "premiums.csv", index=False)
+    spec = {"version": 1, "report": {"title": "premiums"}, "data": {"test": "premiums.csv"},
+            "attributes": {"sex": {"column": "sex", "groups": ["female", "male", "diverse"]}},
+            "tasks": {"premium": {"kind": "continuous", "predicted": "premium", "unit": "EUR", "favorable": "lower"}},
+            "metrics": [{"name": "mean_difference"}, {"name": "smd"}],
+            "gates": [{"metric": "smd", "attribute": "sex", "abs_max": 0.2}],
+            "intervals": {"bootstrap": {"resamples": 60, "seed": 2}}, "output": {"formats": ["html", "json"]}}
+    (folder / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    r = CliRunner().invoke(main, ["run", str(folder / "spec.yaml"), "--out", str(folder / "out")])
+    assert r.exit_code in (0, 1) and "Traceback" not in r.output, r.output
+    return folder / "out", r.output
+
+
+def test_terminal_summary_prints_the_outcome_unit_beside_a_difference(premium_run):
+    _, output = premium_run
+    (line,) = [x for x in output.splitlines() if x.strip().startswith("mean_difference")]
+    assert " EUR [" in line, line
+    (smd,) = [x for x in output.splitlines() if x.strip().startswith("smd ")]
+    assert "EUR" not in smd and " : " not in smd, smd  # a standardized difference has no unit
+
+
+def test_report_tables_name_the_unit_of_group_means_and_pair_values(premium_run):
+    out, _ = premium_run
+    html = (out / "report.html").read_text()
+    assert "Mean (EUR)</th>" in html and "SD (EUR)</th>" in html and "Median (EUR)</th>" in html
+    assert "Value (EUR)</th>" in html  # mean_difference's per-comparison values
+    assert html.count("Value (EUR)</th>") == 1  # not the SMD's: it has no unit
+
+
+def test_gate_reason_names_the_level_the_row_decided_on(premium_run):
+    out, output = premium_run
+    doc = json.loads((out / "results.json").read_text())
+    (gate,) = doc["gates"]
+    level = gate["interval"]["level"]
+    assert level == pytest.approx(0.975)  # two comparisons against the reference: Bonferroni
+    assert "97.5%" in gate["reason"] and "98%" not in gate["reason"], gate["reason"]
+    (line,) = [x for x in output.splitlines() if "gate smd" in x]
+    assert "98%" not in line, line
