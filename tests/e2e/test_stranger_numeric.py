@@ -64,3 +64,28 @@ def test_gate_reason_names_the_level_the_row_decided_on(premium_run):
     assert "97.5%" in gate["reason"] and "98%" not in gate["reason"], gate["reason"]
     (line,) = [x for x in output.splitlines() if "gate smd" in x]
     assert "98%" not in line, line
+
+
+def test_a_score_gaps_headline_says_it_is_a_size_when_the_largest_gap_favours_the_group(tmp_path):
+    """auc_gap's value is the largest |Δ| (its bootstrap interval never contains 0): when that pair is negative (the
+    score sorts the group *better*), the summary must not read as "above 0: against the group"."""
+    rng = np.random.default_rng(5)
+    n = 900
+    g = rng.choice(["a", "b"], n)
+    y = (rng.random(n) < 0.35).astype(int)
+    sep = np.where(g == "b", 1.6, 0.8)  # group b's positives are separated better: Δ = AUC(a) − AUC(b) < 0
+    score = (1 / (1 + np.exp(-(sep * (y - 0.5) + rng.normal(0, 1, n))))).round(4)
+    pd.DataFrame({"g": g, "y": y, "s": score}).to_csv(tmp_path / "scores.csv", index=False)
+    spec = {"version": 1, "report": {"title": "scores"}, "data": {"test": "scores.csv"},
+            "attributes": {"g": {"column": "g", "groups": ["a", "b"]}},
+            "tasks": {"fit": {"kind": "score", "score": "s", "column": "y", "favorable": "higher"}},
+            "metrics": [{"name": "auc_gap"}], "intervals": {"bootstrap": {"resamples": 40, "seed": 1}},
+            "output": {"formats": ["html", "json"]}}
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    r = CliRunner().invoke(main, ["run", str(tmp_path / "spec.yaml"), "--out", str(tmp_path / "out")])
+    assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+    (entry,) = json.loads((tmp_path / "out" / "results.json").read_text())["metrics"]
+    (pair,) = entry["pairs"]
+    assert pair["delta"] < 0 < entry["value"] == pytest.approx(-pair["delta"])
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "The value is the largest gap in size (|Δ|, its sign dropped" in html
