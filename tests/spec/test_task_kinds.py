@@ -178,6 +178,26 @@ def test_a_refused_favorable_is_reported_once_at_its_key(tmp_path):
     assert code == 2 and "Traceback" not in out
     assert len([x for x in out.splitlines() if "favorable" in x]) == 1, out
     assert re.search(r"\.favorable: 'cheaper' is not allowed here", out), out
+    # the words this kind takes, not the binary ones as well
+    assert "a continuous task takes 'higher' or 'lower'" in out and "'positive'" not in out, out
+
+
+def test_a_binary_tasks_refused_favorable_is_told_the_binary_words(tmp_path):
+    code, out = validate(tmp_path, spec_text("    favorable: good\n"))
+    assert code == 2 and "a binary task takes 'positive' or 'negative'" in out and "'higher'" not in out, out
+
+
+@pytest.mark.parametrize("tasks", ["", "    tasks: [tox]\n"])
+def test_a_score_metric_on_a_score_task_without_its_label_is_one_problem(tmp_path, tasks):
+    """auc needs the score task's 0/1 label (`column:`): said once at the metric's key, not also by the
+    label-free rule at the same key in other words."""
+    text = kinds_spec().replace("    column: hired\n    favorable: lower\n", "    favorable: lower\n")
+    text = text.replace("metrics: [selection_rate]", "metrics:\n  - name: auc\n    attribute: race\n" + tasks)
+    code, out = validate_text(tmp_path, text)
+    assert code == 2 and "Traceback" not in out
+    lines = [x for x in out.splitlines() if "auc" in x]
+    assert len(lines) == 1 and "no `column:`" in lines[0], out
+    assert "1 problem found" in out, out
 
 
 @pytest.mark.parametrize("edit, refused", [
