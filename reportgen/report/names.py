@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reportgen.numfmt import NAME_LIMIT, display_name
+from reportgen.numfmt import NAME_LIMIT, display_name, visible
 
 
 def long_names(doc: dict, limit: int = NAME_LIMIT) -> dict[str, str]:
@@ -65,3 +65,17 @@ def shorten(obj: Any, names: dict[str, str], limit: int = NAME_LIMIT) -> Any:
         return o
 
     return walk(obj)
+
+
+def shown(obj: Any) -> Any:
+    """``obj`` (JSON-like data or text) with every control character and bidirectional override, embedding or
+    isolate in its strings (keys too) written as its escape (``\\u202e``), as on the console: a title, unit or
+    group name someone else wrote cannot reorder the numbers printed after it in the report
+    (docs/guide/untrusted-inputs.md)."""
+    if isinstance(obj, str):
+        return visible(obj)
+    if isinstance(obj, dict):
+        return {shown(k) if isinstance(k, str) else k: shown(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [shown(v) for v in obj]
+    return obj

@@ -89,3 +89,31 @@ def test_a_score_gaps_headline_says_it_is_a_size_when_the_largest_gap_favours_th
     assert pair["delta"] < 0 < entry["value"] == pytest.approx(-pair["delta"])
     html = (tmp_path / "out" / "report.html").read_text()
     assert "The value is the largest gap in size (|Δ|, its sign dropped" in html
+
+
+def test_markup_and_bidi_overrides_in_title_unit_and_groups_reach_the_report_only_as_text(tmp_path):
+    """A title, a unit and a group name written to do harm: markup is escaped, and a right-to-left override
+    (U+202E) is shown as its escape, so it cannot reorder the interval printed after the unit
+    ("-8.6 EUR‮ [-49, 30]" would read "]03 ,94-[" in a browser or in the PDF). results.json keeps the values."""
+    rlo = "\u202e"
+    rng = np.random.default_rng(4)
+    n = 300
+    groups = ["<b>wo</b>men", f"men{rlo}<script>alert(1)</script>"]
+    g = rng.choice(groups, n)
+    pd.DataFrame({"grp": g, "amount": rng.gamma(3, 100, n).round(2)}).to_csv(tmp_path / "data.csv", index=False)
+    spec = {"version": 1, "report": {"title": f"<script>alert('t')</script> Audit {rlo}evil"},
+            "data": {"test": "data.csv"}, "attributes": {"grp": {"column": "grp", "groups": groups}},
+            "tasks": {"amt": {"kind": "continuous", "predicted": "amount", "favorable": "lower",
+                              "unit": f"<i>EUR</i>{rlo}"}},
+            "metrics": [{"name": "mean_difference"}], "intervals": {"bootstrap": {"resamples": 30, "seed": 1}},
+            "output": {"formats": ["html", "json"]}}
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True))
+    r = CliRunner().invoke(main, ["run", str(tmp_path / "spec.yaml"), "--out", str(tmp_path / "out")])
+    assert r.exit_code == 0 and "Traceback" not in r.output and rlo not in r.output, r.output
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    bidi = [chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]]
+    assert not [c for c in bidi if c in html]
+    assert "<script>alert" not in html and "<i>EUR" not in html and "<b>wo</b>" not in html
+    assert "&lt;i&gt;EUR&lt;/i&gt;\\u202e" in html  # the unit as text, its override as an escape
+    doc = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert doc["report"]["title"].endswith(f"{rlo}evil") and doc["tasks"][0]["unit"] == f"<i>EUR</i>{rlo}"
