@@ -192,6 +192,11 @@ def _sorted_pairs(pairs: list, amplification: bool) -> tuple[list[tuple[Any, dic
     return defined, undefined
 
 
+def _level_differs(iv: Any, confidence: Any) -> bool:
+    level = getattr(iv, "level", None)
+    return filters._finite(level) and filters._finite(confidence) and abs(float(level) - float(confidence)) > 1e-9
+
+
 def _metric_view(entry: Any, index: int, run_labels: list[str] | None = None, unit: str = "rows") -> dict:
     """What the templates show of one metric result (a model object, or the same as a plain mapping)."""
     return _metric_views(entry, index, run_labels, unit)[0]
@@ -440,6 +445,10 @@ def build_context(results: Any, spec_text: str, *, generated: str | None, mode: 
     return {
         "mode": mode,
         "conf": conf,
+        # a row decided at another level (several comparisons at once: Bonferroni) names it beside its verdict;
+        # the summary's headers then say "interval", not one level every row does not have
+        "levels_differ": any(_level_differs(decision_interval(m), confidence) for m in results.metrics)
+        or any(g.interval is not None and _level_differs(g.interval, confidence) for g in results.gates),
         "page_size": page_size,
         "generated": generated,
         "results": plain(results),

@@ -64,6 +64,10 @@ def test_gate_reason_names_the_level_the_row_decided_on(premium_run):
     assert "97.5%" in gate["reason"] and "98%" not in gate["reason"], gate["reason"]
     (line,) = [x for x in output.splitlines() if "gate smd" in x]
     assert "98%" not in line, line
+    # the summary's and the gates' headers do not claim one 95 % level the rows (97.5 %) do not have
+    html = (out / "report.html").read_text()
+    assert "Value [95% interval]" not in html and "<th>Value [interval]</th>" in html
+    assert "decided on the bootstrap 97.5% interval" in html
 
 
 def test_a_score_gaps_headline_says_it_is_a_size_when_the_largest_gap_favours_the_group(tmp_path):
