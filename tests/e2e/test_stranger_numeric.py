@@ -121,3 +121,23 @@ def test_markup_and_bidi_overrides_in_title_unit_and_groups_reach_the_report_onl
     assert "&lt;i&gt;EUR&lt;/i&gt;\\u202e" in html  # the unit as text, its override as an escape
     doc = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert doc["report"]["title"].endswith(f"{rlo}evil") and doc["tasks"][0]["unit"] == f"<i>EUR</i>{rlo}"
+
+
+def test_how_to_read_says_a_ranking_resamples_queries_and_a_ratios_null_is_1(tmp_path, premium_run):
+    rng = np.random.default_rng(8)
+    q = np.repeat(np.arange(40), 5)
+    pd.DataFrame({"q": [f"q{x}" for x in q], "pos": np.tile(np.arange(1, 6), 40),
+                  "g": rng.choice(["F", "M"], q.size)}).to_csv(tmp_path / "rank.csv", index=False)
+    spec = {"version": 1, "report": {"title": "ranking"}, "data": {"test": "rank.csv"},
+            "attributes": {"g": {"column": "g", "groups": ["F", "M"]}},
+            "tasks": {"list": {"kind": "ranking", "query": "q", "position": "pos", "k": 2}},
+            "metrics": [{"name": "exposure_ratio"}], "intervals": {"bootstrap": {"resamples": 30, "seed": 1}},
+            "output": {"formats": ["html"]}}
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    r = CliRunner().invoke(main, ["run", str(tmp_path / "spec.yaml"), "--out", str(tmp_path / "out")])
+    assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "the test rows (a ranking's whole queries) were resampled 30 times" in html
+    assert "or a ratio whose interval includes 1, is not distinguishable from no effect" in html
+    premium_html = (premium_run[0] / "report.html").read_text()
+    assert "the test rows were resampled 60 times" in premium_html  # no ranking: rows
