@@ -464,6 +464,7 @@ def build_context(results: Any, spec_text: str, *, generated: str | None, mode: 
                        for a in plain(results.attributes)],
         "annotated": {a.name: plain(a) for a in results.attributes if a.known == "sample"},  # first page
         "tasks": plain(results.tasks),
+        "has_ranking": any(getattr(t, "kind", None) == "ranking" for t in results.tasks),  # resamples queries
         "calibration": plain(results.calibration),
         "intervals": plain(results.intervals),
         "bernstein_settings": plain(results.intervals.bernstein),
