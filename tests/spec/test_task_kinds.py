@@ -131,7 +131,10 @@ BAD_KINDS = [
     ("    score: tox\n", "", "tasks.tox:", "a score task needs `score:`"),
     ("    score: tox\n", "    score: tox\n    threshold: 0.5\n", "tasks.tox.threshold:",
      "a score task does not take `threshold`"),
-    ("    k: 2\n", "    k: 0\n", "tasks.shortlist.k:", "k must be a whole number of at least 1 (got 0)"),
+    ("    k: 2\n", "    k: 0\n", "tasks.shortlist.k:", "k must be a whole number from 1 to 1,000,000 (got 0)"),
+    # a k written to do harm: refused with its size, not echoed in full nor written to results.json
+    ("    k: 2\n", "    k: 100000000000000000000\n", "tasks.shortlist.k:",
+     "k must be a whole number from 1 to 1,000,000 (got a number of 21 digits)"),
     ("    k: 2\n", "", "tasks.shortlist:", "a ranking task needs `k:`"),
     ("    query: job\n", "", "tasks.shortlist:", "a ranking task needs `query:`"),
     ("    position: rk\n", "", "tasks.shortlist:", "a ranking task needs exactly one of `position:`"),
