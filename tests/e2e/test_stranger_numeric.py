@@ -141,3 +141,29 @@ def test_how_to_read_says_a_ranking_resamples_queries_and_a_ratios_null_is_1(tmp
     assert "or a ratio whose interval includes 1, is not distinguishable from no effect" in html
     premium_html = (premium_run[0] / "report.html").read_text()
     assert "the test rows were resampled 60 times" in premium_html  # no ranking: rows
+
+
+@pytest.mark.parametrize("engine", ["memory", "stream"])
+def test_a_record_with_more_fields_than_the_header_is_refused_not_read_short(tmp_path, engine):
+    """An unquoted thousands separator (`1,020`) splits a premium into two fields: pandas, reading some columns
+    only, dropped the second and read a premium of 1. It is an error at the data file, naming the data row; a
+    quoted text field holding a comma and a trailing comma on every row (an empty extra field) are read as
+    before."""
+    rows = [f"P{i},{'female' if i % 2 else 'male'},{900 + i}" for i in range(40)]
+    spec = {"version": 1, "data": {"test": "p.csv", "engine": engine},
+            "attributes": {"sex": {"column": "sex", "groups": ["female", "male"]}},
+            "tasks": {"premium": {"kind": "continuous", "predicted": "premium", "favorable": "lower"}},
+            "metrics": [{"name": "mean_difference"}]}
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+
+    def validate(lines: list[str]):
+        (tmp_path / "p.csv").write_text("policy,sex,premium\n" + "\n".join(lines) + "\n")
+        r = CliRunner().invoke(main, ["validate", str(tmp_path / "spec.yaml")])
+        assert "Traceback" not in r.output, r.output
+        return r.exit_code, r.output
+
+    code, out = validate(rows[:7] + ["P7,female,1,020"] + rows[8:])
+    assert code == 2 and "p.csv: data row 8 has more fields than the header's 3 columns" in out, out
+    assert "write numbers without a thousands separator (1020, not 1,020)" in out, out
+    assert validate(rows[:7] + ['"P7, renewed",female,907'] + rows[8:])[0] == 0  # a quoted comma is text
+    assert validate([r + "," for r in rows])[0] == 0
