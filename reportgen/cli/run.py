@@ -224,7 +224,9 @@ def _summary(results, written: list[str]) -> None:
         said = f" {x.interval_name}" if x.decision_named else ""
         if x.verdict:
             said += f": {x.verdict}"
-        click.echo(f"  {x.name:<20} {x.attribute:<14} {x.value:>7} {x.interval}{said}")
+        unit = getattr(m, "unit", None)  # a continuous outcome's difference is in its unit, as in the report
+        value = f"{x.value:>7}" + (f" {numfmt.display_name(unit)}" if unit else "")
+        click.echo(f"  {x.name:<20} {x.attribute:<14} {value}{' ' + x.interval if x.interval else ''}{said}")
     for g in results.gates:
         pair = g.pair.model_dump(exclude_unset=True) if g.pair is not None else None
         show = numfmt.display_name

@@ -292,7 +292,14 @@ def check_fields(df: pd.DataFrame, shown: str) -> None:
                                     "right column?")
 
 
-def parse_csv(data_stream, columns: list[str] | None, na, **kw) -> pd.DataFrame:
+def parse_csv(data_stream, columns: list[str] | None, na, shown: str = "data file", **kw) -> pd.DataFrame:
+    """The CSV's ``columns`` (None: all); a record with more fields than the header is refused at its data row
+    (reportgen.data.ragged: pandas drops such fields silently when it reads some columns only)."""
+    from reportgen.data.ragged import read_checked
+
+    checked = read_checked(data_stream, columns, shown, kw, csv_options(na))
+    if checked is not None:
+        return checked  # type: ignore[return-value]
     return pd.read_csv(data_stream, usecols=columns, low_memory=False, compression=None, **csv_options(na), **kw)
 
 
@@ -328,7 +335,7 @@ def read_table(path: Path | list[Path], columns: list[str] | None = None, *, na:
     else:
         stream, _ = _text_stream(io.BytesIO(data), path, shown)
         check_tabular(stream.peek(SNIFF_BYTES)[:SNIFF_BYTES], shown)
-        df = parse_csv(stream, columns, na)
+        df = parse_csv(stream, columns, na, shown)
     check_fields(df, shown)
     return df
 
@@ -352,7 +359,7 @@ def iter_csv(path: Path, columns: list[str] | list[int] | None, batch_rows: int,
     with open(path, "rb") as raw:
         stream, outer = _text_stream(raw, path, shown, hashed=True)
         check_tabular(stream.peek(SNIFF_BYTES)[:SNIFF_BYTES], shown)
-        for df in parse_csv(stream, columns, na, chunksize=batch_rows):
+        for df in parse_csv(stream, columns, na, shown, chunksize=batch_rows):
             check_fields(df, shown)
             yield df
         sha = outer.digest()

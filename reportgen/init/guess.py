@@ -17,6 +17,7 @@ from reportgen.init.messages import (
     MSG_NO_LABEL,
     MSG_NO_LABEL_FREE_HINT,
     MSG_NO_PREDICTION,
+    MSG_OTHER_KINDS,
     MSG_OPT_PREDICTED_VALUES,
     InitError,
 )
@@ -219,7 +220,8 @@ def guess_task(cols: list[Column], excluded: set[str], path_text: str, columns_t
             hint += MSG_NO_LABEL_FREE_HINT
         elif decisions:
             hint += MSG_LABEL_FREE_HINT.format(col=shell_word(decisions[0].name), path=shell_word(path_text))
-        raise InitError(path_text, MSG_NO_LABEL.format(path=path_text, columns=columns_text, candidates=hint))
+        raise InitError(path_text, MSG_NO_LABEL.format(path=path_text, columns=columns_text, candidates=hint)
+                        + MSG_OTHER_KINDS)
     ranked.sort(key=lambda candidate: candidate.order)
     m, rank, label = ranked[0]
     positive = positive_value(label)
@@ -234,7 +236,8 @@ def guess_task(cols: list[Column], excluded: set[str], path_text: str, columns_t
         hint = (MSG_LABEL_FREE_HINT.format(col=shell_word(label.name), path=shell_word(path_text))
                 if decision_named(label.name) else "")
         raise InitError(path_text, MSG_NO_PREDICTION.format(
-            label=label.name, path=path_text, columns=columns_text, values=", ".join(sorted(label.texts))) + hint)
+            label=label.name, path=path_text, columns=columns_text, values=", ".join(sorted(label.texts))) + hint
+            + MSG_OTHER_KINDS)
     use_score = not pred or (prefer_score and bool(score))
     why = []
     if label_col is not None:

@@ -32,6 +32,12 @@ MSG_NO_PREDICTION = (
     "score (e.g. '{label}_score'). Name it with --predicted COLUMN (predicted labels) or --score COLUMN "
     "(a score; add --threshold X unless it lies in [0, 1])"
 )
+# appended to MSG_NO_LABEL and MSG_NO_PREDICTION: init guesses yes/no tasks only
+MSG_OTHER_KINDS = (
+    ". init starts yes/no audits only: for a continuous outcome (a premium, a quoted rate), a score audited as a "
+    "score, or a ranking, write the task by hand with `kind: continuous`, `score` or `ranking` "
+    "(docs/guide/spec.md, Continuous outcomes, scores and rankings)"
+)
 MSG_NO_ATTRIBUTE = (
     "no protected-attribute column found in {path} (columns: {columns}); a spec needs a column with 2 to "
     f"{MAX_GROUPS} groups (e.g. race, sex, gender, age_cat). Name it with --attribute COLUMN (repeatable)"

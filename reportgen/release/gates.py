@@ -208,7 +208,7 @@ def _exact_status(kind: str, limit: float, q: float) -> tuple[str, str]:
 
 def _iv_text(b: Bound) -> str:
     e = b.est
-    lvl = f"{e.level:.0%} " if e.level is not None else ""
+    lvl = f"{numfmt.level(e.level)} " if e.level is not None else ""
     name = numfmt.METHOD_NAMES.get(e.method, e.method) if e.method in ("bernstein", "katz log-ratio") else e.method
     return f"{name + ' ' if name else ''}{lvl}interval {numfmt.interval({'lower': e.lower, 'upper': e.upper}, e.point)}"
 
@@ -363,7 +363,7 @@ def evaluate(spec, entries: list[MetricResult], replicates: Replicates | None = 
                             f"correction over {m} gated values (Holm-adjusted p = {adj:.2g} > {alpha:g})")
             else:
                 b.reason = (f"the {b.quantity} is on neither side of {'±' if b.kind == 'abs_max' else ''}"
-                            f"{b.limit:g} at {(b.est.level or level):.0%}: {iv} (p for failing {b.p_fail:.2g}{corr})")
+                            f"{b.limit:g} at {numfmt.level(b.est.level or level)}: {iv} (p for failing {b.p_fail:.2g}{corr})")
 
     out = []
     warn_by_gate: dict[int, list[Bound]] = {}

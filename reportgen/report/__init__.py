@@ -330,15 +330,17 @@ def _render(results: Results, spec_text: str | bytes, *, templates_dir, generate
 
 
 def _for_display(results: Results, spec_text: str) -> tuple[Results, str]:
-    """The results and spec text as the report shows them: names longer than 60 characters shortened
-    (reportgen.report.names); the same objects when there is none."""
-    from .names import long_names, shorten
+    """The results and spec text as the report shows them: names longer than 60 characters shortened, control
+    and bidirectional characters written as escapes (reportgen.report.names); the same objects when there is
+    none."""
+    from .names import long_names, shorten, shown
 
     doc = results.model_dump(by_alias=True, exclude_unset=True)
     names = long_names(doc)
-    if not names:
+    escaped = shown(shorten(doc, names))  # a long name's display name is escaped already: the same either way
+    if escaped == doc and shown(spec_text) == spec_text:
         return results, spec_text
-    return Results.model_validate(shorten(doc, names)), shorten(spec_text, names)
+    return Results.model_validate(escaped), shown(shorten(spec_text, names))
 
 
 def render_html(results: Results | Mapping, spec_text: str, *, templates_dir: Path | None = None,

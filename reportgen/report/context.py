@@ -192,6 +192,11 @@ def _sorted_pairs(pairs: list, amplification: bool) -> tuple[list[tuple[Any, dic
     return defined, undefined
 
 
+def _level_differs(iv: Any, confidence: Any) -> bool:
+    level = getattr(iv, "level", None)
+    return filters._finite(level) and filters._finite(confidence) and abs(float(level) - float(confidence)) > 1e-9
+
+
 def _metric_view(entry: Any, index: int, run_labels: list[str] | None = None, unit: str = "rows") -> dict:
     """What the templates show of one metric result (a model object, or the same as a plain mapping)."""
     return _metric_views(entry, index, run_labels, unit)[0]
@@ -371,6 +376,10 @@ def build_context(results: Any, spec_text: str, *, generated: str | None, mode: 
         shared = _shared_distributions(built)  # one distribution plot per attribute and outcome
         for v, data in built:
             _plots(v, data, conf, shared)
+    task_units = {t.name: getattr(t, "unit", None) for t in results.tasks}
+    for v, _ in built:  # a by-group table's means, SDs and errors are in its tasks' unit, when they share one
+        units = {task_units.get(str(g.get("task"))) for g in v.get("groups") or [] if isinstance(g, dict)}
+        v["groups_unit"] = units.pop() if len(units) == 1 else None
     for a in results.attributes:  # an attribute known on an annotated sample: each of its metrics says so
         if a.known == "sample" and a.rows_total:
             note = (f"From the {a.rows_known:,} rows where {a.name} is annotated ({100 * a.rows_known / a.rows_total:.1f} % "
@@ -436,6 +445,10 @@ def build_context(results: Any, spec_text: str, *, generated: str | None, mode: 
     return {
         "mode": mode,
         "conf": conf,
+        # a row decided at another level (several comparisons at once: Bonferroni) names it beside its verdict;
+        # the summary's headers then say "interval", not one level every row does not have
+        "levels_differ": any(_level_differs(decision_interval(m), confidence) for m in results.metrics)
+        or any(g.interval is not None and _level_differs(g.interval, confidence) for g in results.gates),
         "page_size": page_size,
         "generated": generated,
         "results": plain(results),
@@ -451,6 +464,7 @@ def build_context(results: Any, spec_text: str, *, generated: str | None, mode: 
                        for a in plain(results.attributes)],
         "annotated": {a.name: plain(a) for a in results.attributes if a.known == "sample"},  # first page
         "tasks": plain(results.tasks),
+        "has_ranking": any(getattr(t, "kind", None) == "ranking" for t in results.tasks),  # resamples queries
         "calibration": plain(results.calibration),
         "intervals": plain(results.intervals),
         "bernstein_settings": plain(results.intervals.bernstein),

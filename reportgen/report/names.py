@@ -11,9 +11,10 @@ unbreakable word per table cell and plot label); shortened, the report takes the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from reportgen.numfmt import NAME_LIMIT, display_name
+from reportgen.numfmt import NAME_LIMIT, display_name, visible
 
 
 def long_names(doc: dict, limit: int = NAME_LIMIT) -> dict[str, str]:
@@ -39,6 +40,17 @@ def long_names(doc: dict, limit: int = NAME_LIMIT) -> dict[str, str]:
     return {s: display_name(s, limit) for s in found}
 
 
+def strings_mapped(obj: Any, text: Callable[[str], str]) -> Any:
+    """``obj`` (JSON-like data or text) with ``text`` applied to every string, values and keys."""
+    if isinstance(obj, str):
+        return text(obj)
+    if isinstance(obj, dict):
+        return {text(k) if isinstance(k, str) else k: strings_mapped(v, text) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [strings_mapped(v, text) for v in obj]
+    return obj
+
+
 def shorten(obj: Any, names: dict[str, str], limit: int = NAME_LIMIT) -> Any:
     """``obj`` (JSON-like data or text) with every occurrence of a long name replaced by its display name,
     in values and in keys; the raw values first (longest first), so ``race=<long value>`` reads
@@ -55,13 +67,12 @@ def shorten(obj: Any, names: dict[str, str], limit: int = NAME_LIMIT) -> Any:
                 s = s.replace(full, names[full])
         return s
 
-    def walk(o: Any) -> Any:
-        if isinstance(o, str):
-            return text(o)
-        if isinstance(o, dict):
-            return {text(k) if isinstance(k, str) else k: walk(v) for k, v in o.items()}
-        if isinstance(o, list):
-            return [walk(v) for v in o]
-        return o
+    return strings_mapped(obj, text)
 
-    return walk(obj)
+
+def shown(obj: Any) -> Any:
+    """``obj`` (JSON-like data or text) with every control character and bidirectional override, embedding or
+    isolate in its strings (keys too) written as its escape (``\\u202e``), as on the console: a title, unit or
+    group name someone else wrote cannot reorder the numbers printed after it in the report
+    (docs/guide/untrusted-inputs.md)."""
+    return strings_mapped(obj, visible)

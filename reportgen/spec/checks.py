@@ -139,9 +139,12 @@ def _label_free_problems(ls: LoadedSpec) -> list[Problem]:
     for i, m in enumerate(s.metrics):
         if m.name not in needs_label:
             continue
+        # a metric whose catalogue line says needs_column is refused on such a task once, by _kind_problems (at
+        # the same key); here it only counts for the gates on it
+        own = not catalogue.CATALOGUE[m.name].needs_column
         if m.tasks is None:
             hit = [t for t in free if s.tasks[t].kind in catalogue.CATALOGUE[m.name].task_kinds]
-            if hit:
+            if hit and own:
                 out.append(ls.rule(("metrics", i, "name"),
                                    f"{m.name} needs the true label, and {_no_label(hit)} no `column:`; add the "
                                    "label column to the task or restrict this metric with `tasks:`",
@@ -149,7 +152,7 @@ def _label_free_problems(ls: LoadedSpec) -> list[Problem]:
         else:
             hit = [t for t in m.tasks if t in free]
             for j, t in enumerate(m.tasks):
-                if t in free:
+                if t in free and own:
                     out.append(ls.rule(("metrics", i, "tasks", j),
                                        f"{m.name} needs the true label, and task '{t}' has no `column:`; add the "
                                        "label column to the task or remove it from this metric's `tasks:`",

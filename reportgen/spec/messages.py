@@ -313,6 +313,26 @@ def _union_msg(errs: list[dict], loc: tuple) -> str:
     return f"expected {alts}, got {_short(inp)}{hint}; {fix}"
 
 
+_FAVORABLE = {"binary": ("positive", "negative", "which prediction is the favourable outcome"),
+              "continuous": ("higher", "lower", "which direction of the value is better for the person"),
+              "score": ("higher", "lower", "which direction of the score is better for the person")}
+
+
+def _favorable_msg(err: dict, loc: tuple, raw: Any) -> str | None:
+    """A task's `favorable:` that is none of the allowed words: the two its `kind:` takes (a continuous task's
+    'cheaper' is told 'higher' or 'lower', not the binary words too)."""
+    if err.get("type") != "literal_error" or len(loc) != 3 or loc[0] != "tasks" or loc[2] != "favorable":
+        return None
+    task = value_at(raw, loc[:-1])
+    kind = task.get("kind", "binary") if isinstance(task, dict) else None
+    if kind not in _FAVORABLE:
+        return None
+    a, b, what = _FAVORABLE[kind]
+    inp = err.get("input")
+    hint = did_you_mean(inp, [a, b]) if isinstance(inp, str) else ""
+    return f"{_short(inp)} is not allowed here{hint}; a {kind} task takes '{a}' or '{b}' ({what})"
+
+
 def validation_problems(exc: ValidationError, file: str, marks: Any, raw: Any,
                           renames: list | None = None) -> list[Problem]:
     """Problems of a validation error. ``renames`` (when given) receives (location, suggested key) for each
@@ -345,7 +365,7 @@ def validation_problems(exc: ValidationError, file: str, marks: Any, raw: Any,
             msg = _union_msg(errs, loc)
             where = loc
         else:
-            msg = _clean_msg(err, loc)
+            msg = _favorable_msg(err, loc, raw) or _clean_msg(err, loc)
             where = _key_in_message(loc, msg, marks)
             if where and msg.startswith(f"`{where[-1]}`: "):
                 msg = msg[len(f"`{where[-1]}`: "):]

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 # What a task's label and prediction are. The catalogue says which kinds each metric reads (MetricInfo.task_kinds).
 TaskKind = Literal["binary", "continuous", "score", "ranking"]
+MAX_K = 1_000_000  # a ranking's cut-off: beyond any shortlist read, and a whole number every JSON reader keeps
 NUMERIC_KINDS = ("continuous", "score", "ranking")  # the kinds whose values are numbers (reportgen/data/numeric.py)
 
 # The keys each kind of task takes (beside `kind:`); a key of another kind is refused at its position.
@@ -187,9 +188,10 @@ class Task(Strict):
             if self.k is None:
                 yield KeyProblem(at, "a ranking task needs `k:`, the cut-off of the top-k metrics (e.g. k: 10)",
                                  (at + ("k",), at + ("kind",)))
-            elif self.k < 1:
-                yield KeyProblem(at + ("k",), f"k must be a whole number of at least 1 (got {self.k}): the top-k "
-                                              "metrics count the first k items of each query", (at + ("k",),))
+            elif not 1 <= self.k <= MAX_K:
+                got = f"{self.k}" if abs(self.k) < 10 ** 12 else f"a number of {len(str(abs(self.k)))} digits"
+                yield KeyProblem(at + ("k",), f"k must be a whole number from 1 to {MAX_K:,} (got {got}): the "
+                                              "top-k metrics count the first k items of each query", (at + ("k",),))
         if self.range is not None:
             r = self.range
             if len(r) != 2 or not all(math.isfinite(v) for v in r) or not r[0] < r[1]:

@@ -250,7 +250,7 @@ def test_label_without_prediction_is_a_clear_error(tmp_path):
     with pytest.raises(InitError) as e:
         starter_spec(data, spec_path=tmp_path / "s.yaml")
     assert e.value.problems[0].message == rinit.MSG_NO_PREDICTION.format(
-        label="label", path=str(data), columns="sex, label, age", values="0, 1")
+        label="label", path=str(data), columns="sex, label, age", values="0, 1") + rinit.MSG_OTHER_KINDS
 
 
 def test_no_attribute_is_a_clear_error(tmp_path):
@@ -312,3 +312,13 @@ def test_commented_examples_validate_when_uncommented(tmp_path):
     assert doc["gates"][0]["metric"] == "demographic_parity"
     assert doc["local_bias"]["features"][:1] == ["age"]
     assert_validates(tmp_path / "s.yaml")
+
+
+def test_a_file_of_premiums_is_told_how_to_audit_a_continuous_outcome(tmp_path):
+    """A newcomer's premiums file (an outcome, no yes/no label): init cannot guess a binary task, and says that
+    continuous, score and ranking tasks are written by hand, and where the docs show how."""
+    data = tmp_path / "premiums.csv"
+    pd.DataFrame({"sex": ["female", "male"] * 20, "premium": np.linspace(500, 900, 40)}).to_csv(data, index=False)
+    r = cli("init", data, "--out", tmp_path / "s.yaml")
+    assert r.exit_code == 2 and "Traceback" not in r.output and not (tmp_path / "s.yaml").exists()
+    assert "`kind: continuous`" in r.output and "Continuous outcomes, scores and rankings" in r.output, r.output

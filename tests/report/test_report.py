@@ -658,6 +658,9 @@ def test_confidence_level_follows_results():
     for m in r["metrics"]:
         if m.get("interval"):
             m["interval"]["level"] = 0.9
+    for g in r.get("gates") or []:  # a gate decides on its row's interval: at the same level
+        if g.get("interval"):
+            g["interval"]["level"] = 0.9
     h = render_html(r, "a: 1\n")
     assert "Value [90% interval]" in h and "[95% interval]" not in h
 

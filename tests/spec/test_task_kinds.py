@@ -131,7 +131,10 @@ BAD_KINDS = [
     ("    score: tox\n", "", "tasks.tox:", "a score task needs `score:`"),
     ("    score: tox\n", "    score: tox\n    threshold: 0.5\n", "tasks.tox.threshold:",
      "a score task does not take `threshold`"),
-    ("    k: 2\n", "    k: 0\n", "tasks.shortlist.k:", "k must be a whole number of at least 1 (got 0)"),
+    ("    k: 2\n", "    k: 0\n", "tasks.shortlist.k:", "k must be a whole number from 1 to 1,000,000 (got 0)"),
+    # a k written to do harm: refused with its size, not echoed in full nor written to results.json
+    ("    k: 2\n", "    k: 100000000000000000000\n", "tasks.shortlist.k:",
+     "k must be a whole number from 1 to 1,000,000 (got a number of 21 digits)"),
     ("    k: 2\n", "", "tasks.shortlist:", "a ranking task needs `k:`"),
     ("    query: job\n", "", "tasks.shortlist:", "a ranking task needs `query:`"),
     ("    position: rk\n", "", "tasks.shortlist:", "a ranking task needs exactly one of `position:`"),
@@ -178,6 +181,26 @@ def test_a_refused_favorable_is_reported_once_at_its_key(tmp_path):
     assert code == 2 and "Traceback" not in out
     assert len([x for x in out.splitlines() if "favorable" in x]) == 1, out
     assert re.search(r"\.favorable: 'cheaper' is not allowed here", out), out
+    # the words this kind takes, not the binary ones as well
+    assert "a continuous task takes 'higher' or 'lower'" in out and "'positive'" not in out, out
+
+
+def test_a_binary_tasks_refused_favorable_is_told_the_binary_words(tmp_path):
+    code, out = validate(tmp_path, spec_text("    favorable: good\n"))
+    assert code == 2 and "a binary task takes 'positive' or 'negative'" in out and "'higher'" not in out, out
+
+
+@pytest.mark.parametrize("tasks", ["", "    tasks: [tox]\n"])
+def test_a_score_metric_on_a_score_task_without_its_label_is_one_problem(tmp_path, tasks):
+    """auc needs the score task's 0/1 label (`column:`): said once at the metric's key, not also by the
+    label-free rule at the same key in other words."""
+    text = kinds_spec().replace("    column: hired\n    favorable: lower\n", "    favorable: lower\n")
+    text = text.replace("metrics: [selection_rate]", "metrics:\n  - name: auc\n    attribute: race\n" + tasks)
+    code, out = validate_text(tmp_path, text)
+    assert code == 2 and "Traceback" not in out
+    lines = [x for x in out.splitlines() if "auc" in x]
+    assert len(lines) == 1 and "no `column:`" in lines[0], out
+    assert "1 problem found" in out, out
 
 
 @pytest.mark.parametrize("edit, refused", [

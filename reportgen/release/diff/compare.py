@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from reportgen.fileio import jfloat
+from reportgen import numfmt
 from reportgen.numfmt import display_name
 from reportgen.release.gates import AMPLIFICATION_LIKE, pair_key, pair_quantity_key, worsening
 from reportgen.results.model import AmplificationPair, decision_interval
@@ -343,7 +344,7 @@ def _decide(row: Row, limit: float, level: float, reps) -> Gate:
         w = worsening(row.name, nb) - worsening(row.name, ob)
         g.method = "paired_bootstrap"
         g.lower, g.upper = _quantiles(w, level)
-        iv = f"paired bootstrap {level:.0%} interval of the worsening [{g.lower:.4g}, {g.upper:.4g}]"
+        iv = f"paired bootstrap {numfmt.level(level)} interval of the worsening [{g.lower:.4g}, {g.upper:.4g}]"
         if g.upper <= limit:
             g.status, g.reason = GATE_PASS, f"upper end {g.upper:.4g} <= {limit:g} ({iv})"
         elif g.lower > limit:
@@ -359,7 +360,7 @@ def _decide(row: Row, limit: float, level: float, reps) -> Gate:
     g.lower, g.upper = nlo - ohi, nhi - olo  # the range of worsenings both intervals allow
     worse_beyond, better_beyond = nlo > ohi, nhi < olo
     w = row.worse
-    ivs = f"{level:.0%} intervals old [{olo:.4g}, {ohi:.4g}], new [{nlo:.4g}, {nhi:.4g}]"
+    ivs = f"{numfmt.level(level)} intervals old [{olo:.4g}, {ohi:.4g}], new [{nlo:.4g}, {nhi:.4g}]"
     if w > limit and worse_beyond:
         g.status, g.reason = GATE_FAIL, f"worsening {w:.4g} > {limit:g} and beyond noise ({ivs} do not overlap)"
     elif w <= limit and not worse_beyond:

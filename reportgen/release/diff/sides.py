@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reportgen import numfmt
 from reportgen.results.model import (AmplificationResult, DisparityResult, MultiResult, PredictabilityResult, Results,
                                      SelectionResult)
 
@@ -137,7 +138,7 @@ def metric_index(results: Results) -> dict:
 
 
 def _interval_text(iv) -> str:
-    return f"{iv.method} {iv.level:.0%}" if iv is not None else "none"
+    return f"{iv.method} {numfmt.level(iv.level)}" if iv is not None else "none"
 
 
 _SETTINGS_COMPARED = ("attacker", "quality", "split", "equalize", "hidden", "tasks")

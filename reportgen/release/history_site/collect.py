@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reportgen.fileio import jfloat
+from reportgen import numfmt
 from reportgen.numfmt import display_name
 from reportgen.results.model import decision_interval
 
@@ -67,7 +68,7 @@ def _interval_name(iv) -> str:
     method = getattr(iv, "method", None)
     level = getattr(iv, "level", None)
     name = str(method) if method else "interval"
-    return f"{name} {level:.0%}" if isinstance(level, float) else name
+    return f"{name} {numfmt.level(level)}" if isinstance(level, float) else name
 
 
 def _point(m) -> dict:
@@ -97,7 +98,7 @@ def _gated_point(g) -> dict:
     if lo is None or hi is None:
         lo = hi = None
     level = iv.level if iv is not None else None
-    name = f"{g.quantity}: interval decided on" + (f" {level:.0%}" if isinstance(level, float) else "")
+    name = f"{g.quantity}: interval decided on" + (f" {numfmt.level(level)}" if isinstance(level, float) else "")
     return {"value": jfloat(g.value) if g.value is not None else None, "lower": lo, "upper": hi,
             "interval": name if lo is not None else None, "reason": "undefined" if g.value is None else None,
             "no_verdict": None, "status": g.status, "quantity": g.quantity,
