@@ -98,7 +98,7 @@ def test_a_score_gaps_headline_says_it_is_a_size_when_the_largest_gap_favours_th
 def test_markup_and_bidi_overrides_in_title_unit_and_groups_reach_the_report_only_as_text(tmp_path):
     """A title, a unit and a group name written to do harm: markup is escaped, and a right-to-left override
     (U+202E) is shown as its escape, so it cannot reorder the interval printed after the unit
-    ("-8.6 EUR‮ [-49, 30]" would read "]03 ,94-[" in a browser or in the PDF). results.json keeps the values."""
+    ("-8.6 EUR<U+202E> [-49, 30]" would read "]03 ,94-[" in a browser or in the PDF). results.json keeps the values."""
     rlo = "\u202e"
     rng = np.random.default_rng(4)
     n = 300
