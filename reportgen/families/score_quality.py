@@ -74,6 +74,13 @@ class _File:
             self.cache["P"] = self.membership.weights()
         return self.cache["P"]
 
+    def group_n(self, g: int) -> float:
+        """The weight of group ``g``: its rows counted when membership is hard (a sum of ones is exact in any
+        order, so this is the column sum of ``P`` without building it), else that column sum."""
+        if self.hard and self.codes is not None:
+            return float(np.count_nonzero(self.codes == g))
+        return float(self.P[:, g].sum())
+
     @property
     def ranked(self) -> sq.Ranked:
         if "ranked" not in self.cache:
@@ -321,7 +328,7 @@ def _pair(ctx: AttributeContext, m: Metric, f: _File, evals: list[Evaluation], p
     d: dict = {"group": attr.label(g)}
     if m.name in ("auc_gap", "xauc"):
         d["reference"] = attr.label(0)
-    d.update(task=task, n=float(f.P[:, g].sum()), positives=float(mw.pos[g]), negatives=float(mw.neg[g]))
+    d.update(task=task, n=f.group_n(g), positives=float(mw.pos[g]), negatives=float(mw.neg[g]))
     if m.name == "auc_gap":
         d.update(auc=as_json_float(mw.value()[g]), auc_reference=as_json_float(mw.value()[0]))
     if m.name == "xauc":
