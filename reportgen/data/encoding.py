@@ -43,7 +43,6 @@ def match_values(series: pd.Series, values: list) -> np.ndarray:
         return codes
     is_bool = pd.api.types.is_bool_dtype(series)
     numeric = pd.api.types.is_numeric_dtype(series) and not is_bool
-    arr = series.to_numpy()
     by_value: dict = {}  # compared as numbers / booleans
     by_text: dict = {}  # compared as text
     for j, v in enumerate(values):
@@ -54,6 +53,7 @@ def match_values(series: pd.Series, values: list) -> np.ndarray:
             by_value.setdefault(bool(v), j)
         else:
             by_text.setdefault(num_text(v), j)
+    arr = series.to_numpy() if by_value or numeric else None  # (a categorical column would become objects)
     if by_value:
         codes = _lookup(arr, by_value)
     if by_text:
@@ -61,10 +61,23 @@ def match_values(series: pd.Series, values: list) -> np.ndarray:
             inv, uniq = pd.factorize(arr)
             table = np.array([by_text.get(num_text(u), -1) for u in uniq], dtype=np.int32)
             hit = np.where(inv >= 0, table[inv] if len(table) else -1, by_text.get("nan", -1)).astype(np.int32)
-        else:  # as text (value_texts: each distinct value converted once; a missing cell matches nothing)
-            hit = _lookup(value_texts(series), by_text)
+        else:  # as text (as value_texts: each distinct value converted once; a missing cell matches nothing)
+            hit = _text_lookup(series, by_text)
         codes = np.where((codes < 0) | ((hit >= 0) & (hit < codes)), hit, codes).astype(np.int32)
     return codes
+
+
+def _text_lookup(series: pd.Series, table: dict) -> np.ndarray:
+    """``_lookup(value_texts(series), table)`` from one hash pass over the cells: each distinct cell's text
+    (``num_text``) is looked up once, and no column of texts is built (a categorical column is read by its codes)."""
+    try:
+        inv, uniq = pd.factorize(series, use_na_sentinel=True)
+    except TypeError:  # unhashable cells: as value_texts does
+        return _lookup(value_texts(series), table)
+    m = np.array([table.get(num_text(u), -1) for u in uniq], dtype=np.int32)
+    if not len(m):
+        return np.full(len(series), -1, dtype=np.int32)
+    return np.where(inv >= 0, m[np.maximum(inv, 0)], -1).astype(np.int32)
 
 
 def _lookup(arr: np.ndarray, table: dict) -> np.ndarray:

@@ -27,6 +27,7 @@ from reportgen.spec.model import Metric
 from reportgen.stats import counts
 from reportgen.stats import score_quality as sq
 from reportgen.stats import sketch as sk
+from reportgen.stats.membership import Membership
 from reportgen.stats.resample import Replicates, replicate_rows
 
 CALIBRATED_DRAWS = 200
@@ -52,7 +53,7 @@ class _File:
 
     s: np.ndarray
     y: np.ndarray
-    P: np.ndarray
+    membership: Membership  # the rows' groups; ``P`` its (n, G) weights, built when first read
     R: Replicates  # the replicates' rows (these rows, or their distinct (group, score, label) patterns) and weights
     ranked_of: Callable[[], sq.Ranked]  # the rows' ranks, sorted when first read (patterns need no row sort)
     hard: bool
@@ -66,6 +67,19 @@ class _File:
     @property
     def W(self) -> np.ndarray:
         return self.R.W
+
+    @property
+    def P(self) -> np.ndarray:
+        if "P" not in self.cache:  # the rows' one-hot weights: only the row-level paths read them
+            self.cache["P"] = self.membership.weights()
+        return self.cache["P"]
+
+    def group_n(self, g: int) -> float:
+        """The weight of group ``g``: its rows counted when membership is hard (a sum of ones is exact in any
+        order, so this is the column sum of ``P`` without building it), else that column sum."""
+        if self.hard and self.codes is not None:
+            return float(np.count_nonzero(self.codes == g))
+        return float(self.P[:, g].sum())
 
     @property
     def ranked(self) -> sq.Ranked:
@@ -129,7 +143,7 @@ class _File:
             R = self.R
             self.cache["delong"] = sq.delong_by_group(R.columns[0], R.columns[1], _codes(R.P), R.P.shape[1],
                                                       self.rranked, R.counts) if self.exact_patterns else \
-                sq.delong_by_group(self.s, self.y, self.codes, self.P.shape[1], self.ranked)
+                sq.delong_by_group(self.s, self.y, self.codes, self.membership.G, self.ranked)
         return self.cache["delong"]
 
 
@@ -161,13 +175,12 @@ def _files(ctx: AttributeContext, k: int) -> list[_File] | str:
         out = []
         for v in vals:
             ranked = partial(_ranked, ctx, v)
-            P = v.membership.weights()
             R = replicate_rows((v.yhat, v.y), v.membership, v.positions, seed=ctx.seed, stream=stream, B=ctx.B,
                                shared=len(vals) > 1, sketch=True)
-            f = _File(v.yhat, v.y, P, R, ranked, v.membership.is_hard, v.membership.codes, v.favorable, v.range,
+            f = _File(v.yhat, v.y, v.membership, R, ranked, v.membership.is_hard, v.membership.codes, v.favorable, v.range,
                       sq.MannWhitney(*(np.zeros(0),) * 3), sq.MannWhitney(*(np.zeros(0),) * 3))
             f.auc_point = sq.group_auc(R.columns[0], R.columns[1], R.P, R.counts, ranked=f.rranked) \
-                if f.exact_patterns else sq.group_auc(v.yhat, v.y, P, ranked=f.ranked)
+                if f.exact_patterns else sq.group_auc(v.yhat, v.y, f.P, ranked=f.ranked)
             f.auc_reps = sq.group_auc(R.columns[0], R.columns[1], R.P, R.W, ranked=f.rranked)
             out.append(f)
         ctx.statistics[key] = out
@@ -315,7 +328,7 @@ def _pair(ctx: AttributeContext, m: Metric, f: _File, evals: list[Evaluation], p
     d: dict = {"group": attr.label(g)}
     if m.name in ("auc_gap", "xauc"):
         d["reference"] = attr.label(0)
-    d.update(task=task, n=float(f.P[:, g].sum()), positives=float(mw.pos[g]), negatives=float(mw.neg[g]))
+    d.update(task=task, n=f.group_n(g), positives=float(mw.pos[g]), negatives=float(mw.neg[g]))
     if m.name == "auc_gap":
         d.update(auc=as_json_float(mw.value()[g]), auc_reference=as_json_float(mw.value()[0]))
     if m.name == "xauc":

@@ -124,8 +124,10 @@ def _hard_summary(x: np.ndarray, codes: np.ndarray, G: int) -> GroupSummary:
     n = np.bincount(k, minlength=G + 1)[1:].astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n > 0, np.bincount(k, weights=x, minlength=G + 1)[1:] / n, np.nan)
-    d = x - np.nan_to_num(mean)[np.maximum(codes, 0)]
-    ss = np.bincount(k, weights=np.where(codes >= 0, d * d, 0.0), minlength=G + 1)[1:]
+    every = len(codes) > 0 and int(codes.min()) >= 0  # every row in a group (task_values keeps only those): no masks
+    d = x - np.nan_to_num(mean)[codes if every else np.maximum(codes, 0)]
+    d *= d
+    ss = np.bincount(k, weights=d if every else np.where(codes >= 0, d, 0.0), minlength=G + 1)[1:]
     return GroupSummary(n, mean, np.where(n > 0, ss, np.nan))
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
 
 from reportgen.stats import counts, sketch as sk
 from reportgen.stats.membership import Membership
@@ -136,8 +137,7 @@ def _distinct(c: np.ndarray, order: np.ndarray | None) -> tuple[int, np.ndarray]
         inv = c.astype(np.int64) if has.all() else np.zeros(len(c), dtype=np.int64)
         return int(has.sum()), inv
     if order is None:
-        values, inv = np.unique(c, return_inverse=True)
-        return len(values), inv.ravel()
+        return _hashed_ranks(c)
     cs = c[order]
     new = np.empty(len(cs), dtype=np.int64)
     new[:1] = 0
@@ -146,6 +146,23 @@ def _distinct(c: np.ndarray, order: np.ndarray | None) -> tuple[int, np.ndarray]
     inv = np.empty(len(c), dtype=np.int64)
     inv[order] = ranks
     return int(ranks[-1]) + 1 if len(c) else 0, inv
+
+
+def _hashed_ranks(c: np.ndarray) -> tuple[int, np.ndarray]:
+    """``np.unique(c, return_inverse=True)``'s count and inverse without sorting the rows: a hash pass
+    (``pandas.factorize``, linear) finds the distinct values, ``np.unique`` ranks those few, and each row takes its
+    value's rank. Equal results: the hash never joins two values ``np.unique`` keeps apart (it joins by equality),
+    and where it keeps two equal ones apart (``0.0`` and ``-0.0``) the second ``np.unique`` joins them. A column
+    with a missing value (NaN) takes ``np.unique`` itself."""
+    if len(c) == 0 or c.dtype.kind not in "fiub":
+        values, inv = np.unique(c, return_inverse=True)
+        return len(values), inv.ravel()
+    first, seen = pd.factorize(c, use_na_sentinel=True)
+    if len(first) and int(first.min()) < 0:  # NaN: np.unique's own rule for it
+        values, inv = np.unique(c, return_inverse=True)
+        return len(values), inv.ravel()
+    values, rank = np.unique(np.asarray(seen), return_inverse=True)
+    return len(values), rank.ravel().astype(np.int64)[first]
 
 
 def _count(codes: np.ndarray, columns: Sequence[np.ndarray], limit: int,

@@ -58,11 +58,12 @@ def task_values(source, attr, task, j: int) -> TaskValues:
     else:
         codes = np.asarray(source.groups[attr.name], dtype=np.int64)
         rows = np.flatnonzero(codes >= 0)
-        mem = Membership(len(groups), codes=codes[rows], groups=groups)
+        mem = Membership(len(groups), codes=codes[rows] if len(rows) < len(codes) else codes.copy(), groups=groups)
+    every = len(rows) == len(next(iter(cols.values()))) if cols else False  # every row used: a copy, no gather
 
     def pick(key: str) -> np.ndarray | None:
         v = cols.get(key)
-        return None if v is None else v[rows]
+        return None if v is None else (v.copy() if every else v[rows])
 
     query = pick("query")
     return TaskValues(

@@ -455,3 +455,26 @@ def test_compressed_csv_is_read_checked_and_hashed_as_stored(suffix, engine, tmp
         (spec.parent / "t.csv.gz").write_bytes(gzip.compress(KEY.encode()))
         err = refused(cli("validate", spec, cwd=spec.parent), "it looks like a key or certificate")
         assert KEY.splitlines()[1] not in err
+
+
+def test_match_values_on_texts_and_categories_equals_the_text_of_every_cell():
+    """A text or categorical column is matched from its distinct cells (one factorize, no column of texts): the
+    codes equal matching each cell's text (value_texts) one by one — spaces, Unicode forms, numbers as text,
+    missing cells of every kind."""
+    import pandas as pd
+
+    from reportgen.data.encoding import match_values, value_texts
+
+    cells = ["a", " a", "b", "1", "1.0", 1, 2.0, None, float("nan"), "e\u0301", "\u00e9", True, "c"]
+    declared = ["a", "1", "\u00e9", "True", 2, "b"]
+    rng = np.random.default_rng(3)
+    for trial in range(40):
+        picked = [cells[i] for i in rng.integers(0, len(cells), int(rng.integers(0, 60)))]
+        s = pd.Series(picked, dtype=object)
+        if trial % 2:
+            s = pd.Series([v if isinstance(v, str) else None for v in picked], dtype="category")
+        texts = value_texts(s)
+        first = {}
+        for j, v in enumerate(declared):
+            first.setdefault(value_texts(pd.Series([v], dtype=object))[0], j)
+        assert match_values(s, declared).tolist() == [first.get(t, -1) if t is not None else -1 for t in texts]

@@ -274,3 +274,17 @@ def test_the_point_order_statistics_from_the_patterns_equal_the_rows(small_files
         return rs.Replicates(R.scheme, R.columns, R.P, R.W, R.sketch, None)
     monkeypatch.setattr("reportgen.families.outcome_disparity.replicate_rows", without_counts)
     assert _entries(tmp_path / "spec.yaml", "memory", names) == patterns
+
+
+def test_a_columns_ranks_by_hashing_equal_np_uniques():
+    """A column's distinct values found by a hash pass and ranked by sorting only them (no sort of the rows) give
+    np.unique's count and inverse exactly: repeating floats, 0.0 beside -0.0 (equal, one rank), integers, a 0/1
+    column, NaN (np.unique's own rule), no rows."""
+    rng = np.random.default_rng(26)
+    cases = [np.round(rng.normal(6.0, 1.0, 4000), 2), rng.choice([0.0, -0.0, 1.5, -3.0], 500),
+             rng.integers(-50, 50, 800), rng.integers(0, 2, 300).astype(np.int8), np.array([1.0, np.nan, 1.0, 0.5]),
+             np.zeros(0)]
+    for c in cases:
+        count, inv = resample._hashed_ranks(c)
+        values, expected = np.unique(c, return_inverse=True)
+        assert count == len(values) and inv.dtype == np.int64 and np.array_equal(inv, expected.ravel())
