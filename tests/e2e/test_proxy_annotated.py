@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import run_cli
+from conftest import cli_in_process as run_cli  # what a run writes and says, not the process
 
 GROUPS = ["A", "B"]
 

@@ -19,7 +19,7 @@ import yaml
 from reportgen.stats import intervals
 from reportgen.stats import metrics
 from reportgen.stats import counts as stats
-from conftest import run_cli
+from conftest import cli_in_process as run_cli  # what a run writes and says, not the process
 
 SPEC = {
     "version": 1,

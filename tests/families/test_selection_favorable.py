@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 import reportgen
-from conftest import run_cli
+from conftest import cli_in_process as run_cli  # what a run writes and says, not the process
 from reference import selection as R
 from selection_check import UNKNOWN, check_entry, hiring_spec
 from selection_check import hiring_rows as _csv_rows

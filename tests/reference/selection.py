@@ -109,6 +109,7 @@ from):
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from statistics import NormalDist
@@ -157,6 +158,7 @@ def _outcome(value) -> int:
     raise ValueError(f"outcome must be 0/1 or True/False, got {value!r}")
 
 
+@functools.lru_cache(maxsize=4096)
 def fisher_two_sided(a: int, b: int, c: int, d: int) -> Fraction:
     """Two-sided Fisher exact p of the 2×2 table [[a, b], [c, d]] (definition 9).
 
@@ -164,25 +166,32 @@ def fisher_two_sided(a: int, b: int, c: int, d: int) -> Fraction:
     every table x = 0.. with those margins has probability
     C(a+b, x) C(c+d, a+c−x) / C(N, a+c).  The p-value sums the probabilities
     ≤ the observed one × (1 + 1e-7).  Exact integer arithmetic throughout.
+    The weights of x = lo, lo+1, … are stepped with Pascal's ratios
+    C(n, k+1) = C(n, k)·(n−k)/(k+1), exact in integers (the same numbers as a
+    math.comb per x, without thousands of big binomials for a table of
+    thousands of rows); a table asked for again is remembered (the tests ask
+    for the same tables under several specs).
     """
     for v in (a, b, c, d):
         if int(v) != v or v < 0:
             raise ValueError("cells must be non-negative integers")
+    a, b, c, d = int(a), int(b), int(c), int(d)
     r1, r2 = a + b, c + d
     c1 = a + c
     n = r1 + r2
     denominator = math.comb(n, c1)
-
-    def weight(x: int) -> int:
-        return math.comb(r1, x) * math.comb(r2, c1 - x)
-
-    observed = weight(a)
+    lo, hi = max(0, c1 - r2), min(r1, c1)
+    observed = math.comb(r1, a) * math.comb(r2, c1 - a)
     limit = Fraction(observed) * (1 + FISHER_RELATIVE_TOLERANCE)
     total = 0
-    for x in range(max(0, c1 - r2), min(r1, c1) + 1):
-        w = weight(x)
+    left, right = math.comb(r1, lo), math.comb(r2, c1 - lo)  # C(r1, x), C(r2, c1 − x) at x = lo
+    for x in range(lo, hi + 1):
+        w = left * right
         if w <= limit:
             total += w
+        if x < hi:
+            left = left * (r1 - x) // (x + 1)                      # C(r1, x + 1)
+            right = right * (c1 - x) // (r2 - (c1 - x) + 1)        # C(r2, c1 − x − 1)
     return Fraction(total, denominator)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import run_cli
+from conftest import cli_in_process as run_cli  # what a run writes and says, not the process
 from reportgen.release import diff as D
 from reportgen.fileio import dumps
 

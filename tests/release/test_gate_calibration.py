@@ -201,7 +201,7 @@ def test_cli_48_per_pair_gates_fail_exactly_the_violating_pairs(tmp_path):
     pairs fail, every other pair passes, and the run exits 1."""
     import json
 
-    from conftest import run_cli
+    from conftest import cli_in_process as run_cli  # what a run writes and says, not the process
 
     spec = write_tagger(tmp_path)
     r = run_cli("run", spec, "--out", tmp_path / "out")
@@ -224,7 +224,7 @@ def test_cli_48_per_pair_gates_fail_exactly_the_violating_pairs(tmp_path):
 def test_cli_gate_task_that_the_data_does_not_have_is_exit_2(tmp_path):
     """`obj_24` fits the `columns: "obj_*"` pattern, so only the data can refute it: exit 2 at the gate's line,
     from `validate` and from `run` (nothing written); a task that the data has selects its two pairs."""
-    from conftest import run_cli
+    from conftest import cli_in_process as run_cli  # what a run writes and says, not the process
 
     spec = write_tagger(tmp_path, task_line="    task: obj_24\n")
     line = spec.read_text().splitlines().index("    task: obj_24") + 1

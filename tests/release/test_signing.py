@@ -157,12 +157,15 @@ def cli(*args, env=None, cwd=None):
 
 def cli_in_process(*args, env=None):
     """The CLI in-process (click's CliRunner: the same entry point and exit codes as `cli`, without a Python start
-    per call), with the environment `cli` would give the subprocess: ENV unset unless ``env`` sets it."""
+    per call), with the environment `cli` would give the subprocess: ENV unset unless ``env`` sets it. An exception
+    the CLI does not turn into an exit code is raised (a subprocess would exit 1 with it). `verify` and the runs
+    without a password use it; the signed run keeps a subprocess (the password reaches a fresh process only
+    through its environment)."""
     from click.testing import CliRunner
 
     from reportgen.cli import main
 
-    r = CliRunner(env={ENV: None, **(env or {})}).invoke(main, [str(a) for a in args])
+    r = CliRunner(env={ENV: None, **(env or {})}).invoke(main, [str(a) for a in args], catch_exceptions=False)
     return subprocess.CompletedProcess(list(args), r.exit_code, r.stdout, r.stderr)
 
 
@@ -253,17 +256,17 @@ def test_signed_pdf_keeps_attachments_and_pdfa_identification(signed):
 
 def test_verify_passes_on_the_signed_pdf_and_folder_and_names_the_signer(signed, pki):
     for target in (signed["pdf"], signed["out"]):
-        r = cli("verify", target)
+        r = cli_in_process("verify", target)
         assert r.returncode == 0, r.stdout + r.stderr
         line = next(ln for ln in r.stdout.splitlines() if ln.startswith("OK      signature:"))
         assert f"CN={SIGNER_CN}" in line and "signing time" in line and "no trusted timestamp" in line
         assert "covers the whole file except the signature value itself" in line
         assert "NOT confirmed: no trust root was given" in line
         assert_no_secret(r.stdout, r.stderr)
-    r = cli("verify", signed["out"], "--trust", pki["dir"] / "ca.pem")
+    r = cli_in_process("verify", signed["out"], "--trust", pki["dir"] / "ca.pem")
     assert r.returncode == 0, r.stdout
     assert "the certificate chain leads to the trusted root CN=Example Test Root CA,O=Example Audit LLP" in r.stdout
-    r = cli("verify", signed["pdf"], "--trust", pki["dir"] / "other-ca.pem")
+    r = cli_in_process("verify", signed["pdf"], "--trust", pki["dir"] / "other-ca.pem")
     assert r.returncode == 1, r.stdout
     assert "does not lead to a root given with --trust" in r.stdout and "who signed it is not confirmed" in r.stdout
 
@@ -291,7 +294,7 @@ def test_any_changed_byte_fails_verify(signed, tmp_path):
     for what, i in offsets.items():
         bad = tmp_path / "report.pdf"
         bad.write_bytes(_flip(data, i))
-        r = cli("verify", bad)
+        r = cli_in_process("verify", bad)
         assert r.returncode == 1, (what, r.stdout, r.stderr)
         assert re.search(r"^PROBLEM signature: report.pdf: ", r.stdout, re.M), (what, r.stdout)
         assert "NOT INTACT" in r.stdout
@@ -314,7 +317,7 @@ def test_an_appended_update_that_edits_a_page_fails_verify(signed, tmp_path):
     shutil.copytree(signed["out"], out)
     (out / "report.pdf").write_bytes(edited)
     for target in (out / "report.pdf", out):
-        r = cli("verify", target)
+        r = cli_in_process("verify", target)
         assert r.returncode == 1, r.stdout
         assert (f"{len(edited) - len(data):,} bytes were appended after the signed part" in r.stdout), r.stdout
     # pyHanko agrees: the signature no longer covers the whole file
@@ -325,18 +328,18 @@ def test_an_appended_update_that_edits_a_page_fails_verify(signed, tmp_path):
 
 def test_unsigned_pdf_is_reported_as_unsigned(tmp_path):
     spec = _workspace(tmp_path, sign="")
-    r = cli("run", spec, "--out", tmp_path / "out", "--format", "pdf,json")
+    r = cli_in_process("run", spec, "--out", tmp_path / "out", "--format", "pdf,json")
     assert r.returncode == 0, r.stderr
-    r = cli("verify", tmp_path / "out" / "report.pdf")
+    r = cli_in_process("verify", tmp_path / "out" / "report.pdf")
     assert r.returncode == 0 and "OK      signature: report.pdf: not signed" in r.stdout, r.stdout
-    r = cli("verify", tmp_path / "out", "--require-signature")
+    r = cli_in_process("verify", tmp_path / "out", "--require-signature")
     assert r.returncode == 1 and "PROBLEM signature: report.pdf: not signed, and a signature is required" in r.stdout
 
 
 def test_verify_refuses_a_trust_file_without_a_certificate(signed, pki):
-    r = cli("verify", signed["pdf"], "--trust", pki["dir"] / "key.pem")
+    r = cli_in_process("verify", signed["pdf"], "--trust", pki["dir"] / "key.pem")
     assert r.returncode == 2 and "holds no X.509 certificate" in r.stderr, r.stderr
-    r = cli("verify", signed["pdf"], "--trust", pki["dir"] / "missing.pem")
+    r = cli_in_process("verify", signed["pdf"], "--trust", pki["dir"] / "missing.pem")
     assert r.returncode == 2 and "cannot read it" in r.stderr, r.stderr
 
 
@@ -389,7 +392,7 @@ def test_misconfigured_signing_is_a_spec_problem_and_writes_nothing(case, pki, t
 
 def test_every_signing_problem_is_reported_at_once(tmp_path):
     spec = _workspace(tmp_path, pkcs12_rel="keys/missing.p12", env="MY_SIGNING_PW")
-    r = cli("run", spec, "--out", tmp_path / "out")
+    r = cli_in_process("run", spec, "--out", tmp_path / "out")
     assert r.returncode == 2
     assert "output.sign.pkcs12: PKCS#12 file 'keys/missing.p12' not found" in r.stderr
     assert "output.sign.password_env: environment variable MY_SIGNING_PW is not set" in r.stderr
@@ -399,7 +402,7 @@ def test_every_signing_problem_is_reported_at_once(tmp_path):
 
 def test_password_env_must_name_a_variable(tmp_path):
     spec = _workspace(tmp_path, sign=SIGN.format(pkcs12="keys/auditor.p12", env='"my password!"'))
-    r = cli("validate", spec)
+    r = cli_in_process("validate", spec)
     assert r.returncode == 2
     assert "output.sign.password_env: password_env names an environment variable" in r.stderr, r.stderr
     assert "my password!" not in r.stderr
@@ -407,7 +410,7 @@ def test_password_env_must_name_a_variable(tmp_path):
 
 def test_unknown_sign_key_and_missing_pkcs12_are_refused(tmp_path):
     spec = _workspace(tmp_path, sign="  sign:\n    pkcs_12: keys/auditor.p12\n")
-    r = cli("validate", spec)
+    r = cli_in_process("validate", spec)
     assert r.returncode == 2
     assert "output.sign.pkcs_12: unknown key 'pkcs_12' (did you mean 'pkcs12'?)" in r.stderr, r.stderr
     assert "output.sign.pkcs12: required key 'pkcs12' is missing; add it" in r.stderr

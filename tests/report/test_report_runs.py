@@ -7,8 +7,6 @@ import html as _html
 import io
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 from tests.report.test_report import DATE, ROOT, _iv, mini_results
@@ -149,12 +147,10 @@ def test_no_runs_no_sentence():
 
 
 @pytest.fixture(scope="module")
-def nyc(tmp_path_factory):
-    out = tmp_path_factory.mktemp("nyc")
-    proc = subprocess.run([sys.executable, "-m", "reportgen", "run", "specs/nyc_sqf_runs.yaml", "--out", str(out),
-                           "--format", "json", "-q"], cwd=ROOT, capture_output=True, text=True, check=False)
+def nyc(sample_runs):
+    proc, path = sample_runs["nyc_sqf_runs"]  # `reportgen run specs/nyc_sqf_runs.yaml --format json`, once a session
     assert proc.returncode in (0, 1), proc.stderr
-    results = json.loads((out / "results.json").read_text())
+    results = json.loads(path.read_text())
     return results, (ROOT / "specs" / "nyc_sqf_runs.yaml").read_text()
 
 
@@ -222,12 +218,11 @@ def test_nyc_pdf_contains_the_sentences(nyc):
     assert "Across 4 runs" in text and "Per-run values: run 0 = model_1" in text
 
 
-def test_compas_runs_pair_without_runs_in_amplification(tmp_path):
+def test_compas_runs_pair_without_runs_in_amplification(sample_runs):
     """specs/compas_runs.yaml: BiasAmp T→A does not vary across runs (sd 0): sampling variation dominates."""
-    proc = subprocess.run([sys.executable, "-m", "reportgen", "run", "specs/compas_runs.yaml", "--out", str(tmp_path),
-                           "--format", "json", "-q"], cwd=ROOT, capture_output=True, text=True, check=False)
+    proc, path = sample_runs["compas_runs"]  # `reportgen run specs/compas_runs.yaml --format json`, once a session
     assert proc.returncode in (0, 1), proc.stderr
-    results = json.loads((tmp_path / "results.json").read_text())
+    results = json.loads(path.read_text())
     t2a = next(m for m in results["metrics"] if m["name"] == "biasamp_t_to_a")
     assert t2a["across_runs"]["sd"] == 0
     ctx = build_context(copy.deepcopy(results), "a: 1\n", generated=DATE, mode="html", with_plots=False)

@@ -9,7 +9,8 @@ import json
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from conftest import ROOT, run_cli
+from conftest import ROOT
+from conftest import cli_in_process as run_cli  # what a command writes and says, not the process
 from reportgen.results.model import Results, load_results, results_json_schema
 
 SNAPSHOTS = sorted((ROOT / "tests" / "snapshots").glob("*.results.json"))
@@ -185,27 +186,20 @@ def test_model_is_not_changed_by_validation():
     assert doc == before
 
 
-def test_diff_reads_a_stored_version_1_file(tmp_path):
+def test_diff_reads_a_stored_version_1_file(tmp_path, sample_runs):
     """`reportgen diff` keeps reading results.json written by the current release (schema_version 1): the stored
-    fixture against a fresh run of the same spec compares (exit 0, every metric listed), and a file of an
-    unknown schema version is refused (exit 2) with the reason."""
-    import subprocess
-    import sys
-
-    out = tmp_path / "new"
-    r = subprocess.run([sys.executable, "-m", "reportgen", "run", str(ROOT / "specs" / "compas.yaml"), "--out", str(out),
-                        "--format", "json", "--quiet"], capture_output=True, text=True)
-    assert r.returncode in (0, 1), r.stderr
-    r = subprocess.run([sys.executable, "-m", "reportgen", "diff", str(FIXTURE_V1), str(out / "results.json"),
-                        "--format", "json"], capture_output=True, text=True)
+    fixture against a fresh run of the same spec (the session's JSON-only run of specs/compas.yaml) compares (exit 0,
+    every metric listed), and a file of an unknown schema version is refused (exit 2) with the reason."""
+    run, fresh = sample_runs["compas"]
+    assert run.returncode in (0, 1), run.stderr
+    r = run_cli("diff", FIXTURE_V1, fresh, "--format", "json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc and "metrics" in json.dumps(doc)
     v2 = json.loads(FIXTURE_V1.read_text())
     v2["schema_version"] = 2
     (tmp_path / "v2.json").write_text(json.dumps(v2))
-    r = subprocess.run([sys.executable, "-m", "reportgen", "diff", str(tmp_path / "v2.json"), str(out / "results.json")],
-                       capture_output=True, text=True)
+    r = run_cli("diff", tmp_path / "v2.json", fresh)
     assert r.returncode == 2 and "schema_version differs" in r.stderr + r.stdout
 
 

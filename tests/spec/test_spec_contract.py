@@ -1,11 +1,12 @@
 """The spec asks only for what the chosen metrics need; results name every version that can change a number."""
+# The CLI runs in-process (`cli_in_process`): these tests check what a run writes and says, not the process.
 
 import json
 
 import numpy as np
 import pandas as pd
 
-from conftest import run_cli
+from conftest import cli_in_process as run_cli
 
 SPEC = """\
 version: 1

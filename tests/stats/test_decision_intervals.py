@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +15,7 @@ import pandas as pd
 import pytest
 
 import reportgen
+from conftest import cli_in_process
 from reportgen.spec.errors import SpecError
 from reportgen.stats import intervals
 
@@ -184,7 +183,7 @@ intervals:
 
 
 def _reportgen(*args):
-    return subprocess.run([sys.executable, "-m", "reportgen", *args], capture_output=True, text=True, timeout=300)
+    return cli_in_process(*args)  # what the run prints, not the process
 
 
 def test_cli_summary_names_the_decision_interval_and_a_too_small_group(tmp_path):
