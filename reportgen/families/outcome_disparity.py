@@ -169,7 +169,8 @@ def sketch_error(name: str, R: Replicates, pairs: list[tuple[int, int]], s: oc.G
     assert R.sketch is not None
     half = R.sketch.half
     if name in ("smd", "mean_ratio"):
-        return sk.smd_error(half, R.P, s if s is not None else oc.group_summary(R.columns[0], R.W, R.P), pairs, name)
+        return sk.smd_error(half, R.P, s if s is not None else oc.group_summary(R.columns[0], R.W, R.P), pairs,
+                            ratio=name == "mean_ratio")
     if name == "ks_distance":
         return sk.ks_error(half, R.P, R.W, pairs)
     return sk.mean_error(half, R.P, pairs)  # mean, quantile and median differences, Wasserstein-1

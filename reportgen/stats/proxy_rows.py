@@ -128,10 +128,12 @@ def of_encoded(enc, name: str) -> VectorCells | None:
     """The cells of proxy attribute ``name`` of a prediction file held in memory, computed once per file (None
     when it is no proxy attribute or its tasks are too many for a pattern code)."""
     cache = enc.derived
-    if ("vector_cells", name) not in cache:
-        P = (getattr(enc, "probabilities", None) or {}).get(name)
+    P = (getattr(enc, "probabilities", None) or {}).get(name)
+    held = cache.get(("vector_cells", name))
+    if held is None or held[0] is not P:  # computed for these very probabilities (a new matrix is new cells)
         K = np.asarray(enc.Y).reshape(len(enc.Y), -1).shape[1] if enc.Y is not None else 0
         ok = P is not None and enc.Y is not None and usable(K) and len(P) > 0
         Yhat = enc.Yhat if enc.Yhat is not None else enc.Y
-        cache[("vector_cells", name)] = VectorCells.of_rows(P, enc.Y, Yhat) if ok else None
-    return cache[("vector_cells", name)]
+        held = (P, VectorCells.of_rows(P, enc.Y, Yhat) if ok else None)
+        cache[("vector_cells", name)] = held
+    return held[1]

@@ -138,9 +138,9 @@ def mean_error(half: np.ndarray, P: np.ndarray, pairs) -> np.ndarray:
     return np.array([e[a] + e[b] for a, b in pairs])
 
 
-def smd_error(half: np.ndarray, P: np.ndarray, binned, pairs, kind: str = "smd") -> np.ndarray:
-    """Per replicate and pair ``(B, K)``: how far the SMD (``kind='smd'``) or the ratio of means
-    (``'mean_ratio'``) of the exact resample can lie from the binned one. The difference of means lies within
+def smd_error(half: np.ndarray, P: np.ndarray, binned, pairs, ratio: bool = False) -> np.ndarray:
+    """Per replicate and pair ``(B, K)``: how far the SMD (``ratio=False``) or the ratio of means
+    (``ratio=True``) of the exact resample can lie from the binned one. The difference of means lies within
     ``e_a + e_b``; the pooled SD within ``η = sqrt((n_a e_a² + n_b e_b²) / (n_a + n_b − 2))`` (the rows' deviations
     from their group means are a projection of the rows: moving each row by ≤ e_g moves that vector by at most
     ``sqrt(Σ n_g e_g²)``, Minkowski); the quotient over that box is bounded by its corners. inf where the box
@@ -149,7 +149,7 @@ def smd_error(half: np.ndarray, P: np.ndarray, binned, pairs, kind: str = "smd")
     out = np.empty((binned.n.shape[0], len(pairs)))
     for k, (a, b) in enumerate(pairs):
         ma, mb, na, nb = binned.mean[:, a], binned.mean[:, b], binned.n[:, a], binned.n[:, b]
-        if kind == "mean_ratio":
+        if ratio:
             num, den, dn, dd = ma, mb, e[a], e[b]
         else:
             df = na + nb - 2.0

@@ -77,6 +77,9 @@ class _LS:
     def problem(self, path, message):
         return (path, message)
 
+    def rule(self, where, message, reads):
+        return (where, message)
+
 
 def _spec(membership: str, gate: Gate, proxy_decision: str = "weighted"):
     from types import SimpleNamespace

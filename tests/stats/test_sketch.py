@@ -84,7 +84,7 @@ def test_each_statistic_of_a_binned_resample_lies_within_its_bound_of_the_exact_
                 if kind == "mean_ratio":
                     exact = oc.group_summary(col_shift, w, P)
                     binned = oc.group_summary(b.value + 10.0, Wp, Pp)
-                err = sk.smd_error(half, Pp, binned, pairs, kind)
+                err = sk.smd_error(half, Pp, binned, pairs, ratio=kind == "mean_ratio")
                 assert np.isfinite(err).all()
                 assert np.all(np.abs(f(exact, pairs) - f(binned, pairs)) <= err + 1e-12), kind
             d = oc.mean_difference(oc.group_summary(col, w, P), pairs) - oc.mean_difference(
