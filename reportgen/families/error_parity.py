@@ -156,11 +156,16 @@ def _worst(ctx: AttributeContext, m: Metric) -> Computed:
         extra["bound"] = bound_model((np.max(b.lower), np.max(b.upper), b.method + f", each group at δ/{G}",
                                       [float(r) for r in v0.range]), level, value)
     entry = OutcomeResult(name=m.name, attribute=attr.name, reference=None, favorable=favorable,
-                          **({"unit": unit} if unit else {}), value=value, **head.keys(), **extra,
+                          **({"unit": squared(unit)} if unit else {}), value=value, **head.keys(), **extra,
                           value_is=f"the largest group MSE: {attr.label(which)}", decision="interval",
                           groups=groups, pairs=pairs)
     _descriptive(entry)
     return Computed(entry, reps if reps.size else None, reps_of)
+
+
+def squared(unit: str) -> str:
+    """A mean squared error's unit: the outcome's unit squared ("EUR²", "(percentage points)²")."""
+    return f"{unit}²" if unit.isalnum() else f"({unit})²"
 
 
 def entry(ctx: AttributeContext, m: Metric) -> Computed:

@@ -74,3 +74,9 @@ def test_error_parity_needs_the_true_value(tmp_path):
     _write(tmp_path, column="", metrics=["mae"])
     r = CliRunner().invoke(main, ["validate", str(tmp_path / "spec.yaml")])
     assert r.exit_code == 2 and "metrics[0]" in r.output and "column" in r.output, r.output
+
+
+def test_a_mean_squared_error_is_in_the_outcome_unit_squared():
+    """The worst group's loss is an MSE: its unit is the outcome's squared (the report printed an MSE in EUR)."""
+    from reportgen.families.error_parity import squared
+    assert squared("EUR") == "EUR²" and squared("percentage points") == "(percentage points)²"
