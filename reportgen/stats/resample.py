@@ -60,17 +60,14 @@ class Replicates:
 
 
 def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positions: np.ndarray, *, seed: int,
-                   stream: int, B: int, shared: bool = False, sketch: bool = False,
-                   orders: Sequence[np.ndarray | None] | None = None) -> Replicates:
+                   stream: int, B: int, shared: bool = False, sketch: bool = False) -> Replicates:
     """The replicates of the rows whose ``columns`` the statistic reads. ``shared``: the weights must be the same
     for every prediction file (several runs), so the rows keep their keyed Poisson weights. ``sketch``: the caller
-    bounds its statistics' discretisation error, so a large file of distinct values may be sketched. ``orders``:
-    each column's stable ascending order where the caller has it (None: not sorted), so no column is sorted
-    twice."""
+    bounds its statistics' discretisation error, so a large file of distinct values may be sketched."""
     cols = tuple(np.asarray(c, dtype=np.float64) for c in columns)
     n = len(positions)
     if not shared and membership.is_hard and n >= PATTERN_MIN_ROWS and B > 0:
-        found = distinct_patterns(membership.codes, cols, min(PATTERN_MAX, n // 4), orders)
+        found = distinct_patterns(membership.codes, cols, min(PATTERN_MAX, n // 4))
         if found is not None:
             first, mult = found
             W = sk.multinomial_weights(_generator(seed, stream), n, mult, B)
@@ -100,18 +97,17 @@ def poisson_u8(seed: int, stream: int, positions: np.ndarray, B: int) -> np.ndar
     return out
 
 
-def distinct_patterns(codes: np.ndarray, columns: Sequence[np.ndarray], limit: int = PATTERN_MAX,
-                      orders: Sequence[np.ndarray | None] | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+def distinct_patterns(codes: np.ndarray, columns: Sequence[np.ndarray],
+                      limit: int = PATTERN_MAX) -> tuple[np.ndarray, np.ndarray] | None:
     """(a row of each distinct (code, values...) pattern, in sorted pattern order; the patterns' multiplicities),
     or None when there are more than ``limit`` (decided on a prefix of the rows first, so continuous values cost
-    one small sort). Codes ``-1`` (no group) count as a pattern of their own. ``orders``: a column's stable
-    ascending order where the caller sorted it already. Which row stands for a pattern does not matter: every row
+    one small sort). Codes ``-1`` (no group) count as a pattern of their own. Which row stands for a pattern does not matter: every row
     of it has the same code and values."""
     codes = np.asarray(codes, dtype=np.int64)
     n = len(codes)
     if n > PREFIX_ROWS and _count(codes[:PREFIX_ROWS], [c[:PREFIX_ROWS] for c in columns], limit) is None:
         return None
-    counted = _count(codes, columns, limit, orders)
+    counted = _count(codes, columns, limit)
     if counted is None:
         return None
     key, size = counted
@@ -129,23 +125,14 @@ def distinct_patterns(codes: np.ndarray, columns: Sequence[np.ndarray], limit: i
     return first.astype(np.int64), mult.astype(np.int64)
 
 
-def _distinct(c: np.ndarray, order: np.ndarray | None) -> tuple[int, np.ndarray]:
-    """(how many distinct values, each row's rank among them) — ``np.unique(c, return_inverse=True)``, from the
-    column's sorted order when given, and without a sort for a 0/1 column."""
-    if order is None and len(c) and bool(((c == 0) | (c == 1)).all()):
+def _distinct(c: np.ndarray) -> tuple[int, np.ndarray]:
+    """(how many distinct values, each row's rank among them) — ``np.unique(c, return_inverse=True)``, without a
+    sort of the rows (a 0/1 column directly, others by :func:`_hashed_ranks`)."""
+    if len(c) and bool(((c == 0) | (c == 1)).all()):
         has = np.array([(c == 0).any(), (c == 1).any()])
         inv = c.astype(np.int64) if has.all() else np.zeros(len(c), dtype=np.int64)
         return int(has.sum()), inv
-    if order is None:
-        return _hashed_ranks(c)
-    cs = c[order]
-    new = np.empty(len(cs), dtype=np.int64)
-    new[:1] = 0
-    np.not_equal(cs[1:], cs[:-1], out=new[1:], casting="unsafe")
-    ranks = np.cumsum(new)
-    inv = np.empty(len(c), dtype=np.int64)
-    inv[order] = ranks
-    return int(ranks[-1]) + 1 if len(c) else 0, inv
+    return _hashed_ranks(c)
 
 
 def _hashed_ranks(c: np.ndarray) -> tuple[int, np.ndarray]:
@@ -165,15 +152,14 @@ def _hashed_ranks(c: np.ndarray) -> tuple[int, np.ndarray]:
     return len(values), rank.ravel().astype(np.int64)[first]
 
 
-def _count(codes: np.ndarray, columns: Sequence[np.ndarray], limit: int,
-           orders: Sequence[np.ndarray | None] | None = None) -> tuple[np.ndarray, int] | None:
+def _count(codes: np.ndarray, columns: Sequence[np.ndarray], limit: int) -> tuple[np.ndarray, int] | None:
     """One int64 key per row, equal for equal patterns and ordered as the patterns (code, then each column's
     value), and the size of the key space; None as soon as one column alone has more than ``limit`` distinct
     values."""
     key = codes - codes.min(initial=0) if len(codes) else codes
     size = int(key.max(initial=0)) + 1
     for j, c in enumerate(columns):
-        count, inv = _distinct(c, orders[j] if orders is not None else None)
+        count, inv = _distinct(c)
         if count > limit:
             return None
         key = key * count + inv
