@@ -39,6 +39,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -61,9 +62,10 @@ CONFIGS = [
 
 
 def run_once(spec: Path, fmt: str, expected: tuple[str, ...], root: Path = ROOT,
-             launcher: list[str] | None = None) -> dict:
+             launcher: list[str] | None = None, keep: Path | None = None) -> dict:
     """One fresh-process run: wall and CPU seconds, the progress events and the render stages. ``launcher``: the
-    command that stands for ``reportgen`` (default ``python -m reportgen``)."""
+    command that stands for ``reportgen`` (default ``python -m reportgen``); ``keep``: a folder to copy the run's
+    outputs into (after the timing)."""
     with tempfile.TemporaryDirectory(prefix="bench-render-") as tmp:
         out = Path(tmp) / "out"
         stages_file = Path(tmp) / "stages.jsonl"
@@ -84,6 +86,8 @@ def run_once(spec: Path, fmt: str, expected: tuple[str, ...], root: Path = ROOT,
         stages = [json.loads(line) for line in stages_file.read_text().splitlines()] if stages_file.is_file() else []
         pdf = out / "report.pdf"
         pages = _pdf_pages(pdf) if pdf.is_file() else None
+        if keep is not None:
+            shutil.copytree(out, keep, dirs_exist_ok=True)
         return {"wall": wall, "cpu": cpu, "spawn": spawn, "events": events, "stages": stages, "pages": pages,
                 "pdf_bytes": pdf.stat().st_size if pdf.is_file() else None}
 
