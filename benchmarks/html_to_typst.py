@@ -29,8 +29,17 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 BLOCK = {"p", "div", "section", "header", "main", "nav", "aside", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol",
          "li", "dl", "dt", "dd", "table", "figure", "figcaption", "pre", "details", "summary", "caption", "body"}
 BLOCK_SPANS = {"sub", "ci-line", "query", "hash"}                 # spans with display: block in report.css
+INLINE = {"strong": "#strong", "em": "#emph", "sub": "#sub", "sup": "#super", "small": "#text(size: 0.83em)"}
 NOWRAP_SPANS = {"vi", "nw", "ci-line"}                            # white-space: nowrap
 PAGE_BEFORE = {"sweeps", "provenance", "methods"}                 # print.css: break-before: page (by id)
+WRAP = {  # class: the text style of an element of that class (a span's or a paragraph's)
+    "v": "#strong", "org": "#strong", "undefined": "#emph", "not-defined": "#emph",
+    "ci": '#text(fill: rgb("#333333"))', "description": '#text(fill: rgb("#333333"))',
+    "title": f'#text(fill: rgb("{MUTED}"))', "mono": '#text(font: "DejaVu Sans Mono", size: 0.88em)',
+    "hash": f'#text(font: "DejaVu Sans Mono", size: {0.75 * REM:.2f}pt, fill: rgb("#333333"))',
+    "sub": f'#text(size: {0.78 * REM:.2f}pt, fill: rgb("{MUTED}"))', "query": f"#text(size: {0.8 * REM:.2f}pt)",
+    "headline": f"#text(size: {1.1 * REM:.2f}pt)",
+}
 BADGES = {  # class: (symbol, fill, text colour, stroke)
     "badge-amplifies": ("▲", INK, "#ffffff", f"0.75pt + rgb(\"{INK}\")"),
     "badge-against": ("●", INK, "#ffffff", f"0.75pt + rgb(\"{INK}\")"),
@@ -161,6 +170,8 @@ class Converter:
         if isinstance(n, str):
             return self.text(n)
         tag, cls = n.tag, n.classes
+        if tag in INLINE:
+            return f"{INLINE[tag]}[{self.inline(n.children)}]"
         method = getattr(self, "tag_" + tag, None)
         if method is not None:
             return method(n, cls)
@@ -176,31 +187,24 @@ class Converter:
         return "\n\n" + self.anchor(n) + self.inline(n.children) + "\n\n"
 
     def span(self, n: Node, cls: set[str]) -> str:
-        body = self.inline(n.children)
         if "badge" in cls:
             return self.badge(n, cls)
         if "gate" in cls:
             return self.gate(text_of(n), cls)
-        if "v" in cls:
-            body = f"#strong[{body}]"
-        if "ci" in cls:
-            body = f"#text(fill: rgb(\"#333333\"))[{body}]"
-        if "undefined" in cls or "not-defined" in cls:
-            body = f"#emph[{body}]"
-        if "mono" in cls:
-            body = f"#text(font: \"DejaVu Sans Mono\", size: 0.88em)[{body}]"
+        body = self.styled(self.inline(n.children), cls)
         if "expl" in cls:
             body = f"#h({pt(0.4)})#text(size: {pt(0.8)}, fill: rgb(\"{MUTED}\"), weight: \"regular\")[{body}]"
-        if "hash" in cls:
-            body = f"#text(font: \"DejaVu Sans Mono\", size: {pt(0.75)}, fill: rgb(\"#333333\"))[{body}]"
-        if "sub" in cls:
-            body = f"#text(size: {pt(0.78)}, fill: rgb(\"{MUTED}\"))[{body}]"
-        if "query" in cls:
-            body = f"#text(size: {pt(0.8)})[{body}]"
         if cls & NOWRAP_SPANS and not cls & BLOCK_SPANS:
             body = f"#box[{body}]"
         if cls & BLOCK_SPANS:
             body = f"\n#block(above: 0.6em, below: 0.6em)[{body}]\n"
+        return body
+
+    @staticmethod
+    def styled(body: str, cls: set[str]) -> str:
+        """``body`` in the text styles of its classes (report.css and print.css, by hand)."""
+        for c in sorted(cls & WRAP.keys()):
+            body = f"{WRAP[c]}[{body}]"
         return body
 
     def badge(self, n: Node, cls: set[str]) -> str:
@@ -238,21 +242,6 @@ class Converter:
 
     def tag_br(self, n: Node, cls: set[str]) -> str:
         return "#linebreak()"
-
-    def tag_strong(self, n: Node, cls: set[str]) -> str:
-        return f"#strong[{self.inline(n.children)}]"
-
-    def tag_em(self, n: Node, cls: set[str]) -> str:
-        return f"#emph[{self.inline(n.children)}]"
-
-    def tag_sub(self, n: Node, cls: set[str]) -> str:
-        return f"#sub[{self.inline(n.children)}]"
-
-    def tag_sup(self, n: Node, cls: set[str]) -> str:
-        return f"#super[{self.inline(n.children)}]"
-
-    def tag_small(self, n: Node, cls: set[str]) -> str:
-        return f"#text(size: 0.83em)[{self.inline(n.children)}]"
 
     def tag_code(self, n: Node, cls: set[str]) -> str:
         return f"#raw({lit(text_of(n))})"
@@ -317,18 +306,10 @@ class Converter:
         elif "note" in cls:
             body = (f"#block(inset: (left: {pt(0.6)}), stroke: (left: 2.25pt + rgb(\"{RULE}\")))"
                     f"[#text(size: {pt(0.85)}, fill: rgb(\"#333333\"))[{body}]]")
-        elif "headline" in cls:
-            body = f"#text(size: {pt(1.1)})[{body}]"
         elif "kicker" in cls:
             body = f"#text(size: {pt(0.8)}, tracking: 0.08em, fill: rgb(\"{MUTED}\"))[#upper[{body}]]"
-        elif "org" in cls:
-            body = f"#strong[{body}]"
-        elif "sub" in cls:
-            body = f"#text(size: {pt(0.78)}, fill: rgb(\"{MUTED}\"))[{body}]"
-        elif "title" in cls:
-            body = f"#text(fill: rgb(\"{MUTED}\"))[{body}]"
-        elif "description" in cls:
-            body = f"#text(fill: rgb(\"#333333\"))[{body}]"
+        else:
+            body = self.styled(body, cls)
         return f"\n\n{body}\n\n"
 
     def tag_pre(self, n: Node, cls: set[str]) -> str:   # the spec, verbatim (7pt, print.css)
