@@ -2,10 +2,12 @@
 in one run against the same JSON-only baseline (a measurement for the maintainers' decision; the product is not
 changed).
 
-Three configurations, each ``reportgen run SPEC`` in a fresh process (start-up and imports included), run
+Four configurations, each ``reportgen run SPEC`` in a fresh process (start-up and imports included), run
 round-robin ``--repeats`` times so that the machine's load hits them alike:
 
   json        --format json: the baseline
+  html        --format html,json: everything but the PDF (the plots are drawn for the HTML), so that full - html
+              is what the PDF engine costs, and html / json the floor of any engine
   weasyprint  --format html,pdf,json as shipped (WeasyPrint lays out the print HTML)
   typst       --format html,pdf,json with reportgen.report.render_pdf replaced, in that process only, by: the
               print HTML as render_pdf makes it (the same template pass), converted to Typst markup by
@@ -224,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
 
     spec = (ROOT / args.spec).resolve()
     me = [sys.executable, str(Path(__file__).resolve()), "--child", "typst"]
-    configs = [("json", "json", ("results.json",), None), ("weasyprint", *FULL, None), ("typst", *FULL, me)]
+    configs = [("json", "json", ("results.json",), None), ("html", "html,json", ("report.html", "results.json"), None),
+               ("weasyprint", *FULL, None), ("typst", *FULL, me)]
     with contextlib.ExitStack() as stack:
         keep = Path(args.keep) if args.keep else Path(stack.enter_context(tempfile.TemporaryDirectory()))
         print(f"typst-py {typst.__version__}; load average at start: "
@@ -279,6 +282,10 @@ def report(args, runs: dict[str, list[dict]], keep: Path, split, target: float) 
           f"{t_best['wall'] / base:.2f}×, typst without the converter {(t_best['wall'] - conv_wall) / base:.2f}× "
           f"(target <= {target:g}×); CPU: weasyprint {least_cpu['weasyprint'] / base_cpu:.2f}×, typst "
           f"{least_cpu['typst'] / base_cpu:.2f}×")
+    print(f"the PDF's own cost (least CPU of the full run - of the html run): weasyprint "
+          f"{least_cpu['weasyprint'] - least_cpu['html']:.2f} s, typst {least_cpu['typst'] - least_cpu['html']:.2f} s; "
+          f"the floor of any PDF engine (html / json): {best['html']['wall'] / base:.2f}× wall, "
+          f"{least_cpu['html'] / base_cpu:.2f}× CPU")
 
     facts = {name: pdf_facts(keep / name / "report.pdf", keep / name) for name in ("weasyprint", "typst")}
     text = {name: words(pdf_text(keep / name / "report.pdf")) for name in facts}
