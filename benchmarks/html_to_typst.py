@@ -54,6 +54,7 @@ BADGES = {  # class: (symbol, fill, text colour, stroke)
 }
 GATES = {"gate-pass": ("✓ ", None, INK, "solid"), "gate-fail": ("✗ ", INK, "#ffffff", "solid"),
          "gate-inconclusive": ("? ", None, INK, "dashed")}
+ROW_FILLS = (("family-head", ACCENT), ("metric-head", SOFT), ("hl", "#ececec"))   # print.css: tr.hl td #ececec
 # A plot as reportgen.report.svg.finish writes it (the product's own pattern, reportgen.report._PLOT_SVG)
 PLOT_SVG = re.compile(r'<svg\b[^>]*\sclass="plot"[^>]*>.*?</svg>', re.S)
 _ATTR = re.compile(r'\s([a-zA-Z:-]+)="([^"]*)"')
@@ -208,7 +209,8 @@ class Converter:
         return body
 
     def badge(self, n: Node, cls: set[str]) -> str:
-        sym, fill, ink, stroke = next((BADGES[c] for c in cls if c in BADGES), ("", None, INK, f"0.75pt + rgb(\"{INK}\")"))
+        plain = ("", None, INK, f"0.75pt + rgb(\"{INK}\")")
+        sym, fill, ink, stroke = next((BADGES[c] for c in cls if c in BADGES), plain)
         weight = ', weight: "bold"' if "badge-lb-biased" in cls else ""
         body = self.inline(n.children)
         if sym:
@@ -350,7 +352,8 @@ class Converter:
 
     def tag_ol(self, n: Node, cls: set[str]) -> str:
         if self.in_toc:   # nav.toc ol { list-style: none } and nested lists indented 1.2rem
-            inner = "\n".join(f"#block(above: {pt(0.2)} + 0.65em, below: {pt(0.2)} + 0.65em)[{self.inline(li.children).strip()}]"
+            gap = f"{pt(0.2)} + 0.65em"
+            inner = "\n".join(f"#block(above: {gap}, below: {gap})[{self.inline(li.children).strip()}]"
                               for li in self.items(n))
             return f"\n#pad(left: {pt(1.2) if self.in_toc > 1 else '0pt'})[{inner}]\n"
         items = []
@@ -384,7 +387,8 @@ class Converter:
                 cells.append(f"[#text(size: {pt(0.78)}, tracking: 0.05em, fill: rgb(\"{MUTED}\"))"
                              f"[#upper[{self.inline(dt.children) if dt else ''}]]\\ "
                              f"{self.inline(dd.children) if dd else ''}]")
-            return f"\n\n#grid(columns: (32%, 32%, 32%), column-gutter: 2%, row-gutter: {pt(0.5)}, {', '.join(cells)})\n\n"
+            return (f"\n\n#grid(columns: (32%, 32%, 32%), column-gutter: 2%, row-gutter: {pt(0.5)}, "
+                    f"{', '.join(cells)})\n\n")
         if "kv" in cls:                                 # print.css: terms in a 13rem column
             cells, pending = [], None
             for c in kids:
@@ -459,7 +463,7 @@ class Converter:
                 args.append(f"{span}: {int(td.attrs[span])}")
         if "n" in cls:
             args.append("align: right")
-        fill = ACCENT if "family-head" in rcls else SOFT if "metric-head" in rcls else "#ececec" if "hl" in rcls else None
+        fill = next((f for c, f in ROW_FILLS if c in rcls), None)
         if fill:
             args.append(f"fill: rgb(\"{fill}\")")
         if first and "summary-table" in table_cls and td.tag == "td":
@@ -526,13 +530,15 @@ def document_settings(doc: Node, page_size: str, date: str | None) -> str:
 #show heading: set text(fill: rgb("{ACCENT}"))
 #show heading.where(level: 1): set text(size: 19pt)
 #show heading.where(level: 1): set block(above: {pt(0.2)}, below: {pt(0.8)})
-#show heading.where(level: 2): it => block(width: 100%, above: {pt(1.5)}, below: {pt(0.6)}, inset: (bottom: {pt(0.25)}), stroke: (bottom: 1.5pt + rgb("{ACCENT}")), text(size: 14pt, it.body))
+#show heading.where(level: 2): it => block(width: 100%, above: {pt(1.5)}, below: {pt(0.6)},
+  inset: (bottom: {pt(0.25)}), stroke: (bottom: 1.5pt + rgb("{ACCENT}")), text(size: 14pt, it.body))
 #show heading.where(level: 3): set text(size: 11.5pt)
 #show heading.where(level: 3): set block(above: {pt(1.5)}, below: {pt(0.4)})
 #show heading.where(level: 4): set text(size: {REM}pt)
 #show heading.where(level: 4): set block(above: {pt(1.1)}, below: {pt(0.3)})
 #set page(paper: "{paper}", margin: (top: 18mm, right: 15mm, bottom: 17mm, left: 15mm),
-  header: context if here().page() > 1 {{ block(width: 100%, stroke: (bottom: 0.5pt + rgb("#999999")), inset: (bottom: 1mm))[{small}
+  header: context if here().page() > 1 {{
+    block(width: 100%, stroke: (bottom: 0.5pt + rgb("#999999")), inset: (bottom: 1mm))[{small}
     #{head_left}#h(1fr)#{head_right}] }},
   footer: context [{foot}
     #{stamp_text}#h(1fr)Page #counter(page).get().first() of #counter(page).final().first()])

@@ -152,7 +152,8 @@ def test_report_typst_script(capsys, monkeypatch):
     rt = _typst_script(monkeypatch)
     assert rt.main(["--spec", SMALL_SPEC, "--repeats", "1"]) == 0
     out = capsys.readouterr().out
-    for row in ("| json |", "| html |", "| weasyprint |", "| typst |", "| typst - convert |", "full / JSON-only (wall)"):
+    for row in ("| json |", "| html |", "| weasyprint |", "| typst |", "| typst - convert |", "full / JSON-only",
+                "the PDF's own cost"):
         assert row in out
     for name in ("weasyprint", "typst"):
         assert re.search(rf"^{name}: \d+ pages, [\d,]+ bytes, PDF/A-3b, output intent yes, .*results.json attached "
