@@ -124,10 +124,10 @@ def test_typst_converter_prints_markup_characters_as_written(monkeypatch, tmp_pa
     whose id Typst cannot spell as a label, or that points nowhere, is plain text; row and column spans."""
     from html import escape
 
-    import typst
     from pypdf import PdfReader
 
     _typst_script(monkeypatch)
+    import typst
     from html_to_typst import _columns, convert, find, parse
 
     hostile = 'a #let x = 1 *b* _c_ $d$ @e <f> [g] = h - i + j // k ~ l `m` \\n "o" \'p\' ... -- q'
