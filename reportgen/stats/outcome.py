@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -116,6 +116,17 @@ def group_summary(x, w, P, codes: np.ndarray | None = None) -> GroupSummary:
         mean = np.where(n > 0, m0[None, :] + s1 / n, np.nan)
         ss = np.where(n > 0, np.maximum(s2 - s1 * s1 / n, 0.0), np.nan)
     return GroupSummary(n, mean, ss)
+
+
+def rows_summary(x, membership, P: Callable[[], np.ndarray] | None = None) -> GroupSummary:
+    """:func:`group_summary` of the rows without replicates, from their :class:`~reportgen.stats.membership.Membership`:
+    the same branch and the same figures, but the ``(n, G)`` one-hot matrix is built only where the codes cannot
+    give the sums (one group). ``P``: how to get that matrix when the caller keeps it."""
+    if membership.is_hard and membership.G >= 2:
+        return _hard_summary(np.asarray(x, dtype=np.float64), np.asarray(membership.codes, dtype=np.int64),
+                             membership.G)
+    return group_summary(x, None, P() if P is not None else membership.weights(),
+                         membership.codes if membership.is_hard else None)
 
 
 def _hard_summary(x: np.ndarray, codes: np.ndarray, G: int) -> GroupSummary:

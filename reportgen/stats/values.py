@@ -58,12 +58,13 @@ def task_values(source, attr, task, j: int) -> TaskValues:
     else:
         codes = np.asarray(source.groups[attr.name], dtype=np.int64)
         rows = np.flatnonzero(codes >= 0)
-        mem = Membership(len(groups), codes=codes[rows] if len(rows) < len(codes) else codes.copy(), groups=groups)
-    every = len(rows) == len(next(iter(cols.values()))) if cols else False  # every row used: a copy, no gather
+        mem = Membership(len(groups), codes=codes[rows] if len(rows) < len(codes) else _read_only(codes),
+                         groups=groups)
+    every = len(rows) == len(next(iter(cols.values()))) if cols else False  # every row used: no gather, no copy
 
     def pick(key: str) -> np.ndarray | None:
         v = cols.get(key)
-        return None if v is None else (v.copy() if every else v[rows])
+        return None if v is None else (_read_only(v) if every else v[rows])
 
     query = pick("query")
     return TaskValues(
@@ -72,6 +73,14 @@ def task_values(source, attr, task, j: int) -> TaskValues:
         sampled=_sampled(source), groups=groups,
         n_queries=int(cols["query"].max()) + 1 if "query" in cols and len(cols["query"]) else (
             0 if "query" in cols else None))
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """The loaded column itself as a read-only view (every row used): no copy of 80 MB per 10M rows, and nothing
+    downstream can write into the loaded data through it (a write raises)."""
+    out = a.view()
+    out.flags.writeable = False
+    return out
 
 
 def _sampled(source) -> bool:
