@@ -70,23 +70,30 @@ def match_values(series: pd.Series, values: list) -> np.ndarray:
 def _text_lookup(series: pd.Series, table: dict) -> np.ndarray:
     """``_lookup(value_texts(series), table)`` from one hash pass over the cells: each distinct cell's text
     (``num_text``) is looked up once, and no column of texts is built (a categorical column is read by its codes)."""
-    try:
-        inv, uniq = pd.factorize(series, use_na_sentinel=True)
-    except TypeError:  # unhashable cells: as value_texts does
-        return _lookup(value_texts(series), table)
-    m = np.array([table.get(num_text(u), -1) for u in uniq], dtype=np.int32)
-    if not len(m):
-        return np.full(len(series), -1, dtype=np.int32)
-    return np.where(inv >= 0, m[np.maximum(inv, 0)], -1).astype(np.int32)
+    if isinstance(series.dtype, pd.CategoricalDtype):  # its codes index its categories: no hash pass over the cells
+        inv, uniq = series.cat.codes.to_numpy(), series.cat.categories
+    else:
+        try:
+            inv, uniq = pd.factorize(series, use_na_sentinel=True)
+        except TypeError:  # unhashable cells: as value_texts does
+            return _lookup(value_texts(series), table)
+    return _take(np.array([table.get(num_text(u), -1) for u in uniq], dtype=np.int32), inv)
+
+
+def _take(m: np.ndarray, inv: np.ndarray) -> np.ndarray:
+    """``m[inv]`` as int32, −1 where ``inv`` is −1 (a missing cell): one gather from ``m`` with −1 appended."""
+    return np.append(m, np.int32(-1)).astype(np.int32, copy=False)[inv]
 
 
 def _lookup(arr: np.ndarray, table: dict) -> np.ndarray:
     """table[x] for each x of ``arr`` (-1 when absent or missing), one dict lookup per distinct value."""
+    lo, hi = (int(arr.min()), int(arr.max())) if arr.dtype.kind in "iu" and arr.dtype.itemsize <= 2 and len(arr) \
+        else (0, -1)
+    if lo <= hi and hi - lo <= max(256, len(arr)):  # small integers (a 0/1 label): a table over their range, no hash
+        m = np.array([table.get(v, -1) for v in range(lo, hi + 1)], dtype=np.int32)
+        return m[arr.astype(np.int64) - lo] if lo else m[arr]
     inv, uniq = pd.factorize(arr)
-    m = np.array([table.get(u.item() if hasattr(u, "item") else u, -1) for u in uniq], dtype=np.int32)
-    if not len(m):
-        return np.full(len(arr), -1, dtype=np.int32)
-    return np.where(inv >= 0, m[np.maximum(inv, 0)], -1).astype(np.int32)
+    return _take(np.array([table.get(u.item() if hasattr(u, "item") else u, -1) for u in uniq], dtype=np.int32), inv)
 
 
 def full_sample_median(scores: np.ndarray) -> dict:
