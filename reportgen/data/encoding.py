@@ -63,7 +63,7 @@ def match_values(series: pd.Series, values: list) -> np.ndarray:
             hit = np.where(inv >= 0, table[inv] if len(table) else -1, by_text.get("nan", -1)).astype(np.int32)
         else:  # as text (as value_texts: each distinct value converted once; a missing cell matches nothing)
             hit = _text_lookup(series, by_text)
-        codes = np.where((codes < 0) | ((hit >= 0) & (hit < codes)), hit, codes).astype(np.int32)
+        codes = hit if not by_value else np.where((codes < 0) | ((hit >= 0) & (hit < codes)), hit, codes).astype(np.int32)
     return codes
 
 

@@ -128,7 +128,7 @@ def distinct_patterns(codes: np.ndarray, columns: Sequence[np.ndarray],
 def _distinct(c: np.ndarray) -> tuple[int, np.ndarray]:
     """(how many distinct values, each row's rank among them) — ``np.unique(c, return_inverse=True)``, without a
     sort of the rows (a 0/1 column directly, others by :func:`_hashed_ranks`)."""
-    if len(c) and bool(((c == 0) | (c == 1)).all()):
+    if len(c) and c[0] in (0, 1) and bool(((c == 0) | (c == 1)).all()):  # (the first value rules most columns out)
         has = np.array([(c == 0).any(), (c == 1).any()])
         inv = c.astype(np.int64) if has.all() else np.zeros(len(c), dtype=np.int64)
         return int(has.sum()), inv
