@@ -71,7 +71,8 @@ def replicates_of(ctx: AttributeContext, v: TaskValues, family: str, runs: int,
     if key not in ctx.statistics:
         stream = counts.stream_id("runs" if runs > 1 else "test", ctx.attr.name, family)
         ctx.statistics[key] = (v, replicate_rows(columns, v.membership, v.positions, seed=ctx.seed, stream=stream,
-                                                 B=ctx.B, shared=runs > 1, sketch=family == "outcome_disparity"))
+                                                 B=ctx.B, shared=runs > 1, sketch=family == "outcome_disparity",
+                                                 ranks=[v.ranks_of(c) for c in columns]))
     return ctx.statistics[key][1]
 
 

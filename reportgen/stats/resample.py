@@ -28,7 +28,7 @@ the suite and earlier reports were made with. The scheme is named in every inter
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -39,6 +39,7 @@ from reportgen.stats.membership import Membership
 PATTERN_MIN_ROWS = 100_000  # below: keyed Poisson weights per row (fast at this size; the figures stay as they were)
 PATTERN_MAX = counts.MULTINOMIAL_MAX_PATTERNS  # above: per-row Poisson weights (compression does not pay)
 PREFIX_ROWS = 65_536  # the early exit looks at this many rows first
+Ranks = Callable[[], tuple[int, np.ndarray]]  # a column's distinct_ranks, kept for its file (TaskValues.ranks_of)
 POISSON_U8 = counts.POISSON_TABLE.astype(np.uint8)  # Poisson(1) weights 0..8: one byte a row and replicate
 
 
@@ -60,14 +61,16 @@ class Replicates:
 
 
 def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positions: np.ndarray, *, seed: int,
-                   stream: int, B: int, shared: bool = False, sketch: bool = False) -> Replicates:
+                   stream: int, B: int, shared: bool = False, sketch: bool = False,
+                   ranks: Sequence[Ranks | None] | None = None) -> Replicates:
     """The replicates of the rows whose ``columns`` the statistic reads. ``shared``: the weights must be the same
     for every prediction file (several runs), so the rows keep their keyed Poisson weights. ``sketch``: the caller
-    bounds its statistics' discretisation error, so a large file of distinct values may be sketched."""
+    bounds its statistics' discretisation error, so a large file of distinct values may be sketched. ``ranks``:
+    per column, how to get its :func:`distinct_ranks` when they are kept for the file (``TaskValues.ranks_of``)."""
     cols = tuple(np.asarray(c, dtype=np.float64) for c in columns)
     n = len(positions)
     if not shared and membership.is_hard and n >= PATTERN_MIN_ROWS and B > 0:
-        found = distinct_patterns(membership.codes, cols, min(PATTERN_MAX, n // 4))
+        found = distinct_patterns(membership.codes, cols, min(PATTERN_MAX, n // 4), ranks)
         if found is not None:
             first, mult = found
             W = sk.multinomial_weights(_generator(seed, stream), n, mult, B)
@@ -97,8 +100,8 @@ def poisson_u8(seed: int, stream: int, positions: np.ndarray, B: int) -> np.ndar
     return out
 
 
-def distinct_patterns(codes: np.ndarray, columns: Sequence[np.ndarray],
-                      limit: int = PATTERN_MAX) -> tuple[np.ndarray, np.ndarray] | None:
+def distinct_patterns(codes: np.ndarray, columns: Sequence[np.ndarray], limit: int = PATTERN_MAX,
+                      ranks: Sequence[Ranks | None] | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """(a row of each distinct (code, values...) pattern, in sorted pattern order; the patterns' multiplicities),
     or None when there are more than ``limit`` (decided on a prefix of the rows first, so continuous values cost
     one small sort). Codes ``-1`` (no group) count as a pattern of their own. Which row stands for a pattern does not matter: every row
@@ -107,7 +110,7 @@ def distinct_patterns(codes: np.ndarray, columns: Sequence[np.ndarray],
     n = len(codes)
     if n > PREFIX_ROWS and _count(codes[:PREFIX_ROWS], [c[:PREFIX_ROWS] for c in columns], limit) is None:
         return None
-    counted = _count(codes, columns, limit)
+    counted = _count(codes, columns, limit, ranks)
     if counted is None:
         return None
     key, size = counted
@@ -125,7 +128,7 @@ def distinct_patterns(codes: np.ndarray, columns: Sequence[np.ndarray],
     return first.astype(np.int64), mult.astype(np.int64)
 
 
-def _distinct(c: np.ndarray) -> tuple[int, np.ndarray]:
+def distinct_ranks(c: np.ndarray) -> tuple[int, np.ndarray]:
     """(how many distinct values, each row's rank among them) — ``np.unique(c, return_inverse=True)``, without a
     sort of the rows (a 0/1 column directly, others by :func:`_hashed_ranks`)."""
     if len(c) and c[0] in (0, 1) and bool(((c == 0) | (c == 1)).all()):  # (the first value rules most columns out)
@@ -152,14 +155,16 @@ def _hashed_ranks(c: np.ndarray) -> tuple[int, np.ndarray]:
     return len(values), rank.ravel().astype(np.int64)[first]
 
 
-def _count(codes: np.ndarray, columns: Sequence[np.ndarray], limit: int) -> tuple[np.ndarray, int] | None:
+def _count(codes: np.ndarray, columns: Sequence[np.ndarray], limit: int,
+           ranks: Sequence[Ranks | None] | None = None) -> tuple[np.ndarray, int] | None:
     """One int64 key per row, equal for equal patterns and ordered as the patterns (code, then each column's
     value), and the size of the key space; None as soon as one column alone has more than ``limit`` distinct
-    values."""
+    values. ``ranks``: per column, its kept :func:`distinct_ranks` (or None: found here)."""
     key = codes - codes.min(initial=0) if len(codes) else codes
     size = int(key.max(initial=0)) + 1
     for j, c in enumerate(columns):
-        count, inv = _distinct(c)
+        kept = ranks[j] if ranks is not None and j < len(ranks) else None
+        count, inv = kept() if kept is not None else distinct_ranks(c)
         if count > limit:
             return None
         key = key * count + inv

@@ -281,3 +281,85 @@ def test_a_columns_ranks_by_hashing_equal_np_uniques():
         count, inv = resample._hashed_ranks(c)
         values, expected = np.unique(c, return_inverse=True)
         assert count == len(values) and inv.dtype == np.int64 and np.array_equal(inv, expected.ravel())
+
+
+SPEC_TWO = SPEC.replace("""    groups: [A, B, C]
+""", """    groups: [A, B, C]
+  sex:
+    column: sex
+    groups: [f, m]
+""")
+
+
+def _entries_by_attribute(spec: Path, names: tuple[str, ...]) -> str:
+    """Every attribute's entries of the metrics (JSON), all attributes over one loaded file."""
+    from reportgen.families import outcome_disparity, score_quality
+    from reportgen.families.core import AttributeContext
+    from reportgen.runner import load_all
+    from reportgen.spec.model import load_spec
+
+    ls = load_spec(spec)
+    L = load_all(ls, engine="memory")
+    out = []
+    for attr in L.attrs:
+        ctx = AttributeContext.build(ls, L, attr, level=0.95, B=40, seed=4, schemes=set())
+        out += [(score_quality if name == "auc" else outcome_disparity).entry(
+            ctx, SimpleNamespace(name=name, tasks=None, options=SimpleNamespace(bins=None))).entry for name in names]
+    return json.dumps([e.model_dump(mode="json", exclude_unset=True) for e in out], sort_keys=True)
+
+
+def test_a_columns_distinct_values_are_found_once_per_file_and_shared(small_files_compress, tmp_path, monkeypatch):
+    """The pattern search reads each task column's distinct values once per file (``Encoded.derived``): two
+    attributes (one leaving rows out) and two families (SMD, KS on the rate and the score; AUC on the score and
+    its label) hash the rate, the score and the label once each, and their entries are byte-identical to those of
+    a search that finds every column's values itself."""
+    from reportgen.stats import values as vs
+
+    rng = np.random.default_rng(11)
+    n = 3000
+    race = rng.choice(["A", "B", "C", ""], size=n, p=[0.5, 0.3, 0.15, 0.05])
+    sex = rng.choice(["f", "m"], size=n)
+    rate, tox = np.round(6 + rng.normal(0, 1, n), 1), np.round(rng.random(n), 2)
+    lines = ["race,sex,rate,truth,tox,label"] + [f"{r},{s},{x},6.5,{t},{int(u < t)}" for r, s, x, t, u in
+                                                 zip(race, sex, rate, tox, rng.random(n))]
+    (tmp_path / "data.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "spec.yaml").write_text(SPEC_TWO)
+    names = ("smd", "ks_distance", "auc")
+    calls: list[int] = []
+    found = vs.distinct_ranks
+    monkeypatch.setattr(vs, "distinct_ranks", lambda c: calls.append(len(c)) or found(c))
+    shared = _entries_by_attribute(tmp_path / "spec.yaml", names)
+    assert calls == [n, n, n]  # the rate, the score, the label: once each over the file's rows
+    assert all(e["interval"]["scheme"] == "multinomial" for e in json.loads(shared))
+    monkeypatch.setattr(vs.TaskValues, "ranks_of", lambda self, column: None)
+    assert _entries_by_attribute(tmp_path / "spec.yaml", names) == shared
+
+
+def test_kept_ranks_renumbered_to_the_rows_used_equal_np_unique():
+    """A file column's kept ranks, taken at the rows an attribute uses, are renumbered to the values those rows
+    hold: np.unique's count and inverse of the rows themselves (values absent from them, a 0/1 column whose rows
+    hold one value); a different array is never given another's ranks, and a new array under the same task and
+    column is ranked anew."""
+    from reportgen.stats.values import task_values
+
+    rng = np.random.default_rng(12)
+    n = 2000
+    task = SimpleNamespace(kind="score", name="tox", k=None, range=(0.0, 1.0), favorable="lower", unit=None)
+    attr = SimpleNamespace(name="race", groups=["A", "B"])
+    for trial in range(6):
+        codes = rng.choice([-1, 0, 1], size=n, p=[0.3 * (trial % 3) / 2, 0.5, 0.5 - 0.3 * (trial % 3) / 2])
+        y = np.where(codes == 0, 1.0, rng.integers(0, 2, n).astype(np.float64)) if trial % 2 else \
+            rng.integers(0, 2, n).astype(np.float64)
+        cols = {"yhat": np.round(rng.random(n) ** (trial + 1), 3), "y": y}
+        source = SimpleNamespace(numeric={0: cols}, groups={"race": codes}, probabilities={}, derived={})
+        for g_rows in (codes, np.where(codes == 1, -1, codes)):  # two attributes' rows over one file
+            v = task_values(SimpleNamespace(**{**vars(source), "groups": {"race": g_rows}}), attr, task, 0)
+            for col in (v.yhat, v.y):
+                count, inv = v.ranks_of(col)()
+                values, expected = np.unique(col, return_inverse=True)
+                assert count == len(values) and np.array_equal(inv, expected.ravel())
+            assert v.ranks_of(v.yhat.copy()) is None and v.ranks_of(v.yhat + 0.0) is None
+        assert len(source.derived) == 2  # one entry per column of the file, whatever attribute read it
+    source.numeric[0]["yhat"] = cols["yhat"][::-1].copy()  # a new array under the same task and column
+    v = task_values(source, attr, task, 0)
+    assert np.array_equal(v.ranks_of(v.yhat)()[1], np.unique(v.yhat, return_inverse=True)[1].ravel())
