@@ -98,7 +98,8 @@ def _shared_ranks(cache: dict, tag: tuple, full: np.ndarray, rows: np.ndarray | 
     computed once and kept in ``cache`` beside ``full`` itself (a new array under the same tag is computed anew)."""
     held = cache.get(("column_ranks",) + tag)
     if held is None or held[0] is not full:
-        held = (full, distinct_ranks(full))
+        count, inv = distinct_ranks(full)  # kept in the narrowest integer type (2 bytes a row for ≤ 65,536 values)
+        held = (full, (count, inv.astype(np.uint16 if count <= 1 << 16 else np.int32 if count < 1 << 31 else np.int64)))
         cache[("column_ranks",) + tag] = held
     count, inv = held[1]
     if rows is None:
