@@ -160,14 +160,15 @@ def _count(codes: np.ndarray, columns: Sequence[np.ndarray], limit: int,
     """One int64 key per row, equal for equal patterns and ordered as the patterns (code, then each column's
     value), and the size of the key space; None as soon as one column alone has more than ``limit`` distinct
     values. ``ranks``: per column, its kept :func:`distinct_ranks` (or None: found here)."""
-    key = codes - codes.min(initial=0) if len(codes) else codes
+    key = codes - codes.min(initial=0)  # a new array: the columns are folded into it in place
     size = int(key.max(initial=0)) + 1
     for j, c in enumerate(columns):
         kept = ranks[j] if ranks is not None and j < len(ranks) else None
         count, inv = kept() if kept is not None else distinct_ranks(c)
         if count > limit:
             return None
-        key = key * count + inv
+        key *= count
+        key += inv
         size *= count
         if size > (1 << 40):  # keep the key small: renumber the patterns so far
             _, key = np.unique(key, return_inverse=True)

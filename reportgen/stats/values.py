@@ -73,10 +73,8 @@ def task_values(source, attr, task, j: int) -> TaskValues:
         rows = np.arange(len(P), dtype=np.int64)
         mem = Membership(len(groups), probabilities=np.asarray(P, dtype=np.float64), groups=groups)
     else:
-        codes = np.asarray(source.groups[attr.name], dtype=np.int64)
-        rows = np.flatnonzero(codes >= 0)
-        mem = Membership(len(groups), codes=codes[rows] if len(rows) < len(codes) else _read_only(codes),
-                         groups=groups)
+        codes, rows = _attribute_rows(source, attr.name)
+        mem = Membership(len(groups), codes=codes, groups=groups)
     every = len(rows) == len(next(iter(cols.values()))) if cols else False  # every row used: no gather, no copy
 
     def pick(key: str) -> np.ndarray | None:
@@ -91,6 +89,22 @@ def task_values(source, attr, task, j: int) -> TaskValues:
         rows=None if every else rows,
         n_queries=int(cols["query"].max()) + 1 if "query" in cols and len(cols["query"]) else (
             0 if "query" in cols else None))
+
+
+def _attribute_rows(source, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Attribute ``name``'s codes at the rows it uses (int64) and those rows' positions, both read-only: found once
+    per file and attribute and shared by its tasks (kept in the file's ``derived`` beside the codes they come from,
+    when the source keeps such a cache)."""
+    column = source.groups[name]
+    cache = getattr(source, "derived", None)
+    held = cache.get(("attribute_rows", name)) if cache is not None else None
+    if held is None or held[0] is not column:
+        codes = np.asarray(column, dtype=np.int64)
+        rows = np.flatnonzero(codes >= 0)
+        held = (column, _read_only(codes[rows] if len(rows) < len(codes) else codes), _read_only(rows))
+        if cache is not None:
+            cache[("attribute_rows", name)] = held
+    return held[1], held[2]
 
 
 def _shared_ranks(cache: dict, tag: tuple, full: np.ndarray, rows: np.ndarray | None) -> tuple[int, np.ndarray]:
