@@ -291,7 +291,7 @@ SPEC_TWO = SPEC.replace("""    groups: [A, B, C]
 """)
 
 
-def _entries_by_attribute(spec: Path, names: tuple[str, ...]) -> str:
+def _entries_by_attribute(spec: Path, names: tuple[str, ...], engine: str = "memory") -> str:
     """Every attribute's entries of the metrics (JSON), all attributes over one loaded file."""
     from reportgen.families import outcome_disparity, score_quality
     from reportgen.families.core import AttributeContext
@@ -299,7 +299,9 @@ def _entries_by_attribute(spec: Path, names: tuple[str, ...]) -> str:
     from reportgen.spec.model import load_spec
 
     ls = load_spec(spec)
-    L = load_all(ls, engine="memory")
+    for key, value in ({"engine": engine, "batch_rows": 333} if engine != "memory" else {}).items():
+        setattr(ls.spec.data, key, value)
+    L = load_all(ls, engine=engine)
     out = []
     for attr in L.attrs:
         ctx = AttributeContext.build(ls, L, attr, level=0.95, B=40, seed=4, schemes=set())
@@ -309,7 +311,8 @@ def _entries_by_attribute(spec: Path, names: tuple[str, ...]) -> str:
 
 
 def test_a_columns_distinct_values_are_found_once_per_file_and_shared(small_files_compress, tmp_path, monkeypatch):
-    """The pattern search reads each task column's distinct values once per file (``Encoded.derived``): two
+    """The pattern search reads each task column's distinct values once per file (``Encoded.derived``; a streamed
+    data set's collected rows alike): two
     attributes (one leaving rows out) and two families (SMD, KS on the rate and the score; AUC on the score and
     its label) hash the rate, the score and the label once each, and their entries are byte-identical to those of
     a search that finds every column's values itself."""
@@ -331,6 +334,9 @@ def test_a_columns_distinct_values_are_found_once_per_file_and_shared(small_file
     shared = _entries_by_attribute(tmp_path / "spec.yaml", names)
     assert calls == [n, n, n]  # the rate, the score, the label: once each over the file's rows
     assert all(e["interval"]["scheme"] == "multinomial" for e in json.loads(shared))
+    calls.clear()
+    assert _entries_by_attribute(tmp_path / "spec.yaml", names, "stream") == shared  # the streamed rows: the same
+    assert calls == [n, n, n]
     monkeypatch.setattr(vs.TaskValues, "ranks_of", lambda self, column: None)
     assert _entries_by_attribute(tmp_path / "spec.yaml", names) == shared
 
