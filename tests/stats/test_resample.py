@@ -365,6 +365,10 @@ def test_kept_ranks_renumbered_to_the_rows_used_equal_np_unique():
                 values, expected = np.unique(col, return_inverse=True)
                 assert count == len(values) and np.array_equal(inv, expected.ravel())
             assert v.ranks_of(v.yhat.copy()) is None and v.ranks_of(v.yhat + 0.0) is None
+            if len(v.positions) == n:  # every row used: the loaded columns themselves, which nothing may write into
+                with pytest.raises(ValueError):
+                    v.yhat[0] = 2.0
+                assert np.shares_memory(v.yhat, cols["yhat"]) and cols["yhat"].flags.writeable
         kept = [k for k in source.derived if k[0] == "column_ranks"]
         assert len(kept) == 2  # one entry per column of the file, whatever attribute read it
     source.numeric[0]["yhat"] = cols["yhat"][::-1].copy()  # a new array under the same task and column
