@@ -131,14 +131,15 @@ def rows_summary(x, membership, P: Callable[[], np.ndarray] | None = None) -> Gr
 
 def _hard_summary(x: np.ndarray, codes: np.ndarray, G: int) -> GroupSummary:
     """:func:`group_summary` of unweighted rows in one group each (``codes``; −1: none), by ``np.bincount``."""
-    k = codes + 1  # bin 0: rows without a group
-    n = np.bincount(k, minlength=G + 1)[1:].astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(n > 0, np.bincount(k, weights=x, minlength=G + 1)[1:] / n, np.nan)
     every = len(codes) > 0 and int(codes.min()) >= 0  # every row in a group (task_values keeps only those): no masks
+    o = 0 if every else 1
+    k = codes if every else codes + 1  # bin 0: rows without a group (none: the codes are the bins; the same sums)
+    n = np.bincount(k, minlength=G + o)[o:].astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, np.bincount(k, weights=x, minlength=G + o)[o:] / n, np.nan)
     d = x - np.nan_to_num(mean)[codes if every else np.maximum(codes, 0)]
     d *= d
-    ss = np.bincount(k, weights=d if every else np.where(codes >= 0, d, 0.0), minlength=G + 1)[1:]
+    ss = np.bincount(k, weights=d if every else np.where(codes >= 0, d, 0.0), minlength=G + o)[o:]
     return GroupSummary(n, mean, np.where(n > 0, ss, np.nan))
 
 

@@ -346,16 +346,17 @@ def test_integer_weights_take_the_same_quantile_as_float_weights(case, q, seed):
 @pytest.mark.parametrize("G", [2, 3, 5])
 def test_the_hard_summary_by_bincount_equals_the_one_hot_sums_bit_for_bit(G):
     """One group per row: the summary by ``np.bincount`` on the codes gives the figures of the one-hot matrix's
-    column sums exactly (rows without a group, values of very different sizes)."""
+    column sums exactly (rows without a group, or every row in one — the codes are then the bins —, values of very
+    different sizes)."""
     rng = np.random.default_rng(G)
     n = 200_003
-    codes = rng.integers(-1, G, n)
-    x = rng.normal(6.0, 1.0, n) * rng.choice([1.0, 1e-3, 1e3], n)
-    P = np.zeros((n, G))
-    P[np.flatnonzero(codes >= 0), codes[codes >= 0]] = 1.0
-    a, b = oc.group_summary(x, None, P), oc.group_summary(x, None, P, codes)
-    for f in ("n", "mean", "ss"):
-        assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f
+    for codes in (rng.integers(-1, G, n), rng.integers(0, G, n)):
+        x = rng.normal(6.0, 1.0, n) * rng.choice([1.0, 1e-3, 1e3], n)
+        P = np.zeros((n, G))
+        P[np.flatnonzero(codes >= 0), codes[codes >= 0]] = 1.0
+        a, b = oc.group_summary(x, None, P), oc.group_summary(x, None, P, codes)
+        for f in ("n", "mean", "ss"):
+            assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f
 
 
 def test_rows_summary_from_the_membership_equals_the_summary_over_its_weights():
