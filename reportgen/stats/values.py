@@ -49,8 +49,8 @@ class TaskValues:
     def n(self) -> int:
         return len(self.positions)
 
-    def ranks_of(self, column: np.ndarray) -> Callable[[], tuple[int, np.ndarray]] | None:
-        """How to get ``np.unique(column, return_inverse=True)``'s count and inverse for ``column`` when it is one of
+    def ranks_of(self, column: np.ndarray) -> Callable[[], tuple[np.ndarray, np.ndarray]] | None:
+        """How to get ``np.unique(column, return_inverse=True)`` (values and inverse) for ``column`` when it is one of
         these rows' own columns (``yhat`` or ``y``, the very array): from the file's column's distinct values, found
         once per file and shared by every attribute and family that reads the column (cached in the file's
         ``derived``, keyed by task and column and held with the column itself, so another column never gets them),
@@ -107,20 +107,21 @@ def _attribute_rows(source, name: str) -> tuple[np.ndarray, np.ndarray]:
     return held[1], held[2]
 
 
-def _shared_ranks(cache: dict, tag: tuple, full: np.ndarray, rows: np.ndarray | None) -> tuple[int, np.ndarray]:
-    """The distinct values' count and each row's rank (as ``np.unique``) of ``full[rows]``, from ``full``'s, which are
+def _shared_ranks(cache: dict, tag: tuple, full: np.ndarray, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct values and each row's rank (as ``np.unique``) of ``full[rows]``, from ``full``'s, which are
     computed once and kept in ``cache`` beside ``full`` itself (a new array under the same tag is computed anew)."""
     held = cache.get(("column_ranks",) + tag)
     if held is None or held[0] is not full:
-        count, inv = distinct_ranks(full)  # kept in the narrowest integer type (2 bytes a row for ≤ 65,536 values)
-        held = (full, (count, inv.astype(np.uint16 if count <= 1 << 16 else np.int32 if count < 1 << 31 else np.int64)))
+        values, inv = distinct_ranks(full)  # the ranks in the narrowest integer type (2 bytes a row for ≤ 65,536)
+        count = len(values)
+        held = (full, (values, inv.astype(np.uint16 if count <= 1 << 16 else np.int32 if count < 1 << 31 else np.int64)))
         cache[("column_ranks",) + tag] = held
-    count, inv = held[1]
+    values, inv = held[1]
     if rows is None:
-        return count, inv
+        return values, inv
     sub = inv[rows]  # ranks among the file's values: renumbered to those these rows hold, in the same order
-    present = np.bincount(sub, minlength=count) > 0
-    return int(present.sum()), (np.cumsum(present) - 1)[sub]
+    present = np.bincount(sub, minlength=len(values)) > 0
+    return values[present], (np.cumsum(present) - 1)[sub]
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:

@@ -39,10 +39,11 @@ def _rows(n: int, seed: int):
 
 def test_patterns_count_every_row_once_in_sorted_order():
     g, x = _rows(5000, 1)
-    first, mult = resample.distinct_patterns(g, [x])
+    codes, (values,), mult = resample.distinct_patterns(g, [x])
     assert mult.sum() == 5000
-    keys = list(zip(g[first], x[first]))
-    assert keys == sorted(set(zip(g, x)))  # one per pattern, ordered by (group, value)
+    keys = list(zip(codes.tolist(), values.tolist()))
+    assert keys == sorted(set(zip(g.tolist(), x.tolist())))  # one per pattern, ordered by (group, value)
+    assert [int(((g == a) & (x == b)).sum()) for a, b in keys] == mult.tolist()
     rng = np.random.default_rng(2)
     assert resample.distinct_patterns(g, [rng.normal(size=5000)], limit=1000) is None  # more than the limit
 
@@ -220,8 +221,20 @@ def test_patterns_without_a_sort_equal_those_of_np_unique(small_files_compress):
     g, x = _rows(5000, 4)
     y = (x > 10).astype(np.float64)
     rows, mult = np.unique(np.stack([g, x, y], axis=1), axis=0, return_counts=True)
-    first, m2 = resample.distinct_patterns(g, [x, y])
-    assert np.array_equal(np.stack([g[first], x[first], y[first]], axis=1), rows) and np.array_equal(m2, mult)
+    codes, (xs, ys), m2 = resample.distinct_patterns(g, [x, y])
+    assert np.array_equal(np.stack([codes, xs, ys], axis=1), rows) and np.array_equal(m2, mult)
+    rng = np.random.default_rng(5)
+    wide = [rng.integers(0, 1500, len(x)).astype(np.float64) for _ in range(2)]  # a key space beyond bincount's
+    for low, cols in ((-1, [x, y]), (3, [x, y]), (0, wide)):  # rows in no group (-1), codes not from 0
+        h = g + low
+        expected, counts = np.unique(np.stack([h, *cols], axis=1), axis=0, return_counts=True)
+        for renumber in (False, True):  # keys renumbered after each column: patterns from a row of each
+            with pytest.MonkeyPatch.context() as mp:
+                if renumber:
+                    mp.setattr(resample, "KEY_SPACE_MAX", 1)
+                got = resample.distinct_patterns(h, cols)
+            assert got is not None and np.array_equal(np.stack([got.codes, *got.columns], axis=1), expected)
+            assert np.array_equal(got.mult, counts)
 
 
 def test_the_point_auc_xauc_and_delong_from_the_patterns_equal_the_rows(small_files_compress, tmp_path,
@@ -278,9 +291,10 @@ def test_a_columns_ranks_by_hashing_equal_np_uniques():
              rng.integers(-50, 50, 800), rng.integers(0, 2, 300).astype(np.int8), np.array([1.0, np.nan, 1.0, 0.5]),
              np.zeros(0)]
     for c in cases:
-        count, inv = resample._hashed_ranks(c)
+        found, inv = resample._hashed_ranks(c)
         values, expected = np.unique(c, return_inverse=True)
-        assert count == len(values) and inv.dtype == np.int64 and np.array_equal(inv, expected.ravel())
+        assert np.array_equal(found, values, equal_nan=True) and inv.dtype == np.int64
+        assert np.array_equal(inv, expected.ravel())
 
 
 SPEC_TWO = SPEC.replace("""    groups: [A, B, C]
@@ -361,9 +375,9 @@ def test_kept_ranks_renumbered_to_the_rows_used_equal_np_unique():
         for g_rows in (codes, np.where(codes == 1, -1, codes)):  # two attributes' rows over one file
             v = task_values(SimpleNamespace(**{**vars(source), "groups": {"race": g_rows}}), attr, task, 0)
             for col in (v.yhat, v.y):
-                count, inv = v.ranks_of(col)()
+                found, inv = v.ranks_of(col)()
                 values, expected = np.unique(col, return_inverse=True)
-                assert count == len(values) and np.array_equal(inv, expected.ravel())
+                assert np.array_equal(found, values) and np.array_equal(inv, expected.ravel())
             assert v.ranks_of(v.yhat.copy()) is None and v.ranks_of(v.yhat + 0.0) is None
             if len(v.positions) == n:  # every row used: the loaded columns themselves, which nothing may write into
                 with pytest.raises(ValueError):
