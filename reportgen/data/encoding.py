@@ -38,9 +38,8 @@ def match_values(series: pd.Series, values: list) -> np.ndarray:
     values plus declared values: each distinct cell value is looked up once.
     """
     n = len(series)
-    codes = np.full(n, -1, dtype=np.int32)
     if not n or not values:
-        return codes
+        return np.full(n, -1, dtype=np.int32)
     is_bool = pd.api.types.is_bool_dtype(series)
     numeric = pd.api.types.is_numeric_dtype(series) and not is_bool
     by_value: dict = {}  # compared as numbers / booleans
@@ -54,39 +53,47 @@ def match_values(series: pd.Series, values: list) -> np.ndarray:
         else:
             by_text.setdefault(num_text(v), j)
     arr = series.to_numpy() if by_value or numeric else None  # (a categorical column would become objects)
-    if by_value:
-        codes = _lookup(arr, by_value)
-    if by_text:
-        if numeric:  # '1.0' -> '1' for integral floats
-            inv, uniq = pd.factorize(arr)
-            table = np.array([by_text.get(num_text(u), -1) for u in uniq], dtype=np.int32)
-            hit = np.where(inv >= 0, table[inv] if len(table) else -1, by_text.get("nan", -1)).astype(np.int32)
-        else:  # as text (as value_texts: each distinct value converted once; a missing cell matches nothing)
-            hit = _text_lookup(series, by_text)
-        codes = np.where((codes < 0) | ((hit >= 0) & (hit < codes)), hit, codes).astype(np.int32)
-    return codes
+    if not by_text:
+        return _lookup(arr, by_value) if by_value else np.full(n, -1, dtype=np.int32)
+    if numeric:  # '1.0' -> '1' for integral floats
+        inv, uniq = pd.factorize(arr)
+        table = np.array([by_text.get(num_text(u), -1) for u in uniq], dtype=np.int32)
+        hit = np.where(inv >= 0, table[inv] if len(table) else -1, by_text.get("nan", -1)).astype(np.int32)
+    else:  # as text (as value_texts: each distinct value converted once; a missing cell matches nothing)
+        hit = _text_lookup(series, by_text)
+    if not by_value:  # matched as text alone: the codes are the hits
+        return hit
+    codes = _lookup(arr, by_value)
+    return np.where((codes < 0) | ((hit >= 0) & (hit < codes)), hit, codes).astype(np.int32)
 
 
 def _text_lookup(series: pd.Series, table: dict) -> np.ndarray:
     """``_lookup(value_texts(series), table)`` from one hash pass over the cells: each distinct cell's text
     (``num_text``) is looked up once, and no column of texts is built (a categorical column is read by its codes)."""
-    try:
-        inv, uniq = pd.factorize(series, use_na_sentinel=True)
-    except TypeError:  # unhashable cells: as value_texts does
-        return _lookup(value_texts(series), table)
-    m = np.array([table.get(num_text(u), -1) for u in uniq], dtype=np.int32)
-    if not len(m):
-        return np.full(len(series), -1, dtype=np.int32)
-    return np.where(inv >= 0, m[np.maximum(inv, 0)], -1).astype(np.int32)
+    if isinstance(series.dtype, pd.CategoricalDtype):  # its codes index its categories: no hash pass over the cells
+        inv, uniq = series.cat.codes.to_numpy(), series.cat.categories
+    else:
+        try:
+            inv, uniq = pd.factorize(series, use_na_sentinel=True)
+        except TypeError:  # unhashable cells: as value_texts does
+            return _lookup(value_texts(series), table)
+    return _take(np.array([table.get(num_text(u), -1) for u in uniq], dtype=np.int32), inv)
+
+
+def _take(m: np.ndarray, inv: np.ndarray) -> np.ndarray:
+    """``m[inv]`` as int32, −1 where ``inv`` is −1 (a missing cell): one gather from ``m`` with −1 appended."""
+    return np.append(m, np.int32(-1)).astype(np.int32, copy=False)[inv]
 
 
 def _lookup(arr: np.ndarray, table: dict) -> np.ndarray:
     """table[x] for each x of ``arr`` (-1 when absent or missing), one dict lookup per distinct value."""
+    lo, hi = (int(arr.min()), int(arr.max())) if arr.dtype.kind in "iu" and arr.dtype.itemsize <= 2 and len(arr) \
+        else (0, -1)
+    if lo <= hi and hi - lo <= max(256, len(arr)):  # small integers (a 0/1 label): a table over their range, no hash
+        m = np.array([table.get(v, -1) for v in range(lo, hi + 1)], dtype=np.int32)
+        return m[arr.astype(np.int64) - lo] if lo else m[arr]
     inv, uniq = pd.factorize(arr)
-    m = np.array([table.get(u.item() if hasattr(u, "item") else u, -1) for u in uniq], dtype=np.int32)
-    if not len(m):
-        return np.full(len(arr), -1, dtype=np.int32)
-    return np.where(inv >= 0, m[np.maximum(inv, 0)], -1).astype(np.int32)
+    return _take(np.array([table.get(u.item() if hasattr(u, "item") else u, -1) for u in uniq], dtype=np.int32), inv)
 
 
 def full_sample_median(scores: np.ndarray) -> dict:
@@ -254,7 +261,7 @@ def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred:
         else:
             codes_of = codes
         c = codes_of(col, values)
-        why = np.where(c < 0, WHY_NOT_LISTED, 0).astype(np.int8)
+        why = np.where(c < 0, np.int8(WHY_NOT_LISTED), np.int8(0))  # int8 directly (no int64 column first)
         miss = col.isna().to_numpy()
         if miss.any():
             why[miss] = WHY_MISSING
@@ -262,7 +269,9 @@ def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred:
         if unk is not None and unk.any():
             why[unk] = WHY_UNKNOWN
             c = np.where(unk, -1, c).astype(c.dtype)
-        out.listed[a.name] = _count(c[c >= 0], None if weights is None else weights[c >= 0], len(a.groups))
+        every = not why.any()  # every row in a listed group: counted without a masked copy
+        out.listed[a.name] = _count(c if every else c[c >= 0],
+                                    None if weights is None else weights if every else weights[c >= 0], len(a.groups))
         if a.predicted and with_pred:
             pcol = df[a.predicted[0]]
             out.groups_pred[a.name] = codes_of(pcol, values)

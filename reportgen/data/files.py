@@ -220,7 +220,7 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
             if pd.api.types.is_numeric_dtype(col):
                 enc_medians[k] = full_sample_median(col.to_numpy(dtype=float))
                 thresholds = {**(thresholds or {}), k: enc_medians[k]["threshold"]}
-    idx = np.flatnonzero(keep)
+    idx = np.arange(n_file, dtype=np.intp) if keep.all() else np.flatnonzero(keep)  # every row kept: no search
     problems += probability_problems(ls, attrs, df.iloc[idx] if len(idx) < n_file else df, rel,
                                      lambda i: _line_of(path, i), idx)
     if kind != "validation":  # `annotated:` beside a proxy: the true groups on the annotated rows

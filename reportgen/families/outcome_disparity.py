@@ -71,7 +71,8 @@ def replicates_of(ctx: AttributeContext, v: TaskValues, family: str, runs: int,
     if key not in ctx.statistics:
         stream = counts.stream_id("runs" if runs > 1 else "test", ctx.attr.name, family)
         ctx.statistics[key] = (v, replicate_rows(columns, v.membership, v.positions, seed=ctx.seed, stream=stream,
-                                                 B=ctx.B, shared=runs > 1, sketch=family == "outcome_disparity"))
+                                                 B=ctx.B, shared=runs > 1, sketch=family == "outcome_disparity",
+                                                 ranks=[v.ranks_of(c) for c in columns]))
     return ctx.statistics[key][1]
 
 
@@ -89,9 +90,13 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
     None; ``order``: ``v.yhat``'s stable ascending order, or how to get it when needed; ``cache``: where the rows'
     membership matrix, group summary and quantiles are kept for the family's other metrics on these rows)."""
     cache = {} if cache is None else cache
-    if "P" not in cache:
-        cache["P"] = v.membership.weights()
-    x, P = v.yhat, cache["P"]
+
+    def rows_P() -> np.ndarray:  # the rows' (n, G) membership matrix, built only where a row-level sum reads it
+        if "P" not in cache:
+            cache["P"] = v.membership.weights()
+        return cache["P"]
+
+    x, G = v.yhat, v.membership.G
     pat = R is not None and R.scheme == "multinomial" and R.counts is not None  # patterns: no row sort needed
     if callable(order):
         order = None if pat else order()
@@ -100,18 +105,18 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
     rng, hard = v.range, hard_of(v)
     if name == "mean_ratio" and v.favorable == "higher":  # oriented: above 1 is worse for the group
         pairs = [(b, a) for a, b in pairs]
-    if "s1" not in cache:
-        cache["s1"] = oc.group_summary(x, None, P, v.membership.codes if hard else None)
+    if "s1" not in cache:  # one group per row: the sums by the codes, no (n, G) matrix
+        cache["s1"] = oc.rows_summary(x, v.membership, rows_P)
     # the order statistics (quantiles, KS, W1) of the rows are sums of integer counts in value order, so the distinct
     # (group, value) patterns with their counts give them bit for bit at O(patterns); the means stay on the rows
-    xo, Po, oo = (R.columns[0], R.P * R.counts[:, None], None) if R is not None and pat else (x, P, order)
+    xo, Po, oo = (R.columns[0], R.P * R.counts[:, None], None) if R is not None and pat else (x, rows_P(), order)
     if ("levels", q) not in cache:
         cache[("levels", q)] = oc.group_quantile_levels(xo, Po, (0.5, q, *PLOT_LEVELS), oo)  # (G, 2 + levels)
     s1, levels = cache["s1"], cache[("levels", q)]
     Q1, Qq, curve = levels[:, 0], levels[:, 1] if name == "quantile_difference" else None, levels[:, 2:]
     groups = [{"n": float(s1.n[g]), "mean": s1.mean[g], "sd": math.sqrt(s1.var[g]) if s1.var[g] >= 0 else None,
                "median": Q1[g], **({"quantile": Qq[g]} if Qq is not None else {}),
-               "quantiles": [as_json_float(v) for v in curve[g]]} for g in range(P.shape[1])]
+               "quantiles": [as_json_float(v) for v in curve[g]]} for g in range(G)]
 
     summaries: dict = {}  # the replicates' group summary, read again by a sketch's error bound
 
@@ -130,7 +135,7 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
 
     def bounds(delta: float):
         if name == "ks_distance":
-            return _as_bounds(oc.ks_bounds(x, P, delta, pairs, ks=point, n=s1.n), None) if hard else PROXY_BOUND
+            return _as_bounds(oc.ks_bounds(x, None, delta, pairs, ks=point, n=s1.n), None) if hard else PROXY_BOUND
         if name in ("median_difference", "quantile_difference"):
             if not hard:
                 return PROXY_BOUND
@@ -141,14 +146,14 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
         if rng is None:
             return NO_RANGE
         if name == "wasserstein":
-            return _as_bounds(oc.wasserstein_bounds(x, P, rng, delta, pairs, w1=point, n=s1.n), rng) if hard \
+            return _as_bounds(oc.wasserstein_bounds(x, None, rng, delta, pairs, w1=point, n=s1.n), rng) if hard \
                 else PROXY_BOUND
         if name == "smd":
             if not hard:
                 return PROXY_BOUND
-            b, why = oc.smd_bounds(x, P, rng, delta, pairs, s1)
+            b, why = oc.smd_bounds(x, rows_P(), rng, delta, pairs, s1)
             return next((w for w in why if w), None) or _as_bounds(b, rng)
-        means = oc.mean_bounds(x, P, rng, delta / 2, hard=hard, s=s1)
+        means = oc.mean_bounds(x, rows_P(), rng, delta / 2, hard=hard, s=s1)
         if name == "mean_ratio":
             if rng[0] < 0:
                 return "no distribution-free bound for a ratio of an outcome that can be negative"

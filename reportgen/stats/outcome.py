@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -118,16 +118,28 @@ def group_summary(x, w, P, codes: np.ndarray | None = None) -> GroupSummary:
     return GroupSummary(n, mean, ss)
 
 
+def rows_summary(x, membership, P: Callable[[], np.ndarray] | None = None) -> GroupSummary:
+    """:func:`group_summary` of the rows without replicates, from their :class:`~reportgen.stats.membership.Membership`:
+    the same branch and the same figures, but the ``(n, G)`` one-hot matrix is built only where the codes cannot
+    give the sums (one group). ``P``: how to get that matrix when the caller keeps it."""
+    if membership.is_hard and membership.G >= 2:
+        return _hard_summary(np.asarray(x, dtype=np.float64), np.asarray(membership.codes, dtype=np.int64),
+                             membership.G)
+    return group_summary(x, None, P() if P is not None else membership.weights(),
+                         membership.codes if membership.is_hard else None)
+
+
 def _hard_summary(x: np.ndarray, codes: np.ndarray, G: int) -> GroupSummary:
     """:func:`group_summary` of unweighted rows in one group each (``codes``; −1: none), by ``np.bincount``."""
-    k = codes + 1  # bin 0: rows without a group
-    n = np.bincount(k, minlength=G + 1)[1:].astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(n > 0, np.bincount(k, weights=x, minlength=G + 1)[1:] / n, np.nan)
     every = len(codes) > 0 and int(codes.min()) >= 0  # every row in a group (task_values keeps only those): no masks
+    o = 0 if every else 1
+    k = codes if every else codes + 1  # bin 0: rows without a group (none: the codes are the bins; the same sums)
+    n = np.bincount(k, minlength=G + o)[o:].astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, np.bincount(k, weights=x, minlength=G + o)[o:] / n, np.nan)
     d = x - np.nan_to_num(mean)[codes if every else np.maximum(codes, 0)]
     d *= d
-    ss = np.bincount(k, weights=d if every else np.where(codes >= 0, d, 0.0), minlength=G + 1)[1:]
+    ss = np.bincount(k, weights=d if every else np.where(codes >= 0, d, 0.0), minlength=G + o)[o:]
     return GroupSummary(n, mean, np.where(n > 0, ss, np.nan))
 
 

@@ -28,7 +28,7 @@ the suite and earlier reports were made with. The scheme is named in every inter
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
@@ -38,7 +38,9 @@ from reportgen.stats.membership import Membership
 
 PATTERN_MIN_ROWS = 100_000  # below: keyed Poisson weights per row (fast at this size; the figures stay as they were)
 PATTERN_MAX = counts.MULTINOMIAL_MAX_PATTERNS  # above: per-row Poisson weights (compression does not pay)
+KEY_SPACE_MAX = 1 << 40  # a pattern key beyond this is renumbered (the keys stay int64)
 PREFIX_ROWS = 65_536  # the early exit looks at this many rows first
+Ranks = Callable[[], tuple[np.ndarray, np.ndarray]]  # a column's distinct_ranks, kept for its file (TaskValues.ranks_of)
 POISSON_U8 = counts.POISSON_TABLE.astype(np.uint8)  # Poisson(1) weights 0..8: one byte a row and replicate
 
 
@@ -60,19 +62,20 @@ class Replicates:
 
 
 def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positions: np.ndarray, *, seed: int,
-                   stream: int, B: int, shared: bool = False, sketch: bool = False) -> Replicates:
+                   stream: int, B: int, shared: bool = False, sketch: bool = False,
+                   ranks: Sequence[Ranks | None] | None = None) -> Replicates:
     """The replicates of the rows whose ``columns`` the statistic reads. ``shared``: the weights must be the same
     for every prediction file (several runs), so the rows keep their keyed Poisson weights. ``sketch``: the caller
-    bounds its statistics' discretisation error, so a large file of distinct values may be sketched."""
+    bounds its statistics' discretisation error, so a large file of distinct values may be sketched. ``ranks``:
+    per column, how to get its :func:`distinct_ranks` when they are kept for the file (``TaskValues.ranks_of``)."""
     cols = tuple(np.asarray(c, dtype=np.float64) for c in columns)
     n = len(positions)
     if not shared and membership.is_hard and n >= PATTERN_MIN_ROWS and B > 0:
-        found = distinct_patterns(membership.codes, cols, min(PATTERN_MAX, n // 4))
+        found = distinct_patterns(membership.codes, cols, min(PATTERN_MAX, n // 4), ranks)
         if found is not None:
-            first, mult = found
+            codes, values, mult = found
             W = sk.multinomial_weights(_generator(seed, stream), n, mult, B)
-            return Replicates("multinomial", tuple(c[first] for c in cols), membership.take(first).weights(), W,
-                              counts=mult)
+            return Replicates("multinomial", values, Membership(membership.G, codes=codes).weights(), W, counts=mult)
         if sketch and sk.applies(n, B, cols):  # too many rows and patterns for exact weights: the declared sketch
             b = sk.build(membership.codes, cols[0], cols[1] if len(cols) > 1 else None, B)
             P = np.zeros((len(b.codes), membership.G))
@@ -97,75 +100,101 @@ def poisson_u8(seed: int, stream: int, positions: np.ndarray, B: int) -> np.ndar
     return out
 
 
-def distinct_patterns(codes: np.ndarray, columns: Sequence[np.ndarray],
-                      limit: int = PATTERN_MAX) -> tuple[np.ndarray, np.ndarray] | None:
-    """(a row of each distinct (code, values...) pattern, in sorted pattern order; the patterns' multiplicities),
-    or None when there are more than ``limit`` (decided on a prefix of the rows first, so continuous values cost
-    one small sort). Codes ``-1`` (no group) count as a pattern of their own. Which row stands for a pattern does not matter: every row
-    of it has the same code and values."""
+def distinct_patterns(codes: np.ndarray, columns: Sequence[np.ndarray], limit: int = PATTERN_MAX,
+                      ranks: Sequence[Ranks | None] | None = None) -> Patterns | None:
+    """The distinct (code, values...) patterns in sorted pattern order — their codes, their values of each column,
+    their multiplicities — or None when there are more than ``limit`` (decided on a prefix of the rows first, so
+    continuous values cost one small sort). Codes ``-1`` (no group) count as a pattern of their own. The patterns
+    are read off their keys (code and each column's rank among its sorted distinct values), not from a row of each."""
     codes = np.asarray(codes, dtype=np.int64)
     n = len(codes)
     if n > PREFIX_ROWS and _count(codes[:PREFIX_ROWS], [c[:PREFIX_ROWS] for c in columns], limit) is None:
         return None
-    counted = _count(codes, columns, limit)
+    counted = _count(codes, columns, limit, ranks)
     if counted is None:
         return None
-    key, size = counted
+    key, size, tables = counted
     if size <= max(4 * n, 1 << 20):  # a small key space: count by bincount, no sort
         mult = np.bincount(key, minlength=size)
         present = np.flatnonzero(mult)
         if len(present) > limit:
             return None
+        if tables is not None:  # each pattern read off its key
+            k, values = present.copy(), []
+            for vals in reversed(tables[1]):
+                values.append(vals[k % len(vals)])
+                k //= len(vals)
+            return Patterns(k + tables[0], tuple(reversed(values)), mult[present].astype(np.int64))
         row = np.empty(size, dtype=np.int64)
-        row[key] = np.arange(n, dtype=np.int64)  # some row of each pattern
-        return row[present], mult[present].astype(np.int64)
-    _, first, mult = np.unique(key, return_index=True, return_counts=True)
-    if len(mult) > limit:
-        return None
-    return first.astype(np.int64), mult.astype(np.int64)
+        row[key] = np.arange(n, dtype=np.int64)  # some row of each pattern (its keys were renumbered)
+        first = row[present]
+        mult = mult[present]
+    else:
+        _, first, mult = np.unique(key, return_index=True, return_counts=True)
+        if len(mult) > limit:
+            return None
+    return Patterns(codes[first], tuple(np.asarray(c)[first] for c in columns), mult.astype(np.int64))
 
 
-def _distinct(c: np.ndarray) -> tuple[int, np.ndarray]:
-    """(how many distinct values, each row's rank among them) — ``np.unique(c, return_inverse=True)``, without a
+class Patterns(NamedTuple):
+    """The distinct (code, values...) patterns of some rows, in sorted order, with how many rows each stands for."""
+
+    codes: np.ndarray  # (D,) int64 (−1: no group)
+    columns: tuple[np.ndarray, ...]  # each column's value in each pattern
+    mult: np.ndarray  # (D,) int64
+
+
+def distinct_ranks(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the sorted distinct values, each row's rank among them) — ``np.unique(c, return_inverse=True)``, without a
     sort of the rows (a 0/1 column directly, others by :func:`_hashed_ranks`)."""
-    if len(c) and bool(((c == 0) | (c == 1)).all()):
+    if len(c) and c[0] in (0, 1) and bool(((c == 0) | (c == 1)).all()):  # (the first value rules most columns out)
         has = np.array([(c == 0).any(), (c == 1).any()])
         inv = c.astype(np.int64) if has.all() else np.zeros(len(c), dtype=np.int64)
-        return int(has.sum()), inv
+        return np.array([0, 1], dtype=c.dtype)[has], inv
     return _hashed_ranks(c)
 
 
-def _hashed_ranks(c: np.ndarray) -> tuple[int, np.ndarray]:
-    """``np.unique(c, return_inverse=True)``'s count and inverse without sorting the rows: a hash pass
+def _hashed_ranks(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(c, return_inverse=True)`` without sorting the rows: a hash pass
     (``pandas.factorize``, linear) finds the distinct values, ``np.unique`` ranks those few, and each row takes its
     value's rank. Equal results: the hash never joins two values ``np.unique`` keeps apart (it joins by equality),
     and where it keeps two equal ones apart (``0.0`` and ``-0.0``) the second ``np.unique`` joins them. A column
     with a missing value (NaN) takes ``np.unique`` itself."""
     if len(c) == 0 or c.dtype.kind not in "fiub":
         values, inv = np.unique(c, return_inverse=True)
-        return len(values), inv.ravel()
+        return values, inv.ravel()
     first, seen = pd.factorize(c, use_na_sentinel=True)
     if len(first) and int(first.min()) < 0:  # NaN: np.unique's own rule for it
         values, inv = np.unique(c, return_inverse=True)
-        return len(values), inv.ravel()
+        return values, inv.ravel()
     values, rank = np.unique(np.asarray(seen), return_inverse=True)
-    return len(values), rank.ravel().astype(np.int64)[first]
+    return values, rank.ravel().astype(np.int64)[first]
 
 
-def _count(codes: np.ndarray, columns: Sequence[np.ndarray], limit: int) -> tuple[np.ndarray, int] | None:
+def _count(codes: np.ndarray, columns: Sequence[np.ndarray], limit: int, ranks: Sequence[Ranks | None] | None = None
+           ) -> tuple[np.ndarray, int, tuple[int, list[np.ndarray]] | None] | None:
     """One int64 key per row, equal for equal patterns and ordered as the patterns (code, then each column's
-    value), and the size of the key space; None as soon as one column alone has more than ``limit`` distinct
-    values."""
-    key = codes - codes.min(initial=0) if len(codes) else codes
+    value), the size of the key space, and how to read a pattern off its key (the smallest code and each column's
+    sorted distinct values; None once the keys were renumbered); None as soon as one column alone has more than
+    ``limit`` distinct values. ``ranks``: per column, its kept :func:`distinct_ranks` (or None: found here)."""
+    low = int(codes.min(initial=0))
+    key = codes - low  # a new array: the columns are folded into it in place
     size = int(key.max(initial=0)) + 1
+    tables: tuple[int, list[np.ndarray]] | None = (low, [])
     for j, c in enumerate(columns):
-        count, inv = _distinct(c)
+        kept = ranks[j] if ranks is not None and j < len(ranks) else None
+        values, inv = kept() if kept is not None else distinct_ranks(c)
+        count = len(values)
         if count > limit:
             return None
-        key = key * count + inv
+        key *= count
+        key += inv
         size *= count
-        if size > (1 << 40):  # keep the key small: renumber the patterns so far
+        if tables is not None:
+            tables[1].append(values)
+        if size > KEY_SPACE_MAX:  # keep the key small: renumber the patterns so far
             _, key = np.unique(key, return_inverse=True)
             key = key.ravel().astype(np.int64)
             size = int(key.max(initial=0)) + 1
-    return key, size
+            tables = None
+    return key, size, tables

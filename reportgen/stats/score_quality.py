@@ -243,9 +243,11 @@ def delong_by_group(score: np.ndarray, label: np.ndarray, codes: np.ndarray, G: 
 
 
 def _z(level: float) -> float:
-    from scipy.stats import norm
+    """scipy's ``norm.ppf(0.5 + level / 2)``, to the bit: ``norm.ppf`` is ``ndtri`` times scale 1 plus loc 0 — called
+    directly, without importing ``scipy.stats`` (~0.4 s) for one quantile."""
+    from scipy.special import ndtri  # here, not at import: start-up imports no scipy
 
-    return float(norm.ppf(0.5 + level / 2))
+    return float(ndtri(0.5 + level / 2))
 
 
 def delong_interval(d: DeLong, level: float) -> tuple[float, float] | None:

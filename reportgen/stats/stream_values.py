@@ -31,6 +31,8 @@ class Collected:
     groups: dict[str, np.ndarray]
     probabilities: dict[str, np.ndarray] = field(default_factory=dict)
     sampled: bool = False  # every row was collected
+    derived: dict = field(default_factory=dict, repr=False, compare=False)  # found once per data set, as
+    # ``Encoded.derived``: a column's distinct values, an attribute's rows (reportgen/stats/values.py)
 
 
 @dataclass

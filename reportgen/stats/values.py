@@ -10,11 +10,14 @@ columns and bootstrap weights keyed by ``positions`` are the same in every engin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Callable
 
 import numpy as np
 
 from reportgen.stats.membership import Membership
+from reportgen.stats.resample import distinct_ranks
 
 
 @dataclass(frozen=True)
@@ -38,10 +41,24 @@ class TaskValues:
     sampled: bool = False  # True when a streamed data set could only give a sample (the engines collect exactly)
     groups: tuple[str, ...] = ()  # the attribute's group names (as membership.groups)
     n_queries: int | None = None  # ranking: the number of queries of the file (before rows were left out)
+    shared: dict | None = field(default=None, repr=False, compare=False)  # the file's cache (``Encoded.derived``)
+    loaded: dict = field(default_factory=dict, repr=False, compare=False)  # the file's columns these rows come from
+    rows: np.ndarray | None = field(default=None, repr=False, compare=False)  # which of them (None: every row)
 
     @property
     def n(self) -> int:
         return len(self.positions)
+
+    def ranks_of(self, column: np.ndarray) -> Callable[[], tuple[np.ndarray, np.ndarray]] | None:
+        """How to get ``np.unique(column, return_inverse=True)`` (values and inverse) for ``column`` when it is one of
+        these rows' own columns (``yhat`` or ``y``, the very array): from the file's column's distinct values, found
+        once per file and shared by every attribute and family that reads the column (cached in the file's
+        ``derived``, keyed by task and column and held with the column itself, so another column never gets them),
+        renumbered to the values present in these rows. None for any other array (errors, a copy)."""
+        key = next((k for k in ("yhat", "y") if getattr(self, k) is column and column is not None), None)
+        if key is None or self.shared is None or key not in self.loaded:
+            return None
+        return partial(_shared_ranks, self.shared, (self.name, key), self.loaded[key], self.rows)
 
 
 def task_values(source, attr, task, j: int) -> TaskValues:
@@ -56,22 +73,63 @@ def task_values(source, attr, task, j: int) -> TaskValues:
         rows = np.arange(len(P), dtype=np.int64)
         mem = Membership(len(groups), probabilities=np.asarray(P, dtype=np.float64), groups=groups)
     else:
-        codes = np.asarray(source.groups[attr.name], dtype=np.int64)
-        rows = np.flatnonzero(codes >= 0)
-        mem = Membership(len(groups), codes=codes[rows] if len(rows) < len(codes) else codes.copy(), groups=groups)
-    every = len(rows) == len(next(iter(cols.values()))) if cols else False  # every row used: a copy, no gather
+        codes, rows = _attribute_rows(source, attr.name)
+        mem = Membership(len(groups), codes=codes, groups=groups)
+    every = len(rows) == len(next(iter(cols.values()))) if cols else False  # every row used: no gather, no copy
 
     def pick(key: str) -> np.ndarray | None:
         v = cols.get(key)
-        return None if v is None else (v.copy() if every else v[rows])
+        return None if v is None else (_read_only(v) if every else v[rows])
 
     query = pick("query")
     return TaskValues(
         kind=task.kind, name=task.name, y=pick("y"), yhat=pick("yhat"), query=query, position=pick("position"),
         k=task.k, membership=mem, range=task.range, favorable=task.favorable, unit=task.unit, positions=rows,
-        sampled=_sampled(source), groups=groups,
+        sampled=_sampled(source), groups=groups, shared=getattr(source, "derived", None), loaded=cols,
+        rows=None if every else rows,
         n_queries=int(cols["query"].max()) + 1 if "query" in cols and len(cols["query"]) else (
             0 if "query" in cols else None))
+
+
+def _attribute_rows(source, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Attribute ``name``'s codes at the rows it uses (int64) and those rows' positions, both read-only: found once
+    per file and attribute and shared by its tasks (kept in the file's ``derived`` beside the codes they come from,
+    when the source keeps such a cache)."""
+    column = source.groups[name]
+    cache = getattr(source, "derived", None)
+    held = cache.get(("attribute_rows", name)) if cache is not None else None
+    if held is None or held[0] is not column:
+        codes = np.asarray(column, dtype=np.int64)
+        rows = np.flatnonzero(codes >= 0)
+        held = (column, _read_only(codes[rows] if len(rows) < len(codes) else codes), _read_only(rows))
+        if cache is not None:
+            cache[("attribute_rows", name)] = held
+    return held[1], held[2]
+
+
+def _shared_ranks(cache: dict, tag: tuple, full: np.ndarray, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct values and each row's rank (as ``np.unique``) of ``full[rows]``, from ``full``'s, which are
+    computed once and kept in ``cache`` beside ``full`` itself (a new array under the same tag is computed anew)."""
+    held = cache.get(("column_ranks",) + tag)
+    if held is None or held[0] is not full:
+        values, inv = distinct_ranks(full)  # the ranks in the narrowest integer type (2 bytes a row for ≤ 65,536)
+        count = len(values)
+        held = (full, (values, inv.astype(np.uint16 if count <= 1 << 16 else np.int32 if count < 1 << 31 else np.int64)))
+        cache[("column_ranks",) + tag] = held
+    values, inv = held[1]
+    if rows is None:
+        return values, inv
+    sub = inv[rows]  # ranks among the file's values: renumbered to those these rows hold, in the same order
+    present = np.bincount(sub, minlength=len(values)) > 0
+    return values[present], (np.cumsum(present) - 1)[sub]
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """The loaded column itself as a read-only view (every row used): no copy of 80 MB per 10M rows, and nothing
+    downstream can write into the loaded data through it (a write raises)."""
+    out = a.view()
+    out.flags.writeable = False
+    return out
 
 
 def _sampled(source) -> bool:

@@ -478,3 +478,26 @@ def test_match_values_on_texts_and_categories_equals_the_text_of_every_cell():
         for j, v in enumerate(declared):
             first.setdefault(value_texts(pd.Series([v], dtype=object))[0], j)
         assert match_values(s, declared).tolist() == [first.get(t, -1) if t is not None else -1 for t in texts]
+
+
+def test_match_values_on_small_integers_equals_matching_each_cell():
+    """A small-integer column (a 0/1 label as int8, codes as int16 or uint8) is matched by a table over its range
+    instead of a hash pass: the codes equal matching each cell's number one by one (first declared value that
+    equals it; -1 for none), negative values and values outside the declared ones included."""
+    import pandas as pd
+
+    from reportgen.data.encoding import match_values
+
+    rng = np.random.default_rng(4)
+    for dtype, lo, hi in ((np.int8, -3, 3), (np.int8, 0, 2), (np.int16, -300, 300), (np.uint8, 0, 255),
+                          (np.int16, -32768, 32767)):
+        cells = rng.integers(lo, hi, int(rng.integers(1, 400)), endpoint=True).astype(dtype)
+        for declared in ([1], [0, 1], [1, 1.0, -2], [2.5, 255, -300, 7], ["1", 1]):
+            got = match_values(pd.Series(cells), declared).tolist()
+            want = []
+            for c in cells.tolist():
+                hit = [j for j, v in enumerate(declared) if isinstance(v, (int, float)) and v == c]
+                want.append(hit[0] if hit else -1)
+            if "1" in declared:  # the text '1' (declared first) names the cell 1 as well: the first value matching
+                want = [0 if c == 1 else -1 for c in cells.tolist()]
+            assert got == want, (dtype, declared)

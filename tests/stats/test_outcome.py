@@ -346,13 +346,34 @@ def test_integer_weights_take_the_same_quantile_as_float_weights(case, q, seed):
 @pytest.mark.parametrize("G", [2, 3, 5])
 def test_the_hard_summary_by_bincount_equals_the_one_hot_sums_bit_for_bit(G):
     """One group per row: the summary by ``np.bincount`` on the codes gives the figures of the one-hot matrix's
-    column sums exactly (rows without a group, values of very different sizes)."""
+    column sums exactly (rows without a group, or every row in one — the codes are then the bins —, values of very
+    different sizes)."""
     rng = np.random.default_rng(G)
     n = 200_003
-    codes = rng.integers(-1, G, n)
-    x = rng.normal(6.0, 1.0, n) * rng.choice([1.0, 1e-3, 1e3], n)
-    P = np.zeros((n, G))
-    P[np.flatnonzero(codes >= 0), codes[codes >= 0]] = 1.0
-    a, b = oc.group_summary(x, None, P), oc.group_summary(x, None, P, codes)
-    for f in ("n", "mean", "ss"):
-        assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f
+    for codes in (rng.integers(-1, G, n), rng.integers(0, G, n)):
+        x = rng.normal(6.0, 1.0, n) * rng.choice([1.0, 1e-3, 1e3], n)
+        P = np.zeros((n, G))
+        P[np.flatnonzero(codes >= 0), codes[codes >= 0]] = 1.0
+        a, b = oc.group_summary(x, None, P), oc.group_summary(x, None, P, codes)
+        for f in ("n", "mean", "ss"):
+            assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f
+
+
+def test_rows_summary_from_the_membership_equals_the_summary_over_its_weights():
+    """The rows' group summary read from the membership (codes by bincount, no (n, G) matrix, when one group per
+    row and two groups or more) is bit for bit group_summary over the membership's weights: hard membership with
+    rows in no group, one group, soft probabilities."""
+    rng = np.random.default_rng(31)
+    for G, soft in ((3, False), (2, False), (1, False), (3, True)):
+        x = np.round(rng.normal(6.0, 1.0, 5000), 2)
+        if soft:
+            P = rng.dirichlet(np.ones(G), size=len(x))
+            mem = Membership.soft(P)
+        else:
+            mem = Membership.hard(rng.integers(-1, G, len(x)), G)
+        built: list[int] = []
+        got = oc.rows_summary(x, mem, lambda: built.append(1) or mem.weights())
+        want = oc.group_summary(x, None, mem.weights(), mem.codes)
+        for a, b in zip((got.n, got.mean, got.ss), (want.n, want.mean, want.ss)):
+            assert np.array_equal(a, b, equal_nan=True)
+        assert built == ([] if not soft and G >= 2 else [1])  # the matrix only where the codes cannot serve

@@ -39,10 +39,11 @@ def _rows(n: int, seed: int):
 
 def test_patterns_count_every_row_once_in_sorted_order():
     g, x = _rows(5000, 1)
-    first, mult = resample.distinct_patterns(g, [x])
+    codes, (values,), mult = resample.distinct_patterns(g, [x])
     assert mult.sum() == 5000
-    keys = list(zip(g[first], x[first]))
-    assert keys == sorted(set(zip(g, x)))  # one per pattern, ordered by (group, value)
+    keys = list(zip(codes.tolist(), values.tolist()))
+    assert keys == sorted(set(zip(g.tolist(), x.tolist())))  # one per pattern, ordered by (group, value)
+    assert [int(((g == a) & (x == b)).sum()) for a, b in keys] == mult.tolist()
     rng = np.random.default_rng(2)
     assert resample.distinct_patterns(g, [rng.normal(size=5000)], limit=1000) is None  # more than the limit
 
@@ -220,8 +221,20 @@ def test_patterns_without_a_sort_equal_those_of_np_unique(small_files_compress):
     g, x = _rows(5000, 4)
     y = (x > 10).astype(np.float64)
     rows, mult = np.unique(np.stack([g, x, y], axis=1), axis=0, return_counts=True)
-    first, m2 = resample.distinct_patterns(g, [x, y])
-    assert np.array_equal(np.stack([g[first], x[first], y[first]], axis=1), rows) and np.array_equal(m2, mult)
+    codes, (xs, ys), m2 = resample.distinct_patterns(g, [x, y])
+    assert np.array_equal(np.stack([codes, xs, ys], axis=1), rows) and np.array_equal(m2, mult)
+    rng = np.random.default_rng(5)
+    wide = [rng.integers(0, 1500, len(x)).astype(np.float64) for _ in range(2)]  # a key space beyond bincount's
+    for low, cols in ((-1, [x, y]), (3, [x, y]), (0, wide)):  # rows in no group (-1), codes not from 0
+        h = g + low
+        expected, counts = np.unique(np.stack([h, *cols], axis=1), axis=0, return_counts=True)
+        for renumber in (False, True):  # keys renumbered after each column: patterns from a row of each
+            with pytest.MonkeyPatch.context() as mp:
+                if renumber:
+                    mp.setattr(resample, "KEY_SPACE_MAX", 1)
+                got = resample.distinct_patterns(h, cols)
+            assert got is not None and np.array_equal(np.stack([got.codes, *got.columns], axis=1), expected)
+            assert np.array_equal(got.mult, counts)
 
 
 def test_the_point_auc_xauc_and_delong_from_the_patterns_equal_the_rows(small_files_compress, tmp_path,
@@ -278,6 +291,100 @@ def test_a_columns_ranks_by_hashing_equal_np_uniques():
              rng.integers(-50, 50, 800), rng.integers(0, 2, 300).astype(np.int8), np.array([1.0, np.nan, 1.0, 0.5]),
              np.zeros(0)]
     for c in cases:
-        count, inv = resample._hashed_ranks(c)
+        found, inv = resample._hashed_ranks(c)
         values, expected = np.unique(c, return_inverse=True)
-        assert count == len(values) and inv.dtype == np.int64 and np.array_equal(inv, expected.ravel())
+        assert np.array_equal(found, values, equal_nan=True) and inv.dtype == np.int64
+        assert np.array_equal(inv, expected.ravel())
+
+
+SPEC_TWO = SPEC.replace("""    groups: [A, B, C]
+""", """    groups: [A, B, C]
+  sex:
+    column: sex
+    groups: [f, m]
+""")
+
+
+def _entries_by_attribute(spec: Path, names: tuple[str, ...], engine: str = "memory") -> str:
+    """Every attribute's entries of the metrics (JSON), all attributes over one loaded file."""
+    from reportgen.families import outcome_disparity, score_quality
+    from reportgen.families.core import AttributeContext
+    from reportgen.runner import load_all
+    from reportgen.spec.model import load_spec
+
+    ls = load_spec(spec)
+    for key, value in ({"engine": engine, "batch_rows": 333} if engine != "memory" else {}).items():
+        setattr(ls.spec.data, key, value)
+    L = load_all(ls, engine=engine)
+    out = []
+    for attr in L.attrs:
+        ctx = AttributeContext.build(ls, L, attr, level=0.95, B=40, seed=4, schemes=set())
+        out += [(score_quality if name == "auc" else outcome_disparity).entry(
+            ctx, SimpleNamespace(name=name, tasks=None, options=SimpleNamespace(bins=None))).entry for name in names]
+    return json.dumps([e.model_dump(mode="json", exclude_unset=True) for e in out], sort_keys=True)
+
+
+def test_a_columns_distinct_values_are_found_once_per_file_and_shared(small_files_compress, tmp_path, monkeypatch):
+    """The pattern search reads each task column's distinct values once per file (``Encoded.derived``; a streamed
+    data set's collected rows alike): two
+    attributes (one leaving rows out) and two families (SMD, KS on the rate and the score; AUC on the score and
+    its label) hash the rate, the score and the label once each, and their entries are byte-identical to those of
+    a search that finds every column's values itself."""
+    from reportgen.stats import values as vs
+
+    rng = np.random.default_rng(11)
+    n = 3000
+    race = rng.choice(["A", "B", "C", ""], size=n, p=[0.5, 0.3, 0.15, 0.05])
+    sex = rng.choice(["f", "m"], size=n)
+    rate, tox = np.round(6 + rng.normal(0, 1, n), 1), np.round(rng.random(n), 2)
+    lines = ["race,sex,rate,truth,tox,label"] + [f"{r},{s},{x},6.5,{t},{int(u < t)}" for r, s, x, t, u in
+                                                 zip(race, sex, rate, tox, rng.random(n))]
+    (tmp_path / "data.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "spec.yaml").write_text(SPEC_TWO)
+    names = ("smd", "ks_distance", "auc")
+    calls: list[int] = []
+    found = vs.distinct_ranks
+    monkeypatch.setattr(vs, "distinct_ranks", lambda c: calls.append(len(c)) or found(c))
+    shared = _entries_by_attribute(tmp_path / "spec.yaml", names)
+    assert calls == [n, n, n]  # the rate, the score, the label: once each over the file's rows
+    assert all(e["interval"]["scheme"] == "multinomial" for e in json.loads(shared))
+    calls.clear()
+    assert _entries_by_attribute(tmp_path / "spec.yaml", names, "stream") == shared  # the streamed rows: the same
+    assert calls == [n, n, n]
+    monkeypatch.setattr(vs.TaskValues, "ranks_of", lambda self, column: None)
+    assert _entries_by_attribute(tmp_path / "spec.yaml", names) == shared
+
+
+def test_kept_ranks_renumbered_to_the_rows_used_equal_np_unique():
+    """A file column's kept ranks, taken at the rows an attribute uses, are renumbered to the values those rows
+    hold: np.unique's count and inverse of the rows themselves (values absent from them, a 0/1 column whose rows
+    hold one value); a different array is never given another's ranks, and a new array under the same task and
+    column is ranked anew."""
+    from reportgen.stats.values import task_values
+
+    rng = np.random.default_rng(12)
+    n = 2000
+    task = SimpleNamespace(kind="score", name="tox", k=None, range=(0.0, 1.0), favorable="lower", unit=None)
+    attr = SimpleNamespace(name="race", groups=["A", "B"])
+    for trial in range(6):
+        codes = rng.choice([-1, 0, 1], size=n, p=[0.3 * (trial % 3) / 2, 0.5, 0.5 - 0.3 * (trial % 3) / 2])
+        y = np.where(codes == 0, 1.0, rng.integers(0, 2, n).astype(np.float64)) if trial % 2 else \
+            rng.integers(0, 2, n).astype(np.float64)
+        cols = {"yhat": np.round(rng.random(n) ** (trial + 1), 3), "y": y}
+        source = SimpleNamespace(numeric={0: cols}, groups={"race": codes}, probabilities={}, derived={})
+        for g_rows in (codes, np.where(codes == 1, -1, codes)):  # two attributes' rows over one file
+            v = task_values(SimpleNamespace(**{**vars(source), "groups": {"race": g_rows}}), attr, task, 0)
+            for col in (v.yhat, v.y):
+                found, inv = v.ranks_of(col)()
+                values, expected = np.unique(col, return_inverse=True)
+                assert np.array_equal(found, values) and np.array_equal(inv, expected.ravel())
+            assert v.ranks_of(v.yhat.copy()) is None and v.ranks_of(v.yhat + 0.0) is None
+            if len(v.positions) == n:  # every row used: the loaded columns themselves, which nothing may write into
+                with pytest.raises(ValueError):
+                    v.yhat[0] = 2.0
+                assert np.shares_memory(v.yhat, cols["yhat"]) and cols["yhat"].flags.writeable
+        kept = [k for k in source.derived if k[0] == "column_ranks"]
+        assert len(kept) == 2  # one entry per column of the file, whatever attribute read it
+    source.numeric[0]["yhat"] = cols["yhat"][::-1].copy()  # a new array under the same task and column
+    v = task_values(source, attr, task, 0)
+    assert np.array_equal(v.ranks_of(v.yhat)()[1], np.unique(v.yhat, return_inverse=True)[1].ravel())

@@ -329,3 +329,12 @@ def test_ece_bootstrap_covers_a_large_miscalibration_and_not_a_calibrated_score(
     y0 = (rng.random(R * m) < s[:R * m]).astype(float)
     e0 = sq.calibration_sums(s[:R * m], y0, _onehot(np.repeat(np.arange(R), m), R), W[:R * m]).ece()
     assert _coverage([intervals.percentile(e0[:, g], LEVEL)[:2] for g in range(R)], 0.0) == 0.0
+
+
+def test_delongs_z_is_scipys_normal_quantile_to_the_bit():
+    """DeLong's z is taken from scipy.special.ndtri (what ``norm.ppf`` computes) without importing scipy.stats:
+    the same double as ``scipy.stats.norm.ppf(0.5 + level / 2)`` at every level, Bonferroni-adjusted ones too."""
+    levels = [0.5, 0.8, 0.9, 0.95, 0.99, 0.999] + [1 - 0.05 / k for k in range(2, 60)] + \
+        list(np.random.default_rng(5).uniform(0.01, 0.99999, 400))
+    for level in levels:
+        assert sq._z(level) == float(norm.ppf(0.5 + level / 2)), level
