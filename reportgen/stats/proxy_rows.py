@@ -12,7 +12,7 @@ cells, the same draws. Built once per attribute and prediction file (:func:`of_e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -36,6 +36,8 @@ class VectorCells:
     P: np.ndarray  # (rows, G) float64, the caller's
     rep: np.ndarray  # (S,) int64
     K: int
+    # each cell's vector, gathered once (_v) and read by every sum: a vector per row makes it a pass over the rows
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def S(self) -> int:
@@ -44,7 +46,16 @@ class VectorCells:
     @property
     def V(self) -> np.ndarray:
         """Each stratum's vector (S, G)."""
+        if len(self.n) == self.S:  # one cell per stratum (a vector per row): the cells' vectors, in stratum order
+            return self._v()
         return np.take(self.P, self.rep, axis=0)  # np.take: a gather of whole rows, ~3x P[rep]'s speed
+
+    @property
+    def _single(self) -> bool:
+        """Whether every cell holds one row (a vector per row): then a cell's sums are its vector's, n = 1."""
+        if "single" not in self.memo:
+            self.memo["single"] = bool(len(self.n)) and float(self.n.max()) == 1.0
+        return self.memo["single"]
 
     @staticmethod
     def of_rows(P: np.ndarray, Y: np.ndarray, Yhat: np.ndarray) -> "VectorCells":
@@ -74,12 +85,19 @@ class VectorCells:
         return b[:, :self.K].astype(bool), b[:, self.K:].astype(bool)
 
     def _v(self) -> np.ndarray:
-        """Each cell's stratum's vector (R, G); computed when read (not kept: as large as P with a vector per row)."""
-        return np.take(self.P, self.rep[self.code], axis=0)
+        """Each cell's stratum's vector (R, G), gathered once (as large as P with a vector per row: one gather
+        instead of one per sum)."""
+        if "v" not in self.memo:
+            self.memo["v"] = np.take(self.P, self.rep[self.code], axis=0)
+        return self.memo["v"]
 
     def _mass(self) -> np.ndarray:
-        """Each cell's groups' masses ``n · v`` (R, G)."""
-        return self._v() * self.n[:, None]
+        """Each cell's groups' masses ``n · v`` (R, G) (the vectors themselves when every cell holds one row:
+        1.0 · v is v)."""
+        return self._v() if self._single else self._v() * self.n[:, None]
+
+    def _times_n(self, x: np.ndarray) -> np.ndarray:
+        return x if self._single else self.n * x
 
     def moments(self, cell: np.ndarray) -> CellMoments:
         """The :class:`~reportgen.stats.proxy_cells.CellMoments` of the rows keyed by ``cell[stratum]`` (each
@@ -89,11 +107,11 @@ class VectorCells:
         C, G = len(uniq), self.P.shape[1]
         v = self._v()
         n = np.bincount(inv, weights=self.n, minlength=C)
-        s1 = np.stack([np.bincount(inv, weights=self.n * v[:, g], minlength=C) for g in range(G)], axis=1)
+        s1 = np.stack([np.bincount(inv, weights=self._times_n(v[:, g]), minlength=C) for g in range(G)], axis=1)
         s2 = np.empty((C, G, G))
         for g in range(G):
             for h in range(g, G):
-                s2[:, g, h] = s2[:, h, g] = np.bincount(inv, weights=self.n * (v[:, g] * v[:, h]), minlength=C)
+                s2[:, g, h] = s2[:, h, g] = np.bincount(inv, weights=self._times_n(v[:, g] * v[:, h]), minlength=C)
         return CellMoments(uniq, n, s1.reshape(C, G), s2, self.K)
 
     def stratum_sums(self, target: np.ndarray, S: int) -> StratumSums:
