@@ -65,8 +65,7 @@ class StratumSums:
     mass: np.ndarray  # (..., S, G)
     # rate_bounds per (task, cells): every pair of a metric reads the same groups' bounds (not part of the value)
     memo: dict = field(default_factory=dict, compare=False, repr=False)
-    # how replicates were drawn (docs/metrics.md §10): "cells", "multiplier" (stats/proxy_multiplier.py), "poisson"
-    scheme: str = field(default="cells", compare=False)
+    scheme: str = field(default="cells", compare=False)  # how replicates were drawn: cells, multiplier, poisson
 
     def merge(self, other: "StratumSums") -> "StratumSums":
         """The sums of two disjoint sets of rows over the same strata codes."""
@@ -98,7 +97,8 @@ def pooling(sums: StratumSums, min_rows: int = MIN_STRATUM_ROWS) -> tuple[np.nda
     cells = sums.cells
     n = cells.reshape(cells.shape[0], -1, 4)[:, 0, :].sum(axis=1)  # rows per stratum (task 0: every task has them)
     S = len(n)
-    p = np.divide(sums.mass, n[:, None], out=np.zeros_like(sums.mass), where=n[:, None] > 0)
+    ones = bool(len(n)) and bool(np.all(n == 1.0))  # a row per stratum: x / 1 is x, no division
+    p = sums.mass if ones else np.divide(sums.mass, n[:, None], out=np.zeros_like(sums.mass), where=n[:, None] > 0)
     target = np.full(S, -1, dtype=np.int64)
     big = n >= min_rows
     target[big] = np.arange(int(big.sum()))  # each large stratum its own, in stratum order

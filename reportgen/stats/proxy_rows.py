@@ -119,11 +119,19 @@ class VectorCells:
         ``identified.stratum_sums(P, target[codes], S, Y, Yhat)`` to rounding."""
         z = np.asarray(target, np.int64)[self.code]
         K = self.K
+        m = self._mass()
+        # each stratum one cell of one row, each its own target (the raw strata of a vector per row): every sum
+        # below adds one number to 0.0, which is that number (−0.0 becomes 0.0, as 0.0 + −0.0 does)
+        alone = self._single and S == len(z) and np.array_equal(z, np.arange(S))
         cells = np.zeros(S * K * 4)
         for k in range(K):
             c = 2 * ((self.bits >> k) & 1) + ((self.bits >> (K + k)) & 1)
-            cells += np.bincount((z * K + k) * 4 + c, weights=self.n, minlength=S * K * 4)
-        m = self._mass()
+            if alone:
+                cells[(z * K + k) * 4 + c] += self.n
+            else:
+                cells += np.bincount((z * K + k) * 4 + c, weights=self.n, minlength=S * K * 4)
+        if alone:
+            return StratumSums(cells.reshape(S, K, 4), m + 0.0)
         mass = np.stack([np.bincount(z, weights=m[:, g], minlength=S) for g in range(m.shape[1])], axis=1)
         return StratumSums(cells.reshape(S, K, 4), mass.reshape(S, m.shape[1]))
 
