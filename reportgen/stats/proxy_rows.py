@@ -67,6 +67,10 @@ class VectorCells:
         for k in range(K):
             bits |= Y[:, k].astype(np.int64) << k
             bits |= Yhat[:, k].astype(np.int64) << (K + k)
+        rep = np.empty(S, dtype=np.int64)
+        rep[codes] = np.arange(len(P), dtype=np.int64)  # any row of a stratum: they share its vector
+        if S == len(P):  # every row its own vector: a cell per row, in its stratum's order (the keys' sorted order)
+            return VectorCells(np.arange(S, dtype=np.int64), bits[rep], np.ones(S), P, rep, K)
         key = (codes << np.int64(2 * K)) | bits
         if (S << 2 * K) <= max(DENSE_BINS, 4 * len(P)):
             cnt = np.bincount(key, minlength=S << 2 * K)
@@ -75,8 +79,6 @@ class VectorCells:
         else:
             inv, uniq = _factorize_sorted(key)
             n = np.bincount(inv, minlength=len(uniq)).astype(np.float64)
-        rep = np.empty(S, dtype=np.int64)
-        rep[codes] = np.arange(len(P), dtype=np.int64)  # any row of a stratum: they share its vector
         return VectorCells(uniq >> np.int64(2 * K), uniq & np.int64((1 << 2 * K) - 1), n, P, rep, K)
 
     def pattern(self) -> tuple[np.ndarray, np.ndarray]:
@@ -102,8 +104,15 @@ class VectorCells:
     def moments(self, cell: np.ndarray) -> CellMoments:
         """The :class:`~reportgen.stats.proxy_cells.CellMoments` of the rows keyed by ``cell[stratum]`` (each
         stratum's cell code) and pattern: ``CellMoments.of_rows(cell[codes], P, Y, Yhat)`` to rounding."""
-        key = (np.asarray(cell, np.int64)[self.code] << np.int64(2 * self.K)) | self.bits
-        inv, uniq = _factorize_sorted(key)
+        cell = np.asarray(cell, np.int64)
+        key = (cell[self.code] << np.int64(2 * self.K)) | self.bits
+        bins = (int(cell.max()) + 1) << 2 * self.K if len(cell) else 0
+        if len(key) and cell.min() >= 0 and bins <= max(DENSE_BINS, 4 * len(key)):  # few codes: counted, not hashed
+            seen = np.bincount(key, minlength=bins) > 0
+            uniq = np.flatnonzero(seen)
+            inv = (np.cumsum(seen) - 1)[key]  # each key's rank among the distinct keys: _factorize_sorted's answer
+        else:
+            inv, uniq = _factorize_sorted(key)
         C, G = len(uniq), self.P.shape[1]
         v = self._v()
         n = np.bincount(inv, weights=self.n, minlength=C)
