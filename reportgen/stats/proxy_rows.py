@@ -20,6 +20,7 @@ from reportgen.stats import counts
 from reportgen.stats.identified import StratumSums, strata_codes
 from reportgen.stats.proxy_cells import CellMoments, _factorize_sorted, grid_cells, usable
 
+TABLE_BITS = 12  # at most 6 tasks: the weighted point counts look each cell's features up in a table of patterns
 DENSE_BINS = 1 << 24  # at most this many (stratum, pattern) bins, or 4 per row: counted by one dense bincount
 
 
@@ -146,8 +147,13 @@ class VectorCells:
 
     def weighted_point(self, joint: bool) -> np.ndarray:
         """The probability-weighted point counts N (1, K, G, 1, 2, 2): ``soft.tally`` of the rows to rounding."""
-        Yc, Yhc = self.pattern()
-        F = counts._features(Yc, Yhc, joint, np.float64)
+        if 2 * self.K <= TABLE_BITS:  # each cell's features looked up by its pattern bits: the same 0s and 1s
+            pats = np.arange(1 << 2 * self.K, dtype=np.int64)
+            b = (pats[:, None] >> np.arange(2 * self.K, dtype=np.int64)) & 1
+            table = counts._features(b[:, :self.K].astype(bool), b[:, self.K:].astype(bool), joint, np.float64)
+            F = np.take(table, self.bits, axis=0)
+        else:
+            F = counts._features(*self.pattern(), joint, np.float64)
         return counts._to_tensor((self._mass().T @ F)[None], self.K, self.P.shape[1], 1, joint)
 
     def grid_moments(self) -> CellMoments | None:
