@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from reportgen.stats.proxy_cells import CONSTANT_VAR, ROUNDING_VAR, CellMoments
+from reportgen.stats.proxy_cells import CONSTANT_VAR, ROUNDING_VAR, CellMoments, _segments
 
 SCHEME = "multiplier"
 BUDGET = 20_000_000  # normals the cells scheme may draw (non-constant cells × B × G); above: the multiplier
 STRATA_CHUNK = 512  # strata per block of draws (a (block, B, 4K + G) float64 array)
+CELL_BLOCK = 65_536  # cells per block of second-moment sums (a (block, 4K + G, 4K + G) float64 array)
 
 
 def over_budget(cm: CellMoments, B: int, budget: int | None = None) -> bool:
@@ -97,15 +98,21 @@ def stratum_replicates(cm: CellMoments, S: int, B: int, *, seed: int, stream: in
     K = cm.K
     F = 4 * K + G
     A = _features(cm)  # (C, 4K)
-    z = cm.cell
+    z = cm.cell  # ascending: the keys are sorted with the stratum in their high bits
     mean = np.zeros((S, F))
     Q = np.zeros((S, F, F))
-    np.add.at(mean, z, np.concatenate([A * cm.n[:, None], cm.s1], axis=1))
-    np.add.at(Q, (z, slice(None, 4 * K), slice(None, 4 * K)), A[:, :, None] * A[:, None, :] * cm.n[:, None, None])
-    cross = A[:, :, None] * cm.s1[:, None, :]  # (C, 4K, G): Σ one-hot · pᵀ
-    np.add.at(Q, (z, slice(None, 4 * K), slice(4 * K, None)), cross)
-    np.add.at(Q, (z, slice(4 * K, None), slice(None, 4 * K)), cross.transpose(0, 2, 1))
-    np.add.at(Q, (z, slice(4 * K, None), slice(4 * K, None)), cm.s2)
+    for lo in range(0, C, CELL_BLOCK):  # each cell's x xᵀ summed, a block of cells at a time, by stratum
+        c = slice(lo, min(C, lo + CELL_BLOCK))
+        Ac, n1, s1 = A[c], cm.n[c], cm.s1[c]
+        X = np.empty((len(n1), F, F))
+        X[:, :4 * K, :4 * K] = Ac[:, :, None] * Ac[:, None, :] * n1[:, None, None]  # rows per (task, cell) pair
+        X[:, :4 * K, 4 * K:] = Ac[:, :, None] * s1[:, None, :]  # Σ one-hot · pᵀ
+        X[:, 4 * K:, :4 * K] = X[:, :4 * K, 4 * K:].transpose(0, 2, 1)
+        X[:, 4 * K:, 4 * K:] = cm.s2[c]
+        st = _segments(z[c])
+        at = z[c][st]  # distinct within a block: one add per stratum
+        Q[at] += np.add.reduceat(X, st, axis=0)
+        mean[at] += np.add.reduceat(np.concatenate([Ac * n1[:, None], s1], axis=1), st, axis=0)
     R = _normal_sums(mean, Q, B, _rng(seed, stream))
     return StratumSums(np.ascontiguousarray(R[..., :4 * K]).reshape(B, S, K, 4), np.ascontiguousarray(R[..., 4 * K:]),
                        scheme=SCHEME)
