@@ -89,16 +89,17 @@ def pooling(sums: StratumSums, min_rows: int = MIN_STRATUM_ROWS) -> tuple[np.nda
     """A map of the strata onto pooled strata of at least ``min_rows`` rows each (as far as the rows allow):
     a stratum with fewer rows joins the others like it by its probability vector rounded to 0.1, then to 0.25,
     and what is still too small forms one last stratum. Decided on the point sums, held fixed in the replicates.
-
-    Why: the bounds take a minimum and a maximum of each stratum's margins, which are biased towards the inside of
-    the set in a stratum of few rows (a stratum of one row has no room at all: its bounds are the row's weighted
-    share). Pooling is conservative: a coarser stratum's identified set contains the finer strata's (every
-    coupling of the finer strata adds up to one of the coarser), and calibrated proxies stay calibrated."""
+    Why (docs/metrics.md §10): a stratum's bounds are biased inwards when it has few rows (one row: no room at
+    all); a coarser stratum's set contains the finer strata's, and calibrated proxies stay calibrated."""
     cells = sums.cells
-    n = cells.reshape(cells.shape[0], -1, 4)[:, 0, :].sum(axis=1)  # rows per stratum (task 0: every task has them)
+    return pool(cells.reshape(cells.shape[0], -1, 4)[:, 0, :].sum(axis=1), sums.mass, min_rows)  # n: task 0's rows
+
+
+def pool(n: np.ndarray, mass: np.ndarray, min_rows: int = MIN_STRATUM_ROWS) -> tuple[np.ndarray, int]:
+    """:func:`pooling` of the strata with rows ``n`` and groups' masses ``mass``."""
     S = len(n)
     ones = bool(len(n)) and bool(np.all(n == 1.0))  # a row per stratum: x / 1 is x, no division
-    p = sums.mass if ones else np.divide(sums.mass, n[:, None], out=np.zeros_like(sums.mass), where=n[:, None] > 0)
+    p = mass if ones else np.divide(mass, n[:, None], out=np.zeros_like(mass), where=n[:, None] > 0)
     target = np.full(S, -1, dtype=np.int64)
     big = n >= min_rows
     target[big] = np.arange(int(big.sum()))  # each large stratum its own, in stratum order
@@ -518,13 +519,12 @@ class KeyedSums:
 
 def memory_sums(P: np.ndarray, keys: Sequence[np.ndarray] | None, Y: np.ndarray, Yhat: np.ndarray, B: int, *,
                 seed: int, stream: int, cells=None) -> tuple[StratumSums, StratumSums]:
-    """The pooled point sums and ``B`` keyed Poisson replicates of rows held in memory (row ``i`` at position
-    ``i``): the strata of :func:`strata_codes`, pooled by :func:`pooling` on the point sums. ``cells``: the
-    rows' :class:`~reportgen.stats.proxy_rows.VectorCells` (strata by vector, no ``keys``): every sum from them."""
+    """The pooled point sums and ``B`` replicates of rows held in memory: the strata of :func:`strata_codes`,
+    pooled on the point sums. ``cells``: the rows' ``proxy_rows.VectorCells`` (no ``keys``): every sum from them."""
     if cells is not None and not keys:
         from reportgen.stats import proxy_cells
 
-        target, S2 = pooling(cells.stratum_sums(np.arange(cells.S), cells.S))
+        target, S2 = cells.pooling()
         return cells.stratum_sums(target, S2), proxy_cells.stratum_replicates(cells.moments(target), S2, B,
                                                                                seed=seed, stream=stream)
     P = np.asarray(P, dtype=np.float64)

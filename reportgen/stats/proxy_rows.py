@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from reportgen.stats import counts
-from reportgen.stats.identified import StratumSums, strata_codes
+from reportgen.stats.identified import StratumSums, pool, pooling, strata_codes
 from reportgen.stats.proxy_cells import CellMoments, _factorize_sorted, grid_cells, usable
 
 TABLE_BITS = 12  # at most 6 tasks: the weighted point counts look each cell's features up in a table of patterns
@@ -124,26 +124,34 @@ class VectorCells:
                 s2[:, g, h] = s2[:, h, g] = np.bincount(inv, weights=self._times_n(v[:, g] * v[:, h]), minlength=C)
         return CellMoments(uniq, n, s1.reshape(C, G), s2, self.K)
 
-    def stratum_sums(self, target: np.ndarray, S: int) -> StratumSums:
-        """The point sums of the identified set over the strata ``target[stratum]`` (``0..S-1``):
-        ``identified.stratum_sums(P, target[codes], S, Y, Yhat)`` to rounding."""
-        z = np.asarray(target, np.int64)[self.code]
+    def stratum_sums(self, target: np.ndarray | None, S: int) -> StratumSums:
+        """The point sums of the identified set over the strata ``target[stratum]`` (``0..S-1``; None: each stratum
+        its own, S = self.S): ``identified.stratum_sums(P, target[codes], S, Y, Yhat)`` to rounding."""
         K = self.K
         m = self._mass()
-        # each stratum one cell of one row, each its own target (the raw strata of a vector per row): every sum
-        # below adds one number to 0.0, which is that number (−0.0 becomes 0.0, as 0.0 + −0.0 does)
-        alone = self._single and S == len(z) and np.array_equal(z, np.arange(S))
+        if target is None and len(self.n) == S:  # a cell per stratum (a vector per row): its sums are the cell's
+            # own numbers — a bincount adds each to 0.0, which gives it back (−0.0 made 0.0); no index arrays
+            cells = np.zeros((S, K, 4))
+            for k in range(K):
+                c = 2 * ((self.bits >> k) & 1) + ((self.bits >> (K + k)) & 1)
+                cells[:, k, :] = (c[:, None] == np.arange(4)) * self.n[:, None]
+            mass = m + 0.0 if np.signbit(m).any() else m.view()  # read-only: no 400 MB copy at 10M rows
+            mass.flags.writeable = False
+            return StratumSums(cells, mass)
+        z = self.code if target is None else np.asarray(target, np.int64)[self.code]
         cells = np.zeros(S * K * 4)
         for k in range(K):
             c = 2 * ((self.bits >> k) & 1) + ((self.bits >> (K + k)) & 1)
-            if alone:
-                cells[(z * K + k) * 4 + c] += self.n
-            else:
-                cells += np.bincount((z * K + k) * 4 + c, weights=self.n, minlength=S * K * 4)
-        if alone:
-            return StratumSums(cells.reshape(S, K, 4), m + 0.0)
+            cells += np.bincount((z * K + k) * 4 + c, weights=self.n, minlength=S * K * 4)
         mass = np.stack([np.bincount(z, weights=m[:, g], minlength=S) for g in range(m.shape[1])], axis=1)
         return StratumSums(cells.reshape(S, K, 4), mass.reshape(S, m.shape[1]))
+
+    def pooling(self) -> tuple[np.ndarray, int]:
+        """``identified.pooling`` of the strata (each its own): with a cell per stratum (a vector per row) from the
+        cells' rows and masses themselves, without building the strata's sums (the same n and p, so the same map)."""
+        if len(self.n) == self.S:
+            return pool(self.n, self._mass())
+        return pooling(self.stratum_sums(None, self.S))
 
     def weighted_point(self, joint: bool) -> np.ndarray:
         """The probability-weighted point counts N (1, K, G, 1, 2, 2): ``soft.tally`` of the rows to rounding."""
