@@ -145,7 +145,9 @@ def interval_name(iv: Any) -> str:
     if iv is None:
         return "no interval"
     method = get("method")
-    return f"{METHOD_NAMES.get(method, str(method))} {level(get('level'))}"
+    # replicates drawn by the Gaussian multiplier bootstrap (a proxy attribute with a vector per row, §9-§10)
+    how = " (Gaussian multiplier)" if get("scheme") == "multiplier" else ""
+    return f"{METHOD_NAMES.get(method, str(method))}{how} {level(get('level'))}"
 
 
 def signed(value: Any, lower: Any = None, upper: Any = None) -> str:

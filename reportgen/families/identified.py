@@ -79,6 +79,11 @@ def _ends(sums, fn) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str
     return lo, hi, lo_r, hi_r, None
 
 
+def _scheme(sums) -> str:
+    """How the replicates were drawn (the same scheme for every run's sums: one rule on the same cells)."""
+    return (sums.runs[0][1] if isinstance(sums, Runs) else sums[1]).scheme
+
+
 def _first(sums) -> ident.StratumSums:
     """The point sums of the (first) run: the groups' masses, the same in every run."""
     return sums.runs[0][0] if isinstance(sums, Runs) else sums[0]
@@ -113,7 +118,8 @@ def disparity_set(ctx, k: int, cost: np.ndarray, mask: np.ndarray, protected: in
         return None if sums is None else _unavailable(sums)
     one, zero = ident.cells_of(cost, mask)
     lo, hi, lo_r, hi_r, why = _ends(sums, lambda s: ident.difference_bounds(s, k, one, zero, protected, reference))
-    return outer(ident.identified_block(float(lo), float(hi), lo_r, hi_r, level or ctx.level, null=0.0,
+    return outer(ident.identified_block(float(lo), float(hi), lo_r, hi_r, level or ctx.level,
+                                        scheme=_scheme(sums), null=0.0,
                                         quantity="disparity", value_range=(-1.0, 1.0), points=True,
                                         no_verdict=_too_small(ctx, _first(sums), protected, reference)), why)
 
@@ -153,10 +159,12 @@ def selection_set(ctx, k: int, group: int, *, negative: bool, benchmark: int | N
             lo, hi = ident.rate_bounds(s, k, one, zero)
             return lo[..., group], hi[..., group]
         lo, hi, lo_r, hi_r, why = _ends(sums, rate)
-        return outer(ident.identified_block(float(lo), float(hi), lo_r, hi_r, level or ctx.level, null=None,
+        return outer(ident.identified_block(float(lo), float(hi), lo_r, hi_r, level or ctx.level,
+                                        scheme=_scheme(sums), null=None,
                                             quantity="selection rate", value_range=(0.0, 1.0)), why)
     lo, hi, lo_r, hi_r, why = _ends(sums, lambda s: ident.ratio_bounds(s, k, one, zero, group, benchmark))
-    return outer(ident.identified_block(float(lo), float(hi), lo_r, hi_r, level or ctx.level, null=0.8,
+    return outer(ident.identified_block(float(lo), float(hi), lo_r, hi_r, level or ctx.level,
+                                        scheme=_scheme(sums), null=0.8,
                                         quantity="impact ratio", value_range=(0.0, np.inf),
                                         no_verdict=_too_small(ctx, _first(sums), group, benchmark)), why)
 
@@ -200,7 +208,8 @@ def lowest_ratio_set(ctx, tasks: list[tuple[int, bool, list[int]]], *, level: fl
         why = ext.REASON_OUTER_TASKS
     if why is None and not all(sharp):
         why = ext.REASON_OUTER_CATEGORIES.format(n=2 ** max(len(gs) for _, _, gs in kept) - 1)
-    block = outer(ident.identified_block(float(lo), float(hi), lo_r, hi_r, level or ctx.level, null=0.8,
+    block = outer(ident.identified_block(float(lo), float(hi), lo_r, hi_r, level or ctx.level,
+                                        scheme=_scheme(sums), null=0.8,
                                          quantity="lowest impact ratio", value_range=(0.0, 1.0)), why)
     if left:
         names = ", ".join(f"{ctx.attr.label(g)} ({mass[g]:.1f})" for g in left)

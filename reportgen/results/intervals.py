@@ -30,7 +30,9 @@ class BootstrapInterval(ResultValue):
                              "distinct row patterns) or 'poisson' (independent Poisson(1) row weights, used for many "
                              "distinct patterns and when runs share one row resample) or 'cells' (a proxy attribute's "
                              "rows of many distinct probability vectors: each cell's Poisson count and group masses "
-                             "drawn from its exact sums, docs/metrics.md §9) or 'sketch' (too many distinct values for "
+                             "drawn from its exact sums, docs/metrics.md §9) or 'multiplier' (the same with a vector per row, over "
+                             "the cells' budget: the Gaussian multiplier bootstrap, each (y, ŷ) pattern's group masses "
+                             "drawn from their exact normal distribution, docs/metrics.md §9) or 'sketch' (too many distinct values for "
                              "either: the replicates resample the rows binned into `sketch_bins` bins, the interval "
                              "is widened by `discretisation_error`, docs/metrics.md §11); for predictability metrics "
                              "a sentence describing the resampling.")
@@ -236,6 +238,11 @@ class IdentifiedInterval(ResultValue):
         "The bounds recomputed on every bootstrap replicate (the keyed Poisson row weights the probability-weighted "
         "estimate uses); the interval covers the whole identified set, so the true value, with probability at least "
         "the level in large samples.")
+    scheme: Literal["multiplier"] | None = optional(
+        "Present when the replicates of the bounds were drawn by the Gaussian multiplier bootstrap (row weights "
+        "1 + N(0, 1): each pooled stratum's counts and masses drawn jointly from their exact normal distribution, "
+        "used when a vector per row makes the per-cell draws exceed their budget; docs/metrics.md §10). Absent: "
+        "drawn per (stratum, pattern) cell, or with keyed Poisson row weights.")
 
 
 class IdentifiedVerdict(ResultValue):

@@ -87,7 +87,7 @@ Covers = Literal["rows", "runs", "trial split and flips", "queries"]
 Verdict = Literal["against_protected", "against_reference", "insufficient_evidence"]
 GammaSource = Literal["spec", "observed", "observed (the spec's gamma exceeds the data)"]
 BaseSource = Literal["train", "test", "uniform", "table"]
-BootstrapScheme = Literal["multinomial", "poisson", "cells"]
+BootstrapScheme = Literal["multinomial", "poisson", "cells", "multiplier"]
 
 LEVEL_TEXT = "Confidence level of the interval (e.g. 0.95 for a 95% interval)."
 COVERS_TEXT = ("Sources of variation the interval accounts for: 'rows' (the test rows are a sample), 'runs' "

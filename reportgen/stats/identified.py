@@ -42,7 +42,7 @@ import pandas as pd
 from reportgen.numfmt import num_text
 
 from reportgen.stats.counts import POISSON_TABLE, block_chunks, poisson_block
-from reportgen.stats.vector_codes import vector_codes
+from reportgen.stats.vector_codes import grid_key, vector_codes
 
 SUB_ROWS = 4096  # rows per weight matrix in replicate_sums (a (SUB_ROWS, B) float64 block: 32 MB at B = 1000)
 
@@ -65,10 +65,11 @@ class StratumSums:
     mass: np.ndarray  # (..., S, G)
     # rate_bounds per (task, cells): every pair of a metric reads the same groups' bounds (not part of the value)
     memo: dict = field(default_factory=dict, compare=False, repr=False)
+    scheme: str = field(default="cells", compare=False)  # how replicates were drawn: cells, multiplier, poisson
 
     def merge(self, other: "StratumSums") -> "StratumSums":
         """The sums of two disjoint sets of rows over the same strata codes."""
-        return StratumSums(self.cells + other.cells, self.mass + other.mass)
+        return StratumSums(self.cells + other.cells, self.mass + other.mass, scheme=self.scheme)
 
 
 def strata_codes(P: np.ndarray, keys: Sequence[np.ndarray] | None = None) -> tuple[np.ndarray, int]:
@@ -88,15 +89,17 @@ def pooling(sums: StratumSums, min_rows: int = MIN_STRATUM_ROWS) -> tuple[np.nda
     """A map of the strata onto pooled strata of at least ``min_rows`` rows each (as far as the rows allow):
     a stratum with fewer rows joins the others like it by its probability vector rounded to 0.1, then to 0.25,
     and what is still too small forms one last stratum. Decided on the point sums, held fixed in the replicates.
-
-    Why: the bounds take a minimum and a maximum of each stratum's margins, which are biased towards the inside of
-    the set in a stratum of few rows (a stratum of one row has no room at all: its bounds are the row's weighted
-    share). Pooling is conservative: a coarser stratum's identified set contains the finer strata's (every
-    coupling of the finer strata adds up to one of the coarser), and calibrated proxies stay calibrated."""
+    Why (docs/metrics.md §10): a stratum's bounds are biased inwards when it has few rows (one row: no room at
+    all); a coarser stratum's set contains the finer strata's, and calibrated proxies stay calibrated."""
     cells = sums.cells
-    n = cells.reshape(cells.shape[0], -1, 4)[:, 0, :].sum(axis=1)  # rows per stratum (task 0: every task has them)
+    return pool(cells.reshape(cells.shape[0], -1, 4)[:, 0, :].sum(axis=1), sums.mass, min_rows)  # n: task 0's rows
+
+
+def pool(n: np.ndarray, mass: np.ndarray, min_rows: int = MIN_STRATUM_ROWS) -> tuple[np.ndarray, int]:
+    """:func:`pooling` of the strata with rows ``n`` and groups' masses ``mass``."""
     S = len(n)
-    p = np.divide(sums.mass, n[:, None], out=np.zeros_like(sums.mass), where=n[:, None] > 0)
+    ones = bool(len(n)) and bool(np.all(n == 1.0))  # a row per stratum: x / 1 is x, no division
+    p = mass if ones else np.divide(mass, n[:, None], out=np.zeros_like(mass), where=n[:, None] > 0)
     target = np.full(S, -1, dtype=np.int64)
     big = n >= min_rows
     target[big] = np.arange(int(big.sum()))  # each large stratum its own, in stratum order
@@ -105,7 +108,7 @@ def pooling(sums: StratumSums, min_rows: int = MIN_STRATUM_ROWS) -> tuple[np.nda
     for step in (0.1, 0.25):
         if not len(left):
             break
-        codes, ncell = _grid_codes(p[left], step)  # numbered in order of first appearance, as the strata come
+        codes, ncell = _grid_codes(p if len(left) == S else p[left], step)  # in the strata's order of appearance
         tot = np.bincount(codes, weights=n[left], minlength=ncell)
         kept_cell = tot >= min_rows
         rank = np.cumsum(kept_cell) - 1  # a kept cell's number among the kept ones, in order of first appearance
@@ -122,12 +125,11 @@ def pooling(sums: StratumSums, min_rows: int = MIN_STRATUM_ROWS) -> tuple[np.nda
 def _grid_codes(p: np.ndarray, step: float) -> tuple[np.ndarray, int]:
     """Each row's cell of the grid ``round(p / step)`` as codes ``0..C-1`` numbered in order of first appearance,
     and ``C``."""
-    grid = np.round(p / step).astype(np.int64)
     radix = int(round(1 / step)) + 2
     if radix ** p.shape[1] < 2 ** 62:  # one integer per row
-        key = grid @ (radix ** np.arange(p.shape[1], dtype=np.int64))
+        key = grid_key(p, step, radix)
     else:
-        key = np.unique(grid, axis=0, return_inverse=True)[1].reshape(-1)
+        key = np.unique(np.round(p / step).astype(np.int64), axis=0, return_inverse=True)[1].reshape(-1)
     codes, uniq = pd.factorize(key)
     return np.asarray(codes, np.int64), len(uniq)
 
@@ -136,7 +138,8 @@ def pooled(sums: StratumSums, target: np.ndarray, S: int) -> StratumSums:
     """The sums over the pooled strata ``target`` (from :func:`pooling`), replicates or not."""
     H = np.zeros((len(target), S))
     H[np.arange(len(target)), target] = 1.0
-    return StratumSums(np.einsum("...zkc,zw->...wkc", sums.cells, H), np.einsum("...zg,zw->...wg", sums.mass, H))
+    return StratumSums(np.einsum("...zkc,zw->...wkc", sums.cells, H), np.einsum("...zg,zw->...wg", sums.mass, H),
+                       scheme=sums.scheme)
 
 
 def _point_sums(strata: np.ndarray, S: int, P: np.ndarray, Y: np.ndarray, Yhat: np.ndarray) -> StratumSums:
@@ -186,7 +189,7 @@ def replicate_sums(P: np.ndarray, strata: np.ndarray, S: int, Y: np.ndarray, Yha
             out += np.asarray(Z.T @ W)
     out3 = np.moveaxis(out.reshape(S, F, B), -1, 0)  # (B, S, F)
     return StratumSums(np.ascontiguousarray(out3[..., :4 * K]).reshape(B, S, K, 4),
-                       np.ascontiguousarray(out3[..., 4 * K:]))
+                       np.ascontiguousarray(out3[..., 4 * K:]), scheme="poisson")
 
 
 def _2d(a: np.ndarray) -> np.ndarray:
@@ -403,13 +406,14 @@ MSG_NO_VARIATION = "its interval shows no sampling variation, so it supports no 
 def identified_block(lower: float, upper: float, lower_reps: np.ndarray, upper_reps: np.ndarray, level: float, *,
                      null: float | None = 0.0, quantity: str = "disparity", reason: str | None = None,
                      value_range: tuple[float, float] = (-np.inf, np.inf), no_verdict: str | None = None,
-                     points: bool = False) -> dict:
+                     points: bool = False, scheme: str = "cells") -> dict:
     """The results' ``identified`` block: the set, its interval and its verdict (docs/metrics.md §10).
     ``no_verdict``: why the row supports no verdict whatever the interval says (a compared group too small);
-    an interval that cannot vary supports none either."""
+    an interval that cannot vary supports none either. ``scheme``: how the replicates were drawn (written when
+    it is the Gaussian multiplier)."""
     ci = confidence_interval(lower, upper, lower_reps, upper_reps, level, value_range)
     iv = None if ci is None else {"lower": _finite(ci[0]), "upper": _finite(ci[1]), "level": level,
-                                  "method": METHOD}
+                                  "method": METHOD, **({"scheme": scheme} if scheme == "multiplier" else {})}
     if no_verdict is None and null is not None and ci is not None and ci[1] - ci[0] <= 1e-12 * max(1.0, abs(ci[0])):
         no_verdict = MSG_NO_VARIATION
     out = {"lower": _finite(lower), "upper": _finite(upper), "interval": iv,
@@ -515,13 +519,12 @@ class KeyedSums:
 
 def memory_sums(P: np.ndarray, keys: Sequence[np.ndarray] | None, Y: np.ndarray, Yhat: np.ndarray, B: int, *,
                 seed: int, stream: int, cells=None) -> tuple[StratumSums, StratumSums]:
-    """The pooled point sums and ``B`` keyed Poisson replicates of rows held in memory (row ``i`` at position
-    ``i``): the strata of :func:`strata_codes`, pooled by :func:`pooling` on the point sums. ``cells``: the
-    rows' :class:`~reportgen.stats.proxy_rows.VectorCells` (strata by vector, no ``keys``): every sum from them."""
+    """The pooled point sums and ``B`` replicates of rows held in memory: the strata of :func:`strata_codes`,
+    pooled on the point sums. ``cells``: the rows' ``proxy_rows.VectorCells`` (no ``keys``): every sum from them."""
     if cells is not None and not keys:
         from reportgen.stats import proxy_cells
 
-        target, S2 = pooling(cells.stratum_sums(np.arange(cells.S), cells.S))
+        target, S2 = cells.pooling()
         return cells.stratum_sums(target, S2), proxy_cells.stratum_replicates(cells.moments(target), S2, B,
                                                                                seed=seed, stream=stream)
     P = np.asarray(P, dtype=np.float64)

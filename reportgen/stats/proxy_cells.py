@@ -108,7 +108,9 @@ def grid_cells(P: np.ndarray, step: float = GRID_STEP) -> np.ndarray | None:
     radix = int(round(1 / step)) + 2
     if radix ** G >= 2 ** 30:
         return None
-    return np.round(np.asarray(P, np.float64) / step).astype(np.int64) @ (radix ** np.arange(G, dtype=np.int64))
+    from reportgen.stats.vector_codes import grid_key
+
+    return grid_key(P, step, radix)
 
 
 def _rng(seed: int, stream: int) -> np.random.Generator:
@@ -150,8 +152,11 @@ def stratum_replicates(cm: CellMoments, S: int, B: int, *, seed: int, stream: in
     """B replicates of the identified set's per-stratum sums (cells keyed by pooled stratum ``0..S-1``): each
     stratum's (task, y, ŷ) counts the sums of its cells' ``M``, its groups' masses the sums of its cells' masses,
     each added in the cells' order."""
+    from reportgen.stats import proxy_multiplier
     from reportgen.stats.identified import StratumSums
 
+    if proxy_multiplier.over_budget(cm, B):  # a vector per row: per stratum, not per cell (docs/metrics.md §10)
+        return proxy_multiplier.stratum_replicates(cm, S, B, seed=seed, stream=stream)
     C, G = cm.s1.shape
     K = cm.K
     Y, Yhat = cm.pattern()
@@ -191,13 +196,17 @@ def stratum_replicates(cm: CellMoments, S: int, B: int, *, seed: int, stream: in
         mass[:, z[c][st], :] += np.add.reduceat(delta, st, axis=0).transpose(1, 0, 2)
 
     draw(cm, B, seed, stream, add_const, add_noise)
-    return StratumSums(counts.reshape(B, S, K, 4), mass)
+    return StratumSums(counts.reshape(B, S, K, 4), mass, scheme="cells")
 
 
-def weighted_sums(cm: CellMoments, B: int, *, seed: int, stream: int, joint: bool) -> np.ndarray:
+def weighted_sums(cm: CellMoments, B: int, *, seed: int, stream: int, joint: bool) -> tuple[np.ndarray, str]:
     """B replicates of the probability-weighted sums S (B, G, features) of :func:`reportgen.stats.soft.tally`
     (features 1, y_k, ŷ_k and, when ``joint``, y_k·ŷ_k): Σ over the cells of each group's mass times the cell's
-    features."""
+    features; and the scheme (``cells``, or ``multiplier`` over the budget: :mod:`.proxy_multiplier`)."""
+    from reportgen.stats import proxy_multiplier
+
+    if proxy_multiplier.over_budget(cm, B):
+        return proxy_multiplier.weighted_sums(cm, B, seed=seed, stream=stream, joint=joint), proxy_multiplier.SCHEME
     C, G = cm.s1.shape
     Y, Yhat = cm.pattern()
     feats = [np.ones((C, 1), bool), Y, Yhat] + ([Y & Yhat] if joint else [])
@@ -212,4 +221,4 @@ def weighted_sums(cm: CellMoments, B: int, *, seed: int, stream: int, joint: boo
         R[...] += (delta.reshape(len(c), B * G).T @ Fm[c]).reshape(B, G * Fn)
 
     draw(cm, B, seed, stream, add_const, add_noise)
-    return R.reshape(B, G, Fn)
+    return R.reshape(B, G, Fn), "cells"

@@ -12,14 +12,15 @@ cells, the same draws. Built once per attribute and prediction file (:func:`of_e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from reportgen.stats import counts
-from reportgen.stats.identified import StratumSums, strata_codes
+from reportgen.stats.identified import StratumSums, pool, pooling, strata_codes
 from reportgen.stats.proxy_cells import CellMoments, _factorize_sorted, grid_cells, usable
 
+TABLE_BITS = 12  # at most 6 tasks: the weighted point counts look each cell's features up in a table of patterns
 DENSE_BINS = 1 << 24  # at most this many (stratum, pattern) bins, or 4 per row: counted by one dense bincount
 
 
@@ -36,6 +37,8 @@ class VectorCells:
     P: np.ndarray  # (rows, G) float64, the caller's
     rep: np.ndarray  # (S,) int64
     K: int
+    # each cell's vector, gathered once (_v) and read by every sum: a vector per row makes it a pass over the rows
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def S(self) -> int:
@@ -44,7 +47,16 @@ class VectorCells:
     @property
     def V(self) -> np.ndarray:
         """Each stratum's vector (S, G)."""
+        if len(self.n) == self.S:  # one cell per stratum (a vector per row): the cells' vectors, in stratum order
+            return self._v()
         return np.take(self.P, self.rep, axis=0)  # np.take: a gather of whole rows, ~3x P[rep]'s speed
+
+    @property
+    def _single(self) -> bool:
+        """Whether every cell holds one row (a vector per row): then a cell's sums are its vector's, n = 1."""
+        if "single" not in self.memo:
+            self.memo["single"] = bool(len(self.n)) and float(self.n.max()) == 1.0
+        return self.memo["single"]
 
     @staticmethod
     def of_rows(P: np.ndarray, Y: np.ndarray, Yhat: np.ndarray) -> "VectorCells":
@@ -56,6 +68,10 @@ class VectorCells:
         for k in range(K):
             bits |= Y[:, k].astype(np.int64) << k
             bits |= Yhat[:, k].astype(np.int64) << (K + k)
+        rep = np.empty(S, dtype=np.int64)
+        rep[codes] = np.arange(len(P), dtype=np.int64)  # any row of a stratum: they share its vector
+        if S == len(P):  # every row its own vector: a cell per row, in its stratum's order (the keys' sorted order)
+            return VectorCells(np.arange(S, dtype=np.int64), bits[rep], np.ones(S), P, rep, K)
         key = (codes << np.int64(2 * K)) | bits
         if (S << 2 * K) <= max(DENSE_BINS, 4 * len(P)):
             cnt = np.bincount(key, minlength=S << 2 * K)
@@ -64,8 +80,6 @@ class VectorCells:
         else:
             inv, uniq = _factorize_sorted(key)
             n = np.bincount(inv, minlength=len(uniq)).astype(np.float64)
-        rep = np.empty(S, dtype=np.int64)
-        rep[codes] = np.arange(len(P), dtype=np.int64)  # any row of a stratum: they share its vector
         return VectorCells(uniq >> np.int64(2 * K), uniq & np.int64((1 << 2 * K) - 1), n, P, rep, K)
 
     def pattern(self) -> tuple[np.ndarray, np.ndarray]:
@@ -74,45 +88,80 @@ class VectorCells:
         return b[:, :self.K].astype(bool), b[:, self.K:].astype(bool)
 
     def _v(self) -> np.ndarray:
-        """Each cell's stratum's vector (R, G); computed when read (not kept: as large as P with a vector per row)."""
-        return np.take(self.P, self.rep[self.code], axis=0)
+        """Each cell's stratum's vector (R, G), gathered once (as large as P with a vector per row: one gather
+        instead of one per sum)."""
+        if "v" not in self.memo:
+            self.memo["v"] = np.take(self.P, self.rep[self.code], axis=0)
+        return self.memo["v"]
 
     def _mass(self) -> np.ndarray:
-        """Each cell's groups' masses ``n · v`` (R, G)."""
-        return self._v() * self.n[:, None]
+        """Each cell's groups' masses ``n · v`` (R, G) (the vectors themselves when every cell holds one row:
+        1.0 · v is v)."""
+        return self._v() if self._single else self._v() * self.n[:, None]
+
+    def _times_n(self, x: np.ndarray) -> np.ndarray:
+        return x if self._single else self.n * x
 
     def moments(self, cell: np.ndarray) -> CellMoments:
         """The :class:`~reportgen.stats.proxy_cells.CellMoments` of the rows keyed by ``cell[stratum]`` (each
         stratum's cell code) and pattern: ``CellMoments.of_rows(cell[codes], P, Y, Yhat)`` to rounding."""
-        key = (np.asarray(cell, np.int64)[self.code] << np.int64(2 * self.K)) | self.bits
-        inv, uniq = _factorize_sorted(key)
+        cell = np.asarray(cell, np.int64)
+        key = (cell[self.code] << np.int64(2 * self.K)) | self.bits
+        bins = (int(cell.max()) + 1) << 2 * self.K if len(cell) else 0
+        if len(key) and cell.min() >= 0 and bins <= max(DENSE_BINS, 4 * len(key)):  # few codes: counted, not hashed
+            seen = np.bincount(key, minlength=bins) > 0
+            uniq = np.flatnonzero(seen)
+            inv = (np.cumsum(seen) - 1)[key]  # each key's rank among the distinct keys: _factorize_sorted's answer
+        else:
+            inv, uniq = _factorize_sorted(key)
         C, G = len(uniq), self.P.shape[1]
         v = self._v()
         n = np.bincount(inv, weights=self.n, minlength=C)
-        s1 = np.stack([np.bincount(inv, weights=self.n * v[:, g], minlength=C) for g in range(G)], axis=1)
+        s1 = np.stack([np.bincount(inv, weights=self._times_n(v[:, g]), minlength=C) for g in range(G)], axis=1)
         s2 = np.empty((C, G, G))
         for g in range(G):
             for h in range(g, G):
-                s2[:, g, h] = s2[:, h, g] = np.bincount(inv, weights=self.n * (v[:, g] * v[:, h]), minlength=C)
+                s2[:, g, h] = s2[:, h, g] = np.bincount(inv, weights=self._times_n(v[:, g] * v[:, h]), minlength=C)
         return CellMoments(uniq, n, s1.reshape(C, G), s2, self.K)
 
-    def stratum_sums(self, target: np.ndarray, S: int) -> StratumSums:
-        """The point sums of the identified set over the strata ``target[stratum]`` (``0..S-1``):
-        ``identified.stratum_sums(P, target[codes], S, Y, Yhat)`` to rounding."""
-        z = np.asarray(target, np.int64)[self.code]
+    def stratum_sums(self, target: np.ndarray | None, S: int) -> StratumSums:
+        """The point sums of the identified set over the strata ``target[stratum]`` (``0..S-1``; None: each stratum
+        its own, S = self.S): ``identified.stratum_sums(P, target[codes], S, Y, Yhat)`` to rounding."""
         K = self.K
+        m = self._mass()
+        if target is None and len(self.n) == S:  # a cell per stratum (a vector per row): its sums are the cell's
+            # own numbers — a bincount adds each to 0.0, which gives it back (−0.0 made 0.0); no index arrays
+            cells = np.zeros((S, K, 4))
+            for k in range(K):
+                c = 2 * ((self.bits >> k) & 1) + ((self.bits >> (K + k)) & 1)
+                cells[:, k, :] = (c[:, None] == np.arange(4)) * self.n[:, None]
+            mass = m + 0.0 if np.signbit(m).any() else m.view()  # read-only: no 400 MB copy at 10M rows
+            mass.flags.writeable = False
+            return StratumSums(cells, mass)
+        z = self.code if target is None else np.asarray(target, np.int64)[self.code]
         cells = np.zeros(S * K * 4)
         for k in range(K):
             c = 2 * ((self.bits >> k) & 1) + ((self.bits >> (K + k)) & 1)
             cells += np.bincount((z * K + k) * 4 + c, weights=self.n, minlength=S * K * 4)
-        m = self._mass()
         mass = np.stack([np.bincount(z, weights=m[:, g], minlength=S) for g in range(m.shape[1])], axis=1)
         return StratumSums(cells.reshape(S, K, 4), mass.reshape(S, m.shape[1]))
 
+    def pooling(self) -> tuple[np.ndarray, int]:
+        """``identified.pooling`` of the strata (each its own): with a cell per stratum (a vector per row) from the
+        cells' rows and masses themselves, without building the strata's sums (the same n and p, so the same map)."""
+        if len(self.n) == self.S:
+            return pool(self.n, self._mass())
+        return pooling(self.stratum_sums(None, self.S))
+
     def weighted_point(self, joint: bool) -> np.ndarray:
         """The probability-weighted point counts N (1, K, G, 1, 2, 2): ``soft.tally`` of the rows to rounding."""
-        Yc, Yhc = self.pattern()
-        F = counts._features(Yc, Yhc, joint, np.float64)
+        if 2 * self.K <= TABLE_BITS:  # each cell's features looked up by its pattern bits: the same 0s and 1s
+            pats = np.arange(1 << 2 * self.K, dtype=np.int64)
+            b = (pats[:, None] >> np.arange(2 * self.K, dtype=np.int64)) & 1
+            table = counts._features(b[:, :self.K].astype(bool), b[:, self.K:].astype(bool), joint, np.float64)
+            F = np.take(table, self.bits, axis=0)
+        else:
+            F = counts._features(*self.pattern(), joint, np.float64)
         return counts._to_tensor((self._mass().T @ F)[None], self.K, self.P.shape[1], 1, joint)
 
     def grid_moments(self) -> CellMoments | None:

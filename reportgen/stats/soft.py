@@ -193,7 +193,7 @@ def replicates(units: SoftUnits, B: int, *, seed: int, stream: int, method: str 
     if method == "auto":
         cm = cell_moments(units)
         if cm is not None:
-            return cell_replicates(cm, B, seed=seed, stream=stream, joint=joint), "cells"
+            return cell_replicates(cm, B, seed=seed, stream=stream, joint=joint)
     S = poisson_sums(units, B, seed, stream, joint=joint)
     return counts._to_tensor(S, K, units.G, 1, joint), "poisson"
 
@@ -209,12 +209,13 @@ def cell_moments(units: SoftUnits):
     return proxy_cells.CellMoments.of_rows(grid, units.P, units.Y, units.Yhat)
 
 
-def cell_replicates(cm, B: int, *, seed: int, stream: int, joint: bool) -> np.ndarray:
-    """N replicates (B, K, G, 1, 2, 2) drawn per cell from its moments (docs/metrics.md §9)."""
+def cell_replicates(cm, B: int, *, seed: int, stream: int, joint: bool) -> tuple[np.ndarray, str]:
+    """N replicates (B, K, G, 1, 2, 2) drawn from the cells' moments (docs/metrics.md §9) and the scheme: per cell
+    (``cells``), or by the Gaussian multiplier per pattern over the budget (``multiplier``)."""
     from reportgen.stats import proxy_cells
 
-    S = proxy_cells.weighted_sums(cm, B, seed=seed, stream=stream, joint=joint)
-    return counts._to_tensor(S, cm.K, cm.s1.shape[1], 1, joint)
+    S, scheme = proxy_cells.weighted_sums(cm, B, seed=seed, stream=stream, joint=joint)
+    return counts._to_tensor(S, cm.K, cm.s1.shape[1], 1, joint), scheme
 
 
 def merge(a: SoftUnits, b: SoftUnits) -> SoftUnits:

@@ -129,7 +129,7 @@ class SoftCellCounts:
         cells = self.cells() if self.method == "auto" and B > 0 and self.cells is not None else None
         cm = cells.grid_moments() if cells is not None else None  # type: ignore[attr-defined]
         if cm is not None:  # soft.replicates' cells, their moments summed over the shared cells
-            return soft.cell_replicates(cm, B, seed=seed, stream=stream, joint=self.joint), "cells"
+            return soft.cell_replicates(cm, B, seed=seed, stream=stream, joint=self.joint)
         return soft.replicates(self.units, B, seed=seed, stream=stream, method=self.method, joint=self.joint)
 
     def merge(self, other: "SoftCellCounts") -> "SoftCellCounts":

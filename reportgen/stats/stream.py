@@ -294,7 +294,7 @@ class Streamed:
         if B == 0:
             return np.zeros((0, len(self.plan.tasks), len(a.groups), Gp, 2, 2)), "none"
         if method == "auto" and a.proxy and self._cells_usable(a):
-            return self._cells(name, B, seed, stream, joint), "cells"
+            return self._cells(name, B, seed, stream, joint)
         return self._poisson(name, B, seed, stream, joint, with_pred), "poisson"
 
     def _cells_usable(self, a) -> bool:
@@ -303,7 +303,7 @@ class Streamed:
         return proxy_cells.usable(len(self.plan.tasks)) and proxy_cells.grid_cells(np.zeros((1, len(a.groups)))) \
             is not None
 
-    def _cells(self, name: str, B: int, seed: int, stream: int, joint: bool) -> np.ndarray:
+    def _cells(self, name: str, B: int, seed: int, stream: int, joint: bool) -> tuple[np.ndarray, str]:
         """A proxy attribute's replicates drawn per (grid vector, pattern) cell (soft.cell_replicates) from the
         cells' moments summed over the partitions: the memory engine's cells and draws."""
         key = (name, stream, joint, B, seed, "cells")
@@ -318,7 +318,7 @@ class Streamed:
                 raise self._changed(exc) from None
             K, G = len(self.plan.tasks), len(self._attr(name).groups)
             self._poisson_cache[key] = (soft.cell_replicates(cm, B, seed=seed, stream=stream, joint=joint)
-                                        if cm is not None else np.zeros((B, K, G, 1, 2, 2)))
+                                        if cm is not None else (np.zeros((B, K, G, 1, 2, 2)), "cells"))
         return self._poisson_cache[key]
 
     def _poisson(self, name: str, B: int, seed: int, stream: int, joint: bool, with_pred: bool) -> np.ndarray:

@@ -73,18 +73,39 @@ def _sorted_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
     """np.unique's numbering of the rows (their bytes in order) by sorting on the first float's bytes and only
     the rows that tie on it by the rest: each float's bytes as a big-endian integer compare as the bytes do."""
     W = stacked.view(np.uint64)  # (n, G); equality does not depend on the byte order, the order does
-    order = np.argsort(W[:, 0].byteswap(), kind="stable")
-    w0 = W[order, 0]
+    first = W[:, 0].byteswap()  # one contiguous column (equality is the same in either byte order)
+    order = np.argsort(first, kind="stable")
+    w0 = first[order]
+    eq = w0[1:] == w0[:-1]  # a row whose first word is the row's before it
     tied = np.zeros(len(w0), dtype=bool)
-    tied[1:] = w0[1:] == w0[:-1]
-    tied[:-1] |= tied[1:]  # every row of a run of equal first words
+    tied[1:] = eq
+    tied[:-1] |= eq  # every row of a run of equal first words
     if tied.any():  # the runs hold their places; within them the other words decide
         sub = order[tied]
         order[tied] = sub[np.lexsort(W[sub].byteswap().T[::-1])]
-    Ws = W[order]
-    new = np.ones(len(order), dtype=np.int64)
+    # a row starts a new vector where its first word differs from the row before it; where the first words tie,
+    # the other words decide (only those rows are gathered: no sorted copy of every row)
+    new = np.empty(len(order), dtype=np.int64)
     new[0] = 0
-    new[1:] = (Ws[1:] != Ws[:-1]).any(axis=1)
+    np.logical_not(eq, out=new[1:], casting="unsafe")
+    same = np.flatnonzero(eq) + 1
+    if len(same):
+        new[same] = (W[order[same]] != W[order[same - 1]]).any(axis=1)
     codes = np.empty(len(order), dtype=np.int64)
     codes[order] = np.cumsum(new)
     return codes, int(codes[order[-1]]) + 1
+
+
+def grid_key(P: np.ndarray, step: float, radix: int) -> np.ndarray:
+    """Each row's vector rounded to ``step`` as one integer, ``Σ_g round(P[g] / step) · radix^g``: the integers
+    of ``np.round(P / step).astype(np.int64) @ radix ** arange(G)``, a block of rows at a time (the temporaries
+    stay in cache) and as one float product, exact while the codes stay below 2^53 (the caller's bound)."""
+    n, G = P.shape
+    if radix ** G >= 2 ** 53:
+        return np.round(np.asarray(P, np.float64) / step).astype(np.int64) @ (radix ** np.arange(G, dtype=np.int64))
+    w = float(radix) ** np.arange(G)
+    out = np.empty(n, dtype=np.int64)
+    for lo in range(0, n, BLOCK):
+        r = np.round(np.asarray(P[lo:lo + BLOCK], np.float64) / step)
+        out[lo:lo + BLOCK] = r @ w  # integers below 2^53: the product and its sum are exact
+    return out

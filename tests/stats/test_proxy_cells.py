@@ -41,7 +41,7 @@ def _check_moments(R, x):
 def test_weighted_sums_have_the_row_bootstraps_mean_and_covariance():
     P, Y, Yh = _rows(3000)
     F = _features(Y, Yh)  # (n, 1 + 3K): the sums' features; group g's sum weighs row i by P[i, g]
-    S = pc.weighted_sums(soft.cell_moments(soft.rows(P, Y, Yh)), B, seed=2, stream=5, joint=True)
+    S, _ = pc.weighted_sums(soft.cell_moments(soft.rows(P, Y, Yh)), B, seed=2, stream=5, joint=True)
     x = (P[:, :, None] * F[:, None, :]).reshape(len(P), -1)
     _check_moments(S.reshape(B, -1), x)
 
@@ -81,8 +81,8 @@ def test_cells_merge_across_chunks_and_draw_the_same_replicates():
         pc.CellMoments.of_rows(grid[1234:], P[1234:], Y[1234:], Yh[1234:]))
     np.testing.assert_array_equal(whole.key, parts.key)
     np.testing.assert_allclose(parts.s2, whole.s2, rtol=1e-12, atol=1e-15)
-    a = pc.weighted_sums(whole, 20, seed=4, stream=1, joint=True)
-    b = pc.weighted_sums(parts, 20, seed=4, stream=1, joint=True)
+    a, _ = pc.weighted_sums(whole, 20, seed=4, stream=1, joint=True)
+    b, _ = pc.weighted_sums(parts, 20, seed=4, stream=1, joint=True)
     np.testing.assert_allclose(a, b, rtol=1e-11)
 
 

@@ -66,3 +66,17 @@ def test_first_rows_of_appearance_codes():
     codes, _ = pd.factorize(x)
     _, first = np.unique(codes, return_index=True)
     assert np.array_equal(_first_rows(codes), first)
+
+
+@pytest.mark.parametrize("step", [0.1, 0.25])
+def test_grid_key_is_the_rounded_integers_code(step):
+    """The blocked float product gives the integers of ``np.round(P / step).astype(int64) @ radix powers``,
+    halfway values and −0.0 included, across blocks."""
+    from reportgen.stats import vector_codes as vc
+
+    rng = np.random.default_rng(7)
+    P = rng.dirichlet(np.full(5, 0.6), vc.BLOCK + 1234)
+    P[:50] = rng.choice([0.0, -0.0, 0.05, 0.125, 0.15, 0.375, 1.0], size=(50, 5))
+    radix = int(round(1 / step)) + 2
+    want = np.round(P / step).astype(np.int64) @ (radix ** np.arange(5, dtype=np.int64))
+    assert np.array_equal(vc.grid_key(P, step, radix), want)
