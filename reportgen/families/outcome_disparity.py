@@ -38,6 +38,7 @@ RUNS_BOUND = "no distribution-free bound over several runs (not derived for a me
 PROXY_BOUND = ("no distribution-free bound for probability-weighted order statistics or SD: the bound holds for one "
                "group per row")
 DISTANCES = ("ks_distance", "wasserstein")
+MOMENTS = ("mean_difference", "smd", "mean_ratio")  # functions of each group's (Σ1, Σx, Σx²): the multiplier applies
 UNITLESS = ("smd", "mean_ratio", "ks_distance")  # values without the outcome's unit
 PLOT_LEVELS = tuple(i / 20 for i in range(21))  # the quantiles each group's distribution is drawn from
 
@@ -61,18 +62,34 @@ class Side:
 
 
 def replicates_of(ctx: AttributeContext, v: TaskValues, family: str, runs: int,
-                  columns: tuple[np.ndarray, ...]) -> Replicates | None:
+                  columns: tuple[np.ndarray, ...], moments: bool = False) -> Replicates | None:
     """The bootstrap replicates of the rows' ``columns`` (:mod:`reportgen.stats.resample`): keyed Poisson(1)
     weights per row — the same rows get the same weights in every engine and every run (runs share one row
-    resample, §4) — or, for one large file whose rows repeat few patterns, the multinomial over the patterns."""
+    resample, §4) — or, for one large file whose rows repeat few patterns, the multinomial over the patterns.
+    ``moments``: the metric reads only the groups' moments, so a file too large and distinct for exact weights
+    takes the Gaussian multiplier bootstrap of its power sums rather than the sketch."""
     if not ctx.B:
         return None
     key = ("replicates", family, id(v))  # the family's metrics on one task share its replicates (v stays cached)
+    mkey = (*key, "moments")  # ... and its moment metrics those of the multiplier, where it applies
+    shared = ctx.statistics.get(key)
+    if moments and mkey not in ctx.statistics and (shared is None or shared[1].scheme == "sketch"):
+        got = _replicate(ctx, v, family, runs, columns, moments=True)
+        ctx.statistics[mkey] = (v, got)
+        if got.scheme != "multiplier":  # the same replicates every metric reads
+            ctx.statistics.setdefault(key, (v, got))
+    if moments and mkey in ctx.statistics:
+        return ctx.statistics[mkey][1]
     if key not in ctx.statistics:
-        stream = counts.stream_id("runs" if runs > 1 else "test", ctx.attr.name, family)
-        ctx.statistics[key] = (v, replicate_rows(columns, v.membership, v.positions, seed=ctx.seed, stream=stream,
-                                                 B=ctx.B, shared=runs > 1, sketch=family == "outcome_disparity"))
+        ctx.statistics[key] = (v, _replicate(ctx, v, family, runs, columns))
     return ctx.statistics[key][1]
+
+
+def _replicate(ctx: AttributeContext, v: TaskValues, family: str, runs: int, columns: tuple[np.ndarray, ...],
+               moments: bool = False) -> Replicates:
+    stream = counts.stream_id("runs" if runs > 1 else "test", ctx.attr.name, family)
+    return replicate_rows(columns, v.membership, v.positions, seed=ctx.seed, stream=stream, B=ctx.B,
+                          shared=runs > 1, sketch=family == "outcome_disparity", moments=moments)
 
 
 def hard_of(v: TaskValues) -> bool:
@@ -118,7 +135,8 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
     def values(x, w, P, order):
         if name in ("mean_difference", "smd", "mean_ratio"):
             if w is not None and "reps" not in summaries:
-                summaries["reps"] = oc.group_summary(x, w, P)
+                summaries["reps"] = oc.group_summary(x, w, P) if R is None or R.moments is None else \
+                    oc.GroupSummary(*R.moments)  # the multiplier's replicates of the group moments
             s = s1 if w is None else summaries["reps"]  # the rows' own summary is s1
             return {"mean_difference": oc.mean_difference, "smd": oc.smd, "mean_ratio": oc.mean_ratio}[name](s, pairs)
         if name in ("median_difference", "quantile_difference"):
@@ -282,7 +300,8 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, Rep
         vals = ctx.values(k)
         runs = len(vals)
         favorable, unit = vals[0].favorable, vals[0].unit
-        sides = [side_of(v, replicates_of(ctx, v, family, runs, columns(v)), pairs_idx) for v in vals]
+        sides = [side_of(v, replicates_of(ctx, v, family, runs, columns(v), name in MOMENTS), pairs_idx)
+                 for v in vals]
         scheme = sides[0].scheme
         for g, summary in enumerate(sides[0].groups):
             groups.append(OutcomeGroup(group=attr.label(g), task=vals[0].name, n=summary["n"],

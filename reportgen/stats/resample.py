@@ -19,6 +19,10 @@ Three schemes, each the bootstrap of the rows (every statistic of :mod:`reportge
   :data:`reportgen.stats.sketch.SKETCH_MIN_CELLS`, more than :data:`PATTERN_MAX` patterns), one value column (with
   its 0/1 label) is binned into a declared sketch (:mod:`reportgen.stats.sketch`) and resampled as the multinomial
   over (group, bin[, label]) patterns; the families widen the interval by each statistic's discretisation bound.
+* ``multiplier`` — where the sketch would apply and the caller's statistics are smooth functions of each group's
+  sums ``(Σ1, Σx, Σx²)`` (means, SMD, ratio of means) and every group with rows has at least
+  :data:`reportgen.stats.multiplier.MIN_GROUP_ROWS`: the Gaussian multiplier bootstrap's replicates of those sums,
+  drawn exactly from the groups' power sums (:mod:`reportgen.stats.multiplier`) — no per-row weights, no sketch.
 
 The multinomial scheme is used for one prediction file with hard membership, at least :data:`PATTERN_MIN_ROWS`
 rows and at most :data:`PATTERN_MAX` patterns (and at most a quarter of the rows: compression must pay); below that size the Poisson path is fast and keeps the figures
@@ -33,7 +37,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from reportgen.stats import counts, sketch as sk
+from reportgen.stats import counts, multiplier as mp, sketch as sk
 from reportgen.stats.membership import Membership
 
 PATTERN_MIN_ROWS = 100_000  # below: keyed Poisson weights per row (fast at this size; the figures stay as they were)
@@ -47,12 +51,13 @@ class Replicates:
     """The rows the replicates weigh (the task's rows, or its distinct patterns), their membership weights and the
     ``(m, B)`` integer replicate weights."""
 
-    scheme: str  # "poisson" | "multinomial" | "sketch"
+    scheme: str  # "poisson" | "multinomial" | "sketch" | "multiplier"
     columns: tuple[np.ndarray, ...]  # the columns asked for, over the m rows or patterns
     P: np.ndarray  # (m, G) membership weights
-    W: np.ndarray  # (m, B) uint8 (poisson) or uint32 (multinomial, sketch)
+    W: np.ndarray  # (m, B) uint8 (poisson) or uint32 (multinomial, sketch); (0, B) for the multiplier
     sketch: sk.Sketch | None = None  # how the rows were binned (scheme "sketch" only)
     counts: np.ndarray | None = None  # scheme "multinomial": how many rows each pattern stands for
+    moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # "multiplier": (n, mean, ss) each (B, G)
 
     @property
     def rows(self) -> int:
@@ -60,10 +65,13 @@ class Replicates:
 
 
 def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positions: np.ndarray, *, seed: int,
-                   stream: int, B: int, shared: bool = False, sketch: bool = False) -> Replicates:
+                   stream: int, B: int, shared: bool = False, sketch: bool = False,
+                   moments: bool = False) -> Replicates:
     """The replicates of the rows whose ``columns`` the statistic reads. ``shared``: the weights must be the same
     for every prediction file (several runs), so the rows keep their keyed Poisson weights. ``sketch``: the caller
-    bounds its statistics' discretisation error, so a large file of distinct values may be sketched."""
+    bounds its statistics' discretisation error, so a large file of distinct values may be sketched.
+    ``moments``: the caller reads only the first column's group moments (``n``, mean, ``ss``), so where the sketch
+    would apply they come from the Gaussian multiplier bootstrap instead (``Replicates.moments``)."""
     cols = tuple(np.asarray(c, dtype=np.float64) for c in columns)
     n = len(positions)
     if not shared and membership.is_hard and n >= PATTERN_MIN_ROWS and B > 0:
@@ -73,6 +81,10 @@ def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positi
             W = sk.multinomial_weights(_generator(seed, stream), n, mult, B)
             return Replicates("multinomial", tuple(c[first] for c in cols), membership.take(first).weights(), W,
                               counts=mult)
+        if sketch and moments and sk.applies(n, B, cols[:1]) and large_groups(membership.codes, membership.G):
+            rng = _generator(seed, stream)
+            return Replicates("multiplier", cols, np.zeros((0, membership.G)), np.zeros((0, B), dtype=np.uint8),
+                              moments=mp.moment_replicates(cols[0], membership.codes, membership.G, None, B, rng))
         if sketch and sk.applies(n, B, cols):  # too many rows and patterns for exact weights: the declared sketch
             b = sk.build(membership.codes, cols[0], cols[1] if len(cols) > 1 else None, B)
             P = np.zeros((len(b.codes), membership.G))
@@ -80,6 +92,13 @@ def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positi
             W = sk.multinomial_weights(_generator(seed, stream), n, b.mult, B)
             return Replicates("sketch", (b.value,) if b.label is None else (b.value, b.label), P, W, b.sketch)
     return Replicates("poisson", cols, membership.weights(), poisson_u8(seed, stream, positions, B))
+
+
+def large_groups(codes: np.ndarray, G: int) -> bool:
+    """Whether every group with rows has at least :data:`reportgen.stats.multiplier.MIN_GROUP_ROWS` of them."""
+    c = np.asarray(codes, dtype=np.int64)
+    n = np.bincount(c[c >= 0] if len(c) and int(c.min()) < 0 else c, minlength=G)
+    return bool(((n == 0) | (n >= mp.MIN_GROUP_ROWS)).all())
 
 
 def _generator(seed: int, stream: int) -> np.random.Generator:
