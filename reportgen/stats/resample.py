@@ -17,8 +17,8 @@ Three schemes, each the bootstrap of the rows (every statistic of :mod:`reportge
 
 * ``sketch`` — when the rows are too many and too distinct for either (``n·B`` beyond
   :data:`reportgen.stats.sketch.SKETCH_MIN_CELLS`, more than :data:`PATTERN_MAX` patterns), one value column (with
-  its 0/1 label) is binned into a declared sketch (:mod:`reportgen.stats.sketch`) and resampled as the multinomial
-  over (group, bin[, label]) patterns; the families widen the interval by each statistic's discretisation bound.
+  its 0/1 label) is binned into a declared sketch (:mod:`reportgen.stats.sketch`) and resampled by the Bayesian
+  bootstrap over (group, bin[, label]) patterns (each pattern's weight Gamma(count, 1)); the families widen the interval by each statistic's discretisation bound.
 * ``multiplier`` — where the sketch would apply and the caller's statistics are smooth functions of each group's
   sums ``(Σ1, Σx, Σx²)`` (means, SMD, ratio of means) and every group with rows has at least
   :data:`reportgen.stats.multiplier.MIN_GROUP_ROWS`: the Gaussian multiplier bootstrap's replicates of those sums,
@@ -54,7 +54,7 @@ class Replicates:
     scheme: str  # "poisson" | "multinomial" | "sketch" | "multiplier"
     columns: tuple[np.ndarray, ...]  # the columns asked for, over the m rows or patterns
     P: np.ndarray  # (m, G) membership weights
-    W: np.ndarray  # (m, B) uint8 (poisson) or uint32 (multinomial, sketch); (0, B) for the multiplier
+    W: np.ndarray  # (m, B) uint8 (poisson), uint32 (multinomial) or float32 (sketch); (0, B) for the multiplier
     sketch: sk.Sketch | None = None  # how the rows were binned (scheme "sketch" only)
     counts: np.ndarray | None = None  # scheme "multinomial": how many rows each pattern stands for
     moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # "multiplier": (n, mean, ss) each (B, G)
@@ -89,7 +89,7 @@ def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positi
             b = sk.build(membership.codes, cols[0], cols[1] if len(cols) > 1 else None, B)
             P = np.zeros((len(b.codes), membership.G))
             P[np.flatnonzero(b.codes >= 0), b.codes[b.codes >= 0]] = 1.0
-            W = sk.multinomial_weights(_generator(seed, stream), n, b.mult, B)
+            W = sk.bayesian_weights(_generator(seed, stream), b.mult, B)
             return Replicates("sketch", (b.value,) if b.label is None else (b.value, b.label), P, W, b.sketch)
     return Replicates("poisson", cols, membership.weights(), poisson_u8(seed, stream, positions, B))
 

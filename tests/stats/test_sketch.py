@@ -58,13 +58,16 @@ def test_patterns_cover_every_row_and_every_row_lies_within_its_half_width():
     assert b.sketch.tail_rows > 0 and np.all(b.sketch.half[np.abs(b.value) > 3.5] == 0)  # the tails are exact
 
 
-def test_each_statistic_of_a_binned_resample_lies_within_its_bound_of_the_exact_one():
-    """200 row-level multinomial resamples of 3,000 rows, a coarse sketch (40 patterns a group and label): for each
-    statistic, |statistic of the resampled rows − statistic of the same resample binned| ≤ the bound from the
-    binned weights alone."""
+@pytest.mark.parametrize("weights", ["multinomial", "exponential"])
+def test_each_statistic_of_a_binned_resample_lies_within_its_bound_of_the_exact_one(weights):
+    """200 row-level resamples of 3,000 rows — multinomial (Efron) or independent Exp(1) weights (the Bayesian
+    bootstrap the sketch draws, aggregated to Gamma per pattern) — and a coarse sketch (40 patterns a group and
+    label): for each statistic, |statistic of the resampled rows − statistic of the same resample binned| ≤ the
+    bound from the binned weights alone."""
     g, x, s, y = _rows(3000, 2)
     rng = np.random.default_rng(3)
-    w = rng.multinomial(3000, np.full(3000, 1 / 3000), size=200).T  # (n, B) row weights
+    w = rng.multinomial(3000, np.full(3000, 1 / 3000), size=200).T if weights == "multinomial" else \
+        rng.exponential(1.0, (3000, 200))  # (n, B) row weights
     P = Membership.hard(g, 3).weights()
     pairs = [(1, 0), (2, 0)]
     for patterns, col, lab in ((120, x, None), (240, s, y)):
@@ -74,7 +77,7 @@ def test_each_statistic_of_a_binned_resample_lies_within_its_bound_of_the_exact_
         finally:
             sk.SKETCH_DRAWS = sk_draws
         Wp = np.stack([np.bincount(b.rows, weights=w[:, j], minlength=len(b.mult)) for j in range(w.shape[1])],
-                      axis=1).astype(np.int64)
+                      axis=1)
         Pp = Membership.hard(b.codes, 3).weights()
         half = b.sketch.half
         if lab is None:
