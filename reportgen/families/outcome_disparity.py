@@ -89,7 +89,8 @@ def _replicate(ctx: AttributeContext, v: TaskValues, family: str, runs: int, col
                moments: bool = False) -> Replicates:
     stream = counts.stream_id("runs" if runs > 1 else "test", ctx.attr.name, family)
     return replicate_rows(columns, v.membership, v.positions, seed=ctx.seed, stream=stream, B=ctx.B,
-                          shared=runs > 1, sketch=family == "outcome_disparity", moments=moments)
+                          shared=runs > 1, sketch=family == "outcome_disparity", moments=moments,
+                          order=partial(ctx.order, v))
 
 
 def hard_of(v: TaskValues) -> bool:

@@ -176,7 +176,7 @@ def _files(ctx: AttributeContext, k: int) -> list[_File] | str:
         for v in vals:
             ranked = partial(_ranked, ctx, v)
             R = replicate_rows((v.yhat, v.y), v.membership, v.positions, seed=ctx.seed, stream=stream, B=ctx.B,
-                               shared=len(vals) > 1, sketch=True)
+                               shared=len(vals) > 1, sketch=True, order=partial(ctx.order, v))
             f = _File(v.yhat, v.y, v.membership, R, ranked, v.membership.is_hard, v.membership.codes, v.favorable, v.range,
                       sq.MannWhitney(*(np.zeros(0),) * 3), sq.MannWhitney(*(np.zeros(0),) * 3))
             f.auc_point = sq.group_auc(R.columns[0], R.columns[1], R.P, R.counts, ranked=f.rranked) \

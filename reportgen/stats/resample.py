@@ -32,7 +32,7 @@ the suite and earlier reports were made with. The scheme is named in every inter
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -66,12 +66,13 @@ class Replicates:
 
 def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positions: np.ndarray, *, seed: int,
                    stream: int, B: int, shared: bool = False, sketch: bool = False,
-                   moments: bool = False) -> Replicates:
+                   moments: bool = False, order: Callable[[], np.ndarray] | None = None) -> Replicates:
     """The replicates of the rows whose ``columns`` the statistic reads. ``shared``: the weights must be the same
     for every prediction file (several runs), so the rows keep their keyed Poisson weights. ``sketch``: the caller
     bounds its statistics' discretisation error, so a large file of distinct values may be sketched.
     ``moments``: the caller reads only the first column's group moments (``n``, mean, ``ss``), so where the sketch
-    would apply they come from the Gaussian multiplier bootstrap instead (``Replicates.moments``)."""
+    would apply they come from the Gaussian multiplier bootstrap instead (``Replicates.moments``). ``order``: how to
+    get the first column's ascending order (the caller's shared sort), for the sketch."""
     cols = tuple(np.asarray(c, dtype=np.float64) for c in columns)
     n = len(positions)
     if not shared and membership.is_hard and n >= PATTERN_MIN_ROWS and B > 0:
@@ -86,7 +87,8 @@ def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positi
             return Replicates("multiplier", cols, np.zeros((0, membership.G)), np.zeros((0, B), dtype=np.uint8),
                               moments=mp.moment_replicates(cols[0], membership.codes, membership.G, None, B, rng))
         if sketch and sk.applies(n, B, cols):  # too many rows and patterns for exact weights: the declared sketch
-            b = sk.build(membership.codes, cols[0], cols[1] if len(cols) > 1 else None, B)
+            b = sk.build(membership.codes, cols[0], cols[1] if len(cols) > 1 else None, B,
+                         order=order() if order is not None else None)
             P = np.zeros((len(b.codes), membership.G))
             P[np.flatnonzero(b.codes >= 0), b.codes[b.codes >= 0]] = 1.0
             W = sk.bayesian_weights(_generator(seed, stream), b.mult, B)

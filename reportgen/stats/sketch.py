@@ -71,47 +71,55 @@ def applies(n: int, B: int, columns: Sequence[np.ndarray]) -> bool:
     return len(columns) == 1 or bool(np.isin(columns[1], (0.0, 1.0)).all())
 
 
-def build(codes: np.ndarray, x: np.ndarray, label: np.ndarray | None, B: int, rows: bool = False) -> Binned:
+def build(codes: np.ndarray, x: np.ndarray, label: np.ndarray | None, B: int, rows: bool = False,
+          order: np.ndarray | None = None) -> Binned:
     """Bin ``x`` (pooled over groups) within a pattern budget of ``SKETCH_DRAWS // B`` and count the
-    ``(code, bin, label)`` patterns. Independent of the rows' order (every engine gets the same patterns)."""
+    ``(code, bin, label)`` patterns. Independent of the rows' order (every engine gets the same patterns).
+    ``order``: ``x``'s ascending order when the caller has it (the one sort the point values already paid); every
+    step then runs over the sorted column — the bins are runs of it — with no second sort or per-row search."""
     codes = np.asarray(codes, dtype=np.int64)
     x = np.asarray(x, dtype=np.float64)
     n = len(x)
     L = 1 if label is None else 2
     budget = max(SKETCH_DRAWS // max(B, 1), 64)
-    xs = np.sort(x)
+    order = np.argsort(x, kind="stable") if order is None else np.asarray(order)
+    xs = x[order]
     T = int(min(budget // TAIL_SHARE, max(n - 1, 0) // 4))
     c_lo, c_hi = xs[T], xs[n - 1 - T]
     present = int(np.count_nonzero(np.bincount(codes + 1)))
     M = max(1, (budget - 2 * T) // (present * L))
     width = (c_hi - c_lo) / M if c_hi > c_lo else 0.0
     inner = c_lo + width * np.arange(1, M) if width > 0 else np.zeros(0)
-    central = (x >= c_lo) & (x <= c_hi)
-    vid = np.empty(n, dtype=np.int64)
-    vid[central] = np.searchsorted(inner, x[central], side="right")
-    tail_values, inv = np.unique(x[~central], return_inverse=True)
-    vid[~central] = M + inv.ravel()
+    i_lo, i_hi = int(np.searchsorted(xs, c_lo, side="left")), int(np.searchsorted(xs, c_hi, side="right"))
+    cs = xs[i_lo:i_hi]  # the central rows, sorted: bin j holds inner[j-1] <= x < inner[j], a run of cs
+    starts = np.r_[0, np.searchsorted(cs, inner, side="left")]
+    size = np.diff(np.r_[starts, len(cs)])
+    tv = np.r_[xs[:i_lo], xs[i_hi:]]  # the tails' rows, sorted (all below c_lo, then all above c_hi)
+    new = np.r_[True, tv[1:] != tv[:-1]] if len(tv) else np.zeros(0, dtype=bool)
+    tail_values, tinv = tv[new], np.cumsum(new) - 1
     V = M + len(tail_values)
-    # each bin's smallest and largest value, from the sorted column: the bins' rows are consecutive there
-    cs = xs[np.searchsorted(xs, c_lo, side="left"):np.searchsorted(xs, c_hi, side="right")]
-    sb = np.searchsorted(inner, cs, side="right")
-    starts = np.flatnonzero(np.r_[True, sb[1:] != sb[:-1]])
-    ends = np.r_[starts[1:], len(cs)] - 1
-    lo, hi = cs[starts], cs[ends]
+    vid = np.concatenate([M + tinv[:i_lo], np.repeat(np.arange(len(size), dtype=np.int64), size), M + tinv[i_lo:]])
+    # each bin's smallest and largest value: the first and last row of its run
+    full = np.flatnonzero(size)
+    lo, hi = cs[starts[full]], cs[starts[full] + size[full] - 1]
     rep, half = np.zeros(V), np.zeros(V)
-    rep[sb[starts]] = lo + (hi - lo) / 2
+    rep[full] = lo + (hi - lo) / 2
     # the half-width, rounded up past the midpoint's own rounding
-    half[sb[starts]] = np.where(hi > lo, (hi - lo) / 2 + 4 * np.spacing(np.maximum(np.abs(lo), np.abs(hi))), 0.0)
+    half[full] = np.where(hi > lo, (hi - lo) / 2 + 4 * np.spacing(np.maximum(np.abs(lo), np.abs(hi))), 0.0)
     rep[M:] = tail_values
-    lab = np.zeros(n, dtype=np.int64) if label is None else np.asarray(label).astype(np.int64)
-    key = ((codes + 1) * V + vid) * L + lab
+    lab = np.zeros(n, dtype=np.int64) if label is None else np.asarray(label)[order].astype(np.int64)
+    key = ((codes[order] + 1) * V + vid) * L + lab
     mult = np.bincount(key, minlength=(int(codes.max(initial=-1)) + 2) * V * L)
     keys = np.flatnonzero(mult)
     pv = (keys // L) % V
+    row_key = None
+    if rows:
+        row_key = np.empty(n, dtype=np.int64)
+        row_key[order] = key
     return Binned(codes=keys // (V * L) - 1, value=rep[pv], label=(keys % L).astype(np.float64) if label is not None
                   else None, mult=mult[keys].astype(np.int64),
                   sketch=Sketch(bins=M, width=float(width), tail_rows=T, half=half[pv]),
-                  rows=np.searchsorted(keys, key) if rows else None)
+                  rows=np.searchsorted(keys, row_key) if row_key is not None else None)
 
 
 def bayesian_weights(rng: np.random.Generator, mult: np.ndarray, B: int) -> np.ndarray:
