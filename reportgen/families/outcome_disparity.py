@@ -174,10 +174,13 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
             return _as_bounds(oc.ratio_bounds(means, pairs), rng)
         return _as_bounds(oc.difference_bounds(means, pairs), rng)
 
-    reps = np.zeros((0, len(pairs))) if R is None else values(R.columns[0], R.W, R.P, None)
+    fast = sk.ks_replicates(R.sketch.half, R.columns[0], R.P, R.W, pairs) \
+        if R is not None and R.sketch is not None and name == "ks_distance" else None  # the sketch's own pass
+    reps = np.zeros((0, len(pairs))) if R is None else fast[0] if fast is not None else \
+        values(R.columns[0], R.W, R.P, None)
     widen = None
     if R is not None and R.sketch is not None:
-        err = sketch_error(name, R, pairs, summaries.get("reps"))
+        err = fast[1] if fast is not None else sketch_error(name, R, pairs, summaries.get("reps"))
         widen = [sk.widening(R.sketch, err[..., i]) for i in range(len(pairs))]
     return Side(point, reps, bounds, groups, R.scheme if R is not None else "poisson", widen)
 

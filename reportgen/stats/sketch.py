@@ -196,6 +196,44 @@ def _quotient_error(num, den, dn, dd) -> np.ndarray:
     return np.where(ok, err, np.inf)
 
 
+def ks_replicates(half: np.ndarray, value: np.ndarray, P: np.ndarray, W: np.ndarray,
+                  pairs) -> tuple[np.ndarray, np.ndarray] | None:
+    """The Kolmogorov–Smirnov distance of every pair on every replicate of an outcome's sketch, and its
+    discretisation bound (:func:`ks_error`), both ``(B, K)``, in one pass per group over the sketch's distinct values
+    (a group's weights put on the value grid, summed cumulatively a block of replicates at a time) instead of a
+    cumulative sum of every pattern for every group. The same sums in the same order as
+    :func:`reportgen.stats.outcome.ecdf_distances` (the zeros of the other groups' patterns left out), so the same
+    distances. None where a group has two patterns of one value (a sketch with a label column): the caller takes the
+    general path."""
+    grid, vi = np.unique(value, return_inverse=True)
+    vi = vi.ravel()
+    Vd, B, K = len(grid), W.shape[1], len(pairs)
+    used = sorted({g for p in pairs for g in p})
+    rows = {g: np.flatnonzero(P[:, g] > 0) for g in used}
+    if any(len(np.unique(vi[r])) != len(r) for r in rows.values()):
+        return None
+    wide = {g: half[rows[g]] > 0 for g in used}
+    ks, err = np.full((B, K), np.nan), np.zeros((B, K))
+    step = max(1, DRAW_BLOCK // max(Vd, 1))
+    for lo in range(0, B, step):
+        hi = min(B, lo + step)
+        F, share = {}, {}
+        for g in used:
+            Wg = np.zeros((Vd, hi - lo))
+            Wg[vi[rows[g]]] = W[rows[g], lo:hi]
+            np.cumsum(Wg, axis=0, out=Wg)
+            tot = Wg[-1].copy()
+            top = W[rows[g][wide[g]], lo:hi].max(axis=0, initial=0).astype(np.float64)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                Wg /= np.where(tot > 0, tot, np.nan)
+                share[g] = np.where(tot > 0, top / tot, 0.0)
+            F[g] = Wg
+        for k, (a, b) in enumerate(pairs):
+            ks[lo:hi, k] = np.abs(F[a] - F[b]).max(axis=0)
+            err[lo:hi, k] = np.maximum(share[a], share[b])
+    return ks, err
+
+
 def ks_error(half: np.ndarray, P: np.ndarray, W: np.ndarray, pairs) -> np.ndarray:
     """Per replicate and pair ``(B, K)``: the binned ECDFs equal the exact ones at every bin's largest value, so
     the Kolmogorov–Smirnov distance can only grow inside a bin, by at most one group's share of the resample in

@@ -231,3 +231,25 @@ def test_memory_stream_and_dask_give_the_same_sketched_entries(sketched, tmp_pat
     assert _entries(spec, "stream", names) == memory
     pytest.importorskip("dask")
     assert _entries(spec, "dask", names) == memory
+
+
+def test_the_sketchs_own_ks_pass_gives_the_general_paths_distances_and_bounds():
+    """sketch.ks_replicates (one cumulative sum per group over the value grid) against the general
+    ecdf_distances and ks_error on the same Bayesian-bootstrap replicates of a sketch: the same distances (the same
+    sums in the same order) and bounds equal up to summation order."""
+    g, x, s, y = _rows(4000, 9)
+    sk_draws, sk.SKETCH_DRAWS = sk.SKETCH_DRAWS, 300 * 50
+    try:
+        b = sk.build(g, x, None, B=50)
+    finally:
+        sk.SKETCH_DRAWS = sk_draws
+    W = sk.bayesian_weights(np.random.default_rng(1), b.mult, 50)
+    P = Membership.hard(b.codes, 3).weights()
+    pairs = [(1, 0), (2, 0), (2, 1)]
+    ks, err = sk.ks_replicates(b.sketch.half, b.value, P, W, pairs)
+    assert np.array_equal(ks, oc.ecdf_distances(b.value, W, P, pairs)[0])
+    np.testing.assert_allclose(err, sk.ks_error(b.sketch.half, P, W, pairs), rtol=1e-12)
+    assert err.max() > 0.001
+    with_label = sk.build(g, s, y, B=50)  # two patterns of one value in a group: the general path
+    assert sk.ks_replicates(with_label.sketch.half, with_label.value, Membership.hard(with_label.codes, 3).weights(),
+                            np.ones((len(with_label.mult), 2)), pairs) is None
