@@ -142,7 +142,8 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
             return {"mean_difference": oc.mean_difference, "smd": oc.smd, "mean_ratio": oc.mean_ratio}[name](s, pairs)
         if name in ("median_difference", "quantile_difference"):
             return oc.quantile_difference(x, w, P, pairs, 0.5 if name == "median_difference" else q, order=order)
-        ks, w1 = oc.ecdf_distances(x, w, P, pairs, order=order)
+        ks, w1 = oc.ecdf_distances(x, w, P, pairs, order=order,
+                                   codes=v.membership.codes if w is None and hard and not pat else None)
         return ks if name == "ks_distance" else w1
 
     point = values(xo, None, Po, oo)

@@ -267,11 +267,16 @@ def quantile_difference(x, w, P, pairs: Pairs, q: float, order: np.ndarray | Non
     return Q[..., a] - Q[..., b]
 
 
-def ecdf_distances(x, w, P, pairs: Pairs, order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def ecdf_distances(x, w, P, pairs: Pairs, order: np.ndarray | None = None,
+                   codes: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The Kolmogorov–Smirnov distance ``sup_v |F_a(v) − F_b(v)|`` and the Wasserstein-1 distance
     ``∫ |F_a(v) − F_b(v)| dv`` between the groups' weighted ECDFs, for each pair: two ``(B, K)`` (or ``(K,)``)
     arrays. Both ECDFs are evaluated after every run of tied values, where the step functions take all their
-    values. NaN where a group has no weight. ``order``: ``x``'s stable ascending order, when the caller has it."""
+    values. NaN where a group has no weight. ``order``: ``x``'s stable ascending order, when the caller has it.
+    ``codes``: the rows' groups when ``P`` is their one-hot matrix (−1: none) and there are no weights — the ECDFs
+    are then counts of the sorted codes (the same figures: a float sum of ones is the integer count)."""
+    if w is None and codes is not None:
+        return _hard_ecdf_distances(x, np.asarray(codes), pairs, order)
     order, xs = _sorted(x, order)
     P = np.asarray(P, dtype=np.float64)[order]
     W, flat = _matrix(w, len(xs))
@@ -295,6 +300,29 @@ def ecdf_distances(x, w, P, pairs: Pairs, order: np.ndarray | None = None) -> tu
             ks[cols, k] = d.max(axis=1)
             w1[cols, k] = np.where(np.isnan(d[:, -1]), np.nan, (d[:, :-1] * gaps[None, :]).sum(axis=1))
     return _out(ks, flat), _out(w1, flat)
+
+
+def _hard_ecdf_distances(x, codes: np.ndarray, pairs: Pairs, order: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`ecdf_distances` of unweighted rows in one group each: one gather of the codes in value order, one
+    count per group."""
+    order, xs = _sorted(x, order)
+    K = len(pairs)
+    ks, w1 = np.full(K, np.nan), np.full(K, np.nan)
+    if not len(xs) or not K:
+        return ks, w1
+    c = codes[order]
+    last = np.flatnonzero(np.r_[xs[1:] != xs[:-1], True])
+    gaps = np.diff(xs[last])
+    F = {}
+    for g in sorted({g for p in pairs for g in p}):
+        cum = np.cumsum(c == g)[last]
+        F[g] = cum / cum[-1] if cum[-1] > 0 else None
+    for k, (a, b) in enumerate(pairs):
+        if F[a] is None or F[b] is None:
+            continue
+        d = np.abs(F[a] - F[b])
+        ks[k], w1[k] = d.max(), (d[:-1] * gaps).sum()
+    return ks, w1
 
 
 # --- errors of a prediction ----------------------------------------------------------------------------------
