@@ -88,8 +88,9 @@ def replicates_of(ctx: AttributeContext, v: TaskValues, family: str, runs: int,
 def _replicate(ctx: AttributeContext, v: TaskValues, family: str, runs: int, columns: tuple[np.ndarray, ...],
                moments: bool = False) -> Replicates:
     stream = counts.stream_id("runs" if runs > 1 else "test", ctx.attr.name, family)
+    multiplier = "errors" if family == "error_parity" else "moments" if moments else None
     return replicate_rows(columns, v.membership, v.positions, seed=ctx.seed, stream=stream, B=ctx.B,
-                          shared=runs > 1, sketch=family == "outcome_disparity", moments=moments,
+                          shared=runs > 1, sketch=family == "outcome_disparity", multiplier=multiplier,
                           order=partial(ctx.order, v))
 
 
@@ -136,8 +137,8 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
     def values(x, w, P, order):
         if name in ("mean_difference", "smd", "mean_ratio"):
             if w is not None and "reps" not in summaries:
-                summaries["reps"] = oc.group_summary(x, w, P) if R is None or R.moments is None else \
-                    oc.GroupSummary(*R.moments)  # the multiplier's replicates of the group moments
+                summaries["reps"] = oc.group_summary(x, w, P) if R is None or R.summary is None else \
+                    oc.GroupSummary(*R.summary)  # the multiplier's replicates of the group moments
             s = s1 if w is None else summaries["reps"]  # the rows' own summary is s1
             return {"mean_difference": oc.mean_difference, "smd": oc.smd, "mean_ratio": oc.mean_ratio}[name](s, pairs)
         if name in ("median_difference", "quantile_difference"):

@@ -32,9 +32,10 @@ class BootstrapInterval(ResultValue):
                              "rows of many distinct probability vectors: each cell's Poisson count and group masses "
                              "drawn from its exact sums, docs/metrics.md §9) or 'sketch' (too many distinct values for "
                              "either: the replicates resample the rows binned into `sketch_bins` bins, the interval "
-                             "is widened by `discretisation_error`, docs/metrics.md §11) or 'multiplier' (a mean, "
-                             "SMD or ratio of means where the sketch would apply: the Gaussian multiplier bootstrap, "
-                             "each group's weighted sums drawn exactly from its power sums, docs/metrics.md §11); "
+                             "is widened by `discretisation_error`, docs/metrics.md §11) or 'multiplier' (means, SMD, "
+                             "ratio of means and error parity on a file too large and distinct for the others: the "
+                             "Gaussian multiplier bootstrap, each group's weighted sums drawn exactly from its sums of "
+                             "products, docs/metrics.md §11); "
                              "for predictability metrics "
                              "a sentence describing the resampling.")
     sketch_bins: int | None = optional("Scheme 'sketch': the number of equal-width bins the values were binned into "

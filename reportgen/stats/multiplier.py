@@ -30,41 +30,64 @@ def sum_replicates(S: np.ndarray, Q: np.ndarray, B: int, rng: np.random.Generato
     return S + np.einsum("...ij,b...j->b...i", L, Z)
 
 
-def power_sums(x: np.ndarray, codes: np.ndarray, G: int, center: np.ndarray, order: int = 4) -> np.ndarray:
-    """Each group's sums ``Σ (x − c_g)^k`` for ``k = 0..order``, ``(G, order + 1)``, by ``np.bincount`` over the
-    rows' group codes (−1: none); ``center`` ``(G,)`` (the group's mean keeps the sums well conditioned)."""
-    x = np.asarray(x, dtype=np.float64)
+def group_sums(V: np.ndarray, codes: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's ``S_g = Σ v_i`` ``(G, K)`` and ``Q_g = Σ v_i v_iᵀ`` ``(G, K, K)`` of the rows' features ``V``
+    ``(n, K)``, by ``np.bincount`` over the rows' group codes (−1: none), one product of two features at a time."""
     codes = np.asarray(codes, dtype=np.int64)
     keep = codes >= 0
-    k, xk = (codes, x) if keep.all() else (codes[keep], x[keep])
-    d = xk - np.nan_to_num(np.asarray(center, dtype=np.float64))[k]
-    out = np.empty((G, order + 1))
-    out[:, 0] = np.bincount(k, minlength=G)[:G]
-    p = np.ones_like(d)
-    for j in range(1, order + 1):
-        p *= d
-        out[:, j] = np.bincount(k, weights=p, minlength=G)[:G]
-    return out
+    k, Vk = (codes, V) if keep.all() else (codes[keep], V[keep])
+    K = Vk.shape[1]
+    S = np.stack([np.bincount(k, weights=Vk[:, i], minlength=G)[:G] for i in range(K)], axis=1)
+    Q = np.empty((G, K, K))
+    for i in range(K):
+        for j in range(i, K):
+            Q[:, i, j] = Q[:, j, i] = np.bincount(k, weights=Vk[:, i] * Vk[:, j], minlength=G)[:G]
+    return S, Q
 
 
-def moment_replicates(x: np.ndarray, codes: np.ndarray, G: int, center: np.ndarray | None, B: int,
+def group_means(x: np.ndarray, codes: np.ndarray, G: int) -> np.ndarray:
+    """Each group's mean of ``x`` (0 where a group has no rows: a centre only)."""
+    c = np.asarray(codes, dtype=np.int64)
+    keep = c >= 0
+    k, xk = (c, x) if keep.all() else (c[keep], x[keep])
+    n = np.bincount(k, minlength=G)[:G]
+    s = np.bincount(k, weights=xk, minlength=G)[:G]
+    return np.where(n > 0, s / np.maximum(n, 1), 0.0)
+
+
+def moment_replicates(x: np.ndarray, codes: np.ndarray, G: int, B: int,
                       rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Multiplier replicates of each group's weight, mean and sum of squared deviations, each ``(B, G)``: the
-    sums ``(Σw, Σw·d, Σw·d²)`` of ``d = x − c_g`` drawn from the power sums up to ``d⁴``, then
-    ``mean = c_g + Σw·d / Σw`` and ``ss = Σw·d² − (Σw·d)² / Σw`` (NaN where a replicate's weight is not positive,
-    0 where rounding takes ``ss`` below 0). ``center``: ``c_g`` (None: each group's mean)."""
-    if center is None:
-        p1 = power_sums(x, codes, G, np.zeros(G), order=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            center = np.where(p1[:, 0] > 0, p1[:, 1] / p1[:, 0], 0.0)
-    p = power_sums(x, codes, G, center)
-    S = p[:, :3]
-    Q = np.stack([p[:, 0:3], p[:, 1:4], p[:, 2:5]], axis=1)  # Q[g, i, j] = Σ d^(i+j)
-    T = sum_replicates(S, Q, B, rng)  # (B, G, 3)
+    sums ``(Σw, Σw·d, Σw·d²)`` of ``d = x − c_g`` (``c_g`` the group's mean, which keeps ``Q`` well conditioned)
+    drawn from the power sums up to ``d⁴``, then ``mean = c_g + Σw·d / Σw`` and ``ss = Σw·d² − (Σw·d)² / Σw``
+    (NaN where a replicate's weight is not positive, 0 where rounding takes ``ss`` below 0)."""
+    x = np.asarray(x, dtype=np.float64)
+    c = group_means(x, codes, G)
+    d = x - c[np.maximum(np.asarray(codes, dtype=np.int64), 0)]
+    T = sum_replicates(*group_sums(np.stack([np.ones_like(d), d, d * d], axis=1), codes, G), B, rng)  # (B, G, 3)
     n, s1, s2 = T[..., 0], T[..., 1], T[..., 2]
-    c = np.nan_to_num(np.asarray(center, dtype=np.float64))
     with np.errstate(invalid="ignore", divide="ignore"):
         ok = n > 0
         mean = np.where(ok, c + s1 / n, np.nan)
         ss = np.where(ok, np.maximum(s2 - s1 * s1 / n, 0.0), np.nan)
     return n, mean, ss
+
+
+def error_replicates(y: np.ndarray, yhat: np.ndarray, codes: np.ndarray, G: int, B: int,
+                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Multiplier replicates of each group's weight, mean error, mean absolute error and mean squared error of
+    ``e = ŷ − y``, each ``(B, G)``: the sums of ``(1, δ, α, δ²)`` with ``δ = e − m_g`` and ``α = |e| − a_g``
+    (``m_g``, ``a_g``: the group's mean error and MAE, centres that keep ``Q`` well conditioned), from which
+    ``Σw·e = m_g Σw + Σw·δ``, ``Σw·|e| = a_g Σw + Σw·α`` and ``Σw·e² = m_g² Σw + 2 m_g Σw·δ + Σw·δ²``."""
+    e = np.asarray(yhat, dtype=np.float64) - np.asarray(y, dtype=np.float64)
+    at = np.maximum(np.asarray(codes, dtype=np.int64), 0)
+    m, a = group_means(e, codes, G), group_means(np.abs(e), codes, G)
+    d, al = e - m[at], np.abs(e) - a[at]
+    T = sum_replicates(*group_sums(np.stack([np.ones_like(e), d, al, d * d], axis=1), codes, G), B, rng)
+    n, sd, sa, sdd = T[..., 0], T[..., 1], T[..., 2], T[..., 3]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ok = n > 0
+        me = np.where(ok, m + sd / n, np.nan)
+        mae = np.where(ok, a + sa / n, np.nan)
+        mse = np.where(ok, np.maximum(m * m + (2 * m * sd + sdd) / n, 0.0), np.nan)
+    return n, me, mae, mse

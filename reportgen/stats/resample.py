@@ -19,8 +19,9 @@ Three schemes, each the bootstrap of the rows (every statistic of :mod:`reportge
   :data:`reportgen.stats.sketch.SKETCH_MIN_CELLS`, more than :data:`PATTERN_MAX` patterns), one value column (with
   its 0/1 label) is binned into a declared sketch (:mod:`reportgen.stats.sketch`) and resampled by the Bayesian
   bootstrap over (group, bin[, label]) patterns (each pattern's weight Gamma(count, 1)); the families widen the interval by each statistic's discretisation bound.
-* ``multiplier`` — where the sketch would apply and the caller's statistics are smooth functions of each group's
-  sums ``(Σ1, Σx, Σx²)`` (means, SMD, ratio of means) and every group with rows has at least
+* ``multiplier`` — where the rows are too many for per-row weights and too distinct for the patterns, and the
+  caller's statistics are smooth functions of each group's sums — ``(Σ1, Σx, Σx²)`` (means, SMD, ratio of means) or
+  ``(Σ1, Σe, Σ|e|, Σe²)`` of the errors (error parity) — and every group with rows has at least
   :data:`reportgen.stats.multiplier.MIN_GROUP_ROWS`: the Gaussian multiplier bootstrap's replicates of those sums,
   drawn exactly from the groups' power sums (:mod:`reportgen.stats.multiplier`) — no per-row weights, no sketch.
 
@@ -57,7 +58,8 @@ class Replicates:
     W: np.ndarray  # (m, B) uint8 (poisson), uint32 (multinomial) or float32 (sketch); (0, B) for the multiplier
     sketch: sk.Sketch | None = None  # how the rows were binned (scheme "sketch" only)
     counts: np.ndarray | None = None  # scheme "multinomial": how many rows each pattern stands for
-    moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # "multiplier": (n, mean, ss) each (B, G)
+    summary: tuple[np.ndarray, ...] | None = None  # "multiplier": the groups' replicates, each (B, G): (n, mean, ss)
+    # of the first column, or (n, mean error, MAE, MSE) of ŷ − y (columns y, ŷ)
 
     @property
     def rows(self) -> int:
@@ -66,13 +68,15 @@ class Replicates:
 
 def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positions: np.ndarray, *, seed: int,
                    stream: int, B: int, shared: bool = False, sketch: bool = False,
-                   moments: bool = False, order: Callable[[], np.ndarray] | None = None) -> Replicates:
+                   multiplier: str | None = None, order: Callable[[], np.ndarray] | None = None) -> Replicates:
     """The replicates of the rows whose ``columns`` the statistic reads. ``shared``: the weights must be the same
     for every prediction file (several runs), so the rows keep their keyed Poisson weights. ``sketch``: the caller
     bounds its statistics' discretisation error, so a large file of distinct values may be sketched.
-    ``moments``: the caller reads only the first column's group moments (``n``, mean, ``ss``), so where the sketch
-    would apply they come from the Gaussian multiplier bootstrap instead (``Replicates.moments``). ``order``: how to
-    get the first column's ascending order (the caller's shared sort), for the sketch."""
+    ``multiplier``: the caller reads only the groups' ``"moments"`` of the first column (``n``, mean, ``ss``) or the
+    ``"errors"`` of ŷ − y (columns y, ŷ: ``n``, mean error, MAE, MSE), so a file too large for per-row weights (``n·B``
+    beyond :data:`reportgen.stats.sketch.SKETCH_MIN_CELLS`) and too distinct for the patterns takes the Gaussian
+    multiplier bootstrap of those (``Replicates.summary``) when its groups are large enough. ``order``: how to get
+    the first column's ascending order (the caller's shared sort), for the sketch."""
     cols = tuple(np.asarray(c, dtype=np.float64) for c in columns)
     n = len(positions)
     if not shared and membership.is_hard and n >= PATTERN_MIN_ROWS and B > 0:
@@ -82,10 +86,11 @@ def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positi
             W = sk.multinomial_weights(_generator(seed, stream), n, mult, B)
             return Replicates("multinomial", tuple(c[first] for c in cols), membership.take(first).weights(), W,
                               counts=mult)
-        if sketch and moments and sk.applies(n, B, cols[:1]) and large_groups(membership.codes, membership.G):
-            rng = _generator(seed, stream)
-            return Replicates("multiplier", cols, np.zeros((0, membership.G)), np.zeros((0, B), dtype=np.uint8),
-                              moments=mp.moment_replicates(cols[0], membership.codes, membership.G, None, B, rng))
+        if multiplier and n * B > sk.SKETCH_MIN_CELLS and large_groups(membership.codes, membership.G):
+            rng, codes, G = _generator(seed, stream), membership.codes, membership.G
+            summary = mp.moment_replicates(cols[0], codes, G, B, rng) if multiplier == "moments" else \
+                mp.error_replicates(cols[0], cols[1], codes, G, B, rng)
+            return Replicates("multiplier", cols, np.zeros((0, G)), np.zeros((0, B), dtype=np.uint8), summary=summary)
         if sketch and sk.applies(n, B, cols):  # too many rows and patterns for exact weights: the declared sketch
             b = sk.build(membership.codes, cols[0], cols[1] if len(cols) > 1 else None, B,
                          order=order() if order is not None else None)

@@ -50,7 +50,7 @@ def test_replicates_of_sums_have_the_mean_and_covariance_of_the_weighted_rows():
 def test_a_constant_column_and_an_empty_group_are_no_error():
     codes = np.r_[np.zeros(50, dtype=np.int64), np.ones(50, dtype=np.int64), -np.ones(5, dtype=np.int64)]
     x = np.r_[np.full(50, 3.0), np.arange(50.0), np.full(5, 99.0)]
-    n, mean, ss = mp.moment_replicates(x, codes, 3, None, 200, np.random.default_rng(0))
+    n, mean, ss = mp.moment_replicates(x, codes, 3, 200, np.random.default_rng(0))
     assert n.shape == mean.shape == ss.shape == (200, 3)
     np.testing.assert_allclose(mean[:, 0], 3.0)  # a constant group's mean does not vary
     np.testing.assert_allclose(ss[:, 0], 0.0, atol=1e-9)
@@ -74,9 +74,54 @@ def test_the_multiplier_intervals_cover_on_skewed_data():
     for i in range(audits):
         rng = np.random.default_rng(1000 + i)
         x = rng.gamma(2.0, 1.0, 2500) + d * (codes == 0)
-        s = oc.GroupSummary(*mp.moment_replicates(x, codes, 2, None, B, rng))
+        s = oc.GroupSummary(*mp.moment_replicates(x, codes, 2, B, rng))
         for name, fn in (("mean_difference", oc.mean_difference), ("smd", oc.smd), ("mean_ratio", oc.mean_ratio)):
             lo, hi = _interval(fn(s, [(0, 1)])[:, 0])
+            hits[name] += lo <= truth[name] <= hi
+    for name, h in hits.items():
+        assert 0.93 <= h / audits <= 0.97, (name, h / audits)
+
+
+def test_error_replicates_match_the_rows_weighted_by_multipliers():
+    """The errors' replicates drawn from the groups' sums (mean error, MAE, MSE) against the same statistics of plain
+    rows weighted by N(1, 1) multipliers (written here): equal quantiles over 20,000 replicates."""
+    rng = np.random.default_rng(4)
+    y = rng.gamma(2.0, 1.0, 600)
+    yhat = y + rng.normal(0.3, 1.0, 600) * (1 + y / 4)
+    codes = np.zeros(600, dtype=np.int64)
+    n, me, mae, mse = mp.error_replicates(y, yhat, codes, 1, 20_000, np.random.default_rng(5))
+    e = yhat - y
+    W = np.random.default_rng(6).normal(1.0, 1.0, (20_000, 600))
+    tot = W.sum(axis=1)
+    qs = [0.025, 0.5, 0.975]
+    for drawn, direct in ((me[:, 0], W @ e / tot), (mae[:, 0], W @ np.abs(e) / tot), (mse[:, 0], W @ (e * e) / tot)):
+        sd = np.std(direct)
+        np.testing.assert_allclose(np.quantile(drawn, qs), np.quantile(direct, qs), atol=0.05 * sd)
+    assert np.allclose(n[:, 0].mean(), 600, rtol=0.01)
+
+
+def test_the_error_parity_multiplier_intervals_cover():
+    """400 seeded files, two groups of 1,000 and 1,500 rows with skewed, heteroscedastic errors (the MAE and RMSE
+    gaps' population values computed from 2M rows drawn once), B = 1,000: the percentile intervals of the mean
+    error, MAE and RMSE gaps cover at 95 % within binomial error."""
+    audits, B = 400, 1000
+    codes = np.r_[np.zeros(1000, dtype=np.int64), np.ones(1500, dtype=np.int64)]
+
+    def errors(rng, size, g):
+        return (rng.gamma(2.0, 0.5, size) - 0.8) * (1.5 if g == 0 else 1.0)
+
+    big = np.random.default_rng(99)
+    e0, e1 = errors(big, 2_000_000, 0), errors(big, 2_000_000, 1)
+    truth = {"mean_error": e0.mean() - e1.mean(), "mae": np.abs(e0).mean() - np.abs(e1).mean(),
+             "rmse": np.sqrt((e0 * e0).mean()) - np.sqrt((e1 * e1).mean())}
+    hits = dict.fromkeys(truth, 0)
+    for i in range(audits):
+        rng = np.random.default_rng(5000 + i)
+        e = np.r_[errors(rng, 1000, 0), errors(rng, 1500, 1)]
+        y = rng.normal(0.0, 1.0, 2500)
+        s = oc.ErrorSummary(*mp.error_replicates(y, y + e, codes, 2, B, rng))
+        for name, per in (("mean_error", s.mean_error), ("mae", s.mae), ("rmse", s.rmse)):
+            lo, hi = _interval(oc.gaps(per, [(0, 1)])[:, 0])
             hits[name] += lo <= truth[name] <= hi
     for name, h in hits.items():
         assert 0.93 <= h / audits <= 0.97, (name, h / audits)
@@ -87,16 +132,16 @@ def test_the_multiplier_is_chosen_only_where_the_sketch_would_be(monkeypatch):
     x = np.random.default_rng(1).normal(size=5000)
     mem, pos = Membership.hard(g, 2), np.arange(5000)
     assert resample.replicate_rows((x,), mem, pos, seed=1, stream=1, B=50, sketch=True,
-                                   moments=True).scheme == "poisson"  # small: per-row weights, as before
+                                   multiplier="moments").scheme == "poisson"  # small: per-row weights, as before
     monkeypatch.setattr(resample, "PATTERN_MIN_ROWS", 0)
     monkeypatch.setattr(sk, "SKETCH_MIN_CELLS", 0)
-    R = resample.replicate_rows((x,), mem, pos, seed=1, stream=1, B=50, sketch=True, moments=True)
-    assert R.scheme == "multiplier" and R.moments is not None and R.moments[0].shape == (50, 2)
+    R = resample.replicate_rows((x,), mem, pos, seed=1, stream=1, B=50, sketch=True, multiplier="moments")
+    assert R.scheme == "multiplier" and R.summary is not None and R.summary[0].shape == (50, 2)
     # a group below MIN_GROUP_ROWS keeps the sketch (the multiplier's normal sums would hide its skewness)
     assert resample.replicate_rows((x,), Membership.hard(np.r_[np.zeros(4990), np.ones(10)].astype(int), 2), pos,
-                                   seed=1, stream=1, B=50, sketch=True, moments=True).scheme == "sketch"
+                                   seed=1, stream=1, B=50, sketch=True, multiplier="moments").scheme == "sketch"
     assert resample.replicate_rows((np.round(x, 1),), mem, pos, seed=1, stream=1, B=50, sketch=True,
-                                   moments=True).scheme == "multinomial"  # repeating values: the exact patterns
+                                   multiplier="moments").scheme == "multinomial"  # repeating values: the exact patterns
 
 
 def _write(tmp_path: Path, n: int = 6000) -> Path:
@@ -104,11 +149,13 @@ def _write(tmp_path: Path, n: int = 6000) -> Path:
     race = rng.choice(["A", "B", "C", ""], size=n, p=[0.5, 0.3, 0.15, 0.05])
     tox = rng.random(n)
     rate = np.clip(6 + rng.gamma(2.0, 1.0, n) + 0.5 * (race == "B"), 0, 30)
+    truth = rate + 0.5 + rng.gamma(2.0, 0.4, n) * (1 + (race == "B"))  # skewed errors, larger for B
     lines = ["race,rate,truth,tox,label"] + [
-        f"{r},{float(x)!r},{float(x) + 0.5!r},{float(s)!r},{int(u < s)}" for r, x, s, u in
-        zip(race, rate, tox, rng.random(n))]
+        f"{r},{float(x)!r},{float(t)!r},{float(s)!r},{int(u < s)}" for r, x, t, s, u in
+        zip(race, rate, truth, tox, rng.random(n))]
     (tmp_path / "data.csv").write_text("\n".join(lines) + "\n")
-    (tmp_path / "spec.yaml").write_text(SPEC.replace("resamples: 200", "resamples: 1000"))
+    (tmp_path / "spec.yaml").write_text(SPEC.replace("resamples: 200", "resamples: 1000").replace(
+        "ks_distance, mean_difference,", "ks_distance, mean_difference, mae, rmse, worst_group_loss,"))
     return tmp_path / "spec.yaml"
 
 
@@ -131,13 +178,15 @@ def test_results_json_and_the_report_name_the_multiplier_and_it_contains_the_exa
         for p in m["pairs"]:
             assert p["interval"]["lower"] <= p["value"] <= p["interval"]["upper"]
     assert by_name["ks_distance"]["interval"]["scheme"] == "sketch"
+    for name in ("mae", "rmse", "worst_group_loss"):  # error parity: the multiplier of the errors' sums
+        assert all(p["interval"]["scheme"] == "multiplier" for p in by_name[name]["pairs"]), name
     html = (tmp_path / "out" / "report.html").read_text()
     assert "Gaussian multiplier bootstrap of the groups" in html
     monkeypatch.setattr(resample, "PATTERN_MIN_ROWS", 100_000)
     monkeypatch.setattr(sk, "SKETCH_MIN_CELLS", 1 << 28)
     api.run(spec, out=tmp_path / "exact", formats="json")
     exact = {m["name"]: m for m in json.loads((tmp_path / "exact" / "results.json").read_text())["metrics"]}
-    for name in ("smd", "mean_difference"):
+    for name in ("smd", "mean_difference", "mae", "rmse"):
         for p, e in zip(by_name[name]["pairs"], exact[name]["pairs"]):
             assert e["interval"]["scheme"] == "poisson" and p["value"] == e["value"]
             width = e["interval"]["upper"] - e["interval"]["lower"]
@@ -147,7 +196,7 @@ def test_results_json_and_the_report_name_the_multiplier_and_it_contains_the_exa
 
 def test_memory_stream_and_dask_give_the_same_multiplier_entries(forced, tmp_path):
     spec = _write(tmp_path, 3000)
-    names = ("smd", "mean_difference", "mean_ratio")
+    names = ("smd", "mean_difference", "mean_ratio", "mae")
     memory = _entries(spec, "memory", names)
     assert all(e["interval"]["scheme"] == "multiplier" for e in json.loads(memory))
     assert _entries(spec, "stream", names) == memory
