@@ -12,6 +12,8 @@ those it does not reproduce a sum's skewness, so it is used only for large group
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 MIN_GROUP_ROWS = 1_000  # a group with fewer rows keeps an ordinary resampling scheme (skewness matters there)
@@ -30,18 +32,28 @@ def sum_replicates(S: np.ndarray, Q: np.ndarray, B: int, rng: np.random.Generato
     return S + np.einsum("...ij,b...j->b...i", L, Z)
 
 
-def group_sums(V: np.ndarray, codes: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
+def group_sums(V: Sequence[np.ndarray | None], codes: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
     """Each group's ``S_g = Σ v_i`` ``(G, K)`` and ``Q_g = Σ v_i v_iᵀ`` ``(G, K, K)`` of the rows' features ``V``
-    ``(n, K)``, by ``np.bincount`` over the rows' group codes (−1: none), one product of two features at a time."""
+    (``K`` columns of ``n``; None: the constant 1, whose sums are counts), by ``np.bincount`` over the rows' group
+    codes (−1: none), one product of two features at a time (no ``(n, K)`` matrix is built)."""
     codes = np.asarray(codes, dtype=np.int64)
     keep = codes >= 0
-    k, Vk = (codes, V) if keep.all() else (codes[keep], V[keep])
-    K = Vk.shape[1]
-    S = np.stack([np.bincount(k, weights=Vk[:, i], minlength=G)[:G] for i in range(K)], axis=1)
+    every = bool(keep.all())
+    k = codes if every else codes[keep]
+    cols = [None if v is None else np.asarray(v, dtype=np.float64) if every else np.asarray(v, dtype=np.float64)[keep]
+            for v in V]
+
+    def total(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray:
+        w = b if a is None else a if b is None else a * b
+        return np.bincount(k, weights=w, minlength=G)[:G].astype(np.float64)
+
+    K = len(cols)
+    S = np.stack([total(c, None) for c in cols], axis=1)
     Q = np.empty((G, K, K))
     for i in range(K):
         for j in range(i, K):
-            Q[:, i, j] = Q[:, j, i] = np.bincount(k, weights=Vk[:, i] * Vk[:, j], minlength=G)[:G]
+            Q[:, i, j] = Q[:, j, i] = S[:, j] if cols[i] is None else S[:, i] if cols[j] is None else \
+                total(cols[i], cols[j])
     return S, Q
 
 
@@ -64,7 +76,7 @@ def moment_replicates(x: np.ndarray, codes: np.ndarray, G: int, B: int,
     x = np.asarray(x, dtype=np.float64)
     c = group_means(x, codes, G)
     d = x - c[np.maximum(np.asarray(codes, dtype=np.int64), 0)]
-    T = sum_replicates(*group_sums(np.stack([np.ones_like(d), d, d * d], axis=1), codes, G), B, rng)  # (B, G, 3)
+    T = sum_replicates(*group_sums((None, d, d * d), codes, G), B, rng)  # (B, G, 3)
     n, s1, s2 = T[..., 0], T[..., 1], T[..., 2]
     with np.errstate(invalid="ignore", divide="ignore"):
         ok = n > 0
@@ -83,7 +95,7 @@ def error_replicates(y: np.ndarray, yhat: np.ndarray, codes: np.ndarray, G: int,
     at = np.maximum(np.asarray(codes, dtype=np.int64), 0)
     m, a = group_means(e, codes, G), group_means(np.abs(e), codes, G)
     d, al = e - m[at], np.abs(e) - a[at]
-    T = sum_replicates(*group_sums(np.stack([np.ones_like(e), d, al, d * d], axis=1), codes, G), B, rng)
+    T = sum_replicates(*group_sums((None, d, al, d * d), codes, G), B, rng)
     n, sd, sa, sdd = T[..., 0], T[..., 1], T[..., 2], T[..., 3]
     with np.errstate(invalid="ignore", divide="ignore"):
         ok = n > 0
