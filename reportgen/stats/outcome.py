@@ -311,11 +311,13 @@ def _hard_ecdf_distances(x, codes: np.ndarray, pairs: Pairs, order: np.ndarray |
     if not len(xs) or not K:
         return ks, w1
     c = codes[order]
-    last = np.flatnonzero(np.r_[xs[1:] != xs[:-1], True])
-    gaps = np.diff(xs[last])
+    distinct = xs[1:] != xs[:-1]
+    last = None if distinct.all() else np.flatnonzero(np.r_[distinct, True])  # None: every row its own value
+    gaps = np.diff(xs if last is None else xs[last])
     F = {}
     for g in sorted({g for p in pairs for g in p}):
-        cum = np.cumsum(c == g)[last]
+        cum = np.cumsum(c == g)
+        cum = cum if last is None else cum[last]
         F[g] = cum / cum[-1] if cum[-1] > 0 else None
     for k, (a, b) in enumerate(pairs):
         if F[a] is None or F[b] is None:
