@@ -18,8 +18,7 @@ from reportgen.stats import outcome as oc
 from reportgen.stats import resample
 from reportgen.stats import sketch as sk
 from reportgen.stats.membership import Membership
-from tests.stats.test_resample import _entries
-from tests.stats.test_sketch import SPEC
+from tests.stats.test_sketch import SPEC, engines_agree
 
 
 @pytest.fixture
@@ -195,13 +194,7 @@ def test_results_json_and_the_report_name_the_multiplier_and_it_contains_the_exa
 
 
 def test_memory_stream_and_dask_give_the_same_multiplier_entries(forced, tmp_path):
-    spec = _write(tmp_path, 3000)
-    names = ("smd", "mean_difference", "mean_ratio", "mae")
-    memory = _entries(spec, "memory", names)
-    assert all(e["interval"]["scheme"] == "multiplier" for e in json.loads(memory))
-    assert _entries(spec, "stream", names) == memory
-    pytest.importorskip("dask")
-    assert _entries(spec, "dask", names) == memory
+    engines_agree(_write(tmp_path, 3000), ("smd", "mean_difference", "mean_ratio", "mae"), "multiplier")
 
 
 def test_a_gate_on_smd_is_calibrated_at_its_limit_under_the_multiplier():

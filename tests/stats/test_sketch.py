@@ -222,15 +222,19 @@ def test_results_json_and_the_report_state_the_sketch(sketched, tmp_path):
     assert res is not None
 
 
-def test_memory_stream_and_dask_give_the_same_sketched_entries(sketched, tmp_path):
-    sketched(400, 40)
-    spec = _write(tmp_path)
-    names = ("smd", "ks_distance", "auc")
+def engines_agree(spec: Path, names: tuple[str, ...], scheme: str) -> None:
+    """The metrics' entries on the spec's data say ``scheme`` and are the same read by the memory, streaming and
+    (when installed) Dask engines."""
     memory = _entries(spec, "memory", names)
-    assert all(e["interval"]["scheme"] == "sketch" for e in json.loads(memory))
+    assert all(e["interval"]["scheme"] == scheme for e in json.loads(memory))
     assert _entries(spec, "stream", names) == memory
     pytest.importorskip("dask")
     assert _entries(spec, "dask", names) == memory
+
+
+def test_memory_stream_and_dask_give_the_same_sketched_entries(sketched, tmp_path):
+    sketched(400, 40)
+    engines_agree(_write(tmp_path), ("smd", "ks_distance", "auc"), "sketch")
 
 
 def test_the_sketchs_own_ks_pass_gives_the_general_paths_distances_and_bounds():
