@@ -45,6 +45,14 @@ def _true_and_predicted(v: TaskValues) -> tuple[np.ndarray, np.ndarray]:
     return v.y, v.yhat
 
 
+def replicate_errors(R: Replicates) -> oc.ErrorSummary:
+    """The groups' errors on every replicate: from the rows' weights, or drawn by the multiplier (scheme
+    ``multiplier``, :mod:`reportgen.stats.multiplier`)."""
+    if R.summary is not None:
+        return oc.ErrorSummary(*R.summary)
+    return oc.errors(R.columns[0], R.columns[1], R.W, R.P)
+
+
 def gap_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tuple[int, int]]) -> Side:
     P = v.membership.weights()
     per = {"mean_error": lambda s: s.mean_error, "mae": lambda s: s.mae, "rmse": lambda s: s.rmse}[name]
@@ -63,7 +71,7 @@ def gap_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tuple[i
         b = oc.difference_bounds(oc.Bounds(lo, hi, means.method), pairs)
         return b.lower, b.upper, b.method, [float(v.range[0]), float(v.range[1])]
 
-    reps = np.zeros((0, len(pairs))) if R is None else values(R.columns[0], R.columns[1], R.W, R.P)
+    reps = np.zeros((0, len(pairs))) if R is None else oc.gaps(per(replicate_errors(R)), pairs)
     return Side(values(v.y, v.yhat, None, P), reps, bounds, _group_summaries(v),
                 R.scheme if R is not None else "poisson")
 
@@ -99,7 +107,7 @@ def _worst(ctx: AttributeContext, m: Metric) -> Computed:
             R = replicates_of(ctx, v, "error_parity", runs, _true_and_predicted(v))
             P = v.membership.weights()
             point = oc.errors(v.y, v.yhat, None, P).mse
-            reps = oc.errors(R.columns[0], R.columns[1], R.W, R.P).mse if R is not None else np.zeros((0, P.shape[1]))
+            reps = replicate_errors(R).mse if R is not None else np.zeros((0, P.shape[1]))
             evs.append((point, reps))
             scheme = R.scheme if R is not None else "poisson"
         summaries = _group_summaries(vals[0])

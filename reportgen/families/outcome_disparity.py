@@ -38,6 +38,7 @@ RUNS_BOUND = "no distribution-free bound over several runs (not derived for a me
 PROXY_BOUND = ("no distribution-free bound for probability-weighted order statistics or SD: the bound holds for one "
                "group per row")
 DISTANCES = ("ks_distance", "wasserstein")
+MOMENTS = ("mean_difference", "smd", "mean_ratio")  # functions of each group's (Σ1, Σx, Σx²): the multiplier applies
 UNITLESS = ("smd", "mean_ratio", "ks_distance")  # values without the outcome's unit
 PLOT_LEVELS = tuple(i / 20 for i in range(21))  # the quantiles each group's distribution is drawn from
 
@@ -61,19 +62,36 @@ class Side:
 
 
 def replicates_of(ctx: AttributeContext, v: TaskValues, family: str, runs: int,
-                  columns: tuple[np.ndarray, ...]) -> Replicates | None:
+                  columns: tuple[np.ndarray, ...], moments: bool = False) -> Replicates | None:
     """The bootstrap replicates of the rows' ``columns`` (:mod:`reportgen.stats.resample`): keyed Poisson(1)
     weights per row — the same rows get the same weights in every engine and every run (runs share one row
-    resample, §4) — or, for one large file whose rows repeat few patterns, the multinomial over the patterns."""
+    resample, §4) — or, for one large file whose rows repeat few patterns, the multinomial over the patterns.
+    ``moments``: the metric reads only the groups' moments, so a file too large and distinct for exact weights
+    takes the Gaussian multiplier bootstrap of its power sums rather than the sketch."""
     if not ctx.B:
         return None
     key = ("replicates", family, id(v))  # the family's metrics on one task share its replicates (v stays cached)
+    mkey = (*key, "moments")  # ... and its moment metrics those of the multiplier, where it applies
+    shared = ctx.statistics.get(key)
+    if moments and mkey not in ctx.statistics and (shared is None or shared[1].scheme == "sketch"):
+        got = _replicate(ctx, v, family, runs, columns, moments=True)
+        ctx.statistics[mkey] = (v, got)
+        if got.scheme != "multiplier":  # the same replicates every metric reads
+            ctx.statistics.setdefault(key, (v, got))
+    if moments and mkey in ctx.statistics:
+        return ctx.statistics[mkey][1]
     if key not in ctx.statistics:
-        stream = counts.stream_id("runs" if runs > 1 else "test", ctx.attr.name, family)
-        ctx.statistics[key] = (v, replicate_rows(columns, v.membership, v.positions, seed=ctx.seed, stream=stream,
-                                                 B=ctx.B, shared=runs > 1, sketch=family == "outcome_disparity",
-                                                 ranks=[v.ranks_of(c) for c in columns]))
+        ctx.statistics[key] = (v, _replicate(ctx, v, family, runs, columns))
     return ctx.statistics[key][1]
+
+
+def _replicate(ctx: AttributeContext, v: TaskValues, family: str, runs: int, columns: tuple[np.ndarray, ...],
+               moments: bool = False) -> Replicates:
+    stream = counts.stream_id("runs" if runs > 1 else "test", ctx.attr.name, family)
+    multiplier = "errors" if family == "error_parity" else "moments" if moments else None
+    return replicate_rows(columns, v.membership, v.positions, seed=ctx.seed, stream=stream, B=ctx.B,
+                          shared=runs > 1, sketch=family == "outcome_disparity", multiplier=multiplier,
+                          ranks=[v.ranks_of(c) for c in columns], order=partial(ctx.order, v))
 
 
 def hard_of(v: TaskValues) -> bool:
@@ -123,12 +141,14 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
     def values(x, w, P, order):
         if name in ("mean_difference", "smd", "mean_ratio"):
             if w is not None and "reps" not in summaries:
-                summaries["reps"] = oc.group_summary(x, w, P)
+                summaries["reps"] = oc.group_summary(x, w, P) if R is None or R.summary is None else \
+                    oc.GroupSummary(*R.summary)  # the multiplier's replicates of the group moments
             s = s1 if w is None else summaries["reps"]  # the rows' own summary is s1
             return {"mean_difference": oc.mean_difference, "smd": oc.smd, "mean_ratio": oc.mean_ratio}[name](s, pairs)
         if name in ("median_difference", "quantile_difference"):
             return oc.quantile_difference(x, w, P, pairs, 0.5 if name == "median_difference" else q, order=order)
-        ks, w1 = oc.ecdf_distances(x, w, P, pairs, order=order)
+        ks, w1 = oc.ecdf_distances(x, w, P, pairs, order=order,
+                                   codes=v.membership.codes if w is None and hard and not pat else None)
         return ks if name == "ks_distance" else w1
 
     point = values(xo, None, Po, oo)
@@ -160,10 +180,13 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
             return _as_bounds(oc.ratio_bounds(means, pairs), rng)
         return _as_bounds(oc.difference_bounds(means, pairs), rng)
 
-    reps = np.zeros((0, len(pairs))) if R is None else values(R.columns[0], R.W, R.P, None)
+    fast = sk.ks_replicates(R.sketch.half, R.columns[0], R.P, R.W, pairs) \
+        if R is not None and R.sketch is not None and name == "ks_distance" else None  # the sketch's own pass
+    reps = np.zeros((0, len(pairs))) if R is None else fast[0] if fast is not None else \
+        values(R.columns[0], R.W, R.P, None)
     widen = None
     if R is not None and R.sketch is not None:
-        err = sketch_error(name, R, pairs, summaries.get("reps"))
+        err = fast[1] if fast is not None else sketch_error(name, R, pairs, summaries.get("reps"))
         widen = [sk.widening(R.sketch, err[..., i]) for i in range(len(pairs))]
     return Side(point, reps, bounds, groups, R.scheme if R is not None else "poisson", widen)
 
@@ -287,7 +310,8 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, Rep
         vals = ctx.values(k)
         runs = len(vals)
         favorable, unit = vals[0].favorable, vals[0].unit
-        sides = [side_of(v, replicates_of(ctx, v, family, runs, columns(v)), pairs_idx) for v in vals]
+        sides = [side_of(v, replicates_of(ctx, v, family, runs, columns(v), name in MOMENTS), pairs_idx)
+                 for v in vals]
         scheme = sides[0].scheme
         for g, summary in enumerate(sides[0].groups):
             groups.append(OutcomeGroup(group=attr.label(g), task=vals[0].name, n=summary["n"],

@@ -88,6 +88,16 @@ class _File:
         return self.cache["ranked"]
 
     @property
+    def blocks(self) -> list[tuple[np.ndarray, np.ndarray]] | None:
+        """Each group's positives and negatives per tie block of the rows (hard membership; None otherwise),
+        shared by the point AUC and DeLong."""
+        if not self.hard or self.codes is None:
+            return None
+        if "blocks" not in self.cache:
+            self.cache["blocks"] = sq.hard_blocks(self.ranked, self.y, self.codes, self.membership.G)
+        return self.cache["blocks"]
+
+    @property
     def rranked(self) -> sq.Ranked:
         """The replicates' rows in score order (the rows' own order when they are the rows)."""
         if self.R.scheme == "poisson":
@@ -143,7 +153,7 @@ class _File:
             R = self.R
             self.cache["delong"] = sq.delong_by_group(R.columns[0], R.columns[1], _codes(R.P), R.P.shape[1],
                                                       self.rranked, R.counts) if self.exact_patterns else \
-                sq.delong_by_group(self.s, self.y, self.codes, self.membership.G, self.ranked)
+                sq.delong_by_group(self.s, self.y, self.codes, self.membership.G, self.ranked, blocks=self.blocks)
         return self.cache["delong"]
 
 
@@ -176,11 +186,13 @@ def _files(ctx: AttributeContext, k: int) -> list[_File] | str:
         for v in vals:
             ranked = partial(_ranked, ctx, v)
             R = replicate_rows((v.yhat, v.y), v.membership, v.positions, seed=ctx.seed, stream=stream, B=ctx.B,
-                               shared=len(vals) > 1, sketch=True, ranks=(v.ranks_of(v.yhat), v.ranks_of(v.y)))
+                               shared=len(vals) > 1, sketch=True, ranks=(v.ranks_of(v.yhat), v.ranks_of(v.y)),
+                               order=partial(ctx.order, v))
             f = _File(v.yhat, v.y, v.membership, R, ranked, v.membership.is_hard, v.membership.codes, v.favorable, v.range,
                       sq.MannWhitney(*(np.zeros(0),) * 3), sq.MannWhitney(*(np.zeros(0),) * 3))
             f.auc_point = sq.group_auc(R.columns[0], R.columns[1], R.P, R.counts, ranked=f.rranked) \
-                if f.exact_patterns else sq.group_auc(v.yhat, v.y, f.P, ranked=f.ranked)
+                if f.exact_patterns else sq.group_auc_of_blocks(f.blocks) if f.blocks is not None else \
+                sq.group_auc(v.yhat, v.y, f.P, ranked=f.ranked)
             f.auc_reps = sq.group_auc(R.columns[0], R.columns[1], R.P, R.W, ranked=f.rranked)
             out.append(f)
         ctx.statistics[key] = out

@@ -34,7 +34,11 @@ class BootstrapInterval(ResultValue):
                              "the cells' budget: the Gaussian multiplier bootstrap, each (y, ŷ) pattern's group masses "
                              "drawn from their exact normal distribution, docs/metrics.md §9) or 'sketch' (too many distinct values for "
                              "either: the replicates resample the rows binned into `sketch_bins` bins, the interval "
-                             "is widened by `discretisation_error`, docs/metrics.md §11); for predictability metrics "
+                             "is widened by `discretisation_error`, docs/metrics.md §11) or 'multiplier' (means, SMD, "
+                             "ratio of means and error parity on a file too large and distinct for the others: the "
+                             "Gaussian multiplier bootstrap, each group's weighted sums drawn exactly from its sums of "
+                             "products, docs/metrics.md §11); "
+                             "for predictability metrics "
                              "a sentence describing the resampling.")
     sketch_bins: int | None = optional("Scheme 'sketch': the number of equal-width bins the values were binned into "
                                        "for the replicates (the smallest and largest values kept exact). Absent "

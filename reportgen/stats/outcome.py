@@ -30,6 +30,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from reportgen.stats import outcome_codes as oc_codes
+
 Pairs = Sequence[tuple[int, int]]
 BLOCK_ELEMENTS = 1 << 22  # float64 elements of one working block (32 MB)
 ROUNDING = 64 * np.finfo(np.float64).eps  # a standard deviation this small against the values' size is rounding
@@ -95,7 +97,7 @@ def group_summary(x, w, P, codes: np.ndarray | None = None) -> GroupSummary:
     W, flat = _matrix(w, len(x))
     B, G = W.shape[1], P.shape[1]
     if flat and w is None and codes is not None and G >= 2:
-        return _hard_summary(x, np.asarray(codes, dtype=np.int64), G)
+        return GroupSummary(*oc_codes.hard_summary(x, np.asarray(codes, dtype=np.int64), G))
     if flat:
         wp = W[:, :1].astype(np.float64) * P  # (n, G)
         n = wp.sum(axis=0)
@@ -123,24 +125,10 @@ def rows_summary(x, membership, P: Callable[[], np.ndarray] | None = None) -> Gr
     the same branch and the same figures, but the ``(n, G)`` one-hot matrix is built only where the codes cannot
     give the sums (one group). ``P``: how to get that matrix when the caller keeps it."""
     if membership.is_hard and membership.G >= 2:
-        return _hard_summary(np.asarray(x, dtype=np.float64), np.asarray(membership.codes, dtype=np.int64),
-                             membership.G)
+        return GroupSummary(*oc_codes.hard_summary(np.asarray(x, dtype=np.float64),
+                                                    np.asarray(membership.codes, dtype=np.int64), membership.G))
     return group_summary(x, None, P() if P is not None else membership.weights(),
                          membership.codes if membership.is_hard else None)
-
-
-def _hard_summary(x: np.ndarray, codes: np.ndarray, G: int) -> GroupSummary:
-    """:func:`group_summary` of unweighted rows in one group each (``codes``; −1: none), by ``np.bincount``."""
-    every = len(codes) > 0 and int(codes.min()) >= 0  # every row in a group (task_values keeps only those): no masks
-    o = 0 if every else 1
-    k = codes if every else codes + 1  # bin 0: rows without a group (none: the codes are the bins; the same sums)
-    n = np.bincount(k, minlength=G + o)[o:].astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(n > 0, np.bincount(k, weights=x, minlength=G + o)[o:] / n, np.nan)
-    d = x - np.nan_to_num(mean)[codes if every else np.maximum(codes, 0)]
-    d *= d
-    ss = np.bincount(k, weights=d if every else np.where(codes >= 0, d, 0.0), minlength=G + o)[o:]
-    return GroupSummary(n, mean, np.where(n > 0, ss, np.nan))
 
 
 def mean_difference(s: GroupSummary, pairs: Pairs) -> np.ndarray:
@@ -279,11 +267,16 @@ def quantile_difference(x, w, P, pairs: Pairs, q: float, order: np.ndarray | Non
     return Q[..., a] - Q[..., b]
 
 
-def ecdf_distances(x, w, P, pairs: Pairs, order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def ecdf_distances(x, w, P, pairs: Pairs, order: np.ndarray | None = None,
+                   codes: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The Kolmogorov–Smirnov distance ``sup_v |F_a(v) − F_b(v)|`` and the Wasserstein-1 distance
     ``∫ |F_a(v) − F_b(v)| dv`` between the groups' weighted ECDFs, for each pair: two ``(B, K)`` (or ``(K,)``)
     arrays. Both ECDFs are evaluated after every run of tied values, where the step functions take all their
-    values. NaN where a group has no weight. ``order``: ``x``'s stable ascending order, when the caller has it."""
+    values. NaN where a group has no weight. ``order``: ``x``'s stable ascending order, when the caller has it.
+    ``codes``: the rows' groups when ``P`` is their one-hot matrix (−1: none) and there are no weights — the ECDFs
+    are then counts of the sorted codes (the same figures: a float sum of ones is the integer count)."""
+    if w is None and codes is not None:
+        return oc_codes.hard_ecdf_distances(*_sorted(x, order), np.asarray(codes), pairs)
     order, xs = _sorted(x, order)
     P = np.asarray(P, dtype=np.float64)[order]
     W, flat = _matrix(w, len(xs))

@@ -17,8 +17,13 @@ Three schemes, each the bootstrap of the rows (every statistic of :mod:`reportge
 
 * ``sketch`` — when the rows are too many and too distinct for either (``n·B`` beyond
   :data:`reportgen.stats.sketch.SKETCH_MIN_CELLS`, more than :data:`PATTERN_MAX` patterns), one value column (with
-  its 0/1 label) is binned into a declared sketch (:mod:`reportgen.stats.sketch`) and resampled as the multinomial
-  over (group, bin[, label]) patterns; the families widen the interval by each statistic's discretisation bound.
+  its 0/1 label) is binned into a declared sketch (:mod:`reportgen.stats.sketch`) and resampled by the Bayesian
+  bootstrap over (group, bin[, label]) patterns (each pattern's weight Gamma(count, 1)); the families widen the interval by each statistic's discretisation bound.
+* ``multiplier`` — where the rows are too many for per-row weights and too distinct for the patterns, and the
+  caller's statistics are smooth functions of each group's sums — ``(Σ1, Σx, Σx²)`` (means, SMD, ratio of means) or
+  ``(Σ1, Σe, Σ|e|, Σe²)`` of the errors (error parity) — and every group with rows has at least
+  :data:`reportgen.stats.multiplier.MIN_GROUP_ROWS`: the Gaussian multiplier bootstrap's replicates of those sums,
+  drawn exactly from the groups' power sums (:mod:`reportgen.stats.multiplier`) — no per-row weights, no sketch.
 
 The multinomial scheme is used for one prediction file with hard membership, at least :data:`PATTERN_MIN_ROWS`
 rows and at most :data:`PATTERN_MAX` patterns (and at most a quarter of the rows: compression must pay); below that size the Poisson path is fast and keeps the figures
@@ -33,7 +38,7 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from reportgen.stats import counts, sketch as sk
+from reportgen.stats import counts, multiplier as mp, sketch as sk
 from reportgen.stats.membership import Membership
 
 PATTERN_MIN_ROWS = 100_000  # below: keyed Poisson weights per row (fast at this size; the figures stay as they were)
@@ -49,12 +54,14 @@ class Replicates:
     """The rows the replicates weigh (the task's rows, or its distinct patterns), their membership weights and the
     ``(m, B)`` integer replicate weights."""
 
-    scheme: str  # "poisson" | "multinomial" | "sketch"
+    scheme: str  # "poisson" | "multinomial" | "sketch" | "multiplier"
     columns: tuple[np.ndarray, ...]  # the columns asked for, over the m rows or patterns
     P: np.ndarray  # (m, G) membership weights
-    W: np.ndarray  # (m, B) uint8 (poisson) or uint32 (multinomial, sketch)
+    W: np.ndarray  # (m, B) uint8 (poisson), uint32 (multinomial) or float32 (sketch); (0, B) for the multiplier
     sketch: sk.Sketch | None = None  # how the rows were binned (scheme "sketch" only)
     counts: np.ndarray | None = None  # scheme "multinomial": how many rows each pattern stands for
+    summary: tuple[np.ndarray, ...] | None = None  # "multiplier": the groups' replicates, each (B, G): (n, mean, ss)
+    # of the first column, or (n, mean error, MAE, MSE) of ŷ − y (columns y, ŷ)
 
     @property
     def rows(self) -> int:
@@ -63,11 +70,17 @@ class Replicates:
 
 def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positions: np.ndarray, *, seed: int,
                    stream: int, B: int, shared: bool = False, sketch: bool = False,
-                   ranks: Sequence[Ranks | None] | None = None) -> Replicates:
+                   ranks: Sequence[Ranks | None] | None = None, multiplier: str | None = None,
+                   order: Callable[[], np.ndarray] | None = None) -> Replicates:
     """The replicates of the rows whose ``columns`` the statistic reads. ``shared``: the weights must be the same
     for every prediction file (several runs), so the rows keep their keyed Poisson weights. ``sketch``: the caller
     bounds its statistics' discretisation error, so a large file of distinct values may be sketched. ``ranks``:
-    per column, how to get its :func:`distinct_ranks` when they are kept for the file (``TaskValues.ranks_of``)."""
+    per column, how to get its :func:`distinct_ranks` when they are kept for the file (``TaskValues.ranks_of``).
+    ``multiplier``: the caller reads only the groups' ``"moments"`` of the first column (``n``, mean, ``ss``) or the
+    ``"errors"`` of ŷ − y (columns y, ŷ: ``n``, mean error, MAE, MSE), so a file too large for per-row weights (``n·B``
+    beyond :data:`reportgen.stats.sketch.SKETCH_MIN_CELLS`) and too distinct for the patterns takes the Gaussian
+    multiplier bootstrap of those (``Replicates.summary``) when its groups are large enough. ``order``: how to get
+    the first column's ascending order (the caller's shared sort), for the sketch."""
     cols = tuple(np.asarray(c, dtype=np.float64) for c in columns)
     n = len(positions)
     if not shared and membership.is_hard and n >= PATTERN_MIN_ROWS and B > 0:
@@ -76,13 +89,26 @@ def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positi
             codes, values, mult = found
             W = sk.multinomial_weights(_generator(seed, stream), n, mult, B)
             return Replicates("multinomial", values, Membership(membership.G, codes=codes).weights(), W, counts=mult)
+        if multiplier and n * B > sk.SKETCH_MIN_CELLS and large_groups(membership.codes, membership.G):
+            rng, codes, G = _generator(seed, stream), membership.codes, membership.G
+            summary = mp.moment_replicates(cols[0], codes, G, B, rng) if multiplier == "moments" else \
+                mp.error_replicates(cols[0], cols[1], codes, G, B, rng)
+            return Replicates("multiplier", cols, np.zeros((0, G)), np.zeros((0, B), dtype=np.uint8), summary=summary)
         if sketch and sk.applies(n, B, cols):  # too many rows and patterns for exact weights: the declared sketch
-            b = sk.build(membership.codes, cols[0], cols[1] if len(cols) > 1 else None, B)
+            b = sk.build(membership.codes, cols[0], cols[1] if len(cols) > 1 else None, B,
+                         order=order() if order is not None else None)
             P = np.zeros((len(b.codes), membership.G))
             P[np.flatnonzero(b.codes >= 0), b.codes[b.codes >= 0]] = 1.0
-            W = sk.multinomial_weights(_generator(seed, stream), n, b.mult, B)
+            W = sk.bayesian_weights(_generator(seed, stream), b.mult, B)
             return Replicates("sketch", (b.value,) if b.label is None else (b.value, b.label), P, W, b.sketch)
     return Replicates("poisson", cols, membership.weights(), poisson_u8(seed, stream, positions, B))
+
+
+def large_groups(codes: np.ndarray, G: int) -> bool:
+    """Whether every group with rows has at least :data:`reportgen.stats.multiplier.MIN_GROUP_ROWS` of them."""
+    c = np.asarray(codes, dtype=np.int64)
+    n = np.bincount(c[c >= 0] if len(c) and int(c.min()) < 0 else c, minlength=G)
+    return bool(((n == 0) | (n >= mp.MIN_GROUP_ROWS)).all())
 
 
 def _generator(seed: int, stream: int) -> np.random.Generator:

@@ -216,7 +216,11 @@ def delong(ranked: Ranked, pos: np.ndarray, neg: np.ndarray) -> DeLong:
     pos = np.asarray(pos, dtype=np.float64)
     neg = np.asarray(neg, dtype=np.float64)
     _, Pb, Nb = next(_block_sums(ranked, pos, neg, None))
-    Pb, Nb = Pb[:, 0], Nb[:, 0]
+    return _delong_blocks(Pb[:, 0], Nb[:, 0])
+
+
+def _delong_blocks(Pb: np.ndarray, Nb: np.ndarray) -> DeLong:
+    """DeLong's AUC and variance from the positives' and negatives' weight per tie block, in score order."""
     m, n = float(Pb.sum()), float(Nb.sum())
     if m <= 0 or n <= 0:
         return DeLong(math.nan, math.nan, m, n)
@@ -231,15 +235,51 @@ def delong(ranked: Ranked, pos: np.ndarray, neg: np.ndarray) -> DeLong:
 
 
 def delong_by_group(score: np.ndarray, label: np.ndarray, codes: np.ndarray, G: int,
-                    ranked: Ranked | None = None, counts: np.ndarray | None = None) -> list[DeLong]:
+                    ranked: Ranked | None = None, counts: np.ndarray | None = None,
+                    blocks: list[tuple[np.ndarray, np.ndarray]] | None = None) -> list[DeLong]:
     """DeLong per group of a hard membership (``codes``: each row's group, −1 none). DeLong's variance assumes each
     row in one group; a proxy attribute has no DeLong interval. ``counts``: each row's frequency (distinct
     patterns standing for their rows: the same integer sums, so the same figures)."""
     ranked = ranked or rank(score)
     y = np.asarray(label, dtype=np.float64)
     codes = np.asarray(codes)
-    c = 1.0 if counts is None else np.asarray(counts, dtype=np.float64)
+    if counts is None:  # rows: each group's tie blocks in one pass (the same integer sums as _block_sums)
+        return [_delong_blocks(Pb, Nb) for Pb, Nb in (blocks or hard_blocks(ranked, y, codes, G))]
+    c = np.asarray(counts, dtype=np.float64)
     return [delong(ranked, (codes == g) * y * c, (codes == g) * (1.0 - y) * c) for g in range(G)]
+
+
+def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each group's positives and negatives per tie block of its rows, in score order (``codes``: each row's group,
+    −1 none; ``label`` 0/1): the codes, labels and ties gathered once in score order, then each group's rows taken
+    from them — instead of two (n,) weight columns and their gathers per group. Integer counts, so the same sums as
+    :func:`_block_sums` of the group's rows."""
+    o = ranked.order
+    c, y, t = np.asarray(codes)[o], np.asarray(label, dtype=np.float64)[o], ranked.tie[o]
+    out = []
+    for g in range(G):
+        idx = np.flatnonzero(c == g)
+        if not len(idx):
+            out.append((np.zeros(1), np.zeros(1)))
+            continue
+        yg, tg = y[idx], t[idx]
+        starts = np.flatnonzero(np.r_[True, tg[1:] != tg[:-1]])
+        Pb = np.add.reduceat(yg, starts)
+        out.append((Pb, np.diff(np.r_[starts, len(idx)]) - Pb))
+    return out
+
+
+def group_auc_of_blocks(blocks: list[tuple[np.ndarray, np.ndarray]]) -> MannWhitney:
+    """Each group's Mann–Whitney sums (shape (G,)) from its tie blocks (:func:`hard_blocks`): a positive outranks
+    the negatives of the blocks below and ties half of its own block's — integers and halves, exact in float64,
+    so the same figures as :func:`group_auc` of the rows."""
+    num, pos, neg = [], [], []
+    for Pb, Nb in blocks:
+        below = np.cumsum(Nb) - Nb
+        num.append(float(Pb @ (below + 0.5 * Nb)))
+        pos.append(float(Pb.sum()))
+        neg.append(float(Nb.sum()))
+    return MannWhitney(np.array(num), np.array(pos), np.array(neg))
 
 
 def _z(level: float) -> float:

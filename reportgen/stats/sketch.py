@@ -8,15 +8,18 @@ When a file's rows are too many and too distinct for per-row bootstrap weights (
   the ``T`` rows at each end keep their own values (exact patterns), so no bin reaches into a sparse tail;
 * every row is replaced by its bin's representative, the midpoint of the smallest and largest value the bin holds,
   so each row moves by at most its bin's half-width ``half`` (0 for the exact tail values and one-value bins);
-* the rows are then resampled exactly as the multinomial scheme does, over the ``(group, bin[, label])`` patterns:
-  a replicate is the statistic of ``n`` rows drawn with replacement from the *binned* rows.
+* the binned rows are then resampled by the Bayesian bootstrap (Rubin 1981): every row weighted by an independent
+  Exp(1) draw, so a pattern of ``c`` rows weighs exactly Gamma(c, 1) in total (:func:`bayesian_weights`, float32) —
+  drawn per pattern, ``B × patterns`` draws whatever the rows, and every row weight positive, which the bounds below
+  need. (Efron's bootstrap would draw integer weights, a multinomial over the patterns: ~4× the cost per draw, numpy
+  drawing it as conditional binomials; both weigh each row with mean 1 and variance 1.)
 
 Each statistic's discretisation error on any resample — |statistic of the exact resampled rows − statistic of the
 same resample binned| — is bounded deterministically from the half-widths and the resample's weights
 (:func:`mean_error`, :func:`smd_error`, :func:`ks_error`, :func:`tie_error`); the family widens the percentile
 interval by the largest bound over the replicates, so the printed interval contains the one the exact rows would
 give with the same draws, and the bound is printed beside it. The budget :data:`SKETCH_DRAWS` caps ``B × patterns``
-(the multinomial's draws and the uint32 weights' memory), whatever the rows.
+(the draws and the float32 weights' memory), whatever the rows.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-SKETCH_DRAWS = 1 << 26  # B × patterns of one sketch: 67M multinomial draws, 256 MB of uint32 weights
+SKETCH_DRAWS = 1 << 26  # B × patterns of one sketch: 67M Gamma draws, 256 MB of float32 weights
 SKETCH_MIN_CELLS = 1 << 28  # n × B above which a file without few patterns is sketched (per-row weights: 256 MB)
 DRAW_BLOCK = 1 << 22  # draws of one multinomial call (its int64 output: 32 MB)
 TAIL_SHARE = 8  # 1/8 of the pattern budget keeps the tails' values exact
@@ -68,47 +71,69 @@ def applies(n: int, B: int, columns: Sequence[np.ndarray]) -> bool:
     return len(columns) == 1 or bool(np.isin(columns[1], (0.0, 1.0)).all())
 
 
-def build(codes: np.ndarray, x: np.ndarray, label: np.ndarray | None, B: int, rows: bool = False) -> Binned:
+def build(codes: np.ndarray, x: np.ndarray, label: np.ndarray | None, B: int, rows: bool = False,
+          order: np.ndarray | None = None) -> Binned:
     """Bin ``x`` (pooled over groups) within a pattern budget of ``SKETCH_DRAWS // B`` and count the
-    ``(code, bin, label)`` patterns. Independent of the rows' order (every engine gets the same patterns)."""
+    ``(code, bin, label)`` patterns. Independent of the rows' order (every engine gets the same patterns).
+    ``order``: ``x``'s ascending order when the caller has it (the one sort the point values already paid); every
+    step then runs over the sorted column — the bins are runs of it — with no second sort or per-row search."""
     codes = np.asarray(codes, dtype=np.int64)
     x = np.asarray(x, dtype=np.float64)
     n = len(x)
     L = 1 if label is None else 2
     budget = max(SKETCH_DRAWS // max(B, 1), 64)
-    xs = np.sort(x)
+    order = np.argsort(x, kind="stable") if order is None else np.asarray(order)
+    xs = x[order]
     T = int(min(budget // TAIL_SHARE, max(n - 1, 0) // 4))
     c_lo, c_hi = xs[T], xs[n - 1 - T]
     present = int(np.count_nonzero(np.bincount(codes + 1)))
     M = max(1, (budget - 2 * T) // (present * L))
     width = (c_hi - c_lo) / M if c_hi > c_lo else 0.0
     inner = c_lo + width * np.arange(1, M) if width > 0 else np.zeros(0)
-    central = (x >= c_lo) & (x <= c_hi)
-    vid = np.empty(n, dtype=np.int64)
-    vid[central] = np.searchsorted(inner, x[central], side="right")
-    tail_values, inv = np.unique(x[~central], return_inverse=True)
-    vid[~central] = M + inv.ravel()
+    i_lo, i_hi = int(np.searchsorted(xs, c_lo, side="left")), int(np.searchsorted(xs, c_hi, side="right"))
+    cs = xs[i_lo:i_hi]  # the central rows, sorted: bin j holds inner[j-1] <= x < inner[j], a run of cs
+    starts = np.r_[0, np.searchsorted(cs, inner, side="left")]
+    size = np.diff(np.r_[starts, len(cs)])
+    tv = np.r_[xs[:i_lo], xs[i_hi:]]  # the tails' rows, sorted (all below c_lo, then all above c_hi)
+    new = np.r_[True, tv[1:] != tv[:-1]] if len(tv) else np.zeros(0, dtype=bool)
+    tail_values, tinv = tv[new], np.cumsum(new) - 1
     V = M + len(tail_values)
-    # each bin's smallest and largest value, from the sorted column: the bins' rows are consecutive there
-    cs = xs[np.searchsorted(xs, c_lo, side="left"):np.searchsorted(xs, c_hi, side="right")]
-    sb = np.searchsorted(inner, cs, side="right")
-    starts = np.flatnonzero(np.r_[True, sb[1:] != sb[:-1]])
-    ends = np.r_[starts[1:], len(cs)] - 1
-    lo, hi = cs[starts], cs[ends]
+    vid = np.concatenate([M + tinv[:i_lo], np.repeat(np.arange(len(size), dtype=np.int64), size), M + tinv[i_lo:]])
+    # each bin's smallest and largest value: the first and last row of its run
+    full = np.flatnonzero(size)
+    lo, hi = cs[starts[full]], cs[starts[full] + size[full] - 1]
     rep, half = np.zeros(V), np.zeros(V)
-    rep[sb[starts]] = lo + (hi - lo) / 2
+    rep[full] = lo + (hi - lo) / 2
     # the half-width, rounded up past the midpoint's own rounding
-    half[sb[starts]] = np.where(hi > lo, (hi - lo) / 2 + 4 * np.spacing(np.maximum(np.abs(lo), np.abs(hi))), 0.0)
+    half[full] = np.where(hi > lo, (hi - lo) / 2 + 4 * np.spacing(np.maximum(np.abs(lo), np.abs(hi))), 0.0)
     rep[M:] = tail_values
-    lab = np.zeros(n, dtype=np.int64) if label is None else np.asarray(label).astype(np.int64)
-    key = ((codes + 1) * V + vid) * L + lab
+    lab = np.zeros(n, dtype=np.int64) if label is None else np.asarray(label)[order].astype(np.int64)
+    key = ((codes[order] + 1) * V + vid) * L + lab
     mult = np.bincount(key, minlength=(int(codes.max(initial=-1)) + 2) * V * L)
     keys = np.flatnonzero(mult)
     pv = (keys // L) % V
+    row_key = None
+    if rows:
+        row_key = np.empty(n, dtype=np.int64)
+        row_key[order] = key
     return Binned(codes=keys // (V * L) - 1, value=rep[pv], label=(keys % L).astype(np.float64) if label is not None
                   else None, mult=mult[keys].astype(np.int64),
                   sketch=Sketch(bins=M, width=float(width), tail_rows=T, half=half[pv]),
-                  rows=np.searchsorted(keys, key) if rows else None)
+                  rows=np.searchsorted(keys, row_key) if row_key is not None else None)
+
+
+def bayesian_weights(rng: np.random.Generator, mult: np.ndarray, B: int) -> np.ndarray:
+    """``B`` Bayesian-bootstrap replicates of patterns of multiplicities ``mult``: each pattern's total weight
+    ``Gamma(c_d, 1)`` (the sum of its ``c_d`` rows' independent Exp(1) weights), as ``(D, B)`` float32, drawn a block
+    of replicates at a time (the generator's stream consumed in order: the same draws in every engine)."""
+    D = len(mult)
+    W = np.empty((D, B), dtype=np.float32)
+    step = max(1, DRAW_BLOCK // max(D, 1))
+    shape = np.asarray(mult, dtype=np.float32)[:, None]
+    for lo in range(0, B, step):
+        hi = min(B, lo + step)
+        W[:, lo:hi] = rng.standard_gamma(shape, size=(D, hi - lo), dtype=np.float32)
+    return W
 
 
 def multinomial_weights(rng: np.random.Generator, n: int, mult: np.ndarray, B: int) -> np.ndarray:
@@ -169,6 +194,44 @@ def _quotient_error(num, den, dn, dd) -> np.ndarray:
         err = np.max([np.abs(c - v) for c in corners], axis=0)
     ok = np.abs(den) > dd
     return np.where(ok, err, np.inf)
+
+
+def ks_replicates(half: np.ndarray, value: np.ndarray, P: np.ndarray, W: np.ndarray,
+                  pairs) -> tuple[np.ndarray, np.ndarray] | None:
+    """The Kolmogorov–Smirnov distance of every pair on every replicate of an outcome's sketch, and its
+    discretisation bound (:func:`ks_error`), both ``(B, K)``, in one pass per group over the sketch's distinct values
+    (a group's weights put on the value grid, summed cumulatively a block of replicates at a time) instead of a
+    cumulative sum of every pattern for every group. The same sums in the same order as
+    :func:`reportgen.stats.outcome.ecdf_distances` (the zeros of the other groups' patterns left out), so the same
+    distances. None where a group has two patterns of one value (a sketch with a label column): the caller takes the
+    general path."""
+    grid, vi = np.unique(value, return_inverse=True)
+    vi = vi.ravel()
+    Vd, B, K = len(grid), W.shape[1], len(pairs)
+    used = sorted({g for p in pairs for g in p})
+    rows = {g: np.flatnonzero(P[:, g] > 0) for g in used}
+    if any(len(np.unique(vi[r])) != len(r) for r in rows.values()):
+        return None
+    wide = {g: half[rows[g]] > 0 for g in used}
+    ks, err = np.full((B, K), np.nan), np.zeros((B, K))
+    step = max(1, DRAW_BLOCK // max(Vd, 1))
+    for lo in range(0, B, step):
+        hi = min(B, lo + step)
+        F, share = {}, {}
+        for g in used:
+            Wg = np.zeros((Vd, hi - lo))
+            Wg[vi[rows[g]]] = W[rows[g], lo:hi]
+            np.cumsum(Wg, axis=0, out=Wg)
+            tot = Wg[-1].copy()
+            top = W[rows[g][wide[g]], lo:hi].max(axis=0, initial=0).astype(np.float64)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                Wg /= np.where(tot > 0, tot, np.nan)
+                share[g] = np.where(tot > 0, top / tot, 0.0)
+            F[g] = Wg
+        for k, (a, b) in enumerate(pairs):
+            ks[lo:hi, k] = np.abs(F[a] - F[b]).max(axis=0)
+            err[lo:hi, k] = np.maximum(share[a], share[b])
+    return ks, err
 
 
 def ks_error(half: np.ndarray, P: np.ndarray, W: np.ndarray, pairs) -> np.ndarray:

@@ -377,3 +377,23 @@ def test_rows_summary_from_the_membership_equals_the_summary_over_its_weights():
         for a, b in zip((got.n, got.mean, got.ss), (want.n, want.mean, want.ss)):
             assert np.array_equal(a, b, equal_nan=True)
         assert built == ([] if not soft and G >= 2 else [1])  # the matrix only where the codes cannot serve
+
+
+def test_ecdf_distances_by_group_codes_equal_the_one_hot_path_bit_for_bit():
+    """The unweighted hard-membership path (counts of the sorted codes) gives the one-hot matrix path's KS and W1
+    exactly: ties, an empty group, rows without a group."""
+    pairs = [(1, 0), (2, 0), (2, 1)]
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        g = rng.choice(3, size=3000)
+        x = rng.normal(size=3000)
+        if seed % 2:
+            x = np.round(x, 1)  # ties
+        if seed == 3:
+            g[g == 2] = 0  # an empty group: NaN
+        if seed == 4:
+            g[:20] = -1  # rows without a group
+        P = np.eye(3)[np.maximum(g, 0)] * (g >= 0)[:, None] if seed == 4 else Membership.hard(g, 3).weights()
+        a = oc.ecdf_distances(x, None, P, pairs)
+        b = oc.ecdf_distances(x, None, P, pairs, codes=g)
+        assert all(np.array_equal(u, v, equal_nan=True) for u, v in zip(a, b)), seed

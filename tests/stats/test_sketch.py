@@ -58,13 +58,16 @@ def test_patterns_cover_every_row_and_every_row_lies_within_its_half_width():
     assert b.sketch.tail_rows > 0 and np.all(b.sketch.half[np.abs(b.value) > 3.5] == 0)  # the tails are exact
 
 
-def test_each_statistic_of_a_binned_resample_lies_within_its_bound_of_the_exact_one():
-    """200 row-level multinomial resamples of 3,000 rows, a coarse sketch (40 patterns a group and label): for each
-    statistic, |statistic of the resampled rows − statistic of the same resample binned| ≤ the bound from the
-    binned weights alone."""
+@pytest.mark.parametrize("weights", ["multinomial", "exponential"])
+def test_each_statistic_of_a_binned_resample_lies_within_its_bound_of_the_exact_one(weights):
+    """200 row-level resamples of 3,000 rows — multinomial (Efron) or independent Exp(1) weights (the Bayesian
+    bootstrap the sketch draws, aggregated to Gamma per pattern) — and a coarse sketch (40 patterns a group and
+    label): for each statistic, |statistic of the resampled rows − statistic of the same resample binned| ≤ the
+    bound from the binned weights alone."""
     g, x, s, y = _rows(3000, 2)
     rng = np.random.default_rng(3)
-    w = rng.multinomial(3000, np.full(3000, 1 / 3000), size=200).T  # (n, B) row weights
+    w = rng.multinomial(3000, np.full(3000, 1 / 3000), size=200).T if weights == "multinomial" else \
+        rng.exponential(1.0, (3000, 200))  # (n, B) row weights
     P = Membership.hard(g, 3).weights()
     pairs = [(1, 0), (2, 0)]
     for patterns, col, lab in ((120, x, None), (240, s, y)):
@@ -74,7 +77,7 @@ def test_each_statistic_of_a_binned_resample_lies_within_its_bound_of_the_exact_
         finally:
             sk.SKETCH_DRAWS = sk_draws
         Wp = np.stack([np.bincount(b.rows, weights=w[:, j], minlength=len(b.mult)) for j in range(w.shape[1])],
-                      axis=1).astype(np.int64)
+                      axis=1)
         Pp = Membership.hard(b.codes, 3).weights()
         half = b.sketch.half
         if lab is None:
@@ -219,12 +222,38 @@ def test_results_json_and_the_report_state_the_sketch(sketched, tmp_path):
     assert res is not None
 
 
-def test_memory_stream_and_dask_give_the_same_sketched_entries(sketched, tmp_path):
-    sketched(400, 40)
-    spec = _write(tmp_path)
-    names = ("smd", "ks_distance", "auc")
+def engines_agree(spec: Path, names: tuple[str, ...], scheme: str) -> None:
+    """The metrics' entries on the spec's data say ``scheme`` and are the same read by the memory, streaming and
+    (when installed) Dask engines."""
     memory = _entries(spec, "memory", names)
-    assert all(e["interval"]["scheme"] == "sketch" for e in json.loads(memory))
+    assert all(e["interval"]["scheme"] == scheme for e in json.loads(memory))
     assert _entries(spec, "stream", names) == memory
     pytest.importorskip("dask")
     assert _entries(spec, "dask", names) == memory
+
+
+def test_memory_stream_and_dask_give_the_same_sketched_entries(sketched, tmp_path):
+    sketched(400, 40)
+    engines_agree(_write(tmp_path), ("smd", "ks_distance", "auc"), "sketch")
+
+
+def test_the_sketchs_own_ks_pass_gives_the_general_paths_distances_and_bounds():
+    """sketch.ks_replicates (one cumulative sum per group over the value grid) against the general
+    ecdf_distances and ks_error on the same Bayesian-bootstrap replicates of a sketch: the same distances (the same
+    sums in the same order) and bounds equal up to summation order."""
+    g, x, s, y = _rows(4000, 9)
+    sk_draws, sk.SKETCH_DRAWS = sk.SKETCH_DRAWS, 300 * 50
+    try:
+        b = sk.build(g, x, None, B=50)
+    finally:
+        sk.SKETCH_DRAWS = sk_draws
+    W = sk.bayesian_weights(np.random.default_rng(1), b.mult, 50)
+    P = Membership.hard(b.codes, 3).weights()
+    pairs = [(1, 0), (2, 0), (2, 1)]
+    ks, err = sk.ks_replicates(b.sketch.half, b.value, P, W, pairs)
+    assert np.array_equal(ks, oc.ecdf_distances(b.value, W, P, pairs)[0])
+    np.testing.assert_allclose(err, sk.ks_error(b.sketch.half, P, W, pairs), rtol=1e-12)
+    assert err.max() > 0.001
+    with_label = sk.build(g, s, y, B=50)  # two patterns of one value in a group: the general path
+    assert sk.ks_replicates(with_label.sketch.half, with_label.value, Membership.hard(with_label.codes, 3).weights(),
+                            np.ones((len(with_label.mult), 2)), pairs) is None

@@ -1,0 +1,105 @@
+"""The Gaussian multiplier bootstrap of sums (docs/metrics.md §11, "Resampling at scale": scheme ``multiplier``).
+
+Weigh every row by an independent multiplier ``w_i ~ N(1, 1)`` (the wild bootstrap's Gaussian weights: Mammen
+1993; Chernozhukov, Chetverikov & Kato 2013). The replicate of any vector of sums ``T = Σ_i w_i v_i`` is then a
+linear function of independent normals, so it is *exactly* multivariate normal with mean ``S = Σ_i v_i`` and
+covariance ``Q = Σ_i v_i v_iᵀ``: it can be drawn from ``(S, Q)`` alone, at ``O(B·F²)`` whatever the rows, with
+no per-row weights and no discretisation. A statistic that is a smooth function of such sums (a group's mean and
+variance from ``(Σ1, Σx, Σx²)``, whose ``Q`` needs the power sums up to ``Σx⁴``) has first-order correct
+bootstrap replicates, as the Efron or Poisson bootstrap's are (the multiplier has mean 1 and variance 1); unlike
+those it does not reproduce a sum's skewness, so it is used only for large groups (:data:`MIN_GROUP_ROWS`).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+MIN_GROUP_ROWS = 1_000  # a group with fewer rows keeps an ordinary resampling scheme (skewness matters there)
+
+
+def sum_replicates(S: np.ndarray, Q: np.ndarray, B: int, rng: np.random.Generator) -> np.ndarray:
+    """``B`` replicates of ``Σ_i w_i v_i`` with ``w_i ~ N(1, 1)`` iid, from ``S = Σ v_i`` (``(..., F)``) and
+    ``Q = Σ v_i v_iᵀ`` (``(..., F, F)``): ``(B, ..., F)``, drawn as ``S + Z·Lᵀ`` with ``L Lᵀ = Q`` (a symmetric
+    square root by eigenvalues, so a singular ``Q`` — a constant column — is no error) and ``Z`` standard
+    normal, in one call of the generator."""
+    S = np.asarray(S, dtype=np.float64)
+    Q = np.asarray(Q, dtype=np.float64)
+    lam, V = np.linalg.eigh(Q)
+    L = V * np.sqrt(np.maximum(lam, 0.0))[..., None, :]  # (..., F, F): L Lᵀ = Q
+    Z = rng.standard_normal((B, *S.shape))
+    return S + np.einsum("...ij,b...j->b...i", L, Z)
+
+
+def group_sums(V: Sequence[np.ndarray | None], codes: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's ``S_g = Σ v_i`` ``(G, K)`` and ``Q_g = Σ v_i v_iᵀ`` ``(G, K, K)`` of the rows' features ``V``
+    (``K`` columns of ``n``; None: the constant 1, whose sums are counts), by ``np.bincount`` over the rows' group
+    codes (−1: none), one product of two features at a time (no ``(n, K)`` matrix is built)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    keep = codes >= 0
+    every = bool(keep.all())
+    k = codes if every else codes[keep]
+    cols = [None if v is None else np.asarray(v, dtype=np.float64) if every else np.asarray(v, dtype=np.float64)[keep]
+            for v in V]
+
+    def total(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray:
+        w = b if a is None else a if b is None else a * b
+        return np.bincount(k, weights=w, minlength=G)[:G].astype(np.float64)
+
+    K = len(cols)
+    S = np.stack([total(c, None) for c in cols], axis=1)
+    Q = np.empty((G, K, K))
+    for i in range(K):
+        for j in range(i, K):
+            Q[:, i, j] = Q[:, j, i] = S[:, j] if cols[i] is None else S[:, i] if cols[j] is None else \
+                total(cols[i], cols[j])
+    return S, Q
+
+
+def group_means(x: np.ndarray, codes: np.ndarray, G: int) -> np.ndarray:
+    """Each group's mean of ``x`` (0 where a group has no rows: a centre only)."""
+    c = np.asarray(codes, dtype=np.int64)
+    keep = c >= 0
+    k, xk = (c, x) if keep.all() else (c[keep], x[keep])
+    n = np.bincount(k, minlength=G)[:G]
+    s = np.bincount(k, weights=xk, minlength=G)[:G]
+    return np.where(n > 0, s / np.maximum(n, 1), 0.0)
+
+
+def moment_replicates(x: np.ndarray, codes: np.ndarray, G: int, B: int,
+                      rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Multiplier replicates of each group's weight, mean and sum of squared deviations, each ``(B, G)``: the
+    sums ``(Σw, Σw·d, Σw·d²)`` of ``d = x − c_g`` (``c_g`` the group's mean, which keeps ``Q`` well conditioned)
+    drawn from the power sums up to ``d⁴``, then ``mean = c_g + Σw·d / Σw`` and ``ss = Σw·d² − (Σw·d)² / Σw``
+    (NaN where a replicate's weight is not positive, 0 where rounding takes ``ss`` below 0)."""
+    x = np.asarray(x, dtype=np.float64)
+    c = group_means(x, codes, G)
+    d = x - c[np.maximum(np.asarray(codes, dtype=np.int64), 0)]
+    T = sum_replicates(*group_sums((None, d, d * d), codes, G), B, rng)  # (B, G, 3)
+    n, s1, s2 = T[..., 0], T[..., 1], T[..., 2]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ok = n > 0
+        mean = np.where(ok, c + s1 / n, np.nan)
+        ss = np.where(ok, np.maximum(s2 - s1 * s1 / n, 0.0), np.nan)
+    return n, mean, ss
+
+
+def error_replicates(y: np.ndarray, yhat: np.ndarray, codes: np.ndarray, G: int, B: int,
+                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Multiplier replicates of each group's weight, mean error, mean absolute error and mean squared error of
+    ``e = ŷ − y``, each ``(B, G)``: the sums of ``(1, δ, α, δ²)`` with ``δ = e − m_g`` and ``α = |e| − a_g``
+    (``m_g``, ``a_g``: the group's mean error and MAE, centres that keep ``Q`` well conditioned), from which
+    ``Σw·e = m_g Σw + Σw·δ``, ``Σw·|e| = a_g Σw + Σw·α`` and ``Σw·e² = m_g² Σw + 2 m_g Σw·δ + Σw·δ²``."""
+    e = np.asarray(yhat, dtype=np.float64) - np.asarray(y, dtype=np.float64)
+    at = np.maximum(np.asarray(codes, dtype=np.int64), 0)
+    m, a = group_means(e, codes, G), group_means(np.abs(e), codes, G)
+    d, al = e - m[at], np.abs(e) - a[at]
+    T = sum_replicates(*group_sums((None, d, al, d * d), codes, G), B, rng)
+    n, sd, sa, sdd = T[..., 0], T[..., 1], T[..., 2], T[..., 3]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ok = n > 0
+        me = np.where(ok, m + sd / n, np.nan)
+        mae = np.where(ok, a + sa / n, np.nan)
+        mse = np.where(ok, np.maximum(m * m + (2 * m * sd + sdd) / n, 0.0), np.nan)
+    return n, me, mae, mse

@@ -1,0 +1,51 @@
+"""Outcome statistics of unweighted rows in one group each, from the groups' codes (−1: none) by counting — the
+same figures as the one-hot matrix's weighted sums in :mod:`reportgen.stats.outcome` (a float sum of ones is the
+integer count), without building the ``(n, G)`` matrix. Kept apart so :mod:`reportgen.stats.outcome` stays one
+reading's length."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+
+def hard_summary(x: np.ndarray, codes: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``(n, mean, ss)`` of :func:`~reportgen.stats.outcome.group_summary` for unweighted rows in one group each
+    (``codes``; −1: none), by ``np.bincount``."""
+    every = len(codes) > 0 and int(codes.min()) >= 0  # every row in a group (task_values keeps only those): no masks
+    o = 0 if every else 1
+    k = codes if every else codes + 1  # bin 0: rows without a group (none: the codes are the bins; the same sums)
+    n = np.bincount(k, minlength=G + o)[o:].astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, np.bincount(k, weights=x, minlength=G + o)[o:] / n, np.nan)
+    d = x - np.nan_to_num(mean)[codes if every else np.maximum(codes, 0)]
+    d *= d
+    ss = np.bincount(k, weights=d if every else np.where(codes >= 0, d, 0.0), minlength=G + o)[o:]
+    return n, mean, np.where(n > 0, ss, np.nan)
+
+
+def hard_ecdf_distances(order: np.ndarray, xs: np.ndarray, codes: np.ndarray,
+                        pairs: Sequence[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~reportgen.stats.outcome.ecdf_distances` of unweighted rows in one group each (``xs``: the values in
+    their stable ascending ``order``): one gather of the codes in value order, one
+    count per group."""
+    K = len(pairs)
+    ks, w1 = np.full(K, np.nan), np.full(K, np.nan)
+    if not len(xs) or not K:
+        return ks, w1
+    c = codes[order]
+    distinct = xs[1:] != xs[:-1]
+    last = None if distinct.all() else np.flatnonzero(np.r_[distinct, True])  # None: every row its own value
+    gaps = np.diff(xs if last is None else xs[last])
+    F = {}
+    for g in sorted({g for p in pairs for g in p}):
+        cum = np.cumsum(c == g)
+        cum = cum if last is None else cum[last]
+        F[g] = cum / cum[-1] if cum[-1] > 0 else None
+    for k, (a, b) in enumerate(pairs):
+        if F[a] is None or F[b] is None:
+            continue
+        d = np.abs(F[a] - F[b])
+        ks[k], w1[k] = d.max(), (d[:-1] * gaps).sum()
+    return ks, w1
