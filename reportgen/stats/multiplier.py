@@ -19,14 +19,23 @@ import numpy as np
 MIN_GROUP_ROWS = 1_000  # a group with fewer rows keeps an ordinary resampling scheme (skewness matters there)
 
 
+def psd_root(Q: np.ndarray, rounding: float = 0.0) -> np.ndarray:
+    """The symmetric square roots ``(..., F, F)`` of positive semi-definite matrices ``Q``: by eigenvalues, so a
+    singular ``Q`` (a constant column; Σ_g p = 1 tying a proxy's masses to its counts) is no error; eigenvalues
+    at most ``rounding`` times the largest (at least 1) are rounding and taken as 0."""
+    lam, V = np.linalg.eigh(np.asarray(Q, dtype=np.float64))
+    scale = np.maximum(lam.max(axis=-1, keepdims=True), 1.0) if lam.size else 1.0
+    root = np.sqrt(np.where(lam > rounding * scale, lam, 0.0))
+    return np.einsum("...gj,...j,...hj->...gh", V, root, V)
+
+
 def sum_replicates(S: np.ndarray, Q: np.ndarray, B: int, rng: np.random.Generator) -> np.ndarray:
     """``B`` replicates of ``Σ_i w_i v_i`` with ``w_i ~ N(1, 1)`` iid, from ``S = Σ v_i`` (``(..., F)``) and
-    ``Q = Σ v_i v_iᵀ`` (``(..., F, F)``): ``(B, ..., F)``, drawn as ``S + Z·Lᵀ`` with ``L Lᵀ = Q`` (a symmetric
-    square root by eigenvalues, so a singular ``Q`` — a constant column — is no error) and ``Z`` standard
+    ``Q = Σ v_i v_iᵀ`` (``(..., F, F)``): ``(B, ..., F)``, drawn as ``S + Z·Lᵀ`` with ``L Lᵀ = Q`` (a square root by
+    eigenvalues, as :func:`psd_root`, so a singular ``Q`` — a constant column — is no error) and ``Z`` standard
     normal, in one call of the generator."""
     S = np.asarray(S, dtype=np.float64)
-    Q = np.asarray(Q, dtype=np.float64)
-    lam, V = np.linalg.eigh(Q)
+    lam, V = np.linalg.eigh(np.asarray(Q, dtype=np.float64))
     L = V * np.sqrt(np.maximum(lam, 0.0))[..., None, :]  # (..., F, F): L Lᵀ = Q
     Z = rng.standard_normal((B, *S.shape))
     return S + np.einsum("...ij,b...j->b...i", L, Z)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from reportgen.stats.multiplier import psd_root
 from reportgen.stats.proxy_cells import CONSTANT_VAR, ROUNDING_VAR, CellMoments, _segments
 
 SCHEME = "multiplier"
@@ -57,21 +58,12 @@ def _rng(seed: int, stream: int) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, stream, 13])))
 
 
-def _root(Q: np.ndarray) -> np.ndarray:
-    """The symmetric square roots (..., F, F) of positive semi-definite matrices (rounding's negative eigenvalues
-    and null directions — Σ_g p = 1 ties the masses to the counts — taken as 0)."""
-    lam, V = np.linalg.eigh(Q)
-    scale = np.maximum(lam.max(axis=-1, keepdims=True), 1.0)
-    root = np.sqrt(np.where(lam > ROUNDING_VAR * scale, lam, 0.0))
-    return np.einsum("...gj,...j,...hj->...gh", V, root, V)
-
-
 def _normal_sums(mean: np.ndarray, Q: np.ndarray, B: int, rng: np.random.Generator) -> np.ndarray:
     """B draws (B, U, F) of independent N(mean[u], Q[u]) over units u, a block of units at a time (each unit's
     draws from the generator in unit order)."""
     U, F = mean.shape
     out = np.empty((B, U, F))
-    L = _root(Q)
+    L = psd_root(Q, ROUNDING_VAR)
     for lo in range(0, U, STRATA_CHUNK):
         hi = min(U, lo + STRATA_CHUNK)
         z = rng.standard_normal((hi - lo, B, F))
