@@ -26,7 +26,7 @@ once per partition rather than once per batch.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
 from reportgen.stats.plan import Plan
 
@@ -104,7 +104,7 @@ def distinct_rows(batch) -> Distinct | None:
     for col in batch.columns:
         if not (pa.types.is_integer(col.type) or pa.types.is_boolean(col.type)) or col.null_count:
             return None
-    arrays = [col.to_numpy(zero_copy_only=not pa.types.is_boolean(col.type)) for col in batch.columns]
+    arrays = [_values(col) for col in batch.columns]
     lows, ranges = [], []
     for a in arrays:
         lo, hi = _span(a)
@@ -122,6 +122,18 @@ def distinct_rows(batch) -> Distinct | None:
         return None
     weights = out.column("count_all").to_numpy().astype(np.int64)
     return Distinct(rows=(out.select(keys).rename_columns(names).to_pandas(), weights))
+
+
+def _values(col) -> np.ndarray:
+    """An integer or boolean Arrow column without missing values as a NumPy array: integers as a view of Arrow's
+    buffer (``to_numpy`` would do the same but import pandas, which pass 1 does not need yet:
+    reportgen/lazy.py), booleans unpacked from their bits."""
+    import pyarrow as pa
+
+    if pa.types.is_boolean(col.type):
+        return col.to_numpy(zero_copy_only=False)
+    dt = np.dtype(f"{'i' if pa.types.is_signed_integer(col.type) else 'u'}{col.type.bit_width // 8}")
+    return np.frombuffer(col.buffers()[1], dtype=dt, count=len(col), offset=col.offset * dt.itemsize)
 
 
 def _span(a: np.ndarray) -> tuple[int, int]:

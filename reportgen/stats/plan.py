@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
 from reportgen.stats import counts, soft
 from reportgen.data.files import (

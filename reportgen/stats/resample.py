@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
+from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
 from reportgen.stats import counts, sketch as sk
 from reportgen.stats.membership import Membership

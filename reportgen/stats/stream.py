@@ -125,6 +125,12 @@ def _pass2(args):
     return poisson_part(plan, part, offset, jobs, B, seed)
 
 
+def _import_pandas() -> None:
+    """What pass 1 over Parquet needs only once its workers have read a partition (the distinct rows are encoded
+    with pandas): imported on this thread while they read, not before the scan starts (reportgen/lazy.py)."""
+    import pandas  # noqa: F401
+
+
 def _cells_pass(args):
     plan, part, offset, jobs, B, seed = args
     return part.index, poisson_part(plan, part, offset, jobs, B, seed).get(jobs[0])
@@ -492,7 +498,8 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
         try:
             update = getattr(say, "update", None)
             acc = executor.reduce(_pass1, [(plan, p) for p in parts], lambda a, b: merge(a, b, plan),
-                                  on_done=(lambda d, n: update(f"{d}/{n} partitions")) if update else None)
+                                  on_done=(lambda d, n: update(f"{d}/{n} partitions")) if update else None,
+                                  meanwhile=_import_pandas)
         except PartitionError as e:
             raise _part_problem(ls, e, path, rel, spec_path, needed_pairs) from None
         _check(ls, plan, acc, files, spec_path, rel, needed_pairs)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
 from reportgen.stats.partstats import (
     PartStats,
