@@ -6,6 +6,8 @@ Dask workers (``engine: dask``). Both reduce the same picklable partition functi
 from __future__ import annotations
 
 import itertools
+import sys
+import threading
 
 from reportgen.stats import counts
 from reportgen.spec.errors import Problem, SpecError
@@ -93,19 +95,29 @@ class DaskExecutor:
 
 
 
+_SWITCH = threading.Lock()
+_switching = {"runs": 0, "interval": 0.005}
+
+
 def _meanwhile(work) -> None:
     """Run ``work`` on this thread while the workers read: pure-Python work (an import) that would otherwise run
     before or after them on an idle core. The workers need the interpreter lock only between NumPy and Arrow
-    calls, so this thread asks it to change hands every half millisecond meanwhile (Python's default, 5 ms,
-    leaves a worker waiting for the lock after each such call), and restores the interval afterwards."""
-    import sys
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, 0.0005))
+    calls, so the lock is made to change hands every half millisecond meanwhile (Python's default, 5 ms,
+    leaves a worker waiting for it after each such call: a quarter of their throughput while this thread works,
+    measured; benchmarks/README.md, Streaming at scan speed); the interval is restored when the last of such
+    runs in this process ends."""
+    with _SWITCH:
+        if _switching["runs"] == 0:
+            _switching["interval"] = sys.getswitchinterval()
+            sys.setswitchinterval(min(_switching["interval"], 0.0005))
+        _switching["runs"] += 1
     try:
         work()
     finally:
-        sys.setswitchinterval(interval)
+        with _SWITCH:
+            _switching["runs"] -= 1
+            if _switching["runs"] == 0:
+                sys.setswitchinterval(_switching["interval"])
 
 
 def make_executor(ls, name: str, scheduler: str | None = None):
