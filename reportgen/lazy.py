@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 
 class LazyModule:
@@ -34,7 +34,7 @@ class LazyModule:
         return f"<module {self._name!r}, imported on first use>"
 
 
-def is_frame(x) -> bool:
+def is_frame(x: object) -> TypeGuard[pandas.DataFrame]:
     """``isinstance(x, pandas.DataFrame)``, without importing pandas: before pandas is imported, nothing is one."""
     frame = sys.modules.get("pandas.core.frame")
     return frame is not None and isinstance(x, getattr(frame, "DataFrame", ()))
