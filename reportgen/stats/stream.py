@@ -447,8 +447,10 @@ def sample_columns(ls, header: list[str], needed: list[str]) -> list[str]:
 
 
 def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[AttributeDef], tasks: list[TaskColumns],
-                  thresholds: dict[int, float] | None, executor, *, sample: bool, say=lambda m: None) -> Streamed:
-    """Pass 1 over a data set with ``executor``; checks as the memory engine; the sample as an Encoded."""
+                  thresholds: dict[int, float] | None, executor, *, sample: bool, say=lambda m: None,
+                  meanwhile=None) -> Streamed:
+    """Pass 1 over a data set with ``executor``; checks as the memory engine; the sample as an Encoded.
+    ``meanwhile``: the caller's work for this thread while pass 1's workers read (after pandas' import)."""
     path, files, header = open_dataset(ls, rel, spec_path)
     kind = role_kind(role)
     needed_pairs = columns_needed(attrs, tasks, kind)
@@ -499,7 +501,7 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
             update = getattr(say, "update", None)
             acc = executor.reduce(_pass1, [(plan, p) for p in parts], lambda a, b: merge(a, b, plan),
                                   on_done=(lambda d, n: update(f"{d}/{n} partitions")) if update else None,
-                                  meanwhile=_import_pandas)
+                                  meanwhile=lambda: (_import_pandas(), meanwhile and meanwhile()))
         except PartitionError as e:
             raise _part_problem(ls, e, path, rel, spec_path, needed_pairs) from None
         _check(ls, plan, acc, files, spec_path, rel, needed_pairs)

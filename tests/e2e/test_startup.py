@@ -64,31 +64,31 @@ def test_compas_json_run_imports_no_sklearn_or_scipy(tmp_path):
 
 _FIRST_BATCH = """
 import json, sys
-from reportgen.stats import partstats
+from reportgen.stats import executors
 seen = {{}}
-real = partstats.read_batches
+real = executors.LocalExecutor.reduce
 
 
-def first_batch(*args, **kw):  # what was imported when pass 1 read its first batch
+def scan_starts(self, *args, **kw):  # what was imported when pass 1 handed its partitions to the workers
     seen.setdefault("modules", sorted(sys.modules))
-    yield from real(*args, **kw)
+    return real(self, *args, **kw)
 
 
-partstats.read_batches = first_batch
+executors.LocalExecutor.reduce = scan_starts
 from reportgen.cli import main
 try:
     main(["run", {spec!r}, "--out", {out!r}, "--quiet", "--format", "json"])
 except SystemExit as e:
     assert e.code in (0, 1, None), e.code
-print(json.dumps({{"first_batch": seen["modules"], "end": sorted(sys.modules)}}))
+print(json.dumps({{"scan_starts": seen["modules"], "end": sorted(sys.modules)}}))
 """
 
 
 def test_streamed_parquet_run_starts_its_scan_without_pandas(tmp_path):
-    """`reportgen run` of a streamed Parquet data set (the stream_scan benchmark's spec, 200,000 rows) reaches the
-    first batch of its scan without pandas and the other heavy modules (reportgen/lazy.py: pandas is imported on
-    first use, by the main thread while pass 1's workers read); it does import pandas later (the distinct rows
-    are encoded with it), and writes the same results.json as the memory engine."""
+    """`reportgen run` of a streamed Parquet data set (the stream_scan benchmark's spec, 200,000 rows) starts its
+    scan (pass 1's partitions handed to the workers) without pandas and the other heavy modules
+    (reportgen/lazy.py: pandas is imported on first use, by the main thread while pass 1's workers read); it does
+    import pandas later (the distinct rows are encoded with it), and writes the results of the memory engine."""
     import json
 
     bench = _script("bench_scale")
@@ -98,9 +98,9 @@ def test_streamed_parquet_run_starts_its_scan_without_pandas(tmp_path):
                        capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     got = json.loads(p.stdout.strip().splitlines()[-1])
-    early = [m for m in got["first_batch"] if m.split(".")[0] == "pandas"
+    early = [m for m in got["scan_starts"] if m.split(".")[0] == "pandas"
              or any(m == h or m.startswith(h + ".") for h in HEAVY if h != "pyarrow.parquet")]
-    assert not early, f"imported before the scan's first batch: {early[:20]}"
+    assert not early, f"imported before the scan started: {early[:20]}"
     assert "pandas" in got["end"]
     memory = bench.write_spec(tmp_path, "memory.yaml", data.name, "memory", 20)
     r = subprocess.run([sys.executable, "-m", "reportgen", "run", str(memory), "--out", str(tmp_path / "mem"),
