@@ -13,7 +13,8 @@ with predictions, 10 columns), generated once. Each repeat runs, each in a fresh
 * reportgen: ``reportgen.runner.run_spec`` on the spec of bench_scale.py (``data.engine: stream``; BiasAmp→ A→T
   and T→A and equal opportunity; 1,000 bootstrap resamples; JSON only), imports included — start-up counts.
 
-Both times run from the child's first statement. It prints each repeat, then the medians and the ratio
+Both times run from the child's first statement (reportgen's bytecode compiled first, as an installed package
+has it). It prints each repeat, then the medians and the ratio
 scan / reportgen ("share of scan speed": 100 % would be a run as fast as reading the columns), rows per
 second, the child's peak RSS (``ru_maxrss``) and CPU time (user + system: less sensitive than wall time to
 other processes on a shared machine). Exit status 0 when it ran (figures are not asserted).
@@ -22,6 +23,7 @@ other processes on a shared machine). Exit status 0 when it ran (figures are not
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import statistics
@@ -63,8 +65,10 @@ print(json.dumps({"wall": wall, "rows": test["rows"], "rss": ru.ru_maxrss * 1024
 """
 
 
-def child(code: str, *args: str) -> dict:
-    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT)
+def child(code: str, *args: str, src: Path = ROOT) -> dict:
+    """Run ``code`` in a fresh interpreter importing reportgen from ``src`` (this checkout, or --before's)."""
+    env = {**os.environ, "PYTHONPATH": str(src)} if src != ROOT else None
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=src, env=env)
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr)
         raise SystemExit(f"child failed: {args}")
@@ -78,23 +82,40 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3, help="runs of each; the medians are compared")
     ap.add_argument("--data-dir", default="/tmp/reportgen-bench")
     ap.add_argument("--seed", type=int, default=20261122)
+    ap.add_argument("--before", type=Path, default=None,
+                    help="a folder holding another revision's reportgen/ (e.g. `git archive main reportgen | tar -x "
+                         "-C DIR`): each repeat also runs it, in alternating order with this one, for a before/after "
+                         "figure under the same load")
     a = ap.parse_args()
     data = Path(a.data_dir)
     print(f"cores: {os.cpu_count()}   load average: {os.getloadavg()[0]:.2f}")
+    # an installed package has its bytecode; a checkout run with PYTHONDONTWRITEBYTECODE=1 would compile
+    # reportgen's modules in every child (~0.2 s of start-up that no user pays), so compile them once first
+    for src in [ROOT] + ([a.before.resolve()] if a.before else []):
+        compileall.compile_dir(str(src / "reportgen"), quiet=1)
     t = time.perf_counter()
     folder = generate(data / f"rows-{a.rows}", a.rows, a.seed)
     print(f"data ready in {time.perf_counter() - t:.1f} s ({folder})")
     spec = write_spec(data, f"stream-scan-{a.rows}.yaml", folder.name, "stream", a.resamples)
     cols = ["group", "group_pred"] + [f"task_{k}" for k in range(K)] + [f"task_{k}_pred" for k in range(K)]
-    scans, runs = [], []
+    scans, runs, befores = [], [], []
     for i in range(a.repeats):
         s = child(SCAN, str(folder), json.dumps(cols))
+        if a.before and i % 2:
+            b = child(RUN, str(spec), src=a.before.resolve())
         r = child(RUN, str(spec))
+        if a.before and not i % 2:
+            b = child(RUN, str(spec), src=a.before.resolve())
         assert s["rows"] == r["rows"] == a.rows, (s["rows"], r["rows"])
         scans.append(s)
         runs.append(r)
         print(f"repeat {i + 1}: scan {s['wall']:.2f} s (CPU {s['cpu']:.2f} s)   reportgen {r['wall']:.2f} s "
-              f"(CPU {r['cpu']:.2f} s)   share {s['wall'] / r['wall']:.0%}, CPU {s['cpu'] / r['cpu']:.0%}")
+              f"(CPU {r['cpu']:.2f} s)   share {s['wall'] / r['wall']:.0%}, CPU {s['cpu'] / r['cpu']:.0%}"
+              + (f"   before: {b['wall']:.2f} s (CPU {b['cpu']:.2f} s), share {s['wall'] / b['wall']:.0%}, "
+                 f"CPU {s['cpu'] / b['cpu']:.0%}" if a.before else ""))
+        if a.before:
+            assert b["metrics"] == r["metrics"], (b["metrics"], r["metrics"])
+            befores.append(b)
     ts = statistics.median(x["wall"] for x in scans)
     tr = statistics.median(x["wall"] for x in runs)
     print()
@@ -108,6 +129,12 @@ def main() -> int:
     print(f"CPU time (user + system, whole process): scan {cs:.2f} s, reportgen {cr:.2f} s, ratio {cs / cr:.0%} "
           f"(per repeat: median {statistics.median(s['cpu'] / r['cpu'] for s, r in zip(scans, runs)):.0%})")
     print(f"ratio scan / reportgen (share of scan speed): {ts / tr:.0%}")
+    if befores:
+        tb = statistics.median(x["wall"] for x in befores)
+        cb = statistics.median(x["cpu"] for x in befores)
+        print(f"before ({a.before}): median {tb:.2f} s (CPU {cb:.2f} s), share of scan speed {ts / tb:.0%}, CPU "
+              f"ratio {cs / cb:.0%}; per repeat, share {statistics.median(s['wall'] / b['wall'] for s, b in zip(scans, befores)):.0%} "
+              f"before vs {statistics.median(s['wall'] / r['wall'] for s, r in zip(scans, runs)):.0%} now")
     print("values:", json.dumps(runs[-1]["metrics"]))
     return 0
 

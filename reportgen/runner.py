@@ -126,7 +126,8 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     def load(role, rel, path, thr=None, sample=True):
         if executor is None:
             return load_role(ls, role, rel, path, attrs, tasks, thr)
-        return stream.load_streamed(ls, role, rel, path, attrs, tasks, thr, executor, sample=sample, say=say)
+        return stream.load_streamed(ls, role, rel, path, attrs, tasks, thr, executor, sample=sample, say=say,
+                                    meanwhile=_warm_up)
 
     def attempt(fn):
         try:
@@ -199,6 +200,12 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     return out
 
 
+def _warm_up() -> None:
+    """What the run imports once the data are loaded (the gates and the results models), imported while a
+    streamed data set's pass 1 reads instead (reportgen.stats.executors._meanwhile)."""
+    from reportgen.release import gates  # noqa: F401
+
+
 def _load_baseline(ls: LoadedSpec, override) -> tuple[object | None, dict | None, dict | None]:
     """(baseline results as a typed reportgen.results.model.Results; its replicates.json or None; provenance) from
     --baseline or the spec's `baseline:`. A file that is not a valid results.json is a spec problem."""
@@ -208,19 +215,20 @@ def _load_baseline(ls: LoadedSpec, override) -> tuple[object | None, dict | None
 
     from pydantic import ValidationError
 
+    s = ls.spec
+    needs = [i for i, g in enumerate(s.gates) if g.max_increase is not None]
+    if override is None and not s.baseline and not needs:  # no baseline: the gates and results models are imported
+        return None, None, None  # later (with streamed data, while pass 1 reads: _warm_up)
+
     from reportgen.release import gates as release_gates
     from reportgen.results.model import load_results
 
-    s = ls.spec
-    needs = [i for i, g in enumerate(s.gates) if g.max_increase is not None]
     if override is not None:
         path, where = Path(override), None
     elif s.baseline:
         path, where = ls.resolve(s.baseline), ("baseline",)
     else:
-        if needs:
-            raise SpecError([ls.problem(("gates", needs[0], "max_increase"), release_gates.MSG_NO_BASELINE)])
-        return None, None, None
+        raise SpecError([ls.problem(("gates", needs[0], "max_increase"), release_gates.MSG_NO_BASELINE)])
 
     def problem(msg):
         if where is None:

@@ -30,7 +30,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
-import pandas as pd
+from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
 from reportgen.spec.bisg import CATEGORIES, GROUPS
 

@@ -4,7 +4,7 @@ checks (:func:`values_present`)."""
 
 from __future__ import annotations
 
-import pandas as pd
+from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
 from reportgen.data.numeric import numeric_needed
 from reportgen.data.columns import AttributeDef, attribute_defs, columns_needed, expand_tasks, id_needed, role_kind

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+from reportgen.lazy import is_frame, pandas as pd  # pandas imported on first use: reportgen/lazy.py
 
 from reportgen.data.columns import AttributeDef, TaskColumns, score_columns
 from reportgen.data.encoding import AttributeCodes, encode_attributes
@@ -22,7 +22,7 @@ def nested_columns(files: list, columns: list[str]) -> dict[str, str]:
     schema, or from an in-memory table's first value): column -> what they hold, e.g. 'list<item: int64>'."""
     out: dict[str, str] = {}
     first = files[0] if files else None
-    if isinstance(first, pd.DataFrame):
+    if is_frame(first):
         for c in columns:
             if c in first.columns and first[c].dtype == object:
                 v = first[c].dropna()

@@ -4,12 +4,13 @@ row is left out of one (:class:`AttributeCodes`), and one file's arrays (:class:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import pandas as pd
+from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
 from reportgen.data.columns import AttributeDef
 from reportgen.data.reading import DataChanged, read_header, read_table
@@ -215,20 +216,19 @@ def unknown_mask(a: AttributeDef, col: pd.Series) -> np.ndarray | None:
     if not a.unknown:
         return None
     hit = match_values(col, list(a.unknown)) >= 0
-    if any(num_text(u) == "" or num_text(u) in _NA_TEXTS for u in a.unknown):
+    if any(num_text(u) == "" or num_text(u) in _na_texts() for u in a.unknown):
         hit |= col.isna().to_numpy()
     return hit
 
 
+@functools.cache
 def _na_texts() -> frozenset:
+    """The texts pandas reads as missing, but "" (asked for when first needed: pandas is imported on first use)."""
     try:
         from pandas._libs.parsers import STR_NA_VALUES
-        return frozenset(STR_NA_VALUES)
+        return frozenset(STR_NA_VALUES) - {""}
     except Exception:  # pragma: no cover - older/newer pandas
-        return frozenset({"", "NA", "N/A", "NULL", "NaN", "nan", "null", "n/a", "<NA>", "None", "-NaN", "-nan"})
-
-
-_NA_TEXTS = _na_texts() - {""}
+        return frozenset({"NA", "N/A", "NULL", "NaN", "nan", "null", "n/a", "<NA>", "None", "-NaN", "-nan"})
 
 
 def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred: bool,

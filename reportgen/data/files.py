@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-import pandas as pd
+from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
 from reportgen.data.bisg import bisg_attributes
 from reportgen.data.proxy_annotated import annotated_problems

@@ -6,7 +6,7 @@ row (at the spec key)."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
 from reportgen.data.columns import AttributeDef
 from reportgen.data.encoding import match_values, value_texts

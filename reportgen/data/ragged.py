@@ -15,7 +15,7 @@ import io
 from collections.abc import Iterator
 from typing import Any
 
-import pandas as pd
+from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
 from reportgen.data.reading import DataFileError
 

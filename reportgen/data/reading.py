@@ -10,7 +10,7 @@ import io
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+from reportgen.lazy import is_frame, pandas as pd  # pandas imported on first use: reportgen/lazy.py
 
 from reportgen.fileio import sha256_file
 from reportgen.spec.errors import MSG_FILE_NOT_FOUND, SpecError, did_you_mean, shorten
@@ -309,7 +309,7 @@ def read_table(path: Path | list[Path], columns: list[str] | None = None, *, na:
     ``na``: the missing-value tokens of a CSV (:func:`na_tokens`). Each file is read once into memory and parsed
     from those bytes; their sha256 goes into ``digests`` (path -> sha256) when given, and a file already in
     ``digests`` whose bytes differ now raises DataChanged."""
-    if isinstance(path, pd.DataFrame):  # an in-memory table (see memory_table)
+    if is_frame(path):  # an in-memory table (see memory_table)
         return path if columns is None else path[columns]
     if isinstance(path, list) or path.is_dir() or is_dataset_pattern(str(path)):
         files = path if isinstance(path, list) else dataset_files(path)
@@ -378,7 +378,7 @@ def column_values(ls, files: list, cols: list[str]) -> pd.DataFrame:
     frames = []
     try:
         for f in files:
-            if isinstance(f, pd.DataFrame):
+            if is_frame(f):
                 frames.append(f[cols])
             elif _is_parquet_file(f) or f.stat().st_size <= WHOLE_READ_BYTES:
                 frames.append(read_table(f, cols, na=na, digests=digests))

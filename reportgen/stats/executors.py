@@ -6,6 +6,8 @@ Dask workers (``engine: dask``). Both reduce the same picklable partition functi
 from __future__ import annotations
 
 import itertools
+import sys
+import threading
 
 from reportgen.stats import counts
 from reportgen.spec.errors import Problem, SpecError
@@ -19,15 +21,19 @@ class LocalExecutor:
 
     name = "stream"
 
-    def reduce(self, fn, items: list, combine, on_done=None):
-        """``combine`` the ``fn(x)`` as they finish (at most one result per worker waits in memory)."""
+    def reduce(self, fn, items: list, combine, on_done=None, meanwhile=None):
+        """``combine`` the ``fn(x)`` as they finish (at most one result per worker waits in memory). ``meanwhile``:
+        work for this thread while the workers start (see :func:`meanwhile`); each worker then has a second item
+        queued, so that none waits for this thread (at most two results per worker wait)."""
         from concurrent.futures import ThreadPoolExecutor, as_completed
 
         acc = None
         workers = max(1, min(len(items), counts._workers()))
         with ThreadPoolExecutor(workers) as ex:
             pending = iter(items)
-            running = {ex.submit(fn, x) for x in itertools.islice(pending, workers)}
+            running = {ex.submit(fn, x) for x in itertools.islice(pending, workers * (2 if meanwhile else 1))}
+            if meanwhile is not None:
+                _meanwhile(meanwhile)
             done_n = 0
             while running:
                 f = next(as_completed(running))
@@ -66,12 +72,14 @@ class DaskExecutor:
         self.address = scheduler or "LocalCluster"
         self.workers = len(self.client.scheduler_info().get("workers", {}))
 
-    def reduce(self, fn, items: list, combine, on_done=None):
+    def reduce(self, fn, items: list, combine, on_done=None, meanwhile=None):
         """``combine`` the partitions' results on this process as workers finish them, releasing each."""
         from dask.distributed import as_completed
 
         acc = None
         futures = self.client.map(fn, items, pure=False)
+        if meanwhile is not None:
+            _meanwhile(meanwhile)
         for done, f in enumerate(as_completed(futures), 1):
             r = f.result()
             f.release()
@@ -85,6 +93,31 @@ class DaskExecutor:
         if self.cluster is not None:
             self.cluster.close()
 
+
+
+_SWITCH = threading.Lock()
+_switching = {"runs": 0, "interval": 0.005}
+
+
+def _meanwhile(work) -> None:
+    """Run ``work`` on this thread while the workers read: pure-Python work (an import) that would otherwise run
+    before or after them on an idle core. The workers need the interpreter lock only between NumPy and Arrow
+    calls, so the lock is made to change hands every half millisecond meanwhile (Python's default, 5 ms,
+    leaves a worker waiting for it after each such call: a quarter of their throughput while this thread works,
+    measured; benchmarks/README.md, Streaming at scan speed); the interval is restored when the last of such
+    runs in this process ends."""
+    with _SWITCH:
+        if _switching["runs"] == 0:
+            _switching["interval"] = sys.getswitchinterval()
+            sys.setswitchinterval(min(_switching["interval"], 0.0005))
+        _switching["runs"] += 1
+    try:
+        work()
+    finally:
+        with _SWITCH:
+            _switching["runs"] -= 1
+            if _switching["runs"] == 0:
+                sys.setswitchinterval(_switching["interval"])
 
 
 def make_executor(ls, name: str, scheduler: str | None = None):

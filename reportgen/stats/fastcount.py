@@ -18,7 +18,7 @@ Two kernels: when the product of the columns' ranges is at most :data:`DENSE_MAX
 groups), each row becomes one mixed-radix code by Horner's rule in the narrowest arithmetic that holds it
 (eight binary columns per byte), counted by ``np.bincount`` (about a tenth of the cost of decoding the Parquet
 columns); otherwise Arrow's hash aggregation groups the raw columns. A dense batch stays a vector of counts
-over its *layout* (the columns' names, types, minima and ranges) until it is read (:class:`Distinct`): a
+over its *layout* (the columns' names, types, spans and ranges; a binary column spans 0..1, :func:`_span`) until it is read (:class:`Distinct`): a
 partition's batches of one layout add up (:class:`Pending`), and their distinct rows are decoded and encoded
 once per partition rather than once per batch.
 """
@@ -26,7 +26,7 @@ once per partition rather than once per batch.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
 from reportgen.stats.plan import Plan
 
@@ -47,7 +47,7 @@ class Distinct:
     """A batch's distinct rows and how often each occurs, unpacking as ``(frame, counts)``.
 
     From the dense kernel they are kept as the counts of every possible code over a :data:`layout` (the columns'
-    names, types, minima and ranges) until read, so that the batches of a partition with the same layout add up
+    names, types, spans and ranges) until read, so that the batches of a partition with the same layout add up
     as one array (:class:`Pending`) and are decoded and encoded once, not once per batch."""
 
     __slots__ = ("layout", "codes", "_rows")
@@ -104,10 +104,10 @@ def distinct_rows(batch) -> Distinct | None:
     for col in batch.columns:
         if not (pa.types.is_integer(col.type) or pa.types.is_boolean(col.type)) or col.null_count:
             return None
-    arrays = [col.to_numpy(zero_copy_only=not pa.types.is_boolean(col.type)) for col in batch.columns]
+    arrays = [_values(col) for col in batch.columns]
     lows, ranges = [], []
     for a in arrays:
-        lo, hi = int(a.min()), int(a.max())
+        lo, hi = _span(a)
         if hi - lo >= MAX_RANGE:
             return None
         lows.append(lo)
@@ -124,16 +124,39 @@ def distinct_rows(batch) -> Distinct | None:
     return Distinct(rows=(out.select(keys).rename_columns(names).to_pandas(), weights))
 
 
+def _values(col) -> np.ndarray:
+    """An integer or boolean Arrow column without missing values as a NumPy array: integers as a view of Arrow's
+    buffer (``to_numpy`` would do the same but import pandas, which pass 1 does not need yet:
+    reportgen/lazy.py), booleans unpacked from their bits."""
+    import pyarrow as pa
+
+    if pa.types.is_boolean(col.type):
+        return col.to_numpy(zero_copy_only=False)
+    dt = np.dtype(f"{'i' if pa.types.is_signed_integer(col.type) else 'u'}{col.type.bit_width // 8}")
+    return np.frombuffer(col.buffers()[1], dtype=dt, count=len(col), offset=col.offset * dt.itemsize)
+
+
+def _span(a: np.ndarray) -> tuple[int, int]:
+    """A column's values lie in ``lo..hi``. A binary column (the common case: labels, predictions, two groups)
+    takes one pass: when the largest value of its bits read as unsigned is at most 1, every value is 0 or 1 and
+    the span is 0..1 (0..0 when all are 0), whether or not a 0 occurs; another column its minimum and maximum.
+    A span wider than the values is exact all the same: the codes it leaves unused count nothing."""
+    top = int(a.view(np.dtype(f"u{a.dtype.itemsize}")).max())
+    if top <= 1:
+        return 0, top
+    return int(a.min()), int(a.max())
+
+
 def _narrowest(size: int):
     return np.uint8 if size <= 1 << 8 else np.uint16 if size <= 1 << 16 else np.uint32
 
 
 def _dense_codes(arrays: list[np.ndarray], lows: list[int], ranges: list[int]) -> np.ndarray:
-    """How many rows have each mixed-radix code (column ``i``'s value minus its minimum, times the product of
+    """How many rows have each mixed-radix code (column ``i``'s value minus the low end of its span, times the product of
     the later columns' ranges: the first column most significant), as ``np.bincount`` over all the codes.
     The codes are built by Horner's rule, ``code = code * range + offset``, each step in the narrowest unsigned
     integer that holds the code so far: for binary columns, eight of them in one-byte arithmetic. A value's
-    offset is its bits read as unsigned minus the minimum's, modulo the column's width: below its range."""
+    offset is its bits read as unsigned minus the low end's, modulo the column's width: below its range."""
     n = len(arrays[0])
     code = None
     size = 1

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
+from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
 from reportgen.numfmt import num_text
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+from reportgen.lazy import is_frame, pandas as pd  # pandas imported on first use: reportgen/lazy.py
 
 from reportgen.stats import counts, fastcount, soft
 from reportgen.stats import identified as ident
@@ -165,7 +165,7 @@ def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None)
     arrow = fastcount.eligible(plan)
     pending = fastcount.Pending()
     for batch in read_batches(part, cols, plan.batch_rows, plan, acc.digests, arrow=arrow):
-        reduced = None if isinstance(batch, pd.DataFrame) else fastcount.distinct_rows(batch)
+        reduced = None if is_frame(batch) else fastcount.distinct_rows(batch)
         if reduced is not None:  # the batch's distinct rows, each standing for w rows (fastcount.py), encoded
             # with the partition's other batches of the same layout at once; no missing value: every row is kept
             acc.rows += batch.num_rows
@@ -174,7 +174,7 @@ def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None)
             for df, w in pending.add(reduced):
                 _add_rows(plan, acc, df, part.first_row, max_patterns, w)
             continue
-        df = batch if isinstance(batch, pd.DataFrame) else batch.to_pandas()
+        df = batch if is_frame(batch) else batch.to_pandas()
         _nonfinite(plan, df, acc, row)
         b = _add_rows(plan, acc, df, row, max_patterns)
         idx = np.flatnonzero(b.keep)

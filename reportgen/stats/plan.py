@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
 from reportgen.stats import counts, soft
 from reportgen.data.files import (
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 PARTITION_ROWS = 4_000_000  # Parquet row groups are gathered into partitions of about this many rows
 MAX_PATTERNS = 1_000_000  # per attribute; beyond this the patterns are dropped and the bootstrap uses Poisson weights
 MAX_DISTINCT_VALUES = 200  # distinct label values kept for the checks' messages
+PARQUET_SUFFIXES = (".parquet", ".pq")  # a part file read as Parquet (by row group); any other as CSV
 
 
 class PartitionError(Exception):
@@ -124,7 +125,7 @@ def partitions(files: list[Path], partition_rows: int = PARTITION_ROWS) -> list[
 
 def _file_partitions(out: list, fi: int, f: Path, base: int, partition_rows: int, *, last: bool) -> int:
     """Append file ``fi``'s partitions to ``out``; returns the next file's first row in the data set."""
-    if f.suffix.lower() in (".parquet", ".pq"):
+    if f.suffix.lower() in PARQUET_SUFFIXES:
         import pyarrow.parquet as pq
 
         md = pq.ParquetFile(f).metadata

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
-import pandas as pd
+from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
 from reportgen.stats import counts, multiplier as mp, sketch as sk
 from reportgen.stats.membership import Membership

@@ -86,7 +86,7 @@ from reportgen.data.files import (
 from reportgen.spec.errors import Problem, SpecError
 
 from reportgen.stats.stream_checks import (
-    _hash_unchanged,
+    Hashing,
     score_medians,
     _distinct_table,
     _part_problem,
@@ -123,6 +123,16 @@ def _pass1(args):
 def _pass2(args):
     plan, part, offset, jobs, B, seed = args
     return poisson_part(plan, part, offset, jobs, B, seed)
+
+
+def _import_pandas(then=None) -> None:
+    """What pass 1 over Parquet needs only once its workers have read a partition (the distinct rows are encoded
+    with pandas): imported on this thread while they read, not before the scan starts (reportgen/lazy.py); then
+    the caller's own work for this thread (``then``)."""
+    import pandas  # noqa: F401
+
+    if then is not None:
+        then()
 
 
 def _cells_pass(args):
@@ -441,8 +451,10 @@ def sample_columns(ls, header: list[str], needed: list[str]) -> list[str]:
 
 
 def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[AttributeDef], tasks: list[TaskColumns],
-                  thresholds: dict[int, float] | None, executor, *, sample: bool, say=lambda m: None) -> Streamed:
-    """Pass 1 over a data set with ``executor``; checks as the memory engine; the sample as an Encoded."""
+                  thresholds: dict[int, float] | None, executor, *, sample: bool, say=lambda m: None,
+                  meanwhile=None) -> Streamed:
+    """Pass 1 over a data set with ``executor``; checks as the memory engine; the sample as an Encoded.
+    ``meanwhile``: the caller's work for this thread while pass 1's workers read (after pandas' import)."""
     path, files, header = open_dataset(ls, rel, spec_path)
     kind = role_kind(role)
     needed_pairs = columns_needed(attrs, tasks, kind)
@@ -487,22 +499,21 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
 
     plan = dataclasses.replace(plan, reader_threads=len(parts) < counts._workers())
     say(f"streaming {rel}: {len(files)} file(s), {len(parts)} partition(s) on {getattr(executor, 'name', 'stream')}")
+    hashing = Hashing(fps)  # the Parquet files' sha256 beside pass 1; a CSV's is of the bytes pass 1 parses
     try:
-        update = getattr(say, "update", None)
-        acc = executor.reduce(_pass1, [(plan, p) for p in parts], lambda a, b: merge(a, b, plan),
-                              on_done=(lambda d, n: update(f"{d}/{n} partitions")) if update else None)
-    except PartitionError as e:
-        raise _part_problem(ls, e, path, rel, spec_path, needed_pairs) from None
+        try:
+            update = getattr(say, "update", None)
+            acc = executor.reduce(_pass1, [(plan, p) for p in parts], lambda a, b: merge(a, b, plan),
+                                  on_done=(lambda d, n: update(f"{d}/{n} partitions")) if update else None,
+                                  meanwhile=lambda: _import_pandas(meanwhile))
+        except PartitionError as e:
+            raise _part_problem(ls, e, path, rel, spec_path, needed_pairs) from None
+        _check(ls, plan, acc, files, spec_path, rel, needed_pairs)
+        digests = hashing.digests(fps, acc.digests)  # each file still the one pass 1 began with
     except DataFileError as exc:
         raise SpecError([ls.problem(spec_path, str(exc))]) from None
-    _check(ls, plan, acc, files, spec_path, rel, needed_pairs)
-    try:  # a CSV's hash is of the bytes pass 1 read; a Parquet file is hashed now, unchanged since pass 1 began
-        digests = dict(acc.digests)
-        for f, fp in fps:
-            if f not in digests:
-                digests[f] = _hash_unchanged(Path(f), fp)
-    except DataFileError as exc:
-        raise SpecError([ls.problem(spec_path, str(exc))]) from None
+    finally:
+        hashing.cancel()
     sha = dataset_sha256(files, path, digests)
     plan = dataclasses.replace(plan, digests=tuple(sorted(acc.digests.items())))
     dropped = [{"reason": r, "rows": int(n)} for _, (r, n) in sorted(acc.drops.items())]

@@ -6,18 +6,20 @@ the stratified sample as an :class:`~reportgen.data.files.Encoded` for the metri
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
 from reportgen.stats.partstats import (
     PartStats,
     _strata_attrs,
 )
 from reportgen.stats.plan import (
+    PARQUET_SUFFIXES,
     PartitionError,
     Plan,
     distinct_values,
@@ -53,6 +55,57 @@ def _hash_unchanged(path: Path, fp) -> str:
     sha = sha256_file(path)
     _same_file(str(path), fp)
     return sha
+
+
+class Hashing:
+    """The sha256 of a data set's Parquet files, taken on a thread of its own while pass 1 reads them.
+
+    A CSV file is hashed by the reader that parses it (``plan.digests``); a Parquet file is read by row group,
+    so its bytes are hashed separately: here from the moment its fingerprint is taken, beside pass 1 rather than
+    after it (the hash is a serial quarter of a second per 265 MB that the pass's workers would otherwise wait
+    out; benchmarks/README.md, Streaming at scan speed). Each file is hashed as :func:`_hash_unchanged` hashes it
+    — the file first seen (fingerprint ``fp``) before and after — and :meth:`digests` checks once more that it
+    is still that file when the pass is over, so the digest is of the bytes the numbers came from, as when the
+    files were hashed after the pass. :meth:`cancel` stops it between files (a run that failed)."""
+
+    def __init__(self, fingerprints: tuple):
+        self.todo = [(f, fp) for f, fp in fingerprints if Path(f).suffix.lower() in PARQUET_SUFFIXES]
+        self.done: dict[str, str] = {}
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="reportgen-sha256", daemon=True)
+        if self.todo:
+            self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            for f, fp in self.todo:
+                if self._stop.is_set():
+                    return
+                self.done[f] = _hash_unchanged(Path(f), fp)
+        except BaseException as exc:  # raised where the digests are asked for (a changed file: DataChanged)
+            self.error = exc
+
+    def cancel(self) -> None:
+        self._stop.set()
+
+    def digests(self, fingerprints: tuple, read: dict) -> dict[str, str]:
+        """Every file's sha256: ``read`` (the CSV files' hashes pass 1 took), the Parquet files hashed on the
+        thread (each still the file first seen), and any other file hashed now; raises DataChanged."""
+        if self._thread.is_alive():
+            self._thread.join()
+        if self.error is not None:
+            raise self.error
+        out = dict(read)
+        for f, fp in fingerprints:
+            if f in out:
+                continue
+            if f in self.done:
+                _same_file(f, fp)
+                out[f] = self.done[f]
+            else:
+                out[f] = _hash_unchanged(Path(f), fp)
+        return out
 
 
 def score_medians(files: list[Path], tasks: list[TaskColumns], batch_rows: int, *, na=("",),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
 from reportgen.data.numeric import collect, file_row
 from reportgen.stats.plan import Partition, Plan, encode_batch, read_batches

@@ -5,7 +5,7 @@ the first float when they are mostly distinct."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
 
 def vector_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:

@@ -62,6 +62,54 @@ def test_compas_json_run_imports_no_sklearn_or_scipy(tmp_path):
     assert (tmp_path / "out" / "results.json").is_file()
 
 
+_FIRST_BATCH = """
+import json, sys
+from reportgen.stats import executors
+seen = {{}}
+real = executors.LocalExecutor.reduce
+
+
+def scan_starts(self, *args, **kw):  # what was imported when pass 1 handed its partitions to the workers
+    seen.setdefault("modules", sorted(sys.modules))
+    return real(self, *args, **kw)
+
+
+executors.LocalExecutor.reduce = scan_starts
+from reportgen.cli import main
+try:
+    main(["run", {spec!r}, "--out", {out!r}, "--quiet", "--format", "json"])
+except SystemExit as e:
+    assert e.code in (0, 1, None), e.code
+print(json.dumps({{"scan_starts": seen["modules"], "end": sorted(sys.modules)}}))
+"""
+
+
+def test_streamed_parquet_run_starts_its_scan_without_pandas(tmp_path):
+    """`reportgen run` of a streamed Parquet data set (the stream_scan benchmark's spec, 200,000 rows) starts its
+    scan (pass 1's partitions handed to the workers) without pandas and the other heavy modules
+    (reportgen/lazy.py: pandas is imported on first use, by the main thread while pass 1's workers read); it does
+    import pandas later (the distinct rows are encoded with it), and writes the results of the memory engine."""
+    import json
+
+    bench = _script("bench_scale")
+    data = bench.generate(tmp_path / "rows", 200_000, 7)
+    spec = bench.write_spec(tmp_path, "stream.yaml", data.name, "stream", 20)
+    p = subprocess.run([sys.executable, "-c", _FIRST_BATCH.format(spec=str(spec), out=str(tmp_path / "out"))],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    early = [m for m in got["scan_starts"] if m.split(".")[0] == "pandas"
+             or any(m == h or m.startswith(h + ".") for h in HEAVY if h != "pyarrow.parquet")]
+    assert not early, f"imported before the scan started: {early[:20]}"
+    assert "pandas" in got["end"]
+    memory = bench.write_spec(tmp_path, "memory.yaml", data.name, "memory", 20)
+    r = subprocess.run([sys.executable, "-m", "reportgen", "run", str(memory), "--out", str(tmp_path / "mem"),
+                        "--quiet", "--format", "json"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode in (0, 1), r.stderr[-3000:]
+    streamed, in_memory = (json.loads((tmp_path / d / "results.json").read_text()) for d in ("out", "mem"))
+    assert streamed["metrics"] == in_memory["metrics"]
+
+
 def _script(name: str):
     spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "benchmarks" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)

@@ -41,6 +41,11 @@ def test_distinct_rows_are_a_group_by_of_the_batch(monkeypatch, dense):
         "d": rng.random(n) < 0.3,
         "e": np.full(n, 7, dtype=np.int64),
         "f": rng.integers(-40_000, -39_990, n).astype(np.int32),
+        # binary columns take the one-pass span 0..1 (fastcount._span), whether both values occur or not
+        "g": np.ones(n, dtype=np.int8),
+        "h": np.zeros(n, dtype=np.int16),
+        "i": rng.integers(0, 2, n).astype(np.int64),
+        "j": rng.integers(-1, 1, n).astype(np.int8),  # -1 reads as 255 unsigned: the minimum and maximum
     })
     got = fastcount.distinct_rows(pa.RecordBatch.from_pandas(frame, preserve_index=False))
     assert got is not None

@@ -353,3 +353,41 @@ def test_a_bad_part_is_named(tmp_path, engine):
     r = run_cli("run", spec, "--engine", engine, "--out", tmp_path / "out", "--quiet")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "data.test: cannot read parts/part-001.parquet (" in r.stderr and "fix or remove that part" in r.stderr
+
+
+def test_work_meanwhile_runs_while_the_workers_read_and_changes_no_result():
+    """LocalExecutor.reduce(meanwhile=...) (stats/executors.py): the main thread's work runs while the workers
+    take items, every item is reduced once whatever the order, an item's error still reaches the caller, and
+    the interpreter's switch interval is back to what it was afterwards."""
+    import sys
+    import threading
+    import time
+
+    from reportgen.stats.executors import LocalExecutor
+
+    before = sys.getswitchinterval()
+    started = threading.Event()
+    seen = {}
+
+    def item(x):
+        started.set()
+        time.sleep(0.002)
+        return {x}
+
+    def meanwhile():
+        seen["workers_started"] = started.wait(5)
+        seen["interval"] = sys.getswitchinterval()
+
+    got = LocalExecutor().reduce(item, list(range(40)), lambda a, b: a | b, meanwhile=meanwhile)
+    assert got == set(range(40))
+    assert seen == {"workers_started": True, "interval": min(before, 0.0005)}
+    assert sys.getswitchinterval() == before
+
+    def bad(x):
+        if x == 7:
+            raise ValueError("item 7")
+        return {x}
+
+    with pytest.raises(ValueError, match="item 7"):
+        LocalExecutor().reduce(bad, list(range(20)), lambda a, b: a | b, meanwhile=lambda: None)
+    assert sys.getswitchinterval() == before
