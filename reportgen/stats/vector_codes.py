@@ -74,15 +74,12 @@ def _sorted_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
     the rows that tie on it by the rest: each float's bytes as a big-endian integer compare as the bytes do."""
     W = stacked.view(np.uint64)  # (n, G); equality does not depend on the byte order, the order does
     first = W[:, 0].byteswap()  # one contiguous column (equality is the same in either byte order)
-    order = np.argsort(first, kind="stable")
-    w0 = first[order]
-    eq = w0[1:] == w0[:-1]  # a row whose first word is the row's before it
-    tied = np.zeros(len(w0), dtype=bool)
-    tied[1:] = eq
-    tied[:-1] |= eq  # every row of a run of equal first words
-    if tied.any():  # the runs hold their places; within them the other words decide
+    order, tied = _prefix_order(first)
+    if tied.any():  # the runs hold their places; within them the words decide (the first one first)
         sub = order[tied]
         order[tied] = sub[np.lexsort(W[sub].byteswap().T[::-1])]
+    w0 = first[order]
+    eq = w0[1:] == w0[:-1]  # a row whose first word is the row's before it
     # a row starts a new vector where its first word differs from the row before it; where the first words tie,
     # the other words decide (only those rows are gathered: no sorted copy of every row)
     new = np.empty(len(order), dtype=np.int64)
@@ -94,6 +91,35 @@ def _sorted_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
     codes = np.empty(len(order), dtype=np.int64)
     codes[order] = np.cumsum(new)
     return codes, int(codes[order[-1]]) + 1
+
+
+PREFIX_BITS = 32  # at least this many of a first word's top bits beside the row numbers, else an argsort
+
+
+def _prefix_order(first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows in the order of their keys' top bits, and which rows share their top bits with a neighbour (those
+    runs still to be ordered by the whole vector). The top bits and each row's number are packed into one
+    unsigned integer and sorted as values (NumPy's vectorised sort: ~2x an argsort's speed on 10M keys); the
+    codes do not depend on how rows of one vector are ordered, so neither does anything the rows' order feeds."""
+    n = len(first)
+    b = max(1, (n - 1).bit_length())  # bits of a row number
+    if 64 - b < PREFIX_BITS:
+        order = np.argsort(first, kind="stable")
+        w0 = first[order]
+        eq = w0[1:] == w0[:-1]
+    else:
+        shift = np.uint64(b)
+        packed = first >> shift
+        packed <<= shift
+        packed |= np.arange(n, dtype=np.uint64)
+        packed.sort()
+        eq = (packed[1:] ^ packed[:-1]) >> shift == 0  # the same top bits as the row before it
+        packed &= np.uint64((1 << b) - 1)
+        order = packed.view(np.int64)
+    tied = np.zeros(n, dtype=bool)
+    tied[1:] = eq
+    tied[:-1] |= eq  # every row of a run of equal top bits (of equal first words, with the argsort)
+    return order, tied
 
 
 def grid_key(P: np.ndarray, step: float, radix: int) -> np.ndarray:
