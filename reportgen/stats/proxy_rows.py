@@ -115,14 +115,23 @@ class VectorCells:
         else:
             inv, uniq = _factorize_sorted(key)
         C, G = len(uniq), self.P.shape[1]
-        v = self._v()
+        vT = self._vT()
         n = np.bincount(inv, weights=self.n, minlength=C)
-        s1 = np.stack([np.bincount(inv, weights=self._times_n(v[:, g]), minlength=C) for g in range(G)], axis=1)
+        s1 = np.stack([np.bincount(inv, weights=self._times_n(vT[g]), minlength=C) for g in range(G)], axis=1)
         s2 = np.empty((C, G, G))
+        buf = np.empty(len(inv))  # one product at a time in one buffer (no fresh pages per product)
         for g in range(G):
             for h in range(g, G):
-                s2[:, g, h] = s2[:, h, g] = np.bincount(inv, weights=self._times_n(v[:, g] * v[:, h]), minlength=C)
+                np.multiply(vT[g], vT[h], out=buf)
+                s2[:, g, h] = s2[:, h, g] = np.bincount(inv, weights=self._times_n(buf), minlength=C)
         return CellMoments(uniq, n, s1.reshape(C, G), s2, self.K)
+
+    def _vT(self) -> np.ndarray:
+        """:meth:`_v` transposed (G, R), each group's column contiguous: read by both cell sets' moments (a
+        bincount copies a strided column of weights first; the same numbers, each added in the same order)."""
+        if "vT" not in self.memo:
+            self.memo["vT"] = np.ascontiguousarray(self._v().T)
+        return self.memo["vT"]
 
     def stratum_sums(self, target: np.ndarray | None, S: int) -> StratumSums:
         """The point sums of the identified set over the strata ``target[stratum]`` (``0..S-1``; None: each stratum
