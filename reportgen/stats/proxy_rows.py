@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from reportgen.stats import counts
-from reportgen.stats.identified import StratumSums, pool, pooling, strata_codes
+from reportgen.stats.identified import StratumSums, pool, pooling
+from reportgen.stats.vector_codes import plain, vector_strata
 from reportgen.stats.proxy_cells import CellMoments, _factorize_sorted, grid_cells, usable
 
 TABLE_BITS = 12  # at most 6 tasks: the weighted point counts look each cell's features up in a table of patterns
@@ -63,11 +64,13 @@ class VectorCells:
         P = np.asarray(P, np.float64)
         Y, Yhat = np.asarray(Y, bool).reshape(len(P), -1), np.asarray(Yhat, bool).reshape(len(P), -1)
         K = Y.shape[1]
-        codes, S = strata_codes(P)
+        codes, S, order = vector_strata(plain(P))  # strata_codes(P), or the rows in order when each is its own
         bits = np.zeros(len(P), dtype=np.int64)
         for k in range(K):
             bits |= Y[:, k].astype(np.int64) << k
             bits |= Yhat[:, k].astype(np.int64) << (K + k)
+        if codes is None:  # every row its own vector: a cell per row, in its stratum's order (no scatters)
+            return VectorCells(np.arange(S, dtype=np.int64), bits[order], np.ones(S), P, order, K)
         rep = np.empty(S, dtype=np.int64)
         rep[codes] = np.arange(len(P), dtype=np.int64)  # any row of a stratum: they share its vector
         if S == len(P):  # every row its own vector: a cell per row, in its stratum's order (the keys' sorted order)

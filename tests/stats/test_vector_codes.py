@@ -101,3 +101,23 @@ def test_sorted_codes_with_ties_in_the_top_bits(monkeypatch, prefix_bits):
     codes, S = vc._sorted_codes(np.ascontiguousarray(P + 0.0))
     ref = _unique_codes(P)
     assert np.array_equal(codes, ref) and S == ref.max() + 1
+
+
+@pytest.mark.parametrize("repeats", [False, True])
+def test_vector_strata_order_is_the_codes_inverse(repeats):
+    """vector_strata: with a vector per row the rows in their strata's order (``codes[order] = arange``), with
+    some vector repeated the codes themselves — np.unique's numbering either way (300,000 rows: the sorting path)."""
+    from reportgen.stats.vector_codes import plain, vector_strata
+
+    rng = np.random.default_rng(13)
+    P = rng.dirichlet(np.full(5, 0.6), 300_000)
+    P[5, 2] = -0.0
+    if repeats:
+        P[rng.random(len(P)) < 0.01] = P[3]
+    codes, S, order = vector_strata(plain(P))
+    ref = _unique_codes(P)
+    assert S == ref.max() + 1
+    if repeats:
+        assert order is None and np.array_equal(codes, ref)
+    else:
+        assert codes is None and S == len(P) and np.array_equal(ref[order], np.arange(S))
