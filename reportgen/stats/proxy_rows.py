@@ -109,7 +109,8 @@ class VectorCells:
         """The :class:`~reportgen.stats.proxy_cells.CellMoments` of the rows keyed by ``cell[stratum]`` (each
         stratum's cell code) and pattern: ``CellMoments.of_rows(cell[codes], P, Y, Yhat)`` to rounding."""
         cell = np.asarray(cell, np.int64)
-        key = (cell[self.code] << np.int64(2 * self.K)) | self.bits
+        # a cell per stratum: the cells' strata are 0..S-1 in order, so cell[code] is cell (no gather)
+        key = ((cell if len(self.n) == self.S else cell[self.code]) << np.int64(2 * self.K)) | self.bits
         bins = (int(cell.max()) + 1) << 2 * self.K if len(cell) else 0
         if len(key) and cell.min() >= 0 and bins <= max(DENSE_BINS, 4 * len(key)):  # few codes: counted, not hashed
             seen = np.bincount(key, minlength=bins) > 0
@@ -118,23 +119,21 @@ class VectorCells:
         else:
             inv, uniq = _factorize_sorted(key)
         C, G = len(uniq), self.P.shape[1]
-        vT = self._vT()
+        v = self._v()
         n = np.bincount(inv, weights=self.n, minlength=C)
-        s1 = np.stack([np.bincount(inv, weights=self._times_n(vT[g]), minlength=C) for g in range(G)], axis=1)
+        # each column, and each product of two, written into one reused buffer: a bincount copies a strided
+        # column of weights into fresh memory first (the same numbers, each added in the same order)
+        buf = np.empty(len(inv))
+        s1 = np.empty((C, G))
+        for g in range(G):
+            np.copyto(buf, v[:, g])
+            s1[:, g] = np.bincount(inv, weights=self._times_n(buf), minlength=C)
         s2 = np.empty((C, G, G))
-        buf = np.empty(len(inv))  # one product at a time in one buffer (no fresh pages per product)
         for g in range(G):
             for h in range(g, G):
-                np.multiply(vT[g], vT[h], out=buf)
+                np.multiply(v[:, g], v[:, h], out=buf)
                 s2[:, g, h] = s2[:, h, g] = np.bincount(inv, weights=self._times_n(buf), minlength=C)
-        return CellMoments(uniq, n, s1.reshape(C, G), s2, self.K)
-
-    def _vT(self) -> np.ndarray:
-        """:meth:`_v` transposed (G, R), each group's column contiguous: read by both cell sets' moments (a
-        bincount copies a strided column of weights first; the same numbers, each added in the same order)."""
-        if "vT" not in self.memo:
-            self.memo["vT"] = np.ascontiguousarray(self._v().T)
-        return self.memo["vT"]
+        return CellMoments(uniq, n, s1, s2, self.K)
 
     def stratum_sums(self, target: np.ndarray | None, S: int) -> StratumSums:
         """The point sums of the identified set over the strata ``target[stratum]`` (``0..S-1``; None: each stratum
