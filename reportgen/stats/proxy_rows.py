@@ -121,13 +121,8 @@ class VectorCells:
         C, G = len(uniq), self.P.shape[1]
         v = self._v()
         n = np.bincount(inv, weights=self.n, minlength=C)
-        # each column, and each product of two, written into one reused buffer: a bincount copies a strided
-        # column of weights into fresh memory first (the same numbers, each added in the same order)
         buf = np.empty(len(inv))
-        s1 = np.empty((C, G))
-        for g in range(G):
-            np.copyto(buf, v[:, g])
-            s1[:, g] = np.bincount(inv, weights=self._times_n(buf), minlength=C)
+        s1 = self._mass_sums(inv, C, buf)
         s2 = np.empty((C, G, G))
         for g in range(G):
             for h in range(g, G):
@@ -135,27 +130,38 @@ class VectorCells:
                 s2[:, g, h] = s2[:, h, g] = np.bincount(inv, weights=self._times_n(buf), minlength=C)
         return CellMoments(uniq, n, s1, s2, self.K)
 
+    def _mass_sums(self, inv: np.ndarray, C: int, buf: np.ndarray) -> np.ndarray:
+        """``Σ n · v`` per code ``inv`` of the cells (C, G): each group's column written into ``buf`` before its
+        bincount (a bincount copies a strided column of weights into fresh memory first; the same numbers, each
+        added in the same order). ``buf`` is reused by the caller for the products."""
+        v = self._v()
+        out = np.empty((C, v.shape[1]))
+        for g in range(v.shape[1]):
+            np.copyto(buf, v[:, g])
+            out[:, g] = np.bincount(inv, weights=self._times_n(buf), minlength=C)
+        return out
+
     def stratum_sums(self, target: np.ndarray | None, S: int) -> StratumSums:
         """The point sums of the identified set over the strata ``target[stratum]`` (``0..S-1``; None: each stratum
         its own, S = self.S): ``identified.stratum_sums(P, target[codes], S, Y, Yhat)`` to rounding."""
         K = self.K
-        m = self._mass()
         if target is None and len(self.n) == S:  # a cell per stratum (a vector per row): its sums are the cell's
             # own numbers — a bincount adds each to 0.0, which gives it back (−0.0 made 0.0); no index arrays
             cells = np.zeros((S, K, 4))
             for k in range(K):
                 c = 2 * ((self.bits >> k) & 1) + ((self.bits >> (K + k)) & 1)
                 cells[:, k, :] = (c[:, None] == np.arange(4)) * self.n[:, None]
+            m = self._mass()
             mass = m + 0.0 if np.signbit(m).any() else m.view()  # read-only: no 400 MB copy at 10M rows
             mass.flags.writeable = False
             return StratumSums(cells, mass)
-        z = self.code if target is None else np.asarray(target, np.int64)[self.code]
+        t = None if target is None else np.asarray(target, np.int64)
+        z = self.code if t is None else t if len(self.n) == self.S else t[self.code]  # a cell per stratum: code is 0..S-1
         cells = np.zeros(S * K * 4)
         for k in range(K):
             c = 2 * ((self.bits >> k) & 1) + ((self.bits >> (K + k)) & 1)
             cells += np.bincount((z * K + k) * 4 + c, weights=self.n, minlength=S * K * 4)
-        mass = np.stack([np.bincount(z, weights=m[:, g], minlength=S) for g in range(m.shape[1])], axis=1)
-        return StratumSums(cells.reshape(S, K, 4), mass.reshape(S, m.shape[1]))
+        return StratumSums(cells.reshape(S, K, 4), self._mass_sums(z, S, np.empty(len(z))))
 
     def pooling(self) -> tuple[np.ndarray, int]:
         """``identified.pooling`` of the strata (each its own): with a cell per stratum (a vector per row) from the
