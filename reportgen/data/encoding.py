@@ -285,7 +285,13 @@ def encode_attributes(attrs: list[AttributeDef], df: pd.DataFrame, *, with_pred:
 
 
 def probability_matrix(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
-    """The ``(n, G)`` float64 matrix of a proxy attribute's probability columns (non-numbers become NaN)."""
+    """The ``(n, G)`` float64 matrix of a proxy attribute's probability columns (non-numbers become NaN): the one
+    the columns were read into when they still are its views (data/matrix.py), else built from them."""
+    from reportgen.data.matrix import matrix_of
+
+    held = matrix_of(df, columns)
+    if held is not None:
+        return held
     P = np.empty((len(df), len(columns)), dtype=np.float64)
     cols = [col.to_numpy(dtype=np.float64) if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
             else pd.to_numeric(col, errors="coerce").to_numpy(np.float64) for col in (df[c] for c in columns)]

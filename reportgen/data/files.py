@@ -165,13 +165,14 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
                 ls, attrs, header, lambda cols: pd.concat([read_table(f, cols, na=na) for f in files],
                                                           ignore_index=True), rel, kind)) from None
         cols = [c for c, _ in needed]
+        matrix = next((tuple(a.probabilities) for a in attrs if a.probabilities), None)  # read into one matrix
         frames = []
         for f in files:
             shown = part_display(rel, path, f)
             try:
                 if f != files[0]:
                     check_columns(ls, needed, read_header(f), shown)
-                frames.append(read_table(f, cols, na=na, digests=digests, shown=shown))
+                frames.append(read_table(f, cols, na=na, digests=digests, shown=shown, matrix=matrix))
             except SpecError:
                 raise
             except DataFileError as exc:

@@ -304,11 +304,13 @@ def parse_csv(data_stream, columns: list[str] | None, na, shown: str = "data fil
 
 
 def read_table(path: Path | list[Path], columns: list[str] | None = None, *, na: tuple[str, ...] | None = None,
-               digests: dict | None = None, shown: str | None = None) -> pd.DataFrame:
+               digests: dict | None = None, shown: str | None = None,
+               matrix: tuple[str, ...] | None = None) -> pd.DataFrame:
     """Read CSV or Parquet (by extension), or every part of a data set. ``columns`` restricts what is loaded;
     ``na``: the missing-value tokens of a CSV (:func:`na_tokens`). Each file is read once into memory and parsed
     from those bytes; their sha256 goes into ``digests`` (path -> sha256) when given, and a file already in
-    ``digests`` whose bytes differ now raises DataChanged."""
+    ``digests`` whose bytes differ now raises DataChanged. ``matrix``: a proxy attribute's probability columns,
+    read from a Parquet file into one matrix (data/matrix.py)."""
     if is_frame(path):  # an in-memory table (see memory_table)
         return path if columns is None else path[columns]
     if isinstance(path, list) or path.is_dir() or is_dataset_pattern(str(path)):
@@ -331,7 +333,9 @@ def read_table(path: Path | list[Path], columns: list[str] | None = None, *, na:
         # values: no copy), not consolidated: no second copy of the floats (a proxy attribute's probability
         # columns are 400 MB at 10M rows). Such a column is read-only: nothing writes into a read table's
         # columns in place (a new column replaces one; tests/data/test_reading_blocks.py)
-        df = pq.read_table(pa.BufferReader(data), columns=columns).to_pandas(split_blocks=True, self_destruct=True)
+        from reportgen.data.matrix import parquet_frame
+
+        df = parquet_frame(pq.read_table(pa.BufferReader(data), columns=columns), matrix)
     else:
         stream, _ = _text_stream(io.BytesIO(data), path, shown)
         check_tabular(stream.peek(SNIFF_BYTES)[:SNIFF_BYTES], shown)

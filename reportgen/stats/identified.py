@@ -42,7 +42,7 @@ from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy
 from reportgen.numfmt import num_text
 
 from reportgen.stats.counts import POISSON_TABLE, block_chunks, poisson_block
-from reportgen.stats.vector_codes import grid_key, vector_codes
+from reportgen.stats.vector_codes import grid_key, plain, vector_codes
 
 SUB_ROWS = 4096  # rows per weight matrix in replicate_sums (a (SUB_ROWS, B) float64 block: 32 MB at B = 1000)
 
@@ -78,11 +78,7 @@ def strata_codes(P: np.ndarray, keys: Sequence[np.ndarray] | None = None) -> tup
     if keys:
         uniq, codes = batch_strata(P, keys)
         return codes, len(uniq)
-    stacked = np.ascontiguousarray(P, dtype=np.float64)
-    if np.signbit(stacked).any():  # + 0.0: −0.0 and 0.0 alike (a copy only when some bit says −)
-        stacked = stacked + 0.0
-    codes, S = vector_codes(stacked)
-    return codes, S
+    return vector_codes(plain(P))  # −0.0 and 0.0 alike
 
 
 def pooling(sums: StratumSums, min_rows: int = MIN_STRATUM_ROWS) -> tuple[np.ndarray, int]:

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from reportgen.stats import counts
-from reportgen.stats.identified import StratumSums, pool, pooling, strata_codes
+from reportgen.stats.identified import StratumSums, pool, pooling
+from reportgen.stats.vector_codes import plain, vector_strata
 from reportgen.stats.proxy_cells import CellMoments, _factorize_sorted, grid_cells, usable
 
 TABLE_BITS = 12  # at most 6 tasks: the weighted point counts look each cell's features up in a table of patterns
@@ -63,11 +64,13 @@ class VectorCells:
         P = np.asarray(P, np.float64)
         Y, Yhat = np.asarray(Y, bool).reshape(len(P), -1), np.asarray(Yhat, bool).reshape(len(P), -1)
         K = Y.shape[1]
-        codes, S = strata_codes(P)
+        codes, S, order = vector_strata(plain(P))  # strata_codes(P), or the rows in order when each is its own
         bits = np.zeros(len(P), dtype=np.int64)
         for k in range(K):
             bits |= Y[:, k].astype(np.int64) << k
             bits |= Yhat[:, k].astype(np.int64) << (K + k)
+        if codes is None:  # every row its own vector: a cell per row, in its stratum's order (no scatters)
+            return VectorCells(np.arange(S, dtype=np.int64), bits[order], np.ones(S), P, order, K)
         rep = np.empty(S, dtype=np.int64)
         rep[codes] = np.arange(len(P), dtype=np.int64)  # any row of a stratum: they share its vector
         if S == len(P):  # every row its own vector: a cell per row, in its stratum's order (the keys' sorted order)
@@ -106,7 +109,8 @@ class VectorCells:
         """The :class:`~reportgen.stats.proxy_cells.CellMoments` of the rows keyed by ``cell[stratum]`` (each
         stratum's cell code) and pattern: ``CellMoments.of_rows(cell[codes], P, Y, Yhat)`` to rounding."""
         cell = np.asarray(cell, np.int64)
-        key = (cell[self.code] << np.int64(2 * self.K)) | self.bits
+        # a cell per stratum: the cells' strata are 0..S-1 in order, so cell[code] is cell (no gather)
+        key = ((cell if len(self.n) == self.S else cell[self.code]) << np.int64(2 * self.K)) | self.bits
         bins = (int(cell.max()) + 1) << 2 * self.K if len(cell) else 0
         if len(key) and cell.min() >= 0 and bins <= max(DENSE_BINS, 4 * len(key)):  # few codes: counted, not hashed
             seen = np.bincount(key, minlength=bins) > 0
@@ -117,34 +121,47 @@ class VectorCells:
         C, G = len(uniq), self.P.shape[1]
         v = self._v()
         n = np.bincount(inv, weights=self.n, minlength=C)
-        s1 = np.stack([np.bincount(inv, weights=self._times_n(v[:, g]), minlength=C) for g in range(G)], axis=1)
+        buf = np.empty(len(inv))
+        s1 = self._mass_sums(inv, C, buf)
         s2 = np.empty((C, G, G))
         for g in range(G):
             for h in range(g, G):
-                s2[:, g, h] = s2[:, h, g] = np.bincount(inv, weights=self._times_n(v[:, g] * v[:, h]), minlength=C)
-        return CellMoments(uniq, n, s1.reshape(C, G), s2, self.K)
+                np.multiply(v[:, g], v[:, h], out=buf)
+                s2[:, g, h] = s2[:, h, g] = np.bincount(inv, weights=self._times_n(buf), minlength=C)
+        return CellMoments(uniq, n, s1, s2, self.K)
+
+    def _mass_sums(self, inv: np.ndarray, C: int, buf: np.ndarray) -> np.ndarray:
+        """``Σ n · v`` per code ``inv`` of the cells (C, G): each group's column written into ``buf`` before its
+        bincount (a bincount copies a strided column of weights into fresh memory first; the same numbers, each
+        added in the same order). ``buf`` is reused by the caller for the products."""
+        v = self._v()
+        out = np.empty((C, v.shape[1]))
+        for g in range(v.shape[1]):
+            np.copyto(buf, v[:, g])
+            out[:, g] = np.bincount(inv, weights=self._times_n(buf), minlength=C)
+        return out
 
     def stratum_sums(self, target: np.ndarray | None, S: int) -> StratumSums:
         """The point sums of the identified set over the strata ``target[stratum]`` (``0..S-1``; None: each stratum
         its own, S = self.S): ``identified.stratum_sums(P, target[codes], S, Y, Yhat)`` to rounding."""
         K = self.K
-        m = self._mass()
         if target is None and len(self.n) == S:  # a cell per stratum (a vector per row): its sums are the cell's
             # own numbers — a bincount adds each to 0.0, which gives it back (−0.0 made 0.0); no index arrays
             cells = np.zeros((S, K, 4))
             for k in range(K):
                 c = 2 * ((self.bits >> k) & 1) + ((self.bits >> (K + k)) & 1)
                 cells[:, k, :] = (c[:, None] == np.arange(4)) * self.n[:, None]
+            m = self._mass()
             mass = m + 0.0 if np.signbit(m).any() else m.view()  # read-only: no 400 MB copy at 10M rows
             mass.flags.writeable = False
             return StratumSums(cells, mass)
-        z = self.code if target is None else np.asarray(target, np.int64)[self.code]
+        t = None if target is None else np.asarray(target, np.int64)
+        z = self.code if t is None else t if len(self.n) == self.S else t[self.code]  # a cell per stratum: code is 0..S-1
         cells = np.zeros(S * K * 4)
         for k in range(K):
             c = 2 * ((self.bits >> k) & 1) + ((self.bits >> (K + k)) & 1)
             cells += np.bincount((z * K + k) * 4 + c, weights=self.n, minlength=S * K * 4)
-        mass = np.stack([np.bincount(z, weights=m[:, g], minlength=S) for g in range(m.shape[1])], axis=1)
-        return StratumSums(cells.reshape(S, K, 4), mass.reshape(S, m.shape[1]))
+        return StratumSums(cells.reshape(S, K, 4), self._mass_sums(z, S, np.empty(len(z))))
 
     def pooling(self) -> tuple[np.ndarray, int]:
         """``identified.pooling`` of the strata (each its own): with a cell per stratum (a vector per row) from the

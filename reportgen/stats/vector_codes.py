@@ -14,7 +14,7 @@ def vector_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
     rows = stacked.view(np.dtype((np.void, stacked.dtype.itemsize * stacked.shape[1]))).reshape(-1)
     if not len(rows):
         return np.zeros(0, dtype=np.int64), 0
-    if len(rows) > 4 * SAMPLE and len(pd.unique(_hash(stacked[:SAMPLE].view(np.uint64)))) > SAMPLE // 2:
+    if _mostly_distinct(stacked):
         return _sorted_codes(stacked)  # mostly distinct already in a prefix: sort (the same numbering either way)
     words = stacked.view(np.uint64)
     h = _hash(words)
@@ -29,6 +29,34 @@ def vector_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
     return rank[first_codes], len(order)
+
+
+def vector_strata(stacked: np.ndarray) -> tuple[np.ndarray | None, int, np.ndarray | None]:
+    """:func:`vector_codes`' codes and count, and — when every row's vector is its own (a vector per row) — the
+    rows in their strata's order instead of the codes (None): then ``codes[order] = arange``, so neither the codes
+    nor their inverse need a scatter over every row."""
+    if len(stacked) and _mostly_distinct(stacked):
+        order, rank = _sorted_rows(stacked)
+        S = int(rank[-1]) + 1
+        if S == len(order):
+            return None, S, order
+        codes = np.empty(len(order), dtype=np.int64)
+        codes[order] = rank
+        return codes, S, None
+    codes, S = vector_codes(stacked)
+    return codes, S, None
+
+
+def plain(P: np.ndarray) -> np.ndarray:
+    """The probabilities as C-ordered float64 rows, −0.0 made 0.0 (a copy only when some bit says −): the bytes
+    the strata are numbered by."""
+    stacked = np.ascontiguousarray(P, dtype=np.float64)
+    return stacked + 0.0 if np.signbit(stacked).any() else stacked
+
+
+def _mostly_distinct(stacked: np.ndarray) -> bool:
+    """Whether the rows are many and mostly distinct already in a prefix: then they are numbered by sorting."""
+    return len(stacked) > 4 * SAMPLE and len(pd.unique(_hash(stacked[:SAMPLE].view(np.uint64)))) > SAMPLE // 2
 
 
 def _first_rows(codes: np.ndarray) -> np.ndarray:
@@ -72,17 +100,22 @@ def _hash(words: np.ndarray) -> np.ndarray:
 def _sorted_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
     """np.unique's numbering of the rows (their bytes in order) by sorting on the first float's bytes and only
     the rows that tie on it by the rest: each float's bytes as a big-endian integer compare as the bytes do."""
+    order, rank = _sorted_rows(stacked)
+    codes = np.empty(len(order), dtype=np.int64)
+    codes[order] = rank
+    return codes, int(rank[-1]) + 1
+
+
+def _sorted_rows(stacked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows in the byte order of their vectors (:func:`_sorted_codes`), and the code at each sorted place."""
     W = stacked.view(np.uint64)  # (n, G); equality does not depend on the byte order, the order does
     first = W[:, 0].byteswap()  # one contiguous column (equality is the same in either byte order)
-    order = np.argsort(first, kind="stable")
-    w0 = first[order]
-    eq = w0[1:] == w0[:-1]  # a row whose first word is the row's before it
-    tied = np.zeros(len(w0), dtype=bool)
-    tied[1:] = eq
-    tied[:-1] |= eq  # every row of a run of equal first words
-    if tied.any():  # the runs hold their places; within them the other words decide
+    order, tied = _prefix_order(first)
+    if tied.any():  # the runs hold their places; within them the words decide (the first one first)
         sub = order[tied]
         order[tied] = sub[np.lexsort(W[sub].byteswap().T[::-1])]
+    w0 = first[order]
+    eq = w0[1:] == w0[:-1]  # a row whose first word is the row's before it
     # a row starts a new vector where its first word differs from the row before it; where the first words tie,
     # the other words decide (only those rows are gathered: no sorted copy of every row)
     new = np.empty(len(order), dtype=np.int64)
@@ -91,9 +124,36 @@ def _sorted_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
     same = np.flatnonzero(eq) + 1
     if len(same):
         new[same] = (W[order[same]] != W[order[same - 1]]).any(axis=1)
-    codes = np.empty(len(order), dtype=np.int64)
-    codes[order] = np.cumsum(new)
-    return codes, int(codes[order[-1]]) + 1
+    return order, np.cumsum(new, out=new)
+
+
+PREFIX_BITS = 32  # at least this many of a first word's top bits beside the row numbers, else an argsort
+
+
+def _prefix_order(first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows in the order of their keys' top bits, and which rows share their top bits with a neighbour (those
+    runs still to be ordered by the whole vector). The top bits and each row's number are packed into one
+    unsigned integer and sorted as values (NumPy's vectorised sort: ~2x an argsort's speed on 10M keys); the
+    codes do not depend on how rows of one vector are ordered, so neither does anything the rows' order feeds."""
+    n = len(first)
+    b = max(1, (n - 1).bit_length())  # bits of a row number
+    if 64 - b < PREFIX_BITS:
+        order = np.argsort(first, kind="stable")
+        w0 = first[order]
+        eq = w0[1:] == w0[:-1]
+    else:
+        shift = np.uint64(b)
+        packed = first >> shift
+        packed <<= shift
+        packed |= np.arange(n, dtype=np.uint64)
+        packed.sort()
+        eq = (packed[1:] ^ packed[:-1]) >> shift == 0  # the same top bits as the row before it
+        packed &= np.uint64((1 << b) - 1)
+        order = packed.view(np.int64)
+    tied = np.zeros(n, dtype=bool)
+    tied[1:] = eq
+    tied[:-1] |= eq  # every row of a run of equal top bits (of equal first words, with the argsort)
+    return order, tied
 
 
 def grid_key(P: np.ndarray, step: float, radix: int) -> np.ndarray:

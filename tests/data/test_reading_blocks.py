@@ -50,3 +50,61 @@ def test_the_same_rows_as_csv_and_parquet_give_the_same_results(tmp_path):
         spec.write_text(SPEC.format(data=f"d.{ext}"))
         out[ext] = run_spec(load_spec(spec))["metrics"]
     assert out["csv"] == out["parquet"]
+
+
+def test_probability_columns_read_into_one_matrix(tmp_path):
+    """A proxy attribute's columns of a Parquet file of several row groups are read into one (n, G) matrix, the
+    frame's columns its views (the same frame as a plain read); the encoding takes that matrix itself while every
+    row is kept, and builds an equal one from a subset of rows or from columns that cannot be views (missing
+    values, integers, a column named twice)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from reportgen.data.encoding import probability_matrix
+    from reportgen.data.matrix import matrix_of
+
+    df = _frame(5000)
+    df.loc[7, "p_b"] = -0.0
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp_path / "d.parquet", row_group_size=700)
+    cols = ["p_c", "p_a", "p_b"]  # the spec's order, not the file's
+    plain = read_table(tmp_path / "d.parquet")
+    got = read_table(tmp_path / "d.parquet", matrix=tuple(cols))
+    pd.testing.assert_frame_equal(got, plain)
+    P = matrix_of(got, cols)
+    assert P is not None and P.flags.c_contiguous and np.shares_memory(P, got["p_a"].to_numpy())
+    want = np.stack([plain[c].to_numpy() for c in cols], axis=1)
+    assert P.tobytes() == want.tobytes()  # −0.0 kept, bit for bit
+    assert probability_matrix(got, cols) is P
+    assert matrix_of(got, ["p_a", "p_c", "p_b"]) is None  # another order: not these views
+    sub = got.iloc[np.arange(0, 5000, 3)].reset_index(drop=True)
+    assert matrix_of(sub, cols) is None and np.array_equal(probability_matrix(sub, cols), want[::3])
+    for bad in ("nulls", "ints"):
+        d = df.copy()
+        if bad == "nulls":
+            d["p_a"] = d["p_a"].where(d.index != 3)
+        else:
+            d["p_a"] = (d["p_a"] > 0.5).astype(np.int64)
+        pq.write_table(pa.Table.from_pandas(d, preserve_index=False), tmp_path / "b.parquet", row_group_size=700)
+        got = read_table(tmp_path / "b.parquet", matrix=tuple(cols))
+        pd.testing.assert_frame_equal(got, read_table(tmp_path / "b.parquet"))
+        assert matrix_of(got, cols) is None
+        ref = np.stack([pd.to_numeric(d[c], errors="coerce").to_numpy(np.float64) for c in cols], axis=1)
+        assert np.array_equal(probability_matrix(got, cols), ref, equal_nan=True)
+    got = read_table(tmp_path / "d.parquet", matrix=("p_a", "p_a"))  # named twice: read as before
+    pd.testing.assert_frame_equal(got, plain)
+
+
+def test_matrix_from_columns_chunked_differently():
+    """Columns whose Arrow chunks hold different rows are each read whole first: the same matrix."""
+    import pyarrow as pa
+
+    from reportgen.data.matrix import matrix_of, parquet_frame
+
+    rng = np.random.default_rng(3)
+    a, b = rng.random(1000), rng.random(1000)
+    t = pa.table({"a": pa.chunked_array([a[:300], a[300:]]), "b": pa.chunked_array([b[:10], b[10:700], b[700:]]),
+                  "y": pa.chunked_array([np.arange(1000)])})
+    df = parquet_frame(t, ("b", "a"))
+    assert list(df.columns) == ["a", "b", "y"] and np.array_equal(df["y"].to_numpy(), np.arange(1000))
+    P = matrix_of(df, ["b", "a"])
+    assert P is not None and np.array_equal(P, np.stack([b, a], axis=1))

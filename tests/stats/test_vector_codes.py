@@ -80,3 +80,44 @@ def test_grid_key_is_the_rounded_integers_code(step):
     radix = int(round(1 / step)) + 2
     want = np.round(P / step).astype(np.int64) @ (radix ** np.arange(5, dtype=np.int64))
     assert np.array_equal(vc.grid_key(P, step, radix), want)
+
+
+@pytest.mark.parametrize("prefix_bits", [32, 64])
+def test_sorted_codes_with_ties_in_the_top_bits(monkeypatch, prefix_bits):
+    """The packed sort orders rows by their first float's top bits only: first floats that differ in their low
+    bits alone (ties on the top bits, not on the float), equal first floats and −0.0 are numbered as np.unique
+    does; PREFIX_BITS 64 takes the argsort instead (too few bits beside the row numbers)."""
+    import reportgen.stats.vector_codes as vc
+
+    monkeypatch.setattr(vc, "PREFIX_BITS", prefix_bits)
+    rng = np.random.default_rng(11)
+    n = 70_000
+    P = rng.random((n, 4))
+    low = rng.random(n) < 0.5
+    P[low, 0] = 0.5 + rng.integers(0, 300, int(low.sum())) * 2.0 ** -52  # equal top bits, low bits differ
+    P[rng.random(n) < 0.1, 0] = 0.25
+    P[:100] = P[100:200]  # repeated vectors
+    P[rng.random(n) < 0.01] = [-0.0, 0.0, 0.5, 0.5]
+    codes, S = vc._sorted_codes(np.ascontiguousarray(P + 0.0))
+    ref = _unique_codes(P)
+    assert np.array_equal(codes, ref) and S == ref.max() + 1
+
+
+@pytest.mark.parametrize("repeats", [False, True])
+def test_vector_strata_order_is_the_codes_inverse(repeats):
+    """vector_strata: with a vector per row the rows in their strata's order (``codes[order] = arange``), with
+    some vector repeated the codes themselves — np.unique's numbering either way (300,000 rows: the sorting path)."""
+    from reportgen.stats.vector_codes import plain, vector_strata
+
+    rng = np.random.default_rng(13)
+    P = rng.dirichlet(np.full(5, 0.6), 300_000)
+    P[5, 2] = -0.0
+    if repeats:
+        P[rng.random(len(P)) < 0.01] = P[3]
+    codes, S, order = vector_strata(plain(P))
+    ref = _unique_codes(P)
+    assert S == ref.max() + 1
+    if repeats:
+        assert order is None and np.array_equal(codes, ref)
+    else:
+        assert codes is None and S == len(P) and np.array_equal(ref[order], np.arange(S))
