@@ -29,6 +29,7 @@ from reportgen.stats import outcome as oc
 from reportgen.stats import sketch as sk
 from reportgen.stats.resample import Replicates, replicate_rows
 from reportgen.stats.sketch import Widening
+from reportgen.stats.sort_order import stable_order
 from reportgen.stats.values import TaskValues
 
 MIN_ROWS_COMPARE = 10  # a compared group below this supports no verdict (as §3)
@@ -119,7 +120,7 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
     if callable(order):
         order = None if pat else order()
     elif order is None and not pat:  # one sort serves every quantile of the point estimate
-        order = np.argsort(x, kind="stable")
+        order = stable_order(x)
     rng, hard = v.range, hard_of(v)
     if name == "mean_ratio" and v.favorable == "higher":  # oriented: above 1 is worse for the group
         pairs = [(b, a) for a, b in pairs]

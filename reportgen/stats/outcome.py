@@ -31,6 +31,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from reportgen.stats import outcome_codes as oc_codes
+from reportgen.stats.sort_order import stable_order
 
 Pairs = Sequence[tuple[int, int]]
 BLOCK_ELEMENTS = 1 << 22  # float64 elements of one working block (32 MB)
@@ -174,7 +175,7 @@ def _sorted(x, order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]
     """The stable ascending order of ``x`` (``order`` when the caller sorted already) and the sorted values."""
     x = np.asarray(x, dtype=np.float64)
     if order is None:
-        order = np.argsort(x, kind="stable")
+        order = stable_order(x)
     return order, x[order]
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from reportgen.stats.sort_order import stable_order
 from reportgen.stats.resample import poisson_u8 as bootstrap_weights  # noqa: F401 (the rows' keyed weights)
 
 CHUNK_ELEMENTS = 1 << 22  # rows × replicates per block of work (4M float64: 32 MB per temporary)
@@ -58,7 +59,7 @@ def rank(score: np.ndarray, order: np.ndarray | None = None) -> Ranked:
     if np.isnan(s).any():
         raise ValueError("scores must not be NaN")
     if order is None:
-        order = np.argsort(s, kind="stable")
+        order = stable_order(s)
     ss = s[order]
     new = np.empty(len(ss), dtype=bool)
     new[:1] = True
