@@ -20,6 +20,7 @@ from reportgen.data.files import AttributeDef
 from reportgen.stats.loading import Loaded, collected, has_pred
 from reportgen.stats.moments import GroupMoments
 from reportgen.stats.sketch import Widening
+from reportgen.stats.sort_order import stable_order
 from reportgen.stats.values import TaskValues, task_values
 from reportgen.spec import catalogue
 from reportgen.stats.statistic import Estimate, RowPatterns, cell_counts, estimate, group_moments, patterns_of
@@ -244,7 +245,7 @@ class AttributeContext:
         attribute and shared by every statistic that reads it: values, quantiles, ranks and the patterns."""
         key = ("order", id(v))  # v stays cached in ``statistics`` (see :meth:`values`), so its id is not reused
         if key not in self.statistics:
-            self.statistics[key] = np.argsort(v.yhat, kind="stable")
+            self.statistics[key] = stable_order(v.yhat)  # = np.argsort(kind="stable"), by a value sort
         return self.statistics[key]
 
     def base(self, source: str):

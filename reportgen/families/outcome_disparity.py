@@ -29,6 +29,7 @@ from reportgen.stats import outcome as oc
 from reportgen.stats import sketch as sk
 from reportgen.stats.resample import Replicates, replicate_rows
 from reportgen.stats.sketch import Widening
+from reportgen.stats.sort_order import stable_order
 from reportgen.stats.values import TaskValues
 
 MIN_ROWS_COMPARE = 10  # a compared group below this supports no verdict (as §3)
@@ -119,7 +120,7 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
     if callable(order):
         order = None if pat else order()
     elif order is None and not pat:  # one sort serves every quantile of the point estimate
-        order = np.argsort(x, kind="stable")
+        order = stable_order(x)
     rng, hard = v.range, hard_of(v)
     if name == "mean_ratio" and v.favorable == "higher":  # oriented: above 1 is worse for the group
         pairs = [(b, a) for a, b in pairs]
@@ -127,9 +128,17 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
         cache["s1"] = oc.rows_summary(x, v.membership, rows_P)
     # the order statistics (quantiles, KS, W1) of the rows are sums of integer counts in value order, so the distinct
     # (group, value) patterns with their counts give them bit for bit at O(patterns); the means stay on the rows
-    xo, Po, oo = (R.columns[0], R.P * R.counts[:, None], None) if R is not None and pat else (x, rows_P(), order)
+    # one group per row, the rows themselves: their codes in value order serve the quantiles and the KS/W1 (no matrix)
+    by_codes = hard and not pat
+    xo, Po, oo = (R.columns[0], R.P * R.counts[:, None], None) if R is not None and pat else \
+        (x, None if by_codes else rows_P(), order)
+
+    def P_point() -> np.ndarray:  # the point's matrix where a row-level sum reads it
+        return rows_P() if Po is None else Po
+
     if ("levels", q) not in cache:
-        cache[("levels", q)] = oc.group_quantile_levels(xo, Po, (0.5, q, *PLOT_LEVELS), oo)  # (G, 2 + levels)
+        cache[("levels", q)] = oc.group_quantile_levels(xo, G if by_codes else Po, (0.5, q, *PLOT_LEVELS), oo,
+                                                        codes=v.membership.codes if by_codes else None)  # (G, 2 + L)
     s1, levels = cache["s1"], cache[("levels", q)]
     Q1, Qq, curve = levels[:, 0], levels[:, 1] if name == "quantile_difference" else None, levels[:, 2:]
     groups = [{"n": float(s1.n[g]), "mean": s1.mean[g], "sd": math.sqrt(s1.var[g]) if s1.var[g] >= 0 else None,
@@ -146,9 +155,9 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
             s = s1 if w is None else summaries["reps"]  # the rows' own summary is s1
             return {"mean_difference": oc.mean_difference, "smd": oc.smd, "mean_ratio": oc.mean_ratio}[name](s, pairs)
         if name in ("median_difference", "quantile_difference"):
-            return oc.quantile_difference(x, w, P, pairs, 0.5 if name == "median_difference" else q, order=order)
-        ks, w1 = oc.ecdf_distances(x, w, P, pairs, order=order,
-                                   codes=v.membership.codes if w is None and hard and not pat else None)
+            return oc.quantile_difference(x, w, P_point() if P is None else P, pairs,
+                                          0.5 if name == "median_difference" else q, order=order)
+        ks, w1 = oc.ecdf_distances(x, w, P, pairs, order=order, codes=v.membership.codes if w is None and by_codes else None)
         return ks if name == "ks_distance" else w1
 
     point = values(xo, None, Po, oo)
@@ -159,7 +168,7 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
         if name in ("median_difference", "quantile_difference"):
             if not hard:
                 return PROXY_BOUND
-            b = oc.quantile_bounds(xo, Po, 0.5 if name == "median_difference" else q, delta, pairs, rng, s1.n)
+            b = oc.quantile_bounds(xo, P_point(), 0.5 if name == "median_difference" else q, delta, pairs, rng, s1.n)
             if not (np.isfinite(b.lower).all() and np.isfinite(b.upper).all()):
                 return NO_RANGE + " (and the quantile's DKW band reaches 0 or 1 at this sample size)"
             return _as_bounds(b, rng)

@@ -31,6 +31,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from reportgen.stats import outcome_codes as oc_codes
+from reportgen.stats.sort_order import stable_order
 
 Pairs = Sequence[tuple[int, int]]
 BLOCK_ELEMENTS = 1 << 22  # float64 elements of one working block (32 MB)
@@ -174,7 +175,7 @@ def _sorted(x, order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]
     """The stable ascending order of ``x`` (``order`` when the caller sorted already) and the sorted values."""
     x = np.asarray(x, dtype=np.float64)
     if order is None:
-        order = np.argsort(x, kind="stable")
+        order = stable_order(x)
     return order, x[order]
 
 
@@ -218,10 +219,15 @@ def group_quantiles(x, w, P, q: float, order: np.ndarray | None = None) -> np.nd
     return _out(out, flat)
 
 
-def group_quantile_levels(x, P, levels: Sequence[float], order: np.ndarray | None = None) -> np.ndarray:
+def group_quantile_levels(x, P, levels: Sequence[float], order: np.ndarray | None = None,
+                          codes: np.ndarray | None = None) -> np.ndarray:
     """Each group's unweighted-row quantiles at several ``levels`` (``(G, L)``): the values
     :func:`group_quantiles` gives ``group_quantiles(x, None, P, q)`` for each ``q``, from one sort and one cumulative
-    sum per group (a binary search per level)."""
+    sum per group (a binary search per level). ``codes``: the rows' groups when ``P`` is their one-hot matrix (−1:
+    none) — then ``P`` may be just the number of groups, and the groups' rows are read off the sorted codes."""
+    if codes is not None:
+        G = int(P) if np.ndim(P) == 0 else np.shape(P)[1]
+        return oc_codes.hard_quantile_levels(*_sorted(x, order), np.asarray(codes), G, levels)
     order, xs = _sorted(x, order)
     P = np.asarray(P, dtype=np.float64)
     G = P.shape[1]

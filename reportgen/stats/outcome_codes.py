@@ -49,3 +49,21 @@ def hard_ecdf_distances(order: np.ndarray, xs: np.ndarray, codes: np.ndarray,
         d = np.abs(F[a] - F[b])
         ks[k], w1[k] = d.max(), (d[:-1] * gaps).sum()
     return ks, w1
+
+
+def hard_quantile_levels(order: np.ndarray, xs: np.ndarray, codes: np.ndarray, G: int,
+                         levels: Sequence[float]) -> np.ndarray:
+    """:func:`~reportgen.stats.outcome.group_quantile_levels` of unweighted rows in one group each (``xs``: the
+    values in their stable ascending ``order``): a group's running count of rows is ``1, 2, …, n_g`` (the float sum
+    of its ones), so its ECDF at its i-th row is ``i / n_g`` — the same divisions, the same binary searches."""
+    out = np.full((G, len(levels)), np.nan)
+    c = codes[order]
+    for g in range(G):
+        rows = np.flatnonzero(c == g)  # the group's rows, in value order
+        if not len(rows):
+            continue
+        cdf = np.arange(1, len(rows) + 1, dtype=np.float64)
+        cdf /= float(len(rows))
+        for j, q in enumerate(levels):
+            out[g, j] = xs[rows[min(int(np.searchsorted(cdf, q, side="left")), len(rows) - 1)]]
+    return out

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from reportgen.stats.sort_order import stable_order
 from reportgen.stats.resample import poisson_u8 as bootstrap_weights  # noqa: F401 (the rows' keyed weights)
 
 CHUNK_ELEMENTS = 1 << 22  # rows × replicates per block of work (4M float64: 32 MB per temporary)
@@ -49,6 +50,7 @@ class Ranked:
 
     order: np.ndarray  # (n,) int64
     tie: np.ndarray  # (n,) int64, indexed by row
+    sorted_tie: np.ndarray | None = None  # ``tie[order]``: the blocks in score order, when kept by :func:`rank`
 
 
 def rank(score: np.ndarray, order: np.ndarray | None = None) -> Ranked:
@@ -58,14 +60,16 @@ def rank(score: np.ndarray, order: np.ndarray | None = None) -> Ranked:
     if np.isnan(s).any():
         raise ValueError("scores must not be NaN")
     if order is None:
-        order = np.argsort(s, kind="stable")
+        order = stable_order(s)
     ss = s[order]
     new = np.empty(len(ss), dtype=bool)
     new[:1] = True
     new[1:] = ss[1:] != ss[:-1]
+    st = np.cumsum(new)
+    st -= 1
     tie = np.empty(len(s), dtype=np.int64)
-    tie[order] = np.cumsum(new) - 1
-    return Ranked(order, tie)
+    tie[order] = st
+    return Ranked(order, tie, st)
 
 
 @dataclass(frozen=True)
@@ -255,14 +259,20 @@ def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int) ->
     from them — instead of two (n,) weight columns and their gathers per group. Integer counts, so the same sums as
     :func:`_block_sums` of the group's rows."""
     o = ranked.order
-    c, y, t = np.asarray(codes)[o], np.asarray(label, dtype=np.float64)[o], ranked.tie[o]
+    c, y = np.asarray(codes)[o], np.asarray(label)[o].astype(np.float64)
+    t = ranked.tie[o] if ranked.sorted_tie is None else ranked.sorted_tie
+    distinct = len(t) > 0 and int(t[-1]) == len(t) - 1  # every score its own block: a block is a row
     out = []
     for g in range(G):
         idx = np.flatnonzero(c == g)
         if not len(idx):
             out.append((np.zeros(1), np.zeros(1)))
             continue
-        yg, tg = y[idx], t[idx]
+        yg = y[idx]
+        if distinct:  # one row a block: its label, and 1 − it (the reduceat's and the counts' same floats)
+            out.append((yg, 1.0 - yg))
+            continue
+        tg = t[idx]
         starts = np.flatnonzero(np.r_[True, tg[1:] != tg[:-1]])
         Pb = np.add.reduceat(yg, starts)
         out.append((Pb, np.diff(np.r_[starts, len(idx)]) - Pb))

@@ -29,6 +29,8 @@ from typing import Sequence
 
 import numpy as np
 
+from reportgen.stats.sort_order import stable_order
+
 SKETCH_DRAWS = 1 << 26  # B × patterns of one sketch: 67M Gamma draws, 256 MB of float32 weights
 SKETCH_MIN_CELLS = 1 << 28  # n × B above which a file without few patterns is sketched (per-row weights: 256 MB)
 DRAW_BLOCK = 1 << 22  # draws of one multinomial call (its int64 output: 32 MB)
@@ -82,7 +84,7 @@ def build(codes: np.ndarray, x: np.ndarray, label: np.ndarray | None, B: int, ro
     n = len(x)
     L = 1 if label is None else 2
     budget = max(SKETCH_DRAWS // max(B, 1), 64)
-    order = np.argsort(x, kind="stable") if order is None else np.asarray(order)
+    order = stable_order(x) if order is None else np.asarray(order)
     xs = x[order]
     T = int(min(budget // TAIL_SHARE, max(n - 1, 0) // 4))
     c_lo, c_hi = xs[T], xs[n - 1 - T]

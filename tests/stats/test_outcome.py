@@ -397,3 +397,24 @@ def test_ecdf_distances_by_group_codes_equal_the_one_hot_path_bit_for_bit():
         a = oc.ecdf_distances(x, None, P, pairs)
         b = oc.ecdf_distances(x, None, P, pairs, codes=g)
         assert all(np.array_equal(u, v, equal_nan=True) for u, v in zip(a, b)), seed
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(1, 400), st.booleans(), st.booleans())
+def test_quantile_levels_by_group_codes_equal_the_one_hot_path_bit_for_bit(seed, n, ties, missing):
+    """The plotted and decision quantiles of one group per row from the sorted codes equal the one-hot matrix's
+    cumulative sums exactly: ties, −0.0, an empty group, rows without a group, levels 0 and 1 and levels that
+    fall on a count (q · n_g whole)."""
+    rng = np.random.default_rng(seed)
+    g = rng.choice(4, size=n, p=[0.5, 0.3, 0.2, 0.0])  # group 3 is empty
+    x = rng.normal(size=n)
+    if ties:
+        x = np.round(x, 1) * np.where(rng.random(n) < 0.5, -1.0, 1.0)  # ties, −0.0 among them
+    if missing:
+        g[rng.random(n) < 0.1] = -1
+    P = Membership.hard(g, 4).weights() if not missing else np.eye(4)[np.maximum(g, 0)] * (g >= 0)[:, None]
+    levels = (0.0, 0.5, 0.9, 1.0, 0.25, 0.1, 1 / 3, 0.75)
+    a = oc.group_quantile_levels(x, P, levels)
+    assert np.array_equal(a, oc.group_quantile_levels(x, 4, levels, codes=g), equal_nan=True)
+    assert np.array_equal(a, oc.group_quantile_levels(x, P, levels, order=np.argsort(x, kind="stable"), codes=g),
+                          equal_nan=True)

@@ -362,6 +362,14 @@ def test_the_tie_block_path_gives_the_row_paths_auc_and_delong_bit_for_bit():
             y[g == 1] = 1.0
         r = sq.rank(s)
         blocks = sq.hard_blocks(r, y, g, 3)
+        assert np.array_equal(r.sorted_tie, r.tie[r.order])
+        for k, (Pb, Nb) in enumerate(blocks):  # the blocks as sums over each group's rows (one-row blocks too)
+            rows = r.order[g[r.order] == k]
+            if len(rows):
+                starts = np.flatnonzero(np.r_[True, np.diff(r.tie[rows]) != 0])
+                want = np.add.reduceat(y[rows], starts)
+                assert Pb.dtype == Nb.dtype == np.float64 and np.array_equal(Pb, want), seed
+                assert np.array_equal(Nb, np.diff(np.r_[starts, len(rows)]) - want), seed
         old = [sq.delong(r, (g == k) * y, (g == k) * (1.0 - y)) for k in range(3)]
         for o, q in zip(old, sq.delong_by_group(s, y, g, 3, r, blocks=blocks)):
             assert np.array_equal([o.auc, o.variance, o.positives, o.negatives],

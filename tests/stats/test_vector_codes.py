@@ -87,9 +87,10 @@ def test_sorted_codes_with_ties_in_the_top_bits(monkeypatch, prefix_bits):
     """The packed sort orders rows by their first float's top bits only: first floats that differ in their low
     bits alone (ties on the top bits, not on the float), equal first floats and −0.0 are numbered as np.unique
     does; PREFIX_BITS 64 takes the argsort instead (too few bits beside the row numbers)."""
+    import reportgen.stats.sort_order as so
     import reportgen.stats.vector_codes as vc
 
-    monkeypatch.setattr(vc, "PREFIX_BITS", prefix_bits)
+    monkeypatch.setattr(so, "PREFIX_BITS", prefix_bits)
     rng = np.random.default_rng(11)
     n = 70_000
     P = rng.random((n, 4))
