@@ -125,14 +125,6 @@ def _pass2(args):
     return poisson_part(plan, part, offset, jobs, B, seed)
 
 
-def _import_pandas(then=None) -> None:
-    """What pass 1 over Parquet needs only once its workers have read a partition (the distinct rows are encoded
-    with pandas): imported on this thread while they read, not before the scan starts (reportgen/lazy.py); then
-    the caller's own work for this thread (``then``)."""
-    import pandas  # noqa: F401
-
-    if then is not None:
-        then()
 
 
 def _cells_pass(args):
@@ -454,7 +446,7 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
                   thresholds: dict[int, float] | None, executor, *, sample: bool, say=lambda m: None,
                   meanwhile=None) -> Streamed:
     """Pass 1 over a data set with ``executor``; checks as the memory engine; the sample as an Encoded.
-    ``meanwhile``: the caller's work for this thread while pass 1's workers read (after pandas' import)."""
+    ``meanwhile``: the caller's work for this thread while pass 1's workers read."""
     path, files, header = open_dataset(ls, rel, spec_path)
     kind = role_kind(role)
     needed_pairs = columns_needed(attrs, tasks, kind)
@@ -505,7 +497,7 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
             update = getattr(say, "update", None)
             acc = executor.reduce(_pass1, [(plan, p) for p in parts], lambda a, b: merge(a, b, plan),
                                   on_done=(lambda d, n: update(f"{d}/{n} partitions")) if update else None,
-                                  meanwhile=lambda: _import_pandas(meanwhile))
+                                  meanwhile=meanwhile)
         except PartitionError as e:
             raise _part_problem(ls, e, path, rel, spec_path, needed_pairs) from None
         _check(ls, plan, acc, files, spec_path, rel, needed_pairs)

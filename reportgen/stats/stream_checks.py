@@ -207,13 +207,13 @@ def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, 
     checked: set = set()
     for k, t in enumerate(plan.tasks):
         base = ("tasks", t.spec_key)
-        col = None if t.column is None else pd.Series(sorted(acc.values.get(("label", t.column), set()), key=str),
-                                                       dtype=object)
+        # the distinct values pass 1 collected (never missing), as the checks take them (data/contents.py)
+        col = None if t.column is None else sorted(acc.values.get(("label", t.column), set()), key=str)
         if col is not None and (t.column, t.spec_key) not in checked:
             checked.add((t.column, t.spec_key))
             problems += check_labels(ls, t, col, rel, base)
         if plan.predictions and t.predicted:
-            pcol = pd.Series(sorted(acc.values.get(("pred", t.predicted), set()), key=str), dtype=object)
+            pcol = sorted(acc.values.get(("pred", t.predicted), set()), key=str)
             problems += check_predictions(ls, t, col, pcol, rel, base)
         if plan.predictions and not t.predicted and k in acc.non_numeric_score:
             problems.append(ls.problem(base + ("score",), f"score column '{t.score}' in {rel} is not numeric (e.g. "
