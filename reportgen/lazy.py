@@ -1,14 +1,12 @@
 """pandas, imported when it is first used rather than when a module that uses it is imported.
 
-Almost every data and statistics module uses pandas somewhere, but a run that streams Parquet needs it only to
-encode the distinct rows of its batches, after the scan has started, and the import is a quarter of a second
-of start-up (more than the whole `import pyarrow.dataset` of a bare scan). Those modules bind ``pd`` to
-:data:`pandas` below, which imports pandas on the first attribute read (``pd.DataFrame``, ``pd.concat``) and
-hands every read on to it; type checkers see the real module. The streaming engine imports pandas itself on
-the main thread while its workers read the first partitions (:func:`reportgen.stats.executors.meanwhile`), so
-that the import costs the run a share of a core instead of a serial quarter of a second
-(benchmarks/README.md, Streaming at scan speed). ``tests/e2e/test_startup.py`` checks that a streamed Parquet
-run reaches its first batch without pandas.
+Almost every data and statistics module uses pandas somewhere, but a run that streams Parquet of small integer
+columns needs none of it — its distinct rows are encoded from NumPy columns (:class:`reportgen.stats.fastcount.Columns`)
+and its checks read the distinct values pass 1 collected — and the import is a quarter of a second of CPU (more
+than the whole `import pyarrow.dataset` of a bare scan). Those modules bind ``pd`` to :data:`pandas` below,
+which imports pandas on the first attribute read (``pd.DataFrame``, ``pd.concat``) and hands every read on to
+it; type checkers see the real module. ``tests/e2e/test_startup.py`` checks that a streamed Parquet run
+imports no pandas (benchmarks/README.md, Streaming at scan speed).
 """
 
 from __future__ import annotations

@@ -160,9 +160,18 @@ def nonfinite_scores(ls, tasks: list[TaskColumns], kind: str, df: pd.DataFrame, 
     return problems
 
 
-def check_labels(ls: LoadedSpec, t: TaskColumns, col: pd.Series, rel: str, base: tuple) -> list[Problem]:
+def _distinct(col: pd.Series | list, dropna: bool = False):
+    """A label or prediction column's distinct values: ``col`` is the column, or already its distinct values
+    (a list without missing values, as the streaming engine's checks collect them: stats/stream_checks.py)."""
+    if isinstance(col, list):
+        return col
+    return (col.dropna() if dropna else col).unique()
+
+
+def check_labels(ls: LoadedSpec, t: TaskColumns, col: pd.Series | list, rel: str, base: tuple) -> list[Problem]:
+    """Problems of a task's label column ``col`` (or its distinct values, :func:`_distinct`)."""
     spec_task: Task = ls.spec.tasks[t.spec_key]
-    values = sorted({num_text(v) for v in col.unique()})
+    values = sorted({num_text(v) for v in _distinct(col)})
     if spec_task.classes is not None:
         declared = [num_text(c) for c in spec_task.classes]
         absent = [c for c in declared if c not in values]
@@ -184,12 +193,12 @@ def check_labels(ls: LoadedSpec, t: TaskColumns, col: pd.Series, rel: str, base:
     return []
 
 
-def check_predictions(ls: LoadedSpec, t: TaskColumns, col: pd.Series | None, pcol: pd.Series, rel: str,
-                       base: tuple) -> list[Problem]:
+def check_predictions(ls: LoadedSpec, t: TaskColumns, col: pd.Series | list | None, pcol: pd.Series | list,
+                       rel: str, base: tuple) -> list[Problem]:
     if col is None:
         return _check_label_free_predictions(ls, t, pcol, rel, base)
-    label_values = {num_text(v) for v in col.unique()}
-    pred_values = {num_text(v) for v in pcol.unique()}
+    label_values = {num_text(v) for v in _distinct(col)}
+    pred_values = {num_text(v) for v in _distinct(pcol)}
     extra = sorted(pred_values - label_values - {num_text(t.positive)})
     spec_task = ls.spec.tasks[t.spec_key]
     if extra and spec_task.classes is None:
@@ -201,14 +210,14 @@ def check_predictions(ls: LoadedSpec, t: TaskColumns, col: pd.Series | None, pco
     return []
 
 
-def _check_label_free_predictions(ls: LoadedSpec, t: TaskColumns, pcol: pd.Series, rel: str,
+def _check_label_free_predictions(ls: LoadedSpec, t: TaskColumns, pcol: pd.Series | list, rel: str,
                                   base: tuple) -> list[Problem]:
     """A label-free task's predicted column is a yes/no output: `positive:` marks the selected rows, one other
     value the rest (with `classes:`, each class is a task and any values are fine)."""
     spec_task = ls.spec.tasks[t.spec_key]
     if spec_task.classes is not None:
         return []
-    values = sorted({num_text(v) for v in pcol.dropna().unique()})
+    values = sorted({num_text(v) for v in _distinct(pcol, dropna=True)})
     pos = num_text(t.positive)
     if len(values) > 2:
         return [ls.problem(base + ("predicted",), (

@@ -48,18 +48,23 @@ class Distinct:
 
     From the dense kernel they are kept as the counts of every possible code over a :data:`layout` (the columns'
     names, types, spans and ranges) until read, so that the batches of a partition with the same layout add up
-    as one array (:class:`Pending`) and are decoded and encoded once, not once per batch."""
+    as one array (:class:`Pending`) and are decoded and encoded once, not once per batch. :meth:`columns` gives
+    them as NumPy columns (:class:`Columns`: no pandas), :meth:`rows` as a DataFrame."""
 
     __slots__ = ("layout", "codes", "_rows")
 
     def __init__(self, layout: tuple | None = None, codes: np.ndarray | None = None,
-                 rows: tuple[pd.DataFrame, np.ndarray] | None = None):
+                 rows: tuple[Columns, np.ndarray] | None = None):
         self.layout, self.codes, self._rows = layout, codes, rows
 
-    def rows(self) -> tuple[pd.DataFrame, np.ndarray]:
+    def columns(self) -> tuple[Columns, np.ndarray]:
         if self._rows is None:
             self._rows = _decode(self.layout, self.codes)
         return self._rows
+
+    def rows(self) -> tuple[pd.DataFrame, np.ndarray]:
+        cols, w = self.columns()
+        return cols.frame(), w
 
     def __iter__(self):
         return iter(self.rows())
@@ -67,15 +72,16 @@ class Distinct:
 
 class Pending:
     """A partition's reduced batches, waiting to be encoded: the dense counts of batches with the same layout
-    add up (integers: exact in any order). :meth:`add` hands back the frames to encode now (a batch from the
-    hash aggregation, or the oldest layout when more than :data:`MAX_LAYOUTS` wait); :meth:`drain` the rest."""
+    add up (integers: exact in any order). :meth:`add` hands back the rows to encode now (a batch from the
+    hash aggregation, or the oldest layout when more than :data:`MAX_LAYOUTS` wait); :meth:`drain` the rest —
+    as DataFrames, or with ``frames=False`` as :class:`Columns`."""
 
     def __init__(self):
         self.dense: dict[tuple, np.ndarray] = {}
 
-    def add(self, d: Distinct) -> list[tuple[pd.DataFrame, np.ndarray]]:
+    def add(self, d: Distinct, frames: bool = True) -> list:
         if d.layout is None:
-            return [d.rows()]
+            return _out([d.columns()], frames)
         c = self.dense.get(d.layout)
         if c is None:
             self.dense[d.layout] = d.codes.copy()
@@ -83,13 +89,17 @@ class Pending:
             c += d.codes
         if len(self.dense) > MAX_LAYOUTS:
             layout = next(iter(self.dense))
-            return [_decode(layout, self.dense.pop(layout))]
+            return _out([_decode(layout, self.dense.pop(layout))], frames)
         return []
 
-    def drain(self) -> list[tuple[pd.DataFrame, np.ndarray]]:
+    def drain(self, frames: bool = True) -> list:
         out = [_decode(layout, c) for layout, c in self.dense.items()]
         self.dense.clear()
-        return out
+        return _out(out, frames)
+
+
+def _out(rows: list[tuple[Columns, np.ndarray]], frames: bool) -> list:
+    return [(c.frame(), w) for c, w in rows] if frames else rows
 
 
 def distinct_rows(batch) -> Distinct | None:
@@ -120,8 +130,9 @@ def distinct_rows(batch) -> Distinct | None:
     out = table.group_by(keys, use_threads=True).aggregate([([], "count_all")])
     if out.num_rows > MAX_SHARE * batch.num_rows:
         return None
-    weights = out.column("count_all").to_numpy().astype(np.int64)
-    return Distinct(rows=(out.select(keys).rename_columns(names).to_pandas(), weights))
+    weights = _values(out.column("count_all").combine_chunks()).astype(np.int64)
+    return Distinct(rows=(Columns({n: _values(out.column(k).combine_chunks()) for n, k in zip(names, keys)}),
+                          weights))
 
 
 def _values(col) -> np.ndarray:
@@ -180,7 +191,7 @@ def _dense_codes(arrays: list[np.ndarray], lows: list[int], ranges: list[int]) -
     return np.bincount(code, minlength=size)
 
 
-def _decode(layout: tuple, c: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
+def _decode(layout: tuple, c: np.ndarray) -> tuple[Columns, np.ndarray]:
     """The rows the codes with a nonzero count stand for, each column in its own type, and their counts."""
     names, dtypes, lows, ranges = layout
     present = np.flatnonzero(c)
@@ -189,4 +200,82 @@ def _decode(layout: tuple, c: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
     for i in range(len(names) - 1, -1, -1):
         cols[names[i]] = ((present // stride) % ranges[i] + lows[i]).astype(np.dtype(dtypes[i]))
         stride *= ranges[i]
-    return pd.DataFrame({name: cols[name] for name in names}), c[present].astype(np.int64)
+    return Columns({name: cols[name] for name in names}), c[present].astype(np.int64)
+
+
+class Columns:
+    """A few distinct rows as NumPy columns (no missing value, each column in its Parquet type), read by the
+    encoding as it reads a DataFrame where that needs no pandas (:func:`numpy_encodable`); :meth:`frame` is the
+    DataFrame the encoding takes otherwise. A streamed Parquet run whose columns and spec qualify thus imports no
+    pandas at all (its import is ~0.3 s of CPU: benchmarks/README.md, Streaming at scan speed)."""
+
+    __slots__ = ("cols",)
+
+    def __init__(self, cols: dict[str, np.ndarray]):
+        self.cols = cols
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.cols)
+
+    def __len__(self) -> int:
+        return len(next(iter(self.cols.values()))) if self.cols else 0
+
+    def __getitem__(self, name: str) -> "Column":
+        return Column(self.cols[name])
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.cols)
+
+
+class Column:
+    """One column of :class:`Columns`: ``to_numpy`` and ``isna`` (never missing), as a Series answers them."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: np.ndarray):
+        self.values = values
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.values.dtype
+
+    def to_numpy(self) -> np.ndarray:
+        return self.values
+
+    def isna(self) -> "Column":
+        return Column(np.zeros(len(self.values), dtype=bool))
+
+
+def numpy_encodable(plan: Plan, rows: Columns) -> bool:
+    """Whether the encoding of ``rows`` (:func:`reportgen.stats.plan.encode_batch`) takes only the NumPy paths
+    :class:`Columns` answers, giving what it gives on the DataFrame: each attribute's groups looked up in a
+    one-byte integer column by table (``plan.codes_of``) with no bins, ``unknown:`` values or probabilities, each
+    task's labels and predictions compared as integers (``plan.is_value``), and the checks' distinct values of
+    integer columns (``plan.distinct_values``). Otherwise the encoding takes :meth:`Columns.frame`."""
+    def int_values(values) -> bool:
+        return all(isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer()
+                   for v in values)
+
+    def kind(col: str | None, itemsize: int | None = None) -> bool:
+        dt = rows.cols[col].dtype if col in rows.cols else None
+        return dt is not None and dt.kind in "iu" and (itemsize is None or dt.itemsize == itemsize)
+
+    if not len(rows):
+        return False
+    for a in plan.base_attrs:
+        if (a.spec_path[0] != "attributes" or a.bins is not None or a.unknown or a.bisg is not None
+                or a.probabilities is not None or a.proxy or not int_values(v[0] for v in a.group_values)):
+            return False
+        if not kind(a.columns[0], 1) or (plan.predictions and a.predicted and not kind(a.predicted[0], 1)):
+            return False
+    for t in plan.tasks:
+        if t.score is not None or not int_values([t.positive]):
+            return False
+        if (t.column is not None and not kind(t.column)) or (plan.predictions and t.predicted
+                                                              and not kind(t.predicted)):
+            return False
+    return all(kind(c) for c in plan.needed if c in rows.cols)

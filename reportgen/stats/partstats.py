@@ -171,8 +171,8 @@ def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None)
             acc.rows += batch.num_rows
             acc.kept += batch.num_rows
             row += batch.num_rows
-            for df, w in pending.add(reduced):
-                _add_rows(plan, acc, df, part.first_row, max_patterns, w)
+            for rows, w in pending.add(reduced, frames=False):
+                _add_distinct(plan, acc, rows, part.first_row, max_patterns, w)
             continue
         df = batch if is_frame(batch) else batch.to_pandas()
         _nonfinite(plan, df, acc, row)
@@ -186,11 +186,19 @@ def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None)
             acc.sample = _reservoir(acc.sample, _candidates(plan, df, idx, stratum, part.file_first_row + row,
                                                             acc.sample), plan.sample_rows)
         row += b.n
-    for df, w in pending.drain():
-        _add_rows(plan, acc, df, part.first_row, max_patterns, w)
+    for rows, w in pending.drain(frames=False):
+        _add_distinct(plan, acc, rows, part.first_row, max_patterns, w)
     acc.part_kept[part.index] = acc.kept
     acc.part_rows[part.index] = acc.rows
     return acc
+
+
+def _add_distinct(plan: Plan, acc: PartStats, rows: fastcount.Columns, row: int, max_patterns: int,
+                  w: np.ndarray) -> None:
+    """Encode distinct rows (fastcount.py) from their NumPy columns where the encoding needs no pandas there
+    (:func:`fastcount.numpy_encodable`), else from their DataFrame: the same codes and counts either way."""
+    _add_rows(plan, acc, rows if fastcount.numpy_encodable(plan, rows) else rows.frame(),  # type: ignore[arg-type]
+              row, max_patterns, w)
 
 
 def _add_rows(plan: Plan, acc: PartStats, df: pd.DataFrame, row: int, max_patterns: int,

@@ -73,7 +73,6 @@ from reportgen.data.files import (
     columns_needed,
     attribute_only_columns,
     check_columns,
-    dataset_sha256,
     exclusion_records,
     unknown_records,
     open_dataset,
@@ -87,6 +86,7 @@ from reportgen.spec.errors import Problem, SpecError
 
 from reportgen.stats.stream_checks import (
     Hashing,
+    LateDigest,
     score_medians,
     _distinct_table,
     _part_problem,
@@ -125,14 +125,6 @@ def _pass2(args):
     return poisson_part(plan, part, offset, jobs, B, seed)
 
 
-def _import_pandas(then=None) -> None:
-    """What pass 1 over Parquet needs only once its workers have read a partition (the distinct rows are encoded
-    with pandas): imported on this thread while they read, not before the scan starts (reportgen/lazy.py); then
-    the caller's own work for this thread (``then``)."""
-    import pandas  # noqa: F401
-
-    if then is not None:
-        then()
 
 
 def _cells_pass(args):
@@ -193,7 +185,7 @@ class Streamed:
     role: str
     path: Path
     display_path: str
-    sha256: str
+    digest: LateDigest  # the sha256, hashed after pass 1 and read when results.json is written
     rows: int
     rows_used: int
     dropped: list
@@ -208,6 +200,11 @@ class Streamed:
     values: object | None = None  # stream_values.Collected: the numeric tasks' columns of every kept row
     _poisson_cache: dict = field(default_factory=dict)
     _strata_cache: dict = field(default_factory=dict)
+
+    @property
+    def sha256(self) -> str:
+        """The data set's sha256 (waits for the hash; a file changed since pass 1 read it: SpecError)."""
+        return self.digest.value()
 
     def collected(self):
         """The continuous, score and ranking tasks' columns and the attributes' membership of every kept row, in
@@ -454,7 +451,7 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
                   thresholds: dict[int, float] | None, executor, *, sample: bool, say=lambda m: None,
                   meanwhile=None) -> Streamed:
     """Pass 1 over a data set with ``executor``; checks as the memory engine; the sample as an Encoded.
-    ``meanwhile``: the caller's work for this thread while pass 1's workers read (after pandas' import)."""
+    ``meanwhile``: the caller's work for this thread while pass 1's workers read."""
     path, files, header = open_dataset(ls, rel, spec_path)
     kind = role_kind(role)
     needed_pairs = columns_needed(attrs, tasks, kind)
@@ -499,25 +496,28 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
 
     plan = dataclasses.replace(plan, reader_threads=len(parts) < counts._workers())
     say(f"streaming {rel}: {len(files)} file(s), {len(parts)} partition(s) on {getattr(executor, 'name', 'stream')}")
-    hashing = Hashing(fps)  # the Parquet files' sha256 beside pass 1; a CSV's is of the bytes pass 1 parses
+    hashing = Hashing(fps)  # the Parquet files' sha256 after pass 1; a CSV's is of the bytes pass 1 parses
     try:
         try:
             update = getattr(say, "update", None)
             acc = executor.reduce(_pass1, [(plan, p) for p in parts], lambda a, b: merge(a, b, plan),
                                   on_done=(lambda d, n: update(f"{d}/{n} partitions")) if update else None,
-                                  meanwhile=lambda: _import_pandas(meanwhile))
+                                  meanwhile=meanwhile)
         except PartitionError as e:
             raise _part_problem(ls, e, path, rel, spec_path, needed_pairs) from None
         _check(ls, plan, acc, files, spec_path, rel, needed_pairs)
-        digests = hashing.digests(fps, acc.digests)  # each file still the one pass 1 began with
     except DataFileError as exc:
-        raise SpecError([ls.problem(spec_path, str(exc))]) from None
-    finally:
         hashing.cancel()
-    sha = dataset_sha256(files, path, digests)
+        raise SpecError([ls.problem(spec_path, str(exc))]) from None
+    except BaseException:
+        hashing.cancel()
+        raise
+    hashing.start()  # beside the bootstrap and the results; read when results.json is written (each file still
+    # the one pass 1 began with, else DataChanged: refused then)
+    sha = LateDigest(hashing, fps, acc.digests, files, path, lambda msg: ls.problem(spec_path, msg))
     plan = dataclasses.replace(plan, digests=tuple(sorted(acc.digests.items())))
     dropped = [{"reason": r, "rows": int(n)} for _, (r, n) in sorted(acc.drops.items())]
-    st = Streamed(role=role, path=path, display_path=rel, sha256=sha, rows=acc.rows, rows_used=acc.kept,
+    st = Streamed(role=role, path=path, display_path=rel, digest=sha, rows=acc.rows, rows_used=acc.kept,
                   dropped=dropped, plan=plan, parts=parts, merged=acc, executor=executor)
     st.header = list(header)
     st.medians = medians

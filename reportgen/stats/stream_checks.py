@@ -42,6 +42,8 @@ from reportgen.data.files import (
     csv_record_line,
     nonfinite_message,
     sha256_file,
+    dataset_sha256,
+    DataFileError,
 )
 from reportgen.spec.errors import MSG_MISSING_VALUES, Problem, SpecError
 
@@ -58,15 +60,15 @@ def _hash_unchanged(path: Path, fp) -> str:
 
 
 class Hashing:
-    """The sha256 of a data set's Parquet files, taken on a thread of its own while pass 1 reads them.
+    """The sha256 of a data set's Parquet files, taken on a thread of its own once pass 1 has read them.
 
     A CSV file is hashed by the reader that parses it (``plan.digests``); a Parquet file is read by row group,
-    so its bytes are hashed separately: here from the moment its fingerprint is taken, beside pass 1 rather than
-    after it (the hash is a serial quarter of a second per 265 MB that the pass's workers would otherwise wait
-    out; benchmarks/README.md, Streaming at scan speed). Each file is hashed as :func:`_hash_unchanged` hashes it
-    — the file first seen (fingerprint ``fp``) before and after — and :meth:`digests` checks once more that it
-    is still that file when the pass is over, so the digest is of the bytes the numbers came from, as when the
-    files were hashed after the pass. :meth:`cancel` stops it between files (a run that failed)."""
+    so its bytes are hashed separately: here on a thread started (:meth:`start`) when pass 1 and its checks are
+    over, beside the bootstrap and the results, which leave a core idle (pass 1 keeps every core busy, so a hash
+    beside it only took its share of them; benchmarks/README.md, Streaming at scan speed). Each file is hashed as
+    :func:`_hash_unchanged` hashes it — still the file first seen (fingerprint ``fp``, taken before pass 1 read
+    it) before and after — and :meth:`digests` checks once more that it is that file, so the digest is of the
+    bytes the numbers came from. :meth:`cancel` stops it between files (a run that failed)."""
 
     def __init__(self, fingerprints: tuple):
         self.todo = [(f, fp) for f, fp in fingerprints if Path(f).suffix.lower() in PARQUET_SUFFIXES]
@@ -74,6 +76,8 @@ class Hashing:
         self.error: BaseException | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="reportgen-sha256", daemon=True)
+
+    def start(self) -> None:
         if self.todo:
             self._thread.start()
 
@@ -106,6 +110,26 @@ class Hashing:
             else:
                 out[f] = _hash_unchanged(Path(f), fp)
         return out
+
+
+class LateDigest:
+    """A streamed data set's sha256 for results.json, read (:meth:`value`) only when the results are written:
+    the Parquet files are hashed meanwhile (:class:`Hashing`). A file changed since pass 1 read it is refused
+    then, as a spec problem (``problem``: the message -> the Problem at the data set's key)."""
+
+    def __init__(self, hashing: Hashing, fingerprints: tuple, read: dict, files: list[Path], root: Path,
+                 problem):
+        self._args = (hashing, fingerprints, dict(read), files, root, problem)
+        self._value: str | None = None
+
+    def value(self) -> str:
+        if self._value is None:
+            hashing, fps, read, files, root, problem = self._args
+            try:
+                self._value = dataset_sha256(files, root, hashing.digests(fps, read))
+            except DataFileError as exc:
+                raise SpecError([problem(str(exc))]) from None
+        return self._value
 
 
 def score_medians(files: list[Path], tasks: list[TaskColumns], batch_rows: int, *, na=("",),
@@ -207,13 +231,13 @@ def _check(ls, plan: Plan, acc: PartStats, files: list[Path], spec_path: tuple, 
     checked: set = set()
     for k, t in enumerate(plan.tasks):
         base = ("tasks", t.spec_key)
-        col = None if t.column is None else pd.Series(sorted(acc.values.get(("label", t.column), set()), key=str),
-                                                       dtype=object)
+        # the distinct values pass 1 collected (never missing), as the checks take them (data/contents.py)
+        col = None if t.column is None else sorted(acc.values.get(("label", t.column), set()), key=str)
         if col is not None and (t.column, t.spec_key) not in checked:
             checked.add((t.column, t.spec_key))
             problems += check_labels(ls, t, col, rel, base)
         if plan.predictions and t.predicted:
-            pcol = pd.Series(sorted(acc.values.get(("pred", t.predicted), set()), key=str), dtype=object)
+            pcol = sorted(acc.values.get(("pred", t.predicted), set()), key=str)
             problems += check_predictions(ls, t, col, pcol, rel, base)
         if plan.predictions and not t.predicted and k in acc.non_numeric_score:
             problems.append(ls.problem(base + ("score",), f"score column '{t.score}' in {rel} is not numeric (e.g. "
