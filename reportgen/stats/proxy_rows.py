@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from reportgen.derived import derived
+
 from reportgen.stats import counts
 from reportgen.stats.identified import StratumSums, pool, pooling
 from reportgen.stats.vector_codes import plain, vector_strata
@@ -193,13 +195,12 @@ class VectorCells:
 def of_encoded(enc, name: str) -> VectorCells | None:
     """The cells of proxy attribute ``name`` of a prediction file held in memory, computed once per file (None
     when it is no proxy attribute or its tasks are too many for a pattern code)."""
-    cache = enc.derived
     P = (getattr(enc, "probabilities", None) or {}).get(name)
-    held = cache.get(("vector_cells", name))
-    if held is None or held[0] is not P:  # computed for these very probabilities (a new matrix is new cells)
+
+    def cells() -> VectorCells | None:  # for these very probabilities (a new matrix is new cells)
         K = np.asarray(enc.Y).reshape(len(enc.Y), -1).shape[1] if enc.Y is not None else 0
         ok = P is not None and enc.Y is not None and usable(K) and len(P) > 0
         Yhat = enc.Yhat if enc.Yhat is not None else enc.Y
-        held = (P, VectorCells.of_rows(P, enc.Y, Yhat) if ok else None)
-        cache[("vector_cells", name)] = held
-    return held[1]
+        return VectorCells.of_rows(P, enc.Y, Yhat) if ok else None
+
+    return derived(enc.derived, ("vector_cells", name), P, cells)

@@ -16,6 +16,7 @@ from typing import Callable
 
 import numpy as np
 
+from reportgen.derived import derived
 from reportgen.stats.membership import Membership
 from reportgen.stats.resample import distinct_ranks
 
@@ -96,27 +97,25 @@ def _attribute_rows(source, name: str) -> tuple[np.ndarray, np.ndarray]:
     per file and attribute and shared by its tasks (kept in the file's ``derived`` beside the codes they come from,
     when the source keeps such a cache)."""
     column = source.groups[name]
-    cache = getattr(source, "derived", None)
-    held = cache.get(("attribute_rows", name)) if cache is not None else None
-    if held is None or held[0] is not column:
+
+    def rows_of() -> tuple[np.ndarray, np.ndarray]:
         codes = np.asarray(column, dtype=np.int64)
         rows = np.flatnonzero(codes >= 0)
-        held = (column, _read_only(codes[rows] if len(rows) < len(codes) else codes), _read_only(rows))
-        if cache is not None:
-            cache[("attribute_rows", name)] = held
-    return held[1], held[2]
+        return _read_only(codes[rows] if len(rows) < len(codes) else codes), _read_only(rows)
+
+    return derived(getattr(source, "derived", None), ("attribute_rows", name), column, rows_of)
 
 
 def _shared_ranks(cache: dict, tag: tuple, full: np.ndarray, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """The sorted distinct values and each row's rank (as ``np.unique``) of ``full[rows]``, from ``full``'s, which are
     computed once and kept in ``cache`` beside ``full`` itself (a new array under the same tag is computed anew)."""
-    held = cache.get(("column_ranks",) + tag)
-    if held is None or held[0] is not full:
+
+    def ranks() -> tuple[np.ndarray, np.ndarray]:
         values, inv = distinct_ranks(full)  # the ranks in the narrowest integer type (2 bytes a row for ≤ 65,536)
         count = len(values)
-        held = (full, (values, inv.astype(np.uint16 if count <= 1 << 16 else np.int32 if count < 1 << 31 else np.int64)))
-        cache[("column_ranks",) + tag] = held
-    values, inv = held[1]
+        return values, inv.astype(np.uint16 if count <= 1 << 16 else np.int32 if count < 1 << 31 else np.int64)
+
+    values, inv = derived(cache, ("column_ranks",) + tag, full, ranks)
     if rows is None:
         return values, inv
     sub = inv[rows]  # ranks among the file's values: renumbered to those these rows hold, in the same order
