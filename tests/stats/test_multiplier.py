@@ -96,7 +96,7 @@ def test_error_replicates_match_the_rows_weighted_by_multipliers():
     for drawn, direct in ((me[:, 0], W @ e / tot), (mae[:, 0], W @ np.abs(e) / tot), (mse[:, 0], W @ (e * e) / tot)):
         sd = np.std(direct)
         np.testing.assert_allclose(np.quantile(drawn, qs), np.quantile(direct, qs), atol=0.05 * sd)
-    assert np.allclose(n[:, 0].mean(), 600, rtol=0.01)
+    assert abs(n[:, 0].mean() - 600) <= 4 * np.sqrt(600 / 20_000)  # Σw ~ N(600, 600): four standard errors
 
 
 def test_the_error_parity_multiplier_intervals_cover():
@@ -217,3 +217,4 @@ def test_a_gate_on_smd_is_calibrated_at_its_limit_under_the_multiplier():
         passed += p_pass <= 0.025
         failed += p_fail <= 0.025
     assert passed / S <= 0.05 and failed / S <= 0.05, (passed, failed)  # measured: 5 and 12 of 400
+    assert passed + failed >= 4, (passed, failed)  # ~20 expected at the limit: an interval far too wide decides none

@@ -373,7 +373,7 @@ def test_rows_summary_from_the_membership_equals_the_summary_over_its_weights():
             mem = Membership.hard(rng.integers(-1, G, len(x)), G)
         built: list[int] = []
         got = oc.rows_summary(x, mem, lambda: built.append(1) or mem.weights())
-        want = oc.group_summary(x, None, mem.weights(), mem.codes)
+        want = oc.group_summary(x, None, mem.weights())  # the one-hot matrix's sums: the reference, not the codes
         for a, b in zip((got.n, got.mean, got.ss), (want.n, want.mean, want.ss)):
             assert np.array_equal(a, b, equal_nan=True)
         assert built == ([] if not soft and G >= 2 else [1])  # the matrix only where the codes cannot serve

@@ -160,7 +160,7 @@ def test_weighted_interval_by_multiplier_covers_the_weighted_estimand(forced):
         rate = N[:, 0, :, 0, 1, 1] / N[:, 0, :, 0].sum(axis=(-1, -2))
         lo, hi = np.quantile(rate[:, 1] - rate[:, 0], [0.025, 0.975])
         covered += lo <= truth <= hi
-    assert covered >= 276, f"weighted estimand {truth:.4f} in {covered} of {sets}"
+    assert 276 <= covered <= 294, f"weighted estimand {truth:.4f} in {covered} of {sets}"  # 95 % ± binomial, both sides
 
 
 # --- every engine draws the same replicates ------------------------------------------------------------------
