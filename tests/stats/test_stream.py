@@ -366,17 +366,20 @@ def test_work_meanwhile_runs_while_the_workers_read_and_changes_no_result():
     from reportgen.stats.executors import LocalExecutor
 
     before = sys.getswitchinterval()
-    started = threading.Event()
+    started, went = threading.Event(), threading.Event()
     seen = {}
 
     def item(x):
         started.set()
+        if not went.wait(30):  # the items in flight wait for the main thread's work: it must run beside them
+            raise AssertionError("meanwhile did not run while the workers held their items")
         time.sleep(0.002)
         return {x}
 
     def meanwhile():
         seen["workers_started"] = started.wait(5)
         seen["interval"] = sys.getswitchinterval()
+        went.set()
 
     got = LocalExecutor().reduce(item, list(range(40)), lambda a, b: a | b, meanwhile=meanwhile)
     assert got == set(range(40))
