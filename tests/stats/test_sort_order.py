@@ -81,7 +81,19 @@ def test_at_the_packing_limit(monkeypatch, n, prefix_bits):
     rng = np.random.default_rng(7)
     x = np.concatenate([rng.normal(size=n // 2) * 1e300, 1.0 + rng.integers(0, 8, n - n // 2) * 2.0 ** -52])
     rng.shuffle(x)
-    assert np.array_equal(so.stable_order(x), np.argsort(x, kind="stable"))
+    sorted_by = []
+    real = so.np.argsort
+
+    def spy(a, *args, **kwargs):  # which path packed_order took: its argsort is of the n keys themselves
+        sorted_by.append(len(a))
+        return real(a, *args, **kwargs)
+
+    monkeypatch.setattr(so.np, "argsort", spy)
+    got = so.stable_order(x)
+    monkeypatch.setattr(so.np, "argsort", real)
+    assert np.array_equal(got, np.argsort(x, kind="stable"))
+    packed = 64 - (n - 1).bit_length() >= prefix_bits
+    assert (n in sorted_by) == (not packed), (n, prefix_bits, sorted_by)
 
 
 def test_constant_repeating_nan_and_other_columns():
