@@ -126,6 +126,7 @@ from reportgen.data.reading import (  # noqa: F401  (re-exported: the reading la
     read_header,
     read_table,
 )
+from reportgen.derived import every_row
 from reportgen.fileio import sha256_file  # noqa: F401  (re-exported)
 from reportgen.numfmt import num_text
 from reportgen.spec.errors import MSG_MISSING_VALUES, Problem, SpecError, shorten
@@ -252,6 +253,8 @@ def load_role(ls: LoadedSpec, role: str, rel: str, spec_path: tuple, attrs: list
 
     enc = Encoded(role=role, path=path, display_path=rel, sha256=sha, rows=n_file,
                   rows_used=len(idx), dropped=dropped, row_index=idx)
+    if len(idx) == n_file:  # every row kept: these positions are every row's, shared with the attributes that use all
+        every_row(enc.derived, n_file, idx)
     if with_pred and ntasks:
         enc.numeric = enc_numeric
     enc.na = na

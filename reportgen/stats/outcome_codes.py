@@ -15,14 +15,31 @@ def hard_summary(x: np.ndarray, codes: np.ndarray, G: int) -> tuple[np.ndarray, 
     (``codes``; −1: none), by ``np.bincount``."""
     every = len(codes) > 0 and int(codes.min()) >= 0  # every row in a group (task_values keeps only those): no masks
     o = 0 if every else 1
+    x, codes = readable(x), readable(codes)  # the loaded columns' read-only views, read without a copy
     k = codes if every else codes + 1  # bin 0: rows without a group (none: the codes are the bins; the same sums)
     n = np.bincount(k, minlength=G + o)[o:].astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n > 0, np.bincount(k, weights=x, minlength=G + o)[o:] / n, np.nan)
-    d = x - np.nan_to_num(mean)[codes if every else np.maximum(codes, 0)]
+    d = np.take(np.nan_to_num(mean), codes if every else np.maximum(codes, 0))  # x − mean in one buffer: no
+    np.subtract(x, d, out=d)  # second 8-byte column for the difference (the same values)
     d *= d
     ss = np.bincount(k, weights=d if every else np.where(codes >= 0, d, 0.0), minlength=G + o)[o:]
     return n, mean, np.where(n > 0, ss, np.nan)
+
+
+def readable(a: np.ndarray) -> np.ndarray:
+    """``a`` as ``np.bincount`` and ``np.take`` read it without a copy. Both copy an input they may not write to
+    (numpy asks them for writeable arrays, and so copies 8 bytes a row of a read-only view of the loaded columns,
+    at every call); a read-only view of a writable array is handed to them as a writable view of it — to these
+    readers only, which never write (an array that is read-only itself stays as it is)."""
+    if a.flags.writeable:
+        return a
+    view = a.view()
+    try:
+        view.flags.writeable = True
+    except ValueError:  # its memory is read-only: numpy's copy it is
+        return a
+    return view
 
 
 def hard_ecdf_distances(order: np.ndarray, xs: np.ndarray, codes: np.ndarray,

@@ -131,26 +131,36 @@ def distinct_patterns(codes: np.ndarray, columns: Sequence[np.ndarray], limit: i
     """The distinct (code, values...) patterns in sorted pattern order — their codes, their values of each column,
     their multiplicities — or None when there are more than ``limit`` (decided on a prefix of the rows first, so
     continuous values cost one small sort). Codes ``-1`` (no group) count as a pattern of their own. The patterns
-    are read off their keys (code and each column's rank among its sorted distinct values), not from a row of each."""
+    are read off their keys (code and each column's rank among its sorted distinct values), not from a row of each;
+    in a small key space the keys are counted a block of rows at a time (integer counts: the same multiplicities as
+    one count of every row's key, without an int64 key per row)."""
     codes = np.asarray(codes, dtype=np.int64)
     n = len(codes)
-    if n > PREFIX_ROWS and _count(codes[:PREFIX_ROWS], [c[:PREFIX_ROWS] for c in columns], limit) is None:
+    if n > PREFIX_ROWS and _ranked(codes[:PREFIX_ROWS], [c[:PREFIX_ROWS] for c in columns], limit) is None:
         return None
-    counted = _count(codes, columns, limit, ranks)
-    if counted is None:
+    ranked = _ranked(codes, columns, limit, ranks)
+    if ranked is None:
         return None
-    key, size, tables = counted
-    if size <= max(4 * n, 1 << 20):  # a small key space: count by bincount, no sort
+    low = int(codes.min(initial=0))
+    size = int(codes.max(initial=low)) - low + 1
+    for values, _ in ranked:
+        size *= len(values)
+    if size <= min(KEY_SPACE_MAX, max(4 * n, 1 << 20)):  # a small key space: count by bincount, no sort
+        mult = _key_counts(codes, low, ranked, size)
+        present = np.flatnonzero(mult)
+        if len(present) > limit:
+            return None
+        k, values = present.copy(), []  # each pattern read off its key
+        for vals, _ in reversed(ranked):
+            values.append(vals[k % len(vals)])
+            k //= len(vals)
+        return Patterns(k + low, tuple(reversed(values)), mult[present].astype(np.int64))
+    key, size = _keys(codes, low, ranked)  # a large key space: renumbered where it grows, then sorted
+    if size <= max(4 * n, 1 << 20):
         mult = np.bincount(key, minlength=size)
         present = np.flatnonzero(mult)
         if len(present) > limit:
             return None
-        if tables is not None:  # each pattern read off its key
-            k, values = present.copy(), []
-            for vals in reversed(tables[1]):
-                values.append(vals[k % len(vals)])
-                k //= len(vals)
-            return Patterns(k + tables[0], tuple(reversed(values)), mult[present].astype(np.int64))
         row = np.empty(size, dtype=np.int64)
         row[key] = np.arange(n, dtype=np.int64)  # some row of each pattern (its keys were renumbered)
         first = row[present]
@@ -172,55 +182,96 @@ class Patterns(NamedTuple):
 
 def distinct_ranks(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(the sorted distinct values, each row's rank among them) — ``np.unique(c, return_inverse=True)``, without a
-    sort of the rows (a 0/1 column directly, others by :func:`_hashed_ranks`)."""
+    sort of the rows (a 0/1 column directly, others by :func:`_hashed_ranks`). The ranks come in the narrowest
+    unsigned type that holds them (:func:`rank_dtype`: one byte a row for a 0/1 column, two for ≤ 65,536 values)."""
     if len(c) and c[0] in (0, 1) and bool(((c == 0) | (c == 1)).all()):  # (the first value rules most columns out)
         has = np.array([(c == 0).any(), (c == 1).any()])
-        inv = c.astype(np.int64) if has.all() else np.zeros(len(c), dtype=np.int64)
+        inv = (c == 1).view(np.uint8) if has.all() else np.zeros(len(c), dtype=np.uint8)  # c itself, as 0/1 bytes
         return np.array([0, 1], dtype=c.dtype)[has], inv
     return _hashed_ranks(c)
 
 
+def rank_dtype(count: int) -> np.dtype:
+    """The narrowest integer type of ranks ``0 .. count − 1``."""
+    return np.dtype(np.uint8 if count <= 1 << 8 else np.uint16 if count <= 1 << 16 else
+                    np.int32 if count < 1 << 31 else np.int64)
+
+
+HASH_BLOCK = 1 << 20  # rows hashed at a time: a block's codes stay small beside the column
+
+
 def _hashed_ranks(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(c, return_inverse=True)`` without sorting the rows: a hash pass
-    (``pandas.factorize``, linear) finds the distinct values, ``np.unique`` ranks those few, and each row takes its
-    value's rank. Equal results: the hash never joins two values ``np.unique`` keeps apart (it joins by equality),
-    and where it keeps two equal ones apart (``0.0`` and ``-0.0``) the second ``np.unique`` joins them. A column
-    with a missing value (NaN) takes ``np.unique`` itself."""
+    """``np.unique(c, return_inverse=True)`` without sorting the rows: a hash pass (``pandas.factorize``, linear) over
+    each block of :data:`HASH_BLOCK` rows finds its distinct values, the blocks' distinct values are joined in order
+    of first appearance (the whole column's own first-appearance order), ``np.unique`` ranks those few, and each row
+    takes its value's rank (in :func:`rank_dtype`): no per-row array wider than the ranks themselves. Equal
+    results: the hash never joins two values ``np.unique`` keeps apart (it joins by equality), and where it keeps two
+    equal ones apart (``0.0`` and ``-0.0``) the second ``np.unique`` joins them, seeing them in the same order as a
+    hash of the whole column would. A column with a missing value (NaN) takes ``np.unique`` itself."""
     if len(c) == 0 or c.dtype.kind not in "fiub":
-        values, inv = np.unique(c, return_inverse=True)
-        return values, inv.ravel()
-    first, seen = pd.factorize(c, use_na_sentinel=True)
-    if len(first) and int(first.min()) < 0:  # NaN: np.unique's own rule for it
-        values, inv = np.unique(c, return_inverse=True)
-        return values, inv.ravel()
+        return _unique_ranks(c)
+    blocks = []  # per block: its rows' codes among its distinct values (narrowed), and those values
+    for lo in range(0, len(c), HASH_BLOCK):
+        first, seen = pd.factorize(c[lo:lo + HASH_BLOCK], use_na_sentinel=True)
+        if len(first) and int(first.min()) < 0:  # NaN: np.unique's own rule for it
+            return _unique_ranks(c)
+        blocks.append((first.astype(rank_dtype(len(seen)), copy=False), np.asarray(seen)))
+    where, seen = pd.factorize(np.concatenate([s for _, s in blocks]))  # each block's values among the column's
     values, rank = np.unique(np.asarray(seen), return_inverse=True)
-    return values, rank.ravel().astype(np.int64)[first]
+    rank = rank.ravel().astype(rank_dtype(len(values)))[where]  # each block value's rank
+    out = np.empty(len(c), dtype=rank.dtype)
+    lo = start = 0
+    for first, s in blocks:
+        np.take(rank[start:start + len(s)], first, out=out[lo:lo + len(first)])
+        lo, start = lo + len(first), start + len(s)
+    return values, out
 
 
-def _count(codes: np.ndarray, columns: Sequence[np.ndarray], limit: int, ranks: Sequence[Ranks | None] | None = None
-           ) -> tuple[np.ndarray, int, tuple[int, list[np.ndarray]] | None] | None:
-    """One int64 key per row, equal for equal patterns and ordered as the patterns (code, then each column's
-    value), the size of the key space, and how to read a pattern off its key (the smallest code and each column's
-    sorted distinct values; None once the keys were renumbered); None as soon as one column alone has more than
-    ``limit`` distinct values. ``ranks``: per column, its kept :func:`distinct_ranks` (or None: found here)."""
-    low = int(codes.min(initial=0))
-    key = codes - low  # a new array: the columns are folded into it in place
-    size = int(key.max(initial=0)) + 1
-    tables: tuple[int, list[np.ndarray]] | None = (low, [])
+def _unique_ranks(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    values, inv = np.unique(c, return_inverse=True)
+    return values, inv.ravel().astype(rank_dtype(len(values)))
+
+
+def _ranked(codes: np.ndarray, columns: Sequence[np.ndarray], limit: int,
+            ranks: Sequence[Ranks | None] | None = None) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    """Each column's :func:`distinct_ranks` (``ranks``: per column, its kept ranks, or None: found here); None as soon
+    as one column alone has more than ``limit`` distinct values."""
+    out = []
     for j, c in enumerate(columns):
         kept = ranks[j] if ranks is not None and j < len(ranks) else None
         values, inv = kept() if kept is not None else distinct_ranks(c)
-        count = len(values)
-        if count > limit:
+        if len(values) > limit:
             return None
+        out.append((values, inv))
+    return out
+
+
+def _key_counts(codes: np.ndarray, low: int, ranked: list[tuple[np.ndarray, np.ndarray]], size: int) -> np.ndarray:
+    """How many rows hold each key ``((code − low)·D₁ + rank₁)·D₂ + rank₂ …`` (``size`` keys), a block of
+    :data:`HASH_BLOCK` rows at a time."""
+    mult = np.zeros(size, dtype=np.int64)
+    step = max(HASH_BLOCK, size)
+    for lo in range(0, len(codes), step):
+        key = codes[lo:lo + step] - low
+        for values, inv in ranked:
+            key *= len(values)
+            key += inv[lo:lo + step]
+        mult += np.bincount(key, minlength=size)
+    return mult
+
+
+def _keys(codes: np.ndarray, low: int, ranked: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, int]:
+    """One int64 key per row, equal for equal patterns and ordered as the patterns (code, then each column's
+    value), and the size of the key space; renumbered whenever the space would pass :data:`KEY_SPACE_MAX`."""
+    key = codes - low  # a new array: the columns are folded into it in place
+    size = int(key.max(initial=0)) + 1
+    for values, inv in ranked:
+        count = len(values)
         key *= count
         key += inv
         size *= count
-        if tables is not None:
-            tables[1].append(values)
         if size > KEY_SPACE_MAX:  # keep the key small: renumber the patterns so far
             _, key = np.unique(key, return_inverse=True)
             key = key.ravel().astype(np.int64)
             size = int(key.max(initial=0)) + 1
-            tables = None
-    return key, size, tables
+    return key, size

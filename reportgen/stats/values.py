@@ -16,9 +16,9 @@ from typing import Callable
 
 import numpy as np
 
-from reportgen.derived import derived
+from reportgen.derived import derived, every_row
 from reportgen.stats.membership import Membership
-from reportgen.stats.resample import distinct_ranks
+from reportgen.stats.resample import distinct_ranks, rank_dtype
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,8 @@ def _attribute_rows(source, name: str) -> tuple[np.ndarray, np.ndarray]:
 
     def rows_of() -> tuple[np.ndarray, np.ndarray]:
         codes = np.asarray(column, dtype=np.int64)
+        if len(codes) and int(codes.min()) >= 0:  # every row in a group: the file's shared positions of every row
+            return _read_only(codes), every_row(getattr(source, "derived", None), len(codes))
         rows = np.flatnonzero(codes >= 0)
         return _read_only(codes[rows] if len(rows) < len(codes) else codes), _read_only(rows)
 
@@ -113,14 +115,15 @@ def _shared_ranks(cache: dict, tag: tuple, full: np.ndarray, rows: np.ndarray | 
     def ranks() -> tuple[np.ndarray, np.ndarray]:
         values, inv = distinct_ranks(full)  # the ranks in the narrowest integer type (2 bytes a row for ≤ 65,536)
         count = len(values)
-        return values, inv.astype(np.uint16 if count <= 1 << 16 else np.int32 if count < 1 << 31 else np.int64)
+        return values, inv.astype(rank_dtype(count), copy=False)
 
     values, inv = derived(cache, ("column_ranks",) + tag, full, ranks)
     if rows is None:
         return values, inv
     sub = inv[rows]  # ranks among the file's values: renumbered to those these rows hold, in the same order
     present = np.bincount(sub, minlength=len(values)) > 0
-    return values[present], (np.cumsum(present) - 1)[sub]
+    renumber = np.cumsum(present) - 1
+    return values[present], renumber.astype(rank_dtype(int(renumber[-1]) + 1 if len(renumber) else 0))[sub]
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:

@@ -293,7 +293,7 @@ def test_a_columns_ranks_by_hashing_equal_np_uniques():
     for c in cases:
         found, inv = resample._hashed_ranks(c)
         values, expected = np.unique(c, return_inverse=True)
-        assert np.array_equal(found, values, equal_nan=True) and inv.dtype == np.int64
+        assert np.array_equal(found, values, equal_nan=True) and inv.dtype == resample.rank_dtype(len(values))
         assert np.array_equal(inv, expected.ravel())
 
 
