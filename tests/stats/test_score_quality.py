@@ -340,6 +340,21 @@ def test_delongs_z_is_scipys_normal_quantile_to_the_bit():
         assert sq._z(level) == float(norm.ppf(0.5 + level / 2)), level
 
 
+def test_delongs_z_at_the_common_levels_is_scipys_without_importing_it(monkeypatch):
+    """The levels kept in SCIPY_Z hold scipy.special.ndtri's own doubles, and _z reads them without importing
+    scipy (a run at the default confidence imports none for DeLong); another level still asks scipy."""
+    import sys
+
+    from scipy.special import ndtri
+
+    for level, z in sq.SCIPY_Z.items():
+        assert z == float(ndtri(0.5 + level / 2)), level
+    monkeypatch.setitem(sys.modules, "scipy.special", None)  # importing it now fails
+    assert [sq._z(level) for level in sq.SCIPY_Z] == list(sq.SCIPY_Z.values())
+    with pytest.raises(ImportError):
+        sq._z(0.97)
+
+
 def test_the_tie_block_path_gives_the_row_paths_auc_and_delong_bit_for_bit():
     """hard_blocks (each group's tie blocks from one gather in score order) against the per-group weight columns:
     the same AUC sums and DeLong figures exactly — ties, an empty group, rows without a group, one label only,
