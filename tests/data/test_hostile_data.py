@@ -501,3 +501,24 @@ def test_match_values_on_small_integers_equals_matching_each_cell():
             if "1" in declared:  # the text '1' (declared first) names the cell 1 as well: the first value matching
                 want = [0 if c == 1 else -1 for c in cells.tolist()]
             assert got == want, (dtype, declared)
+
+
+def test_narrow_codes_gathered_and_counted_by_blocks_equal_numpys_whole_column():
+    """A categorical's int8 codes, a label's bytes and int32 group codes are gathered through a table and counted a
+    block of rows at a time (numpy would copy a narrow index into 8 bytes a row first): the same values, dtypes and
+    counts as ``table[idx]`` and ``np.bincount`` of the whole column — −1 (a missing cell) taking the table's last
+    entry, columns shorter than, equal to and just past a block, and several blocks."""
+    from reportgen.data import encoding as enc
+
+    rng = np.random.default_rng(26)
+    table = np.array([2, 0, 1, -1], dtype=np.int32)
+    for n in (0, 7, enc.GATHER_BLOCK, enc.GATHER_BLOCK + 1, 3 * enc.GATHER_BLOCK + 5):
+        for dtype in (np.int8, np.uint8, np.int16, np.int32, np.int64):
+            idx = rng.integers(-1 if np.dtype(dtype).kind == "i" else 0, 3, n).astype(dtype)
+            got = enc.gather(table, idx)
+            assert got.dtype == table[idx].dtype and np.array_equal(got, table[idx])
+            codes = np.abs(idx)
+            for minlength in (0, 2, 9):
+                want = np.bincount(codes, minlength=minlength)
+                counted = enc._count(codes, None, minlength)
+                assert counted.dtype == want.dtype and np.array_equal(counted, want)
