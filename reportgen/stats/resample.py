@@ -197,34 +197,42 @@ def rank_dtype(count: int) -> np.dtype:
                     np.int32 if count < 1 << 31 else np.int64)
 
 
-HASH_BLOCK = 1 << 20  # rows hashed at a time: a block's codes stay small beside the column
+HASH_BLOCK = 1 << 16  # rows hashed (and keys counted) at a time: a block's codes and hash table stay in cache
 
 
 def _hashed_ranks(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(c, return_inverse=True)`` without sorting the rows: a hash pass (``pandas.factorize``, linear) over
-    each block of :data:`HASH_BLOCK` rows finds its distinct values, the blocks' distinct values are joined in order
-    of first appearance (the whole column's own first-appearance order), ``np.unique`` ranks those few, and each row
-    takes its value's rank (in :func:`rank_dtype`): no per-row array wider than the ranks themselves. Equal
-    results: the hash never joins two values ``np.unique`` keeps apart (it joins by equality), and where it keeps two
-    equal ones apart (``0.0`` and ``-0.0``) the second ``np.unique`` joins them, seeing them in the same order as a
-    hash of the whole column would. A column with a missing value (NaN) takes ``np.unique`` itself."""
+    each block of :data:`HASH_BLOCK` rows finds its distinct values and writes each row's code among them into the
+    output, the blocks' distinct values are joined in order of first appearance (the whole column's own
+    first-appearance order), ``np.unique`` ranks those few, and each block's codes are turned into ranks in place
+    (in :func:`rank_dtype`): no per-row array wider than two bytes. Equal results: the hash never joins two values
+    ``np.unique`` keeps apart (it joins by equality), and where it keeps two equal ones apart (``0.0`` and ``-0.0``)
+    the second ``np.unique`` joins them, seeing them in the same order as a hash of the whole column would. A block of
+    more than 65,536 distinct values hashes the whole column at once; a column with a missing value (NaN) takes
+    ``np.unique`` itself."""
     if len(c) == 0 or c.dtype.kind not in "fiub":
         return _unique_ranks(c)
-    blocks = []  # per block: its rows' codes among its distinct values (narrowed), and those values
+    out = np.empty(len(c), dtype=np.uint16)  # first each row's code within its block, then its rank
+    seen_by_block = []
     for lo in range(0, len(c), HASH_BLOCK):
         first, seen = pd.factorize(c[lo:lo + HASH_BLOCK], use_na_sentinel=True)
         if len(first) and int(first.min()) < 0:  # NaN: np.unique's own rule for it
             return _unique_ranks(c)
-        blocks.append((first.astype(rank_dtype(len(seen)), copy=False), np.asarray(seen)))
-    where, seen = pd.factorize(np.concatenate([s for _, s in blocks]))  # each block's values among the column's
+        if len(seen) > 1 << 16:  # many distinct values: one hash of the whole column
+            first, seen = pd.factorize(c)
+            values, rank = np.unique(np.asarray(seen), return_inverse=True)
+            return values, rank.ravel().astype(rank_dtype(len(values)))[first]
+        out[lo:lo + len(first)] = first
+        seen_by_block.append(np.asarray(seen))
+    where, seen = pd.factorize(np.concatenate(seen_by_block))  # each block's values among the column's
     values, rank = np.unique(np.asarray(seen), return_inverse=True)
-    rank = rank.ravel().astype(rank_dtype(len(values)))[where]  # each block value's rank
-    out = np.empty(len(c), dtype=rank.dtype)
+    rank = rank.ravel().astype(np.uint16)[where]  # each block value's rank
     lo = start = 0
-    for first, s in blocks:
-        np.take(rank[start:start + len(s)], first, out=out[lo:lo + len(first)])
-        lo, start = lo + len(first), start + len(s)
-    return values, out
+    for s in seen_by_block:
+        block = out[lo:lo + HASH_BLOCK]
+        np.take(rank[start:start + len(s)], block, out=block)
+        lo, start = lo + HASH_BLOCK, start + len(s)
+    return values, out.astype(rank_dtype(len(values)), copy=False)
 
 
 def _unique_ranks(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -297,6 +297,36 @@ def test_a_columns_ranks_by_hashing_equal_np_uniques():
         assert np.array_equal(inv, expected.ravel())
 
 
+def test_ranks_hashed_by_blocks_equal_one_hash_of_the_whole_column_to_the_sign_of_zero(monkeypatch):
+    """The blocked hash (each block's codes written into the output, the blocks' values joined in first-appearance
+    order) gives the ranks one ``pandas.factorize`` of the whole column gives — values, which zero's sign is kept,
+    ranks — across block edges, with a block of more than 65,536 values (the whole column hashed at once) and NaN
+    (np.unique)."""
+    import pandas as pd
+
+    def whole(c):  # the path before blocks: one hash of every row
+        first, seen = pd.factorize(c, use_na_sentinel=True)
+        if len(first) and int(first.min()) < 0:
+            values, inv = np.unique(c, return_inverse=True)
+            return values, inv.ravel()
+        values, rank = np.unique(np.asarray(seen), return_inverse=True)
+        return values, rank.ravel()[first]
+
+    rng = np.random.default_rng(27)
+    monkeypatch.setattr(resample, "HASH_BLOCK", 1000)
+    cases = [np.round(rng.normal(6.0, 1.0, 4321), 2), rng.choice([0.0, -0.0, 1.5, -3.0], 3000),
+             np.r_[np.full(2500, -0.0), 0.0, 1.0], rng.integers(-50, 50, 1000), np.r_[1.0, np.nan, np.ones(1500)],
+             np.round(rng.random(2001), 3)]
+    for c in cases:
+        got, want = resample._hashed_ranks(c), whole(c)
+        assert np.array_equal(got[0], want[0], equal_nan=True) and np.array_equal(np.signbit(got[0]), np.signbit(want[0]))
+        assert np.array_equal(got[1], want[1]) and got[1].dtype == resample.rank_dtype(len(want[0]))
+    monkeypatch.setattr(resample, "HASH_BLOCK", 1 << 17)
+    wide = np.r_[rng.normal(size=(1 << 17) + 5), -0.0, 0.0]
+    got, want = resample._hashed_ranks(wide), whole(wide)
+    assert np.array_equal(np.signbit(got[0]), np.signbit(want[0])) and np.array_equal(got[1], want[1])
+
+
 SPEC_TWO = SPEC.replace("""    groups: [A, B, C]
 """, """    groups: [A, B, C]
   sex:
