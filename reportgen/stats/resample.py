@@ -207,8 +207,8 @@ def _hashed_ranks(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     first-appearance order), ``np.unique`` ranks those few, and each block's codes are turned into ranks in place
     (in :func:`rank_dtype`): no per-row array wider than two bytes. Equal results: the hash never joins two values
     ``np.unique`` keeps apart (it joins by equality), and where it keeps two equal ones apart (``0.0`` and ``-0.0``)
-    the second ``np.unique`` joins them, seeing them in the same order as a hash of the whole column would. A block of
-    more than 65,536 distinct values hashes the whole column at once; a column with a missing value (NaN) takes
+    the second ``np.unique`` joins them, seeing them in the same order as a hash of the whole column would. A column
+    of more than 65,536 distinct values hashes the whole column at once; one with a missing value (NaN) takes
     ``np.unique`` itself."""
     if len(c) == 0 or c.dtype.kind not in "fiub":
         return _unique_ranks(c)
@@ -219,12 +219,12 @@ def _hashed_ranks(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if len(first) and int(first.min()) < 0:  # NaN: np.unique's own rule for it
             return _unique_ranks(c)
         if len(seen) > 1 << 16:  # many distinct values: one hash of the whole column
-            first, seen = pd.factorize(c)
-            values, rank = np.unique(np.asarray(seen), return_inverse=True)
-            return values, rank.ravel().astype(rank_dtype(len(values)))[first]
+            return _whole_hash_ranks(c)
         out[lo:lo + len(first)] = first
         seen_by_block.append(np.asarray(seen))
     where, seen = pd.factorize(np.concatenate(seen_by_block))  # each block's values among the column's
+    if len(seen) > 1 << 16:  # more distinct values than two bytes hold: one hash of the whole column
+        return _whole_hash_ranks(c)
     values, rank = np.unique(np.asarray(seen), return_inverse=True)
     rank = rank.ravel().astype(np.uint16)[where]  # each block value's rank
     lo = start = 0
@@ -233,6 +233,13 @@ def _hashed_ranks(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         np.take(rank[start:start + len(s)], block, out=block)
         lo, start = lo + HASH_BLOCK, start + len(s)
     return values, out.astype(rank_dtype(len(values)), copy=False)
+
+
+def _whole_hash_ranks(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ranks by one hash of the whole column (many distinct values)."""
+    first, seen = pd.factorize(c)
+    values, rank = np.unique(np.asarray(seen), return_inverse=True)
+    return values, rank.ravel().astype(rank_dtype(len(values)))[first]
 
 
 def _unique_ranks(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

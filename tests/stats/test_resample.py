@@ -300,8 +300,8 @@ def test_a_columns_ranks_by_hashing_equal_np_uniques():
 def test_ranks_hashed_by_blocks_equal_one_hash_of_the_whole_column_to_the_sign_of_zero(monkeypatch):
     """The blocked hash (each block's codes written into the output, the blocks' values joined in first-appearance
     order) gives the ranks one ``pandas.factorize`` of the whole column gives — values, which zero's sign is kept,
-    ranks — across block edges, with a block of more than 65,536 values (the whole column hashed at once) and NaN
-    (np.unique)."""
+    ranks — across block edges, with more than 65,536 values in one block or in all (the whole column hashed at
+    once) and NaN (np.unique)."""
     import pandas as pd
 
     def whole(c):  # the path before blocks: one hash of every row
@@ -321,8 +321,12 @@ def test_ranks_hashed_by_blocks_equal_one_hash_of_the_whole_column_to_the_sign_o
         got, want = resample._hashed_ranks(c), whole(c)
         assert np.array_equal(got[0], want[0], equal_nan=True) and np.array_equal(np.signbit(got[0]), np.signbit(want[0]))
         assert np.array_equal(got[1], want[1]) and got[1].dtype == resample.rank_dtype(len(want[0]))
+    wide = np.r_[np.arange(70_000.0)[::-1], -0.0]  # blocks of 1,000 values each, 70,001 in all: past two bytes
+    got, want = resample._hashed_ranks(wide), whole(wide)
+    assert np.array_equal(np.signbit(got[0]), np.signbit(want[0])) and np.array_equal(got[1], want[1])
+    assert got[1].dtype == resample.rank_dtype(len(want[0]))
     monkeypatch.setattr(resample, "HASH_BLOCK", 1 << 17)
-    wide = np.r_[rng.normal(size=(1 << 17) + 5), -0.0, 0.0]
+    wide = np.r_[rng.normal(size=(1 << 17) + 5), -0.0, 0.0]  # one block of more than 65,536 values
     got, want = resample._hashed_ranks(wide), whole(wide)
     assert np.array_equal(np.signbit(got[0]), np.signbit(want[0])) and np.array_equal(got[1], want[1])
 
