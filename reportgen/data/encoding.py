@@ -93,7 +93,7 @@ def gather(table: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """``table[idx]``, a block of rows at a time when ``idx`` is narrower than 8 bytes: numpy turns a narrow index
     (a categorical's int8 codes, a label's bytes) into an 8-byte one first, 80 MB per 10M rows; by blocks that copy
     stays small. The same values (negative indices count from the end, as in ``table[idx]``)."""
-    if idx.dtype.itemsize >= 8 or len(idx) <= GATHER_BLOCK:
+    if idx.dtype.kind not in "iu" or idx.dtype.itemsize >= 8 or len(idx) <= GATHER_BLOCK:
         return table[idx]
     out = np.empty(len(idx), dtype=table.dtype)
     for lo in range(0, len(idx), GATHER_BLOCK):
