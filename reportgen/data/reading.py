@@ -326,16 +326,14 @@ def read_table(path: Path | list[Path], columns: list[str] | None = None, *, na:
         if digests.setdefault(str(path), sha) != sha:
             raise DataChanged(changed_message(shown))
     if _is_parquet_file(path):
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         # one block per column, taken over from Arrow's buffers where it can (a column of numbers without missing
         # values: no copy), not consolidated: no second copy of the floats (a proxy attribute's probability
         # columns are 400 MB at 10M rows). Such a column is read-only: nothing writes into a read table's
-        # columns in place (a new column replaces one; tests/data/test_reading_blocks.py)
-        from reportgen.data.matrix import parquet_frame
+        # columns in place (a new column replaces one; tests/data/test_reading_blocks.py). A file of several row
+        # groups has its plain numeric columns filled a row group at a time instead (data/matrix.py: by_row_groups)
+        from reportgen.data.matrix import read_parquet_frame
 
-        df = parquet_frame(pq.read_table(pa.BufferReader(data), columns=columns), matrix)
+        df = read_parquet_frame(data, columns, matrix)
     else:
         stream, _ = _text_stream(io.BytesIO(data), path, shown)
         check_tabular(stream.peek(SNIFF_BYTES)[:SNIFF_BYTES], shown)

@@ -108,3 +108,52 @@ def test_matrix_from_columns_chunked_differently():
     assert list(df.columns) == ["a", "b", "y"] and np.array_equal(df["y"].to_numpy(), np.arange(1000))
     P = matrix_of(df, ["b", "a"])
     assert P is not None and np.array_equal(P, np.stack([b, a], axis=1))
+
+
+def test_plain_columns_filled_by_row_groups_equal_the_whole_read(tmp_path):
+    """A Parquet file of several row groups (no pandas metadata) has its float, integer and boolean columns filled a
+    row group at a time (data/matrix.py: by_row_groups): the same frame — values bit for bit (−0.0, NaN, ±inf,
+    extremes), dtypes, column order, index — as the whole table's ``to_pandas``, for every column or some in another
+    order; a column with a missing value, one row group, pandas metadata, a repeated or unknown name and a broken file
+    take the whole read (and its error)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import pytest
+
+    from reportgen.data.matrix import by_row_groups, parquet_frame, read_parquet_frame
+
+    rng = np.random.default_rng(26)
+    n = 2500
+    x = rng.normal(size=n)
+    x[[3, 4, 5, 6]] = [-0.0, np.nan, np.inf, -np.finfo(np.float64).max]
+    table = pa.table({"x": x, "f": rng.random(n).astype(np.float32), "i8": rng.integers(-128, 128, n).astype(np.int8),
+                      "u": rng.integers(0, 2**40, n).astype(np.uint64), "b": rng.random(n) < 0.3,
+                      "g": pa.array(rng.choice(["a", "b", "c"], n)).dictionary_encode(),
+                      "s": rng.choice(["p", "q"], n), "k": pa.array(rng.integers(0, 9, n))})
+    path = tmp_path / "d.parquet"
+    pq.write_table(table, path, row_group_size=600)
+    data = path.read_bytes()
+    for columns in (None, ["k", "g", "x", "b"], ["s", "u", "f", "i8", "x"]):
+        whole = parquet_frame(pq.read_table(pa.BufferReader(data), columns=columns), None)
+        assert by_row_groups(pq.ParquetFile(pa.BufferReader(data)), data, columns) is not None
+        got = read_parquet_frame(data, columns, None)
+        pd.testing.assert_frame_equal(got, whole, check_exact=True)
+        for c in got.columns:
+            if got[c].dtype.kind == "f":
+                assert got[c].to_numpy().tobytes() == whole[c].to_numpy().tobytes()  # −0.0 and NaN bit for bit
+        pd.testing.assert_frame_equal(read_table(path, columns), whole, check_exact=True)
+    nulls = table.set_column(0, "x", pa.array(np.where(np.arange(n) == 2000, None, x).tolist(), pa.float64()))
+    for name, t, size in (("nulls", nulls, 600), ("one", table, n)):
+        pq.write_table(t, tmp_path / f"{name}.parquet", row_group_size=size)
+        d = (tmp_path / f"{name}.parquet").read_bytes()
+        assert by_row_groups(pq.ParquetFile(pa.BufferReader(d)), d, None) is None
+        pd.testing.assert_frame_equal(read_parquet_frame(d, None, None),
+                                      parquet_frame(pq.read_table(pa.BufferReader(d)), None), check_exact=True)
+    pandas_written = tmp_path / "p.parquet"
+    table.to_pandas().to_parquet(pandas_written, row_group_size=600)
+    d = pandas_written.read_bytes()
+    assert by_row_groups(pq.ParquetFile(pa.BufferReader(d)), d, None) is None  # its index is pandas' to restore
+    for columns in (["x", "x"], ["x", "nope"]):
+        assert by_row_groups(pq.ParquetFile(pa.BufferReader(data)), data, columns) is None
+    with pytest.raises(Exception, match="(?i)parquet"):
+        read_parquet_frame(data[: len(data) // 2], None, None)  # broken: the whole read's own error
