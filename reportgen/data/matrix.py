@@ -1,8 +1,10 @@
-"""A proxy attribute's probability columns read from Parquet straight into one ``(n, G)`` float64 matrix, the
-frame's columns being views of it (issue 25: at 10M rows the columns are 400 MB, and building the matrix from
-pandas' own copies of them made a second 400 MB array). The frame is what every check reads, as before;
-:func:`matrix_of` hands the matrix itself to the encoding when the frame's columns are still those views (every
-row kept), else the encoding builds it from the columns (a subset of rows, a CSV, several files)."""
+"""A Parquet file's columns as the frame every check reads, with less memory than Arrow's whole table beside
+pandas' copies: a proxy attribute's probability columns read straight into one ``(n, G)`` float64 matrix, the frame's
+columns being views of it (issue 25: at 10M rows the columns are 400 MB, and building the matrix from pandas' own
+copies of them made a second 400 MB array; :func:`matrix_of` hands the matrix itself to the encoding when the frame's
+columns are still those views — every row kept — else the encoding builds it from the columns: a subset of rows, a
+CSV, several files); and a file of several row groups with its plain numeric columns filled a row group at a time
+(:func:`by_row_groups`)."""
 
 from __future__ import annotations
 
