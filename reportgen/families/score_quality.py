@@ -146,7 +146,9 @@ class _File:
             assert R.sketch is not None
             lab = R.columns[1]
             pos, neg = (R.P[:, a] > 0) & (lab == 1), (R.P[:, b] > 0) & (lab == 0)
-            self.cache[key] = skm.tie_bound(R.sketch.half, R.columns[0], R.counts, pos, neg, R.W) \
+            # (at most 3G class pairs are bounded, so together they fail with probability at most DELTA)
+            delta = skm.DELTA / (3 * R.P.shape[1])
+            self.cache[key] = skm.tie_bound(R.sketch.half, R.columns[0], R.counts, pos, neg, R.W, delta) \
                 if R.scheme == skm.SCHEME else sk.tie_error(R.sketch.half, R.columns[0], pos, neg, R.W)
         return self.cache[key]
 

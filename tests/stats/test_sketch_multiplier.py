@@ -133,21 +133,29 @@ def test_the_intervals_cover(forced):
     the AUC gap (scores whose positives sit 1 SD and 0.5 SD above the negatives: AUC Φ(1/√2) and Φ(0.5/√2)) cover at
     least at the 95 % level within binomial error; and the scheme's own replicates are right: the AUC's and the
     gap's percentile intervals before widening cover near 95 % (the KS distance's, like any bootstrap of a distance,
-    sit above the truth, which the widening covers)."""
+    sit above the truth, which the widening covers). A gate `{metric: auc_gap, abs_max: <the true gap>}` read off
+    the widened gap interval as the gates read it passes (p_pass ≤ 0.025) and fails (p_fail ≤ 0.025) each in at most
+    5 % of the files."""
+    from reportgen.release.pvalues import interval_p_values
+
     B, files, n = 300, 300, 3000
     forced(600 * 2, B)
     d = 0.4
     truth = {"ks": 2 * sps.norm.cdf(d / 2) - 1, "auc": sps.norm.cdf(1.0 / np.sqrt(2)),
              "gap": sps.norm.cdf(1.0 / np.sqrt(2)) - sps.norm.cdf(0.5 / np.sqrt(2))}
-    hits, plain = dict.fromkeys(truth, 0), dict.fromkeys(truth, 0)
+    hits, plain, gate = dict.fromkeys(truth, 0), dict.fromkeys(truth, 0), [0, 0]
     g = np.repeat([0, 1], n)
     mem, pos = Membership.hard(g, 2), np.arange(2 * n)
 
-    def count(k, reps, err):
+    def count(k, reps, err, point=None):
         lo, hi = np.quantile(reps, [0.025, 0.975])
         e = float(np.max(err))
         plain[k] += lo <= truth[k] <= hi
         hits[k] += lo - e <= truth[k] <= hi + e
+        if point is not None:
+            p_pass, p_fail = interval_p_values("abs_max", truth[k], point, lo - e, hi + e, 0.95)
+            gate[0] += p_pass <= 0.025
+            gate[1] += p_fail <= 0.025
 
     for i in range(files):
         rng = np.random.default_rng(500 + i)
@@ -164,11 +172,13 @@ def test_the_intervals_cover(forced):
         e = [skm.tie_bound(Rs.sketch.half, Rs.columns[0], Rs.counts, (Rs.P[:, k] > 0) & (Rs.columns[1] == 1),
                            (Rs.P[:, k] > 0) & (Rs.columns[1] == 0), Rs.W) for k in (0, 1)]
         count("auc", auc[:, 0], e[0])
-        count("gap", auc[:, 0] - auc[:, 1], e[0] + e[1])  # a gap's bound: the sum of its two AUCs'
+        point = sq.group_auc(sc, yl, mem.weights()).value()
+        count("gap", auc[:, 0] - auc[:, 1], e[0] + e[1], float(point[0] - point[1]))  # its bound: the two AUCs'
     for k, h in hits.items():
         assert 0.93 <= h / files <= 1.0, (k, h / files)
     for k in ("auc", "gap"):
         assert 0.91 <= plain[k] / files <= 0.98, (k, plain[k] / files)
+    assert gate[0] / files <= 0.05 and gate[1] / files <= 0.05, gate
 
 
 def test_the_interval_agrees_with_the_exact_row_bootstrap_up_to_noise(forced):
