@@ -148,7 +148,8 @@ class _File:
             pos, neg = (R.P[:, a] > 0) & (lab == 1), (R.P[:, b] > 0) & (lab == 0)
             # (at most 3G class pairs are bounded, so together they fail with probability at most DELTA)
             delta = skm.DELTA / (3 * R.P.shape[1])
-            self.cache[key] = skm.tie_bound(R.sketch.half, R.columns[0], R.counts, pos, neg, R.W, delta) \
+            totals = (self.auc_reps.pos[:, a], self.auc_reps.neg[:, b])  # the replicates' class weights
+            self.cache[key] = skm.tie_bound(R.sketch.half, R.columns[0], R.counts, pos, neg, R.W, delta, totals) \
                 if R.scheme == skm.SCHEME else sk.tie_error(R.sketch.half, R.columns[0], pos, neg, R.W)
         return self.cache[key]
 

@@ -141,16 +141,18 @@ def ks_replicates(half: np.ndarray, value: np.ndarray, codes: np.ndarray, mult: 
 
 
 def tie_bound(half: np.ndarray, value: np.ndarray, mult: np.ndarray, pos: np.ndarray, neg: np.ndarray,
-              W: np.ndarray, delta: float = DELTA) -> np.ndarray:
+              W: np.ndarray, delta: float = DELTA,
+              totals: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Per replicate ``(B,)``: how far a Mann–Whitney AUC of the binned scores can lie from the exact rows' under
     signed pattern weights (module docstring): ``(½ Σ_j |u_j v_j| + x(√(Σ u_j² c_nj/4) + √(Σ v_j² c_pj/4)) +
     x·x_b √(Σ c_pj c_nj)) / |U V|`` over the bins with half > 0 holding both positives and negatives (``u``, ``v``:
     their replicate weights; ``c``: their rows). ``pos``, ``neg``: the patterns that are positives / negatives of the
-    groups compared."""
+    groups compared; ``totals``: their replicate weights ``(U, V)`` when the caller has them (the Mann–Whitney
+    sums')."""
     WT = _replicates_first(W)
     B = WT.shape[0]
-    U = np.take(WT, np.flatnonzero(pos), axis=1).sum(axis=1, dtype=np.float64)
-    V = np.take(WT, np.flatnonzero(neg), axis=1).sum(axis=1, dtype=np.float64)
+    U, V = totals if totals is not None else (np.take(WT, np.flatnonzero(pos), axis=1).sum(axis=1, dtype=np.float64),
+                                              np.take(WT, np.flatnonzero(neg), axis=1).sum(axis=1, dtype=np.float64))
     ip, iN = np.flatnonzero(pos & (half > 0)), np.flatnonzero(neg & (half > 0))
     _, a, b = np.intersect1d(value[ip], value[iN], assume_unique=False, return_indices=True)
     p, q = ip[a], iN[b]

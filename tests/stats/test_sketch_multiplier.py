@@ -77,6 +77,9 @@ def test_the_signed_bounds_hold_against_the_exact_rows_weighted_by_multipliers()
     for gi in range(3):
         pos, neg = (Pl[:, gi] > 0) & (bl.label == 1), (Pl[:, gi] > 0) & (bl.label == 0)
         e = skm.tie_bound(bl.sketch.half, bl.value, bl.mult, pos, neg, Wl)
+        mw = sq.group_auc(bl.value, bl.label, Pl, Wl)  # the caller's class totals give the same bound
+        np.testing.assert_allclose(skm.tie_bound(bl.sketch.half, bl.value, bl.mult, pos, neg, Wl,
+                                                 totals=(mw.pos[:, gi], mw.neg[:, gi])), e, rtol=1e-12)
         gap = np.abs(exact[:, gi] - binned[:, gi])
         assert np.all(gap <= e) and e.max() > 0.001
     xe = sq.cross_auc(s, y, P, 1, 0, w).value()
