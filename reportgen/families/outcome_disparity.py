@@ -194,7 +194,7 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
 
     fast = None  # the sketch's own pass
     if R is not None and R.sketch is not None and name == "ks_distance":
-        fast = skm.ks_replicates(R.sketch.half, R.columns[0], _pattern_codes(R.P), R.counts, R.W, pairs) \
+        fast = skm.ks_replicates(R.sketch.half, R.columns[0], R.P, R.counts, R.W, pairs) \
             if R.scheme == skm.SCHEME else sk.ks_replicates(R.sketch.half, R.columns[0], R.P, R.W, pairs)
     reps = np.zeros((0, len(pairs))) if R is None else fast[0] if fast is not None else \
         values(R.columns[0], R.W, R.P, None)
@@ -203,11 +203,6 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
         err = fast[1] if fast is not None else sketch_error(name, R, pairs, summaries.get("reps"))
         widen = [sk.widening(R.sketch, err[..., i]) for i in range(len(pairs))]
     return Side(point, reps, bounds, groups, R.scheme if R is not None else "poisson", widen)
-
-
-def _pattern_codes(P: np.ndarray) -> np.ndarray:
-    """Each pattern's group from one-hot membership weights (−1: none)."""
-    return np.where(P.sum(axis=1) > 0, np.argmax(P, axis=1), -1)
 
 
 def sketch_error(name: str, R: Replicates, pairs: list[tuple[int, int]], s: oc.GroupSummary | None = None) -> np.ndarray:

@@ -84,14 +84,16 @@ def _replicates_first(W: np.ndarray) -> np.ndarray:
     return W.T if W.T.flags.c_contiguous else np.ascontiguousarray(W.T)
 
 
-def ks_replicates(half: np.ndarray, value: np.ndarray, codes: np.ndarray, mult: np.ndarray, W: np.ndarray,
+def ks_replicates(half: np.ndarray, value: np.ndarray, P: np.ndarray, mult: np.ndarray, W: np.ndarray,
                   pairs, delta: float = DELTA) -> tuple[np.ndarray, np.ndarray]:
     """The Kolmogorov–Smirnov distance of every pair on every replicate of an outcome's sketch under signed pattern
     weights, and its discretisation bound, both ``(B, K)``: per group one cumulative sum of its patterns in value order
     (float64), each pair's ECDF difference read at the ends of the values either group has. The bound per pair is
     ``max(A⁺ + B⁻, A⁻ + B⁺) + b_a + b_b``: ``A⁺``/``A⁻`` the largest positive / negative share ``S_j / tot`` of a
     pattern of the group between its first and last bin with half > 0 (a pattern of exact values in between only
-    loosens it), ``b_g = x·max √c_j / |tot|`` over the same patterns, its bridges' bound (module docstring)."""
+    loosens it), ``b_g = x·max √c_j / |tot|`` over the same patterns, its bridges' bound (module docstring). ``P``:
+    the patterns' one-hot membership weights; ``mult``: their rows."""
+    codes = np.where(P.sum(axis=1) > 0, np.argmax(P, axis=1), -1)
     WT = _replicates_first(W)
     B, K = WT.shape[0], len(pairs)
     used = sorted({g for p in pairs for g in p})

@@ -66,7 +66,7 @@ def test_the_signed_bounds_hold_against_the_exact_rows_weighted_by_multipliers()
     Wp = np.stack([np.bincount(b.rows, weights=w[:, j], minlength=len(b.mult)) for j in range(w.shape[1])], axis=1)
     Pp = Membership.hard(b.codes, 3).weights()
     ks_e = oc.ecdf_distances(x, w, P, pairs)[0]
-    ks_b, err = skm.ks_replicates(b.sketch.half, b.value, b.codes, b.mult, Wp, pairs)
+    ks_b, err = skm.ks_replicates(b.sketch.half, b.value, Pp, b.mult, Wp, pairs)
     np.testing.assert_allclose(ks_b, oc.ecdf_distances(b.value, Wp, Pp, pairs)[0], rtol=1e-9, atol=1e-12)
     assert np.all(ks_b <= ks_e + 1e-9) and np.all(ks_e - ks_b <= err)
     assert err.max() > 0.01  # the sketch is coarse: the check has teeth
@@ -165,7 +165,7 @@ def test_the_intervals_cover(forced):
         x = rng.normal(0.0, 1.0, 2 * n) + d * g
         R = resample.replicate_rows((x,), mem, pos, seed=i, stream=1, B=B, sketch=True, signed=True)
         assert R.scheme == "sketch_multiplier"
-        ks, err = skm.ks_replicates(R.sketch.half, R.columns[0], np.argmax(R.P, axis=1), R.counts, R.W, [(1, 0)])
+        ks, err = skm.ks_replicates(R.sketch.half, R.columns[0], R.P, R.counts, R.W, [(1, 0)])
         count("ks", ks[:, 0], err[:, 0])
         yl = (rng.random(2 * n) < 0.5).astype(np.float64)
         sc = rng.normal(0.0, 1.0, 2 * n) + yl * np.where(g == 0, 1.0, 0.5)
@@ -200,7 +200,7 @@ def test_the_interval_agrees_with_the_exact_row_bootstrap_up_to_noise(forced):
     R = resample.replicate_rows((x,), mem, pos, seed=1, stream=1, B=400, sketch=True, signed=True)
     Rs = resample.replicate_rows((s, y), mem, pos, seed=1, stream=2, B=400, sketch=True, signed=True)
     assert R.scheme == Rs.scheme == "sketch_multiplier"
-    ks, err = skm.ks_replicates(R.sketch.half, R.columns[0], np.argmax(R.P, axis=1), R.counts, R.W, pairs)
+    ks, err = skm.ks_replicates(R.sketch.half, R.columns[0], R.P, R.counts, R.W, pairs)
     tb = skm.tie_bound(Rs.sketch.half, Rs.columns[0], Rs.counts, (Rs.P[:, 0] > 0) & (Rs.columns[1] == 1),
                        (Rs.P[:, 0] > 0) & (Rs.columns[1] == 0), Rs.W)
     for exact, (lo, hi), e in ((e_ks, _interval(ks[:, 0], err[:, 0]), err.max()),
