@@ -145,8 +145,9 @@ def interval_name(iv: Any) -> str:
     if iv is None:
         return "no interval"
     method = get("method")
-    # replicates drawn by the Gaussian multiplier bootstrap (a proxy attribute with a vector per row, §9-§10)
-    how = " (Gaussian multiplier)" if get("scheme") == "multiplier" else ""
+    # replicates drawn by the Gaussian multiplier bootstrap (a proxy attribute with a vector per row, §9-§10; a
+    # large file's moments or a sketch's patterns, §11)
+    how = " (Gaussian multiplier)" if get("scheme") in ("multiplier", "sketch_multiplier") else ""
     return f"{METHOD_NAMES.get(method, str(method))}{how} {level(get('level'))}"
 
 

@@ -27,6 +27,7 @@ from reportgen.spec.model import Metric
 from reportgen.stats import counts
 from reportgen.stats import outcome as oc
 from reportgen.stats import sketch as sk
+from reportgen.stats import sketch_multiplier as skm
 from reportgen.stats.resample import Replicates, replicate_rows
 from reportgen.stats.sketch import Widening
 from reportgen.stats.sort_order import stable_order
@@ -63,36 +64,38 @@ class Side:
 
 
 def replicates_of(ctx: AttributeContext, v: TaskValues, family: str, runs: int,
-                  columns: tuple[np.ndarray, ...], moments: bool = False) -> Replicates | None:
+                  columns: tuple[np.ndarray, ...], moments: bool = False, signed: bool = False) -> Replicates | None:
     """The bootstrap replicates of the rows' ``columns`` (:mod:`reportgen.stats.resample`): keyed Poisson(1)
     weights per row — the same rows get the same weights in every engine and every run (runs share one row
     resample, §4) — or, for one large file whose rows repeat few patterns, the multinomial over the patterns.
     ``moments``: the metric reads only the groups' moments, so a file too large and distinct for exact weights
-    takes the Gaussian multiplier bootstrap of its power sums rather than the sketch."""
+    takes the Gaussian multiplier bootstrap of its power sums rather than the sketch; ``signed``: the metric's
+    sketch bound holds under signed weights (KS), so a sketch takes Gaussian multipliers on its patterns."""
     if not ctx.B:
         return None
     key = ("replicates", family, id(v))  # the family's metrics on one task share its replicates (v stays cached)
-    mkey = (*key, "moments")  # ... and its moment metrics those of the multiplier, where it applies
-    shared = ctx.statistics.get(key)
-    if moments and mkey not in ctx.statistics and (shared is None or shared[1].scheme == "sketch"):
-        got = _replicate(ctx, v, family, runs, columns, moments=True)
-        ctx.statistics[mkey] = (v, got)
-        if got.scheme != "multiplier":  # the same replicates every metric reads
+    variant = "moments" if moments else "signed" if signed else None
+    vkey = (*key, variant)  # ... and its moment metrics those of the multiplier, KS those of signed weights, where
+    shared = ctx.statistics.get(key)  # they apply
+    if variant and vkey not in ctx.statistics and (shared is None or shared[1].scheme == "sketch"):
+        got = _replicate(ctx, v, family, runs, columns, moments=moments, signed=signed)
+        ctx.statistics[vkey] = (v, got)
+        if got.scheme not in ("multiplier", skm.SCHEME):  # the same replicates every metric reads
             ctx.statistics.setdefault(key, (v, got))
-    if moments and mkey in ctx.statistics:
-        return ctx.statistics[mkey][1]
+    if variant and vkey in ctx.statistics:
+        return ctx.statistics[vkey][1]
     if key not in ctx.statistics:
         ctx.statistics[key] = (v, _replicate(ctx, v, family, runs, columns))
     return ctx.statistics[key][1]
 
 
 def _replicate(ctx: AttributeContext, v: TaskValues, family: str, runs: int, columns: tuple[np.ndarray, ...],
-               moments: bool = False) -> Replicates:
+               moments: bool = False, signed: bool = False) -> Replicates:
     stream = counts.stream_id("runs" if runs > 1 else "test", ctx.attr.name, family)
     multiplier = "errors" if family == "error_parity" else "moments" if moments else None
     return replicate_rows(columns, v.membership, v.positions, seed=ctx.seed, stream=stream, B=ctx.B,
                           shared=runs > 1, sketch=family == "outcome_disparity", multiplier=multiplier,
-                          ranks=[v.ranks_of(c) for c in columns], order=partial(ctx.order, v))
+                          ranks=[v.ranks_of(c) for c in columns], order=partial(ctx.order, v), signed=signed)
 
 
 def hard_of(v: TaskValues) -> bool:
@@ -189,8 +192,10 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
             return _as_bounds(oc.ratio_bounds(means, pairs), rng)
         return _as_bounds(oc.difference_bounds(means, pairs), rng)
 
-    fast = sk.ks_replicates(R.sketch.half, R.columns[0], R.P, R.W, pairs) \
-        if R is not None and R.sketch is not None and name == "ks_distance" else None  # the sketch's own pass
+    fast = None  # the sketch's own pass
+    if R is not None and R.sketch is not None and name == "ks_distance":
+        fast = skm.ks_replicates(R.sketch.half, R.columns[0], R.P, R.counts, R.W, pairs) \
+            if R.scheme == skm.SCHEME else sk.ks_replicates(R.sketch.half, R.columns[0], R.P, R.W, pairs)
     reps = np.zeros((0, len(pairs))) if R is None else fast[0] if fast is not None else \
         values(R.columns[0], R.W, R.P, None)
     widen = None
@@ -319,7 +324,8 @@ def compare(ctx: AttributeContext, m: Metric, side_of: Callable[[TaskValues, Rep
         vals = ctx.values(k)
         runs = len(vals)
         favorable, unit = vals[0].favorable, vals[0].unit
-        sides = [side_of(v, replicates_of(ctx, v, family, runs, columns(v), name in MOMENTS), pairs_idx)
+        sides = [side_of(v, replicates_of(ctx, v, family, runs, columns(v), name in MOMENTS, name == "ks_distance"),
+                         pairs_idx)
                  for v in vals]
         scheme = sides[0].scheme
         for g, summary in enumerate(sides[0].groups):

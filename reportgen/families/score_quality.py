@@ -27,6 +27,7 @@ from reportgen.spec.model import Metric
 from reportgen.stats import counts
 from reportgen.stats import score_quality as sq
 from reportgen.stats import sketch as sk
+from reportgen.stats import sketch_multiplier as skm
 from reportgen.stats.membership import Membership
 from reportgen.stats.resample import Replicates, replicate_rows
 
@@ -144,8 +145,12 @@ class _File:
             R = self.R
             assert R.sketch is not None
             lab = R.columns[1]
-            self.cache[key] = sk.tie_error(R.sketch.half, R.columns[0], (R.P[:, a] > 0) & (lab == 1),
-                                           (R.P[:, b] > 0) & (lab == 0), R.W)
+            pos, neg = (R.P[:, a] > 0) & (lab == 1), (R.P[:, b] > 0) & (lab == 0)
+            # (at most 3G class pairs are bounded, so together they fail with probability at most DELTA)
+            delta = skm.DELTA / (3 * R.P.shape[1])
+            totals = (self.auc_reps.pos[:, a], self.auc_reps.neg[:, b])  # the replicates' class weights
+            self.cache[key] = skm.tie_bound(R.sketch.half, R.columns[0], R.counts, pos, neg, R.W, delta, totals) \
+                if R.scheme == skm.SCHEME else sk.tie_error(R.sketch.half, R.columns[0], pos, neg, R.W)
         return self.cache[key]
 
     def delong(self) -> list[sq.DeLong]:
@@ -187,7 +192,7 @@ def _files(ctx: AttributeContext, k: int) -> list[_File] | str:
             ranked = partial(_ranked, ctx, v)
             R = replicate_rows((v.yhat, v.y), v.membership, v.positions, seed=ctx.seed, stream=stream, B=ctx.B,
                                shared=len(vals) > 1, sketch=True, ranks=(v.ranks_of(v.yhat), v.ranks_of(v.y)),
-                               order=partial(ctx.order, v))
+                               order=partial(ctx.order, v), signed=True)
             f = _File(v.yhat, v.y, v.membership, R, ranked, v.membership.is_hard, v.membership.codes, v.favorable, v.range,
                       sq.MannWhitney(*(np.zeros(0),) * 3), sq.MannWhitney(*(np.zeros(0),) * 3))
             f.auc_point = sq.group_auc(R.columns[0], R.columns[1], R.P, R.counts, ranked=f.rranked) \

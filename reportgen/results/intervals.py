@@ -34,20 +34,24 @@ class BootstrapInterval(ResultValue):
                              "the cells' budget: the Gaussian multiplier bootstrap, each (y, ŷ) pattern's group masses "
                              "drawn from their exact normal distribution, docs/metrics.md §9) or 'sketch' (too many distinct values for "
                              "either: the replicates resample the rows binned into `sketch_bins` bins, the interval "
-                             "is widened by `discretisation_error`, docs/metrics.md §11) or 'multiplier' (means, SMD, "
+                             "is widened by `discretisation_error`, docs/metrics.md §11) or 'sketch_multiplier' (the "
+                             "same sketch for KS and the AUCs with large groups: each bin weighted by the sum of its "
+                             "rows' N(1, 1) multipliers, the bound holding with probability at least 1 - 1e-6, "
+                             "docs/metrics.md §11) or 'multiplier' (means, SMD, "
                              "ratio of means and error parity on a file too large and distinct for the others: the "
                              "Gaussian multiplier bootstrap, each group's weighted sums drawn exactly from its sums of "
                              "products, docs/metrics.md §11); "
                              "for predictability metrics "
                              "a sentence describing the resampling.")
-    sketch_bins: int | None = optional("Scheme 'sketch': the number of equal-width bins the values were binned into "
-                                       "for the replicates (the smallest and largest values kept exact). Absent "
-                                       "otherwise.")
+    sketch_bins: int | None = optional("Schemes 'sketch' and 'sketch_multiplier': the number of equal-width bins "
+                                       "the values were binned into for the replicates (the smallest and largest "
+                                       "values kept exact). Absent otherwise.")
     discretisation_error: float | None = optional(
-        "Scheme 'sketch': the largest discretisation error of the quantity over the replicates (a deterministic "
-        "bound on |exact − binned| for each resample, docs/metrics.md §11), already subtracted from `lower` and "
-        "added to `upper`, so the interval contains the exact rows' interval under the same draws. Absent "
-        "otherwise.")
+        "Schemes 'sketch' and 'sketch_multiplier': the largest discretisation error of the quantity over the "
+        "replicates (a bound on |exact − binned| for each resample: deterministic under the sketch's positive "
+        "weights, with probability at least 1 - 1e-6 under its multipliers, docs/metrics.md §11), already "
+        "subtracted from `lower` and added to `upper`, so the interval contains the exact rows' interval under the "
+        "same draws. Absent otherwise.")
     covers: list[Covers] = documented(COVERS_TEXT)
     replicates_undefined: int | None = optional("Number of replicates on which the quantity was undefined (left out of "
                                                 "the percentiles). Absent when every replicate was defined.")

@@ -19,6 +19,9 @@ Three schemes, each the bootstrap of the rows (every statistic of :mod:`reportge
   :data:`reportgen.stats.sketch.SKETCH_MIN_CELLS`, more than :data:`PATTERN_MAX` patterns), one value column (with
   its 0/1 label) is binned into a declared sketch (:mod:`reportgen.stats.sketch`) and resampled by the Bayesian
   bootstrap over (group, bin[, label]) patterns (each pattern's weight Gamma(count, 1)); the families widen the interval by each statistic's discretisation bound.
+* ``sketch_multiplier`` — the same sketch, for statistics whose bound holds under signed weights (KS, AUC) when every
+  group (and label) has at least :data:`reportgen.stats.multiplier.MIN_GROUP_ROWS` rows: each pattern weighted by
+  the sum of its rows' Gaussian multipliers, ``N(count, count)`` (:mod:`reportgen.stats.sketch_multiplier`).
 * ``multiplier`` — where the rows are too many for per-row weights and too distinct for the patterns, and the
   caller's statistics are smooth functions of each group's sums — ``(Σ1, Σx, Σx²)`` (means, SMD, ratio of means) or
   ``(Σ1, Σe, Σ|e|, Σe²)`` of the errors (error parity) — and every group with rows has at least
@@ -32,13 +35,13 @@ the suite and earlier reports were made with. The scheme is named in every inter
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
-from reportgen.stats import counts, multiplier as mp, sketch as sk
+from reportgen.stats import counts, multiplier as mp, sketch as sk, sketch_multiplier as skm
 from reportgen.stats.membership import Membership
 
 PATTERN_MIN_ROWS = 100_000  # below: keyed Poisson weights per row (fast at this size; the figures stay as they were)
@@ -54,12 +57,13 @@ class Replicates:
     """The rows the replicates weigh (the task's rows, or its distinct patterns), their membership weights and the
     ``(m, B)`` integer replicate weights."""
 
-    scheme: str  # "poisson" | "multinomial" | "sketch" | "multiplier"
+    scheme: str  # "poisson" | "multinomial" | "sketch" | "sketch_multiplier" | "multiplier"
     columns: tuple[np.ndarray, ...]  # the columns asked for, over the m rows or patterns
     P: np.ndarray  # (m, G) membership weights
-    W: np.ndarray  # (m, B) uint8 (poisson), uint32 (multinomial) or float32 (sketch); (0, B) for the multiplier
-    sketch: sk.Sketch | None = None  # how the rows were binned (scheme "sketch" only)
-    counts: np.ndarray | None = None  # scheme "multinomial": how many rows each pattern stands for
+    W: np.ndarray  # (m, B) uint8 (poisson), uint32 (multinomial) or float32 (sketch, sketch_multiplier: a (B, m)
+    # array's transpose); (0, B) for the multiplier
+    sketch: sk.Sketch | None = None  # how the rows were binned (schemes "sketch" and "sketch_multiplier")
+    counts: np.ndarray | None = None  # "multinomial", "sketch_multiplier": how many rows each pattern stands for
     summary: tuple[np.ndarray, ...] | None = None  # "multiplier": the groups' replicates, each (B, G): (n, mean, ss)
     # of the first column, or (n, mean error, MAE, MSE) of ŷ − y (columns y, ŷ)
 
@@ -71,7 +75,7 @@ class Replicates:
 def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positions: np.ndarray, *, seed: int,
                    stream: int, B: int, shared: bool = False, sketch: bool = False,
                    ranks: Sequence[Ranks | None] | None = None, multiplier: str | None = None,
-                   order: Callable[[], np.ndarray] | None = None) -> Replicates:
+                   order: Callable[[], np.ndarray] | None = None, signed: bool = False) -> Replicates:
     """The replicates of the rows whose ``columns`` the statistic reads. ``shared``: the weights must be the same
     for every prediction file (several runs), so the rows keep their keyed Poisson weights. ``sketch``: the caller
     bounds its statistics' discretisation error, so a large file of distinct values may be sketched. ``ranks``:
@@ -80,7 +84,10 @@ def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positi
     ``"errors"`` of ŷ − y (columns y, ŷ: ``n``, mean error, MAE, MSE), so a file too large for per-row weights (``n·B``
     beyond :data:`reportgen.stats.sketch.SKETCH_MIN_CELLS`) and too distinct for the patterns takes the Gaussian
     multiplier bootstrap of those (``Replicates.summary``) when its groups are large enough. ``order``: how to get
-    the first column's ascending order (the caller's shared sort), for the sketch."""
+    the first column's ascending order (the caller's shared sort), for the sketch. ``signed``: the caller bounds its
+    statistics' discretisation error under signed pattern weights too (KS, AUC: :mod:`reportgen.stats.sketch_multiplier`),
+    so a sketch whose groups (and labels) are large enough takes Gaussian multipliers on its patterns
+    (``sketch_multiplier``) rather than the Bayesian bootstrap's Gamma weights."""
     cols = tuple(np.asarray(c, dtype=np.float64) for c in columns)
     n = len(positions)
     if not shared and membership.is_hard and n >= PATTERN_MIN_ROWS and B > 0:
@@ -99,8 +106,12 @@ def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positi
                          order=order() if order is not None else None)
             P = np.zeros((len(b.codes), membership.G))
             P[np.flatnonzero(b.codes >= 0), b.codes[b.codes >= 0]] = 1.0
+            binned = (b.value,) if b.label is None else (b.value, b.label)
+            if signed and skm.applies(membership.codes, cols[1] if len(cols) > 1 else None, membership.G):
+                W = skm.normal_weights(_generator(seed, stream), b.mult, B)
+                return Replicates(skm.SCHEME, binned, P, W, replace(b.sketch, multiplier=True), counts=b.mult)
             W = sk.bayesian_weights(_generator(seed, stream), b.mult, B)
-            return Replicates("sketch", (b.value,) if b.label is None else (b.value, b.label), P, W, b.sketch)
+            return Replicates("sketch", binned, P, W, b.sketch)
     return Replicates("poisson", cols, membership.weights(), poisson_u8(seed, stream, positions, B))
 
 

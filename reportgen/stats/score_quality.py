@@ -96,6 +96,14 @@ def _columns(weights: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
     return W[rows][:, None] if W.ndim == 1 else W[rows]
 
 
+def _replicate_rows(weights: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
+    """The weights of ``rows`` as a C-contiguous (B, m) matrix: gathered along the replicates' rows when the
+    weights are a (B, n) array's transpose (the sketch's Gaussian multipliers), else gathered and transposed."""
+    if weights is not None and np.ndim(weights) == 2 and np.asarray(weights).T.flags.c_contiguous:
+        return np.take(np.asarray(weights).T, rows, axis=1)  # C-ordered, as the passes below read it
+    return np.ascontiguousarray(_columns(weights, rows).T)
+
+
 def _block_sums(ranked: Ranked, pos: np.ndarray, neg: np.ndarray, weights: np.ndarray | None):
     """Yield (column slice, positives' weight per tie block (T, c), negatives' (T, c)) over replicate chunks; only
     rows with a positive or negative weight take part, in score order."""
@@ -135,7 +143,7 @@ def mann_whitney(ranked: Ranked, pos: np.ndarray, neg: np.ndarray, weights: np.n
     hi = np.searchsorted(ntie, ptie, side="right")  # ... and those tied with it
     ties = bool((hi > lo).any())
     # replicates as rows: the cumulative sums run along contiguous memory
-    WpT, WnT = np.ascontiguousarray(_columns(weights, prow).T), np.ascontiguousarray(_columns(weights, nrow).T)
+    WpT, WnT = _replicate_rows(weights, prow), _replicate_rows(weights, nrow)
     pw, nw = pos[prow], neg[nrow]
     unit_p, unit_n = bool((pw == 1).all()), bool((nw == 1).all())
     step = max(1, CHUNK_ELEMENTS // max(1, len(prow) + len(nrow)))
@@ -151,9 +159,9 @@ def mann_whitney(ranked: Ranked, pos: np.ndarray, neg: np.ndarray, weights: np.n
         np.cumsum(Wn, axis=1, out=below[:, 1:])
         wn[cols] = below[:, -1]
         wp[cols] = Wp.sum(axis=1)
-        at = below[:, lo]
+        at = np.take(below, lo, axis=1)  # C-ordered (the same values as below[:, lo])
         if ties:
-            at += below[:, hi]
+            at += np.take(below, hi, axis=1)
             at *= 0.5
         num[cols] = np.einsum("bi,bi->b", Wp, at)
     if one:

@@ -47,6 +47,7 @@ class Sketch:
     width: float
     tail_rows: int
     half: np.ndarray  # (D,)
+    multiplier: bool = False  # the patterns' weights are Gaussian multipliers (stats/sketch_multiplier.py)
 
     @property
     def max_half(self) -> float:
@@ -289,6 +290,14 @@ def widening(s: Sketch | None, error) -> Widening | None:
 
 def describe(s: Sketch) -> str:
     """The sketch in words (results.json ``note``)."""
+    if s.multiplier:
+        return (f"replicates drawn by the Gaussian multiplier bootstrap on a {s.bins:,}-bin sketch of the values (each "
+                f"pattern of c rows weighted N(c, c), the sum of its rows' N(1, 1) multipliers; bins of width "
+                f"{s.width:.3g}; the {s.tail_rows:,} smallest and largest values kept exact); the point value is "
+                "exact, and the interval is widened by the largest discretisation error over the replicates "
+                "(`discretisation_error`), a bound that holds for every replicate with probability at least "
+                "1 - 1e-6 over the rows' multipliers within the bins, so the interval contains the exact rows' "
+                "interval under the same pattern draws with that probability")
     return (f"replicates resampled from a {s.bins:,}-bin sketch of the values (bins of width {s.width:.3g}; the "
             f"{s.tail_rows:,} smallest and largest values kept exact); the point value is exact, and the interval is "
             "widened by the largest discretisation error over the replicates (`discretisation_error`), so it "

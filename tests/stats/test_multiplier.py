@@ -176,7 +176,7 @@ def test_results_json_and_the_report_name_the_multiplier_and_it_contains_the_exa
             assert iv["scheme"] == "multiplier" and "sketch_bins" not in iv and "discretisation_error" not in iv
         for p in m["pairs"]:
             assert p["interval"]["lower"] <= p["value"] <= p["interval"]["upper"]
-    assert by_name["ks_distance"]["interval"]["scheme"] == "sketch"
+    assert by_name["ks_distance"]["interval"]["scheme"] == "sketch_multiplier"  # KS: multipliers on its sketch
     for name in ("mae", "rmse", "worst_group_loss"):  # error parity: the multiplier of the errors' sums
         assert all(p["interval"]["scheme"] == "multiplier" for p in by_name[name]["pairs"]), name
     html = (tmp_path / "out" / "report.html").read_text()

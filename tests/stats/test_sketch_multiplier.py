@@ -1,0 +1,233 @@
+"""The Gaussian multiplier bootstrap on a sketch's patterns (reportgen/stats/sketch_multiplier.py; docs/metrics.md §11,
+scheme ``sketch_multiplier``): a pattern's weight is the sum of its rows' N(1, 1) multipliers, the KS and AUC
+discretisation bounds restated for signed weights hold against the exact statistic of the same row-weighted rows,
+the widened intervals of the KS distance, an AUC and the AUC gap cover (seeded studies with the scheme forced on
+small data and a coarse budget), agree with the exact row bootstrap up to its noise, and the scheme is chosen only
+where the sketch would be and every class is large, named in results.json and the report, equal in every engine."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from reportgen.stats import multiplier as mp
+from reportgen.stats import outcome as oc
+from reportgen.stats import resample
+from reportgen.stats import score_quality as sq
+from reportgen.stats import sketch as sk
+from reportgen.stats import sketch_multiplier as skm
+from reportgen.stats.membership import Membership
+from tests.stats.test_sketch import _rows, _write, engines_agree
+
+
+@pytest.fixture
+def forced(monkeypatch):
+    """The sketch from the first row, Gaussian multipliers on it for classes of any size, a coarse budget."""
+    monkeypatch.setattr(resample, "PATTERN_MIN_ROWS", 0)
+    monkeypatch.setattr(sk, "SKETCH_MIN_CELLS", 0)
+    monkeypatch.setattr(mp, "MIN_GROUP_ROWS", 1)
+
+    def budget(patterns: int, B: int) -> None:
+        monkeypatch.setattr(sk, "SKETCH_DRAWS", patterns * B)
+    return budget
+
+
+def _binned(g, col, lab, patterns):
+    sk_draws, sk.SKETCH_DRAWS = sk.SKETCH_DRAWS, patterns
+    try:
+        return sk.build(g, col, lab, B=1, rows=True)
+    finally:
+        sk.SKETCH_DRAWS = sk_draws
+
+
+def test_a_patterns_weight_is_normal_with_its_count_as_mean_and_variance():
+    mult = np.array([1, 4, 25, 400])
+    W = skm.normal_weights(np.random.default_rng(1), mult, 40_000)
+    assert W.shape == (4, 40_000) and W.dtype == np.float32 and W.T.flags.c_contiguous
+    assert np.all(np.abs(W.mean(axis=1) - mult) <= 4 * np.sqrt(mult / 40_000))  # within four standard errors
+    np.testing.assert_allclose(W.var(axis=1), mult, rtol=0.05)
+    again = skm.normal_weights(np.random.default_rng(1), mult, 40_000)
+    assert np.array_equal(W, again)  # the same seed, the same draws
+
+
+def test_the_signed_bounds_hold_against_the_exact_rows_weighted_by_multipliers():
+    """300 replicates of row-level N(1, 1) multipliers on 3,000 rows and a coarse sketch (40 patterns a group and
+    label): the pattern weights are the rows' sums (what the scheme draws, in law), and for the KS distance, every
+    group's AUC and an xAUC the exact statistic of the signed-weighted rows lies within the restated bound of the
+    binned one."""
+    g, x, s, y = _rows(3000, 2)
+    w = np.random.default_rng(3).normal(1.0, 1.0, (3000, 300))
+    P = Membership.hard(g, 3).weights()
+    pairs = [(1, 0), (2, 0), (2, 1)]
+    b = _binned(g, x, None, 120)
+    Wp = np.stack([np.bincount(b.rows, weights=w[:, j], minlength=len(b.mult)) for j in range(w.shape[1])], axis=1)
+    Pp = Membership.hard(b.codes, 3).weights()
+    ks_e = oc.ecdf_distances(x, w, P, pairs)[0]
+    ks_b, err = skm.ks_replicates(b.sketch.half, b.value, Pp, b.mult, Wp, pairs)
+    np.testing.assert_allclose(ks_b, oc.ecdf_distances(b.value, Wp, Pp, pairs)[0], rtol=1e-9, atol=1e-12)
+    assert np.all(ks_b <= ks_e + 1e-9) and np.all(ks_e - ks_b <= err)
+    assert err.max() > 0.01  # the sketch is coarse: the check has teeth
+    bl = _binned(g, s, y, 240)
+    Wl = np.stack([np.bincount(bl.rows, weights=w[:, j], minlength=len(bl.mult)) for j in range(w.shape[1])], axis=1)
+    Pl = Membership.hard(bl.codes, 3).weights()
+    exact, binned = sq.group_auc(s, y, P, w).value(), sq.group_auc(bl.value, bl.label, Pl, Wl).value()
+    for gi in range(3):
+        pos, neg = (Pl[:, gi] > 0) & (bl.label == 1), (Pl[:, gi] > 0) & (bl.label == 0)
+        e = skm.tie_bound(bl.sketch.half, bl.value, bl.mult, pos, neg, Wl)
+        mw = sq.group_auc(bl.value, bl.label, Pl, Wl)  # the caller's class totals give the same bound
+        np.testing.assert_allclose(skm.tie_bound(bl.sketch.half, bl.value, bl.mult, pos, neg, Wl,
+                                                 totals=(mw.pos[:, gi], mw.neg[:, gi])), e, rtol=1e-12)
+        gap = np.abs(exact[:, gi] - binned[:, gi])
+        assert np.all(gap <= e) and e.max() > 0.001
+    xe = sq.cross_auc(s, y, P, 1, 0, w).value()
+    xb = sq.cross_auc(bl.value, bl.label, Pl, 1, 0, Wl).value()
+    e = skm.tie_bound(bl.sketch.half, bl.value, bl.mult, (Pl[:, 1] > 0) & (bl.label == 1),
+                      (Pl[:, 0] > 0) & (bl.label == 0), Wl)
+    assert np.all(np.abs(xe - xb) <= e)
+
+
+def test_the_positive_weights_bound_fails_under_signed_weights_and_the_restated_one_holds():
+    """Why the bounds were restated: one bin, positives at 0.1 (weight 2) and 0.9 (weight −1), a negative at 0.5
+    (weight 1): binned, the pairs count ½·u·v = ½; exactly, 2·1·0 + (−1)·1·1 = −1, off by 1.5, three times the
+    positive-weights bound ½|u v|."""
+    s, y, w = np.array([0.1, 0.9, 0.5]), np.array([1.0, 1.0, 0.0]), np.array([2.0, -1.0, 1.0])
+    P = np.ones((3, 1))
+    exact = sq.group_auc(s, y, P, w).value()
+    value, label, half, mult = np.array([0.5, 0.5]), np.array([0.0, 1.0]), np.array([0.4, 0.4]), np.array([1, 2])
+    W = np.array([[1.0], [1.0]])  # the bin's negative and positive weights (1; 2 − 1)
+    binned = sq.group_auc(value, label, np.ones((2, 1)), W).value()
+    assert float(binned[0, 0]) == 0.5 and float(exact[0]) == -1.0
+    assert abs(float(exact[0]) - float(binned[0, 0])) > sk.tie_error(half, value, label == 1, label == 0, W)[0]
+    assert abs(float(exact[0]) - float(binned[0, 0])) <= skm.tie_bound(half, value, mult, label == 1, label == 0, W)[0]
+
+
+def test_the_scheme_is_chosen_only_for_a_sketch_of_large_classes_that_asks_for_it(monkeypatch):
+    monkeypatch.setattr(resample, "PATTERN_MIN_ROWS", 0)
+    monkeypatch.setattr(sk, "SKETCH_MIN_CELLS", 0)
+    g, x, s, y = _rows(6000, 4)
+    mem = Membership.hard(g, 3)
+    pos = np.arange(6000)
+
+    def scheme(cols, **kw):
+        return resample.replicate_rows(cols, mem, pos, seed=1, stream=1, B=20, sketch=True, **kw).scheme
+
+    assert scheme((x,), signed=True) == "sketch_multiplier"  # groups of ~3,000, 1,800 and 1,200 rows
+    assert scheme((x,)) == "sketch"  # the caller's statistics have no signed bound (W1, quantiles)
+    assert scheme((s, y), signed=True) == "sketch"  # a (group, label) class under 1,000 rows keeps Gamma
+    monkeypatch.setattr(mp, "MIN_GROUP_ROWS", 400)
+    assert scheme((s, y), signed=True) == "sketch_multiplier"
+    monkeypatch.setattr(sk, "SKETCH_MIN_CELLS", 1 << 28)  # no sketch at this size: the rows' own weights
+    assert scheme((x,), signed=True) == "poisson"
+
+
+def _interval(reps, err, level=0.95):
+    lo, hi = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2])
+    e = float(np.max(err))
+    return lo - e, hi + e
+
+
+@pytest.mark.slow
+def test_the_intervals_cover(forced):
+    """300 seeded files of two groups of 3,000 rows, B = 300, the scheme forced with 600 patterns a group (and
+    label): the widened percentile intervals of the KS distance (normal groups 0.4 SD apart), of a group's AUC and of
+    the AUC gap (scores whose positives sit 1 SD and 0.5 SD above the negatives: AUC Φ(1/√2) and Φ(0.5/√2)) cover at
+    least at the 95 % level within binomial error; and the scheme's own replicates are right: the AUC's and the
+    gap's percentile intervals before widening cover near 95 % (the KS distance's, like any bootstrap of a distance,
+    sit above the truth, which the widening covers). A gate `{metric: auc_gap, abs_max: <the true gap>}` read off
+    the widened gap interval as the gates read it passes (p_pass ≤ 0.025) and fails (p_fail ≤ 0.025) each in at most
+    5 % of the files."""
+    from reportgen.release.pvalues import interval_p_values
+
+    B, files, n = 300, 300, 3000
+    forced(600 * 2, B)
+    d = 0.4
+    truth = {"ks": 2 * sps.norm.cdf(d / 2) - 1, "auc": sps.norm.cdf(1.0 / np.sqrt(2)),
+             "gap": sps.norm.cdf(1.0 / np.sqrt(2)) - sps.norm.cdf(0.5 / np.sqrt(2))}
+    hits, plain, gate = dict.fromkeys(truth, 0), dict.fromkeys(truth, 0), [0, 0]
+    g = np.repeat([0, 1], n)
+    mem, pos = Membership.hard(g, 2), np.arange(2 * n)
+
+    def count(k, reps, err, point=None):
+        lo, hi = np.quantile(reps, [0.025, 0.975])
+        e = float(np.max(err))
+        plain[k] += lo <= truth[k] <= hi
+        hits[k] += lo - e <= truth[k] <= hi + e
+        if point is not None:
+            p_pass, p_fail = interval_p_values("abs_max", truth[k], point, lo - e, hi + e, 0.95)
+            gate[0] += p_pass <= 0.025
+            gate[1] += p_fail <= 0.025
+
+    for i in range(files):
+        rng = np.random.default_rng(500 + i)
+        x = rng.normal(0.0, 1.0, 2 * n) + d * g
+        R = resample.replicate_rows((x,), mem, pos, seed=i, stream=1, B=B, sketch=True, signed=True)
+        assert R.scheme == "sketch_multiplier"
+        ks, err = skm.ks_replicates(R.sketch.half, R.columns[0], R.P, R.counts, R.W, [(1, 0)])
+        count("ks", ks[:, 0], err[:, 0])
+        yl = (rng.random(2 * n) < 0.5).astype(np.float64)
+        sc = rng.normal(0.0, 1.0, 2 * n) + yl * np.where(g == 0, 1.0, 0.5)
+        Rs = resample.replicate_rows((sc, yl), mem, pos, seed=i, stream=2, B=B, sketch=True, signed=True)
+        assert Rs.scheme == "sketch_multiplier"
+        auc = sq.group_auc(*Rs.columns, Rs.P, Rs.W).value()
+        e = [skm.tie_bound(Rs.sketch.half, Rs.columns[0], Rs.counts, (Rs.P[:, k] > 0) & (Rs.columns[1] == 1),
+                           (Rs.P[:, k] > 0) & (Rs.columns[1] == 0), Rs.W) for k in (0, 1)]
+        count("auc", auc[:, 0], e[0])
+        point = sq.group_auc(sc, yl, mem.weights()).value()
+        count("gap", auc[:, 0] - auc[:, 1], e[0] + e[1], float(point[0] - point[1]))  # its bound: the two AUCs'
+    for k, h in hits.items():
+        assert 0.93 <= h / files <= 1.0, (k, h / files)
+    for k in ("auc", "gap"):
+        assert 0.91 <= plain[k] / files <= 0.98, (k, plain[k] / files)
+    assert gate[0] / files <= 0.05 and gate[1] / files <= 0.05, gate
+
+
+def test_the_interval_agrees_with_the_exact_row_bootstrap_up_to_noise(forced):
+    """20,000 rows: the KS distance's and a group's AUC's exact row bootstrap (keyed Poisson weights, B = 400)
+    against the scheme's widened intervals (B = 400, 4,000 patterns): each end within a tenth of the exact
+    interval's width, plus the printed bound."""
+    g, x, s, y = _rows(20_000, 5)
+    mem, pos = Membership.hard(g, 3), np.arange(20_000)
+    pairs = [(1, 0)]
+    ex = resample.replicate_rows((x,), mem, pos, seed=1, stream=1, B=400)
+    exs = resample.replicate_rows((s, y), mem, pos, seed=1, stream=2, B=400)
+    assert ex.scheme == exs.scheme == "poisson"
+    e_ks = np.quantile(oc.ecdf_distances(x, ex.W, ex.P, pairs)[0][:, 0], [0.025, 0.975])
+    e_auc = np.quantile(sq.group_auc(s, y, exs.P, exs.W).value()[:, 0], [0.025, 0.975])
+    forced(4000, 400)
+    R = resample.replicate_rows((x,), mem, pos, seed=1, stream=1, B=400, sketch=True, signed=True)
+    Rs = resample.replicate_rows((s, y), mem, pos, seed=1, stream=2, B=400, sketch=True, signed=True)
+    assert R.scheme == Rs.scheme == "sketch_multiplier"
+    ks, err = skm.ks_replicates(R.sketch.half, R.columns[0], R.P, R.counts, R.W, pairs)
+    tb = skm.tie_bound(Rs.sketch.half, Rs.columns[0], Rs.counts, (Rs.P[:, 0] > 0) & (Rs.columns[1] == 1),
+                       (Rs.P[:, 0] > 0) & (Rs.columns[1] == 0), Rs.W)
+    for exact, (lo, hi), e in ((e_ks, _interval(ks[:, 0], err[:, 0]), err.max()),
+                               (e_auc, _interval(sq.group_auc(*Rs.columns, Rs.P, Rs.W).value()[:, 0], tb), tb.max())):
+        tol = 0.1 * (exact[1] - exact[0])
+        assert abs(lo - exact[0]) <= tol + e and abs(hi - exact[1]) <= tol + e, (lo, hi, exact, e)
+
+
+def test_results_json_and_the_report_name_the_scheme(forced, tmp_path):
+    """Through the Python API (as `reportgen run`): KS and the score-quality metrics with a bound say scheme
+    'sketch_multiplier' with their bins and error, the metrics without a signed bound keep the Gamma sketch, and the
+    report names the scheme beside the interval."""
+    from reportgen import api
+
+    forced(400, 200)
+    api.run(_write(tmp_path), out=tmp_path / "out", formats="html")
+    by_name = {m["name"]: m for m in json.loads((tmp_path / "out" / "results.json").read_text())["metrics"]}
+    for name in ("ks_distance", "auc", "auc_gap", "xauc"):
+        m = by_name[name]
+        for iv in [m["interval"]] + [p["interval"] for p in m["pairs"] if p.get("interval")]:
+            assert iv["scheme"] == "sketch_multiplier" and iv["sketch_bins"] > 0, name
+            assert iv["discretisation_error"] >= 0 and "Gaussian multiplier" in iv["note"], name
+    assert by_name["smd"]["interval"]["scheme"] == "multiplier"
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "Gaussian multipliers on the sketch" in html and "with probability at least 1 − 10⁻⁶" in html
+
+
+def test_memory_stream_and_dask_give_the_same_entries(forced, tmp_path):
+    forced(400, 40)
+    engines_agree(_write(tmp_path), ("ks_distance", "auc"), "sketch_multiplier")
