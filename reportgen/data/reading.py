@@ -326,16 +326,13 @@ def read_table(path: Path | list[Path], columns: list[str] | None = None, *, na:
         if digests.setdefault(str(path), sha) != sha:
             raise DataChanged(changed_message(shown))
     if _is_parquet_file(path):
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         # one block per column, taken over from Arrow's buffers where it can (a column of numbers without missing
         # values: no copy), not consolidated: no second copy of the floats (a proxy attribute's probability
         # columns are 400 MB at 10M rows). Such a column is read-only: nothing writes into a read table's
         # columns in place (a new column replaces one; tests/data/test_reading_blocks.py)
-        from reportgen.data.matrix import parquet_frame
+        from reportgen.data.matrix import read_parquet
 
-        df = parquet_frame(pq.read_table(pa.BufferReader(data), columns=columns), matrix)
+        df = read_parquet(data, columns, matrix)
     else:
         stream, _ = _text_stream(io.BytesIO(data), path, shown)
         check_tabular(stream.peek(SNIFF_BYTES)[:SNIFF_BYTES], shown)
