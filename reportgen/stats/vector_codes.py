@@ -132,14 +132,23 @@ def _sorted_rows(stacked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def grid_key(P: np.ndarray, step: float, radix: int) -> np.ndarray:
     """Each row's vector rounded to ``step`` as one integer, ``Σ_g round(P[g] / step) · radix^g``: the integers
-    of ``np.round(P / step).astype(np.int64) @ radix ** arange(G)``, a block of rows at a time (the temporaries
-    stay in cache) and as one float product, exact while the codes stay below 2^53 (the caller's bound)."""
+    of ``np.round(P / step).astype(np.int64) @ radix ** arange(G)``, :data:`GRID_BLOCK` rows at a time into one
+    reused buffer (a block's quotients, rounded in place, stay in the core's cache) and as one float product,
+    exact while the codes stay below 2^53 (the caller's bound)."""
     n, G = P.shape
     if radix ** G >= 2 ** 53:
         return np.round(np.asarray(P, np.float64) / step).astype(np.int64) @ (radix ** np.arange(G, dtype=np.int64))
     w = float(radix) ** np.arange(G)
     out = np.empty(n, dtype=np.int64)
-    for lo in range(0, n, BLOCK):
-        r = np.round(np.asarray(P[lo:lo + BLOCK], np.float64) / step)
-        out[lo:lo + BLOCK] = r @ w  # integers below 2^53: the product and its sum are exact
+    buf, prod = np.empty((min(n, GRID_BLOCK), G)), np.empty(min(n, GRID_BLOCK))
+    for lo in range(0, n, GRID_BLOCK):
+        m = min(GRID_BLOCK, n - lo)
+        r = buf[:m]
+        np.divide(P[lo:lo + m], step, out=r, dtype=np.float64)  # as np.asarray(., float64) / step
+        np.round(r, out=r)
+        np.dot(r, w, out=prod[:m])  # integers below 2^53: the product and its sum are exact
+        out[lo:lo + m] = prod[:m]
     return out
+
+
+GRID_BLOCK = 1 << 13  # rows of grid codes at a time (a (GRID_BLOCK, G) float64 buffer: 320 KB at G = 5)
