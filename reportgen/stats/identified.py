@@ -96,22 +96,28 @@ def pool(n: np.ndarray, mass: np.ndarray, min_rows: int = MIN_STRATUM_ROWS) -> t
     S = len(n)
     ones = bool(len(n)) and bool(np.all(n == 1.0))  # a row per stratum: x / 1 is x, no division
     p = mass if ones else np.divide(mass, n[:, None], out=np.zeros_like(mass), where=n[:, None] > 0)
-    target = np.full(S, -1, dtype=np.int64)
     big = n >= min_rows
-    target[big] = np.arange(int(big.sum()))  # each large stratum its own, in stratum order
     used = int(big.sum())
-    left = np.flatnonzero(~big)
+    target = np.full(S, -1, dtype=np.int64)
+    target[big] = np.arange(used)  # each large stratum its own, in stratum order
+    left: np.ndarray | None = None if not used else np.flatnonzero(~big)  # None: every stratum (no index arrays)
     for step in (0.1, 0.25):
-        if not len(left):
+        if left is not None and not len(left):
             break
-        codes, ncell = _grid_codes(p if len(left) == S else p[left], step)  # in the strata's order of appearance
-        tot = np.bincount(codes, weights=n[left], minlength=ncell)
+        codes, ncell = _grid_codes(p if left is None else p[left], step)  # in the strata's order of appearance
+        tot = (np.bincount(codes, minlength=ncell) if ones  # rows of one each: the same whole numbers
+               else np.bincount(codes, weights=n if left is None else n[left], minlength=ncell))
         kept_cell = tot >= min_rows
         rank = np.cumsum(kept_cell) - 1  # a kept cell's number among the kept ones, in order of first appearance
         keep = kept_cell[codes]
-        target[left[keep]] = used + rank[codes[keep]]
+        if left is None:  # target[keep] = used + rank[codes[keep]], in one pass
+            target = np.where(keep, rank[codes] + used, target)
+            left = np.flatnonzero(~keep)
+        else:
+            target[left[keep]] = used + rank[codes[keep]]
+            left = left[~keep]
         used += int(kept_cell.sum())
-        left = left[~keep]
+    assert left is not None  # the first step always runs when no stratum is large
     if len(left):
         target[left] = used
         used += 1

@@ -24,6 +24,7 @@ from reportgen.stats.vector_codes import plain, vector_strata
 from reportgen.stats.proxy_cells import CellMoments, _factorize_sorted, grid_cells, usable
 
 TABLE_BITS = 12  # at most 6 tasks: the weighted point counts look each cell's features up in a table of patterns
+SUM_BLOCK = 1 << 13  # cells per block of the cells' sums (a (20, SUM_BLOCK) float64 buffer at G = 5: 1.3 MB)
 DENSE_BINS = 1 << 24  # at most this many (stratum, pattern) bins, or 4 per row: counted by one dense bincount
 
 
@@ -95,17 +96,14 @@ class VectorCells:
     def _v(self) -> np.ndarray:
         """Each cell's stratum's vector (R, G), gathered once (as large as P with a vector per row: one gather
         instead of one per sum)."""
-        if "v" not in self.memo:
-            self.memo["v"] = np.take(self.P, self.rep[self.code], axis=0)
+        if "v" not in self.memo:  # a cell per stratum: code is 0..S-1, so rep[code] is rep (no gather)
+            self.memo["v"] = np.take(self.P, self.rep if len(self.n) == self.S else self.rep[self.code], axis=0)
         return self.memo["v"]
 
     def _mass(self) -> np.ndarray:
         """Each cell's groups' masses ``n · v`` (R, G) (the vectors themselves when every cell holds one row:
         1.0 · v is v)."""
         return self._v() if self._single else self._v() * self.n[:, None]
-
-    def _times_n(self, x: np.ndarray) -> np.ndarray:
-        return x if self._single else self.n * x
 
     def moments(self, cell: np.ndarray) -> CellMoments:
         """The :class:`~reportgen.stats.proxy_cells.CellMoments` of the rows keyed by ``cell[stratum]`` (each
@@ -121,26 +119,41 @@ class VectorCells:
         else:
             inv, uniq = _factorize_sorted(key)
         C, G = len(uniq), self.P.shape[1]
-        v = self._v()
         n = np.bincount(inv, weights=self.n, minlength=C)
-        buf = np.empty(len(inv))
-        s1 = self._mass_sums(inv, C, buf)
+        sums = self._column_sums(inv, C, products=True)  # (G + G(G+1)/2, C): Σ n·p_g, then Σ n·p_g·p_h (g ≤ h)
         s2 = np.empty((C, G, G))
-        for g in range(G):
-            for h in range(g, G):
-                np.multiply(v[:, g], v[:, h], out=buf)
-                s2[:, g, h] = s2[:, h, g] = np.bincount(inv, weights=self._times_n(buf), minlength=C)
-        return CellMoments(uniq, n, s1, s2, self.K)
+        for k, (g, h) in enumerate(_pairs(G)):
+            s2[:, g, h] = s2[:, h, g] = sums[G + k]
+        return CellMoments(uniq, n, np.ascontiguousarray(sums[:G].T), s2, self.K)
 
-    def _mass_sums(self, inv: np.ndarray, C: int, buf: np.ndarray) -> np.ndarray:
-        """``Σ n · v`` per code ``inv`` of the cells (C, G): each group's column written into ``buf`` before its
-        bincount (a bincount copies a strided column of weights into fresh memory first; the same numbers, each
-        added in the same order). ``buf`` is reused by the caller for the products."""
+    def _mass_sums(self, inv: np.ndarray, C: int) -> np.ndarray:
+        """``Σ n · v`` per code ``inv`` of the cells (C, G)."""
+        return np.ascontiguousarray(self._column_sums(inv, C, products=False).T)
+
+    def _column_sums(self, inv: np.ndarray, C: int, *, products: bool) -> np.ndarray:
+        """Per code ``inv`` of the cells, ``Σ n · v_g`` for each group and, with ``products``, ``Σ n · v_g · v_h``
+        for each pair g ≤ h, as rows (columns, C): :data:`SUM_BLOCK` cells at a time, each block's columns and
+        products written into one reused buffer (in the core's cache) and added into the sums in the cells' order
+        (``np.add.at``: a bincount's sums, each weight added in the same order, without a full-length column of
+        weights per sum)."""
         v = self._v()
-        out = np.empty((C, v.shape[1]))
-        for g in range(v.shape[1]):
-            np.copyto(buf, v[:, g])
-            out[:, g] = np.bincount(inv, weights=self._times_n(buf), minlength=C)
+        G = v.shape[1]
+        pairs = _pairs(G) if products else []
+        F = G + len(pairs)
+        out = np.zeros((F, C))
+        X = np.empty((F, min(len(inv), SUM_BLOCK)))
+        for lo in range(0, len(inv), SUM_BLOCK):
+            vb = v[lo:lo + SUM_BLOCK]
+            m = len(vb)
+            x = X[:, :m]
+            x[:G] = vb.T
+            for k, (g, h) in enumerate(pairs):
+                np.multiply(vb[:, g], vb[:, h], out=x[G + k])
+            if not self._single:
+                x *= self.n[lo:lo + m]  # n · v and n · (v_g v_h), as the rows' sums are
+            ib = inv[lo:lo + m]
+            for f in range(F):
+                np.add.at(out[f], ib, x[f])
         return out
 
     def stratum_sums(self, target: np.ndarray | None, S: int) -> StratumSums:
@@ -163,7 +176,7 @@ class VectorCells:
         for k in range(K):
             c = 2 * ((self.bits >> k) & 1) + ((self.bits >> (K + k)) & 1)
             cells += np.bincount((z * K + k) * 4 + c, weights=self.n, minlength=S * K * 4)
-        return StratumSums(cells.reshape(S, K, 4), self._mass_sums(z, S, np.empty(len(z))))
+        return StratumSums(cells.reshape(S, K, 4), self._mass_sums(z, S))
 
     def pooling(self) -> tuple[np.ndarray, int]:
         """``identified.pooling`` of the strata (each its own): with a cell per stratum (a vector per row) from the
@@ -204,3 +217,8 @@ def of_encoded(enc, name: str) -> VectorCells | None:
         return VectorCells.of_rows(P, enc.Y, Yhat) if ok else None
 
     return derived(enc.derived, ("vector_cells", name), P, cells)
+
+
+def _pairs(G: int) -> list[tuple[int, int]]:
+    """The pairs g ≤ h of G groups, in the order of the second moments' sums."""
+    return [(g, h) for g in range(G) for h in range(g, G)]

@@ -53,7 +53,8 @@ def plain(P: np.ndarray) -> np.ndarray:
     """The probabilities as C-ordered float64 rows, −0.0 made 0.0 (a copy only when some bit says −): the bytes
     the strata are numbered by."""
     stacked = np.ascontiguousarray(P, dtype=np.float64)
-    return stacked + 0.0 if np.signbit(stacked).any() else stacked
+    negative = any(np.signbit(stacked[lo:lo + BLOCK]).any() for lo in range(0, len(stacked), BLOCK))  # no (n, G) mask
+    return stacked + 0.0 if negative else stacked
 
 
 def _mostly_distinct(stacked: np.ndarray) -> bool:
