@@ -186,15 +186,31 @@ class VectorCells:
         return pooling(self.stratum_sums(None, self.S))
 
     def weighted_point(self, joint: bool) -> np.ndarray:
-        """The probability-weighted point counts N (1, K, G, 1, 2, 2): ``soft.tally`` of the rows to rounding."""
-        if 2 * self.K <= TABLE_BITS:  # each cell's features looked up by its pattern bits: the same 0s and 1s
-            pats = np.arange(1 << 2 * self.K, dtype=np.int64)
-            b = (pats[:, None] >> np.arange(2 * self.K, dtype=np.int64)) & 1
-            table = counts._features(b[:, :self.K].astype(bool), b[:, self.K:].astype(bool), joint, np.float64)
-            F = np.take(table, self.bits, axis=0)
-        else:
+        """The probability-weighted point counts N (1, K, G, 1, 2, 2): ``soft.tally`` of the rows to rounding. The
+        groups' masses are summed per (y, ŷ) pattern (:meth:`_pattern_masses`), then each pattern's features (0s
+        and 1s) pick its masses: no (cells, features) matrix, which with a vector per row was a fresh 10M × 7
+        array and a matrix product over it."""
+        if 2 * self.K > TABLE_BITS:  # too many patterns for a table: each cell's features, as rows
             F = counts._features(*self.pattern(), joint, np.float64)
-        return counts._to_tensor((self._mass().T @ F)[None], self.K, self.P.shape[1], 1, joint)
+            return counts._to_tensor((self._mass().T @ F)[None], self.K, self.P.shape[1], 1, joint)
+        npat = 1 << 2 * self.K
+        b = (np.arange(npat, dtype=np.int64)[:, None] >> np.arange(2 * self.K, dtype=np.int64)) & 1
+        table = counts._features(b[:, :self.K].astype(bool), b[:, self.K:].astype(bool), joint, np.float64)
+        return counts._to_tensor((self._pattern_masses(npat).T @ table)[None], self.K, self.P.shape[1], 1, joint)
+
+    def _pattern_masses(self, npat: int) -> np.ndarray:
+        """Each (y, ŷ) pattern's groups' masses ``Σ n · v`` (patterns, G), summed in two levels: per block of
+        :data:`SUM_BLOCK` cells, then the blocks' sums in order (a rounding error of about (block + blocks) ulps
+        rather than one per cell of a single running sum)."""
+        v = self._v()
+        G = v.shape[1]
+        out = np.zeros((npat, G))
+        for lo in range(0, len(self.bits), SUM_BLOCK):
+            vb, ib = v[lo:lo + SUM_BLOCK], self.bits[lo:lo + SUM_BLOCK]
+            nb = None if self._single else self.n[lo:lo + SUM_BLOCK]
+            for g in range(G):
+                out[:, g] += np.bincount(ib, weights=vb[:, g] if nb is None else nb * vb[:, g], minlength=npat)
+        return out
 
     def grid_moments(self) -> CellMoments | None:
         """The weighted estimate's (0.25-grid vector, pattern) cells' moments (``soft.cell_moments``), or None
