@@ -68,17 +68,13 @@ class VectorCells:
         Y, Yhat = np.asarray(Y, bool).reshape(len(P), -1), np.asarray(Yhat, bool).reshape(len(P), -1)
         K = Y.shape[1]
         codes, S, order = vector_strata(plain(P))  # strata_codes(P), or the rows in order when each is its own
-        bits = np.zeros(len(P), dtype=np.int64)
-        for k in range(K):
-            bits |= Y[:, k].astype(np.int64) << k
-            bits |= Yhat[:, k].astype(np.int64) << (K + k)
         if codes is None:  # every row its own vector: a cell per row, in its stratum's order (no scatters)
-            return VectorCells(np.arange(S, dtype=np.int64), bits[order], np.ones(S), P, order, K)
+            return VectorCells(np.arange(S, dtype=np.int64), _pattern_bits(Y, Yhat, order), np.ones(S), P, order, K)
         rep = np.empty(S, dtype=np.int64)
         rep[codes] = np.arange(len(P), dtype=np.int64)  # any row of a stratum: they share its vector
         if S == len(P):  # every row its own vector: a cell per row, in its stratum's order (the keys' sorted order)
-            return VectorCells(np.arange(S, dtype=np.int64), bits[rep], np.ones(S), P, rep, K)
-        key = (codes << np.int64(2 * K)) | bits
+            return VectorCells(np.arange(S, dtype=np.int64), _pattern_bits(Y, Yhat, rep), np.ones(S), P, rep, K)
+        key = (codes << np.int64(2 * K)) | _pattern_bits(Y, Yhat)
         if (S << 2 * K) <= max(DENSE_BINS, 4 * len(P)):
             cnt = np.bincount(key, minlength=S << 2 * K)
             uniq = np.flatnonzero(cnt)
@@ -109,22 +105,35 @@ class VectorCells:
         """The :class:`~reportgen.stats.proxy_cells.CellMoments` of the rows keyed by ``cell[stratum]`` (each
         stratum's cell code) and pattern: ``CellMoments.of_rows(cell[codes], P, Y, Yhat)`` to rounding."""
         cell = np.asarray(cell, np.int64)
-        # a cell per stratum: the cells' strata are 0..S-1 in order, so cell[code] is cell (no gather)
-        key = ((cell if len(self.n) == self.S else cell[self.code]) << np.int64(2 * self.K)) | self.bits
+        R = len(self.bits)
         bins = (int(cell.max()) + 1) << 2 * self.K if len(cell) else 0
-        if len(key) and cell.min() >= 0 and bins <= max(DENSE_BINS, 4 * len(key)):  # few codes: counted, not hashed
-            seen = np.bincount(key, minlength=bins) > 0
+        if R and cell.min() >= 0 and bins <= max(DENSE_BINS, 4 * R):  # few codes: counted, not hashed
+            seen = np.zeros(bins, dtype=bool)
+            for lo in range(0, R, SUM_BLOCK):  # the keys a block at a time (no full-length temporaries)
+                seen[self._keys(cell, lo)] = True
             uniq = np.flatnonzero(seen)
-            inv = (np.cumsum(seen) - 1)[key]  # each key's rank among the distinct keys: _factorize_sorted's answer
+            rank = np.cumsum(seen) - 1  # each key's rank among the distinct keys: _factorize_sorted's answer
+            inv = np.empty(R, dtype=np.int64)
+            for lo in range(0, R, SUM_BLOCK):
+                np.take(rank, self._keys(cell, lo), out=inv[lo:lo + SUM_BLOCK])
         else:
-            inv, uniq = _factorize_sorted(key)
+            inv, uniq = _factorize_sorted(self._keys(cell, 0, R))
         C, G = len(uniq), self.P.shape[1]
-        n = np.bincount(inv, weights=self.n, minlength=C)
+        # rows of one each: their counts are the same whole numbers (no pass over a column of ones)
+        n = (np.bincount(inv, minlength=C).astype(np.float64) if self._single
+             else np.bincount(inv, weights=self.n, minlength=C))
         sums = self._column_sums(inv, C, products=True)  # (G + G(G+1)/2, C): Σ n·p_g, then Σ n·p_g·p_h (g ≤ h)
         s2 = np.empty((C, G, G))
         for k, (g, h) in enumerate(_pairs(G)):
             s2[:, g, h] = s2[:, h, g] = sums[G + k]
         return CellMoments(uniq, n, np.ascontiguousarray(sums[:G].T), s2, self.K)
+
+    def _keys(self, cell: np.ndarray, lo: int, rows: int = SUM_BLOCK) -> np.ndarray:
+        """The keys ``cell[stratum] · 2^(2K) + pattern bits`` of cells ``lo .. lo + rows``."""
+        hi = lo + rows
+        # a cell per stratum: the cells' strata are 0..S-1 in order, so cell[code] is cell (no gather)
+        c = cell[lo:hi] if len(self.n) == self.S else cell[self.code[lo:hi]]
+        return (c << np.int64(2 * self.K)) | self.bits[lo:hi]
 
     def _mass_sums(self, inv: np.ndarray, C: int) -> np.ndarray:
         """``Σ n · v`` per code ``inv`` of the cells (C, G)."""
@@ -233,6 +242,22 @@ def of_encoded(enc, name: str) -> VectorCells | None:
         return VectorCells.of_rows(P, enc.Y, Yhat) if ok else None
 
     return derived(enc.derived, ("vector_cells", name), P, cells)
+
+
+def _pattern_bits(Y: np.ndarray, Yhat: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """Each row's (y, ŷ) bits over the K tasks (y of task k at bit k, ŷ at bit K + k), of the rows ``rows`` in
+    that order (None: every row), :data:`SUM_BLOCK` rows at a time (no full-length temporaries)."""
+    K = Y.shape[1]
+    n = len(Y) if rows is None else len(rows)
+    out = np.empty(n, dtype=np.int64)
+    for lo in range(0, n, SUM_BLOCK):
+        at = slice(lo, lo + SUM_BLOCK) if rows is None else rows[lo:lo + SUM_BLOCK]
+        b = out[lo:lo + SUM_BLOCK]
+        b[...] = 0
+        for k in range(K):
+            b |= Y[at, k].astype(np.int64) << k
+            b |= Yhat[at, k].astype(np.int64) << (K + k)
+    return out
 
 
 def _pairs(G: int) -> list[tuple[int, int]]:

@@ -117,3 +117,16 @@ def test_weighted_point_counts_are_the_exact_sums_to_rounding():
                 rows = (Y[:, k] == y) & (Yh[:, k] == h)
                 exact = [math.fsum(P[rows, g]) for g in range(G)]
                 np.testing.assert_allclose(N[0, k, :, 0, y, h], exact, rtol=2e-14, atol=1e-12)
+
+
+def test_moments_hashed_keys_equal_the_counted_ones():
+    """Cell codes too sparse for a dense count (their bins beyond DENSE_BINS and 4 per cell) are numbered by
+    hashing: the same cells and the same sums, bit for bit, as codes that are counted."""
+    P, Y, Yh = _rows(n=9000, distinct=3000, seed=4)
+    cells = pr.VectorCells.of_rows(P, Y, Yh)
+    dense = cells.moments(np.arange(cells.S))
+    sparse = cells.moments(np.arange(cells.S) << 30)  # bins far beyond 2^24 and 4 per cell: hashed
+    assert np.array_equal(sparse.key >> np.int64(4 + 30), dense.key >> np.int64(4))
+    assert np.array_equal(sparse.key & 15, dense.key & 15)
+    for a in ("n", "s1", "s2"):
+        assert getattr(sparse, a).tobytes() == getattr(dense, a).tobytes()
