@@ -248,22 +248,32 @@ def _end_sums(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[int]
     s0 = C[..., list(zero)].sum(axis=-1)[..., None]
     n = C.sum(axis=-1)[..., None]
     if sums.mass.ndim == 3:  # replicates: a block at a time, the replicate axis innermost (the same numbers)
-        return _replicate_sums(sums.mass, s1[..., 0], s0[..., 0], n[..., 0])
+        return _replicate_sums(_mass_blocks(sums), sums.mass.shape, s1[..., 0], s0[..., 0], n[..., 0])
     return _group_sums(sums.mass, s1, s0, n, axis=-2)
 
 
-def _replicate_sums(mass: np.ndarray, s1: np.ndarray, s0: np.ndarray, n: np.ndarray) -> tuple:
-    """:func:`_group_sums` of replicates (masses (B, S, G), cell counts (B, S)), :data:`BOUNDS_CHUNK` at a time
-    laid out (S, G, b): each sum over the strata adds whole rows of memory in the strata's order, as the
-    (B, S, G) layout adds them, so each number is the same; one buffer serves the four sums."""
-    B, S, G = mass.shape
+def _mass_blocks(sums: StratumSums) -> list[np.ndarray]:
+    """The replicates' masses (B, S, G) as blocks of :data:`BOUNDS_CHUNK` replicates laid out (S, G, b), made once
+    per sums and read by every task and cell set's bounds (each (task, cells) was a transposed copy of them all)."""
+    if "mass_blocks" not in sums.memo:
+        mass = sums.mass
+        sums.memo["mass_blocks"] = [np.ascontiguousarray(mass[i:i + BOUNDS_CHUNK].transpose(1, 2, 0))
+                                    for i in range(0, mass.shape[0], BOUNDS_CHUNK)]
+    return sums.memo["mass_blocks"]
+
+
+def _replicate_sums(blocks: list[np.ndarray], shape: tuple, s1: np.ndarray, s0: np.ndarray, n: np.ndarray) -> tuple:
+    """:func:`_group_sums` of replicates (masses (B, S, G) given as :func:`_mass_blocks`, cell counts (B, S)),
+    :data:`BOUNDS_CHUNK` at a time laid out (S, G, b): each sum over the strata adds whole rows of memory in the
+    strata's order, as the (B, S, G) layout adds them, so each number is the same; one buffer serves the four
+    sums."""
+    B, S, G = shape
     out = tuple(np.empty((B, G)) for _ in range(4))
     t1, t0, tn = (np.ascontiguousarray(x.T) for x in (s1, s0, n))  # (S, B)
     buf = np.empty((S, G, BOUNDS_CHUNK))
-    for i in range(0, B, BOUNDS_CHUNK):
+    for i, m in zip(range(0, B, BOUNDS_CHUNK), blocks):
         r = slice(i, min(B, i + BOUNDS_CHUNK))
-        b = r.stop - r.start
-        m = np.ascontiguousarray(mass[r].transpose(1, 2, 0))  # (S, G, b)
+        b = r.stop - r.start  # m: (S, G, b)
         a1, a0, an, w = t1[:, None, r], t0[:, None, r], tn[:, None, r], buf[..., :b]
         ends = []
         for a in (a1, a0):
