@@ -246,18 +246,15 @@ def of_encoded(enc, name: str) -> VectorCells | None:
 
 def _pattern_bits(Y: np.ndarray, Yhat: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
     """Each row's (y, ŷ) bits over the K tasks (y of task k at bit k, ŷ at bit K + k), of the rows ``rows`` in
-    that order (None: every row), :data:`SUM_BLOCK` rows at a time (no full-length temporaries)."""
+    that order (None: every row): built in the narrowest unsigned type that holds 2K bits (a byte per row for up
+    to four tasks), gathered in it, then widened once to int64."""
     K = Y.shape[1]
-    n = len(Y) if rows is None else len(rows)
-    out = np.empty(n, dtype=np.int64)
-    for lo in range(0, n, SUM_BLOCK):
-        at = slice(lo, lo + SUM_BLOCK) if rows is None else rows[lo:lo + SUM_BLOCK]
-        b = out[lo:lo + SUM_BLOCK]
-        b[...] = 0
-        for k in range(K):
-            b |= Y[at, k].astype(np.int64) << k
-            b |= Yhat[at, k].astype(np.int64) << (K + k)
-    return out
+    dt = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if 2 * K <= 8 * np.dtype(t).itemsize)
+    small = np.zeros(len(Y), dtype=dt)
+    for k in range(K):
+        small |= Y[:, k].astype(dt) << dt(k)
+        small |= Yhat[:, k].astype(dt) << dt(K + k)
+    return (small if rows is None else small[rows]).astype(np.int64)
 
 
 def _pairs(G: int) -> list[tuple[int, int]]:
