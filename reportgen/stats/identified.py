@@ -111,7 +111,9 @@ def pool(n: np.ndarray, mass: np.ndarray, min_rows: int = MIN_STRATUM_ROWS) -> t
         rank = np.cumsum(kept_cell) - 1  # a kept cell's number among the kept ones, in order of first appearance
         keep = kept_cell[codes]
         if left is None:  # target[keep] = used + rank[codes[keep]], in one pass
-            target = np.where(keep, rank[codes] + used, target)
+            ranks = rank[codes]
+            ranks += used
+            np.copyto(target, ranks, where=keep)
             left = np.flatnonzero(~keep)
         else:
             target[left[keep]] = used + rank[codes[keep]]

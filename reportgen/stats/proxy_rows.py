@@ -182,9 +182,11 @@ class VectorCells:
         t = None if target is None else np.asarray(target, np.int64)
         z = self.code if t is None else t if len(self.n) == self.S else t[self.code]  # a cell per stratum: code is 0..S-1
         cells = np.zeros(S * K * 4)
-        for k in range(K):
-            c = 2 * ((self.bits >> k) & 1) + ((self.bits >> (K + k)) & 1)
-            cells += np.bincount((z * K + k) * 4 + c, weights=self.n, minlength=S * K * 4)
+        for lo in range(0, len(z), SUM_BLOCK):  # whole numbers of rows: exact in any order, a block at a time
+            zb, bb = z[lo:lo + SUM_BLOCK], self.bits[lo:lo + SUM_BLOCK]
+            for k in range(K):
+                c = 2 * ((bb >> k) & 1) + ((bb >> (K + k)) & 1)
+                np.add.at(cells, (zb * K + k) * 4 + c, self.n[lo:lo + SUM_BLOCK])
         return StratumSums(cells.reshape(S, K, 4), self._mass_sums(z, S))
 
     def pooling(self) -> tuple[np.ndarray, int]:
