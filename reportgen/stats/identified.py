@@ -41,6 +41,7 @@ from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy
 
 from reportgen.numfmt import num_text
 
+from reportgen.stats.bound_sums import group_end_sums, mass_blocks, replicate_end_sums
 from reportgen.stats.counts import POISSON_TABLE, block_chunks, poisson_block
 from reportgen.stats.vector_codes import grid_key, plain, vector_codes
 
@@ -239,9 +240,6 @@ def _swap(ends: tuple) -> tuple:
     return Z_hi, Z_lo, N_hi, N_lo
 
 
-BOUNDS_CHUNK = 16  # replicates per block of the rate bounds: laid out (S, G, 16), a block's arrays stay in cache
-
-
 def _end_sums(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[int]) -> tuple:
     """Each group's four sums over the strata (N_hi, N_lo, Z_hi, Z_lo: its most and fewest rows in ``one`` and in
     ``zero``), (..., G)."""
@@ -250,50 +248,8 @@ def _end_sums(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[int]
     s0 = C[..., list(zero)].sum(axis=-1)[..., None]
     n = C.sum(axis=-1)[..., None]
     if sums.mass.ndim == 3:  # replicates: a block at a time, the replicate axis innermost (the same numbers)
-        return _replicate_sums(_mass_blocks(sums), sums.mass.shape, s1[..., 0], s0[..., 0], n[..., 0])
-    return _group_sums(sums.mass, s1, s0, n, axis=-2)
-
-
-def _mass_blocks(sums: StratumSums) -> list[np.ndarray]:
-    """The replicates' masses (B, S, G) as blocks of :data:`BOUNDS_CHUNK` replicates laid out (S, G, b), made once
-    per sums and read by every task and cell set's bounds (each (task, cells) was a transposed copy of them all)."""
-    if "mass_blocks" not in sums.memo:
-        mass = sums.mass
-        sums.memo["mass_blocks"] = [np.ascontiguousarray(mass[i:i + BOUNDS_CHUNK].transpose(1, 2, 0))
-                                    for i in range(0, mass.shape[0], BOUNDS_CHUNK)]
-    return sums.memo["mass_blocks"]
-
-
-def _replicate_sums(blocks: list[np.ndarray], shape: tuple, s1: np.ndarray, s0: np.ndarray, n: np.ndarray) -> tuple:
-    """:func:`_group_sums` of replicates (masses (B, S, G) given as :func:`_mass_blocks`, cell counts (B, S)),
-    :data:`BOUNDS_CHUNK` at a time laid out (S, G, b): each sum over the strata adds whole rows of memory in the
-    strata's order, as the (B, S, G) layout adds them, so each number is the same; one buffer serves the four
-    sums."""
-    B, S, G = shape
-    out = tuple(np.empty((B, G)) for _ in range(4))
-    t1, t0, tn = (np.ascontiguousarray(x.T) for x in (s1, s0, n))  # (S, B)
-    buf = np.empty((S, G, BOUNDS_CHUNK))
-    for i, m in zip(range(0, B, BOUNDS_CHUNK), blocks):
-        r = slice(i, min(B, i + BOUNDS_CHUNK))
-        b = r.stop - r.start  # m: (S, G, b)
-        a1, a0, an, w = t1[:, None, r], t0[:, None, r], tn[:, None, r], buf[..., :b]
-        ends = []
-        for a in (a1, a0):
-            ends.append(np.minimum(m, a, out=w).sum(axis=0))  # the most rows the group can have in these cells
-            np.add(m, a, out=w)
-            np.subtract(w, an, out=w)
-            ends.append(np.maximum(0.0, w, out=w).sum(axis=0))  # the fewest
-        for o, e in zip(out, ends):
-            o[r] = e.T
-    return out
-
-
-def _group_sums(m: np.ndarray, s1: np.ndarray, s0: np.ndarray, n: np.ndarray, axis: int) -> tuple:
-    """Each group's four sums from its masses ``m`` and the strata's rows in ``one`` (s1), in ``zero`` (s0) and
-    in all (n), summed over the strata ``axis``."""
-    hi1, lo1 = np.minimum(m, s1), np.maximum(0.0, m + s1 - n)
-    hi0, lo0 = np.minimum(m, s0), np.maximum(0.0, m + s0 - n)
-    return hi1.sum(axis=axis), lo1.sum(axis=axis), hi0.sum(axis=axis), lo0.sum(axis=axis)
+        return replicate_end_sums(mass_blocks(sums), sums.mass.shape, s1[..., 0], s0[..., 0], n[..., 0])
+    return group_end_sums(sums.mass, s1, s0, n, axis=-2)
 
 
 def _rates(N_hi: np.ndarray, N_lo: np.ndarray, Z_hi: np.ndarray, Z_lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
