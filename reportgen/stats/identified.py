@@ -495,8 +495,9 @@ def memory_sums(P: np.ndarray, keys: Sequence[np.ndarray] | None, Y: np.ndarray,
         from reportgen.stats import proxy_cells
 
         target, S2 = cells.pooling()
-        return cells.stratum_sums(target, S2), proxy_cells.stratum_replicates(cells.moments(target), S2, B,
-                                                                               seed=seed, stream=stream)
+        point, cm = cells.stratum_sums(target, S2), cells.moments(target)
+        cells.release()  # its vectors' pages serve the replicates below (a later reader gathers them again)
+        return point, proxy_cells.stratum_replicates(cm, S2, B, seed=seed, stream=stream)
     P = np.asarray(P, dtype=np.float64)
     codes, S = strata_codes(P, keys)
     target, S2 = pooling(stratum_sums(P, codes, S, Y, Yhat))  # decided on the point counts

@@ -96,6 +96,13 @@ class VectorCells:
             self.memo["v"] = np.take(self.P, self.rep if len(self.n) == self.S else self.rep[self.code], axis=0)
         return self.memo["v"]
 
+    def release(self) -> None:
+        """Drop the cells' vectors gathered in strata order (as large as P with a vector per row: 400 MB at 10M
+        rows) once the sums read from them are taken — the weighted estimate's before, the identified set's last —
+        so the replicates that follow reuse their memory instead of touching fresh pages; a later reader gathers
+        them again (the same numbers)."""
+        self.memo.pop("v", None)
+
     def _mass(self) -> np.ndarray:
         """Each cell's groups' masses ``n · v`` (R, G) (the vectors themselves when every cell holds one row:
         1.0 · v is v)."""
