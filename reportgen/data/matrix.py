@@ -1,10 +1,14 @@
 """A Parquet file's columns as the frame every check reads, with less memory than Arrow's whole table beside
-pandas' copies: a proxy attribute's probability columns read straight into one ``(n, G)`` float64 matrix, the frame's
-columns being views of it (issue 25: at 10M rows the columns are 400 MB, and building the matrix from pandas' own
-copies of them made a second 400 MB array; :func:`matrix_of` hands the matrix itself to the encoding when the frame's
-columns are still those views — every row kept — else the encoding builds it from the columns: a subset of rows, a
-CSV, several files); and a file of several row groups with its plain numeric columns filled a row group at a time
-(:func:`by_row_groups`)."""
+pandas' copies (:func:`read_parquet_frame`):
+
+- a proxy attribute's probability columns read straight into one ``(n, G)`` float64 matrix, the frame's columns being
+  views of it (issue 25: at 10M rows the columns are 400 MB, and building the matrix from pandas' own copies of them
+  made a second 400 MB array), filled one row group at a time so that Arrow decodes into a row group's worth of
+  memory that it reuses, not 400 MB of fresh buffers beside the matrix; :func:`matrix_of` hands the matrix itself to
+  the encoding when the frame's columns are still those views (every row kept), else the encoding builds it from the
+  columns (a subset of rows, a CSV, several files);
+- without a matrix, a file of several row groups with its plain numeric columns filled a row group at a time
+  (:func:`by_row_groups`)."""
 
 from __future__ import annotations
 
@@ -12,6 +16,72 @@ import numpy as np
 import pandas as pd
 
 ROW_BLOCK = 1 << 15  # rows filled at a time, every column (their writes stay in cache)
+
+
+def read_parquet_frame(data: bytes, columns: list[str] | None, matrix: tuple[str, ...] | None) -> pd.DataFrame:
+    """The Parquet file's bytes ``data`` as a frame of ``columns`` (None: all): ``matrix``'s columns filled into one
+    matrix a row group at a time when the schema allows it; without ``matrix``, a file of several row groups without
+    pandas metadata has its plain numeric columns filled a row group at a time (:func:`by_row_groups`); otherwise
+    :func:`parquet_frame` of the whole table — the same frame each way."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(pa.BufferReader(data))
+        df = _by_row_groups(pf, data, columns, matrix) if matrix else by_row_groups(pf, data, columns)
+    except Exception:  # a file Arrow cannot read so: the whole read below says what is wrong, as before
+        df = None
+    if df is not None:
+        return df
+    return parquet_frame(pq.read_table(pa.BufferReader(data), columns=columns), matrix)
+
+
+def _by_row_groups(pf, data: bytes, columns: list[str] | None, matrix: tuple[str, ...]) -> pd.DataFrame | None:
+    """The frame of :func:`parquet_frame` with ``matrix``'s columns decoded a row group at a time straight into the
+    matrix; None when the schema does not fit (a name twice, a column missing or not float64) or a row group
+    holds a missing value — then the whole table is read as before."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pf.schema_arrow
+    names = list(schema.names) if columns is None else list(columns)
+    if (len(set(schema.names)) != len(schema.names) or len(set(names)) != len(names)
+            or len(set(matrix)) != len(matrix) or not set(matrix) <= set(names) <= set(schema.names)
+            or any(schema.field(c).type != pa.float64() for c in matrix)):
+        return None
+    P = np.empty((pf.metadata.num_rows, len(matrix)), dtype=np.float64)
+    lo = 0
+    for i in range(pf.num_row_groups):  # one row group's columns at a time: Arrow reuses their memory
+        group = pf.read_row_group(i, columns=list(matrix))
+        if any(group.column(c).null_count for c in matrix):
+            return None
+        _fill(P, lo, [[group.column(c).to_numpy()] for c in matrix])
+        lo += group.num_rows
+    if lo != len(P):
+        return None
+    others = [c for c in names if c not in matrix]
+    rest = (pq.read_table(pa.BufferReader(data), columns=others).to_pandas(split_blocks=True, self_destruct=True)
+            if others else pd.DataFrame(index=pd.RangeIndex(len(P))))
+    return _frame(P, matrix, names, rest)
+
+
+def _fill(P: np.ndarray, lo: int, parts: list[list[np.ndarray]]) -> None:
+    """Rows ``lo ..`` of ``P`` from each column's chunks (``parts[j]``: column j's chunks, of equal rows across
+    columns), a block of rows at a time, every column: each row of P written once."""
+    for i in range(len(parts[0])):
+        n = len(parts[0][i])
+        for b in range(0, n, ROW_BLOCK):
+            e = min(b + ROW_BLOCK, n)
+            for j, col in enumerate(parts):
+                P[lo + b:lo + e, j] = col[i][b:e]
+        lo += n
+
+
+def _frame(P: np.ndarray, matrix: tuple[str, ...], names: list[str], rest: pd.DataFrame) -> pd.DataFrame:
+    """The frame of columns ``names``: ``matrix``'s as views of P's columns, the others from ``rest``."""
+    where = {c: j for j, c in enumerate(matrix)}
+    cols = {c: P[:, where[c]] if c in where else rest[c] for c in names}
+    return pd.DataFrame(cols, index=pd.RangeIndex(len(P)), copy=False)
 
 
 def parquet_frame(table, matrix: tuple[str, ...] | None) -> pd.DataFrame:
@@ -25,35 +95,9 @@ def parquet_frame(table, matrix: tuple[str, ...] | None) -> pd.DataFrame:
     parts = [[ch.to_numpy(zero_copy_only=True) for ch in table.column(c).chunks] for c in matrix]  # Arrow's buffers
     if any([len(x) for x in col] != [len(x) for x in parts[0]] for col in parts):  # chunks of unequal rows
         parts = [[table.column(c).to_numpy()] for c in matrix]  # each column as one array (a copy; rare)
-    lo = 0
-    for i in range(len(parts[0])):  # a block of rows at a time, every column: each row of P written once
-        n = len(parts[0][i])
-        for b in range(0, n, ROW_BLOCK):
-            e = min(b + ROW_BLOCK, n)
-            for j, col in enumerate(parts):
-                P[lo + b:lo + e, j] = col[i][b:e]
-        lo += n
+    _fill(P, 0, parts)
     rest = table.drop_columns(list(matrix)).to_pandas(split_blocks=True, self_destruct=True)
-    where = {c: j for j, c in enumerate(matrix)}
-    cols = {c: P[:, where[c]] if c in where else rest[c] for c in names}
-    return pd.DataFrame(cols, index=pd.RangeIndex(len(P)), copy=False)
-
-
-def read_parquet_frame(data: bytes, columns: list[str] | None, matrix: tuple[str, ...] | None) -> pd.DataFrame:
-    """The frame of a Parquet file's ``columns`` (None: all) from its bytes: :func:`parquet_frame` of the whole table,
-    or — for a file of several row groups without pandas metadata and without ``matrix`` — its plain numeric columns
-    filled a row group at a time (:func:`by_row_groups`), the rest read as before."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    if not matrix:
-        try:
-            df = by_row_groups(pq.ParquetFile(pa.BufferReader(data)), data, columns)
-        except Exception:  # a file Arrow cannot read so: the whole read below says what is wrong, as before
-            df = None
-        if df is not None:
-            return df
-    return parquet_frame(pq.read_table(pa.BufferReader(data), columns=columns), matrix)
+    return _frame(P, matrix, names, rest)
 
 
 def by_row_groups(pf, data: bytes, columns: list[str] | None) -> pd.DataFrame | None:

@@ -41,6 +41,7 @@ from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy
 
 from reportgen.numfmt import num_text
 
+from reportgen.stats.bound_sums import group_end_sums, mass_blocks, replicate_end_sums
 from reportgen.stats.counts import POISSON_TABLE, block_chunks, poisson_block
 from reportgen.stats.vector_codes import grid_key, plain, vector_codes
 
@@ -96,22 +97,30 @@ def pool(n: np.ndarray, mass: np.ndarray, min_rows: int = MIN_STRATUM_ROWS) -> t
     S = len(n)
     ones = bool(len(n)) and bool(np.all(n == 1.0))  # a row per stratum: x / 1 is x, no division
     p = mass if ones else np.divide(mass, n[:, None], out=np.zeros_like(mass), where=n[:, None] > 0)
-    target = np.full(S, -1, dtype=np.int64)
     big = n >= min_rows
-    target[big] = np.arange(int(big.sum()))  # each large stratum its own, in stratum order
     used = int(big.sum())
-    left = np.flatnonzero(~big)
+    target = np.full(S, -1, dtype=np.int64)
+    target[big] = np.arange(used)  # each large stratum its own, in stratum order
+    left: np.ndarray | None = None if not used else np.flatnonzero(~big)  # None: every stratum (no index arrays)
     for step in (0.1, 0.25):
-        if not len(left):
+        if left is not None and not len(left):
             break
-        codes, ncell = _grid_codes(p if len(left) == S else p[left], step)  # in the strata's order of appearance
-        tot = np.bincount(codes, weights=n[left], minlength=ncell)
+        codes, ncell = _grid_codes(p if left is None else p[left], step)  # in the strata's order of appearance
+        tot = (np.bincount(codes, minlength=ncell) if ones  # rows of one each: the same whole numbers
+               else np.bincount(codes, weights=n if left is None else n[left], minlength=ncell))
         kept_cell = tot >= min_rows
         rank = np.cumsum(kept_cell) - 1  # a kept cell's number among the kept ones, in order of first appearance
         keep = kept_cell[codes]
-        target[left[keep]] = used + rank[codes[keep]]
+        if left is None:  # target[keep] = used + rank[codes[keep]], in one pass
+            ranks = rank[codes]
+            ranks += used
+            np.copyto(target, ranks, where=keep)
+            left = np.flatnonzero(~keep)
+        else:
+            target[left[keep]] = used + rank[codes[keep]]
+            left = left[~keep]
         used += int(kept_cell.sum())
-        left = left[~keep]
+    assert left is not None  # the first step always runs when no stratum is large
     if len(left):
         target[left] = used
         used += 1
@@ -231,9 +240,6 @@ def _swap(ends: tuple) -> tuple:
     return Z_hi, Z_lo, N_hi, N_lo
 
 
-BOUNDS_CHUNK = 16  # replicates per block of the rate bounds: laid out (S, G, 16), a block's arrays stay in cache
-
-
 def _end_sums(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[int]) -> tuple:
     """Each group's four sums over the strata (N_hi, N_lo, Z_hi, Z_lo: its most and fewest rows in ``one`` and in
     ``zero``), (..., G)."""
@@ -242,40 +248,8 @@ def _end_sums(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[int]
     s0 = C[..., list(zero)].sum(axis=-1)[..., None]
     n = C.sum(axis=-1)[..., None]
     if sums.mass.ndim == 3:  # replicates: a block at a time, the replicate axis innermost (the same numbers)
-        return _replicate_sums(sums.mass, s1[..., 0], s0[..., 0], n[..., 0])
-    return _group_sums(sums.mass, s1, s0, n, axis=-2)
-
-
-def _replicate_sums(mass: np.ndarray, s1: np.ndarray, s0: np.ndarray, n: np.ndarray) -> tuple:
-    """:func:`_group_sums` of replicates (masses (B, S, G), cell counts (B, S)), :data:`BOUNDS_CHUNK` at a time
-    laid out (S, G, b): each sum over the strata adds whole rows of memory in the strata's order, as the
-    (B, S, G) layout adds them, so each number is the same; one buffer serves the four sums."""
-    B, S, G = mass.shape
-    out = tuple(np.empty((B, G)) for _ in range(4))
-    t1, t0, tn = (np.ascontiguousarray(x.T) for x in (s1, s0, n))  # (S, B)
-    buf = np.empty((S, G, BOUNDS_CHUNK))
-    for i in range(0, B, BOUNDS_CHUNK):
-        r = slice(i, min(B, i + BOUNDS_CHUNK))
-        b = r.stop - r.start
-        m = np.ascontiguousarray(mass[r].transpose(1, 2, 0))  # (S, G, b)
-        a1, a0, an, w = t1[:, None, r], t0[:, None, r], tn[:, None, r], buf[..., :b]
-        ends = []
-        for a in (a1, a0):
-            ends.append(np.minimum(m, a, out=w).sum(axis=0))  # the most rows the group can have in these cells
-            np.add(m, a, out=w)
-            np.subtract(w, an, out=w)
-            ends.append(np.maximum(0.0, w, out=w).sum(axis=0))  # the fewest
-        for o, e in zip(out, ends):
-            o[r] = e.T
-    return out
-
-
-def _group_sums(m: np.ndarray, s1: np.ndarray, s0: np.ndarray, n: np.ndarray, axis: int) -> tuple:
-    """Each group's four sums from its masses ``m`` and the strata's rows in ``one`` (s1), in ``zero`` (s0) and
-    in all (n), summed over the strata ``axis``."""
-    hi1, lo1 = np.minimum(m, s1), np.maximum(0.0, m + s1 - n)
-    hi0, lo0 = np.minimum(m, s0), np.maximum(0.0, m + s0 - n)
-    return hi1.sum(axis=axis), lo1.sum(axis=axis), hi0.sum(axis=axis), lo0.sum(axis=axis)
+        return replicate_end_sums(mass_blocks(sums), sums.mass.shape, s1[..., 0], s0[..., 0], n[..., 0])
+    return group_end_sums(sums.mass, s1, s0, n, axis=-2)
 
 
 def _rates(N_hi: np.ndarray, N_lo: np.ndarray, Z_hi: np.ndarray, Z_lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -521,8 +495,9 @@ def memory_sums(P: np.ndarray, keys: Sequence[np.ndarray] | None, Y: np.ndarray,
         from reportgen.stats import proxy_cells
 
         target, S2 = cells.pooling()
-        return cells.stratum_sums(target, S2), proxy_cells.stratum_replicates(cells.moments(target), S2, B,
-                                                                               seed=seed, stream=stream)
+        point, cm = cells.stratum_sums(target, S2), cells.moments(target)
+        cells.release()  # its vectors' pages serve the replicates below (a later reader gathers them again)
+        return point, proxy_cells.stratum_replicates(cm, S2, B, seed=seed, stream=stream)
     P = np.asarray(P, dtype=np.float64)
     codes, S = strata_codes(P, keys)
     target, S2 = pooling(stratum_sums(P, codes, S, Y, Yhat))  # decided on the point counts

@@ -66,7 +66,8 @@ def lowest_ratio_bounds(sums: StratumSums, k: int, one: Sequence[int], groups: S
     return (*_ends_of(s, n, m, sharp), sharp)
 
 
-CHUNK = 16  # replicates per block: a block's (CHUNK, S, G) arrays stay in cache
+CHUNK = 64  # replicates per block: a block's (CHUNK, S) arrays stay in cache (each replicate's sums are
+# over its own row, the same numbers for any block size)
 
 
 def _ends_of(s: np.ndarray, n: np.ndarray, m: np.ndarray, sharp: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -58,17 +58,26 @@ def _rng(seed: int, stream: int) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, stream, 13])))
 
 
-def _normal_sums(mean: np.ndarray, Q: np.ndarray, B: int, rng: np.random.Generator) -> np.ndarray:
-    """B draws (B, U, F) of independent N(mean[u], Q[u]) over units u, a block of units at a time (each unit's
-    draws from the generator in unit order)."""
+def _normal_sums(mean: np.ndarray, Q: np.ndarray, B: int, rng: np.random.Generator,
+                 split: int | None = None) -> list[np.ndarray]:
+    """B draws of independent N(mean[u], Q[u]) over units u (U, F), a block of units at a time (each unit's draws
+    from the generator in unit order): one array (B, U, F), or with ``split`` two, (B, U, split) and
+    (B, U, F − split), each written in place (no (B, U, F) array copied into its parts afterwards). A block's
+    product and sum go into buffers reused by every block."""
     U, F = mean.shape
-    out = np.empty((B, U, F))
+    cuts = [0, F] if split is None else [0, split, F]
+    outs = [np.empty((B, U, b - a)) for a, b in zip(cuts, cuts[1:])]
     L = psd_root(Q, ROUNDING_VAR)
+    zbuf, buf = np.empty((2, min(U, STRATA_CHUNK), B, F))
     for lo in range(0, U, STRATA_CHUNK):
         hi = min(U, lo + STRATA_CHUNK)
-        z = rng.standard_normal((hi - lo, B, F))
-        out[:, lo:hi, :] = (np.matmul(z, L[lo:hi]) + mean[lo:hi, None, :]).transpose(1, 0, 2)  # L symmetric
-    return out
+        z = rng.standard_normal(out=zbuf[:hi - lo])  # the same draws as a fresh (hi − lo, B, F) array
+        d = buf[:hi - lo]
+        np.matmul(z, L[lo:hi], out=d)  # L symmetric
+        d += mean[lo:hi, None, :]
+        for out, a, b in zip(outs, cuts, cuts[1:]):
+            out[:, lo:hi, :] = d[:, :, a:b].transpose(1, 0, 2)
+    return outs
 
 
 def _features(cm: CellMoments) -> np.ndarray:
@@ -105,9 +114,8 @@ def stratum_replicates(cm: CellMoments, S: int, B: int, *, seed: int, stream: in
         at = z[c][st]  # distinct within a block: one add per stratum
         Q[at] += np.add.reduceat(X, st, axis=0)
         mean[at] += np.add.reduceat(np.concatenate([Ac * n1[:, None], s1], axis=1), st, axis=0)
-    R = _normal_sums(mean, Q, B, _rng(seed, stream))
-    return StratumSums(np.ascontiguousarray(R[..., :4 * K]).reshape(B, S, K, 4), np.ascontiguousarray(R[..., 4 * K:]),
-                       scheme=SCHEME)
+    cells, mass = _normal_sums(mean, Q, B, _rng(seed, stream), split=4 * K)
+    return StratumSums(cells.reshape(B, S, K, 4), mass, scheme=SCHEME)
 
 
 def weighted_sums(cm: CellMoments, B: int, *, seed: int, stream: int, joint: bool) -> np.ndarray:
@@ -122,7 +130,7 @@ def weighted_sums(cm: CellMoments, B: int, *, seed: int, stream: int, joint: boo
     Q = np.zeros((len(pats), G, G))
     np.add.at(mean, inv, cm.s1)
     np.add.at(Q, inv, cm.s2)
-    mass = _normal_sums(mean, Q, B, _rng(seed, stream))  # (B, patterns, G)
+    mass, = _normal_sums(mean, Q, B, _rng(seed, stream))  # (B, patterns, G)
     b = (pats[:, None] >> np.arange(2 * cm.K, dtype=np.int64)) & 1
     Y, Yhat = b[:, :cm.K].astype(bool), b[:, cm.K:].astype(bool)
     feats = [np.ones((len(pats), 1), bool), Y, Yhat] + ([Y & Yhat] if joint else [])

@@ -24,6 +24,7 @@ from reportgen.stats.vector_codes import plain, vector_strata
 from reportgen.stats.proxy_cells import CellMoments, _factorize_sorted, grid_cells, usable
 
 TABLE_BITS = 12  # at most 6 tasks: the weighted point counts look each cell's features up in a table of patterns
+SUM_BLOCK = 1 << 13  # cells per block of the cells' sums (a (20, SUM_BLOCK) float64 buffer at G = 5: 1.3 MB)
 DENSE_BINS = 1 << 24  # at most this many (stratum, pattern) bins, or 4 per row: counted by one dense bincount
 
 
@@ -67,17 +68,13 @@ class VectorCells:
         Y, Yhat = np.asarray(Y, bool).reshape(len(P), -1), np.asarray(Yhat, bool).reshape(len(P), -1)
         K = Y.shape[1]
         codes, S, order = vector_strata(plain(P))  # strata_codes(P), or the rows in order when each is its own
-        bits = np.zeros(len(P), dtype=np.int64)
-        for k in range(K):
-            bits |= Y[:, k].astype(np.int64) << k
-            bits |= Yhat[:, k].astype(np.int64) << (K + k)
         if codes is None:  # every row its own vector: a cell per row, in its stratum's order (no scatters)
-            return VectorCells(np.arange(S, dtype=np.int64), bits[order], np.ones(S), P, order, K)
+            return VectorCells(np.arange(S, dtype=np.int64), _pattern_bits(Y, Yhat, order), np.ones(S), P, order, K)
         rep = np.empty(S, dtype=np.int64)
         rep[codes] = np.arange(len(P), dtype=np.int64)  # any row of a stratum: they share its vector
         if S == len(P):  # every row its own vector: a cell per row, in its stratum's order (the keys' sorted order)
-            return VectorCells(np.arange(S, dtype=np.int64), bits[rep], np.ones(S), P, rep, K)
-        key = (codes << np.int64(2 * K)) | bits
+            return VectorCells(np.arange(S, dtype=np.int64), _pattern_bits(Y, Yhat, rep), np.ones(S), P, rep, K)
+        key = (codes << np.int64(2 * K)) | _pattern_bits(Y, Yhat)
         if (S << 2 * K) <= max(DENSE_BINS, 4 * len(P)):
             cnt = np.bincount(key, minlength=S << 2 * K)
             uniq = np.flatnonzero(cnt)
@@ -95,52 +92,84 @@ class VectorCells:
     def _v(self) -> np.ndarray:
         """Each cell's stratum's vector (R, G), gathered once (as large as P with a vector per row: one gather
         instead of one per sum)."""
-        if "v" not in self.memo:
-            self.memo["v"] = np.take(self.P, self.rep[self.code], axis=0)
+        if "v" not in self.memo:  # a cell per stratum: code is 0..S-1, so rep[code] is rep (no gather)
+            self.memo["v"] = np.take(self.P, self.rep if len(self.n) == self.S else self.rep[self.code], axis=0)
         return self.memo["v"]
+
+    def release(self) -> None:
+        """Drop the cells' vectors gathered in strata order (as large as P with a vector per row: 400 MB at 10M
+        rows) once the sums read from them are taken — the weighted estimate's before, the identified set's last —
+        so the replicates that follow reuse their memory instead of touching fresh pages; a later reader gathers
+        them again (the same numbers)."""
+        self.memo.pop("v", None)
 
     def _mass(self) -> np.ndarray:
         """Each cell's groups' masses ``n · v`` (R, G) (the vectors themselves when every cell holds one row:
         1.0 · v is v)."""
         return self._v() if self._single else self._v() * self.n[:, None]
 
-    def _times_n(self, x: np.ndarray) -> np.ndarray:
-        return x if self._single else self.n * x
-
     def moments(self, cell: np.ndarray) -> CellMoments:
         """The :class:`~reportgen.stats.proxy_cells.CellMoments` of the rows keyed by ``cell[stratum]`` (each
         stratum's cell code) and pattern: ``CellMoments.of_rows(cell[codes], P, Y, Yhat)`` to rounding."""
         cell = np.asarray(cell, np.int64)
-        # a cell per stratum: the cells' strata are 0..S-1 in order, so cell[code] is cell (no gather)
-        key = ((cell if len(self.n) == self.S else cell[self.code]) << np.int64(2 * self.K)) | self.bits
+        R = len(self.bits)
         bins = (int(cell.max()) + 1) << 2 * self.K if len(cell) else 0
-        if len(key) and cell.min() >= 0 and bins <= max(DENSE_BINS, 4 * len(key)):  # few codes: counted, not hashed
-            seen = np.bincount(key, minlength=bins) > 0
+        if R and cell.min() >= 0 and bins <= max(DENSE_BINS, 4 * R):  # few codes: counted, not hashed
+            seen = np.zeros(bins, dtype=bool)
+            for lo in range(0, R, SUM_BLOCK):  # the keys a block at a time (no full-length temporaries)
+                seen[self._keys(cell, lo)] = True
             uniq = np.flatnonzero(seen)
-            inv = (np.cumsum(seen) - 1)[key]  # each key's rank among the distinct keys: _factorize_sorted's answer
+            rank = np.cumsum(seen) - 1  # each key's rank among the distinct keys: _factorize_sorted's answer
+            inv = np.empty(R, dtype=np.int64)
+            for lo in range(0, R, SUM_BLOCK):
+                np.take(rank, self._keys(cell, lo), out=inv[lo:lo + SUM_BLOCK])
         else:
-            inv, uniq = _factorize_sorted(key)
+            inv, uniq = _factorize_sorted(self._keys(cell, 0, R))
         C, G = len(uniq), self.P.shape[1]
-        v = self._v()
-        n = np.bincount(inv, weights=self.n, minlength=C)
-        buf = np.empty(len(inv))
-        s1 = self._mass_sums(inv, C, buf)
+        # rows of one each: their counts are the same whole numbers (no pass over a column of ones)
+        n = (np.bincount(inv, minlength=C).astype(np.float64) if self._single
+             else np.bincount(inv, weights=self.n, minlength=C))
+        sums = self._column_sums(inv, C, products=True)  # (G + G(G+1)/2, C): Σ n·p_g, then Σ n·p_g·p_h (g ≤ h)
         s2 = np.empty((C, G, G))
-        for g in range(G):
-            for h in range(g, G):
-                np.multiply(v[:, g], v[:, h], out=buf)
-                s2[:, g, h] = s2[:, h, g] = np.bincount(inv, weights=self._times_n(buf), minlength=C)
-        return CellMoments(uniq, n, s1, s2, self.K)
+        for k, (g, h) in enumerate(_pairs(G)):
+            s2[:, g, h] = s2[:, h, g] = sums[G + k]
+        return CellMoments(uniq, n, np.ascontiguousarray(sums[:G].T), s2, self.K)
 
-    def _mass_sums(self, inv: np.ndarray, C: int, buf: np.ndarray) -> np.ndarray:
-        """``Σ n · v`` per code ``inv`` of the cells (C, G): each group's column written into ``buf`` before its
-        bincount (a bincount copies a strided column of weights into fresh memory first; the same numbers, each
-        added in the same order). ``buf`` is reused by the caller for the products."""
+    def _keys(self, cell: np.ndarray, lo: int, rows: int = SUM_BLOCK) -> np.ndarray:
+        """The keys ``cell[stratum] · 2^(2K) + pattern bits`` of cells ``lo .. lo + rows``."""
+        hi = lo + rows
+        # a cell per stratum: the cells' strata are 0..S-1 in order, so cell[code] is cell (no gather)
+        c = cell[lo:hi] if len(self.n) == self.S else cell[self.code[lo:hi]]
+        return (c << np.int64(2 * self.K)) | self.bits[lo:hi]
+
+    def _mass_sums(self, inv: np.ndarray, C: int) -> np.ndarray:
+        """``Σ n · v`` per code ``inv`` of the cells (C, G)."""
+        return np.ascontiguousarray(self._column_sums(inv, C, products=False).T)
+
+    def _column_sums(self, inv: np.ndarray, C: int, *, products: bool) -> np.ndarray:
+        """Per code ``inv`` of the cells, ``Σ n · v_g`` for each group and, with ``products``, ``Σ n · v_g · v_h``
+        for each pair g ≤ h, as rows (columns, C): :data:`SUM_BLOCK` cells at a time, each block's columns and
+        products written into one reused buffer (in the core's cache) and added into the sums in the cells' order
+        (``np.add.at``: a bincount's sums, each weight added in the same order, without a full-length column of
+        weights per sum)."""
         v = self._v()
-        out = np.empty((C, v.shape[1]))
-        for g in range(v.shape[1]):
-            np.copyto(buf, v[:, g])
-            out[:, g] = np.bincount(inv, weights=self._times_n(buf), minlength=C)
+        G = v.shape[1]
+        pairs = _pairs(G) if products else []
+        F = G + len(pairs)
+        out = np.zeros((F, C))
+        X = np.empty((F, min(len(inv), SUM_BLOCK)))
+        for lo in range(0, len(inv), SUM_BLOCK):
+            vb = v[lo:lo + SUM_BLOCK]
+            m = len(vb)
+            x = X[:, :m]
+            x[:G] = vb.T
+            for k, (g, h) in enumerate(pairs):
+                np.multiply(vb[:, g], vb[:, h], out=x[G + k])
+            if not self._single:
+                x *= self.n[lo:lo + m]  # n · v and n · (v_g v_h), as the rows' sums are
+            ib = inv[lo:lo + m]
+            for f in range(F):
+                np.add.at(out[f], ib, x[f])
         return out
 
     def stratum_sums(self, target: np.ndarray | None, S: int) -> StratumSums:
@@ -160,10 +189,12 @@ class VectorCells:
         t = None if target is None else np.asarray(target, np.int64)
         z = self.code if t is None else t if len(self.n) == self.S else t[self.code]  # a cell per stratum: code is 0..S-1
         cells = np.zeros(S * K * 4)
-        for k in range(K):
-            c = 2 * ((self.bits >> k) & 1) + ((self.bits >> (K + k)) & 1)
-            cells += np.bincount((z * K + k) * 4 + c, weights=self.n, minlength=S * K * 4)
-        return StratumSums(cells.reshape(S, K, 4), self._mass_sums(z, S, np.empty(len(z))))
+        for lo in range(0, len(z), SUM_BLOCK):  # whole numbers of rows: exact in any order, a block at a time
+            zb, bb = z[lo:lo + SUM_BLOCK], self.bits[lo:lo + SUM_BLOCK]
+            for k in range(K):
+                c = 2 * ((bb >> k) & 1) + ((bb >> (K + k)) & 1)
+                np.add.at(cells, (zb * K + k) * 4 + c, self.n[lo:lo + SUM_BLOCK])
+        return StratumSums(cells.reshape(S, K, 4), self._mass_sums(z, S))
 
     def pooling(self) -> tuple[np.ndarray, int]:
         """``identified.pooling`` of the strata (each its own): with a cell per stratum (a vector per row) from the
@@ -173,15 +204,31 @@ class VectorCells:
         return pooling(self.stratum_sums(None, self.S))
 
     def weighted_point(self, joint: bool) -> np.ndarray:
-        """The probability-weighted point counts N (1, K, G, 1, 2, 2): ``soft.tally`` of the rows to rounding."""
-        if 2 * self.K <= TABLE_BITS:  # each cell's features looked up by its pattern bits: the same 0s and 1s
-            pats = np.arange(1 << 2 * self.K, dtype=np.int64)
-            b = (pats[:, None] >> np.arange(2 * self.K, dtype=np.int64)) & 1
-            table = counts._features(b[:, :self.K].astype(bool), b[:, self.K:].astype(bool), joint, np.float64)
-            F = np.take(table, self.bits, axis=0)
-        else:
+        """The probability-weighted point counts N (1, K, G, 1, 2, 2): ``soft.tally`` of the rows to rounding. The
+        groups' masses are summed per (y, ŷ) pattern (:meth:`_pattern_masses`), then each pattern's features (0s
+        and 1s) pick its masses: no (cells, features) matrix, which with a vector per row was a fresh 10M × 7
+        array and a matrix product over it."""
+        if 2 * self.K > TABLE_BITS:  # too many patterns for a table: each cell's features, as rows
             F = counts._features(*self.pattern(), joint, np.float64)
-        return counts._to_tensor((self._mass().T @ F)[None], self.K, self.P.shape[1], 1, joint)
+            return counts._to_tensor((self._mass().T @ F)[None], self.K, self.P.shape[1], 1, joint)
+        npat = 1 << 2 * self.K
+        b = (np.arange(npat, dtype=np.int64)[:, None] >> np.arange(2 * self.K, dtype=np.int64)) & 1
+        table = counts._features(b[:, :self.K].astype(bool), b[:, self.K:].astype(bool), joint, np.float64)
+        return counts._to_tensor((self._pattern_masses(npat).T @ table)[None], self.K, self.P.shape[1], 1, joint)
+
+    def _pattern_masses(self, npat: int) -> np.ndarray:
+        """Each (y, ŷ) pattern's groups' masses ``Σ n · v`` (patterns, G), summed in two levels: per block of
+        :data:`SUM_BLOCK` cells, then the blocks' sums in order (a rounding error of about (block + blocks) ulps
+        rather than one per cell of a single running sum)."""
+        v = self._v()
+        G = v.shape[1]
+        out = np.zeros((npat, G))
+        for lo in range(0, len(self.bits), SUM_BLOCK):
+            vb, ib = v[lo:lo + SUM_BLOCK], self.bits[lo:lo + SUM_BLOCK]
+            nb = None if self._single else self.n[lo:lo + SUM_BLOCK]
+            for g in range(G):
+                out[:, g] += np.bincount(ib, weights=vb[:, g] if nb is None else nb * vb[:, g], minlength=npat)
+        return out
 
     def grid_moments(self) -> CellMoments | None:
         """The weighted estimate's (0.25-grid vector, pattern) cells' moments (``soft.cell_moments``), or None
@@ -204,3 +251,21 @@ def of_encoded(enc, name: str) -> VectorCells | None:
         return VectorCells.of_rows(P, enc.Y, Yhat) if ok else None
 
     return derived(enc.derived, ("vector_cells", name), P, cells)
+
+
+def _pattern_bits(Y: np.ndarray, Yhat: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """Each row's (y, ŷ) bits over the K tasks (y of task k at bit k, ŷ at bit K + k), of the rows ``rows`` in
+    that order (None: every row): built in the narrowest unsigned type that holds 2K bits (a byte per row for up
+    to four tasks), gathered in it, then widened once to int64."""
+    K = Y.shape[1]
+    dt = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if 2 * K <= 8 * np.dtype(t).itemsize)
+    small = np.zeros(len(Y), dtype=dt)
+    for k in range(K):
+        small |= Y[:, k].astype(dt) << dt(k)
+        small |= Yhat[:, k].astype(dt) << dt(K + k)
+    return (small if rows is None else small[rows]).astype(np.int64)
+
+
+def _pairs(G: int) -> list[tuple[int, int]]:
+    """The pairs g ≤ h of G groups, in the order of the second moments' sums."""
+    return [(g, h) for g in range(G) for h in range(g, G)]

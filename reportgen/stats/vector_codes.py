@@ -38,13 +38,13 @@ def vector_strata(stacked: np.ndarray) -> tuple[np.ndarray | None, int, np.ndarr
     rows in their strata's order instead of the codes (None): then ``codes[order] = arange``, so neither the codes
     nor their inverse need a scatter over every row."""
     if len(stacked) and _mostly_distinct(stacked):
-        order, rank = _sorted_rows(stacked)
-        S = int(rank[-1]) + 1
-        if S == len(order):
-            return None, S, order
+        order, same, differs = _sorted_places(stacked)
+        if differs.all():  # no row repeats the vector of the row before it: every vector is its own (no codes)
+            return None, len(order), order
+        rank = _ranks(len(order), same, differs)
         codes = np.empty(len(order), dtype=np.int64)
         codes[order] = rank
-        return codes, S, None
+        return codes, int(rank[-1]) + 1, None
     codes, S = vector_codes(stacked)
     return codes, S, None
 
@@ -53,7 +53,8 @@ def plain(P: np.ndarray) -> np.ndarray:
     """The probabilities as C-ordered float64 rows, −0.0 made 0.0 (a copy only when some bit says −): the bytes
     the strata are numbered by."""
     stacked = np.ascontiguousarray(P, dtype=np.float64)
-    return stacked + 0.0 if np.signbit(stacked).any() else stacked
+    negative = any(np.signbit(stacked[lo:lo + BLOCK]).any() for lo in range(0, len(stacked), BLOCK))  # no (n, G) mask
+    return stacked + 0.0 if negative else stacked
 
 
 def _mostly_distinct(stacked: np.ndarray) -> bool:
@@ -110,36 +111,55 @@ def _sorted_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
 
 def _sorted_rows(stacked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The rows in the byte order of their vectors (:func:`_sorted_codes`), and the code at each sorted place."""
+    order, same, differs = _sorted_places(stacked)
+    return order, _ranks(len(order), same, differs)
+
+
+def _sorted_places(stacked: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows in the byte order of their vectors; the sorted places (≥ 1) whose row's first word is the row's
+    before it; and at those places whether another word differs (a new vector there all the same). Only rows
+    whose first words' top bits tie are gathered and compared: no sorted copy of any column."""
     W = stacked.view(np.uint64)  # (n, G); equality does not depend on the byte order, the order does
-    first = W[:, 0].byteswap()  # one contiguous column (equality is the same in either byte order)
-    order, top_eq = packed_order(first.copy())  # by the first word's top bits; the runs tying on them, next
+    # each float's bytes as a big-endian integer compare as the bytes do; byteswap makes the one copy the packed
+    # sort overwrites
+    order, top_eq = packed_order(W[:, 0].byteswap())  # by the first word's top bits; the runs tying on them, next
     tied = tied_places(top_eq)
     if tied.any():  # the runs hold their places; within them the words decide (the first one first)
         sub = order[tied]
         order[tied] = sub[np.lexsort(W[sub].byteswap().T[::-1])]
-    w0 = first[order]
-    eq = w0[1:] == w0[:-1]  # a row whose first word is the row's before it
-    # a row starts a new vector where its first word differs from the row before it; where the first words tie,
-    # the other words decide (only those rows are gathered: no sorted copy of every row)
-    new = np.empty(len(order), dtype=np.int64)
-    new[0] = 0
-    np.logical_not(eq, out=new[1:], casting="unsafe")
-    same = np.flatnonzero(eq) + 1
-    if len(same):
-        new[same] = (W[order[same]] != W[order[same - 1]]).any(axis=1)
-    return order, np.cumsum(new, out=new)
+    cand = np.flatnonzero(top_eq) + 1  # equal first words have equal top bits: only these places can repeat one
+    same = cand[W[order[cand], 0] == W[order[cand - 1], 0]]
+    return order, same, (W[order[same]] != W[order[same - 1]]).any(axis=1)
+
+
+def _ranks(n: int, same: np.ndarray, differs: np.ndarray) -> np.ndarray:
+    """The code at each of ``n`` sorted places: a place starts a new vector unless its first word is the place's
+    before it (``same``) and no other word differs (``differs``)."""
+    new = np.ones(n, dtype=np.int64)
+    new[:1] = 0
+    new[same] = differs
+    return np.cumsum(new, out=new)
 
 
 def grid_key(P: np.ndarray, step: float, radix: int) -> np.ndarray:
     """Each row's vector rounded to ``step`` as one integer, ``Σ_g round(P[g] / step) · radix^g``: the integers
-    of ``np.round(P / step).astype(np.int64) @ radix ** arange(G)``, a block of rows at a time (the temporaries
-    stay in cache) and as one float product, exact while the codes stay below 2^53 (the caller's bound)."""
+    of ``np.round(P / step).astype(np.int64) @ radix ** arange(G)``, :data:`GRID_BLOCK` rows at a time into one
+    reused buffer (a block's quotients, rounded in place, stay in the core's cache) and as one float product,
+    exact while the codes stay below 2^53 (the caller's bound)."""
     n, G = P.shape
     if radix ** G >= 2 ** 53:
         return np.round(np.asarray(P, np.float64) / step).astype(np.int64) @ (radix ** np.arange(G, dtype=np.int64))
     w = float(radix) ** np.arange(G)
     out = np.empty(n, dtype=np.int64)
-    for lo in range(0, n, BLOCK):
-        r = np.round(np.asarray(P[lo:lo + BLOCK], np.float64) / step)
-        out[lo:lo + BLOCK] = r @ w  # integers below 2^53: the product and its sum are exact
+    buf, prod = np.empty((min(n, GRID_BLOCK), G)), np.empty(min(n, GRID_BLOCK))
+    for lo in range(0, n, GRID_BLOCK):
+        m = min(GRID_BLOCK, n - lo)
+        r = buf[:m]
+        np.divide(P[lo:lo + m], step, out=r, dtype=np.float64)  # as np.asarray(., float64) / step
+        np.round(r, out=r)
+        np.dot(r, w, out=prod[:m])  # integers below 2^53: the product and its sum are exact
+        out[lo:lo + m] = prod[:m]
     return out
+
+
+GRID_BLOCK = 1 << 13  # rows of grid codes at a time (a (GRID_BLOCK, G) float64 buffer: 320 KB at G = 5)

@@ -98,3 +98,35 @@ def test_mirrored_cells_and_replicate_blocks_are_the_same_numbers():
         lo_b, hi_b = ident.rate_bounds(ident.StratumSums(cells[b], mass[b]), 0, (0, 2), (1, 3))
         np.testing.assert_array_equal(lo[b], lo_b)
         np.testing.assert_array_equal(hi[b], hi_b)
+
+
+def test_weighted_point_counts_are_the_exact_sums_to_rounding():
+    """The point counts of a vector per row, summed per (y, ŷ) pattern a block of cells at a time and then the
+    blocks, are each cell's exact sum of probabilities (math.fsum over the rows) to a few ulps — over several
+    blocks, with tasks whose cells hold few rows."""
+    import math
+
+    rng = np.random.default_rng(11)
+    n, G, K = 3 * pr.SUM_BLOCK + 517, 4, 2
+    P = rng.dirichlet(np.full(G, 0.6), n)
+    Y, Yh = rng.random((n, K)) < 0.3, rng.random((n, K)) < 0.05
+    N = pr.VectorCells.of_rows(P, Y, Yh).weighted_point(True)
+    for k in range(K):
+        for y in (0, 1):
+            for h in (0, 1):
+                rows = (Y[:, k] == y) & (Yh[:, k] == h)
+                exact = [math.fsum(P[rows, g]) for g in range(G)]
+                np.testing.assert_allclose(N[0, k, :, 0, y, h], exact, rtol=2e-14, atol=1e-12)
+
+
+def test_moments_hashed_keys_equal_the_counted_ones():
+    """Cell codes too sparse for a dense count (their bins beyond DENSE_BINS and 4 per cell) are numbered by
+    hashing: the same cells and the same sums, bit for bit, as codes that are counted."""
+    P, Y, Yh = _rows(n=9000, distinct=3000, seed=4)
+    cells = pr.VectorCells.of_rows(P, Y, Yh)
+    dense = cells.moments(np.arange(cells.S))
+    sparse = cells.moments(np.arange(cells.S) << 30)  # bins far beyond 2^24 and 4 per cell: hashed
+    assert np.array_equal(sparse.key >> np.int64(4 + 30), dense.key >> np.int64(4))
+    assert np.array_equal(sparse.key & 15, dense.key & 15)
+    for a in ("n", "s1", "s2"):
+        assert getattr(sparse, a).tobytes() == getattr(dense, a).tobytes()

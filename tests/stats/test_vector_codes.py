@@ -80,6 +80,13 @@ def test_grid_key_is_the_rounded_integers_code(step):
     radix = int(round(1 / step)) + 2
     want = np.round(P / step).astype(np.int64) @ (radix ** np.arange(5, dtype=np.int64))
     assert np.array_equal(vc.grid_key(P, step, radix), want)
+    assert len(P) > 2 * vc.GRID_BLOCK and len(P) % vc.GRID_BLOCK  # several blocks and a short last one
+    # float32 probabilities are divided as float64 (as np.asarray(P, float64) / step), and a strided view reads
+    # the same rows
+    P32 = P.astype(np.float32)
+    want32 = np.round(P32.astype(np.float64) / step).astype(np.int64) @ (radix ** np.arange(5, dtype=np.int64))
+    assert np.array_equal(vc.grid_key(P32, step, radix), want32)
+    assert np.array_equal(vc.grid_key(P[::-3], step, radix), want[::-3])
 
 
 @pytest.mark.parametrize("prefix_bits", [32, 64])
