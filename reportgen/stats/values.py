@@ -100,7 +100,8 @@ def _attribute_rows(source, name: str) -> tuple[np.ndarray, np.ndarray]:
 
     def rows_of() -> tuple[np.ndarray, np.ndarray]:
         codes = np.asarray(column, dtype=np.int64)
-        rows = np.flatnonzero(codes >= 0)
+        kept = codes >= 0
+        rows = np.arange(len(codes), dtype=np.int64) if kept.all() else np.flatnonzero(kept)  # the same positions
         return _read_only(codes[rows] if len(rows) < len(codes) else codes), _read_only(rows)
 
     return derived(getattr(source, "derived", None), ("attribute_rows", name), column, rows_of)
