@@ -127,7 +127,7 @@ def build(codes: np.ndarray, x: np.ndarray, label: np.ndarray | None, B: int, ro
         return k
 
     # each row's (bin, class) key in value order: the central rows' bins are runs (one repeat), the tails' their values
-    central = np.repeat(np.arange(M, dtype=np.int64) * C, size)
+    central = np.repeat(np.arange(len(size), dtype=np.int64) * C, size)
     for a in range(0, len(central), BUILD_BLOCK):
         central[a:a + BUILD_BLOCK] += classes(i_lo + a, i_lo + min(len(central), a + BUILD_BLOCK))
     tails = (M + tinv) * C + np.r_[classes(0, i_lo), classes(i_hi, n)]
