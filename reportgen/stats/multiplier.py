@@ -107,7 +107,8 @@ def moment_replicates(x: np.ndarray, codes: np.ndarray, G: int, B: int, rng: np.
         c = np.where(n0 > 0, mean0, 0.0)  # group_means: the sum over the count, 0 for a group without rows
         ss0 = np.where(n0 > 0, ss0, 0.0)
         known = {(0,): n0, (2,): ss0, (1, 1): ss0}  # the count, Σd² (and Σd·d, the same products summed)
-    d = x - c[np.maximum(np.asarray(codes, dtype=np.int64), 0)]
+    codes = np.asarray(codes, dtype=np.int64)
+    d = x - c[codes if codes.min(initial=0) >= 0 else np.maximum(codes, 0)]  # every row in a group: no clipped copy
     T = sum_replicates(*group_sums((None, d, d * d), codes, G, known), B, rng)  # (B, G, 3)
     n, s1, s2 = T[..., 0], T[..., 1], T[..., 2]
     with np.errstate(invalid="ignore", divide="ignore"):

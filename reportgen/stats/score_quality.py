@@ -240,13 +240,26 @@ def _delong_blocks(Pb: np.ndarray, Nb: np.ndarray) -> DeLong:
     m, n = float(Pb.sum()), float(Nb.sum())
     if m <= 0 or n <= 0:
         return DeLong(math.nan, math.nan, m, n)
-    v10 = (np.cumsum(Nb) - 0.5 * Nb) / n  # a positive's placement among the negatives
-    v01 = (m - np.cumsum(Pb) + 0.5 * Pb) / m  # a negative's placement among the positives
+    # each array worked in place (a block per row when every score is distinct: no temporaries of the rows' size
+    # beyond these three), the same operations in the same order as ``(cumsum(Nb) − ½·Nb) / n``, ...
+    half = np.multiply(Nb, 0.5)
+    v10 = np.cumsum(Nb)  # a positive's placement among the negatives: (Σ below + ½ tied) / n
+    v10 -= half
+    v10 /= n
+    np.multiply(Pb, 0.5, out=half)
+    v01 = np.cumsum(Pb)  # a negative's placement among the positives: (m − Σ up to it + ½ tied) / m
+    np.subtract(m, v01, out=v01)
+    v01 += half
+    v01 /= m
     auc = float(Pb @ v10) / m
     if m < 2 or n < 2:
         return DeLong(auc, math.nan, m, n)
-    s10 = float(Pb @ (v10 - auc) ** 2) / (m - 1)
-    s01 = float(Nb @ (v01 - auc) ** 2) / (n - 1)
+    v10 -= auc
+    np.square(v10, out=v10)  # (v10 − auc)²: numpy's ``** 2`` is this square
+    v01 -= auc
+    np.square(v01, out=v01)
+    s10 = float(Pb @ v10) / (m - 1)
+    s01 = float(Nb @ v01) / (n - 1)
     return DeLong(auc, s10 / m + s01 / n, m, n)
 
 
@@ -300,8 +313,10 @@ def group_auc_of_blocks(blocks: list[tuple[np.ndarray, np.ndarray]]) -> MannWhit
     so the same figures as :func:`group_auc` of the rows."""
     num, pos, neg = [], [], []
     for Pb, Nb in blocks:
-        below = np.cumsum(Nb) - Nb
-        num.append(float(Pb @ (below + 0.5 * Nb)))
+        at = np.cumsum(Nb)  # (Σ negatives up to the block − the block's) + ½ the block's, worked in place
+        at -= Nb
+        at += np.multiply(Nb, 0.5)
+        num.append(float(Pb @ at))
         pos.append(float(Pb.sum()))
         neg.append(float(Nb.sum()))
     return MannWhitney(np.array(num), np.array(pos), np.array(neg))

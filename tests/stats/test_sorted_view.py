@@ -231,6 +231,31 @@ def test_ranks_and_tie_blocks_from_the_view_equal_the_gathered_ones(case):
         assert p1.dtype == p2.dtype and np.array_equal(p1, p2) and np.array_equal(n1, n2)
 
 
+def _delong_before(Pb, Nb):
+    m, n = float(Pb.sum()), float(Nb.sum())
+    if m <= 0 or n <= 0:
+        return (np.nan, np.nan)
+    v10 = (np.cumsum(Nb) - 0.5 * Nb) / n
+    v01 = (m - np.cumsum(Pb) + 0.5 * Pb) / m
+    auc = float(Pb @ v10) / m
+    if m < 2 or n < 2:
+        return (auc, np.nan)
+    return auc, float(Pb @ (v10 - auc) ** 2) / (m - 1) / m + float(Nb @ (v01 - auc) ** 2) / (n - 1) / n
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows(max_rows=3000))
+def test_delong_and_the_point_auc_worked_in_place_equal_the_expressions_they_replaced(case):
+    """DeLong's AUC and variance and the point AUC's Mann–Whitney sums from each group's tie blocks, their arrays
+    worked in place, equal the whole-array expressions bit for bit (ties, a group without positives or of one row)."""
+    x, codes, label = case
+    blocks = sq.hard_blocks(sq.rank(x), label, codes, 4)
+    for (Pb, Nb), d in zip(blocks, [sq._delong_blocks(Pb, Nb) for Pb, Nb in blocks]):
+        assert np.array_equal([d.auc, d.variance], _delong_before(Pb, Nb), equal_nan=True)
+    mw = sq.group_auc_of_blocks(blocks)
+    assert np.array_equal(mw.num, [float(Pb @ ((np.cumsum(Nb) - Nb) + 0.5 * Nb)) for Pb, Nb in blocks])
+
+
 # ------------------------------------------------------------------------------------------ the multiplier
 
 
