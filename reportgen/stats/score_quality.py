@@ -285,7 +285,7 @@ def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int) ->
     :func:`_block_sums` of the group's rows."""
     view = ranked.view
     if view is not None:  # the codes and labels in score order, gathered once and shared (the sketch reads them too)
-        c, y = codes_in_order(view, codes), np.asarray(view.take(label), dtype=np.float64)
+        c, y = codes_in_order(view, codes), view.take(label, "small")  # a 0/1 label as int8
     else:
         c, y = np.asarray(codes)[ranked.order], np.asarray(label)[ranked.order].astype(np.float64)
     t = ranked.sorted_tie
@@ -293,7 +293,7 @@ def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int) ->
     out = []
     for g in range(G):
         rows = c == g  # the group's rows, in score order
-        yg = y[rows]
+        yg = y[rows].astype(np.float64, copy=False)
         if not len(yg):
             out.append((np.zeros(1), np.zeros(1)))
             continue

@@ -90,7 +90,7 @@ def build(codes: np.ndarray, x: np.ndarray, label: np.ndarray | None, B: int, ro
     view = order if isinstance(order, Sorted) and order.x is x else \
         Sorted(x, stable_order(x) if order is None else np.asarray(getattr(order, "order", order)))
     xs, cc = view.values, view.take(codes, "codes")  # the values and the codes in value order
-    ls = None if label is None else view.take(label)
+    ls = None if label is None else view.take(label, "small")  # a 0/1 label as int8 (the same whole numbers)
     T = int(min(budget // TAIL_SHARE, max(n - 1, 0) // 4))
     c_lo, c_hi = xs[T], xs[n - 1 - T]
     top = int(cc.max(initial=-1))

@@ -148,12 +148,25 @@ class Sorted:
         return self.take(self.x, np.float64)
 
     def take(self, column: np.ndarray, dtype=None) -> np.ndarray:
-        """``column[order]`` (cast to ``dtype``; ``"codes"``: integer codes in their narrowest type), kept."""
+        """``column[order]`` (cast to ``dtype``; ``"codes"``: integer codes in their narrowest type; ``"small"``: as
+        int8 when every value is a small whole number — a 0/1 label — else as it is), kept."""
         def gather() -> np.ndarray:
-            c = narrow_codes(column) if dtype == "codes" else np.asarray(column, dtype=dtype)
+            c = narrow_codes(column) if dtype == "codes" else _small(column) if dtype == "small" else \
+                np.asarray(column, dtype=dtype)
             return np.take(c, self.order)
 
         return derived(self._held, (id(column), str(dtype)), column, gather)
+
+
+def _small(column) -> np.ndarray:
+    """``column`` as int8 when that holds every value exactly (the same numbers in an eighth of the bytes), else
+    as it is."""
+    c = np.asarray(column)
+    if c.dtype.kind == "f" and len(c):
+        small = c.astype(np.int8)
+        if np.array_equal(small, c):
+            return small
+    return c
 
 
 def sorted_parts(x, order: "np.ndarray | Sorted | None") -> tuple[np.ndarray, np.ndarray]:

@@ -60,6 +60,12 @@ def test_the_view_gathers_each_column_once_and_never_hands_one_columns_gather_to
     assert view.take(same_values, "codes") is not c
     other = codes[::-1].copy()
     assert np.array_equal(view.take(other, "codes"), other[view.order])
+    label = (rng.random(500) < 0.5).astype(np.float64)
+    small = view.take(label, "small")
+    assert small.dtype == np.int8 and np.array_equal(small, label[view.order])  # a 0/1 label in a byte a row
+    for other_values in (label + 0.5, np.where(label > 0, np.nan, 0.0), label * 300):  # not small whole numbers
+        got = view.take(other_values, "small")
+        assert got.dtype == np.float64 and np.array_equal(got, other_values[view.order], equal_nan=True)
     assert narrow_codes(np.array([-1, 126])).dtype == np.int8
     assert narrow_codes(np.array([-1, 127])).dtype == np.int16  # room for the callers' +1
     assert narrow_codes(np.array([0, 40_000])).dtype == np.int32
