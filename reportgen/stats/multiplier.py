@@ -16,6 +16,8 @@ from typing import Sequence
 
 import numpy as np
 
+from reportgen.stats.outcome_codes import counting_keys
+
 MIN_GROUP_ROWS = 1_000  # a group with fewer rows keeps an ordinary resampling scheme (skewness matters there)
 
 
@@ -100,6 +102,7 @@ def moment_replicates(x: np.ndarray, codes: np.ndarray, G: int, B: int, rng: np.
     same counts, centres and ``Σd²`` this function's passes find (the same sums of the same rows in the same order),
     so only ``Σd``, ``Σd³`` and ``Σd⁴`` are summed here."""
     x = np.asarray(x, dtype=np.float64)
+    codes = counting_keys(codes)  # one copy of read-only codes for every bincount below, not one each
     if summary is None:
         c, known = group_means(x, codes, G), None
     else:
@@ -107,7 +110,6 @@ def moment_replicates(x: np.ndarray, codes: np.ndarray, G: int, B: int, rng: np.
         c = np.where(n0 > 0, mean0, 0.0)  # group_means: the sum over the count, 0 for a group without rows
         ss0 = np.where(n0 > 0, ss0, 0.0)
         known = {(0,): n0, (2,): ss0, (1, 1): ss0}  # the count, Σd² (and Σd·d, the same products summed)
-    codes = np.asarray(codes, dtype=np.int64)
     d = x - c[codes if codes.min(initial=0) >= 0 else np.maximum(codes, 0)]  # every row in a group: no clipped copy
     T = sum_replicates(*group_sums((None, d, d * d), codes, G, known), B, rng)  # (B, G, 3)
     n, s1, s2 = T[..., 0], T[..., 1], T[..., 2]
@@ -125,7 +127,8 @@ def error_replicates(y: np.ndarray, yhat: np.ndarray, codes: np.ndarray, G: int,
     (``m_g``, ``a_g``: the group's mean error and MAE, centres that keep ``Q`` well conditioned), from which
     ``Σw·e = m_g Σw + Σw·δ``, ``Σw·|e| = a_g Σw + Σw·α`` and ``Σw·e² = m_g² Σw + 2 m_g Σw·δ + Σw·δ²``."""
     e = np.asarray(yhat, dtype=np.float64) - np.asarray(y, dtype=np.float64)
-    at = np.maximum(np.asarray(codes, dtype=np.int64), 0)
+    codes = counting_keys(codes)  # one copy of read-only codes for every bincount below, not one each
+    at = np.maximum(codes, 0)
     m, a = group_means(e, codes, G), group_means(np.abs(e), codes, G)
     d, al = e - m[at], np.abs(e) - a[at]
     T = sum_replicates(*group_sums((None, d, al, d * d), codes, G), B, rng)

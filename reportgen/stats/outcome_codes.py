@@ -15,12 +15,20 @@ from reportgen.stats.sort_order import Sorted, codes_in_order
 BLOCK = 1 << 16  # rows of one step of the KS distances' running counts (their arrays stay in the cache)
 
 
+def counting_keys(codes: np.ndarray) -> np.ndarray:
+    """``codes`` as ``np.bincount`` reads them without copying them again on every call: numpy's ``bincount`` copies
+    an array it may not write (the rows' codes are a read-only view), so a function that counts by the same codes
+    several times hands it one writeable int64 copy (the same values)."""
+    c = np.asarray(codes)
+    return c if c.flags.writeable and c.dtype == np.intp else np.array(c, dtype=np.intp)
+
+
 def hard_summary(x: np.ndarray, codes: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ``(n, mean, ss)`` of :func:`~reportgen.stats.outcome.group_summary` for unweighted rows in one group each
     (``codes``; −1: none), by ``np.bincount``."""
     every = len(codes) > 0 and int(codes.min()) >= 0  # every row in a group (task_values keeps only those): no masks
     o = 0 if every else 1
-    k = codes if every else codes + 1  # bin 0: rows without a group (none: the codes are the bins; the same sums)
+    k = counting_keys(codes) if every else codes + 1  # bin 0: rows without a group (none: the codes are the bins)
     n = np.bincount(k, minlength=G + o)[o:].astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n > 0, np.bincount(k, weights=x, minlength=G + o)[o:] / n, np.nan)

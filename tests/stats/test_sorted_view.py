@@ -280,6 +280,20 @@ def test_the_multiplier_from_the_rows_summary_equals_its_own_passes_bit_for_bit(
         assert np.array_equal(a, b, equal_nan=True)
 
 
+def test_counting_keys_copy_read_only_codes_once_and_leave_writeable_ones_alone():
+    """numpy's bincount copies an array it may not write: a function counting several times by read-only codes
+    hands it one writeable copy of the same values (and the loaded codes stay read-only)."""
+    codes = np.array([0, 2, 1, -1, 2], dtype=np.int64)
+    assert oc_codes.counting_keys(codes) is codes
+    ro = codes.view()
+    ro.flags.writeable = False
+    keys = oc_codes.counting_keys(ro)
+    assert keys is not ro and keys.flags.writeable and keys.dtype == np.intp and np.array_equal(keys, codes)
+    assert not ro.flags.writeable
+    small = oc_codes.counting_keys(codes.astype(np.int8))
+    assert small.dtype == np.intp and np.array_equal(small, codes)
+
+
 # ------------------------------------------------------------------------------------- through the families
 
 
