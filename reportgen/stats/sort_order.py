@@ -62,7 +62,10 @@ def packed_order(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             part |= rows[:len(part)]
             rows += np.uint64(len(rows))
         keys.sort()
-        eq = (keys[1:] ^ keys[:-1]) >> bits == 0  # the same top bits as the row before it
+        top = np.bitwise_xor(keys[1:], keys[:-1])  # worked in place: one temporary of the rows' size
+        top >>= bits
+        eq = top == 0  # the same top bits as the row before it
+        del top
         keys &= np.uint64((1 << b) - 1)
         order = keys.view(np.int64)
     return order, eq
