@@ -359,3 +359,34 @@ def test_the_families_entries_with_the_view_equal_those_without_and_each_column_
     assert shared == bare
     if scheme != "poisson":
         assert '"scheme": "sketch"' in shared and '"scheme": "multiplier"' in shared
+
+
+def test_a_run_through_the_cli_writes_the_same_results_json_with_the_view_as_without(monkeypatch, tmp_path):
+    """``reportgen run`` (sketch and multiplier forced on 6,000 rows): results.json byte for byte the same with the
+    shared view and the multiplier starting from the rows' summary as with each statistic gathering and summing for
+    itself."""
+    from conftest import cli_in_process
+
+    from reportgen.families.core import AttributeContext
+
+    monkeypatch.setattr(resample, "PATTERN_MIN_ROWS", 0)
+    monkeypatch.setattr(sk, "SKETCH_MIN_CELLS", 0)
+    monkeypatch.setattr(mp, "MIN_GROUP_ROWS", 100)
+    spec = _write(tmp_path)
+    spec.write_text(spec.read_text().replace(
+        "metrics: [smd]", "metrics: [smd, ks_distance, wasserstein, median_difference, auc, xauc]\n"
+        "intervals:\n  bootstrap: {resamples: 60, seed: 3}"))
+
+    def run() -> bytes:
+        r = cli_in_process("run", str(spec), "--out", str(tmp_path / "out"), "--format", "json")
+        assert r.returncode == 0, r.stderr
+        return (tmp_path / "out" / "results.json").read_bytes()
+
+    shared = run()
+    with monkeypatch.context() as m:
+        m.setattr(AttributeContext, "sorted_view", lambda self, v: self.order(v))
+        m.setattr(mp, "moment_replicates",
+                  lambda x, codes, G, B, rng, summary=None, f=mp.moment_replicates: f(x, codes, G, B, rng))
+        bare = run()
+    assert shared == bare
+    assert b'"sketch"' in shared and b'"multiplier"' in shared
