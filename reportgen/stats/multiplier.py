@@ -57,10 +57,17 @@ def group_sums(V: Sequence[np.ndarray | None], codes: np.ndarray, G: int,
     cols = [None if v is None else np.asarray(v, dtype=np.float64) if every else np.asarray(v, dtype=np.float64)[keep]
             for v in V]
 
+    scratch: list[np.ndarray] = []  # one buffer for every product of two features (not a new n-row array each)
+
     def total(a: np.ndarray | None, b: np.ndarray | None, key: tuple[int, ...]) -> np.ndarray:
         if known is not None and key in known:
             return np.asarray(known[key], dtype=np.float64)
-        w = b if a is None else a if b is None else a * b
+        if a is None or b is None:
+            w = b if a is None else a
+        else:
+            if not scratch:
+                scratch.append(np.empty(len(k)))
+            w = np.multiply(a, b, out=scratch[0])
         return np.bincount(k, weights=w, minlength=G)[:G].astype(np.float64)
 
     K = len(cols)
@@ -110,7 +117,8 @@ def moment_replicates(x: np.ndarray, codes: np.ndarray, G: int, B: int, rng: np.
         c = np.where(n0 > 0, mean0, 0.0)  # group_means: the sum over the count, 0 for a group without rows
         ss0 = np.where(n0 > 0, ss0, 0.0)
         known = {(0,): n0, (2,): ss0, (1, 1): ss0}  # the count, Σd² (and Σd·d, the same products summed)
-    d = x - c[codes if codes.min(initial=0) >= 0 else np.maximum(codes, 0)]  # every row in a group: no clipped copy
+    d = c[codes if codes.min(initial=0) >= 0 else np.maximum(codes, 0)]  # every row in a group: no clipped copy
+    np.subtract(x, d, out=d)  # d = x − c_g, worked in place
     T = sum_replicates(*group_sums((None, d, d * d), codes, G, known), B, rng)  # (B, G, 3)
     n, s1, s2 = T[..., 0], T[..., 1], T[..., 2]
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -32,7 +32,8 @@ def hard_summary(x: np.ndarray, codes: np.ndarray, G: int) -> tuple[np.ndarray, 
     n = np.bincount(k, minlength=G + o)[o:].astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n > 0, np.bincount(k, weights=x, minlength=G + o)[o:] / n, np.nan)
-    d = x - np.nan_to_num(mean)[codes if every else np.maximum(codes, 0)]
+    d = np.nan_to_num(mean)[codes if every else np.maximum(codes, 0)]
+    np.subtract(x, d, out=d)  # x − the group's mean, worked in place
     d *= d
     ss = np.bincount(k, weights=d if every else np.where(codes >= 0, d, 0.0), minlength=G + o)[o:]
     return n, mean, np.where(n > 0, ss, np.nan)
