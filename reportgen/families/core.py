@@ -20,7 +20,8 @@ from reportgen.data.files import AttributeDef
 from reportgen.stats.loading import Loaded, collected, has_pred
 from reportgen.stats.moments import GroupMoments
 from reportgen.stats.sketch import Widening
-from reportgen.stats.sort_order import stable_order
+from reportgen.derived import derived
+from reportgen.stats.sort_order import Sorted, stable_order
 from reportgen.stats.values import TaskValues, task_values
 from reportgen.spec import catalogue
 from reportgen.stats.statistic import Estimate, RowPatterns, cell_counts, estimate, group_moments, patterns_of
@@ -247,6 +248,12 @@ class AttributeContext:
         if key not in self.statistics:
             self.statistics[key] = stable_order(v.yhat)  # = np.argsort(kind="stable"), by a value sort
         return self.statistics[key]
+
+    def sorted_view(self, v: TaskValues) -> Sorted:
+        """:meth:`order` with ``v.yhat`` and the other columns of these rows gathered in it on first use and kept
+        (:class:`~reportgen.stats.sort_order.Sorted`): the quantiles, the KS distances, the sketch's bins and AUC's
+        tie blocks share one gather of the values, the group codes and the labels."""
+        return derived(self.statistics, ("sorted", id(v)), v, lambda: Sorted(v.yhat, self.order(v)))
 
     def base(self, source: str):
         """The base-correlation side from ``source`` (cached per attribute)."""

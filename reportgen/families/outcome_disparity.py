@@ -30,7 +30,7 @@ from reportgen.stats import sketch as sk
 from reportgen.stats import sketch_multiplier as skm
 from reportgen.stats.resample import Replicates, replicate_rows
 from reportgen.stats.sketch import Widening
-from reportgen.stats.sort_order import stable_order
+from reportgen.stats.sort_order import Sorted, stable_order
 from reportgen.stats.values import TaskValues
 
 MIN_ROWS_COMPARE = 10  # a compared group below this supports no verdict (as §3)
@@ -93,9 +93,27 @@ def _replicate(ctx: AttributeContext, v: TaskValues, family: str, runs: int, col
                moments: bool = False, signed: bool = False) -> Replicates:
     stream = counts.stream_id("runs" if runs > 1 else "test", ctx.attr.name, family)
     multiplier = "errors" if family == "error_parity" else "moments" if moments else None
+    codes_summary = multiplier == "moments" and columns[0] is v.yhat and v.membership.is_hard and v.membership.G >= 2
     return replicate_rows(columns, v.membership, v.positions, seed=ctx.seed, stream=stream, B=ctx.B,
                           shared=runs > 1, sketch=family == "outcome_disparity", multiplier=multiplier,
-                          ranks=[v.ranks_of(c) for c in columns], order=partial(ctx.order, v), signed=signed)
+                          ranks=[v.ranks_of(c) for c in columns], order=partial(ctx.sorted_view, v), signed=signed,
+                          summary=partial(_rows_summary, ctx, v) if codes_summary else None)
+
+
+def _rows_cache(ctx: AttributeContext, v: TaskValues) -> dict:
+    """Where the family keeps what it computes of one file's rows for its metrics on them (the group summary,
+    the quantiles, the membership matrix where a row-level sum reads it): one dict per attribute and rows."""
+    return ctx.statistics.setdefault(("outcome rows", id(v)), {})  # v stays cached in ctx, so its id is not reused
+
+
+def _rows_summary(ctx: AttributeContext, v: TaskValues) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows' own group summary ``(n, mean, ss)`` (:func:`reportgen.stats.outcome.rows_summary`), computed once
+    and kept with the family's other statistics of these rows: the point values and the multiplier read it."""
+    cache = _rows_cache(ctx, v)
+    if "s1" not in cache:
+        cache["s1"] = oc.rows_summary(v.yhat, v.membership)
+    s = cache["s1"]
+    return s.n, s.mean, s.ss
 
 
 def hard_of(v: TaskValues) -> bool:
@@ -107,10 +125,12 @@ def _as_bounds(b: oc.Bounds, value_range) -> tuple[np.ndarray, np.ndarray, str, 
 
 
 def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tuple[int, int]], q: float,
-                 order: np.ndarray | Callable[[], np.ndarray] | None = None, cache: dict | None = None) -> Side:
+                 order: np.ndarray | Sorted | Callable[[], np.ndarray | Sorted] | None = None,
+                 cache: dict | None = None) -> Side:
     """The pairs of outcome-disparity metric ``name`` on one file's rows (``R``: the replicates of ``v.yhat``, or
-    None; ``order``: ``v.yhat``'s stable ascending order, or how to get it when needed; ``cache``: where the rows'
-    membership matrix, group summary and quantiles are kept for the family's other metrics on these rows)."""
+    None; ``order``: ``v.yhat``'s stable ascending order — or its shared sorted view — or how to get it when needed;
+    ``cache``: where the rows' membership matrix, group summary and quantiles are kept for the family's other metrics
+    on these rows)."""
     cache = {} if cache is None else cache
 
     def rows_P() -> np.ndarray:  # the rows' (n, G) membership matrix, built only where a row-level sum reads it
@@ -160,7 +180,8 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
         if name in ("median_difference", "quantile_difference"):
             return oc.quantile_difference(x, w, P_point() if P is None else P, pairs,
                                           0.5 if name == "median_difference" else q, order=order)
-        ks, w1 = oc.ecdf_distances(x, w, P, pairs, order=order, codes=v.membership.codes if w is None and by_codes else None)
+        ks, w1 = oc.ecdf_distances(x, w, P, pairs, order=order, codes=v.membership.codes if w is None and by_codes else None,
+                                   with_w1=name != "ks_distance")
         return ks if name == "ks_distance" else w1
 
     point = values(xo, None, Po, oo)
@@ -439,8 +460,8 @@ def _pair_name(p: OutcomePair) -> str:
 
 def entry(ctx: AttributeContext, m: Metric) -> Computed:
     q = _q(m)
-    return compare(ctx, m, lambda v, R, pairs: outcome_side(m.name, v, R, pairs, q, partial(ctx.order, v),
-                                                            ctx.statistics.setdefault(("outcome rows", id(v)), {})),
+    return compare(ctx, m, lambda v, R, pairs: outcome_side(m.name, v, R, pairs, q, partial(ctx.sorted_view, v),
+                                                            _rows_cache(ctx, v)),
                    ("mean", "sd", "median", "quantile"), _outcome)
 
 

@@ -163,7 +163,7 @@ class _File:
 
 
 def _ranked(ctx: AttributeContext, v) -> sq.Ranked:
-    return sq.rank(v.yhat, ctx.order(v))
+    return sq.rank(v.yhat, ctx.sorted_view(v))
 
 
 def _codes(P: np.ndarray) -> np.ndarray:
@@ -192,7 +192,7 @@ def _files(ctx: AttributeContext, k: int) -> list[_File] | str:
             ranked = partial(_ranked, ctx, v)
             R = replicate_rows((v.yhat, v.y), v.membership, v.positions, seed=ctx.seed, stream=stream, B=ctx.B,
                                shared=len(vals) > 1, sketch=True, ranks=(v.ranks_of(v.yhat), v.ranks_of(v.y)),
-                               order=partial(ctx.order, v), signed=True)
+                               order=partial(ctx.sorted_view, v), signed=True)
             f = _File(v.yhat, v.y, v.membership, R, ranked, v.membership.is_hard, v.membership.codes, v.favorable, v.range,
                       sq.MannWhitney(*(np.zeros(0),) * 3), sq.MannWhitney(*(np.zeros(0),) * 3))
             f.auc_point = sq.group_auc(R.columns[0], R.columns[1], R.P, R.counts, ranked=f.rranked) \

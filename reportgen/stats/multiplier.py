@@ -16,6 +16,8 @@ from typing import Sequence
 
 import numpy as np
 
+from reportgen.stats.outcome_codes import counting_keys
+
 MIN_GROUP_ROWS = 1_000  # a group with fewer rows keeps an ordinary resampling scheme (skewness matters there)
 
 
@@ -41,10 +43,13 @@ def sum_replicates(S: np.ndarray, Q: np.ndarray, B: int, rng: np.random.Generato
     return S + np.einsum("...ij,b...j->b...i", L, Z)
 
 
-def group_sums(V: Sequence[np.ndarray | None], codes: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
+def group_sums(V: Sequence[np.ndarray | None], codes: np.ndarray, G: int,
+               known: dict[tuple[int, ...], np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Each group's ``S_g = Σ v_i`` ``(G, K)`` and ``Q_g = Σ v_i v_iᵀ`` ``(G, K, K)`` of the rows' features ``V``
     (``K`` columns of ``n``; None: the constant 1, whose sums are counts), by ``np.bincount`` over the rows' group
-    codes (−1: none), one product of two features at a time (no ``(n, K)`` matrix is built)."""
+    codes (−1: none), one product of two features at a time (no ``(n, K)`` matrix is built). ``known``: sums the
+    caller already has — of feature ``i`` under key ``(i,)``, of the product of ``i`` and ``j`` under ``(i, j)`` —
+    exactly as this ``bincount`` gives them (the same rows in the same order), taken instead of a pass."""
     codes = np.asarray(codes, dtype=np.int64)
     keep = codes >= 0
     every = bool(keep.all())
@@ -52,18 +57,33 @@ def group_sums(V: Sequence[np.ndarray | None], codes: np.ndarray, G: int) -> tup
     cols = [None if v is None else np.asarray(v, dtype=np.float64) if every else np.asarray(v, dtype=np.float64)[keep]
             for v in V]
 
-    def total(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray:
-        w = b if a is None else a if b is None else a * b
+    scratch: list[np.ndarray] = []  # one buffer for every product of two features (not a new n-row array each)
+
+    def total(a: np.ndarray | None, b: np.ndarray | None, key: tuple[int, ...]) -> np.ndarray:
+        if known is not None and key in known:
+            return np.asarray(known[key], dtype=np.float64)
+        if a is None or b is None:
+            w = b if a is None else a
+        else:
+            if not scratch:
+                scratch.append(np.empty(len(k)))
+            w = np.multiply(a, b, out=scratch[0])
         return np.bincount(k, weights=w, minlength=G)[:G].astype(np.float64)
 
     K = len(cols)
-    S = np.stack([total(c, None) for c in cols], axis=1)
+    S = np.stack([total(c, None, (i,)) for i, c in enumerate(cols)], axis=1)
     Q = np.empty((G, K, K))
     for i in range(K):
         for j in range(i, K):
             Q[:, i, j] = Q[:, j, i] = S[:, j] if cols[i] is None else S[:, i] if cols[j] is None else \
-                total(cols[i], cols[j])
+                total(cols[i], cols[j], (i, j))
     return S, Q
+
+
+def large_enough(n: np.ndarray) -> bool:
+    """Whether every group with rows (``n``: each group's count) has at least :data:`MIN_GROUP_ROWS` of them."""
+    n = np.asarray(n)
+    return bool(((n == 0) | (n >= MIN_GROUP_ROWS)).all())
 
 
 def group_means(x: np.ndarray, codes: np.ndarray, G: int) -> np.ndarray:
@@ -76,16 +96,30 @@ def group_means(x: np.ndarray, codes: np.ndarray, G: int) -> np.ndarray:
     return np.where(n > 0, s / np.maximum(n, 1), 0.0)
 
 
-def moment_replicates(x: np.ndarray, codes: np.ndarray, G: int, B: int,
-                      rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def moment_replicates(x: np.ndarray, codes: np.ndarray, G: int, B: int, rng: np.random.Generator,
+                      summary: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Multiplier replicates of each group's weight, mean and sum of squared deviations, each ``(B, G)``: the
     sums ``(Σw, Σw·d, Σw·d²)`` of ``d = x − c_g`` (``c_g`` the group's mean, which keeps ``Q`` well conditioned)
     drawn from the power sums up to ``d⁴``, then ``mean = c_g + Σw·d / Σw`` and ``ss = Σw·d² − (Σw·d)² / Σw``
-    (NaN where a replicate's weight is not positive, 0 where rounding takes ``ss`` below 0)."""
+    (NaN where a replicate's weight is not positive, 0 where rounding takes ``ss`` below 0).
+
+    ``summary``: the rows' own ``(n, mean, ss)`` by ``np.bincount`` over these codes
+    (:func:`reportgen.stats.outcome_codes.hard_summary`, NaN for a group without rows) when the caller has it: the
+    same counts, centres and ``Σd²`` this function's passes find (the same sums of the same rows in the same order),
+    so only ``Σd``, ``Σd³`` and ``Σd⁴`` are summed here."""
     x = np.asarray(x, dtype=np.float64)
-    c = group_means(x, codes, G)
-    d = x - c[np.maximum(np.asarray(codes, dtype=np.int64), 0)]
-    T = sum_replicates(*group_sums((None, d, d * d), codes, G), B, rng)  # (B, G, 3)
+    codes = counting_keys(codes)  # one copy of read-only codes for every bincount below, not one each
+    if summary is None:
+        c, known = group_means(x, codes, G), None
+    else:
+        n0, mean0, ss0 = (np.asarray(a, dtype=np.float64) for a in summary)
+        c = np.where(n0 > 0, mean0, 0.0)  # group_means: the sum over the count, 0 for a group without rows
+        ss0 = np.where(n0 > 0, ss0, 0.0)
+        known = {(0,): n0, (2,): ss0, (1, 1): ss0}  # the count, Σd² (and Σd·d, the same products summed)
+    d = c[codes if codes.min(initial=0) >= 0 else np.maximum(codes, 0)]  # every row in a group: no clipped copy
+    np.subtract(x, d, out=d)  # d = x − c_g, worked in place
+    T = sum_replicates(*group_sums((None, d, d * d), codes, G, known), B, rng)  # (B, G, 3)
     n, s1, s2 = T[..., 0], T[..., 1], T[..., 2]
     with np.errstate(invalid="ignore", divide="ignore"):
         ok = n > 0
@@ -101,7 +135,8 @@ def error_replicates(y: np.ndarray, yhat: np.ndarray, codes: np.ndarray, G: int,
     (``m_g``, ``a_g``: the group's mean error and MAE, centres that keep ``Q`` well conditioned), from which
     ``Σw·e = m_g Σw + Σw·δ``, ``Σw·|e| = a_g Σw + Σw·α`` and ``Σw·e² = m_g² Σw + 2 m_g Σw·δ + Σw·δ²``."""
     e = np.asarray(yhat, dtype=np.float64) - np.asarray(y, dtype=np.float64)
-    at = np.maximum(np.asarray(codes, dtype=np.int64), 0)
+    codes = counting_keys(codes)  # one copy of read-only codes for every bincount below, not one each
+    at = np.maximum(codes, 0)
     m, a = group_means(e, codes, G), group_means(np.abs(e), codes, G)
     d, al = e - m[at], np.abs(e) - a[at]
     T = sum_replicates(*group_sums((None, d, al, d * d), codes, G), B, rng)

@@ -31,7 +31,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from reportgen.stats import outcome_codes as oc_codes
-from reportgen.stats.sort_order import stable_order
+from reportgen.stats.sort_order import Sorted, sorted_parts
 
 Pairs = Sequence[tuple[int, int]]
 BLOCK_ELEMENTS = 1 << 22  # float64 elements of one working block (32 MB)
@@ -171,12 +171,10 @@ def mean_ratio(s: GroupSummary, pairs: Pairs) -> np.ndarray:
 
 # --- order statistics: quantiles and distances between distributions ---------------------------------------
 
-def _sorted(x, order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The stable ascending order of ``x`` (``order`` when the caller sorted already) and the sorted values."""
-    x = np.asarray(x, dtype=np.float64)
-    if order is None:
-        order = stable_order(x)
-    return order, x[order]
+def _sorted(x, order: np.ndarray | Sorted | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The stable ascending order of ``x`` (``order`` when the caller sorted already: an array, or a shared
+    :class:`~reportgen.stats.sort_order.Sorted` view of ``x``) and the sorted values."""
+    return sorted_parts(x, order)
 
 
 def _quantile_index(cum: np.ndarray, q: float) -> np.ndarray:
@@ -227,7 +225,8 @@ def group_quantile_levels(x, P, levels: Sequence[float], order: np.ndarray | Non
     none) — then ``P`` may be just the number of groups, and the groups' rows are read off the sorted codes."""
     if codes is not None:
         G = int(P) if np.ndim(P) == 0 else np.shape(P)[1]
-        return oc_codes.hard_quantile_levels(*_sorted(x, order), np.asarray(codes), G, levels)
+        o, xs = _sorted(x, order)
+        return oc_codes.hard_quantile_levels(order if isinstance(order, Sorted) else o, xs, np.asarray(codes), G, levels)
     order, xs = _sorted(x, order)
     P = np.asarray(P, dtype=np.float64)
     G = P.shape[1]
@@ -273,16 +272,19 @@ def quantile_difference(x, w, P, pairs: Pairs, q: float, order: np.ndarray | Non
     return Q[..., a] - Q[..., b]
 
 
-def ecdf_distances(x, w, P, pairs: Pairs, order: np.ndarray | None = None,
-                   codes: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def ecdf_distances(x, w, P, pairs: Pairs, order: np.ndarray | Sorted | None = None,
+                   codes: np.ndarray | None = None, with_w1: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The Kolmogorov–Smirnov distance ``sup_v |F_a(v) − F_b(v)|`` and the Wasserstein-1 distance
     ``∫ |F_a(v) − F_b(v)| dv`` between the groups' weighted ECDFs, for each pair: two ``(B, K)`` (or ``(K,)``)
     arrays. Both ECDFs are evaluated after every run of tied values, where the step functions take all their
     values. NaN where a group has no weight. ``order``: ``x``'s stable ascending order, when the caller has it.
     ``codes``: the rows' groups when ``P`` is their one-hot matrix (−1: none) and there are no weights — the ECDFs
-    are then counts of the sorted codes (the same figures: a float sum of ones is the integer count)."""
+    are then counts of the sorted codes (the same figures: a float sum of ones is the integer count), and
+    ``with_w1=False`` leaves the Wasserstein-1 distances out (NaN) when only the KS distances are read."""
     if w is None and codes is not None:
-        return oc_codes.hard_ecdf_distances(*_sorted(x, order), np.asarray(codes), pairs)
+        o, xs = _sorted(x, order)
+        return oc_codes.hard_ecdf_distances(order if isinstance(order, Sorted) else o, xs, np.asarray(codes), pairs,
+                                            w1=with_w1)
     order, xs = _sorted(x, order)
     P = np.asarray(P, dtype=np.float64)[order]
     W, flat = _matrix(w, len(xs))

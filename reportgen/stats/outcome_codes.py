@@ -5,9 +5,23 @@ reading's length."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Sequence
 
 import numpy as np
+
+from reportgen.stats.sort_order import Sorted, codes_in_order
+
+BLOCK = 1 << 16  # rows of one step of the KS distances' running counts (their arrays stay in the cache)
+
+
+def counting_keys(codes: np.ndarray) -> np.ndarray:
+    """``codes`` as ``np.bincount`` reads them without copying them again on every call: numpy's ``bincount`` copies
+    an array it may not write (the rows' codes are a read-only view) or of another integer type, so a function that
+    counts by the same codes several times hands it :func:`readable` int64 codes (no copy) or one int64 copy (the
+    same values)."""
+    c = np.asarray(codes)
+    return readable(c) if c.dtype == np.intp else np.array(c, dtype=np.intp)
 
 
 def hard_summary(x: np.ndarray, codes: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -42,16 +56,20 @@ def readable(a: np.ndarray) -> np.ndarray:
     return view
 
 
-def hard_ecdf_distances(order: np.ndarray, xs: np.ndarray, codes: np.ndarray,
-                        pairs: Sequence[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+def hard_ecdf_distances(order: np.ndarray | Sorted, xs: np.ndarray, codes: np.ndarray,
+                        pairs: Sequence[tuple[int, int]], w1: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """:func:`~reportgen.stats.outcome.ecdf_distances` of unweighted rows in one group each (``xs``: the values in
-    their stable ascending ``order``): one gather of the codes in value order, one
-    count per group."""
+    their stable ascending ``order``, or a shared :class:`~reportgen.stats.sort_order.Sorted` view): the codes in
+    value order, one count per group. ``w1=False``: the Wasserstein-1 distances are not asked for (NaN) — the KS
+    distances are then found a block of rows at a time (a running count per group, its largest gap), the same
+    divisions and the same maximum without an n-row array per group and pair."""
     K = len(pairs)
-    ks, w1 = np.full(K, np.nan), np.full(K, np.nan)
+    ks, w1s = np.full(K, np.nan), np.full(K, np.nan)
     if not len(xs) or not K:
-        return ks, w1
-    c = codes[order]
+        return ks, w1s
+    c = codes_in_order(order, codes)
+    if not w1:
+        return _ks_by_blocks(xs, c, pairs), w1s
     distinct = xs[1:] != xs[:-1]
     last = None if distinct.all() else np.flatnonzero(np.r_[distinct, True])  # None: every row its own value
     gaps = np.diff(xs if last is None else xs[last])
@@ -64,23 +82,56 @@ def hard_ecdf_distances(order: np.ndarray, xs: np.ndarray, codes: np.ndarray,
         if F[a] is None or F[b] is None:
             continue
         d = np.abs(F[a] - F[b])
-        ks[k], w1[k] = d.max(), (d[:-1] * gaps).sum()
-    return ks, w1
+        ks[k], w1s[k] = d.max(), (d[:-1] * gaps).sum()
+    return ks, w1s
 
 
-def hard_quantile_levels(order: np.ndarray, xs: np.ndarray, codes: np.ndarray, G: int,
+def _ks_by_blocks(xs: np.ndarray, c: np.ndarray, pairs: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Each pair's largest |F_a − F_b| after every run of tied values (``c``: the codes in value order), a block of
+    :data:`BLOCK` rows at a time: a group's running count is carried from block to block (exact integers), each
+    ECDF value is that count over the group's rows (the division the whole column's ``cum / cum[-1]`` makes), and
+    the maximum of maxima is the maximum."""
+    n, K = len(xs), len(pairs)
+    used = sorted({g for p in pairs for g in p})
+    total = {g: np.int64(np.count_nonzero(c == g)) for g in used}
+    carry = dict.fromkeys(used, 0)
+    ks = np.full(K, np.nan)
+    live = [k for k, (a, b) in enumerate(pairs) if total[a] > 0 and total[b] > 0]
+    ks[live] = 0.0
+    for lo in range(0, n, BLOCK):
+        hi = min(n, lo + BLOCK)
+        m = min(hi, n - 1) - lo  # rows of the block with a row after them
+        end = np.ones(hi - lo, dtype=bool)  # the last row of a run of tied values (the column's last row is one)
+        np.not_equal(xs[lo:lo + m], xs[lo + 1:lo + m + 1], out=end[:m])
+        every = bool(end.all())
+        F = {}
+        for g in used:
+            cum = np.cumsum(c[lo:hi] == g)
+            cum += carry[g]
+            carry[g] = int(cum[-1])
+            if total[g] > 0:
+                F[g] = (cum if every else cum[end]) / total[g]
+        for k in live:
+            a, b = pairs[k]
+            ks[k] = max(ks[k], np.abs(F[a] - F[b]).max(initial=0.0))
+    return ks
+
+
+def hard_quantile_levels(order: np.ndarray | Sorted, xs: np.ndarray, codes: np.ndarray, G: int,
                          levels: Sequence[float]) -> np.ndarray:
     """:func:`~reportgen.stats.outcome.group_quantile_levels` of unweighted rows in one group each (``xs``: the
-    values in their stable ascending ``order``): a group's running count of rows is ``1, 2, …, n_g`` (the float sum
-    of its ones), so its ECDF at its i-th row is ``i / n_g`` — the same divisions, the same binary searches."""
+    values in their stable ascending ``order``, or a shared :class:`~reportgen.stats.sort_order.Sorted` view): a
+    group's running count of rows is ``1, 2, …, n_g`` (the float sum of its ones), so its ECDF at its i-th row is
+    ``(i + 1) / n_g`` — one correctly rounded division, as numpy's of the ``arange`` by ``n_g`` — and each level's
+    row is the binary search numpy's ``searchsorted`` makes, over those divisions without the array."""
     out = np.full((G, len(levels)), np.nan)
-    c = codes[order]
+    c = codes_in_order(order, codes)
     for g in range(G):
         rows = np.flatnonzero(c == g)  # the group's rows, in value order
-        if not len(rows):
+        n = len(rows)
+        if not n:
             continue
-        cdf = np.arange(1, len(rows) + 1, dtype=np.float64)
-        cdf /= float(len(rows))
-        for j, q in enumerate(levels):
-            out[g, j] = xs[rows[min(int(np.searchsorted(cdf, q, side="left")), len(rows) - 1)]]
+        for j, q in enumerate(levels):  # the first row whose ECDF reaches q (searchsorted's "left")
+            i = bisect_left(range(n), q, key=lambda i: (i + 1) / n)
+            out[g, j] = xs[rows[min(i, n - 1)]]
     return out

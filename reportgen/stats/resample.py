@@ -43,6 +43,7 @@ from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy
 
 from reportgen.stats import counts, multiplier as mp, sketch as sk, sketch_multiplier as skm
 from reportgen.stats.membership import Membership
+from reportgen.stats.sort_order import Sorted
 
 PATTERN_MIN_ROWS = 100_000  # below: keyed Poisson weights per row (fast at this size; the figures stay as they were)
 PATTERN_MAX = counts.MULTINOMIAL_MAX_PATTERNS  # above: per-row Poisson weights (compression does not pay)
@@ -75,7 +76,8 @@ class Replicates:
 def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positions: np.ndarray, *, seed: int,
                    stream: int, B: int, shared: bool = False, sketch: bool = False,
                    ranks: Sequence[Ranks | None] | None = None, multiplier: str | None = None,
-                   order: Callable[[], np.ndarray] | None = None, signed: bool = False) -> Replicates:
+                   order: Callable[[], np.ndarray | Sorted] | None = None, signed: bool = False,
+                   summary: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None) -> Replicates:
     """The replicates of the rows whose ``columns`` the statistic reads. ``shared``: the weights must be the same
     for every prediction file (several runs), so the rows keep their keyed Poisson weights. ``sketch``: the caller
     bounds its statistics' discretisation error, so a large file of distinct values may be sketched. ``ranks``:
@@ -84,10 +86,13 @@ def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positi
     ``"errors"`` of ŷ − y (columns y, ŷ: ``n``, mean error, MAE, MSE), so a file too large for per-row weights (``n·B``
     beyond :data:`reportgen.stats.sketch.SKETCH_MIN_CELLS`) and too distinct for the patterns takes the Gaussian
     multiplier bootstrap of those (``Replicates.summary``) when its groups are large enough. ``order``: how to get
-    the first column's ascending order (the caller's shared sort), for the sketch. ``signed``: the caller bounds its
-    statistics' discretisation error under signed pattern weights too (KS, AUC: :mod:`reportgen.stats.sketch_multiplier`),
-    so a sketch whose groups (and labels) are large enough takes Gaussian multipliers on its patterns
-    (``sketch_multiplier``) rather than the Bayesian bootstrap's Gamma weights."""
+    the first column's ascending order (the caller's shared sort, or its shared sorted view), for the sketch.
+    ``signed``: the caller bounds its statistics' discretisation error under signed pattern weights too (KS, AUC:
+    :mod:`reportgen.stats.sketch_multiplier`), so a sketch whose groups (and labels) are large enough takes Gaussian
+    multipliers on its patterns (``sketch_multiplier``) rather than the Bayesian bootstrap's Gamma weights.
+    ``summary``: how to get the first column's own group summary ``(n, mean, ss)`` by ``np.bincount`` over the codes
+    (:func:`reportgen.stats.outcome_codes.hard_summary`, two groups or more), when the caller keeps it: the
+    ``"moments"`` multiplier starts from it instead of summing the rows' counts, means and ``Σd²`` again."""
     cols = tuple(np.asarray(c, dtype=np.float64) for c in columns)
     n = len(positions)
     if not shared and membership.is_hard and n >= PATTERN_MIN_ROWS and B > 0:
@@ -96,11 +101,14 @@ def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positi
             codes, values, mult = found
             W = sk.multinomial_weights(_generator(seed, stream), n, mult, B)
             return Replicates("multinomial", values, Membership(membership.G, codes=codes).weights(), W, counts=mult)
-        if multiplier and n * B > sk.SKETCH_MIN_CELLS and large_groups(membership.codes, membership.G):
+        rows = summary() if multiplier == "moments" and summary is not None and n * B > sk.SKETCH_MIN_CELLS \
+            else None  # the rows' own group summary: the multiplier's counts, centres and Σd²
+        if multiplier and n * B > sk.SKETCH_MIN_CELLS and (
+                mp.large_enough(rows[0]) if rows is not None else large_groups(membership.codes, membership.G)):
             rng, codes, G = _generator(seed, stream), membership.codes, membership.G
-            summary = mp.moment_replicates(cols[0], codes, G, B, rng) if multiplier == "moments" else \
+            reps = mp.moment_replicates(cols[0], codes, G, B, rng, rows) if multiplier == "moments" else \
                 mp.error_replicates(cols[0], cols[1], codes, G, B, rng)
-            return Replicates("multiplier", cols, np.zeros((0, G)), np.zeros((0, B), dtype=np.uint8), summary=summary)
+            return Replicates("multiplier", cols, np.zeros((0, G)), np.zeros((0, B), dtype=np.uint8), summary=reps)
         if sketch and sk.applies(n, B, cols):  # too many rows and patterns for exact weights: the declared sketch
             b = sk.build(membership.codes, cols[0], cols[1] if len(cols) > 1 else None, B,
                          order=order() if order is not None else None)
@@ -118,8 +126,7 @@ def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positi
 def large_groups(codes: np.ndarray, G: int) -> bool:
     """Whether every group with rows has at least :data:`reportgen.stats.multiplier.MIN_GROUP_ROWS` of them."""
     c = np.asarray(codes, dtype=np.int64)
-    n = np.bincount(c[c >= 0] if len(c) and int(c.min()) < 0 else c, minlength=G)
-    return bool(((n == 0) | (n >= mp.MIN_GROUP_ROWS)).all())
+    return mp.large_enough(np.bincount(c[c >= 0] if len(c) and int(c.min()) < 0 else c, minlength=G))
 
 
 def _generator(seed: int, stream: int) -> np.random.Generator:

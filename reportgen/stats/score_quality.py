@@ -29,11 +29,11 @@ ratio and does not depend on how replicates are split into chunks.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from reportgen.stats.sort_order import stable_order
+from reportgen.stats.sort_order import Sorted, codes_in_order, sorted_parts
 from reportgen.stats.resample import poisson_u8 as bootstrap_weights  # noqa: F401 (the rows' keyed weights)
 
 CHUNK_ELEMENTS = 1 << 22  # rows × replicates per block of work (4M float64: 32 MB per temporary)
@@ -45,31 +45,43 @@ NO_ROWS = "no rows in the group"
 
 @dataclass(frozen=True)
 class Ranked:
-    """Rows in score order and their tie blocks: ``order`` sorts the rows by ascending score (stably), ``tie``
-    is each row's tie block (rows of equal score share one; blocks ascend with the score)."""
+    """Rows in score order and their tie blocks: ``order`` sorts the rows by ascending score (stably),
+    ``sorted_tie`` is the tie block of each row in that order (rows of equal score share one; blocks ascend with
+    the score) and :attr:`tie` each row's block, indexed by row."""
 
     order: np.ndarray  # (n,) int64
-    tie: np.ndarray  # (n,) int64, indexed by row
-    sorted_tie: np.ndarray | None = None  # ``tie[order]``: the blocks in score order, when kept by :func:`rank`
+    sorted_tie: np.ndarray  # (n,) int64: ``tie[order]``, the blocks in score order
+    view: Sorted | None = None  # the scores' shared sorted view, when the order came with one (its codes, labels)
+    _by_row: list = field(default_factory=list, repr=False, compare=False)
+
+    @property
+    def tie(self) -> np.ndarray:
+        """Each row's tie block, indexed by row (``(n,)`` int64), scattered from :attr:`sorted_tie` on first use:
+        only the row-level Mann–Whitney sums read it, not the tie blocks of one group per row."""
+        if not self._by_row:
+            tie = np.empty(len(self.order), dtype=np.int64)
+            tie[self.order] = self.sorted_tie
+            self._by_row.append(tie)
+        return self._by_row[0]
 
 
-def rank(score: np.ndarray, order: np.ndarray | None = None) -> Ranked:
-    """The one sort every statistic of the module reads (``order``: the scores' stable ascending order, when the
-    caller sorted them already)."""
+def rank(score: np.ndarray, order: np.ndarray | Sorted | None = None) -> Ranked:
+    """The one sort every statistic of the module reads (``order``: the scores' stable ascending order, or their
+    shared :class:`~reportgen.stats.sort_order.Sorted` view, when the caller sorted them already)."""
     s = np.asarray(score, dtype=np.float64)
     if np.isnan(s).any():
         raise ValueError("scores must not be NaN")
-    if order is None:
-        order = stable_order(s)
-    ss = s[order]
+    view = order if isinstance(order, Sorted) and order.x is s else None
+    order, ss = sorted_parts(s, order)
     new = np.empty(len(ss), dtype=bool)
     new[:1] = True
-    new[1:] = ss[1:] != ss[:-1]
-    st = np.cumsum(new)
-    st -= 1
-    tie = np.empty(len(s), dtype=np.int64)
-    tie[order] = st
-    return Ranked(order, tie, st)
+    np.not_equal(ss[1:], ss[:-1], out=new[1:])
+    if new.all():  # every score its own block: the blocks are the places (what the cumulative count gives)
+        st = np.arange(len(ss), dtype=np.int64)
+    else:
+        st = np.cumsum(new)
+        st -= 1
+    return Ranked(order, st, view)
 
 
 @dataclass(frozen=True)
@@ -236,13 +248,26 @@ def _delong_blocks(Pb: np.ndarray, Nb: np.ndarray) -> DeLong:
     m, n = float(Pb.sum()), float(Nb.sum())
     if m <= 0 or n <= 0:
         return DeLong(math.nan, math.nan, m, n)
-    v10 = (np.cumsum(Nb) - 0.5 * Nb) / n  # a positive's placement among the negatives
-    v01 = (m - np.cumsum(Pb) + 0.5 * Pb) / m  # a negative's placement among the positives
+    # each array worked in place (a block per row when every score is distinct: no temporaries of the rows' size
+    # beyond these three), the same operations in the same order as ``(cumsum(Nb) − ½·Nb) / n``, ...
+    half = np.multiply(Nb, 0.5)
+    v10 = np.cumsum(Nb)  # a positive's placement among the negatives: (Σ below + ½ tied) / n
+    v10 -= half
+    v10 /= n
+    np.multiply(Pb, 0.5, out=half)
+    v01 = np.cumsum(Pb)  # a negative's placement among the positives: (m − Σ up to it + ½ tied) / m
+    np.subtract(m, v01, out=v01)
+    v01 += half
+    v01 /= m
     auc = float(Pb @ v10) / m
     if m < 2 or n < 2:
         return DeLong(auc, math.nan, m, n)
-    s10 = float(Pb @ (v10 - auc) ** 2) / (m - 1)
-    s01 = float(Nb @ (v01 - auc) ** 2) / (n - 1)
+    v10 -= auc
+    np.square(v10, out=v10)  # (v10 − auc)²: numpy's ``** 2`` is this square
+    v01 -= auc
+    np.square(v01, out=v01)
+    s10 = float(Pb @ v10) / (m - 1)
+    s01 = float(Nb @ v01) / (n - 1)
     return DeLong(auc, s10 / m + s01 / n, m, n)
 
 
@@ -266,24 +291,27 @@ def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int) ->
     −1 none; ``label`` 0/1): the codes, labels and ties gathered once in score order, then each group's rows taken
     from them — instead of two (n,) weight columns and their gathers per group. Integer counts, so the same sums as
     :func:`_block_sums` of the group's rows."""
-    o = ranked.order
-    c, y = np.asarray(codes)[o], np.asarray(label)[o].astype(np.float64)
-    t = ranked.tie[o] if ranked.sorted_tie is None else ranked.sorted_tie
+    view = ranked.view
+    if view is not None:  # the codes and labels in score order, gathered once and shared (the sketch reads them too)
+        c, y = codes_in_order(view, codes), view.take(label, "small")  # a 0/1 label as int8
+    else:
+        c, y = np.asarray(codes)[ranked.order], np.asarray(label)[ranked.order].astype(np.float64)
+    t = ranked.sorted_tie
     distinct = len(t) > 0 and int(t[-1]) == len(t) - 1  # every score its own block: a block is a row
     out = []
     for g in range(G):
-        idx = np.flatnonzero(c == g)
-        if not len(idx):
+        rows = c == g  # the group's rows, in score order
+        yg = y[rows].astype(np.float64, copy=False)
+        if not len(yg):
             out.append((np.zeros(1), np.zeros(1)))
             continue
-        yg = y[idx]
         if distinct:  # one row a block: its label, and 1 − it (the reduceat's and the counts' same floats)
             out.append((yg, 1.0 - yg))
             continue
-        tg = t[idx]
+        tg = t[rows]
         starts = np.flatnonzero(np.r_[True, tg[1:] != tg[:-1]])
         Pb = np.add.reduceat(yg, starts)
-        out.append((Pb, np.diff(np.r_[starts, len(idx)]) - Pb))
+        out.append((Pb, np.diff(np.r_[starts, len(yg)]) - Pb))
     return out
 
 
@@ -293,8 +321,10 @@ def group_auc_of_blocks(blocks: list[tuple[np.ndarray, np.ndarray]]) -> MannWhit
     so the same figures as :func:`group_auc` of the rows."""
     num, pos, neg = [], [], []
     for Pb, Nb in blocks:
-        below = np.cumsum(Nb) - Nb
-        num.append(float(Pb @ (below + 0.5 * Nb)))
+        at = np.cumsum(Nb)  # (Σ negatives up to the block − the block's) + ½ the block's, worked in place
+        at -= Nb
+        at += np.multiply(Nb, 0.5)
+        num.append(float(Pb @ at))
         pos.append(float(Pb.sum()))
         neg.append(float(Nb.sum()))
     return MannWhitney(np.array(num), np.array(pos), np.array(neg))

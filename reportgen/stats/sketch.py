@@ -29,12 +29,13 @@ from typing import Sequence
 
 import numpy as np
 
-from reportgen.stats.sort_order import stable_order
+from reportgen.stats.sort_order import Sorted, stable_order
 
 SKETCH_DRAWS = 1 << 26  # B × patterns of one sketch: 67M Gamma draws, 256 MB of float32 weights
 SKETCH_MIN_CELLS = 1 << 28  # n × B above which a file without few patterns is sketched (per-row weights: 256 MB)
 DRAW_BLOCK = 1 << 22  # draws of one multinomial call (its int64 output: 32 MB)
 TAIL_SHARE = 8  # 1/8 of the pattern budget keeps the tails' values exact
+BUILD_BLOCK = 1 << 18  # sorted rows whose pattern classes are found at a time (small temporaries)
 
 
 @dataclass(frozen=True)
@@ -75,21 +76,28 @@ def applies(n: int, B: int, columns: Sequence[np.ndarray]) -> bool:
 
 
 def build(codes: np.ndarray, x: np.ndarray, label: np.ndarray | None, B: int, rows: bool = False,
-          order: np.ndarray | None = None) -> Binned:
+          order: np.ndarray | Sorted | None = None) -> Binned:
     """Bin ``x`` (pooled over groups) within a pattern budget of ``SKETCH_DRAWS // B`` and count the
     ``(code, bin, label)`` patterns. Independent of the rows' order (every engine gets the same patterns).
-    ``order``: ``x``'s ascending order when the caller has it (the one sort the point values already paid); every
-    step then runs over the sorted column — the bins are runs of it — with no second sort or per-row search."""
+    ``order``: ``x``'s ascending order when the caller has it (the one sort the point values already paid), or the
+    shared :class:`~reportgen.stats.sort_order.Sorted` view of ``x`` (whose gathers of ``x``, the codes and the
+    labels the point values share); every step then runs over the sorted column — the bins are runs of it — with no
+    second sort or per-row search."""
     codes = np.asarray(codes, dtype=np.int64)
     x = np.asarray(x, dtype=np.float64)
     n = len(x)
     L = 1 if label is None else 2
     budget = max(SKETCH_DRAWS // max(B, 1), 64)
-    order = stable_order(x) if order is None else np.asarray(order)
-    xs = x[order]
+    view = order if isinstance(order, Sorted) and order.x is x else \
+        Sorted(x, stable_order(x) if order is None else np.asarray(getattr(order, "order", order)))
+    xs, cc = view.values, view.take(codes, "codes")  # the values and the codes in value order
+    ls = None if label is None else view.take(label, "small")  # a 0/1 label as int8 (the same whole numbers)
     T = int(min(budget // TAIL_SHARE, max(n - 1, 0) // 4))
     c_lo, c_hi = xs[T], xs[n - 1 - T]
-    present = int(np.count_nonzero(np.bincount(codes + 1)))
+    top = int(cc.max(initial=-1))
+    Gp = top + 2  # the codes −1..top, each a class of the patterns' keys
+    present = sum(bool((cc == g).any()) for g in range(-1, top + 1)) if Gp <= 64 else \
+        int(np.count_nonzero(np.bincount(cc.astype(np.int64) + 1)))
     M = max(1, (budget - 2 * T) // (present * L))
     width = (c_hi - c_lo) / M if c_hi > c_lo else 0.0
     inner = c_lo + width * np.arange(1, M) if width > 0 else np.zeros(0)
@@ -101,7 +109,6 @@ def build(codes: np.ndarray, x: np.ndarray, label: np.ndarray | None, B: int, ro
     new = np.r_[True, tv[1:] != tv[:-1]] if len(tv) else np.zeros(0, dtype=bool)
     tail_values, tinv = tv[new], np.cumsum(new) - 1
     V = M + len(tail_values)
-    vid = np.concatenate([M + tinv[:i_lo], np.repeat(np.arange(len(size), dtype=np.int64), size), M + tinv[i_lo:]])
     # each bin's smallest and largest value: the first and last row of its run
     full = np.flatnonzero(size)
     lo, hi = cs[starts[full]], cs[starts[full] + size[full] - 1]
@@ -110,15 +117,30 @@ def build(codes: np.ndarray, x: np.ndarray, label: np.ndarray | None, B: int, ro
     # the half-width, rounded up past the midpoint's own rounding
     half[full] = np.where(hi > lo, (hi - lo) / 2 + 4 * np.spacing(np.maximum(np.abs(lo), np.abs(hi))), 0.0)
     rep[M:] = tail_values
-    lab = np.zeros(n, dtype=np.int64) if label is None else np.asarray(label)[order].astype(np.int64)
-    key = ((codes[order] + 1) * V + vid) * L + lab
-    mult = np.bincount(key, minlength=(int(codes.max(initial=-1)) + 2) * V * L)
+    C = Gp * L
+
+    def classes(a: int, b: int) -> np.ndarray:  # the sorted rows a..b's (code + 1, label) as one class in 0..C-1
+        k = cc[a:b].astype(np.int64)
+        k += 1
+        k *= L
+        if ls is not None:
+            k += ls[a:b].astype(np.int64)
+        return k
+
+    # each row's (bin, class) key in value order: the central rows' bins are runs (one repeat), the tails' their values
+    central = np.repeat(np.arange(len(size), dtype=np.int64) * C, size)
+    for a in range(0, len(central), BUILD_BLOCK):
+        central[a:a + BUILD_BLOCK] += classes(i_lo + a, i_lo + min(len(central), a + BUILD_BLOCK))
+    tails = (M + tinv) * C + np.r_[classes(0, i_lo), classes(i_hi, n)]
+    by_bin = np.bincount(central, minlength=V * C) + np.bincount(tails, minlength=V * C)
+    mult = by_bin.reshape(V, Gp, L).transpose(1, 0, 2).ravel()  # counted by (code + 1, value, label)
     keys = np.flatnonzero(mult)
     pv = (keys // L) % V
     row_key = None
-    if rows:
+    if rows:  # each row's pattern, by its key (code + 1, value, label) in original row order
+        k = np.r_[tails[:i_lo], central, tails[i_lo:]]
         row_key = np.empty(n, dtype=np.int64)
-        row_key[order] = key
+        row_key[view.order] = (k % C // L * V + k // C) * L + k % C % L
     return Binned(codes=keys // (V * L) - 1, value=rep[pv], label=(keys % L).astype(np.float64) if label is not None
                   else None, mult=mult[keys].astype(np.int64),
                   sketch=Sketch(bins=M, width=float(width), tail_rows=T, half=half[pv]),

@@ -16,6 +16,7 @@ from sklearn.metrics import roc_auc_score
 
 from reportgen.families import score_quality as fam
 from reportgen.stats.membership import Membership
+from reportgen.stats.sort_order import Sorted
 
 METRICS = ("auc", "auc_gap", "xauc", "calibration_in_the_large", "ece")
 
@@ -49,6 +50,9 @@ class Ctx(SimpleNamespace):
 
     def order(self, v):
         return np.argsort(v.yhat, kind="stable")
+
+    def sorted_view(self, v):  # the order with the columns gathered in it, as AttributeContext.sorted_view
+        return Sorted(v.yhat, self.order(v))
 
 
 def _attr(groups=("A", "B", "C")):
