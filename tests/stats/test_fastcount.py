@@ -204,3 +204,23 @@ def test_the_reduction_reads_batches_of_at_most_its_own_size(tmp_path, monkeypat
     assert max(sizes) == 3_000
     mem = _run(spec, "memory", True, monkeypatch)
     assert json.dumps(small, sort_keys=True) == json.dumps(large, sort_keys=True) == json.dumps(mem, sort_keys=True)
+
+
+def test_a_csv_part_is_still_read_data_batch_rows_at_a_time(tmp_path, monkeypatch):
+    """The smaller batches are for Parquet batches the reduction takes; a CSV part (parsed by pandas, row by row)
+    keeps data.batch_rows."""
+    _data(tmp_path / "pq")
+    (tmp_path / "parts").mkdir()
+    for f in sorted((tmp_path / "pq").iterdir()):
+        pq.read_table(f).to_pandas().to_csv(tmp_path / "parts" / f"{f.stem}.csv", index=False)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC.format(test="parts", batch=3_000, missing="drop"))
+    asked = []
+    real = partstats.read_batches
+    monkeypatch.setattr(partstats, "read_batches", lambda part, cols, n, *a, **k: asked.append((part.kind, n))
+                        or real(part, cols, n, *a, **k))
+    monkeypatch.setattr(fastcount, "BATCH_ROWS", 700)
+    csv_run = _run(spec, "stream", True, monkeypatch)
+    assert asked and all(a == ("csv", 3_000) for a in asked)
+    assert json.dumps(csv_run[0], sort_keys=True) == json.dumps(_run(spec, "memory", True, monkeypatch)[0],
+                                                                sort_keys=True)
