@@ -28,6 +28,7 @@ from reportgen.data.numeric import numeric_task_info, numeric_tasks
 from reportgen.stats.runs_alignment import runs_misaligned
 from reportgen.spec import catalogue
 from reportgen.spec.errors import Problem, SpecError, merge_missing_columns
+from reportgen.spec.sql import is_query
 from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
 from reportgen.families import proxy_annotated
 from reportgen.families.core import AttributeContext, Computed
@@ -495,17 +496,18 @@ def _attribute_rows(L: Loaded, a: AttributeDef, *, sample: bool = False) -> dict
 
 
 def _data_entries(L: Loaded, ls: LoadedSpec) -> list[dict]:
-    from reportgen.data.sql import source_info
-
     encs = ([L.train] if L.train else []) + ([L.validation] if L.validation else []) + L.predictions
     out = []
     for e in encs:
         out.append({"role": "runs" if e.role.startswith("run") else e.role, "path": e.display_path, "sha256": e.sha256,
                     "rows": e.rows, "rows_used": e.rows_used, "rows_dropped": e.rows - e.rows_used,
                     "dropped": e.dropped})
-        query = source_info(ls, e.display_path)
-        if query is not None:  # a query entry: what was asked of which database (its rows' hash is sha256)
-            out[-1]["query"] = query
+        if is_query(e.display_path):  # a query entry: what was asked of which database (its rows' hash is sha256)
+            from reportgen.data.sql import source_info  # here: the SQL module only for a query entry
+
+            query = source_info(ls, e.display_path)
+            if query is not None:
+                out[-1]["query"] = query
         if streamed(e):
             out[-1]["files"] = e.engine["files"]
             if e.sample is not None:

@@ -125,13 +125,14 @@ the bootstrap replicates beside the results. Every name the callers use is impor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import TypeAdapter
+from pydantic import ConfigDict, TypeAdapter
 
 from reportgen import numfmt
 from reportgen.fileio import jfloat
-from reportgen.results.model import MetricResult, Results
+from reportgen.results.metrics import MetricResult
 from reportgen.spec.errors import did_you_mean
 
 from .gate_selection import (_few, _selection_error, label_name, loaded_task_problems, spec_problems,
@@ -141,6 +142,10 @@ from .quantities import (AMPLIFICATION_LIKE, MSG_DEGENERATE_DEFAULT, MSG_NOT_IN_
                          PAIR_KEY_FIELDS, Q_CONTRIBUTION, Q_DELTA, Q_VALUE, Q_WORSENING, Estimate, Replicates,
                          estimate, increase_estimate, pair_key, pair_quantity_key, quantity_name, quantity_range,
                          worsening, worsening_max)
+
+if TYPE_CHECKING:  # the whole results model (~0.1 s to import) is read only for a baseline: runner._load_baseline
+    from reportgen.results.model import Results
+
 
 __all__ = ["AMPLIFICATION_LIKE", "KINDS", "METRIC_RESULTS", "MSG_CANNOT_FAIL", "MSG_DEGENERATE",
            "MSG_DEGENERATE_DEFAULT", "MSG_NO_BASELINE", "MSG_NOT_IN_BASELINE", "MSG_Y_ZERO", "PAIR_KEY_FIELDS",
@@ -157,8 +162,9 @@ MSG_CANNOT_FAIL = ("gates[{i}] ({what}): {k} of {n} check{s} cannot fail: {why}{
 
 KINDS = ("max", "min", "abs_max", "max_increase")
 
-# the runner's metric entries (plain results.json data once their replicates are taken off) as typed results
-METRIC_RESULTS = TypeAdapter(list[MetricResult])
+# the runner's metric entries (plain results.json data once their replicates are taken off) as typed results;
+# its validator is built on first use, like the results models' (a run of the families builds none: ~50 ms)
+METRIC_RESULTS = TypeAdapter(list[MetricResult], config=ConfigDict(defer_build=True))
 
 
 @dataclass

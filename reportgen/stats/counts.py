@@ -261,11 +261,32 @@ def tally(units: Units, weights: np.ndarray | None = None, *, joint: bool = True
     S = np.zeros((B, nblocks, F.shape[1]))
     order = np.argsort(units.block, kind="stable")
     bounds = np.searchsorted(units.block[order], np.arange(nblocks + 1))
-    for j in range(nblocks):
-        sl = order[bounds[j]:bounds[j + 1]]
-        if len(sl):
-            S[:, j, :] = weights[:, sl] @ F[sl]
+    with one_blas_thread(B * len(order) * F.shape[1]):
+        for j in range(nblocks):
+            sl = order[bounds[j]:bounds[j + 1]]
+            if len(sl):
+                S[:, j, :] = weights[:, sl] @ F[sl]
     return _to_tensor(S, K, units.G, units.Gp, joint)
+
+
+ONE_THREAD_PRODUCTS = 1 << 28  # multiply-adds: a product this small runs on one BLAS thread (one_blas_thread)
+
+
+def one_blas_thread(size: int):
+    """A context in which a matrix product of ``size`` multiply-adds runs on one BLAS thread when it is small
+    (at most :data:`ONE_THREAD_PRODUCTS`, some tens of milliseconds on one core). OpenBLAS hands a product of more
+    than ~2.6e5 to its helper threads, which then spin for about a tenth of a second of CPU each before they
+    sleep: more CPU than the whole product costs, for a few milliseconds of wall time (the 1,000 multinomial
+    replicates' tally over 1,024 patterns: 1.2 ms on one thread; benchmarks/README.md, Streaming at scan
+    speed, Round 5). Sums of integer weights are exact on any number of threads, and OpenBLAS splits a product
+    by rows and columns, not along its sums, so the floats are the same either way."""
+    from contextlib import nullcontext
+
+    if size <= 1 << 18 or size > ONE_THREAD_PRODUCTS:  # below OpenBLAS's own limit, or large enough to share
+        return nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _count_rows(units: Units, joint: bool) -> np.ndarray:

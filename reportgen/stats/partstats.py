@@ -164,7 +164,10 @@ def _part_stats(plan: Plan, part: Partition, *, max_patterns: int | None = None)
     acc.strata = np.zeros(nstrata, dtype=np.int64)
     arrow = fastcount.eligible(plan)
     pending = fastcount.Pending()
-    for batch in read_batches(part, cols, plan.batch_rows, plan, acc.digests, arrow=arrow):
+    # Parquet batches the reduction may take: smaller than data.batch_rows (cache-sized, fastcount.BATCH_ROWS)
+    rows_per_batch = min(plan.batch_rows, fastcount.BATCH_ROWS) if arrow and part.kind == "parquet" \
+        else plan.batch_rows
+    for batch in read_batches(part, cols, rows_per_batch, plan, acc.digests, arrow=arrow):
         reduced = None if is_frame(batch) else fastcount.distinct_rows(batch)
         if reduced is not None:  # the batch's distinct rows, each standing for w rows (fastcount.py), encoded
             # with the partition's other batches of the same layout at once; no missing value: every row is kept

@@ -154,3 +154,41 @@ def test_poisson_sums_key_each_row_by_its_position():
     S = stats.poisson_sums(a, B, 9, 3) + stats.poisson_sums(b, B, 9, 3, row_offset=base)
     assert np.array_equal(S, stats.poisson_sums(sub, B, 9, 3))
     assert not np.array_equal(stats.poisson_sums(sub, B, 9, 4), stats.poisson_sums(sub, B, 9, 3))
+
+
+def test_a_small_bootstrap_tally_runs_on_one_blas_thread_with_the_same_numbers(monkeypatch):
+    """The multinomial replicates' tally (B x patterns x features multiply-adds) runs on one BLAS thread when it
+    is small (counts.one_blas_thread: OpenBLAS's helpers spin ~0.1 s of CPU after a threaded product; benchmarks/
+    README.md, Streaming at scan speed, Round 5), and its replicates are bit for bit those of the unlimited
+    product: integer weights sum exactly however the product is split."""
+    from threadpoolctl import threadpool_info
+
+    g, gp, Y, Yh, G = _data(n=20_000, K=4)
+    units = stats.make_units(g, gp, Y, Yh, G)
+    seen = []
+    real = stats.one_blas_thread
+
+    def spy(size):
+        ctx = real(size)
+
+        class Spy:
+            def __enter__(self):
+                ctx.__enter__()
+                seen.append((size, [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]))
+
+            def __exit__(self, *exc):
+                return ctx.__exit__(*exc)
+
+        return Spy()
+
+    monkeypatch.setattr(stats, "one_blas_thread", spy)
+    limited, scheme = stats.replicates(units, 1000, seed=3, stream=1, method="multinomial")
+    assert scheme == "multinomial" and seen
+    size, threads = seen[0]
+    assert 1 << 18 < size <= stats.ONE_THREAD_PRODUCTS and all(t == 1 for t in threads)
+    monkeypatch.setattr(stats, "ONE_THREAD_PRODUCTS", 0)  # never limited
+    free, _ = stats.replicates(units, 1000, seed=3, stream=1, method="multinomial")
+    assert np.array_equal(limited, free)
+    from contextlib import nullcontext
+
+    assert isinstance(real(100), nullcontext) and isinstance(real(stats.ONE_THREAD_PRODUCTS + 1), nullcontext)

@@ -181,3 +181,46 @@ def test_a_missing_value_is_named_at_its_row_as_row_by_row(tmp_path, monkeypatch
             run_spec(load_spec(spec), engine="stream")
         messages.append(str(e.value))
     assert messages[0] == messages[1] and "row 18 of part-1.parquet" in messages[0]
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_the_reduction_reads_batches_of_at_most_its_own_size(tmp_path, monkeypatch, missing):
+    """Where the reduction may apply, pass 1 reads batches of at most ``fastcount.BATCH_ROWS`` rows (fewer than
+    data.batch_rows: cheaper on a loaded machine, benchmarks/README.md, Round 5): the batches the reduction sees
+    are that small, and the results, a missing value's drop included, are those of reading data.batch_rows at a
+    time and of the memory engine."""
+    _data(tmp_path / "parts", missing=missing)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC.format(test="parts", batch=3_000, missing="drop"))
+    sizes: list[int] = []
+    real = fastcount.distinct_rows
+    monkeypatch.setattr(fastcount, "distinct_rows", lambda b: sizes.append(b.num_rows) or real(b))
+    monkeypatch.setattr(fastcount, "BATCH_ROWS", 700)  # not a divisor of the 4,000-row groups
+    small = _run(spec, "stream", True, monkeypatch)
+    assert sizes and max(sizes) == 700 and sum(sizes) == 30_000
+    sizes.clear()
+    monkeypatch.setattr(fastcount, "BATCH_ROWS", 1 << 30)
+    large = _run(spec, "stream", True, monkeypatch)
+    assert max(sizes) == 3_000
+    mem = _run(spec, "memory", True, monkeypatch)
+    assert json.dumps(small, sort_keys=True) == json.dumps(large, sort_keys=True) == json.dumps(mem, sort_keys=True)
+
+
+def test_a_csv_part_is_still_read_data_batch_rows_at_a_time(tmp_path, monkeypatch):
+    """The smaller batches are for Parquet batches the reduction takes; a CSV part (parsed by pandas, row by row)
+    keeps data.batch_rows."""
+    _data(tmp_path / "pq")
+    (tmp_path / "parts").mkdir()
+    for f in sorted((tmp_path / "pq").iterdir()):
+        pq.read_table(f).to_pandas().to_csv(tmp_path / "parts" / f"{f.stem}.csv", index=False)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC.format(test="parts", batch=3_000, missing="drop"))
+    asked = []
+    real = partstats.read_batches
+    monkeypatch.setattr(partstats, "read_batches", lambda part, cols, n, *a, **k: asked.append((part.kind, n))
+                        or real(part, cols, n, *a, **k))
+    monkeypatch.setattr(fastcount, "BATCH_ROWS", 700)
+    csv_run = _run(spec, "stream", True, monkeypatch)
+    assert asked and all(a == ("csv", 3_000) for a in asked)
+    assert json.dumps(csv_run[0], sort_keys=True) == json.dumps(_run(spec, "memory", True, monkeypatch)[0],
+                                                                sort_keys=True)
