@@ -3,9 +3,13 @@
 The sketch (:mod:`reportgen.stats.sketch`) bins a large column of distinct values into (group, bin[, label])
 patterns and draws one weight per pattern and replicate. Under the Bayesian bootstrap a pattern of ``c`` rows weighs
 Gamma(c, 1); under the **Gaussian multiplier bootstrap** (every row weighted by an independent ``w_i ~ N(1, 1)``:
-Chernozhukov, Chetverikov & Kato 2013; van der Vaart & Wellner 1996 §3.6) it weighs ``Σ w_i ~ N(c, c)`` *exactly* —
-one float32 normal per pattern and replicate, no approximation beyond the choice of multiplier, the same scheme
-the moment statistics use (:mod:`reportgen.stats.multiplier`), here on the sketch's counts. Its row weights can be
+the conditional multiplier CLT, van der Vaart & Wellner 1996 Thm 2.9.6, with the functional delta method for the
+bootstrap, Thm 3.9.11, for the AUC) it weighs ``Σ w_i ~ N(c, c)`` *exactly* — one float32 normal per pattern and
+replicate, no approximation beyond the choice of multiplier, the same scheme the moment statistics use
+(:mod:`reportgen.stats.multiplier`), here on the sketch's counts. The KS distance, a supremum, is only
+directionally differentiable: where it is 0 or its largest gap is not unique no bootstrap's percentile interval of
+it is consistent (Fang & Santos 2019), which is why a KS verdict reads its DKW bound, never this interval
+(:func:`reportgen.families.outcome_disparity.decide`; docs/metrics.md §11). Its row weights can be
 negative, so the sketch's deterministic bounds (stated for positive row weights: a part of a bin weighs at most the
 bin) no longer hold as they stand. They are restated here with the rows' weights *within* each bin: given the
 pattern sums ``S``, the rows' multipliers are ``S/c + (ε_i − ε̄)``, whose partial sums in value order are
