@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from reportgen.stats.outcome_codes import counting_keys
+from reportgen.stats.outcome_codes import bincount_of, counting_keys
 
 MIN_GROUP_ROWS = 1_000  # a group with fewer rows keeps an ordinary resampling scheme (skewness matters there)
 
@@ -68,7 +68,7 @@ def group_sums(V: Sequence[np.ndarray | None], codes: np.ndarray, G: int,
             if not scratch:
                 scratch.append(np.empty(len(k)))
             w = np.multiply(a, b, out=scratch[0])
-        return np.bincount(k, weights=w, minlength=G)[:G].astype(np.float64)
+        return bincount_of(k, weights=w, minlength=G)[:G].astype(np.float64)
 
     K = len(cols)
     S = np.stack([total(c, None, (i,)) for i, c in enumerate(cols)], axis=1)
@@ -91,8 +91,8 @@ def group_means(x: np.ndarray, codes: np.ndarray, G: int) -> np.ndarray:
     c = np.asarray(codes, dtype=np.int64)
     keep = c >= 0
     k, xk = (c, x) if keep.all() else (c[keep], x[keep])
-    n = np.bincount(k, minlength=G)[:G]
-    s = np.bincount(k, weights=xk, minlength=G)[:G]
+    n = bincount_of(k, minlength=G)[:G]
+    s = bincount_of(k, weights=xk, minlength=G)[:G]
     return np.where(n > 0, s / np.maximum(n, 1), 0.0)
 
 
@@ -109,7 +109,7 @@ def moment_replicates(x: np.ndarray, codes: np.ndarray, G: int, B: int, rng: np.
     same counts, centres and ``Σd²`` this function's passes find (the same sums of the same rows in the same order),
     so only ``Σd``, ``Σd³`` and ``Σd⁴`` are summed here."""
     x = np.asarray(x, dtype=np.float64)
-    codes = counting_keys(codes)  # one copy of read-only codes for every bincount below, not one each
+    codes = counting_keys(codes)  # int64 once (a copy only of narrower codes) for every count below
     if summary is None:
         c, known = group_means(x, codes, G), None
     else:
@@ -135,7 +135,7 @@ def error_replicates(y: np.ndarray, yhat: np.ndarray, codes: np.ndarray, G: int,
     (``m_g``, ``a_g``: the group's mean error and MAE, centres that keep ``Q`` well conditioned), from which
     ``Σw·e = m_g Σw + Σw·δ``, ``Σw·|e| = a_g Σw + Σw·α`` and ``Σw·e² = m_g² Σw + 2 m_g Σw·δ + Σw·δ²``."""
     e = np.asarray(yhat, dtype=np.float64) - np.asarray(y, dtype=np.float64)
-    codes = counting_keys(codes)  # one copy of read-only codes for every bincount below, not one each
+    codes = counting_keys(codes)  # int64 once (a copy only of narrower codes) for every count below
     at = np.maximum(codes, 0)
     m, a = group_means(e, codes, G), group_means(np.abs(e), codes, G)
     d, al = e - m[at], np.abs(e) - a[at]

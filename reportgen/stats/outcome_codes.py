@@ -16,36 +16,46 @@ BLOCK = 1 << 16  # rows of one step of the KS distances' running counts (their a
 
 
 def counting_keys(codes: np.ndarray) -> np.ndarray:
-    """``codes`` as ``np.bincount`` reads them without copying them again on every call: numpy's ``bincount`` copies
-    an array it may not write (the rows' codes are a read-only view) or of another integer type, so a function that
-    counts by the same codes several times hands it :func:`readable` int64 codes (no copy) or one int64 copy (the
-    same values)."""
-    c = np.asarray(codes)
-    return readable(c) if c.dtype == np.intp else np.array(c, dtype=np.intp)
+    """``codes`` as int64 keys for :func:`bincount_of`, made once for a function that counts by them several
+    times: int64 codes as they are (no copy; a read-only view stays read-only), codes of another integer type as
+    one int64 copy (the same values)."""
+    return np.asarray(codes, dtype=np.intp)
 
 
 def hard_summary(x: np.ndarray, codes: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ``(n, mean, ss)`` of :func:`~reportgen.stats.outcome.group_summary` for unweighted rows in one group each
-    (``codes``; −1: none), by ``np.bincount``."""
+    (``codes``; −1: none), by ``np.bincount`` (:func:`bincount_of`: the loaded columns' read-only views read without
+    a copy)."""
     every = len(codes) > 0 and int(codes.min()) >= 0  # every row in a group (task_values keeps only those): no masks
     o = 0 if every else 1
-    x, codes = readable(x), readable(codes)  # the loaded columns' read-only views, read without a copy
     k = codes if every else codes + 1  # bin 0: rows without a group (none: the codes are the bins; the same sums)
-    n = np.bincount(k, minlength=G + o)[o:].astype(np.float64)
+    n = bincount_of(k, minlength=G + o)[o:].astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(n > 0, np.bincount(k, weights=x, minlength=G + o)[o:] / n, np.nan)
-    d = np.take(np.nan_to_num(mean), codes if every else np.maximum(codes, 0))  # x − mean in one buffer: no
+        mean = np.where(n > 0, bincount_of(k, weights=x, minlength=G + o)[o:] / n, np.nan)
+    d = take_of(np.nan_to_num(mean), codes if every else np.maximum(codes, 0))  # x − mean in one buffer: no
     np.subtract(x, d, out=d)  # second 8-byte column for the difference (the same values)
     d *= d
-    ss = np.bincount(k, weights=d if every else np.where(codes >= 0, d, 0.0), minlength=G + o)[o:]
+    ss = bincount_of(k, weights=d if every else np.where(codes >= 0, d, 0.0), minlength=G + o)[o:]
     return n, mean, np.where(n > 0, ss, np.nan)
 
 
-def readable(a: np.ndarray) -> np.ndarray:
+def bincount_of(keys: np.ndarray, weights: np.ndarray | None = None, minlength: int = 0) -> np.ndarray:
+    """``np.bincount(keys, weights, minlength)`` without numpy's copy of a read-only ``keys`` or ``weights`` (8 bytes
+    a row of the loaded columns' read-only views, at every call): the same counts and sums."""
+    return np.bincount(_unlocked(keys), None if weights is None else _unlocked(weights), minlength=minlength)
+
+
+def take_of(a: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """``np.take(a, indices)`` without numpy's copy of read-only ``indices``: the same values."""
+    return np.take(a, _unlocked(indices))
+
+
+def _unlocked(a: np.ndarray) -> np.ndarray:
     """``a`` as ``np.bincount`` and ``np.take`` read it without a copy. Both copy an input they may not write to
-    (numpy asks them for writeable arrays, and so copies 8 bytes a row of a read-only view of the loaded columns,
-    at every call); a read-only view of a writable array is handed to them as a writable view of it — to these
-    readers only, which never write (an array that is read-only itself stays as it is)."""
+    (numpy asks them for writeable arrays): a read-only view of a writable array is handed to them as a writable
+    view of it (an array whose memory is read-only stays as it is). Only :func:`bincount_of` and :func:`take_of`
+    call this, and pass the view straight to numpy's reader, which never writes: no writable alias of a loaded
+    column is returned to other code."""
     if a.flags.writeable:
         return a
     view = a.view()

@@ -280,18 +280,79 @@ def test_the_multiplier_from_the_rows_summary_equals_its_own_passes_bit_for_bit(
         assert np.array_equal(a, b, equal_nan=True)
 
 
-def test_counting_keys_copy_read_only_codes_once_and_leave_writeable_ones_alone():
-    """numpy's bincount copies an array it may not write: a function counting several times by read-only codes
-    hands it one writeable copy of the same values (and the loaded codes stay read-only)."""
+def test_counting_keys_take_int64_codes_as_they_are_and_copy_narrower_ones_once():
+    """counting_keys hands the counting functions int64 keys: int64 codes as they are — no copy, and a read-only view
+    stays read-only (no writable alias of a loaded column leaves it) — and codes of another integer type as one int64
+    copy of the same values."""
     codes = np.array([0, 2, 1, -1, 2], dtype=np.int64)
     assert oc_codes.counting_keys(codes) is codes
     ro = codes.view()
     ro.flags.writeable = False
     keys = oc_codes.counting_keys(ro)
-    assert keys is not ro and keys.flags.writeable and keys.dtype == np.intp and np.array_equal(keys, codes)
-    assert not ro.flags.writeable
-    small = oc_codes.counting_keys(codes.astype(np.int8))
-    assert small.dtype == np.intp and np.array_equal(small, codes)
+    assert keys.dtype == np.intp and np.shares_memory(keys, codes) and np.array_equal(keys, codes)
+    assert not keys.flags.writeable and not ro.flags.writeable
+    small = codes.astype(np.int8)
+    small.flags.writeable = False
+    wide = oc_codes.counting_keys(small)
+    assert wide.dtype == np.intp and not np.shares_memory(wide, small) and np.array_equal(wide, codes)
+
+
+def test_bincount_of_and_take_of_read_read_only_views_without_a_copy():
+    """numpy's bincount and take copy a read-only argument (8 bytes a row, every call); bincount_of and take_of read
+    a read-only view of a writable column in place — the same results, the view still read-only afterwards, and no
+    n-row allocation beyond take's result."""
+    import tracemalloc
+
+    n = 400_000
+    rng = np.random.default_rng(4)
+    base_k, base_w = rng.integers(0, 5, n), rng.random(n)
+    k, w = base_k.view(), base_w.view()
+    k.flags.writeable = w.flags.writeable = False
+    tracemalloc.start()
+    try:
+        counts = oc_codes.bincount_of(k, weights=w, minlength=7)
+        taken = oc_codes.take_of(np.arange(5.0), k)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * n + 100_000  # take's float64 result only: neither k nor w was copied
+    assert np.array_equal(counts, np.bincount(base_k, weights=base_w, minlength=7))
+    assert np.array_equal(taken, np.arange(5.0)[base_k])
+    assert not k.flags.writeable and not w.flags.writeable
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_the_counting_functions_leave_read_only_views_and_their_base_untouched(missing):
+    """hard_summary, moment_replicates and error_replicates on read-only views of writable columns (the loaded
+    columns' case): the base's bytes unchanged, the views still read-only, and the results equal, bit for bit, those
+    from writable copies (rows without a group among them or not; int64 and int8 codes)."""
+    rng = np.random.default_rng(9)
+    n, G = 5000, 3
+    base = {"x": rng.normal(2.0, 1.0, n), "y": rng.normal(0.0, 1.0, n), "c": rng.integers(-1 if missing else 0, G, n)}
+    before = {k: v.tobytes() for k, v in base.items()}
+    views = {}
+    for key, a in base.items():
+        views[key] = a.view()
+        views[key].flags.writeable = False
+    copies = {k: v.copy() for k, v in base.items()}
+    x, y, c = views["x"], views["y"], views["c"]
+    for codes, own in ((c, copies["c"]), (c.astype(np.int8), copies["c"].astype(np.int8))):
+        if codes.dtype == np.int8:
+            codes.flags.writeable = False
+        got = [oc_codes.hard_summary(x, codes, G),
+               mp.moment_replicates(x, codes, G, 20, np.random.default_rng(1)),
+               mp.moment_replicates(x, codes, G, 20, np.random.default_rng(1), oc_codes.hard_summary(x, codes, G)),
+               mp.error_replicates(y, x, codes, G, 20, np.random.default_rng(2))]
+        want = [oc_codes.hard_summary(copies["x"], own, G),
+                mp.moment_replicates(copies["x"], own, G, 20, np.random.default_rng(1)),
+                mp.moment_replicates(copies["x"], own, G, 20, np.random.default_rng(1),
+                                     oc_codes.hard_summary(copies["x"], own, G)),
+                mp.error_replicates(copies["y"], copies["x"], own, G, 20, np.random.default_rng(2))]
+        for a, b in zip(got, want):
+            for u, v in zip(a, b):
+                assert np.array_equal(u, v, equal_nan=True)
+    assert {k: v.tobytes() for k, v in base.items()} == before
+    assert not any(v.flags.writeable for v in views.values())
 
 
 # ------------------------------------------------------------------------------------- through the families
