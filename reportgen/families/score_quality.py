@@ -196,7 +196,7 @@ def _files(ctx: AttributeContext, k: int) -> list[_File] | str:
             f = _File(v.yhat, v.y, v.membership, R, ranked, v.membership.is_hard, v.membership.codes, v.favorable, v.range,
                       sq.MannWhitney(*(np.zeros(0),) * 3), sq.MannWhitney(*(np.zeros(0),) * 3))
             f.auc_point = sq.group_auc(R.columns[0], R.columns[1], R.P, R.counts, ranked=f.rranked) \
-                if f.exact_patterns else sq.group_auc_of_blocks(f.blocks) if f.blocks is not None else \
+                if f.exact_patterns else sq.group_auc_of_blocks(f.blocks, f.ranked.distinct) if f.blocks is not None else \
                 sq.group_auc(v.yhat, v.y, f.P, ranked=f.ranked)
             f.auc_reps = sq.group_auc(R.columns[0], R.columns[1], R.P, R.W, ranked=f.rranked)
             out.append(f)

@@ -50,9 +50,25 @@ class Ranked:
     the score) and :attr:`tie` each row's block, indexed by row."""
 
     order: np.ndarray  # (n,) int64
-    sorted_tie: np.ndarray  # (n,) int64: ``tie[order]``, the blocks in score order
+    blocks: np.ndarray | None  # (n,) int64: ``tie[order]``, the blocks in score order; None: every score distinct
     view: Sorted | None = None  # the scores' shared sorted view, when the order came with one (its codes, labels)
     _by_row: list = field(default_factory=list, repr=False, compare=False)
+    _places: list = field(default_factory=list, repr=False, compare=False)
+
+    @property
+    def distinct(self) -> bool:
+        """Every score its own tie block (a block is a sorted place)."""
+        return self.blocks is None
+
+    @property
+    def sorted_tie(self) -> np.ndarray:
+        """The tie block of each sorted place (``(n,)`` int64); when every score is distinct, the places themselves,
+        an ``arange`` made on first read (the per-group paths of distinct scores read none)."""
+        if self.blocks is not None:
+            return self.blocks
+        if not self._places:
+            self._places.append(np.arange(len(self.order), dtype=np.int64))
+        return self._places[0]
 
     @property
     def tie(self) -> np.ndarray:
@@ -77,10 +93,9 @@ def rank(score: np.ndarray, order: np.ndarray | Sorted | None = None) -> Ranked:
     new[:1] = True
     np.not_equal(ss[1:], ss[:-1], out=new[1:])
     if new.all():  # every score its own block: the blocks are the places (what the cumulative count gives)
-        st = np.arange(len(ss), dtype=np.int64)
-    else:
-        st = np.cumsum(new)
-        st -= 1
+        return Ranked(order, None, view)
+    st = np.cumsum(new)
+    st -= 1
     return Ranked(order, st, view)
 
 
@@ -296,8 +311,8 @@ def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int) ->
         c, y = codes_in_order(view, codes), view.take(label, "small")  # a 0/1 label as int8
     else:
         c, y = np.asarray(codes)[ranked.order], np.asarray(label)[ranked.order].astype(np.float64)
-    t = ranked.sorted_tie
-    distinct = len(t) > 0 and int(t[-1]) == len(t) - 1  # every score its own block: a block is a row
+    distinct = ranked.distinct or (len(ranked.order) > 0 and int(ranked.sorted_tie[-1]) == len(ranked.order) - 1)
+    # (every score its own block: a block is a row)
     out = []
     for g in range(G):
         rows = c == g  # the group's rows, in score order
@@ -308,19 +323,30 @@ def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int) ->
         if distinct:  # one row a block: its label, and 1 − it (the reduceat's and the counts' same floats)
             out.append((yg, 1.0 - yg))
             continue
-        tg = t[rows]
+        tg = ranked.sorted_tie[rows]
         starts = np.flatnonzero(np.r_[True, tg[1:] != tg[:-1]])
         Pb = np.add.reduceat(yg, starts)
         out.append((Pb, np.diff(np.r_[starts, len(yg)]) - Pb))
     return out
 
 
-def group_auc_of_blocks(blocks: list[tuple[np.ndarray, np.ndarray]]) -> MannWhitney:
+def group_auc_of_blocks(blocks: list[tuple[np.ndarray, np.ndarray]], distinct: bool = False) -> MannWhitney:
     """Each group's Mann–Whitney sums (shape (G,)) from its tie blocks (:func:`hard_blocks`): a positive outranks
     the negatives of the blocks below and ties half of its own block's — integers and halves, exact in float64,
-    so the same figures as :func:`group_auc` of the rows."""
+    so the same figures as :func:`group_auc` of the rows.
+
+    ``distinct``: every block is one row (``Pb`` the rows' 0/1 labels in score order, ``Nb = 1 − Pb``). Then the
+    k-th positive (from 0), at place ``p_k``, outranks the ``p_k − k`` negatives below it and ties none, so the sum
+    is ``Σ p_k − m(m − 1)/2``: the same integer, summed exactly in int64, without the n-row cumulative sums."""
     num, pos, neg = [], [], []
     for Pb, Nb in blocks:
+        if distinct:
+            places = np.flatnonzero(Pb)
+            m = len(places)
+            num.append(float(int(places.sum(dtype=np.int64)) - m * (m - 1) // 2))
+            pos.append(float(Pb.sum()))
+            neg.append(float(Nb.sum()))
+            continue
         at = np.cumsum(Nb)  # (Σ negatives up to the block − the block's) + ½ the block's, worked in place
         at -= Nb
         at += np.multiply(Nb, 0.5)
