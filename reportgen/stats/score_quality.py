@@ -56,19 +56,15 @@ class Ranked:
     _places: list = field(default_factory=list, repr=False, compare=False)
 
     @property
-    def distinct(self) -> bool:
-        """Every score its own tie block (a block is a sorted place)."""
+    def distinct(self) -> bool:  # every score its own tie block
         return self.blocks is None
 
     @property
     def sorted_tie(self) -> np.ndarray:
-        """The tie block of each sorted place (``(n,)`` int64); when every score is distinct, the places themselves,
-        an ``arange`` made on first read (the per-group paths of distinct scores read none)."""
-        if self.blocks is not None:
-            return self.blocks
-        if not self._places:
+        """The tie block of each sorted place; every score distinct: the places, an ``arange`` made on first read."""
+        if self.blocks is None and not self._places:
             self._places.append(np.arange(len(self.order), dtype=np.int64))
-        return self._places[0]
+        return self.blocks if self.blocks is not None else self._places[0]
 
     @property
     def tie(self) -> np.ndarray:
@@ -176,14 +172,15 @@ def mann_whitney(ranked: Ranked, pos: np.ndarray, neg: np.ndarray, weights: np.n
     step = max(1, CHUNK_ELEMENTS // max(1, len(prow) + len(nrow)))
     for c0 in range(0, B, step):
         cols = slice(c0, min(B, c0 + step))
-        Wn = WnT[cols].astype(np.float64)
+        Wn = WnT[cols]
         if not unit_n:
+            Wn = Wn.astype(np.float64)
             Wn *= nw
         Wp = WpT[cols].astype(np.float64)
         if not unit_p:
             Wp *= pw
         below = np.zeros((Wn.shape[0], len(nrow) + 1))
-        np.cumsum(Wn, axis=1, out=below[:, 1:])
+        np.cumsum(Wn, axis=1, dtype=np.float64, out=below[:, 1:])  # float32 weights widened as they are summed
         wn[cols] = below[:, -1]
         wp[cols] = Wp.sum(axis=1)
         at = np.take(below, lo, axis=1)  # C-ordered (the same values as below[:, lo])
@@ -258,21 +255,26 @@ def delong(ranked: Ranked, pos: np.ndarray, neg: np.ndarray) -> DeLong:
     return _delong_blocks(Pb[:, 0], Nb[:, 0])
 
 
-def _delong_blocks(Pb: np.ndarray, Nb: np.ndarray) -> DeLong:
-    """DeLong's AUC and variance from the positives' and negatives' weight per tie block, in score order."""
+def _delong_blocks(Pb: np.ndarray, Nb: np.ndarray, distinct: bool = False) -> DeLong:
+    """DeLong's AUC and variance from the positives' and negatives' weight per tie block, in score order.
+
+    ``distinct``: every block one row, ``Pb`` 0/1, ``Nb = 1 − Pb`` (the caller's test). A placement is read only
+    where its class's weight is 1 (elsewhere a product with 0) and the other class's half is 0 there: no halves."""
     m, n = float(Pb.sum()), float(Nb.sum())
     if m <= 0 or n <= 0:
         return DeLong(math.nan, math.nan, m, n)
     # each array worked in place (a block per row when every score is distinct: no temporaries of the rows' size
     # beyond these three), the same operations in the same order as ``(cumsum(Nb) − ½·Nb) / n``, ...
-    half = np.multiply(Nb, 0.5)
+    half = None if distinct else np.multiply(Nb, 0.5)
     v10 = np.cumsum(Nb)  # a positive's placement among the negatives: (Σ below + ½ tied) / n
-    v10 -= half
+    if half is not None:
+        v10 -= half
     v10 /= n
-    np.multiply(Pb, 0.5, out=half)
     v01 = np.cumsum(Pb)  # a negative's placement among the positives: (m − Σ up to it + ½ tied) / m
     np.subtract(m, v01, out=v01)
-    v01 += half
+    if half is not None:
+        np.multiply(Pb, 0.5, out=half)
+        v01 += half
     v01 /= m
     auc = float(Pb @ v10) / m
     if m < 2 or n < 2:
@@ -288,7 +290,8 @@ def _delong_blocks(Pb: np.ndarray, Nb: np.ndarray) -> DeLong:
 
 def delong_by_group(score: np.ndarray, label: np.ndarray, codes: np.ndarray, G: int,
                     ranked: Ranked | None = None, counts: np.ndarray | None = None,
-                    blocks: list[tuple[np.ndarray, np.ndarray]] | None = None) -> list[DeLong]:
+                    blocks: list[tuple[np.ndarray, np.ndarray]] | None = None,
+                    distinct: bool = False) -> list[DeLong]:
     """DeLong per group of a hard membership (``codes``: each row's group, −1 none). DeLong's variance assumes each
     row in one group; a proxy attribute has no DeLong interval. ``counts``: each row's frequency (distinct
     patterns standing for their rows: the same integer sums, so the same figures)."""
@@ -296,7 +299,7 @@ def delong_by_group(score: np.ndarray, label: np.ndarray, codes: np.ndarray, G: 
     y = np.asarray(label, dtype=np.float64)
     codes = np.asarray(codes)
     if counts is None:  # rows: each group's tie blocks in one pass (the same integer sums as _block_sums)
-        return [_delong_blocks(Pb, Nb) for Pb, Nb in (blocks or hard_blocks(ranked, y, codes, G))]
+        return [_delong_blocks(Pb, Nb, distinct) for Pb, Nb in (blocks or hard_blocks(ranked, y, codes, G))]
     c = np.asarray(counts, dtype=np.float64)
     return [delong(ranked, (codes == g) * y * c, (codes == g) * (1.0 - y) * c) for g in range(G)]
 
@@ -335,9 +338,8 @@ def group_auc_of_blocks(blocks: list[tuple[np.ndarray, np.ndarray]], distinct: b
     the negatives of the blocks below and ties half of its own block's — integers and halves, exact in float64,
     so the same figures as :func:`group_auc` of the rows.
 
-    ``distinct``: every block is one row (``Pb`` the rows' 0/1 labels in score order, ``Nb = 1 − Pb``). Then the
-    k-th positive (from 0), at place ``p_k``, outranks the ``p_k − k`` negatives below it and ties none, so the sum
-    is ``Σ p_k − m(m − 1)/2``: the same integer, summed exactly in int64, without the n-row cumulative sums."""
+    ``distinct``: every block one row, ``Pb`` 0/1, ``Nb = 1 − Pb``: the k-th positive (from 0), at ``p_k``, outranks
+    ``p_k − k`` negatives, so the sum is the integer ``Σ p_k − m(m − 1)/2``, summed exactly in int64."""
     num, pos, neg = [], [], []
     for Pb, Nb in blocks:
         if distinct:

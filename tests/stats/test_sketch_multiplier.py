@@ -261,3 +261,22 @@ def test_applies_by_comparisons_decides_as_the_bincount_did(seed):
         odd = label.astype(np.float64)
         odd[0] = 2.0  # not a 0/1 label: the bincount as before
         assert skm.applies(codes, odd, G + 1) == _applies_by_bincount(codes, odd, G + 1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_mann_whitney_widens_float32_multipliers_inside_the_cumulative_sum_bit_for_bit(seed):
+    """The negatives' float32 Gaussian-multiplier weights summed cumulatively in float64 without a widened copy give
+    the very sums of the widened copy (what the function summed before): every replicate's num, pos and neg, ties and
+    non-unit class weights included."""
+    rng = np.random.default_rng(seed)
+    n, B = int(rng.integers(2, 3000)), int(rng.choice([1, 7, 1000]))
+    s = np.round(rng.random(n), int(rng.choice([2, 6])))  # with and without ties
+    y = (rng.random(n) < 0.4).astype(np.float64)
+    c = rng.choice([1.0, 2.0, 5.0], size=n) if seed % 2 else np.ones(n)  # pattern multiplicities or rows
+    ranked = sq.rank(s)
+    WT = (rng.standard_normal((B, n), dtype=np.float32) * np.sqrt(c, dtype=np.float32) + c.astype(np.float32))
+    for pos, neg in ((c * y, c * (1 - y)), (y, 1 - y)):
+        got = sq.mann_whitney(ranked, pos, neg, WT.T)
+        was = sq.mann_whitney(ranked, pos, neg, WT.astype(np.float64).T)
+        for a, b in ((got.num, was.num), (got.pos, was.pos), (got.neg, was.neg)):
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
