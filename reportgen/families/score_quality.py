@@ -99,6 +99,15 @@ class _File:
         return self.cache["blocks"]
 
     @property
+    def distinct(self) -> bool:
+        """Every score distinct and every label 0 or 1: each tie block is one row with ``Pb`` 0/1, ``Nb = 1 − Pb``."""
+        if "distinct" not in self.cache:
+            y = np.asarray(self.y)
+            ones = np.count_nonzero(y == 1) if self.ranked.distinct else -1
+            self.cache["distinct"] = ones >= 0 and ones + np.count_nonzero(y == 0) == y.size
+        return self.cache["distinct"]
+
+    @property
     def rranked(self) -> sq.Ranked:
         """The replicates' rows in score order (the rows' own order when they are the rows)."""
         if self.R.scheme == "poisson":
@@ -158,7 +167,8 @@ class _File:
             R = self.R
             self.cache["delong"] = sq.delong_by_group(R.columns[0], R.columns[1], _codes(R.P), R.P.shape[1],
                                                       self.rranked, R.counts) if self.exact_patterns else \
-                sq.delong_by_group(self.s, self.y, self.codes, self.membership.G, self.ranked, blocks=self.blocks)
+                sq.delong_by_group(self.s, self.y, self.codes, self.membership.G, self.ranked, blocks=self.blocks,
+                                   distinct=self.distinct)
         return self.cache["delong"]
 
 
@@ -196,7 +206,7 @@ def _files(ctx: AttributeContext, k: int) -> list[_File] | str:
             f = _File(v.yhat, v.y, v.membership, R, ranked, v.membership.is_hard, v.membership.codes, v.favorable, v.range,
                       sq.MannWhitney(*(np.zeros(0),) * 3), sq.MannWhitney(*(np.zeros(0),) * 3))
             f.auc_point = sq.group_auc(R.columns[0], R.columns[1], R.P, R.counts, ranked=f.rranked) \
-                if f.exact_patterns else sq.group_auc_of_blocks(f.blocks) if f.blocks is not None else \
+                if f.exact_patterns else sq.group_auc_of_blocks(f.blocks, f.distinct) if f.blocks is not None else \
                 sq.group_auc(v.yhat, v.y, f.P, ranked=f.ranked)
             f.auc_reps = sq.group_auc(R.columns[0], R.columns[1], R.P, R.W, ranked=f.rranked)
             out.append(f)

@@ -50,9 +50,21 @@ class Ranked:
     the score) and :attr:`tie` each row's block, indexed by row."""
 
     order: np.ndarray  # (n,) int64
-    sorted_tie: np.ndarray  # (n,) int64: ``tie[order]``, the blocks in score order
+    blocks: np.ndarray | None  # (n,) int64: ``tie[order]``, the blocks in score order; None: every score distinct
     view: Sorted | None = None  # the scores' shared sorted view, when the order came with one (its codes, labels)
     _by_row: list = field(default_factory=list, repr=False, compare=False)
+    _places: list = field(default_factory=list, repr=False, compare=False)
+
+    @property
+    def distinct(self) -> bool:  # every score its own tie block
+        return self.blocks is None
+
+    @property
+    def sorted_tie(self) -> np.ndarray:
+        """The tie block of each sorted place; every score distinct: the places, an ``arange`` made on first read."""
+        if self.blocks is None and not self._places:
+            self._places.append(np.arange(len(self.order), dtype=np.int64))
+        return self.blocks if self.blocks is not None else self._places[0]
 
     @property
     def tie(self) -> np.ndarray:
@@ -77,10 +89,9 @@ def rank(score: np.ndarray, order: np.ndarray | Sorted | None = None) -> Ranked:
     new[:1] = True
     np.not_equal(ss[1:], ss[:-1], out=new[1:])
     if new.all():  # every score its own block: the blocks are the places (what the cumulative count gives)
-        st = np.arange(len(ss), dtype=np.int64)
-    else:
-        st = np.cumsum(new)
-        st -= 1
+        return Ranked(order, None, view)
+    st = np.cumsum(new)
+    st -= 1
     return Ranked(order, st, view)
 
 
@@ -161,14 +172,15 @@ def mann_whitney(ranked: Ranked, pos: np.ndarray, neg: np.ndarray, weights: np.n
     step = max(1, CHUNK_ELEMENTS // max(1, len(prow) + len(nrow)))
     for c0 in range(0, B, step):
         cols = slice(c0, min(B, c0 + step))
-        Wn = WnT[cols].astype(np.float64)
+        Wn = WnT[cols]
         if not unit_n:
+            Wn = Wn.astype(np.float64)
             Wn *= nw
         Wp = WpT[cols].astype(np.float64)
         if not unit_p:
             Wp *= pw
         below = np.zeros((Wn.shape[0], len(nrow) + 1))
-        np.cumsum(Wn, axis=1, out=below[:, 1:])
+        np.cumsum(Wn, axis=1, dtype=np.float64, out=below[:, 1:])  # float32 weights widened as they are summed
         wn[cols] = below[:, -1]
         wp[cols] = Wp.sum(axis=1)
         at = np.take(below, lo, axis=1)  # C-ordered (the same values as below[:, lo])
@@ -243,21 +255,26 @@ def delong(ranked: Ranked, pos: np.ndarray, neg: np.ndarray) -> DeLong:
     return _delong_blocks(Pb[:, 0], Nb[:, 0])
 
 
-def _delong_blocks(Pb: np.ndarray, Nb: np.ndarray) -> DeLong:
-    """DeLong's AUC and variance from the positives' and negatives' weight per tie block, in score order."""
+def _delong_blocks(Pb: np.ndarray, Nb: np.ndarray, distinct: bool = False) -> DeLong:
+    """DeLong's AUC and variance from the positives' and negatives' weight per tie block, in score order.
+
+    ``distinct``: every block one row, ``Pb`` 0/1, ``Nb = 1 − Pb`` (the caller's test). A placement is read only
+    where its class's weight is 1 (elsewhere a product with 0) and the other class's half is 0 there: no halves."""
     m, n = float(Pb.sum()), float(Nb.sum())
     if m <= 0 or n <= 0:
         return DeLong(math.nan, math.nan, m, n)
     # each array worked in place (a block per row when every score is distinct: no temporaries of the rows' size
     # beyond these three), the same operations in the same order as ``(cumsum(Nb) − ½·Nb) / n``, ...
-    half = np.multiply(Nb, 0.5)
+    half = None if distinct else np.multiply(Nb, 0.5)
     v10 = np.cumsum(Nb)  # a positive's placement among the negatives: (Σ below + ½ tied) / n
-    v10 -= half
+    if half is not None:
+        v10 -= half
     v10 /= n
-    np.multiply(Pb, 0.5, out=half)
     v01 = np.cumsum(Pb)  # a negative's placement among the positives: (m − Σ up to it + ½ tied) / m
     np.subtract(m, v01, out=v01)
-    v01 += half
+    if half is not None:
+        np.multiply(Pb, 0.5, out=half)
+        v01 += half
     v01 /= m
     auc = float(Pb @ v10) / m
     if m < 2 or n < 2:
@@ -273,7 +290,8 @@ def _delong_blocks(Pb: np.ndarray, Nb: np.ndarray) -> DeLong:
 
 def delong_by_group(score: np.ndarray, label: np.ndarray, codes: np.ndarray, G: int,
                     ranked: Ranked | None = None, counts: np.ndarray | None = None,
-                    blocks: list[tuple[np.ndarray, np.ndarray]] | None = None) -> list[DeLong]:
+                    blocks: list[tuple[np.ndarray, np.ndarray]] | None = None,
+                    distinct: bool = False) -> list[DeLong]:
     """DeLong per group of a hard membership (``codes``: each row's group, −1 none). DeLong's variance assumes each
     row in one group; a proxy attribute has no DeLong interval. ``counts``: each row's frequency (distinct
     patterns standing for their rows: the same integer sums, so the same figures)."""
@@ -281,7 +299,7 @@ def delong_by_group(score: np.ndarray, label: np.ndarray, codes: np.ndarray, G: 
     y = np.asarray(label, dtype=np.float64)
     codes = np.asarray(codes)
     if counts is None:  # rows: each group's tie blocks in one pass (the same integer sums as _block_sums)
-        return [_delong_blocks(Pb, Nb) for Pb, Nb in (blocks or hard_blocks(ranked, y, codes, G))]
+        return [_delong_blocks(Pb, Nb, distinct) for Pb, Nb in (blocks or hard_blocks(ranked, y, codes, G))]
     c = np.asarray(counts, dtype=np.float64)
     return [delong(ranked, (codes == g) * y * c, (codes == g) * (1.0 - y) * c) for g in range(G)]
 
@@ -296,8 +314,8 @@ def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int) ->
         c, y = codes_in_order(view, codes), view.take(label, "small")  # a 0/1 label as int8
     else:
         c, y = np.asarray(codes)[ranked.order], np.asarray(label)[ranked.order].astype(np.float64)
-    t = ranked.sorted_tie
-    distinct = len(t) > 0 and int(t[-1]) == len(t) - 1  # every score its own block: a block is a row
+    distinct = ranked.distinct or (len(ranked.order) > 0 and int(ranked.sorted_tie[-1]) == len(ranked.order) - 1)
+    # (every score its own block: a block is a row)
     out = []
     for g in range(G):
         rows = c == g  # the group's rows, in score order
@@ -308,19 +326,29 @@ def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int) ->
         if distinct:  # one row a block: its label, and 1 − it (the reduceat's and the counts' same floats)
             out.append((yg, 1.0 - yg))
             continue
-        tg = t[rows]
+        tg = ranked.sorted_tie[rows]
         starts = np.flatnonzero(np.r_[True, tg[1:] != tg[:-1]])
         Pb = np.add.reduceat(yg, starts)
         out.append((Pb, np.diff(np.r_[starts, len(yg)]) - Pb))
     return out
 
 
-def group_auc_of_blocks(blocks: list[tuple[np.ndarray, np.ndarray]]) -> MannWhitney:
+def group_auc_of_blocks(blocks: list[tuple[np.ndarray, np.ndarray]], distinct: bool = False) -> MannWhitney:
     """Each group's Mann–Whitney sums (shape (G,)) from its tie blocks (:func:`hard_blocks`): a positive outranks
     the negatives of the blocks below and ties half of its own block's — integers and halves, exact in float64,
-    so the same figures as :func:`group_auc` of the rows."""
+    so the same figures as :func:`group_auc` of the rows.
+
+    ``distinct``: every block one row, ``Pb`` 0/1, ``Nb = 1 − Pb``: the k-th positive (from 0), at ``p_k``, outranks
+    ``p_k − k`` negatives, so the sum is the integer ``Σ p_k − m(m − 1)/2``, summed exactly in int64."""
     num, pos, neg = [], [], []
     for Pb, Nb in blocks:
+        if distinct:
+            places = np.flatnonzero(Pb)
+            m = len(places)
+            num.append(float(int(places.sum(dtype=np.int64)) - m * (m - 1) // 2))
+            pos.append(float(Pb.sum()))
+            neg.append(float(Nb.sum()))
+            continue
         at = np.cumsum(Nb)  # (Σ negatives up to the block − the block's) + ½ the block's, worked in place
         at -= Nb
         at += np.multiply(Nb, 0.5)

@@ -47,12 +47,31 @@ def applies(codes: np.ndarray, label: np.ndarray | None, G: int) -> bool:
     """Whether every (group[, label]) class with rows has at least ``multiplier.MIN_GROUP_ROWS`` of them (the rows' codes,
     −1: none)."""
     c = np.asarray(codes, dtype=np.int64)
+    if label is not None and c.ndim == 1 and len(c) and int(c.min()) >= -1 and int(c.max()) < G:
+        lab = np.asarray(label)
+        one = lab == 1
+        if lab.shape == c.shape and np.count_nonzero(one) + np.count_nonzero(lab == 0) == len(lab):
+            return _classes_apply(c, one, G)
     keep = c >= 0
     k = c[keep] if not keep.all() else c
     if label is not None:
         k = 2 * k + (np.asarray(label)[keep] if not keep.all() else np.asarray(label)).astype(np.int64)
     n = np.bincount(k, minlength=G * (1 if label is None else 2))
     return bool(((n == 0) | (n >= mp.MIN_GROUP_ROWS)).all())
+
+
+def _classes_apply(codes: np.ndarray, one: np.ndarray, G: int) -> bool:
+    """:func:`applies` for codes in ``[−1, G)`` and a 0/1 label (``one``: where it is 1): each group's rows and
+    positives counted by comparisons — the same integer counts as the bincount of ``2·code + label``, without its
+    three int64 arrays of the rows' size."""
+    for g in range(G):
+        at = codes == g
+        rows = np.count_nonzero(at)
+        at &= one
+        n1 = np.count_nonzero(at)
+        if any(0 < n < mp.MIN_GROUP_ROWS for n in (rows - n1, n1)):
+            return False
+    return True
 
 
 def normal_weights(rng: np.random.Generator, mult: np.ndarray, B: int) -> np.ndarray:

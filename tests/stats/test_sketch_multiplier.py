@@ -309,3 +309,52 @@ def test_results_json_and_the_report_name_the_scheme(forced, tmp_path):
 def test_memory_stream_and_dask_give_the_same_entries(forced, tmp_path):
     forced(400, 40)
     engines_agree(_write(tmp_path), ("ks_distance", "auc"), "sketch_multiplier")
+
+
+def _applies_by_bincount(codes, label, G):
+    """The test of :func:`skm.applies` as it was: one bincount of ``2·code + label`` over the rows with a group."""
+    c = np.asarray(codes, dtype=np.int64)
+    keep = c >= 0
+    k = c[keep]
+    if label is not None:
+        k = 2 * k + np.asarray(label)[keep].astype(np.int64)
+    n = np.bincount(k, minlength=G * (1 if label is None else 2))
+    return bool(((n == 0) | (n >= mp.MIN_GROUP_ROWS)).all())
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_applies_by_comparisons_decides_as_the_bincount_did(seed):
+    """The classes counted by comparisons (codes in [−1, G), a 0/1 label as float64, int8 or bool) decide as the
+    bincount of ``2·code + label`` did, at class sizes around MIN_GROUP_ROWS, empty classes and groups included."""
+    rng = np.random.default_rng(seed)
+    G = int(rng.integers(1, 5))
+    sizes = rng.choice([0, 1, mp.MIN_GROUP_ROWS - 1, mp.MIN_GROUP_ROWS, mp.MIN_GROUP_ROWS + 7], size=(G, 2))
+    codes = np.concatenate([np.full(int(sizes[g, y]), g) for g in range(G) for y in range(2)] + [np.full(5, -1)])
+    label = np.concatenate([np.full(int(sizes[g, y]), y) for g in range(G) for y in range(2)] + [np.ones(5)])
+    p = rng.permutation(len(codes))
+    codes, label = codes[p], label[p]
+    for lab in (label.astype(np.float64), label.astype(np.int8), label.astype(bool), None):
+        assert skm.applies(codes, lab, G) == _applies_by_bincount(codes, lab, G)
+    if len(label):
+        odd = label.astype(np.float64)
+        odd[0] = 2.0  # not a 0/1 label: the bincount as before
+        assert skm.applies(codes, odd, G + 1) == _applies_by_bincount(codes, odd, G + 1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_mann_whitney_widens_float32_multipliers_inside_the_cumulative_sum_bit_for_bit(seed):
+    """The negatives' float32 Gaussian-multiplier weights summed cumulatively in float64 without a widened copy give
+    the very sums of the widened copy (what the function summed before): every replicate's num, pos and neg, ties and
+    non-unit class weights included."""
+    rng = np.random.default_rng(seed)
+    n, B = int(rng.integers(2, 3000)), int(rng.choice([1, 7, 1000]))
+    s = np.round(rng.random(n), int(rng.choice([2, 6])))  # with and without ties
+    y = (rng.random(n) < 0.4).astype(np.float64)
+    c = rng.choice([1.0, 2.0, 5.0], size=n) if seed % 2 else np.ones(n)  # pattern multiplicities or rows
+    ranked = sq.rank(s)
+    WT = (rng.standard_normal((B, n), dtype=np.float32) * np.sqrt(c, dtype=np.float32) + c.astype(np.float32))
+    for pos, neg in ((c * y, c * (1 - y)), (y, 1 - y)):
+        got = sq.mann_whitney(ranked, pos, neg, WT.T)
+        was = sq.mann_whitney(ranked, pos, neg, WT.astype(np.float64).T)
+        for a, b in ((got.num, was.num), (got.pos, was.pos), (got.neg, was.neg)):
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()

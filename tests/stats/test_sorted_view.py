@@ -265,6 +265,47 @@ def test_delong_and_the_point_auc_worked_in_place_equal_the_expressions_they_rep
 # ------------------------------------------------------------------------------------------ the multiplier
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 3000), st.integers(0, 2 ** 32 - 1), st.floats(0.0, 1.0))
+def test_the_point_auc_of_distinct_scores_from_the_positives_places_equals_the_blocks_sums(n, seed, share):
+    """Every score distinct: the rank keeps no ``arange`` of blocks until one is read, and each group's Mann–Whitney
+    sum from its positives' places (``Σ p_k − m(m − 1)/2`` in integers) equals the blocks' cumulative sums bit for
+    bit (groups without rows, positives or negatives, rows without a group)."""
+    rng = np.random.default_rng(seed)
+    x = rng.permutation(n) * 0.37 - 5.0  # distinct floats, in no order
+    codes = rng.integers(-1, 4, n)
+    codes[codes == 2] = 1  # group 2 empty
+    label = (rng.random(n) < share).astype(np.float64)
+    view = Sorted(x, stable_order(x))
+    r = sq.rank(x, view)
+    assert r.distinct and not r._places
+    blocks = sq.hard_blocks(r, label, codes, 4)
+    assert not r._places  # the distinct path read no blocks
+    fast, slow = sq.group_auc_of_blocks(blocks, True), sq.group_auc_of_blocks(blocks)
+    for a, b in ((fast.num, slow.num), (fast.pos, slow.pos), (fast.neg, slow.neg)):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    for Pb, Nb in blocks:  # DeLong without the halves (0 where its placements are read), bit for bit
+        d_fast, d_slow = sq._delong_blocks(Pb, Nb, True), sq._delong_blocks(Pb, Nb)
+        assert np.array_equal([d_fast.auc, d_fast.variance], [d_slow.auc, d_slow.variance], equal_nan=True)
+        assert np.array_equal([d_fast.auc, d_fast.variance], _delong_before(Pb, Nb), equal_nan=True)
+    assert np.array_equal(r.sorted_tie, np.arange(n)) and r.sorted_tie is r.sorted_tie
+
+
+def test_the_point_auc_of_distinct_scores_equals_the_blocks_sums_on_a_large_group():
+    """The same at 400,000 rows (sums past 2^32 in int64 and in float64)."""
+    rng = np.random.default_rng(7)
+    x = rng.random(400_000)
+    codes = rng.integers(0, 2, len(x))
+    label = (rng.random(len(x)) < 0.3 + 0.4 * x).astype(np.int8)
+    blocks = sq.hard_blocks(sq.rank(x), label, codes, 2)
+    assert sq.rank(x).distinct
+    fast, slow = sq.group_auc_of_blocks(blocks, True), sq.group_auc_of_blocks(blocks)
+    assert np.array_equal(fast.num, slow.num) and fast.num.min() > 2.0 ** 32
+    for Pb, Nb in blocks:
+        d_fast, d_slow = sq._delong_blocks(Pb, Nb, True), sq._delong_blocks(Pb, Nb)
+        assert (d_fast.auc, d_fast.variance) == (d_slow.auc, d_slow.variance)
+
+
 @settings(max_examples=100, deadline=None)
 @given(rows(max_rows=400), st.integers(0, 2 ** 32 - 1))
 def test_the_multiplier_from_the_rows_summary_equals_its_own_passes_bit_for_bit(case, seed):
