@@ -5,9 +5,21 @@ counts — for the point sums, and for B replicates a block of :data:`BOUNDS_CHU
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 BOUNDS_CHUNK = 16  # replicates per block of the rate bounds: laid out (S, G, 16), a block's arrays stay in cache
+
+
+def cell_sum(C: np.ndarray, cells: Sequence[int] | None = None) -> np.ndarray:
+    """``C[..., list(cells)].sum(axis=-1)`` (every cell when ``cells`` is None) without the fancy-indexed copy and
+    the short-axis reduction: 0.0 plus each cell in order, as NumPy sums fewer than eight numbers, so every bit
+    (signed zeros, nan, inf) is the same (tests/stats/test_bound_sums.py); ~20× faster on (B, S, 4) replicates."""
+    out = np.zeros(C.shape[:-1])
+    for c in range(C.shape[-1]) if cells is None else cells:
+        np.add(out, C[..., c], out=out)
+    return out
 
 
 def mass_blocks(sums) -> list[np.ndarray]:
