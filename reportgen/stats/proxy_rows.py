@@ -13,6 +13,7 @@ cells, the same draws. Built once per attribute and prediction file (:func:`of_e
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from reportgen.stats.proxy_cells import CellMoments, _factorize_sorted, grid_cel
 TABLE_BITS = 12  # at most 6 tasks: the weighted point counts look each cell's features up in a table of patterns
 SUM_BLOCK = 1 << 13  # cells per block of the cells' sums (a (20, SUM_BLOCK) float64 buffer at G = 5: 1.3 MB)
 DENSE_BINS = 1 << 24  # at most this many (stratum, pattern) bins, or 4 per row: counted by one dense bincount
+COUNT_BINS = 1 << 20  # at most this many bins: cells of one row each counted per key in a table (8 MB)
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,10 @@ class VectorCells:
         cell = np.asarray(cell, np.int64)
         R = len(self.bits)
         bins = (int(cell.max()) + 1) << 2 * self.K if len(cell) else 0
-        if R and cell.min() >= 0 and bins <= max(DENSE_BINS, 4 * R):  # few codes: counted, not hashed
+        dense = bool(R) and cell.min() >= 0 and bins <= max(DENSE_BINS, 4 * R)
+        if dense and self._single and bins <= COUNT_BINS:  # rows of one each (a vector per row): no (R,) codes
+            return self._single_moments(cell, bins)
+        if dense:  # few codes: counted, not hashed
             seen = np.zeros(bins, dtype=bool)
             for lo in range(0, R, SUM_BLOCK):  # the keys a block at a time (no full-length temporaries)
                 seen[self._keys(cell, lo)] = True
@@ -130,7 +135,25 @@ class VectorCells:
         n = (np.bincount(inv, minlength=C).astype(np.float64) if self._single
              else np.bincount(inv, weights=self.n, minlength=C))
         sums = self._column_sums(inv, C, products=True)  # (G + G(G+1)/2, C): Σ n·p_g, then Σ n·p_g·p_h (g ≤ h)
-        s2 = np.empty((C, G, G))
+        return self._cell_moments(uniq, n, sums)
+
+    def _single_moments(self, cell: np.ndarray, bins: int) -> CellMoments:
+        """:meth:`moments` of cells of one row each over few codes: each key's rows counted and each block's codes
+        ranked as its sums need them (the same codes, counts and sums in the same order; no (R,) array of codes,
+        80 MB at 10M rows)."""
+        R = len(self.bits)
+        count = np.zeros(bins, dtype=np.int64)
+        for lo in range(0, R, SUM_BLOCK):  # whole numbers: exact in any order
+            np.add.at(count, self._keys(cell, lo), 1)
+        uniq = np.flatnonzero(count)
+        rank = np.cumsum(count > 0) - 1  # each key's rank among the distinct keys: _factorize_sorted's answer
+        sums = self._column_sums(lambda lo, m: np.take(rank, self._keys(cell, lo, m)), len(uniq), products=True)
+        return self._cell_moments(uniq, count[uniq].astype(np.float64), sums)
+
+    def _cell_moments(self, uniq: np.ndarray, n: np.ndarray, sums: np.ndarray) -> CellMoments:
+        """The :class:`CellMoments` of the cells ``uniq`` from their rows ``n`` and :meth:`_column_sums`."""
+        G = self.P.shape[1]
+        s2 = np.empty((len(uniq), G, G))
         for k, (g, h) in enumerate(_pairs(G)):
             s2[:, g, h] = s2[:, h, g] = sums[G + k]
         return CellMoments(uniq, n, np.ascontiguousarray(sums[:G].T), s2, self.K)
@@ -146,19 +169,21 @@ class VectorCells:
         """``Σ n · v`` per code ``inv`` of the cells (C, G)."""
         return np.ascontiguousarray(self._column_sums(inv, C, products=False).T)
 
-    def _column_sums(self, inv: np.ndarray, C: int, *, products: bool) -> np.ndarray:
+    def _column_sums(self, inv: np.ndarray | Callable[[int, int], np.ndarray], C: int, *, products: bool
+                     ) -> np.ndarray:
         """Per code ``inv`` of the cells, ``Σ n · v_g`` for each group and, with ``products``, ``Σ n · v_g · v_h``
         for each pair g ≤ h, as rows (columns, C): :data:`SUM_BLOCK` cells at a time, each block's columns and
         products written into one reused buffer (in the core's cache) and added into the sums in the cells' order
         (``np.add.at``: a bincount's sums, each weight added in the same order, without a full-length column of
-        weights per sum)."""
+        weights per sum). ``inv``: the cells' codes, or a function giving those of the ``m`` cells from ``lo``."""
         v = self._v()
         G = v.shape[1]
         pairs = _pairs(G) if products else []
         F = G + len(pairs)
         out = np.zeros((F, C))
-        X = np.empty((F, min(len(inv), SUM_BLOCK)))
-        for lo in range(0, len(inv), SUM_BLOCK):
+        R = len(self.bits)  # one code per cell
+        X = np.empty((F, min(R, SUM_BLOCK)))
+        for lo in range(0, R, SUM_BLOCK):
             vb = v[lo:lo + SUM_BLOCK]
             m = len(vb)
             x = X[:, :m]
@@ -167,7 +192,7 @@ class VectorCells:
                 np.multiply(vb[:, g], vb[:, h], out=x[G + k])
             if not self._single:
                 x *= self.n[lo:lo + m]  # n · v and n · (v_g v_h), as the rows' sums are
-            ib = inv[lo:lo + m]
+            ib = inv(lo, m) if callable(inv) else inv[lo:lo + m]
             for f in range(F):
                 np.add.at(out[f], ib, x[f])
         return out
