@@ -37,7 +37,7 @@ class VectorCells:
     ``bits`` its (y, ŷ) bits over the K tasks (y of task k at bit k, ŷ at bit K + k), ``n`` its rows; ``rep`` a
     row of each stratum, whose vector ``P[rep]`` is the stratum's (``P``: the rows' probabilities, not copied)."""
 
-    code: np.ndarray  # (R,) int64
+    stratum: np.ndarray | None  # (R,) int64; None: a cell per stratum, 0..S-1 (not built: 80 MB at 10M rows)
     bits: np.ndarray  # (R,) uint8 (uint16 beyond four tasks, int64 beyond eight)
     n: np.ndarray  # (R,) float64
     P: np.ndarray  # (rows, G) float64, the caller's
@@ -49,6 +49,11 @@ class VectorCells:
     @property
     def S(self) -> int:
         return len(self.rep)
+
+    @property
+    def code(self) -> np.ndarray:
+        """Each cell's stratum (R,) int64."""
+        return np.arange(self.S, dtype=np.int64) if self.stratum is None else self.stratum
 
     @property
     def V(self) -> np.ndarray:
@@ -71,11 +76,11 @@ class VectorCells:
         K = Y.shape[1]
         codes, S, order = vector_strata(plain(P))  # strata_codes(P), or the rows in order when each is its own
         if codes is None:  # every row its own vector: a cell per row, in its stratum's order (no scatters)
-            return VectorCells(np.arange(S, dtype=np.int64), _pattern_bits(Y, Yhat, order), _ones(S), P, order, K)
+            return VectorCells(None, _pattern_bits(Y, Yhat, order), _ones(S), P, order, K)
         rep = np.empty(S, dtype=np.int64)
         rep[codes] = np.arange(len(P), dtype=np.int64)  # any row of a stratum: they share its vector
         if S == len(P):  # every row its own vector: a cell per row, in its stratum's order (the keys' sorted order)
-            return VectorCells(np.arange(S, dtype=np.int64), _pattern_bits(Y, Yhat, rep), _ones(S), P, rep, K)
+            return VectorCells(None, _pattern_bits(Y, Yhat, rep), _ones(S), P, rep, K)
         key = (codes << np.int64(2 * K)) | _pattern_bits(Y, Yhat)
         if (S << 2 * K) <= max(DENSE_BINS, 4 * len(P)):
             cnt = np.bincount(key, minlength=S << 2 * K)
