@@ -89,15 +89,35 @@ SAMPLE = 65_536  # rows of the prefix that decides whether the vectors are mostl
 
 def _hash(words: np.ndarray) -> np.ndarray:
     """A 64-bit hash of each row of 64-bit words."""
+    return row_hash([words[:, j] for j in range(words.shape[1])])
+
+
+def row_hash(columns: list[np.ndarray], *, steps: int = 3) -> np.ndarray:
+    """A 64-bit hash of each row of integer ``columns`` (each (n,)): a polynomial over them, then the first
+    ``steps`` of splitmix64's finaliser (:data:`FINALISER`) — :data:`HASH_BLOCK` rows at a time, so a block's
+    hashes stay in the core's cache through every column (the same integers as whole-column passes, ~4× faster
+    at 10M rows)."""
+    n = len(columns[0]) if columns else 0
+    h = np.zeros(n, dtype=np.uint64)
+    t = np.empty(min(n, HASH_BLOCK), dtype=np.uint64)
     with np.errstate(over="ignore"):
-        h = np.zeros(len(words), dtype=np.uint64)
-        for j in range(words.shape[1]):  # a polynomial over the words, then splitmix64's finaliser (in place)
-            h *= np.uint64(0x100000001B3)
-            h += words[:, j]
-        h ^= h >> np.uint64(30)
-        h *= np.uint64(0xBF58476D1CE4E5B9)
-        h ^= h >> np.uint64(27)
+        for lo in range(0, n, HASH_BLOCK):
+            hb = h[lo:lo + HASH_BLOCK]
+            for c in columns:
+                hb *= np.uint64(0x100000001B3)
+                hb += c[lo:lo + HASH_BLOCK]
+            for op, k in FINALISER[:steps]:
+                if op == "xorshift":  # h ^= h >> k
+                    tb = np.right_shift(hb, np.uint64(k), out=t[:len(hb)])
+                    hb ^= tb
+                else:
+                    hb *= np.uint64(k)
     return h
+
+
+FINALISER = (("xorshift", 30), ("multiply", 0xBF58476D1CE4E5B9), ("xorshift", 27), ("multiply", 0x94D049BB133111EB),
+             ("xorshift", 31))
+HASH_BLOCK = 1 << 13  # rows hashed at a time (their hashes, 64 KB, stay in the core's cache)
 
 
 def _sorted_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
