@@ -64,12 +64,19 @@ def _mostly_distinct(stacked: np.ndarray) -> bool:
 
 def _first_rows(codes: np.ndarray) -> np.ndarray:
     """The first row of each code, for codes numbered in order of first appearance (``pd.factorize``'s): a row
-    is the first of its code where the code exceeds every code before it."""
-    top = np.maximum.accumulate(codes)
-    new = np.empty(len(codes), dtype=bool)
-    new[:1] = True
-    np.greater(top[1:], top[:-1], out=new[1:])
-    return np.flatnonzero(new)
+    is the first of its code where the code exceeds every code before it. :data:`BLOCK` rows at a time, the
+    running maximum carried between blocks (no (n,) temporaries)."""
+    parts, top = [], -1
+    prev = np.empty(min(len(codes), BLOCK), dtype=np.int64)
+    for lo in range(0, len(codes), BLOCK):
+        run = np.maximum.accumulate(codes[lo:lo + BLOCK])
+        np.maximum(run, top, out=run)  # the running maximum over every row before
+        p = prev[:len(run)]
+        p[0] = top
+        p[1:] = run[:-1]
+        parts.append(np.flatnonzero(run > p) + lo)
+        top = int(run[-1])
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 def _same_words(words: np.ndarray, first: np.ndarray, codes: np.ndarray) -> bool:

@@ -158,3 +158,22 @@ def test_row_hash_by_blocks_is_the_whole_column_hash(steps):
     cols = [words[:, j] for j in range(4)] + [rng.integers(0, 256, n).astype(np.uint8)]
     assert np.array_equal(row_hash(cols, steps=steps), _whole_column_hash(cols, steps))
     assert len(row_hash([np.zeros(0, np.uint64)])) == 0
+
+
+def test_first_rows_by_blocks_are_the_running_maximum_s():
+    """Each code's first row, found a block at a time with the running maximum carried: the rows of the
+    whole-array running maximum (codes that first appear in a later block, codes that repeat across blocks)."""
+    from reportgen.stats.vector_codes import BLOCK, _first_rows
+
+    rng = np.random.default_rng(9)
+    for n, k in [(1, 1), (BLOCK, 5), (BLOCK + 1, 3), (2 * BLOCK + 7, 50_000)]:
+        raw = rng.integers(0, k, n)
+        _, codes = np.unique(raw, return_index=False, return_inverse=True)
+        first = np.sort(np.unique(codes, return_index=True)[1])
+        renumber = np.empty(len(first), dtype=np.int64)  # codes in order of first appearance, as pd.factorize
+        renumber[codes[first]] = np.arange(len(first))
+        codes = renumber[codes]
+        top = np.maximum.accumulate(codes)
+        expected = np.flatnonzero(np.concatenate([[True], top[1:] > top[:-1]]))
+        assert np.array_equal(_first_rows(codes), expected)
+    assert len(_first_rows(np.zeros(0, dtype=np.int64))) == 0
