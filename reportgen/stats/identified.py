@@ -41,7 +41,7 @@ from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy
 
 from reportgen.numfmt import num_text
 
-from reportgen.stats.bound_sums import group_end_sums, mass_blocks, replicate_end_sums
+from reportgen.stats.bound_sums import cell_sum, group_end_sums, replicate_end_sums
 from reportgen.stats.counts import POISSON_TABLE, block_chunks, poisson_block
 from reportgen.stats.vector_codes import grid_key, plain, vector_codes
 
@@ -244,11 +244,9 @@ def _end_sums(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence[int]
     """Each group's four sums over the strata (N_hi, N_lo, Z_hi, Z_lo: its most and fewest rows in ``one`` and in
     ``zero``), (..., G)."""
     C = sums.cells[..., k, :]
-    s1 = C[..., list(one)].sum(axis=-1)[..., None]
-    s0 = C[..., list(zero)].sum(axis=-1)[..., None]
-    n = C.sum(axis=-1)[..., None]
     if sums.mass.ndim == 3:  # replicates: a block at a time, the replicate axis innermost (the same numbers)
-        return replicate_end_sums(mass_blocks(sums), sums.mass.shape, s1[..., 0], s0[..., 0], n[..., 0])
+        return replicate_end_sums(sums.mass, C, one, zero)
+    s1, s0, n = cell_sum(C, one)[..., None], cell_sum(C, zero)[..., None], cell_sum(C)[..., None]
     return group_end_sums(sums.mass, s1, s0, n, axis=-2)
 
 
@@ -268,10 +266,10 @@ def weighted_rates(sums: StratumSums, k: int, one: Sequence[int], zero: Sequence
     (rows of one stratum sharing its probability vector: the coupling under which the group and the outcome are
     independent within strata, one point of the identified set)."""
     C = sums.cells[..., k, :]
-    n = C.sum(axis=-1)
+    n = cell_sum(C)
     inv = np.divide(1.0, n, out=np.zeros_like(n), where=n > 0)
-    s1 = C[..., list(one)].sum(axis=-1) * inv
-    s10 = s1 + C[..., list(zero)].sum(axis=-1) * inv
+    s1 = cell_sum(C, one) * inv
+    s10 = s1 + cell_sum(C, zero) * inv
     with np.errstate(invalid="ignore", divide="ignore"):
         return (sums.mass * s1[..., None]).sum(axis=-2) / (sums.mass * s10[..., None]).sum(axis=-2)
 

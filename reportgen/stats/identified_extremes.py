@@ -29,6 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
+from reportgen.stats.bound_sums import cell_sum
 from reportgen.stats.identified import StratumSums
 
 WORK_LIMIT = 2e9  # subsets × replicates × strata: the sharp upper end's work above which the outer end serves
@@ -43,9 +44,10 @@ REASON_OUTER_RUNS = ("outer bounds: the mean over runs of each run's set (the sa
                      "run makes the sharp set of the mean narrower); the true value lies inside")
 
 
-def _selected(sums: StratumSums, k: int, one: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    C = sums.cells[..., k, :]
-    return C[..., list(one)].sum(axis=-1), C.sum(axis=-1)  # (..., S): selected rows, rows
+def _selected(sums: StratumSums, k: int, one: Sequence[int], rows: slice = slice(None)
+              ) -> tuple[np.ndarray, np.ndarray]:
+    C = sums.cells[rows][..., k, :]
+    return cell_sum(C, one), cell_sum(C)  # (..., S): selected rows, rows
 
 
 def lowest_ratio_bounds(sums: StratumSums, k: int, one: Sequence[int], groups: Sequence[int], *,
@@ -53,16 +55,20 @@ def lowest_ratio_bounds(sums: StratumSums, k: int, one: Sequence[int], groups: S
     """(lower, upper, sharp) of ``min_g r_g / max_h r_h`` over the categories ``groups`` for task ``k``, with
     ``one`` the selected cells (every row compared); leading replicate axes are kept. nan where a category has no
     probability mass, or the highest rate can be 0 (nothing selected)."""
-    s, n = _selected(sums, k, one)
-    m = np.asarray(sums.mass)[..., list(groups)]  # (..., S, G)
-    G = m.shape[-1]
+    mass, idx = np.asarray(sums.mass), list(groups)
+    G = len(idx)
     if G < 2:
-        nan = np.full(m.shape[:-2], np.nan)
+        nan = np.full(mass.shape[:-2], np.nan)
         return nan, nan, True
-    sharp = (2 ** G) * int(np.prod(m.shape[:-2])) * s.shape[-1] <= work_limit
-    if m.ndim == 3 and len(m) > CHUNK:  # replicates: a block at a time (each replicate's numbers unchanged)
-        parts = [_ends_of(s[i:i + CHUNK], n[i:i + CHUNK], m[i:i + CHUNK], sharp) for i in range(0, len(m), CHUNK)]
+    sharp = (2 ** G) * int(np.prod(mass.shape[:-1])) <= work_limit
+    if mass.ndim == 3 and len(mass) > CHUNK:  # replicates: a block at a time (each replicate's numbers unchanged)
+        # each block's selected rows, rows and masses taken for the block alone (no (B, S) or (B, S, G) copies)
+        parts = [_ends_of(*_selected(sums, k, one, slice(i, i + CHUNK)), mass[i:i + CHUNK][..., idx], sharp)
+                 for i in range(0, len(mass), CHUNK)]
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), sharp
+    s, n = _selected(sums, k, one)
+    m = mass[..., idx]  # (..., S, G); laid out (G, ..., S) by the indexing, which orders the sums over the strata
+    # in _ends_of (the masses themselves, laid out (..., S, G), would change last bits); a block's copy alike
     return (*_ends_of(s, n, m, sharp), sharp)
 
 

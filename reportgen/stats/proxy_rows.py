@@ -13,6 +13,7 @@ cells, the same draws. Built once per attribute and prediction file (:func:`of_e
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from reportgen.stats.proxy_cells import CellMoments, _factorize_sorted, grid_cel
 TABLE_BITS = 12  # at most 6 tasks: the weighted point counts look each cell's features up in a table of patterns
 SUM_BLOCK = 1 << 13  # cells per block of the cells' sums (a (20, SUM_BLOCK) float64 buffer at G = 5: 1.3 MB)
 DENSE_BINS = 1 << 24  # at most this many (stratum, pattern) bins, or 4 per row: counted by one dense bincount
+COUNT_BINS = 1 << 20  # at most this many bins: cells of one row each counted per key in a table (8 MB)
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,8 @@ class VectorCells:
     ``bits`` its (y, ŷ) bits over the K tasks (y of task k at bit k, ŷ at bit K + k), ``n`` its rows; ``rep`` a
     row of each stratum, whose vector ``P[rep]`` is the stratum's (``P``: the rows' probabilities, not copied)."""
 
-    code: np.ndarray  # (R,) int64
-    bits: np.ndarray  # (R,) int64
+    stratum: np.ndarray | None  # (R,) int64; None: a cell per stratum, 0..S-1 (not built: 80 MB at 10M rows)
+    bits: np.ndarray  # (R,) uint8 (uint16 beyond four tasks, int64 beyond eight)
     n: np.ndarray  # (R,) float64
     P: np.ndarray  # (rows, G) float64, the caller's
     rep: np.ndarray  # (S,) int64
@@ -47,6 +49,11 @@ class VectorCells:
     @property
     def S(self) -> int:
         return len(self.rep)
+
+    @property
+    def code(self) -> np.ndarray:
+        """Each cell's stratum (R,) int64."""
+        return np.arange(self.S, dtype=np.int64) if self.stratum is None else self.stratum
 
     @property
     def V(self) -> np.ndarray:
@@ -69,11 +76,11 @@ class VectorCells:
         K = Y.shape[1]
         codes, S, order = vector_strata(plain(P))  # strata_codes(P), or the rows in order when each is its own
         if codes is None:  # every row its own vector: a cell per row, in its stratum's order (no scatters)
-            return VectorCells(np.arange(S, dtype=np.int64), _pattern_bits(Y, Yhat, order), np.ones(S), P, order, K)
+            return VectorCells(None, _pattern_bits(Y, Yhat, order), _ones(S), P, order, K)
         rep = np.empty(S, dtype=np.int64)
         rep[codes] = np.arange(len(P), dtype=np.int64)  # any row of a stratum: they share its vector
         if S == len(P):  # every row its own vector: a cell per row, in its stratum's order (the keys' sorted order)
-            return VectorCells(np.arange(S, dtype=np.int64), _pattern_bits(Y, Yhat, rep), np.ones(S), P, rep, K)
+            return VectorCells(None, _pattern_bits(Y, Yhat, rep), _ones(S), P, rep, K)
         key = (codes << np.int64(2 * K)) | _pattern_bits(Y, Yhat)
         if (S << 2 * K) <= max(DENSE_BINS, 4 * len(P)):
             cnt = np.bincount(key, minlength=S << 2 * K)
@@ -114,7 +121,10 @@ class VectorCells:
         cell = np.asarray(cell, np.int64)
         R = len(self.bits)
         bins = (int(cell.max()) + 1) << 2 * self.K if len(cell) else 0
-        if R and cell.min() >= 0 and bins <= max(DENSE_BINS, 4 * R):  # few codes: counted, not hashed
+        dense = bool(R) and cell.min() >= 0 and bins <= max(DENSE_BINS, 4 * R)
+        if dense and self._single and bins <= COUNT_BINS:  # rows of one each (a vector per row): no (R,) codes
+            return self._single_moments(cell, bins)
+        if dense:  # few codes: counted, not hashed
             seen = np.zeros(bins, dtype=bool)
             for lo in range(0, R, SUM_BLOCK):  # the keys a block at a time (no full-length temporaries)
                 seen[self._keys(cell, lo)] = True
@@ -125,12 +135,30 @@ class VectorCells:
                 np.take(rank, self._keys(cell, lo), out=inv[lo:lo + SUM_BLOCK])
         else:
             inv, uniq = _factorize_sorted(self._keys(cell, 0, R))
-        C, G = len(uniq), self.P.shape[1]
+        C = len(uniq)
         # rows of one each: their counts are the same whole numbers (no pass over a column of ones)
         n = (np.bincount(inv, minlength=C).astype(np.float64) if self._single
              else np.bincount(inv, weights=self.n, minlength=C))
         sums = self._column_sums(inv, C, products=True)  # (G + G(G+1)/2, C): Σ n·p_g, then Σ n·p_g·p_h (g ≤ h)
-        s2 = np.empty((C, G, G))
+        return self._cell_moments(uniq, n, sums)
+
+    def _single_moments(self, cell: np.ndarray, bins: int) -> CellMoments:
+        """:meth:`moments` of cells of one row each over few codes: each key's rows counted and each block's codes
+        ranked as its sums need them (the same codes, counts and sums in the same order; no (R,) array of codes,
+        80 MB at 10M rows)."""
+        R = len(self.bits)
+        count = np.zeros(bins, dtype=np.int64)
+        for lo in range(0, R, SUM_BLOCK):  # whole numbers: exact in any order
+            np.add.at(count, self._keys(cell, lo), 1)
+        uniq = np.flatnonzero(count)
+        rank = np.cumsum(count > 0) - 1  # each key's rank among the distinct keys: _factorize_sorted's answer
+        sums = self._column_sums(lambda lo, m: np.take(rank, self._keys(cell, lo, m)), len(uniq), products=True)
+        return self._cell_moments(uniq, count[uniq].astype(np.float64), sums)
+
+    def _cell_moments(self, uniq: np.ndarray, n: np.ndarray, sums: np.ndarray) -> CellMoments:
+        """The :class:`CellMoments` of the cells ``uniq`` from their rows ``n`` and :meth:`_column_sums`."""
+        G = self.P.shape[1]
+        s2 = np.empty((len(uniq), G, G))
         for k, (g, h) in enumerate(_pairs(G)):
             s2[:, g, h] = s2[:, h, g] = sums[G + k]
         return CellMoments(uniq, n, np.ascontiguousarray(sums[:G].T), s2, self.K)
@@ -146,19 +174,21 @@ class VectorCells:
         """``Σ n · v`` per code ``inv`` of the cells (C, G)."""
         return np.ascontiguousarray(self._column_sums(inv, C, products=False).T)
 
-    def _column_sums(self, inv: np.ndarray, C: int, *, products: bool) -> np.ndarray:
+    def _column_sums(self, inv: np.ndarray | Callable[[int, int], np.ndarray], C: int, *, products: bool
+                     ) -> np.ndarray:
         """Per code ``inv`` of the cells, ``Σ n · v_g`` for each group and, with ``products``, ``Σ n · v_g · v_h``
         for each pair g ≤ h, as rows (columns, C): :data:`SUM_BLOCK` cells at a time, each block's columns and
         products written into one reused buffer (in the core's cache) and added into the sums in the cells' order
         (``np.add.at``: a bincount's sums, each weight added in the same order, without a full-length column of
-        weights per sum)."""
+        weights per sum). ``inv``: the cells' codes, or a function giving those of the ``m`` cells from ``lo``."""
         v = self._v()
         G = v.shape[1]
         pairs = _pairs(G) if products else []
         F = G + len(pairs)
         out = np.zeros((F, C))
-        X = np.empty((F, min(len(inv), SUM_BLOCK)))
-        for lo in range(0, len(inv), SUM_BLOCK):
+        R = len(self.bits)  # one code per cell
+        X = np.empty((F, min(R, SUM_BLOCK)))
+        for lo in range(0, R, SUM_BLOCK):
             vb = v[lo:lo + SUM_BLOCK]
             m = len(vb)
             x = X[:, :m]
@@ -167,7 +197,7 @@ class VectorCells:
                 np.multiply(vb[:, g], vb[:, h], out=x[G + k])
             if not self._single:
                 x *= self.n[lo:lo + m]  # n · v and n · (v_g v_h), as the rows' sums are
-            ib = inv[lo:lo + m]
+            ib = inv(lo, m) if callable(inv) else inv[lo:lo + m]
             for f in range(F):
                 np.add.at(out[f], ib, x[f])
         return out
@@ -256,14 +286,22 @@ def of_encoded(enc, name: str) -> VectorCells | None:
 def _pattern_bits(Y: np.ndarray, Yhat: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
     """Each row's (y, ŷ) bits over the K tasks (y of task k at bit k, ŷ at bit K + k), of the rows ``rows`` in
     that order (None: every row): built in the narrowest unsigned type that holds 2K bits (a byte per row for up
-    to four tasks), gathered in it, then widened once to int64."""
+    to four tasks) and gathered in it; kept in it up to eight tasks (every reader widens it where it is combined
+    with int64 codes: 10 MB instead of 80 at 10M rows), otherwise widened once to int64."""
     K = Y.shape[1]
     dt = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if 2 * K <= 8 * np.dtype(t).itemsize)
     small = np.zeros(len(Y), dtype=dt)
     for k in range(K):
         small |= Y[:, k].astype(dt) << dt(k)
         small |= Yhat[:, k].astype(dt) << dt(K + k)
-    return (small if rows is None else small[rows]).astype(np.int64)
+    out = small if rows is None else small[rows]
+    return out if out.itemsize <= 2 else out.astype(np.int64)
+
+
+def _ones(R: int) -> np.ndarray:
+    """R cells of one row each: a read-only view of one 1.0 (the same values as ``np.ones(R)``, and every sum of
+    them a whole number, exact in any order; no 80 MB of fresh pages at 10M rows)."""
+    return np.broadcast_to(np.float64(1.0), (R,))
 
 
 def _pairs(G: int) -> list[tuple[int, int]]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from reportgen.stats import counts
+from reportgen.stats.vector_codes import row_hash
 
 
 @dataclass
@@ -96,20 +97,7 @@ def _row_hash(units: SoftUnits) -> np.ndarray:
     """A 64-bit hash of each unit's probability vector and y/ŷ bits (splitmix64 over its words)."""
     W = units.P.view(np.uint64)
     bits = np.packbits(np.concatenate([units.Y, units.Yhat], axis=1), axis=1)
-    with np.errstate(over="ignore"):
-        h = np.zeros(len(units.P), dtype=np.uint64)
-        for g in range(units.G):  # a polynomial over the words, then one splitmix64 finaliser
-            h *= np.uint64(0x100000001B3)
-            h += W[:, g]
-        for j in range(bits.shape[1]):
-            h *= np.uint64(0x100000001B3)
-            h += bits[:, j]
-        h ^= h >> np.uint64(30)
-        h *= np.uint64(0xBF58476D1CE4E5B9)
-        h ^= h >> np.uint64(27)
-        h *= np.uint64(0x94D049BB133111EB)
-        h ^= h >> np.uint64(31)
-    return h
+    return row_hash([W[:, g] for g in range(units.G)] + [bits[:, j] for j in range(bits.shape[1])], steps=5)
 
 
 def compress(units: SoftUnits) -> SoftUnits:

@@ -130,3 +130,20 @@ def test_moments_hashed_keys_equal_the_counted_ones():
     assert np.array_equal(sparse.key & 15, dense.key & 15)
     for a in ("n", "s1", "s2"):
         assert getattr(sparse, a).tobytes() == getattr(dense, a).tobytes()
+
+
+def test_moments_of_single_rows_counted_per_key_equal_the_coded_ones(monkeypatch):
+    """A vector per row (cells of one row each) over few codes: counted per key and ranked a block at a time
+    (no (R,) array of codes), the same cells, rows and sums, bit for bit, as through the cells' codes."""
+    rng = np.random.default_rng(7)
+    P = rng.dirichlet(np.full(5, 0.6), 3 * pr.SUM_BLOCK + 17)  # every row its own vector, over several blocks
+    Y, Yh = rng.random((len(P), 2)) < 0.4, rng.random((len(P), 2)) < 0.5
+    cells = pr.VectorCells.of_rows(P, Y, Yh)
+    assert cells._single
+    codes = [rng.integers(0, 300, cells.S), pc.grid_cells(cells.V)]
+    new = [cells.moments(c) for c in codes]
+    monkeypatch.setattr(pr, "COUNT_BINS", 0)  # the path through the cells' codes
+    for c, a in zip(codes, new):
+        b = cells.moments(c)
+        for name in ("key", "n", "s1", "s2"):
+            assert getattr(a, name).tobytes() == getattr(b, name).tobytes()

@@ -129,3 +129,51 @@ def test_vector_strata_order_is_the_codes_inverse(repeats):
         assert order is None and np.array_equal(codes, ref)
     else:
         assert codes is None and S == len(P) and np.array_equal(ref[order], np.arange(S))
+
+
+def _whole_column_hash(columns, steps):
+    """The hashes as whole-column passes (the code row_hash replaced), for the comparison below."""
+    with np.errstate(over="ignore"):
+        h = np.zeros(len(columns[0]), dtype=np.uint64)
+        for c in columns:
+            h *= np.uint64(0x100000001B3)
+            h += c
+        ops = [lambda h: h ^ (h >> np.uint64(30)), lambda h: h * np.uint64(0xBF58476D1CE4E5B9),
+               lambda h: h ^ (h >> np.uint64(27)), lambda h: h * np.uint64(0x94D049BB133111EB),
+               lambda h: h ^ (h >> np.uint64(31))]
+        for op in ops[:steps]:
+            h = op(h)
+    return h
+
+
+@pytest.mark.parametrize("steps", [3, 5])
+def test_row_hash_by_blocks_is_the_whole_column_hash(steps):
+    """The hash a block of rows at a time (over several blocks and a partial one, 64-bit words and byte
+    columns): the same integers as whole-column passes."""
+    from reportgen.stats.vector_codes import HASH_BLOCK, row_hash
+
+    rng = np.random.default_rng(5)
+    n = 3 * HASH_BLOCK + 11
+    words = rng.dirichlet(np.ones(4), n).view(np.uint64)
+    cols = [words[:, j] for j in range(4)] + [rng.integers(0, 256, n).astype(np.uint8)]
+    assert np.array_equal(row_hash(cols, steps=steps), _whole_column_hash(cols, steps))
+    assert len(row_hash([np.zeros(0, np.uint64)])) == 0
+
+
+def test_first_rows_by_blocks_are_the_running_maximum_s():
+    """Each code's first row, found a block at a time with the running maximum carried: the rows of the
+    whole-array running maximum (codes that first appear in a later block, codes that repeat across blocks)."""
+    from reportgen.stats.vector_codes import BLOCK, _first_rows
+
+    rng = np.random.default_rng(9)
+    for n, k in [(1, 1), (BLOCK, 5), (BLOCK + 1, 3), (2 * BLOCK + 7, 50_000)]:
+        raw = rng.integers(0, k, n)
+        _, codes = np.unique(raw, return_index=False, return_inverse=True)
+        first = np.sort(np.unique(codes, return_index=True)[1])
+        renumber = np.empty(len(first), dtype=np.int64)  # codes in order of first appearance, as pd.factorize
+        renumber[codes[first]] = np.arange(len(first))
+        codes = renumber[codes]
+        top = np.maximum.accumulate(codes)
+        expected = np.flatnonzero(np.concatenate([[True], top[1:] > top[:-1]]))
+        assert np.array_equal(_first_rows(codes), expected)
+    assert len(_first_rows(np.zeros(0, dtype=np.int64))) == 0
