@@ -7,8 +7,8 @@ pandas' copies (:func:`read_parquet_frame`):
   memory that it reuses, not 400 MB of fresh buffers beside the matrix; :func:`matrix_of` hands the matrix itself to
   the encoding when the frame's columns are still those views (every row kept), else the encoding builds it from the
   columns (a subset of rows, a CSV, several files);
-- without a matrix, a file of several row groups with its plain numeric columns filled a row group at a time
-  (:func:`by_row_groups`)."""
+- the plain numeric columns of a file of several row groups filled a row group at a time as well
+  (:func:`by_row_groups`, which fills both)."""
 
 from __future__ import annotations
 
@@ -20,49 +20,19 @@ ROW_BLOCK = 1 << 15  # rows filled at a time, every column (their writes stay in
 
 def read_parquet_frame(data: bytes, columns: list[str] | None, matrix: tuple[str, ...] | None) -> pd.DataFrame:
     """The Parquet file's bytes ``data`` as a frame of ``columns`` (None: all): ``matrix``'s columns filled into one
-    matrix a row group at a time when the schema allows it; without ``matrix``, a file of several row groups without
-    pandas metadata has its plain numeric columns filled a row group at a time (:func:`by_row_groups`); otherwise
-    :func:`parquet_frame` of the whole table — the same frame each way."""
+    matrix and the plain numeric columns filled a row group at a time where the schema allows it (:func:`by_row_groups`);
+    otherwise :func:`parquet_frame` of the whole table — the same frame each way."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
         pf = pq.ParquetFile(pa.BufferReader(data))
-        df = _by_row_groups(pf, data, columns, matrix) if matrix else by_row_groups(pf, data, columns)
+        df = by_row_groups(pf, data, columns, matrix or ())
     except Exception:  # a file Arrow cannot read so: the whole read below says what is wrong, as before
         df = None
     if df is not None:
         return df
     return parquet_frame(pq.read_table(pa.BufferReader(data), columns=columns), matrix)
-
-
-def _by_row_groups(pf, data: bytes, columns: list[str] | None, matrix: tuple[str, ...]) -> pd.DataFrame | None:
-    """The frame of :func:`parquet_frame` with ``matrix``'s columns decoded a row group at a time straight into the
-    matrix; None when the schema does not fit (a name twice, a column missing or not float64) or a row group
-    holds a missing value — then the whole table is read as before."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    schema = pf.schema_arrow
-    names = list(schema.names) if columns is None else list(columns)
-    if (len(set(schema.names)) != len(schema.names) or len(set(names)) != len(names)
-            or len(set(matrix)) != len(matrix) or not set(matrix) <= set(names) <= set(schema.names)
-            or any(schema.field(c).type != pa.float64() for c in matrix)):
-        return None
-    P = np.empty((pf.metadata.num_rows, len(matrix)), dtype=np.float64)
-    lo = 0
-    for i in range(pf.num_row_groups):  # one row group's columns at a time: Arrow reuses their memory
-        group = pf.read_row_group(i, columns=list(matrix))
-        if any(group.column(c).null_count for c in matrix):
-            return None
-        _fill(P, lo, [[group.column(c).to_numpy()] for c in matrix])
-        lo += group.num_rows
-    if lo != len(P):
-        return None
-    others = [c for c in names if c not in matrix]
-    rest = (pq.read_table(pa.BufferReader(data), columns=others).to_pandas(split_blocks=True, self_destruct=True)
-            if others else pd.DataFrame(index=pd.RangeIndex(len(P))))
-    return _frame(P, matrix, names, rest)
 
 
 def _fill(P: np.ndarray, lo: int, parts: list[list[np.ndarray]]) -> None:
@@ -100,45 +70,53 @@ def parquet_frame(table, matrix: tuple[str, ...] | None) -> pd.DataFrame:
     return _frame(P, matrix, names, rest)
 
 
-def by_row_groups(pf, data: bytes, columns: list[str] | None) -> pd.DataFrame | None:
-    """The frame ``parquet_frame`` gives, but each float, integer or boolean column without missing values filled
-    into its NumPy array a row group at a time: Arrow never holds those columns whole beside their copies (a float
-    column of several row groups is copied into one array either way), so reading 10M rows of four columns takes
-    ~150 MB less memory. None (read as before) for one row group, pandas metadata (its index), repeated or absent
-    names, or a missing value in such a column."""
+def by_row_groups(pf, data: bytes, columns: list[str] | None, matrix: tuple[str, ...] = ()) -> pd.DataFrame | None:
+    """The frame :func:`parquet_frame` gives, decoded a row group at a time so that Arrow never holds the columns
+    whole beside their copies: ``matrix``'s columns (float64) straight into one ``(n, G)`` matrix, the frame's columns
+    being views of it, and each other float, integer or boolean column without missing values into its NumPy array
+    (reading 10M rows of four numeric columns takes ~150 MB less memory; a proxy attribute's 400 MB of probabilities
+    no 400 MB of fresh Arrow buffers beside the matrix). None (the whole table read as before) for repeated or
+    absent names, a matrix column not float64, a missing value in a column filled so, and — without ``matrix`` —
+    one row group, pandas metadata (its index) or no such column."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     schema = pf.schema_arrow
     names = list(schema.names) if columns is None else list(columns)
-    if (pf.num_row_groups < 2 or (schema.metadata and b"pandas" in schema.metadata) or not names
-            or len(set(schema.names)) != len(schema.names) or len(set(names)) != len(names)
-            or not set(names) <= set(schema.names)):
+    if (len(set(schema.names)) != len(schema.names) or len(set(names)) != len(names)
+            or not set(names) <= set(schema.names) or len(set(matrix)) != len(matrix) or not set(matrix) <= set(names)
+            or any(schema.field(c).type != pa.float64() for c in matrix)):
         return None
-    plain = [c for c in names if _plain(schema.field(c).type)]
-    if not plain:
+    indexed = bool(schema.metadata and b"pandas" in schema.metadata)
+    plain = [] if indexed else [c for c in names if c not in matrix and _plain(schema.field(c).type)]
+    if not matrix and (pf.num_row_groups < 2 or not plain):
         return None
     n = pf.metadata.num_rows
+    P = np.empty((n, len(matrix)), dtype=np.float64)
     out = {c: np.empty(n, dtype=schema.field(c).type.to_pandas_dtype()) for c in plain}
     lo = 0
-    for i in range(pf.num_row_groups):
-        part = pf.read_row_group(i, columns=plain)
+    for i in range(pf.num_row_groups):  # one row group's columns at a time: Arrow reuses their memory
+        part = pf.read_row_group(i, columns=[*matrix, *plain])
+        if any(part.column(c).null_count for c in part.column_names):
+            return None
+        if matrix:
+            _fill(P, lo, [[part.column(c).to_numpy()] for c in matrix])
         for c in plain:
             at = lo
             for chunk in part.column(c).chunks:
-                if chunk.null_count:
-                    return None
                 out[c][at:at + len(chunk)] = chunk.to_numpy(zero_copy_only=False)
                 at += len(chunk)
         lo += part.num_rows
     if lo != n:
         return None
-    rest = [c for c in names if c not in out]
+    rest = [c for c in names if c not in out and c not in matrix]
+    frame = pd.DataFrame(index=pd.RangeIndex(n))
     if rest:
         frame = pq.read_table(pa.BufferReader(data), columns=rest).to_pandas(split_blocks=True, self_destruct=True)
         if len(frame) != n or list(frame.columns) != rest:
             return None
-    cols = {c: out[c] if c in out else frame[c] for c in names}
+    where = {c: j for j, c in enumerate(matrix)}
+    cols = {c: P[:, where[c]] if c in where else out[c] if c in out else frame[c] for c in names}
     return pd.DataFrame(cols, index=pd.RangeIndex(n), copy=False)
 
 
