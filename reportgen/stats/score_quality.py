@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from reportgen.stats import sketch_multiplier as skm
 from reportgen.stats.sort_order import Sorted, codes_in_order, sorted_parts
 from reportgen.stats.resample import poisson_u8 as bootstrap_weights  # noqa: F401 (the rows' keyed weights)
 
@@ -123,7 +124,7 @@ def _replicate_rows(weights: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
     """The weights of ``rows`` as a C-contiguous (B, m) matrix: gathered along the replicates' rows when the
     weights are a (B, n) array's transpose (the sketch's Gaussian multipliers), else gathered and transposed."""
     if weights is not None and np.ndim(weights) == 2 and np.asarray(weights).T.flags.c_contiguous:
-        return np.take(np.asarray(weights).T, rows, axis=1)  # C-ordered, as the passes below read it
+        return np.take(skm.replicates_first(np.asarray(weights)), rows, axis=1)  # C-ordered, as the passes read it
     return np.ascontiguousarray(_columns(weights, rows).T)
 
 
@@ -314,8 +315,7 @@ def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int) ->
         c, y = codes_in_order(view, codes), view.take(label, "small")  # a 0/1 label as int8
     else:
         c, y = np.asarray(codes)[ranked.order], np.asarray(label)[ranked.order].astype(np.float64)
-    distinct = ranked.distinct or (len(ranked.order) > 0 and int(ranked.sorted_tie[-1]) == len(ranked.order) - 1)
-    # (every score its own block: a block is a row)
+    distinct = ranked.distinct  # every score its own block: a block is a row
     out = []
     for g in range(G):
         rows = c == g  # the group's rows, in score order

@@ -56,8 +56,7 @@ def applies(codes: np.ndarray, label: np.ndarray | None, G: int) -> bool:
     k = c[keep] if not keep.all() else c
     if label is not None:
         k = 2 * k + (np.asarray(label)[keep] if not keep.all() else np.asarray(label)).astype(np.int64)
-    n = np.bincount(k, minlength=G * (1 if label is None else 2))
-    return bool(((n == 0) | (n >= mp.MIN_GROUP_ROWS)).all())
+    return mp.large_enough(np.bincount(k, minlength=G * (1 if label is None else 2)))
 
 
 def _classes_apply(codes: np.ndarray, one: np.ndarray, G: int) -> bool:
@@ -102,7 +101,7 @@ def _normal_x(count: int, delta: float) -> float:
     return math.sqrt(2.0 * math.log(2.0 * max(count, 1) / delta))
 
 
-def _replicates_first(W: np.ndarray) -> np.ndarray:
+def replicates_first(W: np.ndarray) -> np.ndarray:
     """The ``(B, D)`` layout of ``(D, B)`` weights (a view when they were drawn by :func:`normal_weights`)."""
     return W.T if W.T.flags.c_contiguous else np.ascontiguousarray(W.T)
 
@@ -117,7 +116,7 @@ def ks_replicates(half: np.ndarray, value: np.ndarray, P: np.ndarray, mult: np.n
     loosens it), ``b_g = x·max √c_j / |tot|`` over the same patterns, its bridges' bound (module docstring). ``P``:
     the patterns' one-hot membership weights; ``mult``: their rows."""
     codes = np.where(P.sum(axis=1) > 0, np.argmax(P, axis=1), -1)
-    WT = _replicates_first(W)
+    WT = replicates_first(W)
     B, K = WT.shape[0], len(pairs)
     used = sorted({g for p in pairs for g in p})
     idx, span, root = {}, {}, {}
@@ -174,7 +173,7 @@ def tie_bound(half: np.ndarray, value: np.ndarray, mult: np.ndarray, pos: np.nda
     their replicate weights; ``c``: their rows). ``pos``, ``neg``: the patterns that are positives / negatives of the
     groups compared; ``totals``: their replicate weights ``(U, V)`` when the caller has them (the Mann–Whitney
     sums')."""
-    WT = _replicates_first(W)
+    WT = replicates_first(W)
     B = WT.shape[0]
     U, V = totals if totals is not None else (np.take(WT, np.flatnonzero(pos), axis=1).sum(axis=1, dtype=np.float64),
                                               np.take(WT, np.flatnonzero(neg), axis=1).sum(axis=1, dtype=np.float64))

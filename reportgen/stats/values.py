@@ -112,12 +112,8 @@ def _shared_ranks(cache: dict, tag: tuple, full: np.ndarray, rows: np.ndarray | 
     """The sorted distinct values and each row's rank (as ``np.unique``) of ``full[rows]``, from ``full``'s, which are
     computed once and kept in ``cache`` beside ``full`` itself (a new array under the same tag is computed anew)."""
 
-    def ranks() -> tuple[np.ndarray, np.ndarray]:
-        values, inv = distinct_ranks(full)  # the ranks in the narrowest integer type (2 bytes a row for ≤ 65,536)
-        count = len(values)
-        return values, inv.astype(rank_dtype(count), copy=False)
-
-    values, inv = derived(cache, ("column_ranks",) + tag, full, ranks)
+    # the ranks in the narrowest integer type (2 bytes a row for ≤ 65,536 values)
+    values, inv = derived(cache, ("column_ranks",) + tag, full, lambda: distinct_ranks(full))
     if rows is None:
         return values, inv
     sub = inv[rows]  # ranks among the file's values: renumbered to those these rows hold, in the same order

@@ -41,10 +41,8 @@ def vector_strata(stacked: np.ndarray) -> tuple[np.ndarray | None, int, np.ndarr
         order, same, differs = _sorted_places(stacked)
         if differs.all():  # no row repeats the vector of the row before it: every vector is its own (no codes)
             return None, len(order), order
-        rank = _ranks(len(order), same, differs)
-        codes = np.empty(len(order), dtype=np.int64)
-        codes[order] = rank
-        return codes, int(rank[-1]) + 1, None
+        codes, S = _codes_of(order, same, differs)
+        return codes, S, None
     codes, S = vector_codes(stacked)
     return codes, S, None
 
@@ -130,16 +128,16 @@ HASH_BLOCK = 1 << 13  # rows hashed at a time (their hashes, 64 KB, stay in the 
 def _sorted_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
     """np.unique's numbering of the rows (their bytes in order) by sorting on the first float's bytes and only
     the rows that tie on it by the rest: each float's bytes as a big-endian integer compare as the bytes do."""
-    order, rank = _sorted_rows(stacked)
+    return _codes_of(*_sorted_places(stacked))
+
+
+def _codes_of(order: np.ndarray, same: np.ndarray, differs: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each row's code and the count of codes, from the rows' byte order and where the sorted vectors change
+    (:func:`_sorted_places`): the code at each sorted place scattered to its row."""
+    rank = _ranks(len(order), same, differs)
     codes = np.empty(len(order), dtype=np.int64)
     codes[order] = rank
     return codes, int(rank[-1]) + 1
-
-
-def _sorted_rows(stacked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The rows in the byte order of their vectors (:func:`_sorted_codes`), and the code at each sorted place."""
-    order, same, differs = _sorted_places(stacked)
-    return order, _ranks(len(order), same, differs)
 
 
 def _sorted_places(stacked: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
