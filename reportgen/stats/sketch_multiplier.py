@@ -104,10 +104,10 @@ class NormalDraws:
         root = np.sqrt(self.mult.astype(np.float64)).astype(np.float32)
         rng = np.random.Generator(self._bits())
         rng.bit_generator.state = self._state
-        buf = np.empty((rows, D), dtype=np.float32)
+        buf, spare = np.empty((rows, D), dtype=np.float32), np.empty((rows, 2, (D + 1) // 2), dtype=np.float32)
         for lo in range(0, self.B, rows):
             blk = buf[:min(self.B, lo + rows) - lo]
-            rng.standard_normal(out=blk, dtype=np.float32)
+            standard_normals(rng, blk, spare)
             blk *= root
             blk += c
             yield lo, lo + len(blk), blk
@@ -120,6 +120,36 @@ class NormalDraws:
                 WT[lo:hi] = blk
             self._array.append(WT.T)
         return self._array[0]
+
+
+TWO_PI = np.float32(2 * math.pi)  # 6.2831855, 1.7e-7 above 2π: the angle's grid overshoots by less than one step
+
+
+def standard_normals(rng: np.random.Generator, out: np.ndarray, spare: np.ndarray) -> None:
+    """Fill ``out`` ``(k, D)`` with independent standard normals, replicate (row) by replicate, by the Box–Muller
+    transform in float32 (G. E. P. Box and M. E. Muller, "A note on the generation of random normal deviates", Ann.
+    Math. Statist. 29, 1958): per row ``h = ⌈D/2⌉`` pairs of float32 uniforms ``u₁, u₂`` (one ``Generator.random``
+    call over ``spare[:k]``, ``(k, 2, h)``: a row's ``u₁`` then its ``u₂``, so the stream is consumed row by row
+    whatever ``k``), ``R = √(−2 ln(1 − u₁))``, ``θ = 2π u₂``, the row's first ``h`` normals ``R cos θ`` and the rest
+    ``R sin θ``, with NumPy's SIMD ``log``/``sqrt``/``cos``/``sin`` — about a third of the float32 ziggurat's cost
+    (benchmarks/README.md, "Round 9a"). Exact in law up to float32 resolution (docs/metrics.md §11): ``u₁`` is a
+    multiple of 2⁻²⁴, so ``1 − u₁`` lies in ``(0, 1]`` exactly and the radius is the exact radius's quantile on a grid
+    of 2²⁴ equally likely values, the largest ``√(48 ln 2) ≈ 5.77`` (the radius's mass beyond it, 2⁻²⁴, sits there);
+    the angle is uniform on 2²⁴ points; each step rounds to float32 (a few units in the last place)."""
+    k, D = out.shape
+    h = (D + 1) // 2
+    U = spare[:k]
+    rng.random(out=U, dtype=np.float32)
+    r, t = U[:, 0], U[:, 1]
+    np.subtract(np.float32(1), r, out=r)  # (0, 1]: exact in float32
+    np.log(r, out=r)
+    r *= np.float32(-2)
+    np.sqrt(r, out=r)
+    t *= TWO_PI
+    np.cos(t, out=out[:, :h])
+    out[:, :h] *= r
+    np.sin(t[:, :D - h], out=out[:, h:])
+    out[:, h:] *= r[:, :D - h]
 
 
 def normal_weights(rng: np.random.Generator, mult: np.ndarray, B: int) -> np.ndarray:

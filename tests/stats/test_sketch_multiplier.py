@@ -422,17 +422,41 @@ def test_the_passes_over_the_draws_give_the_whole_arrays_results_bit_for_bit(for
 
 
 def test_the_draws_are_the_generators_stream_in_order_whatever_the_blocks():
-    """The multipliers drawn block by block — any block size, a second pass, the whole array — are the draws of one
-    ``standard_normal`` call over the ``(B, D)`` array (the stream consumed in order), each ``c + √c·Z``."""
-    mult = np.random.default_rng(2).integers(1, 50, 301)
-    B = 23
-    Z = np.random.Generator(np.random.PCG64(7)).standard_normal((B, len(mult)), dtype=np.float32)
-    want = Z * np.sqrt(mult.astype(np.float64)).astype(np.float32) + mult.astype(np.float32)
-    draws = skm.NormalDraws(np.random.Generator(np.random.PCG64(7)), mult, B)
-    for rows in (1, 2, 5, 23, 100):
-        got = np.concatenate([blk.copy() for _, _, blk in draws.blocks(rows)])
-        assert got.tobytes() == want.tobytes()
-    assert draws.array().shape == (len(mult), B) and draws.array().T.tobytes() == want.tobytes()
+    """The multipliers drawn block by block — any block size, a second pass, the whole array — are, row by row, the
+    Box–Muller transform of the generator's float32 uniforms consumed in order (docs/metrics.md §11): per replicate
+    ``h = ⌈D/2⌉`` values ``u₁`` then ``h`` values ``u₂``, its first ``h`` normals ``√(−2 ln(1 − u₁)) cos(2π u₂)`` and
+    the rest the sines; each weight ``c + √c·Z``."""
+    for D in (301, 300, 1):
+        mult = np.random.default_rng(2).integers(1, 50, D)
+        B, h = 23, (D + 1) // 2
+        U = np.random.Generator(np.random.PCG64(7)).random((B, 2, h), dtype=np.float32)
+        R = np.sqrt(np.float32(-2) * np.log(np.float32(1) - U[:, 0]))
+        theta = U[:, 1] * np.float32(2 * np.pi)
+        Z = np.concatenate([R * np.cos(theta), (R * np.sin(theta))[:, :D - h]], axis=1)
+        assert Z.dtype == np.float32
+        want = Z * np.sqrt(mult.astype(np.float64)).astype(np.float32) + mult.astype(np.float32)
+        draws = skm.NormalDraws(np.random.Generator(np.random.PCG64(7)), mult, B)
+        for rows in (1, 2, 5, 23, 100):
+            got = np.concatenate([blk.copy() for _, _, blk in draws.blocks(rows)])
+            assert got.tobytes() == want.tobytes(), (D, rows)
+        assert draws.array().shape == (D, B) and draws.array().T.tobytes() == want.tobytes()
+
+
+def test_the_standard_normals_follow_the_normal_law_up_to_float32_resolution():
+    """2²² draws: a KS test against N(0, 1) (scipy), the tails' frequencies beyond 2, 3 and 4 SD within four binomial
+    standard errors, the two halves of a row (cosines, sines) uncorrelated, and every |Z| at most √(48 ln 2) — the
+    float32 uniform's truncation of the radius, stated in docs/metrics.md §11."""
+    rows, D = 64, 1 << 16
+    out = np.empty((rows, D), dtype=np.float32)
+    skm.standard_normals(np.random.default_rng(11), out, np.empty((rows, 2, D // 2), dtype=np.float32))
+    z = out.ravel().astype(np.float64)
+    assert sps.kstest(z[::16], "norm").pvalue > 0.001
+    for t in (2.0, 3.0, 4.0):
+        p = 2 * sps.norm.sf(t)
+        assert abs(np.mean(np.abs(z) > t) - p) <= 4 * np.sqrt(p * (1 - p) / z.size), t
+    assert abs(np.corrcoef(out[:, :D // 2].ravel(), out[:, D // 2:].ravel())[0, 1]) < 0.005
+    assert np.abs(z).max() <= np.sqrt(48 * np.log(2)) * (1 + 1e-6)
+    assert abs(z.mean()) < 4 / np.sqrt(z.size) and abs(z.var() - 1) < 4 * np.sqrt(2 / z.size)
 
 
 @pytest.mark.parametrize("B, rows, chunk", [(7, 2, None), (7, 3, 20_000 * 7), (9, 4, 20_000), (10, 3, 3 * 20_000)])
