@@ -132,7 +132,7 @@ def standard_normals(rng: np.random.Generator, out: np.ndarray, spare: np.ndarra
     call over ``spare[:k]``, ``(k, 2, h)``: a row's ``u₁`` then its ``u₂``, so the stream is consumed row by row
     whatever ``k``), ``R = √(−2 ln(1 − u₁))``, ``θ = 2π u₂``, the row's first ``h`` normals ``R cos θ`` and the rest
     ``R sin θ``, with NumPy's SIMD ``log``/``sqrt``/``cos``/``sin`` — about a third of the float32 ziggurat's cost
-    (benchmarks/README.md, "Round 9a"). Exact in law up to float32 resolution (docs/metrics.md §11): ``u₁`` is a
+    (Round 9a of benchmarks/README.md). Exact in law up to float32 resolution (docs/metrics.md §11): ``u₁`` is a
     multiple of 2⁻²⁴, so ``1 − u₁`` lies in ``(0, 1]`` exactly and the radius is the exact radius's quantile on a grid
     of 2²⁴ equally likely values, the largest ``√(48 ln 2) ≈ 5.77`` (the radius's mass beyond it, 2⁻²⁴, sits there);
     the angle is uniform on 2²⁴ points; each step rounds to float32 (a few units in the last place)."""
