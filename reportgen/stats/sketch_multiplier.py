@@ -89,10 +89,10 @@ class NormalDraws:
         self.dtype = np.dtype(np.float32)
         self._array: list[np.ndarray] = []
 
-    def rows_per_block(self, elements: int = PASS_ELEMENTS) -> int:
-        """Replicates per block: about ``elements`` weights, at least two (a pass's row reductions then take numpy's
-        kernel for several rows on every block but a last one of a single replicate)."""
-        return max(2, elements // max(self.shape[0], 1))
+    def rows_per_block(self, elements: int | None = None) -> int:
+        """Replicates per block: about ``elements`` weights (:data:`PASS_ELEMENTS`), at least two (a pass's row
+        reductions then take numpy's kernel for several rows on every block but a last one of a single replicate)."""
+        return max(2, (PASS_ELEMENTS if elements is None else elements) // max(self.shape[0], 1))
 
     def blocks(self, rows: int | None = None) -> Iterator[tuple[int, int, np.ndarray]]:
         """``(lo, hi, weights)`` per block of ``rows`` replicates: ``weights`` the ``(hi − lo, D)`` float32 weights of

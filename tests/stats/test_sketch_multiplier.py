@@ -480,3 +480,27 @@ def test_the_mann_whitney_pass_sums_each_replicate_as_the_functions_chunks_did(B
         run.block(lo, hi, blk)
     for a, b in ((run.num, whole.num), (run.wp, whole.pos), (run.wn, whole.neg)):
         assert a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("B, block", [(7, 1), (10, 3 * 20_000), (10, None)])
+def test_the_ks_and_tie_passes_over_the_draws_give_the_whole_arrays_results_bit_for_bit(B, block, monkeypatch):
+    """:func:`skm.ks_replicates` and :func:`skm.tie_bound` (its own class totals) read from the draws a block of
+    replicates at a time give their results over the whole array bit for bit, on ~20,000 patterns of three groups
+    (bins wide and exact, tied values across the labels)."""
+    if block is not None:  # blocks of two replicates (a last one alone), or of three
+        monkeypatch.setattr(skm, "PASS_ELEMENTS", block)
+    rng = np.random.default_rng(B)
+    n = 20_000
+    value = np.round(rng.random(n), 3)
+    codes, lab = rng.integers(0, 3, n), (rng.random(n) < 0.5).astype(np.float64)
+    half = np.where(rng.random(n) < 0.8, 0.0005, 0.0)
+    mult = rng.integers(1, 30, n)
+    P = Membership.hard(codes, 3).weights()
+    draws = skm.NormalDraws(np.random.default_rng(3), mult, B)
+    pairs = [(1, 0), (2, 0), (2, 1)]
+    for got, want in zip(skm.ks_replicates(half, value, P, mult, draws, pairs),
+                         skm.ks_replicates(half, value, P, mult, draws.array(), pairs)):
+        assert got.tobytes() == want.tobytes()
+    pos, neg = (codes == 1) & (lab == 1), (codes == 0) & (lab == 0)
+    want = skm.tie_bound(half, value, mult, pos, neg, draws.array())
+    assert skm.tie_bound(half, value, mult, pos, neg, draws).tobytes() == want.tobytes() and np.isfinite(want).all()
