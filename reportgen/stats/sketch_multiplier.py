@@ -5,8 +5,11 @@ patterns and draws one weight per pattern and replicate. Under the Bayesian boot
 Gamma(c, 1); under the **Gaussian multiplier bootstrap** (every row weighted by an independent ``w_i ~ N(1, 1)``:
 the conditional multiplier CLT, van der Vaart & Wellner 1996 Thm 2.9.6, with the functional delta method for the
 bootstrap, Thm 3.9.11, for the AUC) it weighs ``Σ w_i ~ N(c, c)`` *exactly* — one float32 normal per pattern and
-replicate, no approximation beyond the choice of multiplier, the same scheme the moment statistics use
-(:mod:`reportgen.stats.multiplier`), here on the sketch's counts. The KS distance, a supremum, is only
+replicate (:func:`standard_normals`: Box–Muller, exact in law up to float32 resolution), no approximation beyond the
+choice of multiplier, the same scheme the moment statistics use (:mod:`reportgen.stats.multiplier`), here on the
+sketch's counts. The weights are drawn a block of replicates at a time while the statistics read them
+(:class:`NormalDraws`; :class:`KSPass`, :class:`TiePass` and :class:`reportgen.stats.mann_whitney.MannWhitneyPass`),
+never as a ``(B, patterns)`` array unless a caller asks for one. The KS distance, a supremum, is only
 directionally differentiable: where it is 0 or its largest gap is not unique no bootstrap's percentile interval of
 it is consistent (Fang & Santos 2019), which is why a KS verdict reads its DKW bound, never this interval
 (:func:`reportgen.families.outcome_disparity.decide`; docs/metrics.md §11). Its row weights can be
