@@ -215,7 +215,7 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
 
     fast = None  # the sketch's own pass
     if R is not None and R.sketch is not None and name == "ks_distance":
-        fast = skm.ks_replicates(R.sketch.half, R.columns[0], R.P, R.counts, R.W, pairs) \
+        fast = skm.ks_replicates(R.sketch.half, R.columns[0], R.P, R.counts, R.weights, pairs) \
             if R.scheme == skm.SCHEME else sk.ks_replicates(R.sketch.half, R.columns[0], R.P, R.W, pairs)
     reps = np.zeros((0, len(pairs))) if R is None else fast[0] if fast is not None else \
         values(R.columns[0], R.W, R.P, None)

@@ -28,6 +28,7 @@ from reportgen.stats import counts
 from reportgen.stats import score_quality as sq
 from reportgen.stats import sketch as sk
 from reportgen.stats import sketch_multiplier as skm
+from reportgen.stats.mann_whitney import MannWhitneyPass
 from reportgen.stats.membership import Membership
 from reportgen.stats.resample import Replicates, replicate_rows
 
@@ -129,9 +130,39 @@ class _File:
             R = self.R
             point = sq.cross_auc(R.columns[0], R.columns[1], R.P, a, b, R.counts, ranked=self.rranked) \
                 if self.exact_patterns else sq.cross_auc(self.s, self.y, self.P, a, b, ranked=self.ranked)
-            self.cache[key] = (float(point.value()),
-                               sq.cross_auc(R.columns[0], R.columns[1], R.P, a, b, self.W, ranked=self.rranked).value())
+            if self.drawn:  # both directions of every group against the reference in one pass over the draws
+                G = self.membership.G
+                self.draws_pass([(g, 0) for g in range(1, G)] + [(0, g) for g in range(1, G)])
+            reps = self.cache[("mw", a, b)] if self.drawn else \
+                sq.cross_auc(R.columns[0], R.columns[1], R.P, a, b, self.W, ranked=self.rranked)
+            self.cache[key] = (float(point.value()), reps.value())
         return self.cache[key]
+
+    @property
+    def drawn(self) -> bool:
+        """The replicates' weights are Gaussian multipliers drawn as a pass reads them (``sketch_multiplier``)."""
+        return isinstance(self.R.weights, skm.NormalDraws)
+
+    def draws_pass(self, pairs: list[tuple[int, int]]) -> None:
+        """One pass over the drawn multipliers, a block of replicates at a time, for the Mann–Whitney sums of the
+        positives of ``a`` against the negatives of ``b`` and their tie bound, for each ``(a, b)`` in ``pairs`` not
+        yet passed (``(g, g)``: group ``g``'s AUC): the same sums, bit for bit, as the functions over all the
+        weights drawn at once (:class:`~reportgen.stats.mann_whitney.MannWhitneyPass`, :class:`skm.TiePass`)."""
+        pairs = [p for p in pairs if ("mw", *p) not in self.cache]
+        if not pairs:
+            return
+        R, B = self.R, self.R.weights.shape[1]
+        assert isinstance(R.weights, skm.NormalDraws) and R.sketch is not None
+        y, P = np.asarray(R.columns[1], dtype=np.float64), np.asarray(R.P, dtype=np.float64)
+        sums = [MannWhitneyPass(self.rranked, P[:, a] * y, P[:, b] * (1.0 - y), B) for a, b in pairs]
+        ties = [skm.TiePass(R.sketch.half, R.columns[0], R.counts, pos, neg, B, delta)
+                for pos, neg, delta in (self._classes(a, b) for a, b in pairs)]
+        for lo, hi, blk in R.weights.blocks():
+            for run in (*sums, *ties):
+                run.block(lo, hi, blk)
+        for (a, b), run, tie in zip(pairs, sums, ties):
+            self.cache[("mw", a, b)] = sq.MannWhitney(run.num, run.wp, run.wn)
+            self.cache[("tie pass", a, b)] = tie
 
     def calibration(self, bins: int) -> tuple[sq.CalibrationSums, sq.CalibrationSums]:
         key = ("calibration", bins)
@@ -143,23 +174,31 @@ class _File:
     def sketch_error(self, name: str, g: int) -> np.ndarray:
         """Pair ``g``'s discretisation error on each replicate of a sketch (:mod:`reportgen.stats.sketch`): the
         tied-pair bound of each AUC it reads; none is derived for calibration (inf: no interval)."""
+        B = self.R.weights.shape[1]
         if name in ("calibration_in_the_large", "ece"):
-            return np.full(self.W.shape[1], np.inf)
+            return np.full(B, np.inf)
         ab = {"auc": [(g, g)], "auc_gap": [(0, 0), (g, g)], "xauc": [(g, 0), (0, g)]}[name]
-        return sum((self._ties(a, b) for a, b in ab), np.zeros(self.W.shape[1]))
+        return sum((self._ties(a, b) for a, b in ab), np.zeros(B))
+
+    def _classes(self, a: int, b: int) -> tuple[np.ndarray, np.ndarray, float]:
+        """The patterns that are positives of ``a`` and negatives of ``b``, and the tie bound's share of DELTA (at
+        most 3G class pairs are bounded, so together they fail with probability at most DELTA)."""
+        R, lab = self.R, self.R.columns[1]
+        return (R.P[:, a] > 0) & (lab == 1), (R.P[:, b] > 0) & (lab == 0), skm.DELTA / (3 * R.P.shape[1])
 
     def _ties(self, a: int, b: int) -> np.ndarray:
         key = ("ties", a, b)
         if key not in self.cache:
             R = self.R
             assert R.sketch is not None
-            lab = R.columns[1]
-            pos, neg = (R.P[:, a] > 0) & (lab == 1), (R.P[:, b] > 0) & (lab == 0)
-            # (at most 3G class pairs are bounded, so together they fail with probability at most DELTA)
-            delta = skm.DELTA / (3 * R.P.shape[1])
+            pos, neg, delta = self._classes(a, b)
             totals = (self.auc_reps.pos[:, a], self.auc_reps.neg[:, b])  # the replicates' class weights
-            self.cache[key] = skm.tie_bound(R.sketch.half, R.columns[0], R.counts, pos, neg, R.W, delta, totals) \
-                if R.scheme == skm.SCHEME else sk.tie_error(R.sketch.half, R.columns[0], pos, neg, R.W)
+            if self.drawn:
+                self.draws_pass([(a, b)])  # (passed with the AUCs or the xAUCs already)
+                self.cache[key] = self.cache[("tie pass", a, b)].result(totals)
+            else:
+                self.cache[key] = skm.tie_bound(R.sketch.half, R.columns[0], R.counts, pos, neg, R.W, delta, totals) \
+                    if R.scheme == skm.SCHEME else sk.tie_error(R.sketch.half, R.columns[0], pos, neg, R.W)
         return self.cache[key]
 
     def delong(self) -> list[sq.DeLong]:
@@ -208,7 +247,11 @@ def _files(ctx: AttributeContext, k: int) -> list[_File] | str:
             f.auc_point = sq.group_auc(R.columns[0], R.columns[1], R.P, R.counts, ranked=f.rranked) \
                 if f.exact_patterns else sq.group_auc_of_blocks(f.blocks, f.distinct) if f.blocks is not None else \
                 sq.group_auc(v.yhat, v.y, f.P, ranked=f.ranked)
-            f.auc_reps = sq.group_auc(R.columns[0], R.columns[1], R.P, R.W, ranked=f.rranked)
+            if f.drawn:  # every group's sums and tie bound in one pass over the draws
+                f.draws_pass([(g, g) for g in range(R.P.shape[1])])
+                f.auc_reps = sq.stack([f.cache[("mw", g, g)] for g in range(R.P.shape[1])])
+            else:
+                f.auc_reps = sq.group_auc(R.columns[0], R.columns[1], R.P, R.W, ranked=f.rranked)
             out.append(f)
         ctx.statistics[key] = out
     return ctx.statistics[key]
@@ -238,7 +281,7 @@ def _pairs_of(name: str, f: _File, G: int, bins: int) -> tuple[list[int], np.nda
             (pg, rg), (p0, r0) = f.xauc(g, 0), f.xauc(0, g)
             pts.append(sign * (pg - p0))
             reps.append(sign * (rg - r0))
-        return groups, np.array(pts), np.stack(reps, axis=1) if reps else np.zeros((f.W.shape[1], 0))
+        return groups, np.array(pts), np.stack(reps, axis=1) if reps else np.zeros((f.R.weights.shape[1], 0))
     point, reps = f.calibration(bins)
     if name == "calibration_in_the_large":
         return list(range(G)), point.citl(), reps.citl()

@@ -61,16 +61,24 @@ class Replicates:
     scheme: str  # "poisson" | "multinomial" | "sketch" | "sketch_multiplier" | "multiplier"
     columns: tuple[np.ndarray, ...]  # the columns asked for, over the m rows or patterns
     P: np.ndarray  # (m, G) membership weights
-    W: np.ndarray  # (m, B) uint8 (poisson), uint32 (multinomial) or float32 (sketch, sketch_multiplier: a (B, m)
-    # array's transpose); (0, B) for the multiplier
+    weights: np.ndarray | skm.NormalDraws  # (m, B) uint8 (poisson), uint32 (multinomial) or float32 (sketch: a
+    # (B, m) array's transpose; sketch_multiplier: its Gaussian multipliers, drawn as a pass reads them); (0, B) for
+    # the multiplier
     sketch: sk.Sketch | None = None  # how the rows were binned (schemes "sketch" and "sketch_multiplier")
     counts: np.ndarray | None = None  # "multinomial", "sketch_multiplier": how many rows each pattern stands for
     summary: tuple[np.ndarray, ...] | None = None  # "multiplier": the groups' replicates, each (B, G): (n, mean, ss)
     # of the first column, or (n, mean error, MAE, MSE) of ŷ − y (columns y, ŷ)
 
     @property
+    def W(self) -> np.ndarray:
+        """The ``(m, B)`` weights as an array: a ``sketch_multiplier``'s multipliers drawn whole on the first read (its
+        own passes read :attr:`weights` a block of replicates at a time)."""
+        w = self.weights
+        return w.array() if isinstance(w, skm.NormalDraws) else w
+
+    @property
     def rows(self) -> int:
-        return int(self.W.shape[0])
+        return int(self.weights.shape[0])
 
 
 def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positions: np.ndarray, *, seed: int,
@@ -116,7 +124,7 @@ def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positi
             P[np.flatnonzero(b.codes >= 0), b.codes[b.codes >= 0]] = 1.0
             binned = (b.value,) if b.label is None else (b.value, b.label)
             if signed and skm.applies(membership.codes, cols[1] if len(cols) > 1 else None, membership.G):
-                W = skm.normal_weights(_generator(seed, stream), b.mult, B)
+                W = skm.NormalDraws(_generator(seed, stream), b.mult, B)
                 return Replicates(skm.SCHEME, binned, P, W, replace(b.sketch, multiplier=True), counts=b.mult)
             W = sk.bayesian_weights(_generator(seed, stream), b.mult, B)
             return Replicates("sketch", binned, P, W, b.sketch)

@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from reportgen.stats import sketch_multiplier as skm
+from reportgen.stats.mann_whitney import CHUNK_ELEMENTS, MannWhitneyPass
 from reportgen.stats.sort_order import Sorted, codes_in_order, sorted_parts
 from reportgen.stats.resample import poisson_u8 as bootstrap_weights  # noqa: F401 (the rows' keyed weights)
 
-CHUNK_ELEMENTS = 1 << 22  # rows × replicates per block of work (4M float64: 32 MB per temporary)
 DEFAULT_BINS = 10
 
 NO_POSITIVES = "no positive labels in the group"
@@ -151,50 +151,24 @@ def mann_whitney(ranked: Ranked, pos: np.ndarray, neg: np.ndarray, weights: np.n
     """Weighted Mann–Whitney sums of the rows' positive weights ``pos`` (n,) and negative weights ``neg`` (n,)
     (membership × label), under frequency ``weights`` None, (n,) or (n, B): shape () or (B,).
 
-    The negatives' weights are summed cumulatively in score order (one cumsum per replicate chunk); a positive
-    reads the cumulative weight below its tie block and, with ties, half of its block's (the mean of the sums
-    before and after the block, found by a binary search of its tie block among the negatives'). Sums of integer
-    weights are exact, so no summation order changes a bit."""
-    pos = np.asarray(pos, dtype=np.float64)
-    neg = np.asarray(neg, dtype=np.float64)
+    The negatives' weights are summed cumulatively in score order (one cumsum per replicate chunk); a positive reads
+    the cumulative weight below its tie block and, with ties, half of its block's (the mean of the sums before and
+    after the block, found by a binary search of its tie block among the negatives'):
+    :class:`~reportgen.stats.mann_whitney.MannWhitneyPass` over chunks of replicates. Sums of integer weights are
+    exact, so no summation order changes a bit."""
     one = weights is None or np.ndim(weights) == 1
-    B = 1 if one else np.shape(weights)[1]
-    num, wp, wn = np.zeros(B), np.zeros(B), np.zeros(B)
-    prow = ranked.order[pos[ranked.order] > 0]  # positives, in score order
-    nrow = ranked.order[neg[ranked.order] > 0]  # negatives, in score order
-    ntie, ptie = ranked.tie[nrow], ranked.tie[prow]
-    lo = np.searchsorted(ntie, ptie, side="left")  # negatives strictly below each positive
-    hi = np.searchsorted(ntie, ptie, side="right")  # ... and those tied with it
-    ties = bool((hi > lo).any())
+    run = MannWhitneyPass(ranked, pos, neg, 1 if one else np.shape(weights)[1])
     # replicates as rows: the cumulative sums run along contiguous memory
-    WpT, WnT = _replicate_rows(weights, prow), _replicate_rows(weights, nrow)
-    pw, nw = pos[prow], neg[nrow]
-    unit_p, unit_n = bool((pw == 1).all()), bool((nw == 1).all())
-    step = max(1, CHUNK_ELEMENTS // max(1, len(prow) + len(nrow)))
-    for c0 in range(0, B, step):
-        cols = slice(c0, min(B, c0 + step))
-        Wn = WnT[cols]
-        if not unit_n:
-            Wn = Wn.astype(np.float64)
-            Wn *= nw
-        Wp = WpT[cols].astype(np.float64)
-        if not unit_p:
-            Wp *= pw
-        below = np.zeros((Wn.shape[0], len(nrow) + 1))
-        np.cumsum(Wn, axis=1, dtype=np.float64, out=below[:, 1:])  # float32 weights widened as they are summed
-        wn[cols] = below[:, -1]
-        wp[cols] = Wp.sum(axis=1)
-        at = np.take(below, lo, axis=1)  # C-ordered (the same values as below[:, lo])
-        if ties:
-            at += np.take(below, hi, axis=1)
-            at *= 0.5
-        num[cols] = np.einsum("bi,bi->b", Wp, at)
+    WpT, WnT = _replicate_rows(weights, run.prow), _replicate_rows(weights, run.nrow)
+    for c0 in range(0, run.B, run.step):
+        cols = slice(c0, min(run.B, c0 + run.step))
+        run.chunk(cols, WpT[cols], WnT[cols])
     if one:
-        return MannWhitney(num[0], wp[0], wn[0])
-    return MannWhitney(num, wp, wn)
+        return MannWhitney(run.num[0], run.wp[0], run.wn[0])
+    return MannWhitney(run.num, run.wp, run.wn)
 
 
-def _stack(parts: list[MannWhitney]) -> MannWhitney:
+def stack(parts: list[MannWhitney]) -> MannWhitney:
     """Per-group sums side by side: the last axis is the group."""
     return MannWhitney(*(np.stack([getattr(m, k) for m in parts], axis=-1) for k in ("num", "pos", "neg")))
 
@@ -205,7 +179,7 @@ def group_auc(score: np.ndarray, label: np.ndarray, P: np.ndarray, weights: np.n
     ranked = ranked or rank(score)
     y = np.asarray(label, dtype=np.float64)
     P = np.asarray(P, dtype=np.float64)
-    return _stack([mann_whitney(ranked, P[:, g] * y, P[:, g] * (1.0 - y), weights) for g in range(P.shape[1])])
+    return stack([mann_whitney(ranked, P[:, g] * y, P[:, g] * (1.0 - y), weights) for g in range(P.shape[1])])
 
 
 def cross_auc(score: np.ndarray, label: np.ndarray, P: np.ndarray, a: int, b: int,

@@ -18,6 +18,7 @@ from scipy.stats import norm
 from sklearn.metrics import roc_auc_score
 
 from reportgen.stats import intervals
+from reportgen.stats import mann_whitney
 from reportgen.stats import score_quality as sq
 
 LEVEL = 0.95
@@ -120,6 +121,7 @@ def test_replicate_chunks_do_not_change_a_bit(monkeypatch):
     whole = sq.group_auc(s, y, P, W).value()
     cal = sq.calibration_sums(s, y, P, W).sums
     monkeypatch.setattr(sq, "CHUNK_ELEMENTS", 5000)  # one or two replicates a chunk
+    monkeypatch.setattr(mann_whitney, "CHUNK_ELEMENTS", 5000)  # (the Mann–Whitney sums' own chunks)
     assert np.array_equal(sq.group_auc(s, y, P, W).value(), whole)
     assert np.array_equal(sq.calibration_sums(s, y, P, W).sums, cal)
     # a replicate's weights are the keyed Poisson weights of the rows' positions: any subset asks for the same

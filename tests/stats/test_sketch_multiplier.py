@@ -358,3 +358,149 @@ def test_mann_whitney_widens_float32_multipliers_inside_the_cumulative_sum_bit_f
         was = sq.mann_whitney(ranked, pos, neg, WT.astype(np.float64).T)
         for a, b in ((got.num, was.num), (got.pos, was.pos), (got.neg, was.neg)):
             assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def _computed(spec, B: int, names=("ks_distance", "auc", "auc_gap", "xauc")) -> list[tuple[str, bytes, bytes]]:
+    """Each metric's entry (JSON) and its replicates' bytes, from one context over the spec's data (memory engine)."""
+    from types import SimpleNamespace
+
+    from reportgen.families import outcome_disparity, score_quality
+    from reportgen.families.core import AttributeContext
+    from reportgen.runner import load_all
+    from reportgen.spec.model import load_spec
+
+    ls = load_spec(spec)
+    L = load_all(ls, engine="memory")
+    (attr,) = L.attrs
+    ctx = AttributeContext.build(ls, L, attr, level=0.95, B=B, seed=4, schemes=set())
+    out = []
+    for name in names:
+        fam = outcome_disparity if name == "ks_distance" else score_quality
+        c = fam.entry(ctx, SimpleNamespace(name=name, tasks=None, options=SimpleNamespace(bins=None)))
+        assert c.entry.interval.scheme == "sketch_multiplier", name
+        pairs = b"".join(np.asarray(v, dtype=np.float64).tobytes() for _, v in sorted((c.pair_replicates or {}).items()))
+        out.append((c.entry.model_dump_json(), np.asarray(c.replicates, dtype=np.float64).tobytes(), pairs))
+    return out
+
+
+def _drawn_whole(monkeypatch) -> None:
+    """The families' replicates with the multipliers drawn whole into one ``(D, B)`` array, as before the passes over
+    the draws: KS, the Mann–Whitney sums and the tie bounds then run their array paths over it."""
+    from dataclasses import replace
+
+    from reportgen.families import outcome_disparity, score_quality
+
+    for mod in (outcome_disparity, score_quality):
+        def whole(*args, _real=mod.replicate_rows, **kw):
+            R = _real(*args, **kw)
+            return replace(R, weights=R.W) if isinstance(R.weights, skm.NormalDraws) else R
+        monkeypatch.setattr(mod, "replicate_rows", whole)
+
+
+@pytest.mark.parametrize("B, block, chunk", [
+    (41, 1, None),  # blocks of two replicates and a last one alone; the sums' chunks as the function's
+    (37, 1 << 12, 1),  # the function's chunks of one replicate each: every replicate summed alone
+    (40, 1 << 11, 3 * 4_000),  # chunks leaving one replicate over (40 = 13·3 + 1), blocks of other sizes
+])
+def test_the_passes_over_the_draws_give_the_whole_arrays_results_bit_for_bit(forced, tmp_path, monkeypatch, B, block,
+                                                                             chunk):
+    """KS, every group's AUC, the AUC gap and the xAUC with their tie bounds, computed in passes over the multipliers
+    as they are drawn a block of replicates at a time, are the entries and replicates of the same functions over
+    all the multipliers drawn at once, bit for bit — with the budget lowered so that the blocks are many and small
+    (a last block of one replicate), and the Mann–Whitney chunks of one replicate or leaving one over (numpy's einsum
+    sums a one-row chunk in another order: the passes follow the chunks)."""
+    from reportgen.stats import mann_whitney
+
+    forced(400, B)
+    spec = _write(tmp_path)
+    monkeypatch.setattr(skm, "PASS_ELEMENTS", block)
+    if chunk is not None:
+        monkeypatch.setattr(mann_whitney, "CHUNK_ELEMENTS", chunk)
+    drawn = _computed(spec, B)
+    _drawn_whole(monkeypatch)
+    assert _computed(spec, B) == drawn
+
+
+def test_the_draws_are_the_generators_stream_in_order_whatever_the_blocks():
+    """The multipliers drawn block by block — any block size, a second pass, the whole array — are, row by row, the
+    Box–Muller transform of the generator's float32 uniforms consumed in order (docs/metrics.md §11): per replicate
+    ``h = ⌈D/2⌉`` values ``u₁`` then ``h`` values ``u₂``, its first ``h`` normals ``√(−2 ln(1 − u₁)) cos(2π u₂)`` and
+    the rest the sines; each weight ``c + √c·Z``."""
+    for D in (301, 300, 1):
+        mult = np.random.default_rng(2).integers(1, 50, D)
+        B, h = 23, (D + 1) // 2
+        U = np.random.Generator(np.random.PCG64(7)).random((B, 2, h), dtype=np.float32)
+        R = np.sqrt(np.float32(-2) * np.log(np.float32(1) - U[:, 0]))
+        theta = U[:, 1] * np.float32(2 * np.pi)
+        Z = np.concatenate([R * np.cos(theta), (R * np.sin(theta))[:, :D - h]], axis=1)
+        assert Z.dtype == np.float32
+        want = Z * np.sqrt(mult.astype(np.float64)).astype(np.float32) + mult.astype(np.float32)
+        draws = skm.NormalDraws(np.random.Generator(np.random.PCG64(7)), mult, B)
+        for rows in (1, 2, 5, 23, 100):
+            got = np.concatenate([blk.copy() for _, _, blk in draws.blocks(rows)])
+            assert got.tobytes() == want.tobytes(), (D, rows)
+        assert draws.array().shape == (D, B) and draws.array().T.tobytes() == want.tobytes()
+
+
+def test_the_standard_normals_follow_the_normal_law_up_to_float32_resolution():
+    """2²² draws: a KS test against N(0, 1) (scipy), the tails' frequencies beyond 2, 3 and 4 SD within four binomial
+    standard errors, the two halves of a row (cosines, sines) uncorrelated, and every |Z| at most √(48 ln 2) — the
+    float32 uniform's truncation of the radius, stated in docs/metrics.md §11."""
+    rows, D = 64, 1 << 16
+    out = np.empty((rows, D), dtype=np.float32)
+    skm.standard_normals(np.random.default_rng(11), out, np.empty((rows, 2, D // 2), dtype=np.float32))
+    z = out.ravel().astype(np.float64)
+    assert sps.kstest(z[::16], "norm").pvalue > 0.001
+    for t in (2.0, 3.0, 4.0):
+        p = 2 * sps.norm.sf(t)
+        assert abs(np.mean(np.abs(z) > t) - p) <= 4 * np.sqrt(p * (1 - p) / z.size), t
+    assert abs(np.corrcoef(out[:, :D // 2].ravel(), out[:, D // 2:].ravel())[0, 1]) < 0.005
+    assert np.abs(z).max() <= np.sqrt(48 * np.log(2)) * (1 + 1e-6)
+    assert abs(z.mean()) < 4 / np.sqrt(z.size) and abs(z.var() - 1) < 4 * np.sqrt(2 / z.size)
+
+
+@pytest.mark.parametrize("B, rows, chunk", [(7, 2, None), (7, 3, 20_000 * 7), (9, 4, 20_000), (10, 3, 3 * 20_000)])
+def test_the_mann_whitney_pass_sums_each_replicate_as_the_functions_chunks_did(B, rows, chunk, monkeypatch):
+    """Classes of ~10,000 patterns (numpy's einsum sums a one-row chunk of more than 8,192 in another order than a
+    chunk of several rows): :class:`MannWhitneyPass` fed blocks of ``rows`` replicates gives the function's sums over
+    the whole array bit for bit — a last block of one replicate, chunks of one replicate, one replicate left over."""
+    from reportgen.stats import mann_whitney
+
+    if chunk is not None:
+        monkeypatch.setattr(mann_whitney, "CHUNK_ELEMENTS", chunk)
+    rng = np.random.default_rng(B)
+    n = 20_000
+    s, y = rng.random(n), (rng.random(n) < 0.5).astype(np.float64)
+    ranked = sq.rank(s)
+    mult = rng.integers(1, 30, n)
+    draws = skm.NormalDraws(np.random.default_rng(1), mult, B)
+    whole = sq.mann_whitney(ranked, y, 1.0 - y, draws.array())
+    run = mann_whitney.MannWhitneyPass(ranked, y, 1.0 - y, B)
+    for lo, hi, blk in draws.blocks(rows):
+        run.block(lo, hi, blk)
+    for a, b in ((run.num, whole.num), (run.wp, whole.pos), (run.wn, whole.neg)):
+        assert a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("B, block", [(7, 1), (10, 3 * 20_000), (10, None)])
+def test_the_ks_and_tie_passes_over_the_draws_give_the_whole_arrays_results_bit_for_bit(B, block, monkeypatch):
+    """:func:`skm.ks_replicates` and :func:`skm.tie_bound` (its own class totals) read from the draws a block of
+    replicates at a time give their results over the whole array bit for bit, on ~20,000 patterns of three groups
+    (bins wide and exact, tied values across the labels)."""
+    if block is not None:  # blocks of two replicates (a last one alone), or of three
+        monkeypatch.setattr(skm, "PASS_ELEMENTS", block)
+    rng = np.random.default_rng(B)
+    n = 20_000
+    value = np.round(rng.random(n), 3)
+    codes, lab = rng.integers(0, 3, n), (rng.random(n) < 0.5).astype(np.float64)
+    half = np.where(rng.random(n) < 0.8, 0.0005, 0.0)
+    mult = rng.integers(1, 30, n)
+    P = Membership.hard(codes, 3).weights()
+    draws = skm.NormalDraws(np.random.default_rng(3), mult, B)
+    pairs = [(1, 0), (2, 0), (2, 1)]
+    for got, want in zip(skm.ks_replicates(half, value, P, mult, draws, pairs),
+                         skm.ks_replicates(half, value, P, mult, draws.array(), pairs)):
+        assert got.tobytes() == want.tobytes()
+    pos, neg = (codes == 1) & (lab == 1), (codes == 0) & (lab == 0)
+    want = skm.tie_bound(half, value, mult, pos, neg, draws.array())
+    assert skm.tie_bound(half, value, mult, pos, neg, draws).tobytes() == want.tobytes() and np.isfinite(want).all()
