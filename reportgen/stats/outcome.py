@@ -25,7 +25,7 @@ rows drawn independently within each group, at the stated level, for every distr
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -77,6 +77,7 @@ class GroupSummary:
     n: np.ndarray
     mean: np.ndarray
     ss: np.ndarray
+    powers: tuple[np.ndarray, ...] | None = field(default=None, compare=False, repr=False)  # the rows' (Σd, Σd³, Σd⁴)
 
     @property
     def var(self) -> np.ndarray:
@@ -121,13 +122,14 @@ def group_summary(x, w, P, codes: np.ndarray | None = None) -> GroupSummary:
     return GroupSummary(n, mean, ss)
 
 
-def rows_summary(x, membership, P: Callable[[], np.ndarray] | None = None) -> GroupSummary:
+def rows_summary(x, membership, P: Callable[[], np.ndarray] | None = None, powers: bool = False) -> GroupSummary:
     """:func:`group_summary` of the rows without replicates, from their :class:`~reportgen.stats.membership.Membership`:
     the same branch and the same figures, but the ``(n, G)`` one-hot matrix is built only where the codes cannot
-    give the sums (one group). ``P``: how to get that matrix when the caller keeps it."""
+    give the sums (one group). ``P``: how to get that matrix when the caller keeps it. ``powers``: keep the power
+    sums the multiplier reads too (:func:`reportgen.stats.outcome_codes.hard_moments`, one group per row)."""
     if membership.is_hard and membership.G >= 2:
-        return GroupSummary(*oc_codes.hard_summary(np.asarray(x, dtype=np.float64),
-                                                    np.asarray(membership.codes, dtype=np.int64), membership.G))
+        return GroupSummary(*oc_codes.hard_moments(np.asarray(x, dtype=np.float64),
+                                                    np.asarray(membership.codes, dtype=np.int64), membership.G, powers))
     return group_summary(x, None, P() if P is not None else membership.weights(),
                          membership.codes if membership.is_hard else None)
 

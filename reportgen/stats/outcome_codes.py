@@ -13,6 +13,7 @@ import numpy as np
 from reportgen.stats.sort_order import Sorted, codes_in_order
 
 BLOCK = 1 << 16  # rows of one step of the KS distances' running counts (their arrays stay in the cache)
+POWER_BLOCK = 1 << 14  # rows of one step of the deviations' power sums (their six buffers stay in the cache)
 
 
 def counting_keys(codes: np.ndarray) -> np.ndarray:
@@ -26,17 +27,65 @@ def hard_summary(x: np.ndarray, codes: np.ndarray, G: int) -> tuple[np.ndarray, 
     """The ``(n, mean, ss)`` of :func:`~reportgen.stats.outcome.group_summary` for unweighted rows in one group each
     (``codes``; −1: none), by ``np.bincount`` (:func:`bincount_of`: the loaded columns' read-only views read without
     a copy)."""
+    n, mean, ss, _ = hard_moments(x, codes, G, powers=False)
+    return n, mean, ss
+
+
+def hard_moments(x: np.ndarray, codes: np.ndarray, G: int, powers: bool = True
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, ...] | None]:
+    """:func:`hard_summary`'s ``(n, mean, ss)`` and, with ``powers``, each group's ``(Σd, Σd³, Σd⁴)`` of the
+    deviations ``d = x − mean_g`` — the sums :func:`reportgen.stats.multiplier.moment_replicates` reads, exactly as
+    its own ``np.bincount`` passes give them (None where it would not centre on these means, or some row has no
+    group). When every row has a group the deviations and their powers are summed a block of rows at a time
+    (:func:`deviation_sums`: the same sequential sums, no n-row temporaries)."""
     every = len(codes) > 0 and int(codes.min()) >= 0  # every row in a group (task_values keeps only those): no masks
     o = 0 if every else 1
     k = codes if every else codes + 1  # bin 0: rows without a group (none: the codes are the bins; the same sums)
     n = bincount_of(k, minlength=G + o)[o:].astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n > 0, bincount_of(k, weights=x, minlength=G + o)[o:] / n, np.nan)
-    d = take_of(np.nan_to_num(mean), codes if every else np.maximum(codes, 0))  # x − mean in one buffer: no
-    np.subtract(x, d, out=d)  # second 8-byte column for the difference (the same values)
-    d *= d
-    ss = bincount_of(k, weights=d if every else np.where(codes >= 0, d, 0.0), minlength=G + o)[o:]
-    return n, mean, np.where(n > 0, ss, np.nan)
+    centre = np.nan_to_num(mean)
+    more = None
+    if every:
+        sums = deviation_sums(x, codes, centre, G, 4 if powers else 2)
+        ss = sums[1]
+        if powers and np.array_equal(centre, np.where(n > 0, mean, 0.0)):  # the multiplier's centres
+            more = (sums[0], sums[2], sums[3])
+    else:
+        d = take_of(centre, np.maximum(codes, 0))  # x − mean in one buffer: no second 8-byte column for the
+        np.subtract(x, d, out=d)  # difference (the same values)
+        d *= d
+        ss = bincount_of(k, weights=np.where(codes >= 0, d, 0.0), minlength=G + o)[o:]
+    return n, mean, np.where(n > 0, ss, np.nan), more
+
+
+def deviation_sums(x: np.ndarray, codes: np.ndarray, centre: np.ndarray, G: int, top: int,
+                   block: int = POWER_BLOCK) -> list[np.ndarray]:
+    """Each group's ``Σd, Σd², …`` up to ``Σd^top`` (``top`` 2 or 4; ``d = x − centre[code]``, every code in
+    ``0..G−1``), each the very float sum ``np.bincount(codes, weights=…)`` makes over the whole column — ``d``,
+    ``d·d``, ``d·(d·d)``, ``(d·d)·(d·d)`` added one row after another in row order — found :data:`POWER_BLOCK` rows
+    at a time (``block``): each block's ``np.bincount`` starts from the sums so far, handed in as its first ``G`` weights (one
+    row per group, ahead of the block's rows), so its additions continue the whole column's in the same order."""
+    n = len(x)
+    m = min(n, block)
+    keys = np.empty(G + m, dtype=np.intp)
+    keys[:G] = np.arange(G)
+    w = [np.zeros(G + m) for _ in range(top)]  # per power: the running sums, then the block's rows' terms
+    for lo in range(0, n, block):
+        b = min(n, lo + block) - lo
+        kb = keys[:G + b]
+        kb[G:] = codes[lo:lo + b]
+        d = w[0][G:G + b]
+        np.take(centre, kb[G:], out=d, mode="clip")  # (every code in 0..G−1; "clip": no buffered copy)
+        np.subtract(x[lo:lo + b], d, out=d)
+        sq = w[1][G:G + b]
+        np.multiply(d, d, out=sq)
+        if top > 2:
+            np.multiply(d, sq, out=w[2][G:G + b])
+            np.multiply(sq, sq, out=w[3][G:G + b])
+        for p in range(1 if top == 2 else 0, top):
+            w[p][:G] = np.bincount(kb, w[p][:G + b], minlength=G)[:G]
+    return [a[:G].copy() for a in w]
 
 
 def bincount_of(keys: np.ndarray, weights: np.ndarray | None = None, minlength: int = 0) -> np.ndarray:

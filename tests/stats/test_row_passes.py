@@ -1,0 +1,81 @@
+"""Round 9b's per-row passes (benchmarks/README.md, "Round 9b"), each against the path it replaces, bit for bit:
+the deviations' power sums a block of rows at a time (``outcome_codes.deviation_sums``: the rows' group summary and
+the multiplier's ``Σd, Σd³, Σd⁴`` from one pass) against whole-column ``np.bincount`` sums."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from reportgen.stats import multiplier as mp
+from reportgen.stats import outcome_codes as oc_codes
+
+
+@st.composite
+def grouped(draw, max_rows=500):
+    """Values of mixed magnitudes (ties, ±0.0 and huge values among them), codes 0..G−1 (a group possibly empty)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    n = draw(st.integers(1, max_rows))
+    G = draw(st.integers(2, 5))
+    x = rng.normal(size=n) * rng.choice([1.0, 1e-3, 1e6], size=n)
+    if draw(st.booleans()):
+        x = np.round(x, 1) * np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    codes = rng.integers(0, G - int(draw(st.booleans())), size=n)  # the last group empty or not
+    return x, codes, G
+
+
+def whole_column(x, codes, centre, G):
+    """The replaced path: the deviations and their powers as n-row arrays, each summed by one np.bincount."""
+    d = centre[codes]
+    np.subtract(x, d, out=d)
+    sq = d * d
+    return [np.bincount(codes, weights=w, minlength=G)[:G] for w in (d, sq, d * sq, sq * sq)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(grouped(), st.sampled_from([1, 2, 7, 64, 1 << 14]))
+def test_the_blocked_power_sums_are_the_whole_columns_bincounts_bit_for_bit(case, block):
+    """Every block size (one row a block, blocks ending inside a run of one group, one block) gives the very sums
+    of the whole column's bincounts."""
+    x, codes, G = case
+    centre = np.array([x[codes == g].mean() if (codes == g).any() else 0.0 for g in range(G)])
+    want = whole_column(x, codes, centre, G)
+    got4, got2 = (oc_codes.deviation_sums(x, codes, centre, G, top, block) for top in (4, 2))
+    assert [a.tobytes() for a in got4] == [a.tobytes() for a in want]
+    assert got2[1].tobytes() == want[1].tobytes()
+
+
+@settings(max_examples=100, deadline=None)
+@given(grouped(), st.integers(0, 2 ** 32 - 1), st.booleans())
+def test_the_summary_and_the_multiplier_from_one_pass_equal_their_own_passes_bit_for_bit(case, seed, missing):
+    """hard_summary's ``ss`` (the replaced whole-column pass, written out here) and the multiplier's replicates from
+    hard_moments' four sums equal those of its own passes; with rows outside every group no power sums are handed on
+    (the old path runs)."""
+    x, codes, G = case
+    if missing:
+        codes = np.where(np.arange(len(codes)) % 3 == 0, -1, codes)
+    n, mean, ss, powers = oc_codes.hard_moments(x, codes, G)
+    assert (powers is None) == bool((codes < 0).any())
+    keep = codes >= 0
+    centre = np.nan_to_num(mean)
+    d = x - centre[np.maximum(codes, 0)]
+    old_ss = np.bincount(codes[keep], weights=(d * d)[keep], minlength=G)[:G]
+    assert np.where(n > 0, old_ss, np.nan).tobytes() == ss.tobytes()
+    assert [a.tobytes() for a in oc_codes.hard_summary(x, codes, G)] == [a.tobytes() for a in (n, mean, ss)]
+    own = mp.moment_replicates(x, codes, G, 25, np.random.default_rng(seed))
+    three = mp.moment_replicates(x, codes, G, 25, np.random.default_rng(seed), (n, mean, ss))
+    four = mp.moment_replicates(x, codes, G, 25, np.random.default_rng(seed), (n, mean, ss, powers))
+    for a, b, c in zip(own, three, four):
+        assert a.tobytes() == b.tobytes() == c.tobytes()
+
+
+def test_known_sums_assemble_group_sums_arrays():
+    rng = np.random.default_rng(3)
+    x, codes, G = rng.normal(size=999), rng.integers(0, 3, 999), 3
+    d = x - mp.group_means(x, codes, G)[codes]
+    S, Q = mp.group_sums((None, d, d * d), codes, G)
+    sums = whole_column(x, codes, mp.group_means(x, codes, G), G)
+    known = {(0,): np.bincount(codes, minlength=G).astype(float), (1,): sums[0], (2,): sums[1], (1, 1): sums[1],
+             (1, 2): sums[2], (2, 2): sums[3]}
+    S2, Q2 = mp.known_sums(known, G)
+    assert S.tobytes() == S2.tobytes() and Q.tobytes() == Q2.tobytes()
