@@ -35,14 +35,29 @@ def float_keys(x: np.ndarray) -> np.ndarray:
 INF_KEYS = float_keys(np.array([-np.inf, np.inf]))  # every non-NaN float's key lies between these
 
 
-def packed_order(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def keys_of(x: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """:func:`float_keys` of a float64 column and their smallest and largest key, found :data:`BLOCK` rows at a
+    time into the one result (the same keys: each block's temporaries stay in the cache, no n-row scratch)."""
+    n = len(x)
+    out = np.empty(n, dtype=np.uint64)
+    lo_key, hi_key = INF_KEYS[1], INF_KEYS[0]
+    for lo in range(0, n, BLOCK):
+        part = out[lo:lo + BLOCK]
+        part[:] = float_keys(x[lo:lo + BLOCK])
+        lo_key, hi_key = min(lo_key, part.min()), max(hi_key, part.max())
+    return out, int(lo_key), int(hi_key)
+
+
+def packed_order(keys: np.ndarray, bounds: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The rows in the order of their keys' top bits (rows of equal top bits by row number), and at each sorted
     place but the first whether its row has the top bits of the row before it (``(n - 1,)``: runs of such rows
     are still to be ordered by the whole key, the caller's step; :func:`tied` marks their rows).
 
-    ``keys``: unsigned 64-bit, overwritten (it becomes the order's buffer). The keys are first reduced to their
-    range (less the smallest), so as many bits as the range has are kept beside the ``b`` bits of a row number;
-    with fewer than ``PREFIX_BITS`` left (more than 2^32 rows) the keys are argsorted instead."""
+    ``keys``: unsigned 64-bit, overwritten (it becomes the order's buffer); ``bounds``: their smallest and largest
+    value when the caller has them. The keys are first reduced to their range (less the smallest), so as many bits
+    as the range has are kept beside the ``b`` bits of a row number; with fewer than ``PREFIX_BITS`` left (more than
+    2^32 rows) the keys are argsorted instead. The passes before and after the sort run :data:`BLOCK` rows at a
+    time (the same values, no n-row temporaries)."""
     n = len(keys)
     b = max(1, (n - 1).bit_length())  # bits of a row number
     if n == 0 or 64 - b < PREFIX_BITS:
@@ -50,23 +65,29 @@ def packed_order(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         w = keys[order]
         eq = w[1:] == w[:-1]
     else:
-        lo_key, hi_key = keys.min(), keys.max()
-        keys -= lo_key
-        shift = np.uint64(max(0, int(hi_key - lo_key).bit_length() - (64 - b)))  # the range's low bits dropped
-        keys >>= shift
+        lo_key, hi_key = (int(keys.min()), int(keys.max())) if bounds is None else bounds
+        base = np.uint64(lo_key)
+        shift = np.uint64(max(0, (hi_key - lo_key).bit_length() - (64 - b)))  # the range's low bits dropped
         bits = np.uint64(b)
-        keys <<= bits
         rows = np.arange(min(n, BLOCK), dtype=np.uint64)
         for lo in range(0, n, BLOCK):
             part = keys[lo:lo + BLOCK]
+            part -= base
+            part >>= shift
+            part <<= bits
             part |= rows[:len(part)]
             rows += np.uint64(len(rows))
         keys.sort()
-        top = np.bitwise_xor(keys[1:], keys[:-1])  # worked in place: one temporary of the rows' size
-        top >>= bits
-        eq = top == 0  # the same top bits as the row before it
-        del top
-        keys &= np.uint64((1 << b) - 1)
+        eq = np.empty(n - 1, dtype=bool)  # the same top bits as the row before it
+        low = np.uint64((1 << b) - 1)
+        top = np.empty(min(n, BLOCK), dtype=np.uint64)
+        for lo in range(0, n, BLOCK):  # each block's places read the next block's first key before it is masked
+            hi = min(n - 1, lo + BLOCK)
+            t = top[:hi - lo]
+            np.bitwise_xor(keys[lo + 1:hi + 1], keys[lo:hi], out=t)
+            t >>= bits
+            np.equal(t, 0, out=eq[lo:hi])
+            keys[lo:lo + BLOCK] &= low
         order = keys.view(np.int64)
     return order, eq
 
@@ -80,6 +101,13 @@ def tied(eq: np.ndarray) -> np.ndarray:
     return out
 
 
+def tied_places(eq: np.ndarray) -> np.ndarray:
+    """``np.flatnonzero(tied(eq))`` — the sorted places of runs of equal top bits — from ``eq``'s few true places
+    (no n-row mask)."""
+    p = np.flatnonzero(eq)
+    return np.union1d(p, p + 1)
+
+
 def stable_order(x) -> np.ndarray:
     """``np.argsort(x, kind="stable")``, index for index, for a float64 column (ties, including −0.0 with 0.0,
     in row order): the packed sort of :func:`packed_order`, then the runs of rows tying on the top bits whose
@@ -90,14 +118,13 @@ def stable_order(x) -> np.ndarray:
     n = len(x)
     if x.dtype != np.float64 or x.ndim != 1 or n < max(SMALL, 2) or _repeating(x):
         return np.argsort(x, kind="stable")
-    keys = float_keys(x)
-    lo_key, hi_key = keys.min(), keys.max()
+    keys, lo_key, hi_key = keys_of(x)
     if lo_key < INF_KEYS[0] or hi_key > INF_KEYS[1]:  # NaN (the argsort puts every NaN last)
         return np.argsort(x, kind="stable")
     if lo_key == hi_key:  # one value (or only zeros of either sign): the rows in their order
         return np.arange(n, dtype=np.int64)
-    order, eq = packed_order(keys)
-    at = np.flatnonzero(tied(eq))  # sorted places in runs of equal top bits, each run in row order
+    order, eq = packed_order(keys, (lo_key, hi_key))
+    at = tied_places(eq)  # sorted places in runs of equal top bits, each run in row order
     if len(at):
         sub = order[at]
         k = float_keys(x[sub])  # the tied rows' whole keys

@@ -79,3 +79,40 @@ def test_known_sums_assemble_group_sums_arrays():
              (1, 2): sums[2], (2, 2): sums[3]}
     S2, Q2 = mp.known_sums(known, G)
     assert S.tobytes() == S2.tobytes() and Q.tobytes() == Q2.tobytes()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(2, 3000), st.sampled_from(["distinct", "ties", "tiny", "inf"]),
+       st.sampled_from([1, 3, 64, 1 << 18]))
+def test_the_blocked_key_passes_give_the_same_order_and_marks(seed, n, kind, block):
+    """stable_order's keys built a block at a time (keys_of, with their bounds) and packed_order's passes before and
+    after its sort in blocks: the stable argsort, index for index, and the same tie marks as the whole-column passes
+    (every block size: blocks of one row, a block edge inside a run of ties, one block)."""
+    from reportgen.stats import sort_order as so
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    if kind == "ties":
+        x = np.round(x, 1) * np.where(rng.random(n) < 0.5, -1.0, 1.0)  # ±0.0 among them
+    elif kind == "tiny":
+        x *= 1e-300
+    elif kind == "inf":
+        x[:: 3] = np.inf
+    old_block, old_small = so.BLOCK, so.SMALL
+    so.BLOCK, so.SMALL = block, 2
+    try:
+        keys, lo, hi = so.keys_of(x)
+        whole = so.float_keys(x)
+        assert keys.tobytes() == whole.tobytes() and (lo, hi) == (int(whole.min()), int(whole.max()))
+        order, eq = so.packed_order(keys.copy(), (lo, hi))
+        # the replaced whole-column passes, written out: reduce, shift, number, sort, compare the top bits
+        b = np.uint64(max(1, (n - 1).bit_length()))
+        shift = np.uint64(max(0, (hi - lo).bit_length() - (64 - int(b))))
+        k = ((whole - np.uint64(lo)) >> shift << b) | np.arange(n, dtype=np.uint64)
+        k.sort()
+        assert np.array_equal(eq, ((k[1:] ^ k[:-1]) >> b) == 0)
+        assert np.array_equal(order, (k & np.uint64((1 << int(b)) - 1)).view(np.int64))
+        assert np.array_equal(so.tied_places(eq), np.flatnonzero(so.tied(eq)))
+        assert np.array_equal(so.stable_order(x), np.argsort(x, kind="stable"))
+    finally:
+        so.BLOCK, so.SMALL = old_block, old_small
