@@ -116,3 +116,44 @@ def test_the_blocked_key_passes_give_the_same_order_and_marks(seed, n, kind, blo
         assert np.array_equal(so.stable_order(x), np.argsort(x, kind="stable"))
     finally:
         so.BLOCK, so.SMALL = old_block, old_small
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(1, 2000), st.sampled_from([1, 5, 1 << 16]), st.booleans())
+def test_the_point_auc_by_blocks_of_places_and_delong_in_shared_buffers_are_the_same_figures(seed, n, block, ties):
+    """Distinct scores: the positives' places summed a block at a time (every block size) give the integer sum of
+    the whole array's places; DeLong in two buffers shared by the groups gives each group's figures of fresh arrays;
+    with ties the blocks' path is unchanged. hard_blocks' compress is the boolean index it replaced."""
+    from reportgen.stats import score_quality as sq
+
+    rng = np.random.default_rng(seed)
+    s = rng.random(n)
+    if ties:
+        s = np.round(s, 1)
+    y, codes, G = (rng.random(n) < s).astype(np.float64), rng.integers(-1, 3, n), 3
+    ranked = sq.rank(s)
+    blocks = sq.hard_blocks(ranked, y, codes, G)
+    c, yo = codes[ranked.order], y[ranked.order]
+    for g, (Pb, Nb) in enumerate(blocks):
+        if ranked.distinct and (c == g).any():
+            assert Pb.tobytes() == yo[c == g].tobytes() and Nb.tobytes() == (1.0 - yo[c == g]).tobytes()
+    distinct = ranked.distinct
+    old = sq.PLACES_BLOCK
+    sq.PLACES_BLOCK = block
+    try:
+        got = sq.group_auc_of_blocks(blocks, distinct)
+    finally:
+        sq.PLACES_BLOCK = old
+    if distinct:
+        want = []
+        for Pb, _ in blocks:
+            places = np.flatnonzero(Pb)
+            m = len(places)
+            want.append(float(int(places.sum(dtype=np.int64)) - m * (m - 1) // 2))
+        assert got.num.tobytes() == np.array(want).tobytes()
+    else:
+        assert got.num.tobytes() == sq.group_auc_of_blocks(blocks).num.tobytes()
+    shared = sq.delong_by_group(s, y, codes, G, ranked, blocks=blocks, distinct=distinct)
+    fresh = [sq._delong_blocks(Pb, Nb, distinct) for Pb, Nb in blocks]
+    assert np.array([(d.auc, d.variance, d.positives, d.negatives) for d in shared]).tobytes() == \
+        np.array([(d.auc, d.variance, d.positives, d.negatives) for d in fresh]).tobytes()
