@@ -127,18 +127,26 @@ def build(codes: np.ndarray, x: np.ndarray, label: np.ndarray | None, B: int, ro
             k += ls[a:b].astype(np.int64)
         return k
 
-    # each row's (bin, class) key in value order: the central rows' bins are runs (one repeat), the tails' their values
-    central = np.repeat(np.arange(len(size), dtype=np.int64) * C, size)
-    for a in range(0, len(central), BUILD_BLOCK):
-        central[a:a + BUILD_BLOCK] += classes(i_lo + a, i_lo + min(len(central), a + BUILD_BLOCK))
+    # each row's (bin, class) key in value order: the central rows' bins are runs, the tails' their values; the
+    # central rows' keys made and counted a block at a time (integer counts: the same totals, no n-row key array)
     tails = (M + tinv) * C + np.r_[classes(0, i_lo), classes(i_hi, n)]
-    by_bin = np.bincount(central, minlength=V * C) + np.bincount(tails, minlength=V * C)
+    by_bin = np.bincount(tails, minlength=V * C)
+    ends, held = np.cumsum(size), []
+    for a in range(0, len(cs), BUILD_BLOCK):
+        b = min(len(cs), a + BUILD_BLOCK)
+        j0, j1 = int(np.searchsorted(ends, a, side="right")), int(np.searchsorted(ends, b - 1, side="right")) + 1
+        run = np.minimum(ends[j0:j1], b) - np.maximum(ends[j0:j1] - size[j0:j1], a)  # each bin's rows in a..b
+        k = np.repeat(np.arange(j1 - j0, dtype=np.int64) * C, run)
+        k += classes(i_lo + a, i_lo + b)
+        by_bin[j0 * C:j1 * C] += np.bincount(k, minlength=(j1 - j0) * C)
+        if rows:
+            held.append(k + j0 * C)
     mult = by_bin.reshape(V, Gp, L).transpose(1, 0, 2).ravel()  # counted by (code + 1, value, label)
     keys = np.flatnonzero(mult)
     pv = (keys // L) % V
     row_key = None
     if rows:  # each row's pattern, by its key (code + 1, value, label) in original row order
-        k = np.r_[tails[:i_lo], central, tails[i_lo:]]
+        k = np.concatenate([tails[:i_lo], *held, tails[i_lo:]])
         row_key = np.empty(n, dtype=np.int64)
         row_key[view.order] = (k % C // L * V + k // C) * L + k % C % L
     return Binned(codes=keys // (V * L) - 1, value=rep[pv], label=(keys % L).astype(np.float64) if label is not None

@@ -157,3 +157,35 @@ def test_the_point_auc_by_blocks_of_places_and_delong_in_shared_buffers_are_the_
     fresh = [sq._delong_blocks(Pb, Nb, distinct) for Pb, Nb in blocks]
     assert np.array([(d.auc, d.variance, d.positives, d.negatives) for d in shared]).tobytes() == \
         np.array([(d.auc, d.variance, d.positives, d.negatives) for d in fresh]).tobytes()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(1, 3000), st.sampled_from(["distinct", "ties", "clustered"]),
+       st.sampled_from([10 ** 4, 10 ** 5, 10 ** 6]), st.booleans())
+def test_the_sketchs_central_keys_counted_by_blocks_are_the_whole_columns_counts(seed, n, kind, B, labelled):
+    """sketch.build counts the central rows' (bin, class) keys a block of sorted rows at a time: every block size
+    (one row, a block edge inside a bin, empty bins between blocks, one block) gives the same patterns, counts and
+    half-widths, and the counts are those of the rows' own patterns (``rows=True``)."""
+    from reportgen.stats import sketch as sk
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    if kind == "ties":
+        x = np.round(x, 1)
+    elif kind == "clustered":  # most bins empty
+        x = np.where(rng.random(n) < 0.5, -5.0, 5.0) + 1e-3 * rng.random(n)
+    codes = rng.integers(-1, 3, n)
+    label = (rng.random(n) < 0.5).astype(np.float64) if labelled else None
+    old = sk.BUILD_BLOCK
+    got = []
+    try:
+        for block in (1, 3, 64, 1 << 18):
+            sk.BUILD_BLOCK = block
+            got.append(sk.build(codes, x, label, B, rows=True))
+    finally:
+        sk.BUILD_BLOCK = old
+    for b in got:
+        assert np.array_equal(np.bincount(b.rows, minlength=len(b.mult)), b.mult)
+        for f in ("codes", "value", "mult", "rows"):
+            assert getattr(b, f).tobytes() == getattr(got[-1], f).tobytes()
+        assert b.sketch.half.tobytes() == got[-1].sketch.half.tobytes() and b.sketch.bins == got[-1].sketch.bins
