@@ -87,12 +87,15 @@ def rank(score: np.ndarray, order: np.ndarray | Sorted | None = None) -> Ranked:
     if np.isnan(s).any():
         raise ValueError("scores must not be NaN")
     view = order if isinstance(order, Sorted) and order.x is s else None
-    order, ss = sorted_parts(s, order)
-    new = np.empty(len(ss), dtype=bool)
-    new[:1] = True
-    np.not_equal(ss[1:], ss[:-1], out=new[1:])
-    if new.all():  # every score its own block: the blocks are the places (what the cumulative count gives)
+    if view is not None:  # the places tying the next, from the sort's candidates (no gather of the scores)
+        order, same = view.order, view.equal_next()
+    else:
+        order, ss = sorted_parts(s, order)
+        same = np.flatnonzero(ss[1:] == ss[:-1])
+    if not len(same):  # every score its own block: the blocks are the places (what the cumulative count gives)
         return Ranked(order, None, view)
+    new = np.ones(len(order), dtype=bool)  # a block starts where the score differs from the one before
+    new[same + 1] = False
     st = np.cumsum(new)
     st -= 1
     return Ranked(order, st, view)

@@ -15,6 +15,7 @@ PREFIX_BITS = 32  # at least this many of a key's (range-reduced) top bits besid
 SMALL = 4096  # columns shorter than this are argsorted directly (the packing's fixed passes would cost more)
 BLOCK = 1 << 18  # rows numbered at a time (no n-row arange)
 SAMPLE = 1 << 14  # rows, evenly spaced, whose distinct values decide whether a column's values repeat
+STRIDE = 64  # sorted places between the values a search of an ungathered column reads first
 SIGN = np.uint64(1 << 63)
 LOW = np.int64(0x7FFF_FFFF_FFFF_FFFF)
 
@@ -114,15 +115,22 @@ def stable_order(x) -> np.ndarray:
     whole keys are not already ascending sorted stably by them (their rows are in row order within the run, so
     a stable sort of their keys yields the argsort's order). Other dtypes, short columns and columns holding
     NaN are argsorted directly."""
+    return ordered(x)[0]
+
+
+def ordered(x) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`stable_order` and the sorted places ``p`` where the value at ``p + 1`` may equal the value at ``p``
+    (their rows tie on the packed sort's top bits): every other pair of sorted neighbours differs. None where the
+    sort does not tell (an argsort, or a column of one value)."""
     x = np.asarray(x)
     n = len(x)
     if x.dtype != np.float64 or x.ndim != 1 or n < max(SMALL, 2) or _repeating(x):
-        return np.argsort(x, kind="stable")
+        return np.argsort(x, kind="stable"), None
     keys, lo_key, hi_key = keys_of(x)
     if lo_key < INF_KEYS[0] or hi_key > INF_KEYS[1]:  # NaN (the argsort puts every NaN last)
-        return np.argsort(x, kind="stable")
+        return np.argsort(x, kind="stable"), None
     if lo_key == hi_key:  # one value (or only zeros of either sign): the rows in their order
-        return np.arange(n, dtype=np.int64)
+        return np.arange(n, dtype=np.int64), None
     order, eq = packed_order(keys, (lo_key, hi_key))
     at = tied_places(eq)  # sorted places in runs of equal top bits, each run in row order
     if len(at):
@@ -138,7 +146,7 @@ def stable_order(x) -> np.ndarray:
             fix = bad[run]  # the runs whose keys are not ascending
             sub_fix = sub[fix]
             order[at[fix]] = sub_fix[np.argsort(k[fix], kind="stable")]
-    return order
+    return order, np.flatnonzero(eq)  # equal values have equal keys, so equal top bits
 
 
 def _repeating(x: np.ndarray) -> bool:
@@ -168,14 +176,54 @@ class Sorted:
     A column is kept with the very array it was gathered from (:func:`reportgen.derived.derived`): another array is
     gathered anew, never handed another's."""
 
-    def __init__(self, x: np.ndarray, order: np.ndarray):
-        self.x, self.order = x, order
+    def __init__(self, x: np.ndarray, order: np.ndarray, near: np.ndarray | None = None):
+        self.x, self.order, self.near = x, order, near  # near: :func:`ordered`'s places that may tie the next
         self._held: dict = {}
 
     @property
     def values(self) -> np.ndarray:
         """``x[order]``, as float64."""
         return self.take(self.x, np.float64)
+
+    def _values_held(self) -> np.ndarray | None:
+        held = self._held.get((id(self.x), str(np.float64)))
+        return held[1] if held is not None and held[0] is self.x else None
+
+    def value_at(self, places) -> np.ndarray:
+        """``values[places]`` (float64), read from the column at those few places when the values are not gathered."""
+        held = self._values_held()
+        if held is not None:
+            return held[places]
+        return np.asarray(np.asarray(self.x)[self.order[places]], dtype=np.float64)
+
+    def equal_next(self) -> np.ndarray:
+        """The sorted places ``p`` whose value equals the next one's (``values[p] == values[p + 1]``): checked only
+        at the sort's :attr:`near` places when it gave them (no gather of the column), else on the values."""
+        if self.near is None or self._values_held() is not None:
+            xs = self.values
+            return np.flatnonzero(xs[1:] == xs[:-1])
+        p = self.near
+        return p[self.value_at(p) == self.value_at(p + 1)]
+
+    def search(self, v, side: str = "left") -> np.ndarray:
+        """``np.searchsorted(values, v, side)`` (no NaN), without gathering the column when it is not: a binary
+        search over every :data:`STRIDE`-th sorted value, then a count within the one stride that holds the answer
+        (as many values read per query as the stride)."""
+        held = self._values_held()
+        v = np.asarray(v, dtype=np.float64)
+        if held is not None:
+            return np.searchsorted(held, v, side)
+        n = len(self.order)
+        if "coarse" not in self._held:
+            self._held["coarse"] = self.value_at(np.arange(0, n, STRIDE))  # values[k·STRIDE]
+        j = np.searchsorted(self._held["coarse"], v, side)  # values[(j−1)·STRIDE] is below v, values[j·STRIDE] not
+        lo = np.where(j > 0, (j - 1) * STRIDE + 1, 0)
+        hi = np.where(j > 0, np.minimum(j * STRIDE, n), 0)
+        at = lo[..., None] + np.arange(STRIDE - 1)
+        inside = at < hi[..., None]
+        w = self.value_at(np.where(inside, at, 0))
+        below = (w < v[..., None]) if side == "left" else (w <= v[..., None])
+        return lo + np.count_nonzero(below & inside, axis=-1)
 
     def take(self, column: np.ndarray, dtype=None) -> np.ndarray:
         """``column[order]`` (cast to ``dtype``; ``"codes"``: integer codes in their narrowest type; ``"small"``: as

@@ -189,3 +189,40 @@ def test_the_sketchs_central_keys_counted_by_blocks_are_the_whole_columns_counts
         for f in ("codes", "value", "mult", "rows"):
             assert getattr(b, f).tobytes() == getattr(got[-1], f).tobytes()
         assert b.sketch.half.tobytes() == got[-1].sketch.half.tobytes() and b.sketch.bins == got[-1].sketch.bins
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(1, 3000), st.sampled_from(["distinct", "ties", "signed_zeros", "inf"]),
+       st.sampled_from([2, 3, 64]))
+def test_the_ungathered_view_searches_and_ties_as_the_gathered_values_do(seed, n, kind, stride):
+    """Sorted.search (a strided binary search, then a count in one stride), equal_next (the sort's candidate places)
+    and value_at on a view whose values were never gathered: np.searchsorted over the gathered values (both sides,
+    queries below, between, on and above the values, ±0.0), their tied neighbours and their elements — the paths
+    rank() and sketch.build read instead of the gather; and ordered()'s order is the stable argsort."""
+    from reportgen.stats import sort_order as so
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    if kind == "ties":
+        x = np.round(x, 1)
+    elif kind == "signed_zeros":
+        x = rng.choice([-1.0, -0.0, 0.0, 2.5], size=n) + np.where(rng.random(n) < 0.5, 0.0, rng.normal(size=n))
+    elif kind == "inf":
+        x[::4] = -np.inf
+    old_small, old_stride = so.SMALL, so.STRIDE
+    so.SMALL, so.STRIDE = 2, stride
+    try:
+        order, near = so.ordered(x)
+        assert np.array_equal(order, np.argsort(x, kind="stable"))
+        lazy, xs = so.Sorted(x, order, near), x[order]
+        q = np.r_[xs[rng.integers(0, n, 20)], rng.normal(size=20), -0.0, 0.0, -np.inf, np.inf, xs.min() - 1, xs.max() + 1]
+        for side in ("left", "right"):
+            assert np.array_equal(lazy.search(q, side), np.searchsorted(xs, q, side))
+            assert int(lazy.search(q[0], side)) == int(np.searchsorted(xs, q[0], side))
+        assert np.array_equal(lazy.equal_next(), np.flatnonzero(xs[1:] == xs[:-1]))
+        at = rng.integers(0, n, 30)
+        assert lazy.value_at(at).tobytes() == xs[at].tobytes()
+        assert so.Sorted(x, order).equal_next().tobytes() == lazy.equal_next().tobytes()
+        assert (lazy._values_held() is None) == (near is not None)  # gathered only where the sort gave no candidates
+    finally:
+        so.SMALL, so.STRIDE = old_small, old_stride
