@@ -115,20 +115,25 @@ def _unlocked(a: np.ndarray) -> np.ndarray:
     return view
 
 
-def hard_ecdf_distances(order: np.ndarray | Sorted, xs: np.ndarray, codes: np.ndarray,
+def hard_ecdf_distances(order: np.ndarray | Sorted, xs: np.ndarray | None, codes: np.ndarray,
                         pairs: Sequence[tuple[int, int]], w1: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """:func:`~reportgen.stats.outcome.ecdf_distances` of unweighted rows in one group each (``xs``: the values in
-    their stable ascending ``order``, or a shared :class:`~reportgen.stats.sort_order.Sorted` view): the codes in
-    value order, one count per group. ``w1=False``: the Wasserstein-1 distances are not asked for (NaN) — the KS
-    distances are then found a block of rows at a time (a running count per group, its largest gap), the same
-    divisions and the same maximum without an n-row array per group and pair."""
+    their stable ascending ``order``, or a shared :class:`~reportgen.stats.sort_order.Sorted` view, whose values are
+    then read only where needed when ``xs`` is None): the codes in value order, one count per group. ``w1=False``:
+    the Wasserstein-1 distances are not asked for (NaN) — the KS distances are then found a block of rows at a time
+    (a running count per group, its largest gap), the same divisions and the same maximum without an n-row array
+    per group and pair, the runs of tied values told by the view's :meth:`~Sorted.equal_next` places."""
     K = len(pairs)
     ks, w1s = np.full(K, np.nan), np.full(K, np.nan)
-    if not len(xs) or not K:
-        return ks, w1s
     c = codes_in_order(order, codes)
+    if not len(c) or not K:
+        return ks, w1s
     if not w1:
-        return _ks_by_blocks(xs, c, pairs), w1s
+        same = order.equal_next() if xs is None and isinstance(order, Sorted) else None
+        return _ks_by_blocks(xs, c, pairs, same), w1s
+    if xs is None:
+        assert isinstance(order, Sorted)
+        xs = order.values
     distinct = xs[1:] != xs[:-1]
     last = None if distinct.all() else np.flatnonzero(np.r_[distinct, True])  # None: every row its own value
     gaps = np.diff(xs if last is None else xs[last])
@@ -145,12 +150,14 @@ def hard_ecdf_distances(order: np.ndarray | Sorted, xs: np.ndarray, codes: np.nd
     return ks, w1s
 
 
-def _ks_by_blocks(xs: np.ndarray, c: np.ndarray, pairs: Sequence[tuple[int, int]]) -> np.ndarray:
+def _ks_by_blocks(xs: np.ndarray | None, c: np.ndarray, pairs: Sequence[tuple[int, int]],
+                  same: np.ndarray | None = None) -> np.ndarray:
     """Each pair's largest |F_a − F_b| after every run of tied values (``c``: the codes in value order), a block of
     :data:`BLOCK` rows at a time: a group's running count is carried from block to block (exact integers), each
     ECDF value is that count over the group's rows (the division the whole column's ``cum / cum[-1]`` makes), and
-    the maximum of maxima is the maximum."""
-    n, K = len(xs), len(pairs)
+    the maximum of maxima is the maximum. The runs: where ``xs`` differs from the next value, or (``xs`` None)
+    everywhere but the sorted places ``same`` whose value equals the next one's."""
+    n, K = len(c), len(pairs)
     used = sorted({g for p in pairs for g in p})
     total = {g: np.int64(np.count_nonzero(c == g)) for g in used}
     carry = dict.fromkeys(used, 0)
@@ -161,7 +168,11 @@ def _ks_by_blocks(xs: np.ndarray, c: np.ndarray, pairs: Sequence[tuple[int, int]
         hi = min(n, lo + BLOCK)
         m = min(hi, n - 1) - lo  # rows of the block with a row after them
         end = np.ones(hi - lo, dtype=bool)  # the last row of a run of tied values (the column's last row is one)
-        np.not_equal(xs[lo:lo + m], xs[lo + 1:lo + m + 1], out=end[:m])
+        if xs is None:
+            assert same is not None
+            end[same[np.searchsorted(same, lo):np.searchsorted(same, lo + m)] - lo] = False
+        else:
+            np.not_equal(xs[lo:lo + m], xs[lo + 1:lo + m + 1], out=end[:m])
         every = bool(end.all())
         F = {}
         for g in used:
@@ -176,21 +187,29 @@ def _ks_by_blocks(xs: np.ndarray, c: np.ndarray, pairs: Sequence[tuple[int, int]
     return ks
 
 
-def hard_quantile_levels(order: np.ndarray | Sorted, xs: np.ndarray, codes: np.ndarray, G: int,
+def hard_quantile_levels(order: np.ndarray | Sorted, xs: np.ndarray | None, codes: np.ndarray, G: int,
                          levels: Sequence[float]) -> np.ndarray:
     """:func:`~reportgen.stats.outcome.group_quantile_levels` of unweighted rows in one group each (``xs``: the
-    values in their stable ascending ``order``, or a shared :class:`~reportgen.stats.sort_order.Sorted` view): a
-    group's running count of rows is ``1, 2, …, n_g`` (the float sum of its ones), so its ECDF at its i-th row is
-    ``(i + 1) / n_g`` — one correctly rounded division, as numpy's of the ``arange`` by ``n_g`` — and each level's
-    row is the binary search numpy's ``searchsorted`` makes, over those divisions without the array."""
+    values in their stable ascending ``order``, or a shared :class:`~reportgen.stats.sort_order.Sorted` view, whose
+    values are read at the chosen places only when ``xs`` is None): a group's running count of rows is
+    ``1, 2, …, n_g`` (the float sum of its ones), so its ECDF at its i-th row is ``(i + 1) / n_g`` — one correctly
+    rounded division, as numpy's of the ``arange`` by ``n_g`` — and each level's row is the binary search numpy's
+    ``searchsorted`` makes, over those divisions without the array; the group's i-th row in value order is found
+    by its rows' counts per block of :data:`BLOCK` sorted rows (no array of the group's rows)."""
     out = np.full((G, len(levels)), np.nan)
     c = codes_in_order(order, codes)
+    edges = np.arange(0, len(c), BLOCK)
+    mask = np.empty(len(c), dtype=bool)
     for g in range(G):
-        rows = np.flatnonzero(c == g)  # the group's rows, in value order
-        n = len(rows)
+        np.equal(c, g, out=mask)  # the group's rows, in value order
+        upto = np.cumsum([np.count_nonzero(mask[lo:lo + BLOCK]) for lo in edges], dtype=np.int64)
+        n = int(upto[-1]) if len(upto) else 0
         if not n:
             continue
         for j, q in enumerate(levels):  # the first row whose ECDF reaches q (searchsorted's "left")
-            i = bisect_left(range(n), q, key=lambda i: (i + 1) / n)
-            out[g, j] = xs[rows[min(i, n - 1)]]
+            i = min(bisect_left(range(n), q, key=lambda i: (i + 1) / n), n - 1)
+            blk = int(np.searchsorted(upto, i, side="right"))  # the block holding the group's i-th row
+            lo = blk * BLOCK
+            place = lo + int(np.flatnonzero(mask[lo:lo + BLOCK])[i - (int(upto[blk - 1]) if blk else 0)])
+            out[g, j] = xs[place] if xs is not None else order.value_at(place)  # type: ignore[union-attr]
     return out

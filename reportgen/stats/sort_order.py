@@ -179,6 +179,7 @@ class Sorted:
     def __init__(self, x: np.ndarray, order: np.ndarray, near: np.ndarray | None = None):
         self.x, self.order, self.near = x, order, near  # near: :func:`ordered`'s places that may tie the next
         self._held: dict = {}
+        self._coarse: np.ndarray | None = None  # every STRIDE-th sorted value, for :meth:`search`
 
     @property
     def values(self) -> np.ndarray:
@@ -214,9 +215,9 @@ class Sorted:
         if held is not None:
             return np.searchsorted(held, v, side)
         n = len(self.order)
-        if "coarse" not in self._held:
-            self._held["coarse"] = self.value_at(np.arange(0, n, STRIDE))  # values[k·STRIDE]
-        j = np.searchsorted(self._held["coarse"], v, side)  # values[(j−1)·STRIDE] is below v, values[j·STRIDE] not
+        if self._coarse is None:
+            self._coarse = self.value_at(np.arange(0, n, STRIDE))  # values[k·STRIDE]
+        j = np.searchsorted(self._coarse, v, side)  # values[(j−1)·STRIDE] is below v, values[j·STRIDE] not
         lo = np.where(j > 0, (j - 1) * STRIDE + 1, 0)
         hi = np.where(j > 0, np.minimum(j * STRIDE, n), 0)
         at = lo[..., None] + np.arange(STRIDE - 1)

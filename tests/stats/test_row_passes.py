@@ -226,3 +226,88 @@ def test_the_ungathered_view_searches_and_ties_as_the_gathered_values_do(seed, n
         assert (lazy._values_held() is None) == (near is not None)  # gathered only where the sort gave no candidates
     finally:
         so.SMALL, so.STRIDE = old_small, old_stride
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(1, 2000), st.sampled_from(["distinct", "ties", "signed_zeros"]),
+       st.sampled_from([1, 7, 1 << 16]))
+def test_the_quantile_levels_and_ks_from_an_ungathered_view_are_the_gathered_figures(seed, n, kind, block):
+    """The plotted and decision quantile levels — each group's i-th row found by its rows' counts per block, the
+    value read at that one place — equal the replaced path (the group's row numbers, written out here, read off the
+    gathered values); the KS distances by blocks with the runs of ties from the sort's candidate places equal those
+    from the gathered values (every block size; rows without a group; an empty group)."""
+    from bisect import bisect_left
+
+    from reportgen.stats import outcome as oc
+    from reportgen.stats.sort_order import Sorted, ordered
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    if kind == "ties":
+        x = np.round(x, 1) * np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    elif kind == "signed_zeros":
+        x = rng.choice([-1.5, -0.0, 0.0, 2.0], size=n)
+    codes, G = rng.integers(-1, 3, n), 4  # group 3 empty
+    levels = (0.5, 0.9, *(i / 20 for i in range(21)))
+    order, near = ordered(x)
+    xs, c = x[order], codes[order]
+    want = np.full((G, len(levels)), np.nan)
+    for g in range(G):
+        rows = np.flatnonzero(c == g)
+        for j, q in enumerate(levels):
+            if len(rows):
+                i = bisect_left(range(len(rows)), q, key=lambda i: (i + 1) / len(rows))
+                want[g, j] = xs[rows[min(i, len(rows) - 1)]]
+    pairs = [(1, 0), (2, 0), (3, 0)]
+    old = oc_codes.BLOCK
+    oc_codes.BLOCK = block
+    try:
+        lazy = Sorted(x, order, near)
+        got = oc.group_quantile_levels(x, G, levels, lazy, codes=codes)
+        ks = oc.ecdf_distances(x, None, G, pairs, order=lazy, codes=codes, with_w1=False)[0]
+        gathered = oc.ecdf_distances(x, None, G, pairs, order=order, codes=codes, with_w1=False)[0]
+    finally:
+        oc_codes.BLOCK = old
+    assert got.tobytes() == want.tobytes()
+    assert ks.tobytes() == gathered.tobytes()
+    assert near is None or lazy._values_held() is None
+
+
+def test_smd_ks_and_auc_through_the_families_gather_no_sorted_values_and_equal_the_bare_order(monkeypatch, tmp_path):
+    """The benchmark's three metrics (sketch and multiplier forced on 6,000 rows, a few ties among the rates): the
+    entries and replicates with the shared views equal those with each statistic gathering for itself, and neither
+    view gathered its column's values (the quantiles, KS, the sketch and AUC read them at a few places)."""
+    import json
+    from types import SimpleNamespace
+
+    from reportgen.families import outcome_disparity, score_quality
+    from reportgen.families.core import AttributeContext
+    from reportgen.runner import load_all
+    from reportgen.spec.model import load_spec
+    from reportgen.stats import resample, sketch as sk
+    from tests.stats.test_sorted_view import _write
+
+    monkeypatch.setattr(resample, "PATTERN_MIN_ROWS", 0)
+    monkeypatch.setattr(sk, "SKETCH_MIN_CELLS", 0)
+    monkeypatch.setattr(mp, "MIN_GROUP_ROWS", 100)
+    spec = _write(tmp_path)
+
+    def run():
+        ls = load_spec(spec)
+        L = load_all(ls, engine="memory")
+        (attr,) = L.attrs
+        ctx = AttributeContext.build(ls, L, attr, level=0.95, B=50, seed=4, schemes=set())
+        out = []
+        for name, fam in (("smd", outcome_disparity), ("ks_distance", outcome_disparity), ("auc", score_quality)):
+            c = fam.entry(ctx, SimpleNamespace(name=name, tasks=None, options=SimpleNamespace(bins=None)))
+            out.append([c.entry.model_dump(mode="json", exclude_unset=True),
+                        {k: np.asarray(v).tolist() for k, v in c.pair_replicates.items()}])
+        return json.dumps(out, sort_keys=True), ctx
+
+    shared, ctx = run()
+    views = [v[1] for k, v in ctx.statistics.items() if k[0] == "sorted"]
+    assert len(views) == 2 and all(v.near is not None and v._values_held() is None for v in views)
+    with monkeypatch.context() as m:
+        m.setattr(AttributeContext, "sorted_view", lambda self, v: self.order(v))
+        bare, _ = run()
+    assert shared == bare and '"sketch' in shared and '"multiplier"' in shared
