@@ -7,6 +7,8 @@ read it); :func:`stable_order` is ``np.argsort(x, kind="stable")`` of a float co
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from reportgen.derived import derived
@@ -206,7 +208,7 @@ class Sorted:
         p = self.near
         return p[self.value_at(p) == self.value_at(p + 1)]
 
-    def search(self, v, side: str = "left") -> np.ndarray:
+    def search(self, v, side: Literal["left", "right"] = "left") -> np.ndarray:
         """``np.searchsorted(values, v, side)`` (no NaN), without gathering the column when it is not: a binary
         search over every :data:`STRIDE`-th sorted value, then a count within the one stride that holds the answer
         (as many values read per query as the stride)."""
