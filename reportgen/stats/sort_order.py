@@ -217,6 +217,8 @@ class Sorted:
         if held is not None:
             return np.searchsorted(held, v, side)
         n = len(self.order)
+        if not n:
+            return np.zeros(v.shape, dtype=np.intp)
         if self._coarse is None:
             self._coarse = self.value_at(np.arange(0, n, STRIDE))  # values[k·STRIDE]
         j = np.searchsorted(self._coarse, v, side)  # values[(j−1)·STRIDE] is below v, values[j·STRIDE] not

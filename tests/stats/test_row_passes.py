@@ -224,6 +224,8 @@ def test_the_ungathered_view_searches_and_ties_as_the_gathered_values_do(seed, n
         assert lazy.value_at(at).tobytes() == xs[at].tobytes()
         assert so.Sorted(x, order).equal_next().tobytes() == lazy.equal_next().tobytes()
         assert (lazy._values_held() is None) == (near is not None)  # gathered only where the sort gave no candidates
+        empty = so.Sorted(np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        assert np.array_equal(empty.search(q, "left"), np.searchsorted(np.zeros(0), q))
     finally:
         so.SMALL, so.STRIDE = old_small, old_stride
 
