@@ -33,14 +33,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from reportgen.stats import sketch_multiplier as skm
 from reportgen.stats.normal import SCIPY_Z, scipy_z as _z  # noqa: F401 (DeLong's z; SCIPY_Z read by the tests)
+from reportgen.stats import sketch_multiplier as skm
 from reportgen.stats.sort_order import Sorted, codes_in_order, sorted_parts
 from reportgen.stats.resample import poisson_u8 as bootstrap_weights  # noqa: F401 (the rows' keyed weights)
 
 CHUNK_ELEMENTS = 1 << 22  # rows × replicates per block of work (4M float64: 32 MB per temporary)
-PLACES_BLOCK = 1 << 16  # a group's rows whose positives' places are summed at a time (distinct scores)
 DEFAULT_BINS = 10
+PLACES_BLOCK = 1 << 16  # a group's rows whose positives' places are summed at a time (distinct scores)
 
 NO_POSITIVES = "no positive labels in the group"
 NO_NEGATIVES = "no negative labels in the group"
