@@ -113,11 +113,11 @@ def collect(ls: LoadedSpec, tasks: list[NumericTask], frame: pd.DataFrame, keep:
     A ranking's missing cells are looked for on every row (``frame``), the rest on the kept rows."""
     problems: list[Problem] = []
     out: dict[int, dict[str, np.ndarray]] = {}
-    idx = np.flatnonzero(keep)
-    sub = frame if len(idx) == len(frame) else frame.iloc[idx]
+    idx = None if bool(np.all(keep)) else np.flatnonzero(keep)  # every row kept: the rows' own positions (no n-row
+    sub = frame if idx is None else frame.iloc[idx]  # array of them)
 
     def at_kept(i: int) -> str:
-        return where(int(idx[i]))
+        return where(int(i if idx is None else idx[i]))
 
     for j, t in enumerate(tasks):
         for col, key in t.strict_columns():

@@ -21,7 +21,7 @@ from reportgen.stats.loading import Loaded, collected, has_pred
 from reportgen.stats.moments import GroupMoments
 from reportgen.stats.sketch import Widening
 from reportgen.derived import derived
-from reportgen.stats.sort_order import Sorted, stable_order
+from reportgen.stats.sort_order import Sorted, ordered
 from reportgen.stats.values import TaskValues, task_values
 from reportgen.spec import catalogue
 from reportgen.stats.statistic import Estimate, RowPatterns, cell_counts, estimate, group_moments, patterns_of
@@ -246,16 +246,20 @@ class AttributeContext:
     def order(self, v: TaskValues) -> np.ndarray:
         """The stable ascending order of ``v.yhat`` (one prediction file's outcome or score), sorted once per
         attribute and shared by every statistic that reads it: values, quantiles, ranks and the patterns."""
+        return self._ordered(v)[0]
+
+    def _ordered(self, v: TaskValues) -> tuple[np.ndarray, np.ndarray | None]:
+        """:func:`~reportgen.stats.sort_order.ordered` of ``v.yhat``: the order and the places that may tie."""
         key = ("order", id(v))  # v stays cached in ``statistics`` (see :meth:`values`), so its id is not reused
         if key not in self.statistics:
-            self.statistics[key] = stable_order(v.yhat)  # = np.argsort(kind="stable"), by a value sort
+            self.statistics[key] = ordered(v.yhat)  # = np.argsort(kind="stable"), by a value sort
         return self.statistics[key]
 
     def sorted_view(self, v: TaskValues) -> Sorted:
         """:meth:`order` with ``v.yhat`` and the other columns of these rows gathered in it on first use and kept
         (:class:`~reportgen.stats.sort_order.Sorted`): the quantiles, the KS distances, the sketch's bins and AUC's
         tie blocks share one gather of the values, the group codes and the labels."""
-        return derived(self.statistics, ("sorted", id(v)), v, lambda: Sorted(v.yhat, self.order(v)))
+        return derived(self.statistics, ("sorted", id(v)), v, lambda: Sorted(v.yhat, *self._ordered(v)))
 
     def base(self, source: str):
         """The base-correlation side from ``source`` (cached per attribute)."""

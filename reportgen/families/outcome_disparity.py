@@ -106,14 +106,15 @@ def _rows_cache(ctx: AttributeContext, v: TaskValues) -> dict:
     return ctx.statistics.setdefault(("outcome rows", id(v)), {})  # v stays cached in ctx, so its id is not reused
 
 
-def _rows_summary(ctx: AttributeContext, v: TaskValues) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The rows' own group summary ``(n, mean, ss)`` (:func:`reportgen.stats.outcome.rows_summary`), computed once
-    and kept with the family's other statistics of these rows: the point values and the multiplier read it."""
+def _rows_summary(ctx: AttributeContext, v: TaskValues) -> tuple:
+    """The rows' own group summary ``(n, mean, ss)`` (:func:`reportgen.stats.outcome.rows_summary`) and the power
+    sums the multiplier reads (None when the point values summed the rows first), computed once and kept with the
+    family's other statistics of these rows: the point values and the multiplier read it."""
     cache = _rows_cache(ctx, v)
     if "s1" not in cache:
-        cache["s1"] = oc.rows_summary(v.yhat, v.membership)
+        cache["s1"] = oc.rows_summary(v.yhat, v.membership, powers=True)
     s = cache["s1"]
-    return s.n, s.mean, s.ss
+    return s.n, s.mean, s.ss, s.powers
 
 
 def hard_of(v: TaskValues) -> bool:

@@ -97,8 +97,7 @@ def group_means(x: np.ndarray, codes: np.ndarray, G: int) -> np.ndarray:
 
 
 def moment_replicates(x: np.ndarray, codes: np.ndarray, G: int, B: int, rng: np.random.Generator,
-                      summary: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                      summary: Sequence | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Multiplier replicates of each group's weight, mean and sum of squared deviations, each ``(B, G)``: the
     sums ``(Σw, Σw·d, Σw·d²)`` of ``d = x − c_g`` (``c_g`` the group's mean, which keeps ``Q`` well conditioned)
     drawn from the power sums up to ``d⁴``, then ``mean = c_g + Σw·d / Σw`` and ``ss = Σw·d² − (Σw·d)² / Σw``
@@ -107,25 +106,42 @@ def moment_replicates(x: np.ndarray, codes: np.ndarray, G: int, B: int, rng: np.
     ``summary``: the rows' own ``(n, mean, ss)`` by ``np.bincount`` over these codes
     (:func:`reportgen.stats.outcome_codes.hard_summary`, NaN for a group without rows) when the caller has it: the
     same counts, centres and ``Σd²`` this function's passes find (the same sums of the same rows in the same order),
-    so only ``Σd``, ``Σd³`` and ``Σd⁴`` are summed here."""
+    so only ``Σd``, ``Σd³`` and ``Σd⁴`` are summed here — or none, when a fourth item holds them too (the
+    ``(Σd, Σd³, Σd⁴)`` of :func:`reportgen.stats.outcome_codes.hard_moments`, summed in the same order)."""
     x = np.asarray(x, dtype=np.float64)
     codes = counting_keys(codes)  # int64 once (a copy only of narrower codes) for every count below
     if summary is None:
         c, known = group_means(x, codes, G), None
     else:
-        n0, mean0, ss0 = (np.asarray(a, dtype=np.float64) for a in summary)
+        n0, mean0, ss0 = (np.asarray(a, dtype=np.float64) for a in summary[:3])
         c = np.where(n0 > 0, mean0, 0.0)  # group_means: the sum over the count, 0 for a group without rows
         ss0 = np.where(n0 > 0, ss0, 0.0)
         known = {(0,): n0, (2,): ss0, (1, 1): ss0}  # the count, Σd² (and Σd·d, the same products summed)
-    d = c[codes if codes.min(initial=0) >= 0 else np.maximum(codes, 0)]  # every row in a group: no clipped copy
-    np.subtract(x, d, out=d)  # d = x − c_g, worked in place
-    T = sum_replicates(*group_sums((None, d, d * d), codes, G, known), B, rng)  # (B, G, 3)
+        if len(summary) > 3 and summary[3] is not None:  # Σd, Σd³ (Σd·d²) and Σd⁴ (Σd²·d²) as well: no row is read
+            known.update(zip(((1,), (1, 2), (2, 2)), summary[3]))
+    if known is not None and len(known) == 6:
+        T = sum_replicates(*known_sums(known, G), B, rng)
+    else:
+        d = c[codes if codes.min(initial=0) >= 0 else np.maximum(codes, 0)]  # every row in a group: no clipped copy
+        np.subtract(x, d, out=d)  # d = x − c_g, worked in place
+        T = sum_replicates(*group_sums((None, d, d * d), codes, G, known), B, rng)  # (B, G, 3)
     n, s1, s2 = T[..., 0], T[..., 1], T[..., 2]
     with np.errstate(invalid="ignore", divide="ignore"):
         ok = n > 0
         mean = np.where(ok, c + s1 / n, np.nan)
         ss = np.where(ok, np.maximum(s2 - s1 * s1 / n, 0.0), np.nan)
     return n, mean, ss
+
+
+def known_sums(known: dict[tuple[int, ...], np.ndarray], G: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`group_sums`' ``(S, Q)`` of the features ``(1, d, d²)`` when every sum is ``known`` (keys ``(i,)`` and
+    ``(i, j)`` as there): the same arrays, assembled without reading a row."""
+    S = np.stack([np.asarray(known[(i,)], dtype=np.float64) for i in range(3)], axis=1)
+    Q = np.empty((G, 3, 3))
+    for i in range(3):
+        for j in range(i, 3):
+            Q[:, i, j] = Q[:, j, i] = S[:, j] if i == 0 else np.asarray(known[(i, j)], dtype=np.float64)
+    return S, Q
 
 
 def error_replicates(y: np.ndarray, yhat: np.ndarray, codes: np.ndarray, G: int, B: int,

@@ -25,7 +25,7 @@ rows drawn independently within each group, at the stated level, for every distr
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -77,6 +77,7 @@ class GroupSummary:
     n: np.ndarray
     mean: np.ndarray
     ss: np.ndarray
+    powers: tuple[np.ndarray, ...] | None = field(default=None, compare=False, repr=False)  # the rows' (Σd, Σd³, Σd⁴)
 
     @property
     def var(self) -> np.ndarray:
@@ -121,13 +122,14 @@ def group_summary(x, w, P, codes: np.ndarray | None = None) -> GroupSummary:
     return GroupSummary(n, mean, ss)
 
 
-def rows_summary(x, membership, P: Callable[[], np.ndarray] | None = None) -> GroupSummary:
+def rows_summary(x, membership, P: Callable[[], np.ndarray] | None = None, powers: bool = False) -> GroupSummary:
     """:func:`group_summary` of the rows without replicates, from their :class:`~reportgen.stats.membership.Membership`:
     the same branch and the same figures, but the ``(n, G)`` one-hot matrix is built only where the codes cannot
-    give the sums (one group). ``P``: how to get that matrix when the caller keeps it."""
+    give the sums (one group). ``P``: how to get that matrix when the caller keeps it. ``powers``: keep the power
+    sums the multiplier reads too (:func:`reportgen.stats.outcome_codes.hard_moments`, one group per row)."""
     if membership.is_hard and membership.G >= 2:
-        return GroupSummary(*oc_codes.hard_summary(np.asarray(x, dtype=np.float64),
-                                                    np.asarray(membership.codes, dtype=np.int64), membership.G))
+        return GroupSummary(*oc_codes.hard_moments(np.asarray(x, dtype=np.float64),
+                                                    np.asarray(membership.codes, dtype=np.int64), membership.G, powers))
     return group_summary(x, None, P() if P is not None else membership.weights(),
                          membership.codes if membership.is_hard else None)
 
@@ -225,6 +227,8 @@ def group_quantile_levels(x, P, levels: Sequence[float], order: np.ndarray | Non
     none) — then ``P`` may be just the number of groups, and the groups' rows are read off the sorted codes."""
     if codes is not None:
         G = int(P) if np.ndim(P) == 0 else np.shape(P)[1]
+        if isinstance(order, Sorted) and order.x is x:  # the shared view: its values read at the levels' rows only
+            return oc_codes.hard_quantile_levels(order, None, np.asarray(codes), G, levels)
         o, xs = _sorted(x, order)
         return oc_codes.hard_quantile_levels(order if isinstance(order, Sorted) else o, xs, np.asarray(codes), G, levels)
     order, xs = _sorted(x, order)
@@ -282,7 +286,8 @@ def ecdf_distances(x, w, P, pairs: Pairs, order: np.ndarray | Sorted | None = No
     are then counts of the sorted codes (the same figures: a float sum of ones is the integer count), and
     ``with_w1=False`` leaves the Wasserstein-1 distances out (NaN) when only the KS distances are read."""
     if w is None and codes is not None:
-        o, xs = _sorted(x, order)
+        lazy = isinstance(order, Sorted) and order.x is x  # the shared view: the KS reads its ties, not its values
+        o, xs = (order, None) if lazy else _sorted(x, order)
         return oc_codes.hard_ecdf_distances(order if isinstance(order, Sorted) else o, xs, np.asarray(codes), pairs,
                                             w1=with_w1)
     order, xs = _sorted(x, order)

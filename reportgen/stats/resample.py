@@ -85,7 +85,7 @@ def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positi
                    stream: int, B: int, shared: bool = False, sketch: bool = False,
                    ranks: Sequence[Ranks | None] | None = None, multiplier: str | None = None,
                    order: Callable[[], np.ndarray | Sorted] | None = None, signed: bool = False,
-                   summary: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None) -> Replicates:
+                   summary: Callable[[], tuple] | None = None) -> Replicates:
     """The replicates of the rows whose ``columns`` the statistic reads. ``shared``: the weights must be the same
     for every prediction file (several runs), so the rows keep their keyed Poisson weights. ``sketch``: the caller
     bounds its statistics' discretisation error, so a large file of distinct values may be sketched. ``ranks``:
@@ -100,7 +100,8 @@ def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positi
     multipliers on its patterns (``sketch_multiplier``) rather than the Bayesian bootstrap's Gamma weights.
     ``summary``: how to get the first column's own group summary ``(n, mean, ss)`` by ``np.bincount`` over the codes
     (:func:`reportgen.stats.outcome_codes.hard_summary`, two groups or more), when the caller keeps it: the
-    ``"moments"`` multiplier starts from it instead of summing the rows' counts, means and ``Σd²`` again."""
+    ``"moments"`` multiplier starts from it instead of summing the rows' counts, means and ``Σd²`` again (and, with a
+    fourth item, the ``(Σd, Σd³, Σd⁴)`` of :func:`reportgen.stats.outcome_codes.hard_moments`, from those too)."""
     cols = tuple(np.asarray(c, dtype=np.float64) for c in columns)
     n = len(positions)
     if not shared and membership.is_hard and n >= PATTERN_MIN_ROWS and B > 0:

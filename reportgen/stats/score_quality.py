@@ -33,12 +33,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from reportgen.stats.normal import SCIPY_Z, scipy_z as _z  # noqa: F401 (DeLong's z; SCIPY_Z read by the tests)
 from reportgen.stats import sketch_multiplier as skm
 from reportgen.stats.mann_whitney import CHUNK_ELEMENTS, MannWhitneyPass
 from reportgen.stats.sort_order import Sorted, codes_in_order, sorted_parts
 from reportgen.stats.resample import poisson_u8 as bootstrap_weights  # noqa: F401 (the rows' keyed weights)
 
 DEFAULT_BINS = 10
+PLACES_BLOCK = 1 << 16  # a group's rows whose positives' places are summed at a time (distinct scores)
 
 NO_POSITIVES = "no positive labels in the group"
 NO_NEGATIVES = "no negative labels in the group"
@@ -85,12 +87,15 @@ def rank(score: np.ndarray, order: np.ndarray | Sorted | None = None) -> Ranked:
     if np.isnan(s).any():
         raise ValueError("scores must not be NaN")
     view = order if isinstance(order, Sorted) and order.x is s else None
-    order, ss = sorted_parts(s, order)
-    new = np.empty(len(ss), dtype=bool)
-    new[:1] = True
-    np.not_equal(ss[1:], ss[:-1], out=new[1:])
-    if new.all():  # every score its own block: the blocks are the places (what the cumulative count gives)
+    if view is not None:  # the places tying the next, from the sort's candidates (no gather of the scores)
+        order, same = view.order, view.equal_next()
+    else:
+        order, ss = sorted_parts(s, order)
+        same = np.flatnonzero(ss[1:] == ss[:-1])
+    if not len(same):  # every score its own block: the blocks are the places (what the cumulative count gives)
         return Ranked(order, None, view)
+    new = np.ones(len(order), dtype=bool)  # a block starts where the score differs from the one before
+    new[same + 1] = False
     st = np.cumsum(new)
     st -= 1
     return Ranked(order, st, view)
@@ -230,22 +235,23 @@ def delong(ranked: Ranked, pos: np.ndarray, neg: np.ndarray) -> DeLong:
     return _delong_blocks(Pb[:, 0], Nb[:, 0])
 
 
-def _delong_blocks(Pb: np.ndarray, Nb: np.ndarray, distinct: bool = False) -> DeLong:
-    """DeLong's AUC and variance from the positives' and negatives' weight per tie block, in score order.
-
-    ``distinct``: every block one row, ``Pb`` 0/1, ``Nb = 1 − Pb`` (the caller's test). A placement is read only
-    where its class's weight is 1 (elsewhere a product with 0) and the other class's half is 0 there: no halves."""
+def _delong_blocks(Pb: np.ndarray, Nb: np.ndarray, distinct: bool = False,
+                   scratch: tuple[np.ndarray, np.ndarray] | None = None) -> DeLong:
+    """DeLong's AUC and variance from the positives' and negatives' weight per tie block, in score order
+    (``scratch``: two float64 buffers at least as long, for the placements: the groups share them). ``distinct``:
+    every block one row, ``Pb`` 0/1, ``Nb = 1 − Pb`` (the caller's test). A placement is read only where its class's
+    weight is 1 (elsewhere a product with 0) and the other class's half is 0 there: no halves."""
     m, n = float(Pb.sum()), float(Nb.sum())
     if m <= 0 or n <= 0:
         return DeLong(math.nan, math.nan, m, n)
-    # each array worked in place (a block per row when every score is distinct: no temporaries of the rows' size
-    # beyond these three), the same operations in the same order as ``(cumsum(Nb) − ½·Nb) / n``, ...
+    # each array worked in place, the same operations in the same order as ``(cumsum(Nb) − ½·Nb) / n``, ...
     half = None if distinct else np.multiply(Nb, 0.5)
-    v10 = np.cumsum(Nb)  # a positive's placement among the negatives: (Σ below + ½ tied) / n
+    v10, v01 = (scratch[0][:len(Nb)], scratch[1][:len(Pb)]) if scratch else (np.empty(len(Nb)), np.empty(len(Pb)))
+    np.cumsum(Nb, out=v10)  # a positive's placement among the negatives: (Σ below + ½ tied) / n
     if half is not None:
         v10 -= half
     v10 /= n
-    v01 = np.cumsum(Pb)  # a negative's placement among the positives: (m − Σ up to it + ½ tied) / m
+    np.cumsum(Pb, out=v01)  # a negative's placement among the positives: (m − Σ up to it + ½ tied) / m
     np.subtract(m, v01, out=v01)
     if half is not None:
         np.multiply(Pb, 0.5, out=half)
@@ -274,7 +280,9 @@ def delong_by_group(score: np.ndarray, label: np.ndarray, codes: np.ndarray, G: 
     y = np.asarray(label, dtype=np.float64)
     codes = np.asarray(codes)
     if counts is None:  # rows: each group's tie blocks in one pass (the same integer sums as _block_sums)
-        return [_delong_blocks(Pb, Nb, distinct) for Pb, Nb in (blocks or hard_blocks(ranked, y, codes, G))]
+        blocks = blocks or hard_blocks(ranked, y, codes, G)
+        scratch = (np.empty(top := max(len(Pb) for Pb, _ in blocks)), np.empty(top))  # shared by the groups
+        return [_delong_blocks(Pb, Nb, distinct, scratch) for Pb, Nb in blocks]
     c = np.asarray(counts, dtype=np.float64)
     return [delong(ranked, (codes == g) * y * c, (codes == g) * (1.0 - y) * c) for g in range(G)]
 
@@ -291,9 +299,10 @@ def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int) ->
         c, y = np.asarray(codes)[ranked.order], np.asarray(label)[ranked.order].astype(np.float64)
     distinct = ranked.distinct  # every score its own block: a block is a row
     out = []
+    rows = np.empty(len(c), dtype=bool)
     for g in range(G):
-        rows = c == g  # the group's rows, in score order
-        yg = y[rows].astype(np.float64, copy=False)
+        np.equal(c, g, out=rows)  # the group's rows, in score order (one mask for every group)
+        yg = np.compress(rows, y).astype(np.float64, copy=False)  # y[rows], by numpy's cheaper compress
         if not len(yg):
             out.append((np.zeros(1), np.zeros(1)))
             continue
@@ -313,41 +322,24 @@ def group_auc_of_blocks(blocks: list[tuple[np.ndarray, np.ndarray]], distinct: b
     so the same figures as :func:`group_auc` of the rows.
 
     ``distinct``: every block one row, ``Pb`` 0/1, ``Nb = 1 − Pb``: the k-th positive (from 0), at ``p_k``, outranks
-    ``p_k − k`` negatives, so the sum is the integer ``Σ p_k − m(m − 1)/2``, summed exactly in int64."""
+    ``p_k − k`` negatives, so the sum is the integer ``Σ p_k − m(m − 1)/2``, summed exactly in int64, a block of
+    places at a time (no array of the positives' places)."""
     num, pos, neg = [], [], []
     for Pb, Nb in blocks:
+        pos.append(float(Pb.sum()))
+        neg.append(float(Nb.sum()))
         if distinct:
-            places = np.flatnonzero(Pb)
-            m = len(places)
-            num.append(float(int(places.sum(dtype=np.int64)) - m * (m - 1) // 2))
-            pos.append(float(Pb.sum()))
-            neg.append(float(Nb.sum()))
+            total, m = 0, 0
+            for lo in range(0, len(Pb), PLACES_BLOCK):
+                places = np.flatnonzero(Pb[lo:lo + PLACES_BLOCK])
+                total, m = total + int(places.sum(dtype=np.int64)) + lo * len(places), m + len(places)
+            num.append(float(total - m * (m - 1) // 2))
             continue
         at = np.cumsum(Nb)  # (Σ negatives up to the block − the block's) + ½ the block's, worked in place
         at -= Nb
         at += np.multiply(Nb, 0.5)
         num.append(float(Pb @ at))
-        pos.append(float(Pb.sum()))
-        neg.append(float(Nb.sum()))
     return MannWhitney(np.array(num), np.array(pos), np.array(neg))
-
-
-# scipy.special.ndtri(0.5 + level / 2) at the confidence levels specs give most, the doubles scipy computes (checked
-# against it to the bit by tests/stats/test_score_quality.py): a run at one of them imports no scipy (~0.15-0.3 s)
-SCIPY_Z = {0.8: 1.2815515655446004, 0.9: 1.6448536269514722, 0.95: 1.959963984540054, 0.98: 2.3263478740408408,
-           0.99: 2.5758293035489004, 0.995: 2.807033768343811, 0.999: 3.2905267314919255}
-
-
-def _z(level: float) -> float:
-    """scipy's ``norm.ppf(0.5 + level / 2)``, to the bit: ``norm.ppf`` is ``ndtri`` times scale 1 plus loc 0 — called
-    directly, without importing ``scipy.stats`` (~0.4 s) for one quantile; at a level of :data:`SCIPY_Z`, its value
-    there, without importing scipy at all."""
-    held = SCIPY_Z.get(level)
-    if held is not None:
-        return held
-    from scipy.special import ndtri  # here, not at import: start-up imports no scipy
-
-    return float(ndtri(0.5 + level / 2))
 
 
 def delong_interval(d: DeLong, level: float) -> tuple[float, float] | None:

@@ -90,10 +90,10 @@ def build(codes: np.ndarray, x: np.ndarray, label: np.ndarray | None, B: int, ro
     budget = max(SKETCH_DRAWS // max(B, 1), 64)
     view = order if isinstance(order, Sorted) and order.x is x else \
         Sorted(x, stable_order(x) if order is None else np.asarray(getattr(order, "order", order)))
-    xs, cc = view.values, view.take(codes, "codes")  # the values and the codes in value order
+    cc = view.take(codes, "codes")  # the codes in value order; the values read where needed (view.value_at, search)
     ls = None if label is None else view.take(label, "small")  # a 0/1 label as int8 (the same whole numbers)
     T = int(min(budget // TAIL_SHARE, max(n - 1, 0) // 4))
-    c_lo, c_hi = xs[T], xs[n - 1 - T]
+    c_lo, c_hi = view.value_at(np.array([T, n - 1 - T]))
     top = int(cc.max(initial=-1))
     Gp = top + 2  # the codes −1..top, each a class of the patterns' keys
     present = sum(bool((cc == g).any()) for g in range(-1, top + 1)) if Gp <= 64 else \
@@ -101,17 +101,17 @@ def build(codes: np.ndarray, x: np.ndarray, label: np.ndarray | None, B: int, ro
     M = max(1, (budget - 2 * T) // (present * L))
     width = (c_hi - c_lo) / M if c_hi > c_lo else 0.0
     inner = c_lo + width * np.arange(1, M) if width > 0 else np.zeros(0)
-    i_lo, i_hi = int(np.searchsorted(xs, c_lo, side="left")), int(np.searchsorted(xs, c_hi, side="right"))
-    cs = xs[i_lo:i_hi]  # the central rows, sorted: bin j holds inner[j-1] <= x < inner[j], a run of cs
-    starts = np.r_[0, np.searchsorted(cs, inner, side="left")]
-    size = np.diff(np.r_[starts, len(cs)])
-    tv = np.r_[xs[:i_lo], xs[i_hi:]]  # the tails' rows, sorted (all below c_lo, then all above c_hi)
+    i_lo, i_hi = int(view.search(c_lo, "left")), int(view.search(c_hi, "right"))
+    m_c = i_hi - i_lo  # the central rows i_lo..i_hi, sorted: bin j holds inner[j-1] <= x < inner[j], a run of them
+    starts = np.r_[0, np.clip(view.search(inner, "left"), i_lo, i_hi) - i_lo]  # searchsorted over the central rows
+    size = np.diff(np.r_[starts, m_c])
+    tv = view.value_at(np.r_[np.arange(i_lo), np.arange(i_hi, n)])  # the tails' rows, sorted (below c_lo, above c_hi)
     new = np.r_[True, tv[1:] != tv[:-1]] if len(tv) else np.zeros(0, dtype=bool)
     tail_values, tinv = tv[new], np.cumsum(new) - 1
     V = M + len(tail_values)
     # each bin's smallest and largest value: the first and last row of its run
     full = np.flatnonzero(size)
-    lo, hi = cs[starts[full]], cs[starts[full] + size[full] - 1]
+    lo, hi = view.value_at(i_lo + starts[full]), view.value_at(i_lo + starts[full] + size[full] - 1)
     rep, half = np.zeros(V), np.zeros(V)
     rep[full] = lo + (hi - lo) / 2
     # the half-width, rounded up past the midpoint's own rounding
@@ -127,18 +127,26 @@ def build(codes: np.ndarray, x: np.ndarray, label: np.ndarray | None, B: int, ro
             k += ls[a:b].astype(np.int64)
         return k
 
-    # each row's (bin, class) key in value order: the central rows' bins are runs (one repeat), the tails' their values
-    central = np.repeat(np.arange(len(size), dtype=np.int64) * C, size)
-    for a in range(0, len(central), BUILD_BLOCK):
-        central[a:a + BUILD_BLOCK] += classes(i_lo + a, i_lo + min(len(central), a + BUILD_BLOCK))
+    # each row's (bin, class) key in value order: the central rows' bins are runs, the tails' their values; the
+    # central rows' keys made and counted a block at a time (integer counts: the same totals, no n-row key array)
     tails = (M + tinv) * C + np.r_[classes(0, i_lo), classes(i_hi, n)]
-    by_bin = np.bincount(central, minlength=V * C) + np.bincount(tails, minlength=V * C)
+    by_bin = np.bincount(tails, minlength=V * C)
+    ends, held = np.cumsum(size), []
+    for a in range(0, m_c, BUILD_BLOCK):
+        b = min(m_c, a + BUILD_BLOCK)
+        j0, j1 = int(np.searchsorted(ends, a, side="right")), int(np.searchsorted(ends, b - 1, side="right")) + 1
+        run = np.minimum(ends[j0:j1], b) - np.maximum(ends[j0:j1] - size[j0:j1], a)  # each bin's rows in a..b
+        k = np.repeat(np.arange(j1 - j0, dtype=np.int64) * C, run)
+        k += classes(i_lo + a, i_lo + b)
+        by_bin[j0 * C:j1 * C] += np.bincount(k, minlength=(j1 - j0) * C)
+        if rows:
+            held.append(k + j0 * C)
     mult = by_bin.reshape(V, Gp, L).transpose(1, 0, 2).ravel()  # counted by (code + 1, value, label)
     keys = np.flatnonzero(mult)
     pv = (keys // L) % V
     row_key = None
     if rows:  # each row's pattern, by its key (code + 1, value, label) in original row order
-        k = np.r_[tails[:i_lo], central, tails[i_lo:]]
+        k = np.concatenate([tails[:i_lo], *held, tails[i_lo:]])
         row_key = np.empty(n, dtype=np.int64)
         row_key[view.order] = (k % C // L * V + k // C) * L + k % C % L
     return Binned(codes=keys // (V * L) - 1, value=rep[pv], label=(keys % L).astype(np.float64) if label is not None

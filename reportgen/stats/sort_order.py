@@ -7,6 +7,8 @@ read it); :func:`stable_order` is ``np.argsort(x, kind="stable")`` of a float co
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from reportgen.derived import derived
@@ -15,6 +17,7 @@ PREFIX_BITS = 32  # at least this many of a key's (range-reduced) top bits besid
 SMALL = 4096  # columns shorter than this are argsorted directly (the packing's fixed passes would cost more)
 BLOCK = 1 << 18  # rows numbered at a time (no n-row arange)
 SAMPLE = 1 << 14  # rows, evenly spaced, whose distinct values decide whether a column's values repeat
+STRIDE = 64  # sorted places between the values a search of an ungathered column reads first
 SIGN = np.uint64(1 << 63)
 LOW = np.int64(0x7FFF_FFFF_FFFF_FFFF)
 
@@ -35,14 +38,29 @@ def float_keys(x: np.ndarray) -> np.ndarray:
 INF_KEYS = float_keys(np.array([-np.inf, np.inf]))  # every non-NaN float's key lies between these
 
 
-def packed_order(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def keys_of(x: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """:func:`float_keys` of a float64 column and their smallest and largest key, found :data:`BLOCK` rows at a
+    time into the one result (the same keys: each block's temporaries stay in the cache, no n-row scratch)."""
+    n = len(x)
+    out = np.empty(n, dtype=np.uint64)
+    lo_key, hi_key = INF_KEYS[1], INF_KEYS[0]
+    for lo in range(0, n, BLOCK):
+        part = out[lo:lo + BLOCK]
+        part[:] = float_keys(x[lo:lo + BLOCK])
+        lo_key, hi_key = min(lo_key, part.min()), max(hi_key, part.max())
+    return out, int(lo_key), int(hi_key)
+
+
+def packed_order(keys: np.ndarray, bounds: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The rows in the order of their keys' top bits (rows of equal top bits by row number), and at each sorted
     place but the first whether its row has the top bits of the row before it (``(n - 1,)``: runs of such rows
     are still to be ordered by the whole key, the caller's step; :func:`tied` marks their rows).
 
-    ``keys``: unsigned 64-bit, overwritten (it becomes the order's buffer). The keys are first reduced to their
-    range (less the smallest), so as many bits as the range has are kept beside the ``b`` bits of a row number;
-    with fewer than ``PREFIX_BITS`` left (more than 2^32 rows) the keys are argsorted instead."""
+    ``keys``: unsigned 64-bit, overwritten (it becomes the order's buffer); ``bounds``: their smallest and largest
+    value when the caller has them. The keys are first reduced to their range (less the smallest), so as many bits
+    as the range has are kept beside the ``b`` bits of a row number; with fewer than ``PREFIX_BITS`` left (more than
+    2^32 rows) the keys are argsorted instead. The passes before and after the sort run :data:`BLOCK` rows at a
+    time (the same values, no n-row temporaries)."""
     n = len(keys)
     b = max(1, (n - 1).bit_length())  # bits of a row number
     if n == 0 or 64 - b < PREFIX_BITS:
@@ -50,23 +68,29 @@ def packed_order(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         w = keys[order]
         eq = w[1:] == w[:-1]
     else:
-        lo_key, hi_key = keys.min(), keys.max()
-        keys -= lo_key
-        shift = np.uint64(max(0, int(hi_key - lo_key).bit_length() - (64 - b)))  # the range's low bits dropped
-        keys >>= shift
+        lo_key, hi_key = (int(keys.min()), int(keys.max())) if bounds is None else bounds
+        base = np.uint64(lo_key)
+        shift = np.uint64(max(0, (hi_key - lo_key).bit_length() - (64 - b)))  # the range's low bits dropped
         bits = np.uint64(b)
-        keys <<= bits
         rows = np.arange(min(n, BLOCK), dtype=np.uint64)
         for lo in range(0, n, BLOCK):
             part = keys[lo:lo + BLOCK]
+            part -= base
+            part >>= shift
+            part <<= bits
             part |= rows[:len(part)]
             rows += np.uint64(len(rows))
         keys.sort()
-        top = np.bitwise_xor(keys[1:], keys[:-1])  # worked in place: one temporary of the rows' size
-        top >>= bits
-        eq = top == 0  # the same top bits as the row before it
-        del top
-        keys &= np.uint64((1 << b) - 1)
+        eq = np.empty(n - 1, dtype=bool)  # the same top bits as the row before it
+        low = np.uint64((1 << b) - 1)
+        top = np.empty(min(n, BLOCK), dtype=np.uint64)
+        for lo in range(0, n, BLOCK):  # each block's places read the next block's first key before it is masked
+            hi = min(n - 1, lo + BLOCK)
+            t = top[:hi - lo]
+            np.bitwise_xor(keys[lo + 1:hi + 1], keys[lo:hi], out=t)
+            t >>= bits
+            np.equal(t, 0, out=eq[lo:hi])
+            keys[lo:lo + BLOCK] &= low
         order = keys.view(np.int64)
     return order, eq
 
@@ -80,24 +104,37 @@ def tied(eq: np.ndarray) -> np.ndarray:
     return out
 
 
+def tied_places(eq: np.ndarray) -> np.ndarray:
+    """``np.flatnonzero(tied(eq))`` — the sorted places of runs of equal top bits — from ``eq``'s few true places
+    (no n-row mask)."""
+    p = np.flatnonzero(eq)
+    return np.union1d(p, p + 1)
+
+
 def stable_order(x) -> np.ndarray:
     """``np.argsort(x, kind="stable")``, index for index, for a float64 column (ties, including −0.0 with 0.0,
     in row order): the packed sort of :func:`packed_order`, then the runs of rows tying on the top bits whose
     whole keys are not already ascending sorted stably by them (their rows are in row order within the run, so
     a stable sort of their keys yields the argsort's order). Other dtypes, short columns and columns holding
     NaN are argsorted directly."""
+    return ordered(x)[0]
+
+
+def ordered(x) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`stable_order` and the sorted places ``p`` where the value at ``p + 1`` may equal the value at ``p``
+    (their rows tie on the packed sort's top bits): every other pair of sorted neighbours differs. None where the
+    sort does not tell (an argsort, or a column of one value)."""
     x = np.asarray(x)
     n = len(x)
     if x.dtype != np.float64 or x.ndim != 1 or n < max(SMALL, 2) or _repeating(x):
-        return np.argsort(x, kind="stable")
-    keys = float_keys(x)
-    lo_key, hi_key = keys.min(), keys.max()
+        return np.argsort(x, kind="stable"), None
+    keys, lo_key, hi_key = keys_of(x)
     if lo_key < INF_KEYS[0] or hi_key > INF_KEYS[1]:  # NaN (the argsort puts every NaN last)
-        return np.argsort(x, kind="stable")
+        return np.argsort(x, kind="stable"), None
     if lo_key == hi_key:  # one value (or only zeros of either sign): the rows in their order
-        return np.arange(n, dtype=np.int64)
-    order, eq = packed_order(keys)
-    at = np.flatnonzero(tied(eq))  # sorted places in runs of equal top bits, each run in row order
+        return np.arange(n, dtype=np.int64), None
+    order, eq = packed_order(keys, (lo_key, hi_key))
+    at = tied_places(eq)  # sorted places in runs of equal top bits, each run in row order
     if len(at):
         sub = order[at]
         k = float_keys(x[sub])  # the tied rows' whole keys
@@ -111,7 +148,7 @@ def stable_order(x) -> np.ndarray:
             fix = bad[run]  # the runs whose keys are not ascending
             sub_fix = sub[fix]
             order[at[fix]] = sub_fix[np.argsort(k[fix], kind="stable")]
-    return order
+    return order, np.flatnonzero(eq)  # equal values have equal keys, so equal top bits
 
 
 def _repeating(x: np.ndarray) -> bool:
@@ -141,14 +178,57 @@ class Sorted:
     A column is kept with the very array it was gathered from (:func:`reportgen.derived.derived`): another array is
     gathered anew, never handed another's."""
 
-    def __init__(self, x: np.ndarray, order: np.ndarray):
-        self.x, self.order = x, order
+    def __init__(self, x: np.ndarray, order: np.ndarray, near: np.ndarray | None = None):
+        self.x, self.order, self.near = x, order, near  # near: :func:`ordered`'s places that may tie the next
         self._held: dict = {}
+        self._coarse: np.ndarray | None = None  # every STRIDE-th sorted value, for :meth:`search`
 
     @property
     def values(self) -> np.ndarray:
         """``x[order]``, as float64."""
         return self.take(self.x, np.float64)
+
+    def _values_held(self) -> np.ndarray | None:
+        held = self._held.get((id(self.x), str(np.float64)))
+        return held[1] if held is not None and held[0] is self.x else None
+
+    def value_at(self, places) -> np.ndarray:
+        """``values[places]`` (float64), read from the column at those few places when the values are not gathered."""
+        held = self._values_held()
+        if held is not None:
+            return held[places]
+        return np.asarray(np.asarray(self.x)[self.order[places]], dtype=np.float64)
+
+    def equal_next(self) -> np.ndarray:
+        """The sorted places ``p`` whose value equals the next one's (``values[p] == values[p + 1]``): checked only
+        at the sort's :attr:`near` places when it gave them (no gather of the column), else on the values."""
+        if self.near is None or self._values_held() is not None:
+            xs = self.values
+            return np.flatnonzero(xs[1:] == xs[:-1])
+        p = self.near
+        return p[self.value_at(p) == self.value_at(p + 1)]
+
+    def search(self, v, side: Literal["left", "right"] = "left") -> np.ndarray:
+        """``np.searchsorted(values, v, side)`` (no NaN), without gathering the column when it is not: a binary
+        search over every :data:`STRIDE`-th sorted value, then a count within the one stride that holds the answer
+        (as many values read per query as the stride)."""
+        held = self._values_held()
+        v = np.asarray(v, dtype=np.float64)
+        if held is not None:
+            return np.searchsorted(held, v, side)
+        n = len(self.order)
+        if not n:
+            return np.zeros(v.shape, dtype=np.intp)
+        if self._coarse is None:
+            self._coarse = self.value_at(np.arange(0, n, STRIDE))  # values[k·STRIDE]
+        j = np.searchsorted(self._coarse, v, side)  # values[(j−1)·STRIDE] is below v, values[j·STRIDE] not
+        lo = np.where(j > 0, (j - 1) * STRIDE + 1, 0)
+        hi = np.where(j > 0, np.minimum(j * STRIDE, n), 0)
+        at = lo[..., None] + np.arange(STRIDE - 1)
+        inside = at < hi[..., None]
+        w = self.value_at(np.where(inside, at, 0))
+        below = (w < v[..., None]) if side == "left" else (w <= v[..., None])
+        return lo + np.count_nonzero(below & inside, axis=-1)
 
     def take(self, column: np.ndarray, dtype=None) -> np.ndarray:
         """``column[order]`` (cast to ``dtype``; ``"codes"``: integer codes in their narrowest type; ``"small"``: as

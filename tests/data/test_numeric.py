@@ -434,3 +434,16 @@ def test_an_intersection_uses_the_rows_with_a_listed_group_in_every_part(tmp_pat
     assert v.groups == ("A×F", "A×M", "B×F", "B×M") and np.array_equal(v.positions, rows)
     code = (df["race"].to_numpy()[rows] == "B") * 2 + (df["sex"].to_numpy()[rows] == "M")
     assert np.array_equal(v.membership.codes, code) and np.array_equal(v.yhat, df["rate"].to_numpy()[rows])
+
+
+def test_a_bad_cell_after_dropped_rows_names_its_own_file_line(tmp_path):
+    """With rows dropped before it the bad cell's line is its own (the kept rows' positions map back); with every row
+    kept the positions are the rows' own, no array of them built (data/numeric.py: collect)."""
+    from reportgen.spec.errors import SpecError
+
+    df = frame(n=24).astype(object)
+    df.loc[[1, 2], "rate"] = None  # left out (missing: drop)
+    df.loc[5, "tox"] = "1.5"
+    with pytest.raises(SpecError) as e:
+        contexts(write(tmp_path, df), missing="drop")
+    assert "column 'tox' has 1 value(s) outside [0, 1], first at data.csv:7 (1.5)" in str(e.value), str(e.value)
