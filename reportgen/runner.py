@@ -525,15 +525,12 @@ VERSIONED_PACKAGES = ("numpy", "pandas", "pyarrow", "scipy", "scikit-learn", "py
 
 def _versions(*, dask: bool = False, signed: bool = False) -> dict:
     """Every package that can change a number or a page, plus Python and the platform (read from the installed
-    distributions' metadata, so nothing heavy is imported for it)."""
-    from importlib import metadata
+    distributions' metadata, so nothing heavy is imported for it: reportgen/versions.py)."""
+    from reportgen.versions import installed_versions
 
-    out = {"reportgen": __version__, "python": platform.python_version(),
-           "platform": f"{platform.system()} {platform.machine()}"}
-    for name in VERSIONED_PACKAGES + (("dask", "distributed") if dask else ()) + (("pyhanko",) if signed else ()):
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
+    out: dict = {"reportgen": __version__, "python": platform.python_version(),
+                 "platform": f"{platform.system()} {platform.machine()}"}
+    out.update(installed_versions(VERSIONED_PACKAGES + (("dask", "distributed") if dask else ())
+                                  + (("pyhanko",) if signed else ())))
     return out
 
