@@ -36,7 +36,7 @@ class Family:
     needs_rows: bool = False  # needs row-level data (a streamed data set keeps a sample for it)
     needs_train_rows: bool = False  # also needs the training file's rows (or its sample)
     on_row_sample: bool = False  # always runs on rows: with streamed data, its entries carry the sample note
-    sweep_value: Callable | None = None  # point value at one threshold of a sweep; None: not swept
+    sweep_value: Callable | None = None  # point values over a sweep's thresholds (one per row of N); None: not swept
     partial: str = ""  # template partial that shows the family's entries
 
     @property

@@ -28,6 +28,7 @@ Counts are sums over rows, so counts from separate chunks of rows add up
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -287,6 +288,27 @@ def one_blas_thread(size: int):
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(limits=1, user_api="blas")
+
+
+def tally_predictions(units: Units, predictions: Sequence[np.ndarray]) -> np.ndarray:
+    """The point tallies of the same rows of one task under several predictions (a threshold sweep's grid):
+    N (T, 1, G, Gp, 2, 2), whose row t is ``tally(units)`` with the rows' ŷ replaced by ``predictions[t]`` (rows,
+    bool), ``joint=True``. Every cell is a whole number, counted per block (the units must be rows, count 1)."""
+    if units.Y.shape[1] != 1 or not _all_ones(units):
+        raise ValueError("tally_predictions counts plain rows of one task")
+    nblocks = units.G * units.Gp
+    block = units.block
+    y = units.Y[:, 0].astype(bool)
+    inside = (block >= 0) & (block < nblocks)  # as tally: a row outside every block is in no cell
+    if not inside.all():
+        block, y, predictions = block[inside], y[inside], [yh[inside] for yh in predictions]
+    S = np.zeros((len(predictions), nblocks, 4))
+    S[:, :, 0] = np.bincount(block, minlength=nblocks)
+    S[:, :, 1] = np.bincount(block[y], minlength=nblocks)
+    for t, yh in enumerate(predictions):
+        S[t, :, 2] = np.bincount(block[yh], minlength=nblocks)
+        S[t, :, 3] = np.bincount(block[yh & y], minlength=nblocks)
+    return _to_tensor(S, 1, units.G, units.Gp, True)
 
 
 def _count_rows(units: Units, joint: bool) -> np.ndarray:

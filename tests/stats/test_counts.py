@@ -192,3 +192,24 @@ def test_a_small_bootstrap_tally_runs_on_one_blas_thread_with_the_same_numbers(m
     from contextlib import nullcontext
 
     assert isinstance(real(100), nullcontext) and isinstance(real(stats.ONE_THREAD_PRODUCTS + 1), nullcontext)
+
+
+def test_tally_predictions_equals_one_tally_per_prediction():
+    """A threshold sweep's counts (families/sweeps.py): every row of tally_predictions is, bit for bit, the tally of
+    the same rows with that prediction, with and without a predicted attribute, rows outside every block left out."""
+    rng = np.random.default_rng(3)
+    g, gp, Y, _, G = _data(n=3000, K=1, G=3, seed=3)
+    scores = rng.random(len(g))
+    preds = [scores > thr for thr in (-1.0, 0.0, 0.25, 0.5, 0.9, 1.0)]
+    for groups_pred in (None, gp):
+        units = stats.make_units(g, groups_pred, Y, Y, G)
+        N = stats.tally_predictions(units, preds)
+        one = [stats.tally(stats.make_units(g, groups_pred, Y, yh[:, None], G), joint=True) for yh in preds]
+        assert N.shape == (len(preds),) + one[0].shape[1:]
+        assert np.array_equal(N, np.concatenate(one))
+    outside = np.where(rng.random(len(g)) < 0.1, G, g)  # a block past the last one: in no cell, as tally
+    units = stats.make_units(outside, None, Y, Y, G)
+    one = [stats.tally(stats.make_units(outside, None, Y, yh[:, None], G), joint=True) for yh in preds]
+    assert np.array_equal(stats.tally_predictions(units, preds), np.concatenate(one))
+    with pytest.raises(ValueError):
+        stats.tally_predictions(stats.make_units(g, None, np.c_[Y, Y], np.c_[Y, Y], G), preds)
