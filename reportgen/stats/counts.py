@@ -285,9 +285,24 @@ def one_blas_thread(size: int):
 
     if size <= 1 << 18 or size > ONE_THREAD_PRODUCTS:  # below OpenBLAS's own limit, or large enough to share
         return nullcontext()
-    from threadpoolctl import threadpool_limits
+    return blas_on_one_thread()
 
-    return threadpool_limits(limits=1, user_api="blas")
+
+_BLAS_CONTROLLER: list = []  # [(len(sys.modules) when the libraries were found, ThreadpoolController)]
+
+
+def blas_on_one_thread():
+    """A context in which BLAS runs on one thread (``threadpoolctl.threadpool_limits(limits=1, user_api="blas")``).
+    threadpoolctl finds the BLAS libraries by walking every shared library the process has loaded (~1.4 ms a call;
+    a COMPAS run asked six times); the controller is kept and the libraries found again only when a module was
+    imported since (a BLAS library is loaded by the extension module that links it: scikit-learn's, scipy's)."""
+    import sys
+
+    from threadpoolctl import ThreadpoolController
+
+    if not _BLAS_CONTROLLER or _BLAS_CONTROLLER[0][0] != len(sys.modules):
+        _BLAS_CONTROLLER[:] = [(len(sys.modules), ThreadpoolController())]
+    return _BLAS_CONTROLLER[0][1].limit(limits=1, user_api="blas")
 
 
 def tally_predictions(units: Units, predictions: Sequence[np.ndarray]) -> np.ndarray:
@@ -403,13 +418,11 @@ def poisson_sums(units: Units, B: int, seed: int, stream: int, *, joint: bool = 
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from threadpoolctl import threadpool_limits
-
     K = units.Y.shape[1]
     nblocks = units.G * units.Gp
     S = np.zeros((B, nblocks, 1 + (3 if joint else 2) * K))
     chunks = block_chunks(row_offset + units.positions())
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(_workers()) as ex:
+    with blas_on_one_thread(), ThreadPoolExecutor(_workers()) as ex:
         for part in ex.map(lambda c: _poisson_chunk(units, c[0], c[1], c[2], B, seed, stream, joint), chunks):
             S += part
     return S

@@ -213,3 +213,31 @@ def test_tally_predictions_equals_one_tally_per_prediction():
     assert np.array_equal(stats.tally_predictions(units, preds), np.concatenate(one))
     with pytest.raises(ValueError):
         stats.tally_predictions(stats.make_units(g, None, np.c_[Y, Y], np.c_[Y, Y], G), preds)
+
+
+def test_blas_on_one_thread_limits_and_restores_and_finds_new_libraries():
+    """counts.blas_on_one_thread keeps threadpoolctl's controller (finding the libraries costs ~1.4 ms a call) and
+    finds them again once a module was imported since; inside, every BLAS runs on one thread, after it as before."""
+    import sys
+    import types
+
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    before = blas_threads()
+    with stats.blas_on_one_thread():
+        assert all(n == 1 for n in blas_threads())
+    assert blas_threads() == before
+    kept = stats._BLAS_CONTROLLER[0][1]
+    with stats.blas_on_one_thread():
+        pass
+    assert stats._BLAS_CONTROLLER[0][1] is kept
+    sys.modules["_reportgen_test_new_module"] = types.ModuleType("_reportgen_test_new_module")
+    try:
+        with stats.blas_on_one_thread():
+            pass
+        assert stats._BLAS_CONTROLLER[0][1] is not kept
+    finally:
+        del sys.modules["_reportgen_test_new_module"]

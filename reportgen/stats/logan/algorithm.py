@@ -288,7 +288,7 @@ def logan(
     lam = float(lam)
     if not np.isfinite(lam) or lam < 0:
         raise ValueError(f"lam must be a finite number >= 0, got {lam}")
-    from threadpoolctl import threadpool_limits
+    from reportgen.stats.counts import blas_on_one_thread
 
     order = canonical_order(X, group, correct, support)
     Xs, gs, ys, ss = X[order], group[order], correct[order], support[order]
@@ -296,7 +296,7 @@ def logan(
     # Iterate on centred data (as scikit-learn does): distances are unchanged, float32 rounding is smaller.
     mu = Xs.mean(axis=0, dtype=np.float64)
     Xs -= mu.astype(Xs.dtype)
-    with threadpool_limits(limits=1, user_api="blas"), _pool() as ex:
+    with blas_on_one_thread(), _pool() as ex:
         labels_s, C, iters, converged, damped = _run(Xs, gs, ys, ss, (init - mu).astype(Xs.dtype), lam,
                                                      max_iter, tol_changes, ex)
         cells, inertia_iter = _nearest_and_inertia(Xs, C, labels_s, ex)
