@@ -104,11 +104,14 @@ def test_compas_json_run_imports_no_sklearn_or_scipy(tmp_path):
     assert not heavy, f"a COMPAS JSON-only run imported {heavy[:20]}"
     assert (tmp_path / "out" / "results.json").is_file()
     # nor what a JSON-only run on the memory engine never uses: the report, the streaming engine (the engine is
-    # chosen in stats/loading.py), the annotated-sample family, JUnit's XML (pydantic's plugin loader imports
+    # chosen in stats/loading.py), the families none of its metrics is in (imported on first use:
+    # reportgen/families/__init__.py), the annotated-sample family, JUnit's XML (pydantic's plugin loader imports
     # importlib.metadata itself, so that is not checked here: reportgen/versions.py does not need it)
     unused = ("reportgen.report", "reportgen.stats.stream", "reportgen.stats.plan", "reportgen.stats.partstats",
               "reportgen.stats.executors", "reportgen.stats.fastcount", "reportgen.families.annotated",
-              "xml.etree")
+              "reportgen.families.ranking", "reportgen.families.score_quality", "reportgen.families.selection",
+              "reportgen.families.outcome_disparity", "reportgen.families.error_parity",
+              "reportgen.families.predictability", "xml.etree")
     early = sorted(m for m in mods if any(m == u or m.startswith(u + ".") for u in unused))
     assert not early, f"a COMPAS JSON-only run imported {early[:20]}"
 
