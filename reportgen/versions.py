@@ -1,11 +1,11 @@
 """The installed versions of the packages that can change a number or a page (results.json's ``versions``), read
 without importing them and without :mod:`importlib.metadata`'s parser.
 
-``importlib.metadata.version`` parses a distribution's whole METADATA file as an e-mail message (and imports the
-``email`` package for it): ~40 ms of CPU for the fourteen packages of a run, 5 % of a COMPAS JSON-only run
-(benchmarks/README.md, "Set-up and start-up"). :func:`installed_versions` finds the same distribution the same way —
-the first ``<name>-<version>.dist-info`` folder along ``sys.path``, names compared normalised (PEP 503) — and reads
-only the ``Version:`` line of its METADATA. Whatever it cannot settle that way (an ``.egg-info``, a zip on the path,
+``importlib.metadata.version`` parses a distribution's whole METADATA file as an e-mail message: ~13 ms of CPU for
+the fourteen packages of a COMPAS JSON-only run (~40 ms where it also imports ``importlib.metadata`` and ``email``;
+the section Set-up and start-up of benchmarks/README.md). :func:`installed_versions` finds the same distribution the
+same way — the first ``<name>-<version>.dist-info`` folder along ``sys.path``, names compared normalised (PEP 503) —
+and reads only the ``Version:`` line of its METADATA. Whatever it cannot settle that way (an ``.egg-info``, a zip on the path,
 a METADATA without the line) it leaves to ``importlib.metadata``, so the answer is always the one it would give.
 """
 

@@ -61,8 +61,8 @@ def _collect_less() -> None:
 
     A full collection walks every object the process holds. A command's long-lived objects are its imported
     modules and classes and the pydantic models' validators (~100,000 objects, none of them garbage): with the
-    default thresholds a COMPAS JSON-only run walked them twice, 70-110 ms of its ~0.8 s (benchmarks/README.md,
-    "Set-up and start-up"). Short-lived reference cycles, such as one holding an array, are still freed by the
+    default thresholds a COMPAS JSON-only run walked them twice, 70-110 ms of its ~0.8 s (the section Set-up and
+    start-up of benchmarks/README.md). Short-lived reference cycles, such as one holding an array, are still freed by the
     young collections as promptly as before; only the command sets this, never ``import reportgen`` (a notebook's
     process keeps its own settings)."""
     import gc
