@@ -241,3 +241,30 @@ def test_blas_on_one_thread_limits_and_restores_and_finds_new_libraries():
         assert stats._BLAS_CONTROLLER[0][1] is not kept
     finally:
         del sys.modules["_reportgen_test_new_module"]
+
+
+def test_swept_metrics_over_stacked_thresholds_equal_one_threshold_at_a_time():
+    """The sweeps (families/sweeps.py) compute each swept metric once over the grid, one threshold per leading row
+    of N as replicates are: every row's value is bit for bit the value computed on that threshold's counts alone,
+    with up to 40 groups (BiasAmp A->T with each kind of truth, T->A, MALS, every group-disparity component)."""
+    rng = np.random.default_rng(26)
+    for _ in range(40):
+        A, T = int(rng.integers(2, 40)), int(rng.integers(2, 25))
+        N = rng.integers(0, 50, size=(T, 1, A, A + 1, 2, 2)).astype(float)
+        direction = rng.choice([-1.0, 0.0, 1.0], size=(1, A))
+        cases = [(lambda n, tr=tr: metrics.biasamp_a_to_t(n, direction=direction, truth=tr)[0])
+                 for tr in (None, "pooled", rng.random((1, A)))]
+        cases += [(lambda n, tr=tr: metrics.biasamp_t_to_a(n, direction=direction, truth=tr)[0])
+                  for tr in (None, rng.random((1, A)))]
+        indicator = (rng.random((1, A)) < 0.5).astype(float)
+        cases.append(lambda n: metrics.biasamp_mals(n, base_p=metrics.group_given_task_from_counts(n),
+                                                    indicator=indicator)[0])
+        for name in ("equal_opportunity", "demographic_parity", "accuracy_gap", "equalized_odds"):
+            for fav in (True, False):
+                for _, cond in metrics.DISPARITY_COMPONENTS[name]:
+                    kw = dict(protected=1, reference=0, cost=metrics.cost_table(name, fav),
+                              mask=metrics.subset_mask(cond, fav))
+                    cases.append(lambda n, kw=kw: metrics.disparity(n[:, 0], **kw)["delta"])
+        for f in cases:
+            one = np.array([f(N[[t]])[0] for t in range(T)])
+            assert np.array_equal(f(N), one, equal_nan=True)
