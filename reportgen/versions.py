@@ -38,7 +38,8 @@ def _metadata_version(folder: str) -> str | None:
 
 
 def installed_versions(names: Iterable[str]) -> dict[str, str | None]:
-    """Each name's installed version, or None when it is not installed, as ``importlib.metadata.version`` says."""
+    """Each name's installed version, as ``importlib.metadata.version`` says, or None when it is not installed or its
+    metadata has no version."""
     names = list(names)
     wanted = {_normal(n): n for n in names}
     found: dict[str, str | None] = {}
@@ -75,6 +76,6 @@ def installed_versions(names: Iterable[str]) -> dict[str, str | None]:
         for n in rest:
             try:
                 found[n] = metadata.version(n)
-            except metadata.PackageNotFoundError:
-                found[n] = None
+            except (metadata.PackageNotFoundError, KeyError):  # not installed; installed without a Version field
+                found[n] = None  # (KeyError where importlib_metadata's finder is on the path, as Dask puts it)
     return {n: found[n] for n in names}
