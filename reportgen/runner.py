@@ -32,7 +32,7 @@ from reportgen.spec.sql import is_query
 from reportgen.families.base_source import MSG_TABLE_NEEDS_P_TASK
 from reportgen.families import proxy_annotated
 from reportgen.families.core import AttributeContext, Computed
-from reportgen.stats.loading import Loaded, has_pred, sample_note, streamed
+from reportgen.stats.loading import Loaded, choose_engine, has_pred, sample_note, streamed
 from reportgen.fileio import jfloat
 from reportgen.spec.model import LoadedSpec, Metric, group_name_problems
 from reportgen.families.sweeps import threshold_sweeps
@@ -70,8 +70,6 @@ def load_all(ls: LoadedSpec, *, engine: str | None = None, scheduler: str | None
 
 
 def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Progress) -> Loaded:
-    from reportgen.stats import stream
-
     s = ls.spec
     problems: list[Problem] = []
     if s.data.test and s.data.runs:
@@ -101,7 +99,7 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     out = Loaded(attrs, tasks, [])
     out.numeric = numeric_tasks(ls)
     pred_rels = [s.data.test] if s.data.test else list(s.data.runs)
-    eng = engine or stream.choose_engine(ls, pred_rels)
+    eng = engine or choose_engine(ls, pred_rels)
     bisg = [name for name, a in s.attributes.items() if a.bisg is not None]
     if bisg and eng != "memory":  # streamed batches compute BISG row-wise (stats/plan.py): the tables must be there
         from reportgen.data.bisg import ProxyExtraMissing, _base
@@ -117,7 +115,11 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
                                     f"in memory; the {eng} engine {'chosen for these files ' if engine is None else ''}"
                                     "does not compute them: run with --engine memory (or data.engine: memory), or "
                                     "remove `annotated:`") for n in beside])
-    executor = stream.make_executor(ls, eng, scheduler) if eng != "memory" else None
+    executor = None
+    if eng != "memory":  # the streaming engine: imported by a run that streams, never by one in memory
+        from reportgen.stats import stream
+
+        executor = stream.make_executor(ls, eng, scheduler)
     out.executor = executor
     names = {m.name for m in s.metrics}
     row_metrics = sorted(n for n in names if families.of(n).needs_rows)
@@ -127,6 +129,8 @@ def _load_all(ls: LoadedSpec, engine: str | None, scheduler: str | None, say: Pr
     def load(role, rel, path, thr=None, sample=True):
         if executor is None:
             return load_role(ls, role, rel, path, attrs, tasks, thr)
+        from reportgen.stats import stream
+
         return stream.load_streamed(ls, role, rel, path, attrs, tasks, thr, executor, sample=sample, say=say,
                                     meanwhile=_warm_up)
 
@@ -398,10 +402,12 @@ def _annotated(ls: LoadedSpec, L: Loaded, typed: list, *, level: float, seed: in
                say) -> dict[str, dict]:
     """The results.json keys of each attribute with `known: sample` (reportgen.families.annotated), and its
     annotate_next.csv into ``files_out``."""
+    out: dict[str, dict] = {}
+    if not any(a.known == "sample" for a in ls.spec.attributes.values()):
+        return out  # (annotated.annotated_attributes: none) the module is imported only where it is used
     from reportgen.families import annotated
 
     names = annotated.annotated_attributes(ls)
-    out: dict[str, dict] = {}
     for a in L.attrs:
         if a.name not in names:
             continue
@@ -525,15 +531,12 @@ VERSIONED_PACKAGES = ("numpy", "pandas", "pyarrow", "scipy", "scikit-learn", "py
 
 def _versions(*, dask: bool = False, signed: bool = False) -> dict:
     """Every package that can change a number or a page, plus Python and the platform (read from the installed
-    distributions' metadata, so nothing heavy is imported for it)."""
-    from importlib import metadata
+    distributions' metadata, so nothing heavy is imported for it: reportgen/versions.py)."""
+    from reportgen.versions import installed_versions
 
-    out = {"reportgen": __version__, "python": platform.python_version(),
-           "platform": f"{platform.system()} {platform.machine()}"}
-    for name in VERSIONED_PACKAGES + (("dask", "distributed") if dask else ()) + (("pyhanko",) if signed else ()):
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
+    out: dict = {"reportgen": __version__, "python": platform.python_version(),
+                 "platform": f"{platform.system()} {platform.machine()}"}
+    out.update(installed_versions(VERSIONED_PACKAGES + (("dask", "distributed") if dask else ())
+                                  + (("pyhanko",) if signed else ())))
     return out
 

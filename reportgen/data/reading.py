@@ -448,12 +448,19 @@ def _header_names(path: Path, shown: str) -> list[str]:
 
         names = list(pq.read_schema(path).names)
     else:
+        from reportgen.data.ragged import plain_header
+
         head = _head(path, shown)
         check_tabular(head, shown)
-        with open(path, "rb") as raw:
-            stream, _ = _text_stream(raw, path, shown)
-            first = pd.read_csv(stream, header=None, nrows=1, dtype=str, keep_default_na=False, compression=None)
-        names = [str(v) for v in first.iloc[0]] if len(first) else []
+        plain = plain_header(head)
+        if plain is not None:
+            names = plain
+        else:
+            with open(path, "rb") as raw:
+                stream, _ = _text_stream(raw, path, shown)
+                first = pd.read_csv(stream, header=None, nrows=1, dtype=str, keep_default_na=False,
+                                    compression=None)
+            names = [str(v) for v in first.iloc[0]] if len(first) else []
     _check_duplicate_columns(names, shown)
     return names
 

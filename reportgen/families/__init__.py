@@ -9,12 +9,28 @@ registry, a template partial and a docs section (docs/contributing.md walks thro
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import Callable
 
 from reportgen.stats import metrics
-from reportgen.families import (amplification, disparity, error_parity, multi, outcome_disparity, predictability,
-                                ranking, score_quality, selection)
+
+
+@dataclass(frozen=True)
+class _InModule:
+    """A family's function, ``reportgen.families.<module>.<name>``, imported on its first call: the registry is read
+    by every command (what a metric needs, its template), a family's module only by a run that computes one of its
+    metrics (a COMPAS run imports no ranking, score-quality or outcome family, nor their statistics)."""
+
+    module: str
+    name: str
+
+    def __call__(self, *args, **kwargs):
+        return getattr(importlib.import_module(f"reportgen.families.{self.module}"), self.name)(*args, **kwargs)
+
+
+def _lazy(module: str, name: str = "entry") -> Callable:
+    return _InModule(module, name)
 
 
 STATISTICS = {
@@ -36,7 +52,7 @@ class Family:
     needs_rows: bool = False  # needs row-level data (a streamed data set keeps a sample for it)
     needs_train_rows: bool = False  # also needs the training file's rows (or its sample)
     on_row_sample: bool = False  # always runs on rows: with streamed data, its entries carry the sample note
-    sweep_value: Callable | None = None  # point value at one threshold of a sweep; None: not swept
+    sweep_value: Callable | None = None  # point values over a sweep's thresholds (one per row of N); None: not swept
     partial: str = ""  # template partial that shows the family's entries
 
     @property
@@ -49,21 +65,21 @@ class Family:
 
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
-    Family("amplification", "Bias amplification", amplification.entry, statistic="cells", needs_base=True,
-           sweep_value=amplification.sweep_value, partial="partials/amplification.html"),
-    Family("multi", "Bias amplification", multi.entry, statistic="patterns", needs_base=True, needs_rows=True,
+    Family("amplification", "Bias amplification", _lazy("amplification"), statistic="cells", needs_base=True,
+           sweep_value=_lazy("amplification", "sweep_value"), partial="partials/amplification.html"),
+    Family("multi", "Bias amplification", _lazy("multi"), statistic="patterns", needs_base=True, needs_rows=True,
            needs_train_rows=True, partial="partials/amplification.html"),
-    Family("disparity", "Group disparity", disparity.entry, statistic="cells", sweep_value=disparity.sweep_value,
-           partial="partials/disparity.html"),
-    Family("selection", "Selection rates", selection.entry, statistic="cells", partial="partials/selection.html"),
-    Family("predictability", "Bias amplification", predictability.entry, statistic="rows", needs_rows=True,
+    Family("disparity", "Group disparity", _lazy("disparity"), statistic="cells",
+           sweep_value=_lazy("disparity", "sweep_value"), partial="partials/disparity.html"),
+    Family("selection", "Selection rates", _lazy("selection"), statistic="cells", partial="partials/selection.html"),
+    Family("predictability", "Bias amplification", _lazy("predictability"), statistic="rows", needs_rows=True,
            on_row_sample=True, partial="partials/amplification.html"),
-    Family("ranking", "Ranking fairness", ranking.entry, statistic="values", partial="partials/ranking.html"),
-    Family("score_quality", "Score quality by group", score_quality.entry, statistic="values",
+    Family("ranking", "Ranking fairness", _lazy("ranking"), statistic="values", partial="partials/ranking.html"),
+    Family("score_quality", "Score quality by group", _lazy("score_quality"), statistic="values",
            partial="partials/score_quality.html"),
-    Family("outcome_disparity", "Outcome disparity", outcome_disparity.entry, statistic="values",
+    Family("outcome_disparity", "Outcome disparity", _lazy("outcome_disparity"), statistic="values",
            partial="partials/outcome.html"),
-    Family("error_parity", "Error parity", error_parity.entry, statistic="values", partial="partials/outcome.html"),
+    Family("error_parity", "Error parity", _lazy("error_parity"), statistic="values", partial="partials/outcome.html"),
 )}
 
 

@@ -98,12 +98,13 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     return computed[0]
 
 
-def sweep_value(m: Metric, attr: AttributeDef, N: np.ndarray, base: BaseInfo, k: int, t: TaskColumns) -> float:
-    """The metric's point value on the counts ``N`` of task ``k`` alone (one threshold of a sweep)."""
+def sweep_value(m: Metric, attr: AttributeDef, N: np.ndarray, base: BaseInfo, k: int, t: TaskColumns) -> np.ndarray:
+    """The metric's point value on each leading row of the counts ``N`` of task ``k`` alone (one threshold of a
+    sweep per row, computed as a replicate is)."""
     name = m.name
     if name == "biasamp_mals":
         bp = base.mals_p[[k]] if base.mals_p is not None else metrics.group_given_task_from_counts(N)
-        return float(metrics.biasamp_mals(N, base_p=bp, indicator=base.mals_indicator[[k]])[0][0])
+        return metrics.biasamp_mals(N, base_p=bp, indicator=base.mals_indicator[[k]])[0]
     b = base.select([k])
     truth = b.truth_a_to_t if name == "biasamp_a_to_t" else b.truth_t_to_a
-    return float(metrics.REGISTRY[name].fn(N, direction=b.direction, truth=truth)[0][0])
+    return metrics.REGISTRY[name].fn(N, direction=b.direction, truth=truth)[0]

@@ -443,17 +443,21 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
                             ctx=ctx)
 
 
-def sweep_value(m: Metric, attr: AttributeDef, N: np.ndarray, base, k: int, t: TaskColumns) -> float:
-    """The largest |δ| over the metric's pairs on the counts ``N`` of task ``k`` alone (one threshold of a
-    sweep); ties go to the positive one."""
+def sweep_value(m: Metric, attr: AttributeDef, N: np.ndarray, base, k: int, t: TaskColumns) -> np.ndarray:
+    """The largest |δ| over the metric's pairs on each leading row of the counts ``N`` of task ``k`` alone (one
+    threshold of a sweep per row, computed as a replicate is); ties go to the positive one."""
     name = m.name
     o = m.options
     ref = attr.index_of(o.reference) if o.reference is not None else 0
     prots = [attr.index_of(o.protected)] if o.protected is not None else [j for j in range(len(attr.groups))
                                                                           if j != ref]
     favpos = t.favorable == "positive"
-    deltas = [float(metrics.disparity(N[:, 0], protected=p, reference=ref, cost=metrics.cost_table(name, favpos),
-                                      mask=metrics.subset_mask(cond, favpos))["delta"][0])
+    deltas = [metrics.disparity(N[:, 0], protected=p, reference=ref, cost=metrics.cost_table(name, favpos),
+                                mask=metrics.subset_mask(cond, favpos))["delta"].tolist()
               for p in prots for _, cond in metrics.DISPARITY_COMPONENTS[name]]
-    ok = [d for d in deltas if not math.isnan(d)]
-    return max(ok, key=lambda d: (abs(d), d)) if ok else float("nan")
+    out = np.full(len(N), np.nan)
+    for i, at in enumerate(zip(*deltas)):
+        ok = [d for d in at if not math.isnan(d)]
+        if ok:
+            out[i] = max(ok, key=lambda d: (abs(d), d))
+    return out

@@ -51,23 +51,24 @@ def threshold_sweeps(ls: LoadedSpec, L: Loaded, by_attr_metrics: dict[str, list[
             # the base side only when a swept metric reads it (a disparity-only spec may have no base source)
             base = (base_info(ls, L, attr, ls.spec.base.source) if any(families.of(m.name).needs_base for m in ms)
                     else None)
-            vals: dict[str, list] = {m.name: [] for m in ms}
             ea = enc.for_attribute(attr.name)  # the rows this attribute uses
-            for thr in grid:
-                yh = t.predict(ea.scores[k], thr)[:, None]  # score > threshold (or its complement)
-                units = stats.make_units(ea.groups[attr.name], ea.groups_pred.get(attr.name) if has_pred else None,
-                                         ea.Y[:, [k]], yh, len(attr.groups))
-                N = stats.tally(units, joint=True)
-                for m in ms:
-                    vals[m.name].append(as_json_float(_sweep_value(m, attr, N, base, k, t, has_pred)))
-            series += [{"metric": m.name, "attribute": attr.name, "values": vals[m.name]} for m in ms]
+            units = stats.make_units(ea.groups[attr.name], ea.groups_pred.get(attr.name) if has_pred else None,
+                                     ea.Y[:, [k]], ea.Y[:, [k]], len(attr.groups))  # ŷ: one per threshold below
+            # score > threshold (or its complement) at each threshold; one threshold per leading row of N, as a
+            # bootstrap's replicates are: each metric is computed once over the grid, every threshold's value by
+            # the same arithmetic as alone (the counts are whole numbers)
+            N = stats.tally_predictions(units, [t.predict(ea.scores[k], thr) for thr in grid])
+            series += [{"metric": m.name, "attribute": attr.name,
+                        "values": [as_json_float(v) for v in _sweep_values(m, attr, N, base, k, t, has_pred)]}
+                       for m in ms]
         if series:
             out.append({"task": t.label, "score": t.score, "threshold": used, "thresholds": grid, "series": series})
     return out
 
 
-def _sweep_value(m: Metric, attr: AttributeDef, N: np.ndarray, base: BaseInfo, k: int, t: TaskColumns,
-                 has_pred: bool) -> float:
+def _sweep_values(m: Metric, attr: AttributeDef, N: np.ndarray, base: BaseInfo, k: int, t: TaskColumns,
+                  has_pred: bool) -> np.ndarray:
+    """The metric's point value at each threshold: ``N`` holds one threshold's counts per leading row."""
     if metrics.REGISTRY[m.name].needs_predicted_attribute and not has_pred:
-        return float("nan")
+        return np.full(len(N), np.nan)
     return families.of(m.name).sweep_value(m, attr, N, base, k, t)

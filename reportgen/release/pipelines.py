@@ -21,11 +21,11 @@ spec from another team chose.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Literal
-from xml.etree import ElementTree as ET
 
 from reportgen import numfmt
 
@@ -124,12 +124,15 @@ def diff_cases(result: Any) -> list[Case]:
     return cases
 
 
-_XML_BAD = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+@functools.cache
+def _xml_bad() -> re.Pattern:
+    """What XML 1.0 cannot hold; compiled on first use (~4 ms: a run without --junit never needs it)."""
+    return re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _xml(s: str) -> str:
     """Text an XML 1.0 document can hold: characters it cannot (C0 controls, lone surrogates) as U+FFFD."""
-    return _XML_BAD.sub("\ufffd", s)
+    return _xml_bad().sub("\ufffd", s)
 
 
 def _timestamp() -> str:
@@ -146,6 +149,8 @@ def junit_xml(suite: str, cases: Iterable[Case], *, properties: dict[str, str] |
               notes: Iterable[str] = (), timestamp: str | None = None) -> bytes:
     """A JUnit XML ``<testsuite>`` of ``cases``; ``properties`` (name -> value) and ``notes`` (the suite's
     system-out: warnings that a gate cannot fail) beside them."""
+    from xml.etree import ElementTree as ET  # here, not at import: the terminal summary reads this module too
+
     cases = list(cases)
     failures = sum(not c.counts_as_passed for c in cases)
     skipped = sum(c.outcome == "inconclusive" and c.counts_as_passed for c in cases)

@@ -28,6 +28,7 @@ Counts are sums over rows, so counts from separate chunks of rows add up
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -284,9 +285,45 @@ def one_blas_thread(size: int):
 
     if size <= 1 << 18 or size > ONE_THREAD_PRODUCTS:  # below OpenBLAS's own limit, or large enough to share
         return nullcontext()
-    from threadpoolctl import threadpool_limits
+    return blas_on_one_thread()
 
-    return threadpool_limits(limits=1, user_api="blas")
+
+_BLAS_CONTROLLER: list = []  # [(len(sys.modules) when the libraries were found, ThreadpoolController)]
+
+
+def blas_on_one_thread():
+    """A context in which BLAS runs on one thread (``threadpoolctl.threadpool_limits(limits=1, user_api="blas")``).
+    threadpoolctl finds the BLAS libraries by walking every shared library the process has loaded (~1.4 ms a call;
+    a COMPAS run asked six times); the controller is kept and the libraries found again only when a module was
+    imported since (a BLAS library is loaded by the extension module that links it: scikit-learn's, scipy's)."""
+    import sys
+
+    from threadpoolctl import ThreadpoolController
+
+    if not _BLAS_CONTROLLER or _BLAS_CONTROLLER[0][0] != len(sys.modules):
+        _BLAS_CONTROLLER[:] = [(len(sys.modules), ThreadpoolController())]
+    return _BLAS_CONTROLLER[0][1].limit(limits=1, user_api="blas")
+
+
+def tally_predictions(units: Units, predictions: Sequence[np.ndarray]) -> np.ndarray:
+    """The point tallies of the same rows of one task under several predictions (a threshold sweep's grid):
+    N (T, 1, G, Gp, 2, 2), whose row t is ``tally(units)`` with the rows' ŷ replaced by ``predictions[t]`` (rows,
+    bool), ``joint=True``. Every cell is a whole number, counted per block (the units must be rows, count 1)."""
+    if units.Y.shape[1] != 1 or not _all_ones(units):
+        raise ValueError("tally_predictions counts plain rows of one task")
+    nblocks = units.G * units.Gp
+    block = units.block
+    y = units.Y[:, 0].astype(bool)
+    inside = (block >= 0) & (block < nblocks)  # as tally: a row outside every block is in no cell
+    if not inside.all():
+        block, y, predictions = block[inside], y[inside], [yh[inside] for yh in predictions]
+    S = np.zeros((len(predictions), nblocks, 4))
+    S[:, :, 0] = np.bincount(block, minlength=nblocks)
+    S[:, :, 1] = np.bincount(block[y], minlength=nblocks)
+    for t, yh in enumerate(predictions):
+        S[t, :, 2] = np.bincount(block[yh], minlength=nblocks)
+        S[t, :, 3] = np.bincount(block[yh & y], minlength=nblocks)
+    return _to_tensor(S, 1, units.G, units.Gp, True)
 
 
 def _count_rows(units: Units, joint: bool) -> np.ndarray:
@@ -381,13 +418,11 @@ def poisson_sums(units: Units, B: int, seed: int, stream: int, *, joint: bool = 
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from threadpoolctl import threadpool_limits
-
     K = units.Y.shape[1]
     nblocks = units.G * units.Gp
     S = np.zeros((B, nblocks, 1 + (3 if joint else 2) * K))
     chunks = block_chunks(row_offset + units.positions())
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(_workers()) as ex:
+    with blas_on_one_thread(), ThreadPoolExecutor(_workers()) as ex:
         for part in ex.map(lambda c: _poisson_chunk(units, c[0], c[1], c[2], B, seed, stream, joint), chunks):
             S += part
     return S

@@ -6,6 +6,7 @@ file, an attribute's membership of their rows, and how those rows become count u
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 from reportgen.stats import counts, soft
@@ -48,15 +49,39 @@ class Loaded:
 
 
 def _rows(enc):
-    from reportgen.stats.stream import Streamed
-
-    return enc.sample if isinstance(enc, Streamed) else enc
+    return enc.sample if streamed(enc) else enc
 
 
 def streamed(enc) -> bool:
-    from reportgen.stats.stream import Streamed
+    """Whether ``enc`` is a streamed data set (reportgen.stats.stream.Streamed). A run on the memory engine never
+    imports the streaming engine, and then nothing can be one."""
+    stream = sys.modules.get("reportgen.stats.stream")
+    return stream is not None and isinstance(enc, stream.Streamed)
 
-    return isinstance(enc, Streamed)
+
+AUTO_STREAM_BYTES = 1 << 30  # engine: auto streams data sets larger than this on disk
+
+
+def choose_engine(ls, rels: list[str]) -> str:
+    """The engine of ``data.engine: auto`` (else the one the spec names) for the prediction files ``rels``: memory,
+    unless one is a folder or a pattern of files, or together they are larger than AUTO_STREAM_BYTES. Decided
+    here, before reportgen.stats.stream is imported: a run on the memory engine does not import it."""
+    eng = ls.spec.data.engine
+    if eng != "auto":
+        return eng
+    from reportgen.data.files import is_dataset_pattern
+
+    frames = getattr(ls, "frames", None) or {}
+    if any(rel in frames for rel in rels):  # in-memory tables (the Python API) are read by the memory engine
+        return "memory"
+    total = 0
+    for rel in rels:
+        p = ls.resolve(rel)
+        if p.is_dir() or is_dataset_pattern(rel):
+            return "stream"
+        if p.is_file():
+            total += p.stat().st_size
+    return "stream" if total > AUTO_STREAM_BYTES else "memory"
 
 
 def collected(enc):

@@ -154,12 +154,10 @@ def poisson_sums(units: SoftUnits, B: int, seed: int, stream: int, *, joint: boo
     :func:`reportgen.stats.counts.poisson_sums`. Chunks (one per counter block) are added in block order."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from threadpoolctl import threadpool_limits
-
     K = units.Y.shape[1]
     S = np.zeros((B, units.G, 1 + (3 if joint else 2) * K))
     chunks = counts.block_chunks(row_offset + units.positions())
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(counts._workers()) as ex:
+    with counts.blas_on_one_thread(), ThreadPoolExecutor(counts._workers()) as ex:
         for part in ex.map(lambda c: _poisson_chunk(units, c[0], c[1], c[2], B, seed, stream, joint), chunks):
             S += part
     return S

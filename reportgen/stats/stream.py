@@ -35,6 +35,7 @@ from reportgen.stats import identified as ident
 from reportgen.data.numeric import numeric_needed, numeric_tasks
 from reportgen.stats.stream_values import collect_streamed
 from reportgen.stats.executors import MSG_DASK_MISSING, DaskExecutor, LocalExecutor, make_executor
+from reportgen.stats.loading import AUTO_STREAM_BYTES, choose_engine  # noqa: F401  (decided before this module loads)
 from reportgen.stats.partstats import (
     BATCH_PATTERNS,
     MAX_STRATA,
@@ -101,7 +102,6 @@ __all__ = ["BATCH_PATTERNS", "MAX_DISTINCT_VALUES", "MAX_STRATA", "MSG_DASK_MISS
 
 # The run's tunables, read when a data set is loaded (tests lower them to exercise many partitions or dropped
 # patterns); the plan carries them to the workers.
-AUTO_STREAM_BYTES = 1 << 30  # engine: auto streams data sets larger than this on disk
 PARTITION_ROWS = 4_000_000  # Parquet row groups are gathered into partitions of about this many rows
 MAX_PATTERNS = 1_000_000  # per attribute; beyond this the patterns are dropped and the bootstrap uses Poisson weights
 
@@ -414,26 +414,6 @@ def _margins(N: np.ndarray) -> np.ndarray:
     out[..., 0, 1] = sh
     out[..., 0, 0] = tot - sy - sh
     return out
-
-
-def choose_engine(ls, rels: list[str]) -> str:
-    eng = ls.spec.data.engine
-    if eng != "auto":
-        return eng
-    from reportgen.data.files import is_dataset_pattern
-
-    frames = getattr(ls, "frames", None) or {}
-    if any(rel in frames for rel in rels):  # in-memory tables (the Python API) are read by the memory engine
-        return "memory"
-    total = 0
-    for rel in rels:
-        p = ls.resolve(rel)
-        if p.is_dir() or is_dataset_pattern(rel):
-            return "stream"
-        if p.is_file():
-            total += p.stat().st_size
-    return "stream" if total > AUTO_STREAM_BYTES else "memory"
-
 
 
 def sample_columns(ls, header: list[str], needed: list[str]) -> list[str]:

@@ -48,6 +48,49 @@ def test_validate_imports_nothing_heavy():
     assert not extra_arrow, extra_arrow
 
 
+def test_installed_versions_agree_with_importlib_metadata(tmp_path, monkeypatch):
+    """results.json's versions (reportgen/versions.py) read only the Version: line of the first dist-info along
+    sys.path; what that cannot settle is importlib.metadata's to say, so the answer is always its answer."""
+    from importlib import metadata
+
+    from reportgen.runner import VERSIONED_PACKAGES
+    from reportgen.versions import installed_versions
+
+    def reference(name):
+        try:
+            return metadata.version(name)
+        except (metadata.PackageNotFoundError, KeyError):  # KeyError: no Version, with importlib_metadata's finder
+            return None
+
+    names = [*VERSIONED_PACKAGES, "dask", "distributed", "pyhanko", "PyYAML", "scikit_learn", "no-such-package-x"]
+    assert installed_versions(names) == {n: reference(n) for n in names}
+    # a folder earlier on the path shadows the installed numpy; an egg-info and a dist-info without a Version line
+    # are left to importlib.metadata
+    (tmp_path / "numpy-0.0.1.dist-info").mkdir()
+    (tmp_path / "numpy-0.0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: numpy\n"
+                                                                  "Version: 0.0.1\n\nVersion: 9\n")
+    (tmp_path / "Egg_Pkg-1.2.egg-info").write_text("Metadata-Version: 1.0\nName: Egg-Pkg\nVersion: 1.2\n")
+    (tmp_path / "odd_pkg-3.dist-info").mkdir()
+    (tmp_path / "odd_pkg-3.dist-info" / "METADATA").write_text("Name: odd-pkg\n\nVersion: 4\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    odd = ["numpy", "egg-pkg", "Odd.Pkg", "pandas"]
+    assert installed_versions(odd) == {n: reference(n) for n in odd}
+    assert installed_versions(["numpy"]) == {"numpy": "0.0.1"}
+
+
+def test_the_command_collects_its_oldest_generation_less_often():
+    """`reportgen` (the console script, and `python -m reportgen`) runs Python's full collection 10x less often
+    (reportgen/cli/__init__.py, _collect_less); importing reportgen or calling main() changes nothing."""
+    body = ("import atexit, gc, sys\nbefore = gc.get_threshold()\nimport reportgen.cli\n"
+            "assert gc.get_threshold() == before\n"
+            "atexit.register(lambda: print(before, gc.get_threshold()))\n"
+            "sys.argv = ['reportgen', '--version']\nreportgen.cli.console()")
+    p = subprocess.run([sys.executable, "-c", body], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    before, after = p.stdout.strip().splitlines()[-1].split(") (")
+    young, middle, old = map(int, before.strip("()").split(","))
+    assert tuple(map(int, after.strip("()").split(","))) == (young, middle, old * 10)
+
 def test_compas_json_run_imports_no_sklearn_or_scipy(tmp_path):
     """A COMPAS JSON-only run (local bias included: k-means++ and the PCA projection are NumPy, Newcombe's z is
     stats/normal.py) imports neither scikit-learn nor scipy; predictability's classifiers and text features
@@ -60,6 +103,17 @@ def test_compas_json_run_imports_no_sklearn_or_scipy(tmp_path):
     heavy = sorted(m for m in mods if m.split(".")[0] in ("sklearn", "scipy"))
     assert not heavy, f"a COMPAS JSON-only run imported {heavy[:20]}"
     assert (tmp_path / "out" / "results.json").is_file()
+    # nor what a JSON-only run on the memory engine never uses: the report, the streaming engine (the engine is
+    # chosen in stats/loading.py), the families none of its metrics is in (imported on first use:
+    # reportgen/families/__init__.py), the annotated-sample family, JUnit's XML (pydantic's plugin loader imports
+    # importlib.metadata itself, so that is not checked here: reportgen/versions.py does not need it)
+    unused = ("reportgen.report", "reportgen.stats.stream", "reportgen.stats.plan", "reportgen.stats.partstats",
+              "reportgen.stats.executors", "reportgen.stats.fastcount", "reportgen.families.annotated",
+              "reportgen.families.ranking", "reportgen.families.score_quality", "reportgen.families.selection",
+              "reportgen.families.outcome_disparity", "reportgen.families.error_parity",
+              "reportgen.families.predictability", "xml.etree")
+    early = sorted(m for m in mods if any(m == u or m.startswith(u + ".") for u in unused))
+    assert not early, f"a COMPAS JSON-only run imported {early[:20]}"
 
 
 _FIRST_BATCH = """

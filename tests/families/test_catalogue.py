@@ -148,3 +148,33 @@ def test_a_lower_is_worse_metric_reports_its_worst_pair(name, data):
     if np.isnan(r["value"]) or np.all(np.isnan(pairs)):
         return
     assert r["value"] == pytest.approx(np.nanmin(pairs), abs=EPS)
+
+
+def test_each_metric_names_the_results_class_the_union_chooses():
+    """families.core.entry_classes (an undefined entry validated by its own class, so a run builds only the
+    validators it uses) chooses, for every metric of the catalogue, the class MetricResult's discriminator chooses,
+    and the entry is the same."""
+    from pydantic import TypeAdapter
+
+    from reportgen.families.core import entry_classes
+    from reportgen.results.metrics import MetricResult
+
+    from pydantic import ValidationError
+
+    union = TypeAdapter(MetricResult)
+
+    def errors(validate, doc):
+        try:
+            return validate(doc), None
+        except ValidationError as e:  # the same missing keys, whether the union or the class says so
+            return None, sorted((err["type"], err["loc"][-1]) for err in e.errors())
+
+    for name in CATALOGUE:
+        doc = {"name": name, "attribute": "a", "value": None, "reason": "why", "interval": None, "pairs": []}
+        chosen, union_errors = errors(union.validate_python, doc)
+        own, own_errors = errors(entry_classes()[name].model_validate, doc)
+        assert own_errors == union_errors, name
+        if chosen is not None:
+            assert type(own) is type(chosen), name
+            assert own.model_dump(by_alias=True, exclude_unset=True) == chosen.model_dump(by_alias=True,
+                                                                                          exclude_unset=True)

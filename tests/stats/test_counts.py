@@ -192,3 +192,79 @@ def test_a_small_bootstrap_tally_runs_on_one_blas_thread_with_the_same_numbers(m
     from contextlib import nullcontext
 
     assert isinstance(real(100), nullcontext) and isinstance(real(stats.ONE_THREAD_PRODUCTS + 1), nullcontext)
+
+
+def test_tally_predictions_equals_one_tally_per_prediction():
+    """A threshold sweep's counts (families/sweeps.py): every row of tally_predictions is, bit for bit, the tally of
+    the same rows with that prediction, with and without a predicted attribute, rows outside every block left out."""
+    rng = np.random.default_rng(3)
+    g, gp, Y, _, G = _data(n=3000, K=1, G=3, seed=3)
+    scores = rng.random(len(g))
+    preds = [scores > thr for thr in (-1.0, 0.0, 0.25, 0.5, 0.9, 1.0)]
+    for groups_pred in (None, gp):
+        units = stats.make_units(g, groups_pred, Y, Y, G)
+        N = stats.tally_predictions(units, preds)
+        one = [stats.tally(stats.make_units(g, groups_pred, Y, yh[:, None], G), joint=True) for yh in preds]
+        assert N.shape == (len(preds),) + one[0].shape[1:]
+        assert np.array_equal(N, np.concatenate(one))
+    outside = np.where(rng.random(len(g)) < 0.1, G, g)  # a block past the last one: in no cell, as tally
+    units = stats.make_units(outside, None, Y, Y, G)
+    one = [stats.tally(stats.make_units(outside, None, Y, yh[:, None], G), joint=True) for yh in preds]
+    assert np.array_equal(stats.tally_predictions(units, preds), np.concatenate(one))
+    with pytest.raises(ValueError):
+        stats.tally_predictions(stats.make_units(g, None, np.c_[Y, Y], np.c_[Y, Y], G), preds)
+
+
+def test_blas_on_one_thread_limits_and_restores_and_finds_new_libraries():
+    """counts.blas_on_one_thread keeps threadpoolctl's controller (finding the libraries costs ~1.4 ms a call) and
+    finds them again once a module was imported since; inside, every BLAS runs on one thread, after it as before."""
+    import sys
+    import types
+
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    before = blas_threads()
+    with stats.blas_on_one_thread():
+        assert all(n == 1 for n in blas_threads())
+    assert blas_threads() == before
+    kept = stats._BLAS_CONTROLLER[0][1]
+    with stats.blas_on_one_thread():
+        pass
+    assert stats._BLAS_CONTROLLER[0][1] is kept
+    sys.modules["_reportgen_test_new_module"] = types.ModuleType("_reportgen_test_new_module")
+    try:
+        with stats.blas_on_one_thread():
+            pass
+        assert stats._BLAS_CONTROLLER[0][1] is not kept
+    finally:
+        del sys.modules["_reportgen_test_new_module"]
+
+
+def test_swept_metrics_over_stacked_thresholds_equal_one_threshold_at_a_time():
+    """The sweeps (families/sweeps.py) compute each swept metric once over the grid, one threshold per leading row
+    of N as replicates are: every row's value is bit for bit the value computed on that threshold's counts alone,
+    with up to 40 groups (BiasAmp A->T with each kind of truth, T->A, MALS, every group-disparity component)."""
+    rng = np.random.default_rng(26)
+    for _ in range(40):
+        A, T = int(rng.integers(2, 40)), int(rng.integers(2, 25))
+        N = rng.integers(0, 50, size=(T, 1, A, A + 1, 2, 2)).astype(float)
+        direction = rng.choice([-1.0, 0.0, 1.0], size=(1, A))
+        cases = [(lambda n, tr=tr: metrics.biasamp_a_to_t(n, direction=direction, truth=tr)[0])
+                 for tr in (None, "pooled", rng.random((1, A)))]
+        cases += [(lambda n, tr=tr: metrics.biasamp_t_to_a(n, direction=direction, truth=tr)[0])
+                  for tr in (None, rng.random((1, A)))]
+        indicator = (rng.random((1, A)) < 0.5).astype(float)
+        cases.append(lambda n: metrics.biasamp_mals(n, base_p=metrics.group_given_task_from_counts(n),
+                                                    indicator=indicator)[0])
+        for name in ("equal_opportunity", "demographic_parity", "accuracy_gap", "equalized_odds"):
+            for fav in (True, False):
+                for _, cond in metrics.DISPARITY_COMPONENTS[name]:
+                    kw = dict(protected=1, reference=0, cost=metrics.cost_table(name, fav),
+                              mask=metrics.subset_mask(cond, fav))
+                    cases.append(lambda n, kw=kw: metrics.disparity(n[:, 0], **kw)["delta"])
+        for f in cases:
+            one = np.array([f(N[[t]])[0] for t in range(T)])
+            assert np.array_equal(f(N), one, equal_nan=True)

@@ -565,3 +565,22 @@ def test_rejects_bad_input():
         logan(X, np.zeros(10), np.ones(10), k=11)
     with pytest.raises(ValueError):
         logan(X, np.zeros(10), np.ones(10), k=2, lam=-1)
+
+
+@pytest.mark.parametrize("n", [900, 6000])
+def test_blocks_in_order_or_on_threads_give_the_same_clusters(data, monkeypatch, n):
+    """One block of rows runs in order (algorithm._pool: a thread's hand-off costs more than the block), several on
+    a thread pool; each block's result is the same either way, combined in block order: the same bits."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import reportgen.stats.logan.algorithm as alg
+
+    X, group, correct = data[0][:n], data[1][:n], data[2][:n]
+    assert isinstance(alg._pool(n), alg._InOrder) == (n <= alg.BLOCK_ROWS)
+    chosen = logan(X, group, correct, k=8, lam=1.0, seed=3)
+    monkeypatch.setattr(alg, "_pool", lambda n: ThreadPoolExecutor(2))
+    threads = logan(X, group, correct, k=8, lam=1.0, seed=3)
+    assert chosen.keys() == threads.keys()
+    for key in chosen:
+        a, b = chosen[key], threads[key]
+        assert (np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b), key

@@ -249,6 +249,6 @@ def text_features(ls, prep: Prepared, texts: np.ndarray, lb, seed: int) -> None:
 def one_blas_thread():
     """BLAS/LAPACK on one thread: a multi-threaded reduction may sum in another order from run to run, and
     results.json must be byte-identical for the same inputs."""
-    from threadpoolctl import threadpool_limits
+    from reportgen.stats.counts import blas_on_one_thread
 
-    return threadpool_limits(limits=1, user_api="blas")
+    return blas_on_one_thread()

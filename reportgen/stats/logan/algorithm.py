@@ -161,7 +161,26 @@ def _nearest_block(X, lo, hi, C, cnorm, labels):
     return np.argmin(d, axis=1), float(np.einsum("ij,ij->", diff, diff, dtype=np.float64))
 
 
-def _pool():
+class _InOrder:
+    """The executor of one block of rows: each block runs here, in order (the threads' hand-offs cost more than
+    one block's work: a COMPAS run's LOGAN is one block)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    @staticmethod
+    def map(fn, items):
+        return map(fn, items)
+
+
+def _pool(n: int):
+    """Who runs the blocks of ``n`` rows: a thread pool, or in order when there is one block. Each block's result is
+    the same either way, and they are combined in block order."""
+    if len(_blocks(n)) <= 1:
+        return _InOrder()
     from concurrent.futures import ThreadPoolExecutor
 
     from reportgen.stats.counts import _workers
@@ -288,7 +307,7 @@ def logan(
     lam = float(lam)
     if not np.isfinite(lam) or lam < 0:
         raise ValueError(f"lam must be a finite number >= 0, got {lam}")
-    from threadpoolctl import threadpool_limits
+    from reportgen.stats.counts import blas_on_one_thread
 
     order = canonical_order(X, group, correct, support)
     Xs, gs, ys, ss = X[order], group[order], correct[order], support[order]
@@ -296,7 +315,7 @@ def logan(
     # Iterate on centred data (as scikit-learn does): distances are unchanged, float32 rounding is smaller.
     mu = Xs.mean(axis=0, dtype=np.float64)
     Xs -= mu.astype(Xs.dtype)
-    with threadpool_limits(limits=1, user_api="blas"), _pool() as ex:
+    with blas_on_one_thread(), _pool(Xs.shape[0]) as ex:
         labels_s, C, iters, converged, damped = _run(Xs, gs, ys, ss, (init - mu).astype(Xs.dtype), lam,
                                                      max_iter, tol_changes, ex)
         cells, inertia_iter = _nearest_and_inertia(Xs, C, labels_s, ex)
