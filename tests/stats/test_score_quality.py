@@ -394,3 +394,19 @@ def test_the_tie_block_path_gives_the_row_paths_auc_and_delong_bit_for_bit():
         P = np.eye(3)[np.maximum(g, 0)] * (g >= 0)[:, None]
         a, b = sq.group_auc(s, y, P, ranked=r), sq.group_auc_of_blocks(blocks)
         assert all(np.array_equal(getattr(a, k), getattr(b, k), equal_nan=True) for k in ("num", "pos", "neg")), seed
+
+
+def test_delong_does_not_depend_on_the_number_of_blas_threads():
+    """A long dot product split among OpenBLAS's threads adds in another order: DeLong's placements are summed on
+    one thread whatever the process allows, so the figures are the same on a machine with one core or many."""
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(5)
+    n = 400_000  # well above OpenBLAS's threshold for sharing a dot (10,000)
+    s, y = rng.random(n), (rng.random(n) < 0.3).astype(np.float64)
+    codes = np.zeros(n, dtype=np.int64)
+    with threadpool_limits(limits=1, user_api="blas"):
+        one = sq.delong_by_group(s, y, codes, 1)[0]
+    with threadpool_limits(limits=2, user_api="blas"):
+        two = sq.delong_by_group(s, y, codes, 1)[0]
+    assert (one.auc, one.variance) == (two.auc, two.variance)
