@@ -96,7 +96,7 @@ class Hashing:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._taken = 0
-        self._threads: list[tuple[threading.Thread, bool]] = []  # each with whether it runs at the lowest priority
+        self._threads: list[threading.Thread] = []
 
     def start_idle(self) -> None:
         """Hash beside pass 1 on a thread at the lowest priority (Linux: nice 19 for that thread alone; elsewhere
@@ -113,7 +113,7 @@ class Hashing:
 
     def _spawn(self, idle: bool) -> None:
         t = threading.Thread(target=self._run, args=(idle,), name="reportgen-sha256", daemon=True)
-        self._threads.append((t, idle))
+        self._threads.append(t)
         t.start()
 
     def _take(self):
@@ -138,13 +138,9 @@ class Hashing:
 
     def digests(self, fingerprints: tuple, read: dict) -> dict[str, str]:
         """Every file's sha256: ``read`` (the CSV files' hashes pass 1 took), the Parquet files hashed on the
-        threads (each still the file first seen), and any other file hashed now; raises DataChanged. The thread
-        at the normal priority is waited for; the one at the lowest is not (on a busy machine it may wait long for
-        a core): it takes no more files, and the one it may be hashing is hashed here as well."""
-        for t, idle in self._threads:
-            if not idle:
-                t.join()
-        self._stop.set()
+        thread (each still the file first seen), and any other file hashed now; raises DataChanged."""
+        for t in self._threads:
+            t.join()
         if self.error is not None:
             raise self.error
         out = dict(read)
