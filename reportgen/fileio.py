@@ -67,24 +67,15 @@ def write_new(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def sha256_file(path: Path, block: int | None = None) -> str:
+def sha256_file(path: Path) -> str:
     """sha256 of a file, read in 1 MiB blocks (``hashlib.file_digest`` where there is one, Python 3.11+: the
-    same digest without a Python call per block). ``block``: read that many bytes at a time into one buffer
-    instead — fewer Python steps (each holds the interpreter lock for a moment) for a thread at a low priority
-    (stats/stream_checks.py, Hashing)."""
+    same digest without a Python call per block)."""
     with open(path, "rb") as f:
-        if block is not None:
-            h = hashlib.sha256()
-            buf = bytearray(block)
-            view = memoryview(buf)
-            while size := f.readinto(buf):
-                h.update(view[:size])
-            return h.hexdigest()
         if hasattr(hashlib, "file_digest"):
             return hashlib.file_digest(f, "sha256").hexdigest()
         h = hashlib.sha256()
-        for block_ in iter(lambda: f.read(1 << 20), b""):
-            h.update(block_)
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
     return h.hexdigest()
 
 

@@ -63,13 +63,10 @@ def _lowest_priority() -> None:
         pass
 
 
-HASH_BLOCK = 1 << 20  # bytes read and hashed at a time (into one buffer): 7 steps for a 6.6 MB file, not 26 (Hashing)
-
-
 def _hash_unchanged(path: Path, fp) -> str:
     """sha256 of a file that must still be the file first seen (fingerprint ``fp``) before and after hashing."""
     _same_file(str(path), fp)
-    sha = sha256_file(path, HASH_BLOCK)
+    sha = sha256_file(path)
     _same_file(str(path), fp)
     return sha
 

@@ -96,16 +96,3 @@ def test_after_pass_one_only_the_files_left_are_hashed(tmp_path):
     for t in c._threads:
         t.join()
     assert c.done == {}
-
-
-def test_the_digest_in_blocks_is_the_files(tmp_path):
-    """sha256_file read in blocks of any size (the hashing thread's) gives the file's sha256."""
-    import hashlib
-
-    from reportgen.fileio import sha256_file
-
-    data = bytes(range(256)) * 11_719 + b"tail"  # 3,000,068 bytes: not a multiple of any block below
-    f = tmp_path / "f.bin"
-    f.write_bytes(data)
-    want = hashlib.sha256(data).hexdigest()
-    assert {sha256_file(f, b) for b in (None, 7, 1 << 16, stream_checks.HASH_BLOCK, 1 << 23)} == {want}
