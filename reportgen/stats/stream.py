@@ -496,8 +496,7 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
 
     plan = dataclasses.replace(plan, reader_threads=len(parts) < counts._workers())
     say(f"streaming {rel}: {len(files)} file(s), {len(parts)} partition(s) on {getattr(executor, 'name', 'stream')}")
-    hashing = Hashing(fps)  # the Parquet files' sha256 where pass 1 leaves a core idle, the rest after it; a
-    hashing.start_idle()  # CSV's is of the bytes pass 1 parses
+    hashing = Hashing(fps)  # the Parquet files' sha256 after pass 1; a CSV's is of the bytes pass 1 parses
     try:
         try:
             update = getattr(say, "update", None)

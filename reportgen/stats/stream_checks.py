@@ -6,8 +6,6 @@ the stratified sample as an :class:`~reportgen.data.files.Encoded` for the metri
 
 from __future__ import annotations
 
-import os
-import sys
 import threading
 from typing import TYPE_CHECKING
 
@@ -53,16 +51,6 @@ if TYPE_CHECKING:
     from reportgen.stats.stream import Streamed
 
 
-def _lowest_priority() -> None:
-    """This thread (not the process: Linux schedules threads, ``setpriority`` on a thread id) at nice 19, so that
-    it runs where a core would otherwise be idle. A thread cannot raise its priority again without privileges:
-    :class:`Hashing` starts another at the normal priority for what is left after pass 1."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-    except (AttributeError, OSError):  # not permitted, or no such call: the thread hashes at its priority
-        pass
-
-
 def _hash_unchanged(path: Path, fp) -> str:
     """sha256 of a file that must still be the file first seen (fingerprint ``fp``) before and after hashing."""
     _same_file(str(path), fp)
@@ -72,60 +60,32 @@ def _hash_unchanged(path: Path, fp) -> str:
 
 
 class Hashing:
-    """The sha256 of a data set's Parquet files, taken on threads of their own while pass 1 and the results run.
+    """The sha256 of a data set's Parquet files, taken on a thread of its own once pass 1 has read them.
 
     A CSV file is hashed by the reader that parses it (``plan.digests``); a Parquet file is read by row group,
-    so its bytes are hashed separately. Pass 1 keeps every core busy, except where its workers wait (for the
-    interpreter lock, or the last partition's worker while the other has none left), and the work after it
-    (the bootstrap, the results) leaves a core idle: so a thread at the lowest scheduling priority hashes the
-    files from the moment pass 1 starts (:meth:`start_idle`) — it takes a core only when pass 1 leaves one
-    idle — and once pass 1 and its checks are over, a thread at the normal priority hashes the files it has not
-    reached (:meth:`start`), each file taken once by one of them (benchmarks/README.md, Streaming at scan
-    speed, Round 6). Each file is hashed as :func:`_hash_unchanged` hashes it — still the file first seen
-    (fingerprint ``fp``, taken before pass 1 read it) before and after — and :meth:`digests` checks once more
-    that it is that file, so the digest is of the bytes the numbers came from. :meth:`cancel` stops them
-    between files (a run that failed)."""
+    so its bytes are hashed separately: here on a thread started (:meth:`start`) when pass 1 and its checks are
+    over, beside the bootstrap and the results, which leave a core idle (pass 1 keeps every core busy, so a hash
+    beside it only took its share of them; benchmarks/README.md, Streaming at scan speed). Each file is hashed as
+    :func:`_hash_unchanged` hashes it — still the file first seen (fingerprint ``fp``, taken before pass 1 read
+    it) before and after — and :meth:`digests` checks once more that it is that file, so the digest is of the
+    bytes the numbers came from. :meth:`cancel` stops it between files (a run that failed)."""
 
     def __init__(self, fingerprints: tuple):
         self.todo = [(f, fp) for f, fp in fingerprints if Path(f).suffix.lower() in PARQUET_SUFFIXES]
         self.done: dict[str, str] = {}
         self.error: BaseException | None = None
         self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._taken = 0
-        self._threads: list[threading.Thread] = []
-
-    def start_idle(self) -> None:
-        """Hash beside pass 1 on a thread at the lowest priority (Linux: nice 19 for that thread alone; elsewhere
-        nothing starts here, and :meth:`start` hashes every file after pass 1)."""
-        if self.todo and sys.platform.startswith("linux"):
-            self._spawn(idle=True)
+        self._thread = threading.Thread(target=self._run, name="reportgen-sha256", daemon=True)
 
     def start(self) -> None:
-        """Hash the files no thread has taken yet, at the normal priority (pass 1 and its checks are over)."""
-        with self._lock:
-            left = self._taken < len(self.todo)
-        if left:
-            self._spawn(idle=False)
+        if self.todo:
+            self._thread.start()
 
-    def _spawn(self, idle: bool) -> None:
-        t = threading.Thread(target=self._run, args=(idle,), name="reportgen-sha256", daemon=True)
-        self._threads.append(t)
-        t.start()
-
-    def _take(self):
-        with self._lock:
-            if self._stop.is_set() or self._taken >= len(self.todo):
-                return None
-            self._taken += 1
-            return self.todo[self._taken - 1]
-
-    def _run(self, idle: bool) -> None:
-        if idle:
-            _lowest_priority()
+    def _run(self) -> None:
         try:
-            while (item := self._take()) is not None:
-                f, fp = item
+            for f, fp in self.todo:
+                if self._stop.is_set():
+                    return
                 self.done[f] = _hash_unchanged(Path(f), fp)
         except BaseException as exc:  # raised where the digests are asked for (a changed file: DataChanged)
             self.error = exc
@@ -136,8 +96,8 @@ class Hashing:
     def digests(self, fingerprints: tuple, read: dict) -> dict[str, str]:
         """Every file's sha256: ``read`` (the CSV files' hashes pass 1 took), the Parquet files hashed on the
         thread (each still the file first seen), and any other file hashed now; raises DataChanged."""
-        for t in self._threads:
-            t.join()
+        if self._thread.is_alive():
+            self._thread.join()
         if self.error is not None:
             raise self.error
         out = dict(read)
