@@ -21,10 +21,11 @@ class LocalExecutor:
 
     name = "stream"
 
-    def reduce(self, fn, items: list, combine, on_done=None, meanwhile=None):
+    def reduce(self, fn, items: list, combine, on_done=None, meanwhile=None, on_idle=None):
         """``combine`` the ``fn(x)`` as they finish (at most one result per worker waits in memory). ``meanwhile``:
         work for this thread while the workers start (see :func:`meanwhile`); each worker then has a second item
-        queued, so that none waits for this thread (at most two results per worker wait)."""
+        queued, so that none waits for this thread (at most two results per worker wait). ``on_idle``: called
+        once, when a worker has finished and no item is left for it (the pass's tail: a core is free)."""
         from concurrent.futures import ThreadPoolExecutor, as_completed
 
         acc = None
@@ -41,6 +42,9 @@ class LocalExecutor:
                 nxt = next(pending, None)
                 if nxt is not None:
                     running.add(ex.submit(fn, nxt))
+                elif on_idle is not None and len(running) < workers:
+                    on_idle()
+                    on_idle = None
                 r = f.result()
                 acc = r if acc is None else combine(acc, r)
                 done_n += 1
@@ -72,8 +76,9 @@ class DaskExecutor:
         self.address = scheduler or "LocalCluster"
         self.workers = len(self.client.scheduler_info().get("workers", {}))
 
-    def reduce(self, fn, items: list, combine, on_done=None, meanwhile=None):
-        """``combine`` the partitions' results on this process as workers finish them, releasing each."""
+    def reduce(self, fn, items: list, combine, on_done=None, meanwhile=None, on_idle=None):
+        """``combine`` the partitions' results on this process as workers finish them, releasing each.
+        ``on_idle`` is not called: the workers are other processes, this one is idle throughout."""
         from dask.distributed import as_completed
 
         acc = None

@@ -476,13 +476,13 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
 
     plan = dataclasses.replace(plan, reader_threads=len(parts) < counts._workers())
     say(f"streaming {rel}: {len(files)} file(s), {len(parts)} partition(s) on {getattr(executor, 'name', 'stream')}")
-    hashing = Hashing(fps)  # the Parquet files' sha256 after pass 1; a CSV's is of the bytes pass 1 parses
+    hashing = Hashing(fps)  # the Parquet files' sha256 from pass 1's tail; a CSV's is of the bytes pass 1 parses
     try:
         try:
             update = getattr(say, "update", None)
             acc = executor.reduce(_pass1, [(plan, p) for p in parts], lambda a, b: merge(a, b, plan),
                                   on_done=(lambda d, n: update(f"{d}/{n} partitions")) if update else None,
-                                  meanwhile=meanwhile)
+                                  meanwhile=meanwhile, on_idle=hashing.start)
         except PartitionError as e:
             raise _part_problem(ls, e, path, rel, spec_path, needed_pairs) from None
         _check(ls, plan, acc, files, spec_path, rel, needed_pairs)
@@ -492,8 +492,8 @@ def load_streamed(ls, role: str, rel: str, spec_path: tuple, attrs: list[Attribu
     except BaseException:
         hashing.cancel()
         raise
-    hashing.start()  # beside the bootstrap and the results; read when results.json is written (each file still
-    # the one pass 1 began with, else DataChanged: refused then)
+    hashing.start()  # unless pass 1's tail did: beside the bootstrap and the results; read when results.json is
+    # written (each file still the one pass 1 began with, else DataChanged: refused then)
     sha = LateDigest(hashing, fps, acc.digests, files, path, lambda msg: ls.problem(spec_path, msg))
     plan = dataclasses.replace(plan, digests=tuple(sorted(acc.digests.items())))
     dropped = [{"reason": r, "rows": int(n)} for _, (r, n) in sorted(acc.drops.items())]

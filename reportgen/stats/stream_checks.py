@@ -63,12 +63,15 @@ class Hashing:
     """The sha256 of a data set's Parquet files, taken on a thread of its own once pass 1 has read them.
 
     A CSV file is hashed by the reader that parses it (``plan.digests``); a Parquet file is read by row group,
-    so its bytes are hashed separately: here on a thread started (:meth:`start`) when pass 1 and its checks are
-    over, beside the bootstrap and the results, which leave a core idle (pass 1 keeps every core busy, so a hash
-    beside it only took its share of them; benchmarks/README.md, Streaming at scan speed). Each file is hashed as
-    :func:`_hash_unchanged` hashes it — still the file first seen (fingerprint ``fp``, taken before pass 1 read
-    it) before and after — and :meth:`digests` checks once more that it is that file, so the digest is of the
-    bytes the numbers came from. :meth:`cancel` stops it between files (a run that failed)."""
+    so its bytes are hashed separately: here on a thread started (:meth:`start`) in pass 1's tail — when a worker
+    has finished and no partition is left for it (``on_idle`` of the executor's reduce), or else when pass 1
+    and its checks are over — beside the last partitions, the bootstrap and the results, which leave a core idle
+    (before the tail pass 1 keeps every core busy, so a hash beside it only took its share of them, and its
+    reads through the cache slowed the workers; benchmarks/README.md, Streaming at scan speed, Rounds 3 and 6).
+    Each file is hashed as :func:`_hash_unchanged` hashes it — still the file first seen (fingerprint ``fp``,
+    taken before pass 1 read it) before and after — and :meth:`digests` checks once more that it is that file,
+    so the digest is of the bytes the numbers came from. :meth:`cancel` stops it between files (a run that
+    failed)."""
 
     def __init__(self, fingerprints: tuple):
         self.todo = [(f, fp) for f, fp in fingerprints if Path(f).suffix.lower() in PARQUET_SUFFIXES]
@@ -78,7 +81,8 @@ class Hashing:
         self._thread = threading.Thread(target=self._run, name="reportgen-sha256", daemon=True)
 
     def start(self) -> None:
-        if self.todo:
+        """Start hashing (once: a second call, after pass 1, finds it started in the tail)."""
+        if self.todo and self._thread.ident is None:
             self._thread.start()
 
     def _run(self) -> None:
