@@ -6,7 +6,7 @@ the fourteen packages of a COMPAS JSON-only run (~40 ms where it also imports ``
 the section Set-up and start-up of benchmarks/README.md). :func:`installed_versions` finds the same distribution the
 same way — the first ``<name>-<version>.dist-info`` folder along ``sys.path``, names compared normalised (PEP 503) —
 and reads only the ``Version:`` line of its METADATA. Whatever it cannot settle that way (an ``.egg-info``, a zip on the path,
-a METADATA without the line) it leaves to ``importlib.metadata``, so the answer is always the one it would give.
+a METADATA without the line, an ``.egg`` on the path: everything from there on) it leaves to ``importlib.metadata``, so the answer is always the one it would give.
 """
 
 from __future__ import annotations
@@ -44,8 +44,9 @@ def installed_versions(names: Iterable[str]) -> dict[str, str | None]:
     wanted = {_normal(n): n for n in names}
     found: dict[str, str | None] = {}
     unsettled: set[str] = set()
+    stop = False
     for entry in sys.path:
-        if len(found) + len(unsettled) == len(wanted):
+        if stop or len(found) + len(unsettled) == len(wanted):
             break
         try:
             items = os.scandir(entry or ".")
@@ -58,6 +59,10 @@ def installed_versions(names: Iterable[str]) -> dict[str, str | None]:
         with items:
             for item in items:
                 stem, dot, kind = item.name.rpartition(".")
+                kind = kind.lower()  # importlib matches the suffix case-folded (a ``.DIST-INFO`` folder counts)
+                if kind == "egg" and dot:  # a legacy egg (its EGG-INFO inside): importlib.metadata's to read
+                    stop = True
+                    break
                 if kind not in ("dist-info", "egg-info") or not dot:
                     continue
                 key = _normal(stem.split("-", 1)[0])

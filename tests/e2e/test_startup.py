@@ -78,6 +78,25 @@ def test_installed_versions_agree_with_importlib_metadata(tmp_path, monkeypatch)
     assert installed_versions(["numpy"]) == {"numpy": "0.0.1"}
 
 
+def test_installed_versions_agree_with_importlib_metadata_on_odd_folders(tmp_path, monkeypatch):
+    """The review's two cases: a dist-info folder with an upper-case suffix (importlib case-folds it) and a legacy
+    .egg directory earlier on the path (importlib reads its EGG-INFO): the same answers as importlib.metadata."""
+    from importlib import metadata
+
+    from reportgen.versions import installed_versions
+
+    upper, egg = tmp_path / "upper", tmp_path / "egg"
+    (upper / "numpy-0.0.1.DIST-INFO").mkdir(parents=True)
+    (upper / "numpy-0.0.1.DIST-INFO" / "METADATA").write_text("Metadata-Version: 2.1\nName: numpy\nVersion: 0.0.1\n")
+    (egg / "numpy-0.0.7-py3.11.egg" / "EGG-INFO").mkdir(parents=True)
+    (egg / "numpy-0.0.7-py3.11.egg" / "EGG-INFO" / "PKG-INFO").write_text("Metadata-Version: 1.0\nName: numpy\n"
+                                                                           "Version: 0.0.7\n")
+    for folder in (upper, egg):
+        with monkeypatch.context() as m:
+            m.syspath_prepend(str(folder))
+            assert installed_versions(["numpy", "pandas"]) == {n: metadata.version(n) for n in ("numpy", "pandas")}
+
+
 def test_the_command_collects_its_oldest_generation_less_often():
     """`reportgen` (the console script, and `python -m reportgen`) runs Python's full collection 10x less often
     (reportgen/cli/__init__.py, _collect_less); importing reportgen or calling main() changes nothing."""

@@ -178,3 +178,18 @@ def test_each_metric_names_the_results_class_the_union_chooses():
             assert type(own) is type(chosen), name
             assert own.model_dump(by_alias=True, exclude_unset=True) == chosen.model_dump(by_alias=True,
                                                                                           exclude_unset=True)
+
+
+def test_every_lazily_imported_family_function_resolves():
+    """The registry imports a family's module on the first call of its entry (families._lazy): a misspelt module or
+    function would surface only when a spec used that metric, so each target is resolved here."""
+    import importlib
+    import inspect
+
+    from reportgen.families import _InModule
+
+    targets = [fn for fam in FAMILIES.values() for fn in (fam.entry, fam.sweep_value) if isinstance(fn, _InModule)]
+    assert targets
+    for t in targets:
+        fn = getattr(importlib.import_module(f"reportgen.families.{t.module}"), t.name)
+        assert callable(fn) and inspect.isfunction(fn), (t.module, t.name)
