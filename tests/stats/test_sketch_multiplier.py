@@ -510,3 +510,22 @@ def test_the_ks_and_tie_passes_over_the_draws_give_the_whole_arrays_results_bit_
     pos, neg = (codes == 1) & (lab == 1), (codes == 0) & (lab == 0)
     want = skm.tie_bound(half, value, mult, pos, neg, draws.array())
     assert skm.tie_bound(half, value, mult, pos, neg, draws).tobytes() == want.tobytes() and np.isfinite(want).all()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_applies_read_off_a_sketchs_patterns_decides_as_the_rows(seed):
+    """The scheme's choice from the sketch's patterns (their codes, labels and multiplicities) is the rows' own
+    (:func:`skm.applies`), at class sizes around MIN_GROUP_ROWS, empty classes and rows without a group included —
+    a label or none, the sketch's tails and bins both holding rows."""
+    rng = np.random.default_rng(seed)
+    G = int(rng.integers(1, 5))
+    sizes = rng.choice([0, 1, mp.MIN_GROUP_ROWS - 1, mp.MIN_GROUP_ROWS, mp.MIN_GROUP_ROWS + 7], size=(G, 2))
+    codes = np.concatenate([np.full(int(sizes[g, y]), g) for g in range(G) for y in range(2)] + [np.full(5, -1)])
+    label = np.concatenate([np.full(int(sizes[g, y]), y) for g in range(G) for y in range(2)] + [np.ones(5)])
+    p = rng.permutation(len(codes))
+    codes, label = codes[p], label[p].astype(np.float64)
+    x = rng.normal(size=len(codes)) if seed % 2 else np.round(rng.normal(size=len(codes)), 1)
+    for lab in (label, None):
+        b = sk.build(codes, x, lab, B=int(rng.choice([20, 1000])))
+        assert int(b.mult.sum()) == len(codes)
+        assert skm.applies_to_patterns(b.codes, b.label, b.mult, G) == skm.applies(codes, lab, G)
