@@ -41,6 +41,7 @@ from reportgen.stats.sort_order import Sorted, codes_in_order, sorted_parts
 from reportgen.stats.resample import poisson_u8 as bootstrap_weights  # noqa: F401 (the rows' keyed weights)
 
 DEFAULT_BINS = 10
+GROUP_BLOCK = 1 << 16  # sorted rows split among the groups at a time (hard_blocks, distinct scores)
 PLACES_BLOCK = 1 << 16  # a group's rows whose positives' places are summed at a time (distinct scores)
 
 NO_POSITIVES = "no positive labels in the group"
@@ -300,6 +301,8 @@ def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int) ->
     else:
         c, y = np.asarray(codes)[ranked.order], np.asarray(label)[ranked.order].astype(np.float64)
     distinct = ranked.distinct  # every score its own block: a block is a row
+    if distinct:  # one row a block: each group's labels, and 1 − them (the reduceat's and the counts' same floats)
+        return [(yg, 1.0 - yg) if len(yg) else (np.zeros(1), np.zeros(1)) for yg in _group_labels(c, y, G)]
     out = []
     rows = np.empty(len(c), dtype=bool)
     for g in range(G):
@@ -308,14 +311,26 @@ def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int) ->
         if not len(yg):
             out.append((np.zeros(1), np.zeros(1)))
             continue
-        if distinct:  # one row a block: its label, and 1 − it (the reduceat's and the counts' same floats)
-            out.append((yg, 1.0 - yg))
-            continue
         tg = ranked.sorted_tie[rows]
         starts = np.flatnonzero(np.r_[True, tg[1:] != tg[:-1]])
         Pb = np.add.reduceat(yg, starts)
         out.append((Pb, np.diff(np.r_[starts, len(yg)]) - Pb))
     return out
+
+
+def _group_labels(c: np.ndarray, y: np.ndarray, G: int) -> list[np.ndarray]:
+    """Each group's labels in score order (``c``, ``y``: the rows' codes and labels in score order), float64: the
+    rows taken :data:`GROUP_BLOCK` sorted rows at a time for every group (each block's codes, labels and mask stay
+    in the cache) — ``y[c == g]``, the same values."""
+    parts: list[list[np.ndarray]] = [[] for _ in range(G)]
+    mask = np.empty(min(len(c), GROUP_BLOCK), dtype=bool)
+    for lo in range(0, len(c), GROUP_BLOCK):
+        cb, yb = c[lo:lo + GROUP_BLOCK], y[lo:lo + GROUP_BLOCK]
+        m = mask[:len(cb)]
+        for g in range(G):
+            np.equal(cb, g, out=m)
+            parts[g].append(np.compress(m, yb))
+    return [np.concatenate(p, dtype=np.float64) if p else np.zeros(0) for p in parts]
 
 
 def group_auc_of_blocks(blocks: list[tuple[np.ndarray, np.ndarray]], distinct: bool = False) -> MannWhitney:
