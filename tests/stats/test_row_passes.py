@@ -168,6 +168,15 @@ def test_the_point_auc_by_blocks_of_places_and_delong_in_shared_buffers_are_the_
     fresh = [sq._delong_blocks(Pb, Nb, distinct) for Pb, Nb in blocks]
     assert np.array([(d.auc, d.variance, d.positives, d.negatives) for d in shared]).tobytes() == \
         np.array([(d.auc, d.variance, d.positives, d.negatives) for d in fresh]).tobytes()
+    if distinct:  # without the negatives' arrays (1 − Pb made where read): the same sums and DeLong figures
+        bare = sq.hard_blocks(ranked, y, codes, G, negatives=False)
+        for g, ((Pn, Nn), (Pb, Nb)) in enumerate(zip(bare, blocks)):
+            assert Pn.tobytes() == Pb.tobytes() and (Nn is None) == bool((c == g).any())  # (an empty group: zeros)
+        mw = sq.group_auc_of_blocks(bare, True)
+        assert np.array([mw.num, mw.pos, mw.neg]).tobytes() == np.array([got.num, got.pos, got.neg]).tobytes()
+        lean = sq.delong_by_group(s, y, codes, G, ranked, blocks=bare, distinct=True)
+        assert np.array([(d.auc, d.variance, d.positives, d.negatives) for d in lean]).tobytes() == \
+            np.array([(d.auc, d.variance, d.positives, d.negatives) for d in shared]).tobytes()
 
 
 @settings(max_examples=80, deadline=None)
