@@ -312,7 +312,7 @@ def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int,
     if distinct:  # one row a block: each group's labels, and 1 − them (the reduceat's and the counts' same floats)
         return [((yg, 1.0 - yg if negatives else None) if len(yg) else (np.zeros(1), np.zeros(1)))
                 for yg in _group_labels(c, y, G)]
-    out = []
+    out: list[tuple[np.ndarray, np.ndarray | None]] = []
     rows = np.empty(len(c), dtype=bool)
     for g in range(G):
         np.equal(c, g, out=rows)  # the group's rows, in score order (one mask for every group)
