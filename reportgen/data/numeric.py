@@ -240,9 +240,7 @@ def _what(t: NumericTask, key: str) -> str:
 
 def _label(ls: LoadedSpec, t: NumericTask, s: pd.Series, where: Where) -> tuple[np.ndarray, list[Problem]]:
     """A score task's binary label: 1 where the cell is `positive:`, 0 at the other value."""
-    from reportgen.data.encoding import match_values
-
-    y = (match_values(s, [t.positive]) == 0).astype(np.float64)
+    y = label_ones(s, t.positive)
     values = sorted({num_text(v) for v in s.unique()})
     if len(values) > 2 or (values and num_text(t.positive) not in values and len(values) == 2):
         i = int(np.argmax(y == 0)) if len(values) else 0
@@ -251,3 +249,17 @@ def _label(ls: LoadedSpec, t: NumericTask, s: pd.Series, where: Where) -> tuple[
                               f"{', '.join(values[:10])} (e.g. at {where(i)}); it needs two values, `positive:` "
                               f"(now {num_text(t.positive)}) naming the one that counts as 1")]
     return y, []
+
+
+def label_ones(s: pd.Series, positive) -> np.ndarray:
+    """1.0 where the cell is ``positive`` (as :func:`reportgen.data.encoding.match_values` matches it), else 0.0. An
+    integer column and a whole-number ``positive`` within its range are compared directly (the cells equal to it
+    are the ones the declared value's lookup matches): no int32 codes of the rows' size first."""
+    p = int(positive) if isinstance(positive, float) and positive.is_integer() else positive
+    dt = s.dtype
+    if isinstance(dt, np.dtype) and dt.kind in "iu" and isinstance(p, int) and not isinstance(p, bool) \
+            and np.iinfo(dt).min <= p <= np.iinfo(dt).max:
+        return np.equal(s.to_numpy(), dt.type(p)).astype(np.float64)
+    from reportgen.data.encoding import match_values
+
+    return (match_values(s, [positive]) == 0).astype(np.float64)

@@ -96,7 +96,8 @@ class _File:
         if not self.hard or self.codes is None:
             return None
         if "blocks" not in self.cache:
-            self.cache["blocks"] = sq.hard_blocks(self.ranked, self.y, self.codes, self.membership.G)
+            self.cache["blocks"] = sq.hard_blocks(self.ranked, self.y, self.codes, self.membership.G,
+                                                  negatives=not self.distinct)  # distinct: 1 − Pb made where read
         return self.cache["blocks"]
 
     @property

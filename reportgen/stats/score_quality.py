@@ -41,6 +41,7 @@ from reportgen.stats.sort_order import Sorted, codes_in_order, sorted_parts
 from reportgen.stats.resample import poisson_u8 as bootstrap_weights  # noqa: F401 (the rows' keyed weights)
 
 DEFAULT_BINS = 10
+GROUP_BLOCK = 1 << 16  # sorted rows split among the groups at a time (hard_blocks, distinct scores)
 PLACES_BLOCK = 1 << 16  # a group's rows whose positives' places are summed at a time (distinct scores)
 
 NO_POSITIVES = "no positive labels in the group"
@@ -236,19 +237,23 @@ def delong(ranked: Ranked, pos: np.ndarray, neg: np.ndarray) -> DeLong:
     return _delong_blocks(Pb[:, 0], Nb[:, 0])
 
 
-def _delong_blocks(Pb: np.ndarray, Nb: np.ndarray, distinct: bool = False,
+def _delong_blocks(Pb: np.ndarray, Nb: np.ndarray | None, distinct: bool = False,
                    scratch: tuple[np.ndarray, np.ndarray] | None = None) -> DeLong:
     """DeLong's AUC and variance from the positives' and negatives' weight per tie block, in score order
     (``scratch``: two float64 buffers at least as long, for the placements: the groups share them). ``distinct``:
     every block one row, ``Pb`` 0/1, ``Nb = 1 − Pb`` (the caller's test). A placement is read only where its class's
-    weight is 1 (elsewhere a product with 0) and the other class's half is 0 there: no halves."""
-    m, n = float(Pb.sum()), float(Nb.sum())
+    weight is 1 (elsewhere a product with 0) and the other class's half is 0 there: no halves. ``Nb`` None (distinct
+    only): ``1 − Pb`` made in the placements' buffer where it is read, the same floats (its sum, of whole numbers,
+    exactly ``len − m``)."""
+    m = float(Pb.sum())
+    n = float(Nb.sum()) if Nb is not None else float(len(Pb)) - m
     if m <= 0 or n <= 0:
         return DeLong(math.nan, math.nan, m, n)
     # each array worked in place, the same operations in the same order as ``(cumsum(Nb) − ½·Nb) / n``, ...
-    half = None if distinct else np.multiply(Nb, 0.5)
-    v10, v01 = (scratch[0][:len(Nb)], scratch[1][:len(Pb)]) if scratch else (np.empty(len(Nb)), np.empty(len(Pb)))
-    np.cumsum(Nb, out=v10)  # a positive's placement among the negatives: (Σ below + ½ tied) / n
+    half = None if distinct or Nb is None else np.multiply(Nb, 0.5)
+    v10, v01 = (scratch[0][:len(Pb)], scratch[1][:len(Pb)]) if scratch else (np.empty(len(Pb)), np.empty(len(Pb)))
+    # a positive's placement among the negatives: (Σ below + ½ tied) / n
+    np.cumsum(Nb if Nb is not None else np.subtract(1.0, Pb, out=v10), out=v10)
     if half is not None:
         v10 -= half
     v10 /= n
@@ -267,13 +272,15 @@ def _delong_blocks(Pb: np.ndarray, Nb: np.ndarray, distinct: bool = False,
         v01 -= auc
         np.square(v01, out=v01)
         s10 = float(Pb @ v10) / (m - 1)
+        if Nb is None:  # v10 read: its buffer holds 1 − Pb again
+            Nb = np.subtract(1.0, Pb, out=v10)
         s01 = float(Nb @ v01) / (n - 1)
     return DeLong(auc, s10 / m + s01 / n, m, n)
 
 
 def delong_by_group(score: np.ndarray, label: np.ndarray, codes: np.ndarray, G: int,
                     ranked: Ranked | None = None, counts: np.ndarray | None = None,
-                    blocks: list[tuple[np.ndarray, np.ndarray]] | None = None,
+                    blocks: list[tuple[np.ndarray, np.ndarray | None]] | None = None,
                     distinct: bool = False) -> list[DeLong]:
     """DeLong per group of a hard membership (``codes``: each row's group, −1 none). DeLong's variance assumes each
     row in one group; a proxy attribute has no DeLong interval. ``counts``: each row's frequency (distinct
@@ -289,27 +296,29 @@ def delong_by_group(score: np.ndarray, label: np.ndarray, codes: np.ndarray, G: 
     return [delong(ranked, (codes == g) * y * c, (codes == g) * (1.0 - y) * c) for g in range(G)]
 
 
-def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int) -> list[tuple[np.ndarray, np.ndarray]]:
+def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int,
+                negatives: bool = True) -> list[tuple[np.ndarray, np.ndarray | None]]:
     """Each group's positives and negatives per tie block of its rows, in score order (``codes``: each row's group,
     −1 none; ``label`` 0/1): the codes, labels and ties gathered once in score order, then each group's rows taken
     from them — instead of two (n,) weight columns and their gathers per group. Integer counts, so the same sums as
-    :func:`_block_sums` of the group's rows."""
+    :func:`_block_sums` of the group's rows. ``negatives=False`` (for distinct scores): ``Nb`` is None —
+    ``1 − Pb``, which :func:`group_auc_of_blocks` and DeLong then make where they read it (no array per group)."""
     view = ranked.view
     if view is not None:  # the codes and labels in score order, gathered once and shared (the sketch reads them too)
         c, y = codes_in_order(view, codes), view.take(label, "small")  # a 0/1 label as int8
     else:
         c, y = np.asarray(codes)[ranked.order], np.asarray(label)[ranked.order].astype(np.float64)
     distinct = ranked.distinct  # every score its own block: a block is a row
-    out = []
+    if distinct:  # one row a block: each group's labels, and 1 − them (the reduceat's and the counts' same floats)
+        return [((yg, 1.0 - yg if negatives else None) if len(yg) else (np.zeros(1), np.zeros(1)))
+                for yg in _group_labels(c, y, G)]
+    out: list[tuple[np.ndarray, np.ndarray | None]] = []
     rows = np.empty(len(c), dtype=bool)
     for g in range(G):
         np.equal(c, g, out=rows)  # the group's rows, in score order (one mask for every group)
         yg = np.compress(rows, y).astype(np.float64, copy=False)  # y[rows], by numpy's cheaper compress
         if not len(yg):
             out.append((np.zeros(1), np.zeros(1)))
-            continue
-        if distinct:  # one row a block: its label, and 1 − it (the reduceat's and the counts' same floats)
-            out.append((yg, 1.0 - yg))
             continue
         tg = ranked.sorted_tie[rows]
         starts = np.flatnonzero(np.r_[True, tg[1:] != tg[:-1]])
@@ -318,7 +327,22 @@ def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int) ->
     return out
 
 
-def group_auc_of_blocks(blocks: list[tuple[np.ndarray, np.ndarray]], distinct: bool = False) -> MannWhitney:
+def _group_labels(c: np.ndarray, y: np.ndarray, G: int) -> list[np.ndarray]:
+    """Each group's labels in score order (``c``, ``y``: the rows' codes and labels in score order), float64: the
+    rows taken :data:`GROUP_BLOCK` sorted rows at a time for every group (each block's codes, labels and mask stay
+    in the cache) — ``y[c == g]``, the same values."""
+    parts: list[list[np.ndarray]] = [[] for _ in range(G)]
+    mask = np.empty(min(len(c), GROUP_BLOCK), dtype=bool)
+    for lo in range(0, len(c), GROUP_BLOCK):
+        cb, yb = c[lo:lo + GROUP_BLOCK], y[lo:lo + GROUP_BLOCK]
+        m = mask[:len(cb)]
+        for g in range(G):
+            np.equal(cb, g, out=m)
+            parts[g].append(np.compress(m, yb))
+    return [np.concatenate(p, dtype=np.float64) if p else np.zeros(0) for p in parts]
+
+
+def group_auc_of_blocks(blocks: list[tuple[np.ndarray, np.ndarray | None]], distinct: bool = False) -> MannWhitney:
     """Each group's Mann–Whitney sums (shape (G,)) from its tie blocks (:func:`hard_blocks`): a positive outranks
     the negatives of the blocks below and ties half of its own block's — integers and halves, exact in float64,
     so the same figures as :func:`group_auc` of the rows.
@@ -329,7 +353,7 @@ def group_auc_of_blocks(blocks: list[tuple[np.ndarray, np.ndarray]], distinct: b
     num, pos, neg = [], [], []
     for Pb, Nb in blocks:
         pos.append(float(Pb.sum()))
-        neg.append(float(Nb.sum()))
+        neg.append(float(Nb.sum()) if Nb is not None else float(len(Pb)) - pos[-1])  # (None: 1 − Pb, whole numbers)
         if distinct:
             total, m = 0, 0
             for lo in range(0, len(Pb), PLACES_BLOCK):

@@ -77,6 +77,21 @@ def _classes_apply(codes: np.ndarray, one: np.ndarray, G: int) -> bool:
     return True
 
 
+def applies_to_patterns(codes: np.ndarray, label: np.ndarray | None, mult: np.ndarray, G: int) -> bool:
+    """:func:`applies`, decided from the patterns of a sketch of those rows (each pattern's code, −1: none; its 0/1
+    label or None; its rows): every row is in exactly one pattern, so each (group[, label]) class's rows are the sum
+    of its patterns' multiplicities — the same integer counts, read off ~10⁵ patterns instead of the rows."""
+    c = np.asarray(codes, dtype=np.int64)
+    L = 1 if label is None else 2
+    keep = c >= 0
+    k = c[keep] * L
+    if label is not None:
+        k += np.asarray(label)[keep].astype(np.int64)
+    counts = np.zeros(G * L, dtype=np.int64)
+    np.add.at(counts, k, np.asarray(mult, dtype=np.int64)[keep])
+    return mp.large_enough(counts)
+
+
 class NormalDraws:
     """The Gaussian-multiplier weights of ``B`` replicates of patterns of multiplicities ``mult`` — each pattern's
     weight ``c + √c·Z`` (``N(c, c)``, the sum of its ``c`` rows' N(1, 1) multipliers), float32 — drawn a block of

@@ -447,3 +447,29 @@ def test_a_bad_cell_after_dropped_rows_names_its_own_file_line(tmp_path):
     with pytest.raises(SpecError) as e:
         contexts(write(tmp_path, df), missing="drop")
     assert "column 'tox' has 1 value(s) outside [0, 1], first at data.csv:7 (1.5)" in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64", "uint64", "float64", "bool", "object",
+                                   "category", "Int8"])
+@pytest.mark.parametrize("positive", [1, 0, 1.0, 2, -1, 1.5, 300, True, "1", "yes", None, float("nan")])
+def test_a_labels_direct_comparison_matches_as_the_value_lookup_did(dtype, positive):
+    """A score task's label: the integer columns compared with a whole-number `positive:` directly give the same
+    0/1 floats as the declared value's lookup (``match_values``) over every column type and kind of `positive:`."""
+    from reportgen.data.encoding import match_values
+    from reportgen.data.numeric import label_ones
+
+    rng = np.random.default_rng(len(dtype))
+    raw = rng.integers(0, 3, size=200_000)
+    if dtype == "bool":
+        s = pd.Series(raw > 0)
+    elif dtype == "object":
+        s = pd.Series(np.where(raw > 0, "yes", "1").astype(object))
+    elif dtype == "category":
+        s = pd.Series(pd.Categorical(raw))
+    elif dtype == "Int8":
+        s = pd.Series(pd.array(raw, dtype="Int8"))
+    else:
+        s = pd.Series(raw.astype(dtype))
+    got = label_ones(s, positive)
+    want = (match_values(s, [positive]) == 0).astype(np.float64)
+    assert got.dtype == want.dtype and np.array_equal(got, want)

@@ -123,8 +123,10 @@ def test_the_blocked_key_passes_give_the_same_order_and_marks(seed, n, kind, blo
 def test_the_point_auc_by_blocks_of_places_and_delong_in_shared_buffers_are_the_same_figures(seed, n, block, ties):
     """Distinct scores: the positives' places summed a block at a time (every block size) give the integer sum of
     the whole array's places; DeLong in two buffers shared by the groups gives each group's figures of fresh arrays;
-    with ties the blocks' path is unchanged. hard_blocks' compress is the boolean index it replaced."""
+    with ties the blocks' path is unchanged. hard_blocks' compress is the boolean index it replaced, its groups'
+    labels split off by blocks of sorted rows (every block size, the view's int8 labels too) the same floats."""
     from reportgen.stats import score_quality as sq
+    from reportgen.stats import sort_order as so
 
     rng = np.random.default_rng(seed)
     s = rng.random(n)
@@ -132,11 +134,20 @@ def test_the_point_auc_by_blocks_of_places_and_delong_in_shared_buffers_are_the_
         s = np.round(s, 1)
     y, codes, G = (rng.random(n) < s).astype(np.float64), rng.integers(-1, 3, n), 3
     ranked = sq.rank(s)
-    blocks = sq.hard_blocks(ranked, y, codes, G)
+    old_group = sq.GROUP_BLOCK
+    sq.GROUP_BLOCK = block  # the groups' labels split off a block of sorted rows at a time: every block size
+    try:
+        blocks = sq.hard_blocks(ranked, y, codes, G)
+        viewed = sq.hard_blocks(sq.rank(s, so.Sorted(s, so.stable_order(s))), y, codes, G)  # labels as int8
+    finally:
+        sq.GROUP_BLOCK = old_group
     c, yo = codes[ranked.order], y[ranked.order]
-    for g, (Pb, Nb) in enumerate(blocks):
+    for g, ((Pb, Nb), (Pv, Nv)) in enumerate(zip(blocks, viewed)):
+        assert Pb.tobytes() == Pv.tobytes() and Nb.tobytes() == Nv.tobytes()
         if ranked.distinct and (c == g).any():
             assert Pb.tobytes() == yo[c == g].tobytes() and Nb.tobytes() == (1.0 - yo[c == g]).tobytes()
+        elif ranked.distinct:  # a group without rows: one empty block, as before
+            assert Pb.tobytes() == Nb.tobytes() == np.zeros(1).tobytes()
     distinct = ranked.distinct
     old = sq.PLACES_BLOCK
     sq.PLACES_BLOCK = block
@@ -157,6 +168,15 @@ def test_the_point_auc_by_blocks_of_places_and_delong_in_shared_buffers_are_the_
     fresh = [sq._delong_blocks(Pb, Nb, distinct) for Pb, Nb in blocks]
     assert np.array([(d.auc, d.variance, d.positives, d.negatives) for d in shared]).tobytes() == \
         np.array([(d.auc, d.variance, d.positives, d.negatives) for d in fresh]).tobytes()
+    if distinct:  # without the negatives' arrays (1 − Pb made where read): the same sums and DeLong figures
+        bare = sq.hard_blocks(ranked, y, codes, G, negatives=False)
+        for g, ((Pn, Nn), (Pb, Nb)) in enumerate(zip(bare, blocks)):
+            assert Pn.tobytes() == Pb.tobytes() and (Nn is None) == bool((c == g).any())  # (an empty group: zeros)
+        mw = sq.group_auc_of_blocks(bare, True)
+        assert np.array([mw.num, mw.pos, mw.neg]).tobytes() == np.array([got.num, got.pos, got.neg]).tobytes()
+        lean = sq.delong_by_group(s, y, codes, G, ranked, blocks=bare, distinct=True)
+        assert np.array([(d.auc, d.variance, d.positives, d.negatives) for d in lean]).tobytes() == \
+            np.array([(d.auc, d.variance, d.positives, d.negatives) for d in shared]).tobytes()
 
 
 @settings(max_examples=80, deadline=None)

@@ -322,17 +322,23 @@ def _applies_by_bincount(codes, label, G):
     return bool(((n == 0) | (n >= mp.MIN_GROUP_ROWS)).all())
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_applies_by_comparisons_decides_as_the_bincount_did(seed):
-    """The classes counted by comparisons (codes in [−1, G), a 0/1 label as float64, int8 or bool) decide as the
-    bincount of ``2·code + label`` did, at class sizes around MIN_GROUP_ROWS, empty classes and groups included."""
+def _classes_around_the_minimum(seed: int):
+    """Rows of 1–4 groups whose (group, label) classes have 0, 1 or about MIN_GROUP_ROWS rows, and 5 rows without a
+    group, shuffled: (rng, G, codes, label)."""
     rng = np.random.default_rng(seed)
     G = int(rng.integers(1, 5))
     sizes = rng.choice([0, 1, mp.MIN_GROUP_ROWS - 1, mp.MIN_GROUP_ROWS, mp.MIN_GROUP_ROWS + 7], size=(G, 2))
     codes = np.concatenate([np.full(int(sizes[g, y]), g) for g in range(G) for y in range(2)] + [np.full(5, -1)])
     label = np.concatenate([np.full(int(sizes[g, y]), y) for g in range(G) for y in range(2)] + [np.ones(5)])
     p = rng.permutation(len(codes))
-    codes, label = codes[p], label[p]
+    return rng, G, codes[p], label[p]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_applies_by_comparisons_decides_as_the_bincount_did(seed):
+    """The classes counted by comparisons (codes in [−1, G), a 0/1 label as float64, int8 or bool) decide as the
+    bincount of ``2·code + label`` did, at class sizes around MIN_GROUP_ROWS, empty classes and groups included."""
+    rng, G, codes, label = _classes_around_the_minimum(seed)
     for lab in (label.astype(np.float64), label.astype(np.int8), label.astype(bool), None):
         assert skm.applies(codes, lab, G) == _applies_by_bincount(codes, lab, G)
     if len(label):
@@ -510,3 +516,17 @@ def test_the_ks_and_tie_passes_over_the_draws_give_the_whole_arrays_results_bit_
     pos, neg = (codes == 1) & (lab == 1), (codes == 0) & (lab == 0)
     want = skm.tie_bound(half, value, mult, pos, neg, draws.array())
     assert skm.tie_bound(half, value, mult, pos, neg, draws).tobytes() == want.tobytes() and np.isfinite(want).all()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_applies_read_off_a_sketchs_patterns_decides_as_the_rows(seed):
+    """The scheme's choice from the sketch's patterns (their codes, labels and multiplicities) is the rows' own
+    (:func:`skm.applies`), at class sizes around MIN_GROUP_ROWS, empty classes and rows without a group included —
+    a label or none, the sketch's tails and bins both holding rows."""
+    rng, G, codes, label = _classes_around_the_minimum(seed)
+    label = label.astype(np.float64)
+    x = rng.normal(size=len(codes)) if seed % 2 else np.round(rng.normal(size=len(codes)), 1)
+    for lab in (label, None):
+        b = sk.build(codes, x, lab, B=int(rng.choice([20, 1000])))
+        assert int(b.mult.sum()) == len(codes)
+        assert skm.applies_to_patterns(b.codes, b.label, b.mult, G) == skm.applies(codes, lab, G)
