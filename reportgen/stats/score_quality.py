@@ -36,6 +36,7 @@ import numpy as np
 from reportgen.stats.normal import SCIPY_Z, scipy_z as _z  # noqa: F401 (DeLong's z; SCIPY_Z read by the tests)
 from reportgen.stats import sketch_multiplier as skm
 from reportgen.stats.counts import blas_on_one_thread
+from reportgen.stats.delong_lean import DeLong, delong_lean as _delong_lean
 from reportgen.stats.mann_whitney import CHUNK_ELEMENTS, MannWhitneyPass
 from reportgen.stats.sort_order import Sorted, codes_in_order, sorted_parts
 from reportgen.stats.resample import poisson_u8 as bootstrap_weights  # noqa: F401 (the rows' keyed weights)
@@ -213,17 +214,6 @@ def auc_reason(pos: float, neg: float) -> str | None:
 # ---------------------------------------------------------------------------------------------------- DeLong
 
 
-@dataclass(frozen=True)
-class DeLong:
-    """A group's AUC with DeLong's variance: ``auc``, ``variance`` = S10/m + S01/n (NaN when undefined: fewer than
-    two positives or two negatives), ``positives`` m and ``negatives`` n (frequency-weighted counts)."""
-
-    auc: float
-    variance: float
-    positives: float
-    negatives: float
-
-
 def delong(ranked: Ranked, pos: np.ndarray, neg: np.ndarray) -> DeLong:
     """DeLong's AUC and variance of the rows with frequency ``pos`` (positives) and ``neg`` (negatives).
 
@@ -243,17 +233,18 @@ def _delong_blocks(Pb: np.ndarray, Nb: np.ndarray | None, distinct: bool = False
     (``scratch``: two float64 buffers at least as long, for the placements: the groups share them). ``distinct``:
     every block one row, ``Pb`` 0/1, ``Nb = 1 − Pb`` (the caller's test). A placement is read only where its class's
     weight is 1 (elsewhere a product with 0) and the other class's half is 0 there: no halves. ``Nb`` None (distinct
-    only): ``1 − Pb`` made in the placements' buffer where it is read, the same floats (its sum, of whole numbers,
-    exactly ``len − m``)."""
+    only): ``1 − Pb`` made where it is read (:func:`_delong_lean`; its sum, of whole numbers, exactly ``len − m``)."""
     m = float(Pb.sum())
     n = float(Nb.sum()) if Nb is not None else float(len(Pb)) - m
     if m <= 0 or n <= 0:
         return DeLong(math.nan, math.nan, m, n)
+    if Nb is None:
+        return _delong_lean(Pb, m, n, scratch or (np.empty(len(Pb)), np.empty(len(Pb))))
     # each array worked in place, the same operations in the same order as ``(cumsum(Nb) − ½·Nb) / n``, ...
-    half = None if distinct or Nb is None else np.multiply(Nb, 0.5)
+    half = None if distinct else np.multiply(Nb, 0.5)
     v10, v01 = (scratch[0][:len(Pb)], scratch[1][:len(Pb)]) if scratch else (np.empty(len(Pb)), np.empty(len(Pb)))
     # a positive's placement among the negatives: (Σ below + ½ tied) / n
-    np.cumsum(Nb if Nb is not None else np.subtract(1.0, Pb, out=v10), out=v10)
+    np.cumsum(Nb, out=v10)
     if half is not None:
         v10 -= half
     v10 /= n
@@ -272,8 +263,6 @@ def _delong_blocks(Pb: np.ndarray, Nb: np.ndarray | None, distinct: bool = False
         v01 -= auc
         np.square(v01, out=v01)
         s10 = float(Pb @ v10) / (m - 1)
-        if Nb is None:  # v10 read: its buffer holds 1 − Pb again
-            Nb = np.subtract(1.0, Pb, out=v10)
         s01 = float(Nb @ v01) / (n - 1)
     return DeLong(auc, s10 / m + s01 / n, m, n)
 
@@ -286,13 +275,12 @@ def delong_by_group(score: np.ndarray, label: np.ndarray, codes: np.ndarray, G: 
     row in one group; a proxy attribute has no DeLong interval. ``counts``: each row's frequency (distinct
     patterns standing for their rows: the same integer sums, so the same figures)."""
     ranked = ranked or rank(score)
-    y = np.asarray(label, dtype=np.float64)
     codes = np.asarray(codes)
     if counts is None:  # rows: each group's tie blocks in one pass (the same integer sums as _block_sums)
-        blocks = blocks or hard_blocks(ranked, y, codes, G)
+        blocks = blocks or hard_blocks(ranked, np.asarray(label, dtype=np.float64), codes, G)
         scratch = (np.empty(top := max(len(Pb) for Pb, _ in blocks)), np.empty(top))  # shared by the groups
         return [_delong_blocks(Pb, Nb, distinct, scratch) for Pb, Nb in blocks]
-    c = np.asarray(counts, dtype=np.float64)
+    c, y = np.asarray(counts, dtype=np.float64), np.asarray(label, dtype=np.float64)
     return [delong(ranked, (codes == g) * y * c, (codes == g) * (1.0 - y) * c) for g in range(G)]
 
 
@@ -311,7 +299,7 @@ def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int,
     distinct = ranked.distinct  # every score its own block: a block is a row
     if distinct:  # one row a block: each group's labels, and 1 − them (the reduceat's and the counts' same floats)
         return [((yg, 1.0 - yg if negatives else None) if len(yg) else (np.zeros(1), np.zeros(1)))
-                for yg in _group_labels(c, y, G)]
+                for yg in _group_labels(c, y, G, np.float64 if negatives else y.dtype)]  # (None: the view's int8)
     out: list[tuple[np.ndarray, np.ndarray | None]] = []
     rows = np.empty(len(c), dtype=bool)
     for g in range(G):
@@ -327,7 +315,7 @@ def hard_blocks(ranked: Ranked, label: np.ndarray, codes: np.ndarray, G: int,
     return out
 
 
-def _group_labels(c: np.ndarray, y: np.ndarray, G: int) -> list[np.ndarray]:
+def _group_labels(c: np.ndarray, y: np.ndarray, G: int, dtype=np.float64) -> list[np.ndarray]:
     """Each group's labels in score order (``c``, ``y``: the rows' codes and labels in score order), float64: the
     rows taken :data:`GROUP_BLOCK` sorted rows at a time for every group (each block's codes, labels and mask stay
     in the cache) — ``y[c == g]``, the same values."""
@@ -339,7 +327,7 @@ def _group_labels(c: np.ndarray, y: np.ndarray, G: int) -> list[np.ndarray]:
         for g in range(G):
             np.equal(cb, g, out=m)
             parts[g].append(np.compress(m, yb))
-    return [np.concatenate(p, dtype=np.float64) if p else np.zeros(0) for p in parts]
+    return [np.concatenate(p, dtype=dtype) if p else np.zeros(0) for p in parts]
 
 
 def group_auc_of_blocks(blocks: list[tuple[np.ndarray, np.ndarray | None]], distinct: bool = False) -> MannWhitney:

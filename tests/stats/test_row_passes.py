@@ -177,6 +177,15 @@ def test_the_point_auc_by_blocks_of_places_and_delong_in_shared_buffers_are_the_
         lean = sq.delong_by_group(s, y, codes, G, ranked, blocks=bare, distinct=True)
         assert np.array([(d.auc, d.variance, d.positives, d.negatives) for d in lean]).tobytes() == \
             np.array([(d.auc, d.variance, d.positives, d.negatives) for d in shared]).tobytes()
+        # the sorted view's labels kept as int8 (no float64 array per group): the same values, sums and figures
+        small = sq.hard_blocks(sq.rank(s, so.Sorted(s, so.stable_order(s))), y, codes, G, negatives=False)
+        for g, ((Ps, Ns), (Pb, _)) in enumerate(zip(small, blocks)):
+            assert Ps.dtype == (np.int8 if (c == g).any() else np.float64) and np.array_equal(Ps, Pb)
+        mw8 = sq.group_auc_of_blocks(small, True)
+        assert np.array([mw8.num, mw8.pos, mw8.neg]).tobytes() == np.array([got.num, got.pos, got.neg]).tobytes()
+        lean8 = sq.delong_by_group(s, y, codes, G, ranked, blocks=small, distinct=True)
+        assert np.array([(d.auc, d.variance, d.positives, d.negatives) for d in lean8]).tobytes() == \
+            np.array([(d.auc, d.variance, d.positives, d.negatives) for d in shared]).tobytes()
 
 
 @settings(max_examples=80, deadline=None)
