@@ -18,7 +18,8 @@ import pandas as pd
 ROW_BLOCK = 1 << 15  # rows filled at a time, every column (their writes stay in cache)
 
 
-def read_parquet_frame(data: bytes, columns: list[str] | None, matrix: tuple[str, ...] | None) -> pd.DataFrame:
+def read_parquet_frame(data: bytes | memoryview, columns: list[str] | None,
+                       matrix: tuple[str, ...] | None) -> pd.DataFrame:
     """The Parquet file's bytes ``data`` as a frame of ``columns`` (None: all): ``matrix``'s columns filled into one
     matrix and the plain numeric columns filled a row group at a time where the schema allows it (:func:`by_row_groups`);
     otherwise :func:`parquet_frame` of the whole table — the same frame each way."""
@@ -70,7 +71,8 @@ def parquet_frame(table, matrix: tuple[str, ...] | None) -> pd.DataFrame:
     return _frame(P, matrix, names, rest)
 
 
-def by_row_groups(pf, data: bytes, columns: list[str] | None, matrix: tuple[str, ...] = ()) -> pd.DataFrame | None:
+def by_row_groups(pf, data: bytes | memoryview, columns: list[str] | None,
+                  matrix: tuple[str, ...] = ()) -> pd.DataFrame | None:
     """The frame :func:`parquet_frame` gives, decoded a row group at a time so that Arrow never holds the columns
     whole beside their copies: ``matrix``'s columns (float64) straight into one ``(n, G)`` matrix, the frame's columns
     being views of it, and each other float, integer or boolean column without missing values into its NumPy array

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 from pathlib import Path
 
 import numpy as np
@@ -258,10 +259,15 @@ def _head(path: Path, shown: str) -> bytes:
             raise
 
 
-def read_file(path: Path, shown: str | None = None) -> tuple[bytes, str]:
+def read_file(path: Path, shown: str | None = None, whole: bool = False) -> tuple[bytes | memoryview, str]:
     """A file's bytes and their sha256, from one read. With ``shown`` (an uncompressed CSV), read in blocks
-    through the line check, so a file with a huge line is refused after MAX_LINE_BYTES of it, not held whole."""
+    through the line check, so a file with a huge line is refused after MAX_LINE_BYTES of it, not held whole.
+    ``whole`` (a Parquet file): a read-only view of the bytes read into one NumPy buffer — the same bytes, in
+    memory the kernel maps in large pages where it can (~85 page faults for 170 MB instead of ~41,000)."""
     with open(path, "rb") as fh:
+        if whole and shown is None:
+            data = _read_whole(fh)
+            return data, hashlib.sha256(data).hexdigest()
         if shown is None:
             data = fh.read()
             return data, hashlib.sha256(data).hexdigest()
@@ -274,6 +280,19 @@ def read_file(path: Path, shown: str | None = None) -> tuple[bytes, str]:
                 break
             buf += memoryview(block)[:n]
         return bytes(buf), reader.sha.hexdigest()
+
+
+def _read_whole(fh) -> memoryview:
+    """Every byte to the end of ``fh``, read into a NumPy buffer of the file's size and one byte more (a file that
+    has grown since its size was taken: the rest read after it — the change is refused by the caller's fingerprint)."""
+    buf = np.empty(os.fstat(fh.fileno()).st_size + 1, dtype=np.uint8)
+    n = 0
+    while n < len(buf) and (got := fh.readinto(memoryview(buf)[n:])):
+        n += got
+    if n == len(buf):
+        buf = np.concatenate([buf, np.frombuffer(fh.read(), dtype=np.uint8)])
+        n = len(buf)
+    return memoryview(buf)[:n].toreadonly()
 
 
 def check_fields(df: pd.DataFrame, shown: str) -> None:
@@ -319,13 +338,14 @@ def read_table(path: Path | list[Path], columns: list[str] | None = None, *, na:
         return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     shown = shown or path.name
     before = file_fingerprint(path)
-    data, sha = read_file(path, None if _is_parquet_file(path) or compression_of(path) else shown)
+    parquet = _is_parquet_file(path)
+    data, sha = read_file(path, None if parquet or compression_of(path) else shown, parquet)
     if file_fingerprint(path) != before:  # written to while read: the bytes are of no state the file was in
         raise DataChanged(changed_message(shown))
     if digests is not None:
         if digests.setdefault(str(path), sha) != sha:
             raise DataChanged(changed_message(shown))
-    if _is_parquet_file(path):
+    if parquet:
         # one block per column, taken over from Arrow's buffers where it can (a column of numbers without missing
         # values: no copy), not consolidated: no second copy of the floats (a proxy attribute's probability
         # columns are 400 MB at 10M rows). Such a column is read-only: nothing writes into a read table's

@@ -157,3 +157,25 @@ def test_plain_columns_filled_by_row_groups_equal_the_whole_read(tmp_path):
         assert by_row_groups(pq.ParquetFile(pa.BufferReader(data)), data, columns) is None
     with pytest.raises(Exception, match="(?i)parquet"):
         read_parquet_frame(data[: len(data) // 2], None, None)  # broken: the whole read's own error
+
+
+def test_a_parquet_file_read_whole_into_one_numpy_buffer_is_the_same_bytes_and_hash(tmp_path, monkeypatch):
+    """A Parquet file's bytes are read into one NumPy buffer (large pages, few page faults) instead of a bytes
+    object: the same bytes and sha256 as ``read()``, read-only; a file grown since its size was taken is read to
+    its end; an empty file is empty."""
+    import hashlib
+    import os
+
+    from reportgen.data import reading
+
+    path = tmp_path / "t.parquet"
+    _frame(500).to_parquet(path)
+    whole, sha = reading.read_file(path, None, whole=True)
+    raw = path.read_bytes()
+    assert bytes(whole) == raw and sha == hashlib.sha256(raw).hexdigest() and whole.readonly
+    grown = os.fstat
+    monkeypatch.setattr(reading.os, "fstat", lambda fd: os.stat_result((0,) * 6 + (10,) + (0,) * 3))
+    assert bytes(reading.read_file(path, None, whole=True)[0]) == raw  # its size taken as 10 bytes
+    monkeypatch.setattr(reading.os, "fstat", grown)
+    (tmp_path / "e.parquet").write_bytes(b"")
+    assert bytes(reading.read_file(tmp_path / "e.parquet", None, whole=True)[0]) == b""
