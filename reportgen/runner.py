@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from reportgen import __version__, families
+from reportgen import __version__, families, scratch
 from reportgen.stats import metrics
 from reportgen.stats import thresholds
 from reportgen.data.checks import header_problems, resolve_groups, values_present
@@ -287,6 +287,7 @@ def run_spec(ls: LoadedSpec, *, seed: int | None = None, progress: Progress | No
     try:
         return _run_loaded(ls, L, seed, say, base_doc, base_reps, baseline_info, replicates_out, files_out)
     finally:
+        scratch.release()  # the reading's kept buffer (reportgen/scratch.py): what no array took is dropped
         if L.executor is not None:
             L.executor.close()
 

@@ -22,7 +22,7 @@ PKG = Path(__file__).resolve().parents[1] / "reportgen"
 # (before the families, which build its objects)   4 families and the threshold sweeps
 # 5 report   6 release (gates, diff, archive)   7 interfaces and the pipeline's driver
 STAGE = {
-    "spec": 0, "numfmt": 0, "fileio": 0, "lazy": 0, "derived": 0, "versions": 0, "progress": 0, "schema": 0,
+    "spec": 0, "numfmt": 0, "fileio": 0, "lazy": 0, "derived": 0, "scratch": 0, "versions": 0, "progress": 0, "schema": 0,
     "data": 1,
     "stats": 2,
     "results": 3,

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 from pathlib import Path
 
 import numpy as np
 from reportgen.lazy import is_frame, pandas as pd  # pandas imported on first use: reportgen/lazy.py
 
+from reportgen import scratch
 from reportgen.fileio import sha256_file
 from reportgen.spec.errors import MSG_FILE_NOT_FOUND, SpecError, did_you_mean, shorten
 from reportgen.spec.model import LoadedSpec
@@ -266,7 +266,7 @@ def read_file(path: Path, shown: str | None = None, whole: bool = False) -> tupl
     memory the kernel maps in large pages where it can (~85 page faults for 170 MB instead of ~41,000)."""
     with open(path, "rb") as fh:
         if whole and shown is None:
-            data = _read_whole(fh)
+            data = scratch.read_whole(fh)
             return data, hashlib.sha256(data).hexdigest()
         if shown is None:
             data = fh.read()
@@ -280,19 +280,6 @@ def read_file(path: Path, shown: str | None = None, whole: bool = False) -> tupl
                 break
             buf += memoryview(block)[:n]
         return bytes(buf), reader.sha.hexdigest()
-
-
-def _read_whole(fh) -> memoryview:
-    """Every byte to the end of ``fh``, read into a NumPy buffer of the file's size and one byte more (a file that
-    has grown since its size was taken: the rest read after it — the change is refused by the caller's fingerprint)."""
-    buf = np.empty(os.fstat(fh.fileno()).st_size + 1, dtype=np.uint8)
-    n = 0
-    while n < len(buf) and (got := fh.readinto(memoryview(buf)[n:])):
-        n += got
-    if n == len(buf):
-        buf = np.concatenate([buf, np.frombuffer(fh.read(), dtype=np.uint8)])
-        n = len(buf)
-    return memoryview(buf)[:n].toreadonly()
 
 
 def check_fields(df: pd.DataFrame, shown: str) -> None:
@@ -354,6 +341,8 @@ def read_table(path: Path | list[Path], columns: list[str] | None = None, *, na:
         from reportgen.data.matrix import read_parquet_frame
 
         df = read_parquet_frame(data, columns, matrix)
+        if isinstance(data, memoryview):
+            scratch.hand_on(data)
     else:
         stream, _ = _text_stream(io.BytesIO(data), path, shown)
         check_tabular(stream.peek(SNIFF_BYTES)[:SNIFF_BYTES], shown)

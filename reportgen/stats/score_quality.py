@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from reportgen import scratch as pool
 from reportgen.stats.normal import SCIPY_Z, scipy_z as _z  # noqa: F401 (DeLong's z; SCIPY_Z read by the tests)
 from reportgen.stats import sketch_multiplier as skm
 from reportgen.stats.counts import blas_on_one_thread
@@ -278,7 +279,8 @@ def delong_by_group(score: np.ndarray, label: np.ndarray, codes: np.ndarray, G: 
     codes = np.asarray(codes)
     if counts is None:  # rows: each group's tie blocks in one pass (the same integer sums as _block_sums)
         blocks = blocks or hard_blocks(ranked, np.asarray(label, dtype=np.float64), codes, G)
-        scratch = (np.empty(top := max(len(Pb) for Pb, _ in blocks)), np.empty(top))  # shared by the groups
+        top = max(len(Pb) for Pb, _ in blocks)  # the placements' buffers, shared by the groups (written first)
+        scratch = (pool.take(top, np.float64), pool.take(top, np.float64))
         return [_delong_blocks(Pb, Nb, distinct, scratch) for Pb, Nb in blocks]
     c, y = np.asarray(counts, dtype=np.float64), np.asarray(label, dtype=np.float64)
     return [delong(ranked, (codes == g) * y * c, (codes == g) * (1.0 - y) * c) for g in range(G)]

@@ -11,6 +11,7 @@ from typing import Literal
 
 import numpy as np
 
+from reportgen import scratch
 from reportgen.derived import derived
 
 PREFIX_BITS = 32  # at least this many of a key's (range-reduced) top bits beside the row numbers, else an argsort
@@ -42,7 +43,7 @@ def keys_of(x: np.ndarray) -> tuple[np.ndarray, int, int]:
     """:func:`float_keys` of a float64 column and their smallest and largest key, found :data:`BLOCK` rows at a
     time into the one result (the same keys: each block's temporaries stay in the cache, no n-row scratch)."""
     n = len(x)
-    out = np.empty(n, dtype=np.uint64)
+    out = scratch.take(n, np.uint64)  # every key written below (memory already touched where there is some)
     lo_key, hi_key = INF_KEYS[1], INF_KEYS[0]
     for lo in range(0, n, BLOCK):
         part = out[lo:lo + BLOCK]

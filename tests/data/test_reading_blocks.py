@@ -166,6 +166,7 @@ def test_a_parquet_file_read_whole_into_one_numpy_buffer_is_the_same_bytes_and_h
     import hashlib
     import os
 
+    from reportgen import scratch
     from reportgen.data import reading
 
     path = tmp_path / "t.parquet"
@@ -174,8 +175,8 @@ def test_a_parquet_file_read_whole_into_one_numpy_buffer_is_the_same_bytes_and_h
     raw = path.read_bytes()
     assert bytes(whole) == raw and sha == hashlib.sha256(raw).hexdigest() and whole.readonly
     grown = os.fstat
-    monkeypatch.setattr(reading.os, "fstat", lambda fd: os.stat_result((0,) * 6 + (10,) + (0,) * 3))
+    monkeypatch.setattr(scratch.os, "fstat", lambda fd: os.stat_result((0,) * 6 + (10,) + (0,) * 3))
     assert bytes(reading.read_file(path, None, whole=True)[0]) == raw  # its size taken as 10 bytes
-    monkeypatch.setattr(reading.os, "fstat", grown)
+    monkeypatch.setattr(scratch.os, "fstat", grown)
     (tmp_path / "e.parquet").write_bytes(b"")
     assert bytes(reading.read_file(tmp_path / "e.parquet", None, whole=True)[0]) == b""
