@@ -262,8 +262,8 @@ def _head(path: Path, shown: str) -> bytes:
 def read_file(path: Path, shown: str | None = None, whole: bool = False) -> tuple[bytes | memoryview, str]:
     """A file's bytes and their sha256, from one read. With ``shown`` (an uncompressed CSV), read in blocks
     through the line check, so a file with a huge line is refused after MAX_LINE_BYTES of it, not held whole.
-    ``whole`` (a Parquet file): a read-only view of the bytes read into one NumPy buffer — the same bytes, in
-    memory the kernel maps in large pages where it can (~85 page faults for 170 MB instead of ~41,000)."""
+    ``whole`` (a Parquet file): a read-only view of the bytes read into one writable buffer — the same bytes —
+    which :func:`reportgen.scratch.hand_on` passes on to the next large arrays once the table is parsed."""
     with open(path, "rb") as fh:
         if whole and shown is None:
             data = scratch.read_whole(fh)

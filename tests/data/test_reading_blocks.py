@@ -160,7 +160,7 @@ def test_plain_columns_filled_by_row_groups_equal_the_whole_read(tmp_path):
 
 
 def test_a_parquet_file_read_whole_into_one_numpy_buffer_is_the_same_bytes_and_hash(tmp_path, monkeypatch):
-    """A Parquet file's bytes are read into one NumPy buffer (large pages, few page faults) instead of a bytes
+    """A Parquet file's bytes are read into one writable buffer (handed on to later arrays) instead of a bytes
     object: the same bytes and sha256 as ``read()``, read-only; a file grown since its size was taken is read to
     its end; an empty file is empty."""
     import hashlib
