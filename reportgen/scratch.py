@@ -12,6 +12,7 @@ until it is dropped, as any NumPy view does. A lock keeps the threads of the str
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 
@@ -67,10 +68,14 @@ def hand_on(view: memoryview) -> None:
     """The parsed file's buffer (:func:`read_whole`) to :func:`keep` when nothing holds it any more (the view released
     without error: Arrow kept no column of it), for the next large arrays instead of fresh memory."""
     base = view.obj
-    try:
-        view.release()
-    except BufferError:  # still read by a column: not reused
-        return
+    for attempt in range(2):
+        try:
+            view.release()
+            break
+        except BufferError:  # still read: by a column (then kept alive), or by a reader left in a reference cycle
+            if attempt:
+                return
+            gc.collect()  # (pyarrow's reader of a one-row-group file can be: the collector frees it)
     keep(base)
 
 

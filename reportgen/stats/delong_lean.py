@@ -36,14 +36,17 @@ def delong_lean(Pb: np.ndarray, m: float, n: float, scratch: tuple[np.ndarray, n
         auc = float(p @ v) / m  # the machine's core count (and its idle threads spin: ~2× the CPU on 2 cores)
         if m < 2 or n < 2:
             return DeLong(auc, math.nan, m, n)
-        v -= auc
-        np.square(v, out=v)  # (v10 − auc)²: numpy's ``** 2`` is this square
-        s10 = float(p @ v) / (m - 1)
+        s10 = squared_dot(p, v, auc, m - 1)
         np.cumsum(p, out=v)  # a negative's placement among the positives: (m − Σ up to it) / m
         np.subtract(m, v, out=v)
         v /= m
-        v -= auc
-        np.square(v, out=v)
         np.subtract(1.0, p, out=p)  # the negatives' weights
-        s01 = float(p @ v) / (n - 1)
+        s01 = squared_dot(p, v, auc, n - 1)
     return DeLong(auc, s10 / m + s01 / n, m, n)
+
+
+def squared_dot(w: np.ndarray, v: np.ndarray, centre: float, denom: float) -> float:
+    """``Σ w·(v − centre)² / denom`` by one ``ddot`` (the caller holds BLAS to one thread); ``v`` overwritten."""
+    v -= centre
+    np.square(v, out=v)  # (v − centre)²: numpy's ``** 2`` is this square
+    return float(w @ v) / denom

@@ -37,7 +37,7 @@ from reportgen import scratch as pool
 from reportgen.stats.normal import SCIPY_Z, scipy_z as _z  # noqa: F401 (DeLong's z; SCIPY_Z read by the tests)
 from reportgen.stats import sketch_multiplier as skm
 from reportgen.stats.counts import blas_on_one_thread
-from reportgen.stats.delong_lean import DeLong, delong_lean as _delong_lean
+from reportgen.stats.delong_lean import DeLong, delong_lean as _delong_lean, squared_dot
 from reportgen.stats.mann_whitney import CHUNK_ELEMENTS, MannWhitneyPass
 from reportgen.stats.sort_order import Sorted, codes_in_order, sorted_parts
 from reportgen.stats.resample import poisson_u8 as bootstrap_weights  # noqa: F401 (the rows' keyed weights)
@@ -259,12 +259,7 @@ def _delong_blocks(Pb: np.ndarray, Nb: np.ndarray | None, distinct: bool = False
         auc = float(Pb @ v10) / m  # the machine's core count (and its idle threads spin: ~2× the CPU on 2 cores)
         if m < 2 or n < 2:
             return DeLong(auc, math.nan, m, n)
-        v10 -= auc
-        np.square(v10, out=v10)  # (v10 − auc)²: numpy's ``** 2`` is this square
-        v01 -= auc
-        np.square(v01, out=v01)
-        s10 = float(Pb @ v10) / (m - 1)
-        s01 = float(Nb @ v01) / (n - 1)
+        s10, s01 = squared_dot(Pb, v10, auc, m - 1), squared_dot(Nb, v01, auc, n - 1)
     return DeLong(auc, s10 / m + s01 / n, m, n)
 
 
