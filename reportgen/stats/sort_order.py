@@ -247,7 +247,8 @@ def _small(column) -> np.ndarray:
     as it is."""
     c = np.asarray(column)
     if c.dtype.kind == "f" and len(c):
-        small = c.astype(np.int8)
+        with np.errstate(invalid="ignore"):  # a NaN or an out-of-range value casts to garbage: then not equal
+            small = c.astype(np.int8)
         if np.array_equal(small, c):
             return small
     return c
