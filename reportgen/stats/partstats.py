@@ -24,6 +24,7 @@ from reportgen.stats import counts, fastcount, soft
 from reportgen.stats import identified as ident
 from reportgen.data.bisg import merge_input_faults
 from reportgen.stats.membership import Membership
+from reportgen.stats.vector_codes import splitmix64
 from reportgen.stats.moments import MomentSums, feature_matrix, moment_sums, task_columns
 from reportgen.stats.plan import (
     MAX_DISTINCT_VALUES,
@@ -56,18 +57,10 @@ if TYPE_CHECKING:
 BATCH_PATTERNS = 65_536  # a batch with more distinct patterns is tallied row by row
 
 
-def _splitmix(x: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        z = x + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
-
-
 def sample_keys(seed: int, rows: np.ndarray) -> np.ndarray:
     """A keyed pseudo-random uint64 per row of the data set: the same for any batching or partitioning."""
-    salt = _splitmix(np.array([seed], dtype=np.uint64))[0]
-    return _splitmix(rows.astype(np.uint64) ^ salt)
+    salt = splitmix64(np.array([seed], dtype=np.uint64))[0]
+    return splitmix64(rows.astype(np.uint64) ^ salt)
 
 
 def count_at(counts: dict, col: str, n: int, where: tuple) -> None:

@@ -122,6 +122,15 @@ def row_hash(columns: list[np.ndarray], *, steps: int = 3) -> np.ndarray:
 
 FINALISER = (("xorshift", 30), ("multiply", 0xBF58476D1CE4E5B9), ("xorshift", 27), ("multiply", 0x94D049BB133111EB),
              ("xorshift", 31))
+
+
+def splitmix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64 of each uint64 of ``x``: the golden-ratio increment, then the whole :data:`FINALISER` (a new array)."""
+    with np.errstate(over="ignore"):
+        z = x + np.uint64(0x9E3779B97F4A7C15)
+        for op, k in FINALISER:
+            z = z ^ (z >> np.uint64(k)) if op == "xorshift" else z * np.uint64(k)
+    return z
 HASH_BLOCK = 1 << 13  # rows hashed at a time (their hashes, 64 KB, stay in the core's cache)
 
 
