@@ -48,8 +48,9 @@ def _fill(P: np.ndarray, lo: int, parts: list[list[np.ndarray]]) -> None:
         lo += n
 
 
-def _frame(P: np.ndarray, matrix: tuple[str, ...], names: list[str], rest: pd.DataFrame) -> pd.DataFrame:
-    """The frame of columns ``names``: ``matrix``'s as views of P's columns, the others from ``rest``."""
+def _frame(P: np.ndarray, matrix: tuple[str, ...], names: list[str], rest) -> pd.DataFrame:
+    """The frame of columns ``names``: ``matrix``'s as views of P's columns, the others from ``rest`` (a frame or a
+    mapping of columns)."""
     where = {c: j for j, c in enumerate(matrix)}
     cols = {c: P[:, where[c]] if c in where else rest[c] for c in names}
     return pd.DataFrame(cols, index=pd.RangeIndex(len(P)), copy=False)
@@ -117,9 +118,7 @@ def by_row_groups(pf, data: bytes | memoryview, columns: list[str] | None,
         frame = pq.read_table(pa.BufferReader(data), columns=rest).to_pandas(split_blocks=True, self_destruct=True)
         if len(frame) != n or list(frame.columns) != rest:
             return None
-    where = {c: j for j, c in enumerate(matrix)}
-    cols = {c: P[:, where[c]] if c in where else out[c] if c in out else frame[c] for c in names}
-    return pd.DataFrame(cols, index=pd.RangeIndex(n), copy=False)
+    return _frame(P, matrix, names, {**out, **{c: frame[c] for c in rest}})
 
 
 def _plain(t) -> bool:

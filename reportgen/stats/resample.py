@@ -124,7 +124,7 @@ def replicate_rows(columns: Sequence[np.ndarray], membership: Membership, positi
             P = np.zeros((len(b.codes), membership.G))
             P[np.flatnonzero(b.codes >= 0), b.codes[b.codes >= 0]] = 1.0
             binned = (b.value,) if b.label is None else (b.value, b.label)
-            if signed and skm.applies_to_patterns(b.codes, b.label, b.mult, membership.G):  # = skm.applies of the rows
+            if signed and skm.applies_to_patterns(b.codes, b.label, b.mult, membership.G):  # the same decision as counted over the rows
                 W = skm.NormalDraws(_generator(seed, stream), b.mult, B)
                 return Replicates(skm.SCHEME, binned, P, W, replace(b.sketch, multiplier=True), counts=b.mult)
             W = sk.bayesian_weights(_generator(seed, stream), b.mult, B)

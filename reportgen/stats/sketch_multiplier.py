@@ -47,39 +47,9 @@ DRAW_BLOCK = 1 << 22  # normals drawn per call
 PASS_ELEMENTS = 1 << 19  # (replicates × patterns) float64 elements of one block of the KS pass (4 MB)
 
 
-def applies(codes: np.ndarray, label: np.ndarray | None, G: int) -> bool:
-    """Whether every (group[, label]) class with rows has at least ``multiplier.MIN_GROUP_ROWS`` of them (the rows' codes,
-    −1: none)."""
-    c = np.asarray(codes, dtype=np.int64)
-    if label is not None and c.ndim == 1 and len(c) and int(c.min()) >= -1 and int(c.max()) < G:
-        lab = np.asarray(label)
-        one = lab == 1
-        if lab.shape == c.shape and np.count_nonzero(one) + np.count_nonzero(lab == 0) == len(lab):
-            return _classes_apply(c, one, G)
-    keep = c >= 0
-    k = c[keep] if not keep.all() else c
-    if label is not None:
-        k = 2 * k + (np.asarray(label)[keep] if not keep.all() else np.asarray(label)).astype(np.int64)
-    return mp.large_enough(np.bincount(k, minlength=G * (1 if label is None else 2)))
-
-
-def _classes_apply(codes: np.ndarray, one: np.ndarray, G: int) -> bool:
-    """:func:`applies` for codes in ``[−1, G)`` and a 0/1 label (``one``: where it is 1): each group's rows and
-    positives counted by comparisons — the same integer counts as the bincount of ``2·code + label``, without its
-    three int64 arrays of the rows' size."""
-    for g in range(G):
-        at = codes == g
-        rows = np.count_nonzero(at)
-        at &= one
-        n1 = np.count_nonzero(at)
-        if any(0 < n < mp.MIN_GROUP_ROWS for n in (rows - n1, n1)):
-            return False
-    return True
-
-
 def applies_to_patterns(codes: np.ndarray, label: np.ndarray | None, mult: np.ndarray, G: int) -> bool:
-    """:func:`applies`, decided from the patterns of a sketch of those rows (each pattern's code, −1: none; its 0/1
-    label or None; its rows): every row is in exactly one pattern, so each (group[, label]) class's rows are the sum
+    """Whether every (group[, label]) class with rows has at least ``multiplier.MIN_GROUP_ROWS`` of them, decided from
+    the patterns of a sketch of those rows (each pattern's code, −1: none; its 0/1 label or None; its rows): every row is in exactly one pattern, so each (group[, label]) class's rows are the sum
     of its patterns' multiplicities — the same integer counts, read off ~10⁵ patterns instead of the rows."""
     c = np.asarray(codes, dtype=np.int64)
     L = 1 if label is None else 2
@@ -170,12 +140,6 @@ def standard_normals(rng: np.random.Generator, out: np.ndarray, spare: np.ndarra
     out[:, h:] *= r[:, :D - h]
 
 
-def normal_weights(rng: np.random.Generator, mult: np.ndarray, B: int) -> np.ndarray:
-    """``B`` Gaussian-multiplier replicates of patterns of multiplicities ``mult`` as one ``(D, B)`` array (the
-    transpose of a ``(B, D)`` one, so a replicate's patterns lie contiguous): :meth:`NormalDraws.array`."""
-    return NormalDraws(rng, mult, B).array()
-
-
 def replicate_blocks(W, rows: int) -> Iterator[tuple[int, int, np.ndarray]]:
     """``(lo, hi, weights)`` per block of ``rows`` replicates of ``(D, B)`` weights — a :class:`NormalDraws`, drawn
     block by block, or an array, whose ``(B, D)`` layout is sliced — each block ``(hi − lo, D)`` and C-ordered."""
@@ -198,8 +162,8 @@ def _normal_x(count: int, delta: float) -> float:
 
 
 def replicates_first(W: np.ndarray) -> np.ndarray:
-    """The ``(B, D)`` layout of ``(D, B)`` weights (a view when they were drawn by :func:`normal_weights`; a
-    :class:`NormalDraws` drawn whole)."""
+    """The ``(B, D)`` layout of ``(D, B)`` weights (a view when they were drawn by
+    :meth:`NormalDraws.array`; a :class:`NormalDraws` drawn whole)."""
     if isinstance(W, NormalDraws):
         W = W.array()
     return W.T if W.T.flags.c_contiguous else np.ascontiguousarray(W.T)

@@ -35,7 +35,7 @@ from reportgen.stats import identified as ident
 from reportgen.data.numeric import numeric_needed, numeric_tasks
 from reportgen.stats.stream_values import collect_streamed
 from reportgen.stats.executors import MSG_DASK_MISSING, DaskExecutor, LocalExecutor, make_executor
-from reportgen.stats.loading import AUTO_STREAM_BYTES, choose_engine  # noqa: F401  (decided before this module loads; a copy: patch loading.AUTO_STREAM_BYTES)
+from reportgen.stats.loading import choose_engine  # noqa: F401  (decided before this module loads; its threshold: loading.AUTO_STREAM_BYTES)
 from reportgen.stats.partstats import (
     BATCH_PATTERNS,
     MAX_STRATA,

@@ -185,7 +185,7 @@ def test_a_small_bootstrap_tally_runs_on_one_blas_thread_with_the_same_numbers(m
     limited, scheme = stats.replicates(units, 1000, seed=3, stream=1, method="multinomial")
     assert scheme == "multinomial" and seen
     size, threads = seen[0]
-    assert 1 << 18 < size <= stats.ONE_THREAD_PRODUCTS and all(t == 1 for t in threads)
+    assert 1 << 18 < size <= stats.ONE_THREAD_PRODUCTS and threads and all(t == 1 for t in threads)
     monkeypatch.setattr(stats, "ONE_THREAD_PRODUCTS", 0)  # never limited
     free, _ = stats.replicates(units, 1000, seed=3, stream=1, method="multinomial")
     assert np.array_equal(limited, free)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import given, settings, strategies as st
+from stats.test_sorted_view import _delong_before
 
 from reportgen.stats import multiplier as mp
 from reportgen.stats import outcome_codes as oc_codes
@@ -162,12 +163,14 @@ def test_the_point_auc_by_blocks_of_places_and_delong_in_shared_buffers_are_the_
             m = len(places)
             want.append(float(int(places.sum(dtype=np.int64)) - m * (m - 1) // 2))
         assert got.num.tobytes() == np.array(want).tobytes()
-    else:
-        assert got.num.tobytes() == sq.group_auc_of_blocks(blocks).num.tobytes()
+    else:  # tie blocks: a positive outranks the negatives below its block and ties half of its own (exact halves)
+        want = [sum(int(p) * (2 * int(below) + int(q)) for p, q, below in zip(Pb, Nb, np.cumsum(Nb) - Nb)) / 2
+                for Pb, Nb in blocks]
+        assert got.num.tobytes() == np.array(want, dtype=np.float64).tobytes()
     shared = sq.delong_by_group(s, y, codes, G, ranked, blocks=blocks, distinct=distinct)
-    fresh = [sq._delong_blocks(Pb, Nb, distinct) for Pb, Nb in blocks]
-    assert np.array([(d.auc, d.variance, d.positives, d.negatives) for d in shared]).tobytes() == \
-        np.array([(d.auc, d.variance, d.positives, d.negatives) for d in fresh]).tobytes()
+    for d, (Pb, Nb) in zip(shared, blocks):  # against DeLong's whole-array expressions (test_sorted_view)
+        assert np.array_equal([d.auc, d.variance], _delong_before(Pb, Nb), equal_nan=True)
+        assert (d.positives, d.negatives) == (float(Pb.sum()), float(Nb.sum()))
     if distinct:  # without the negatives' arrays (1 − Pb made where read): the same sums and DeLong figures
         bare = sq.hard_blocks(ranked, y, codes, G, negatives=False)
         for g, ((Pn, Nn), (Pb, Nb)) in enumerate(zip(bare, blocks)):
