@@ -38,7 +38,8 @@ from reportgen.stats.normal import SCIPY_Z, scipy_z as _z  # noqa: F401 (DeLong'
 from reportgen.stats import sketch_multiplier as skm
 from reportgen.stats.counts import blas_on_one_thread
 from reportgen.stats.delong_lean import DeLong, delong_lean as _delong_lean, squared_dot
-from reportgen.stats.mann_whitney import CHUNK_ELEMENTS, MannWhitneyPass
+from reportgen.stats import mann_whitney as _mw  # its CHUNK_ELEMENTS read at each call: one setting for both passes
+from reportgen.stats.mann_whitney import MannWhitneyPass
 from reportgen.stats.sort_order import Sorted, codes_in_order, sorted_parts
 from reportgen.stats.resample import poisson_u8 as bootstrap_weights  # noqa: F401 (the rows' keyed weights)
 
@@ -149,7 +150,7 @@ def _block_sums(ranked: Ranked, pos: np.ndarray, neg: np.ndarray, weights: np.nd
     tie = ranked.tie[keep]
     starts = np.flatnonzero(np.r_[True, tie[1:] != tie[:-1]])
     p, q = pos[keep][:, None], neg[keep][:, None]
-    step = max(1, CHUNK_ELEMENTS // len(keep))
+    step = max(1, _mw.CHUNK_ELEMENTS // len(keep))
     for c0 in range(0, B, step):
         Wc = W[:, c0:c0 + step].astype(np.float64)
         yield slice(c0, c0 + Wc.shape[1]), np.add.reduceat(Wc * p, starts, axis=0), np.add.reduceat(Wc * q, starts,
@@ -490,7 +491,7 @@ def calibration_sums(score: np.ndarray, label: np.ndarray, P: np.ndarray, weight
         present = idx[rows][starts]
         feats = P[rows, g] * np.stack([np.ones(len(rows)), s[rows], y[rows]])  # (3, m)
         WT = np.ascontiguousarray(_columns(weights, rows).T)  # (B, m): a replicate's weights contiguous
-        step = max(1, CHUNK_ELEMENTS // len(rows))
+        step = max(1, _mw.CHUNK_ELEMENTS // len(rows))
         for c0 in range(0, B, step):
             cols = slice(c0, min(B, c0 + step))
             Wc = WT[cols].astype(np.float64)
@@ -518,7 +519,7 @@ def ece_if_calibrated(score: np.ndarray, P: np.ndarray, *, draws: int, seed: int
             continue
         p, sr = P[rows, g], s[rows]
         expected = np.add.reduceat(p * sr, starts)  # (bins present,)
-        step = max(1, CHUNK_ELEMENTS // len(rows))
+        step = max(1, _mw.CHUNK_ELEMENTS // len(rows))
         for d0 in range(0, draws, step):
             d1 = min(draws, d0 + step)
             Ystar = rng.random((len(rows), d1 - d0)) < sr[:, None]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 from reportgen.stats.sort_order import packed_order
-from reportgen.stats.sort_order import tied as tied_places
+from reportgen.stats.sort_order import tied as tied_mask  # (a mask; sort_order.tied_places gives places)
 
 
 def vector_codes(stacked: np.ndarray) -> tuple[np.ndarray, int]:
@@ -157,7 +157,7 @@ def _sorted_places(stacked: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     # each float's bytes as a big-endian integer compare as the bytes do; byteswap makes the one copy the packed
     # sort overwrites
     order, top_eq = packed_order(W[:, 0].byteswap())  # by the first word's top bits; the runs tying on them, next
-    tied = tied_places(top_eq)
+    tied = tied_mask(top_eq)
     if tied.any():  # the runs hold their places; within them the words decide (the first one first)
         sub = order[tied]
         order[tied] = sub[np.lexsort(W[sub].byteswap().T[::-1])]

@@ -120,8 +120,7 @@ def test_replicate_chunks_do_not_change_a_bit(monkeypatch):
     W = sq.bootstrap_weights(7, 11, np.arange(n), B)
     whole = sq.group_auc(s, y, P, W).value()
     cal = sq.calibration_sums(s, y, P, W).sums
-    monkeypatch.setattr(sq, "CHUNK_ELEMENTS", 5000)  # one or two replicates a chunk
-    monkeypatch.setattr(mann_whitney, "CHUNK_ELEMENTS", 5000)  # (the Mann–Whitney sums' own chunks)
+    monkeypatch.setattr(mann_whitney, "CHUNK_ELEMENTS", 5000)  # one or two replicates a chunk (every pass reads it)
     assert np.array_equal(sq.group_auc(s, y, P, W).value(), whole)
     assert np.array_equal(sq.calibration_sums(s, y, P, W).sums, cal)
     # a replicate's weights are the keyed Poisson weights of the rows' positions: any subset asks for the same
