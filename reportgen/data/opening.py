@@ -49,9 +49,9 @@ def outside(root: Path, p: Path) -> bool:
         return True
 
 
-def confined_message(rel: str) -> str:
-    return (f"'{shorten(rel, 120)}' resolves outside the folder data may come from (--confine or {CONFINE_ENV}); "
-            "nothing was read from it: put the file inside that folder, or run without confinement if the spec "
+def confined_message(rel: str, what: str = "file") -> str:
+    return (f"'{shorten(rel, 120)}' resolves outside the confined folder (--confine or {CONFINE_ENV}); "
+            f"nothing was read from it: put the {what} inside that folder, or run without confinement if the spec "
             "is trusted")
 
 
@@ -72,15 +72,23 @@ def resolve_data(ls, rel: str, spec_path: tuple) -> Path:
 
 
 def logo_confine_problems(ls) -> list[Problem]:
-    """``report.logo`` under confinement: besides lying in the spec's folder (always required, spec/model.py), it
-    must lie in the confined folder when that is narrower."""
+    """``report.logo`` and ``output.templates`` under confinement. The logo must lie in the spec's folder in any
+    case (spec/model.py) and, besides, in the confined folder when that is narrower; the template folder — code
+    that renders the signed report and files it may embed — must lie in the confined folder, as data must."""
     from reportgen.spec.model import logo_outside
 
-    logo = ls.spec.report.logo if ls.spec is not None else None
-    root = confine_root(ls) if logo else None
-    if root is None or logo_outside(ls) or not outside(root, ls.resolve(logo)):
+    if ls.spec is None:
         return []
-    return [ls.problem(("report", "logo"), confined_message(logo))]
+    logo, templates = ls.spec.report.logo, ls.spec.output.templates
+    root = confine_root(ls) if logo or templates else None
+    if root is None:
+        return []
+    problems = []
+    if logo and not logo_outside(ls) and outside(root, ls.resolve(logo)):
+        problems.append(ls.problem(("report", "logo"), confined_message(logo)))
+    if templates and outside(root, ls.resolve(templates)):
+        problems.append(ls.problem(("output", "templates"), confined_message(templates, "template folder")))
+    return problems
 
 
 def check_confined(ls, rel: str, spec_path: tuple, files: list[Path]) -> None:

@@ -128,21 +128,21 @@ def test_confine_refuses_a_data_path_outside_the_spec_folder(tmp_path, monkeypat
     (spec.parent / "inside.csv").write_text(ROWS)
     assert cli("validate", spec, cwd=spec.parent).returncode == 0  # unconfined: a trusted spec may do that
     r = cli("validate", spec, "--confine", cwd=spec.parent)
-    err = refused(r, "data.test: 'linked.csv' resolves outside the folder data may come from")
+    err = refused(r, "data.test: 'linked.csv' resolves outside the confined folder")
     assert "elsewhere" not in err
     for target in ("../elsewhere/data.csv", str(tmp_path / "elsewhere" / "data.csv")):
         spec.write_text(spec_text(test=target))
         r = cli("run", spec, "--out", tmp_path / "out", "--confine", spec.parent, cwd=spec.parent)
-        refused(r, "resolves outside the folder")
+        refused(r, "resolves outside the confined folder")
         assert not (tmp_path / "out").exists()
     # REPORTGEN_CONFINE: for pipelines, independent of the spec (1 = the spec's folder)
     monkeypatch.setenv("REPORTGEN_CONFINE", "1")
-    refused(cli("validate", spec, cwd=spec.parent), "resolves outside the folder")
+    refused(cli("validate", spec, cwd=spec.parent), "resolves outside the confined folder")
     spec.write_text(spec_text(test="inside.csv"))
     assert cli("validate", spec, cwd=spec.parent).returncode == 0
     # a missing file outside the folder: refused without listing the names of its siblings
     spec.write_text(spec_text(test="../elsewhere/dat.csv"))
-    err = refused(cli("validate", spec, cwd=spec.parent), "resolves outside the folder")
+    err = refused(cli("validate", spec, cwd=spec.parent), "resolves outside the confined folder")
     assert "data.csv" not in err
 
 

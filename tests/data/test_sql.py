@@ -213,7 +213,7 @@ def test_confinement_refuses_a_database_outside_the_folder(tmp_path):
                                 f"database: ../elsewhere/audit.db}}\n" for r in ROLES)
     (inner / "a.yaml").write_text(compas_spec(block), encoding="utf-8")
     r = cli("run", "a.yaml", "--confine", "--out", "out", "--format", "json", "-q", cwd=inner)
-    assert r.returncode == 2 and "resolves outside the folder" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "resolves outside the confined folder" in r.stderr and "Traceback" not in r.stderr
     assert r.stderr.count("data.") == 3, r.stderr  # every entry at once, each once
 
 

@@ -497,6 +497,31 @@ def test_logo_outside_the_confined_folder_is_refused(tmp_path):
     assert not (folder / "out").exists()
 
 
+@pytest.mark.parametrize("where", ["absolute", "parent", "link_out"])
+def test_template_folder_outside_the_confined_folder_is_refused(tmp_path, where):
+    """Under --confine (or REPORTGEN_CONFINE=1) the template folder must lie inside the confined folder, as data
+    must: a spec from another team may not render the signed report with templates from elsewhere (``/etc``, a
+    sibling team's folder, a link leading out). Refused at output.templates, exit 2, nothing written; without
+    confinement the same spec runs (a trusted spec may keep a house style in a shared folder)."""
+    folder, shared = tmp_path / "case", tmp_path / "house-style"
+    (shared / "partials").mkdir(parents=True)
+    (shared / "partials" / "summary.html").write_text("<section>house</section>\n", encoding="utf-8")
+    folder.mkdir()
+    name = {"absolute": str(shared), "parent": "../house-style", "link_out": "tpl"}[where]
+    if where == "link_out":
+        (folder / "tpl").symlink_to(shared)
+    spec = Case(templates=name, formats=("json", "html")).write(folder)
+    for args in (("validate", spec, "--confine"), ("run", spec, "--out", folder / "out", "--format", "json,html",
+                                                   "--confine")):
+        r = cli(*args)
+        assert r.code == 2 and r.exception is None, r.err
+        assert r.err.count("output.templates: ") == 1 and "outside the confined folder" in r.err, r.err
+    assert not (folder / "out").exists()
+    r = cli("run", spec, "--out", folder / "out", "--format", "json,html", "--quiet")
+    assert r.code in (0, 1) and r.exception is None, r.err
+    assert b"<section>house</section>" in (folder / "out" / "report.html").read_bytes()
+
+
 @pytest.mark.parametrize("how", ["include_parent", "include_absolute", "include_raw_parent", "symlinked_partial"])
 def test_template_cannot_include_the_secret(how):
     def go(root, secrets):
