@@ -3,8 +3,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings as _hypothesis_settings
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Generated data (docs/contributing.md, "Generated data"): the suite draws the same examples on every machine and
+# every run ("repeatable": derandomized, no example database), so a clone's result does not depend on the day's
+# draw; REPORTGEN_HYPOTHESIS=explore draws new examples each run and remembers failures in .hypothesis/. Loaded
+# here, before any test module builds its @settings, so every test inherits it.
+_hypothesis_settings.register_profile("repeatable", derandomize=True, database=None, print_blob=True)
+_hypothesis_settings.register_profile("explore", print_blob=True)
+_hypothesis_settings.load_profile(__import__("os").environ.get("REPORTGEN_HYPOTHESIS", "repeatable"))
 
 
 def rows_from_cells(cells):
