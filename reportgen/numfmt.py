@@ -12,6 +12,9 @@ and the gate texts all format them here, with one convention per quantity:
 * ``interval(iv, value)`` prints ``[lower, upper]`` with the decimals of ``num(value, iv)`` (a tiny non-zero
   value may keep one more digit than its interval).
 * ``pct`` prints shares as percentages with one decimal (more when the interval is narrower than 0.1 points).
+* A value or interval end never prints as a line the document reads it against unless it equals it: the
+  four-fifths line 0.8 (:data:`LINES`) everywhere, and a gate's limit in that gate's texts. 0.79975 prints as
+  0.7997 beside "under 0.8" rather than 0.800 (:func:`apart`).
 
 This module imports nothing beyond the standard library, so any stage can use it.
 """
@@ -31,6 +34,9 @@ PLAIN_SIG = 3        # a number shown without an interval
 WIDTH_SIG = 2        # significant digits kept on the interval width
 VALUE_DP = 3         # decimals of every value below 10 that has an interval (one convention per quantity)
 PCT_DP = 1           # decimals of every percentage
+# Lines the whole document reads numbers against: the four-fifths line of every impact and exposure ratio's verdict.
+# No value or interval end prints as one of them unless it equals it (:func:`apart`); a gate adds its own limit.
+LINES = (0.8,)
 
 
 def _finite(x: Any) -> bool:
@@ -83,21 +89,44 @@ def _fmt(x: float, p: int) -> str:
     return s
 
 
-def num(value: Any, lower: Any = None, upper: Any = None) -> str:
-    """``0.05527`` with interval ``[0.02354, 0.08858]`` -> ``"0.055"``; ``None`` -> ``"not defined"``."""
+def apart(p: int, numbers: tuple, lines: Any = ()) -> int:
+    """Decimals at least ``p`` with which no number of ``numbers`` prints as a line it does not equal: a value or
+    interval end of 0.79975 next to a verdict read against 0.8 prints as 0.7997 (not 0.800, which would read as
+    "not under 0.8"), an interval end of 0.10004 beside a gate's limit 0.1 as 0.10004. ``lines``: the lines the
+    document reads these numbers against, besides :data:`LINES` (a gate's limit). At most 12 decimals."""
+    marks = [float(t) for t in (*LINES, *lines) if _finite(t)]
+    xs = [float(x) for x in numbers if _finite(x)]
+    while p < 12 and any(x != t and _fmt(x, p) == _fmt(t, p) for x in xs for t in marks):
+        p += 1
+    return p
+
+
+def num(value: Any, lower: Any = None, upper: Any = None, lines: Any = ()) -> str:
+    """``0.05527`` with interval ``[0.02354, 0.08858]`` -> ``"0.055"``; ``None`` -> ``"not defined"``. ``lines``:
+    limits the number is read against (:func:`apart`)."""
     if not _finite(value):
         return NOT_DEFINED
     lo, hi = _bounds(lower, upper)
-    return _fmt(float(value), decimals(value, lo, hi))
+    return _fmt(float(value), apart(decimals(value, lo, hi), (value, lo, hi), lines))
 
 
-def interval(iv: Any, value: Any = None) -> str:
+def interval(iv: Any, value: Any = None, lines: Any = ()) -> str:
     """An interval mapping ``{lower, upper}`` -> ``"[0.024, 0.089]"``, with the decimals of ``num(value, iv)``."""
     lo, hi = _bounds(iv if isinstance(iv, Mapping) else {}, None)
     if not (_finite(lo) and _finite(hi)):
         return NO_INTERVAL
     p = decimals(None, lo, hi) if max(abs(lo), abs(hi)) < 10 else decimals(value if _finite(value) else None, lo, hi)
+    p = apart(p, (value, lo, hi), lines)
     return f"[{_fmt(float(lo), p)}, {_fmt(float(hi), p)}]"
+
+
+def fixed(value: Any, p: int = VALUE_DP, *others: Any) -> str:
+    """``value`` with ``p`` decimals (a regulatory table's three), or more where ``p`` would print it — or one of
+    ``others`` printed beside it, an interval's ends — as a line it does not equal (:func:`apart`): an impact
+    ratio of 0.79975 is "0.7997", not "0.800" beside "< 0.8: yes". ``None`` -> ``"not defined"``."""
+    if not _finite(value):
+        return NOT_DEFINED
+    return _fmt(float(value), apart(p, (value, *others)))
 
 
 def pct(value: Any, lower: Any = None, upper: Any = None) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from reportgen import numfmt
 from reportgen.stats import metrics
 from reportgen.stats.statistic import Estimate
 from reportgen.families import identified, proxy_annotated
@@ -128,7 +129,8 @@ def _statement(kind: str, reason: str | None, katz, level: float) -> dict:
     if kind == "undefined":
         out.update(text=STATEMENT_UNDEFINED[reason], reason=reason)
     else:
-        out["text"] = f"{STATEMENT_WORDS[kind]} at {conf} (Katz interval [{katz[0]:.3f}, {katz[1]:.3f}])"
+        ends = (numfmt.fixed(katz[0], 3, katz[1]), numfmt.fixed(katz[1], 3, katz[0]))
+        out["text"] = f"{STATEMENT_WORDS[kind]} at {conf} (Katz interval [{ends[0]}, {ends[1]}])"
     return out
 
 

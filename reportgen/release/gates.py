@@ -204,19 +204,35 @@ class Check:
     bounds: list[Bound] = field(default_factory=list)
 
 
+def _q(q: float, limit: float) -> str:
+    """The gated quantity to four significant digits, or more where four would print it as the limit it is
+    compared with (0.79996 against 0.8 is "0.79996 < 0.8", not "0.8 < 0.8")."""
+    k = 4
+    while k < 17 and abs(q) != abs(limit) and abs(float(f"{q:.{k}g}")) == abs(limit):
+        k += 1
+    return f"{q:.{k}g}"
+
+
 def _exact_status(kind: str, limit: float, q: float) -> tuple[str, str]:
+    t = _q(q, limit)
     if kind in ("max", "max_increase"):
-        return ("pass", f"{q:.4g} ≤ {limit:g}") if q <= limit else ("fail", f"{q:.4g} > {limit:g}")
+        return ("pass", f"{t} ≤ {limit:g}") if q <= limit else ("fail", f"{t} > {limit:g}")
     if kind == "min":
-        return ("pass", f"{q:.4g} ≥ {limit:g}") if q >= limit else ("fail", f"{q:.4g} < {limit:g}")
-    return (("pass", f"|{q:.4g}| ≤ {limit:g}") if abs(q) <= limit else ("fail", f"|{q:.4g}| > {limit:g}"))
+        return ("pass", f"{t} ≥ {limit:g}") if q >= limit else ("fail", f"{t} < {limit:g}")
+    return (("pass", f"|{t}| ≤ {limit:g}") if abs(q) <= limit else ("fail", f"|{t}| > {limit:g}"))
+
+
+def limit_lines(b) -> tuple[float, float]:
+    """The lines a gate's numbers are read against: its limit, and its negative (``abs_max``)."""
+    return (b.limit, -b.limit)
 
 
 def _iv_text(b: Bound) -> str:
     e = b.est
     lvl = f"{numfmt.level(e.level)} " if e.level is not None else ""
     name = numfmt.METHOD_NAMES.get(e.method, e.method) if e.method in ("bernstein", "katz log-ratio") else e.method
-    return f"{name + ' ' if name else ''}{lvl}interval {numfmt.interval({'lower': e.lower, 'upper': e.upper}, e.point)}"
+    shown = numfmt.interval({"lower": e.lower, "upper": e.upper}, e.point, lines=limit_lines(b))
+    return f"{name + ' ' if name else ''}{lvl}interval {shown}"
 
 
 def _side_words(kind: str, lim: str) -> tuple[str, str]:

@@ -93,8 +93,10 @@ def _where(attribute: str, pair: dict | None) -> str:
 
 
 def _bound_text(b: Any) -> str:
-    iv = f" [{numfmt.num(b.lower)}, {numfmt.num(b.upper)}]" if b.lower is not None and b.upper is not None else ""
-    point = numfmt.num(b.point) if b.point is not None else "not defined"
+    lines = (b.limit, -b.limit)
+    iv = f" [{numfmt.num(b.lower, lines=lines)}, {numfmt.num(b.upper, lines=lines)}]" \
+        if b.lower is not None and b.upper is not None else ""
+    point = numfmt.num(b.point, lines=lines) if b.point is not None else "not defined"
     return f"{b.kind} {b.limit:g} on {b.quantity}: {point}{iv} -> {b.status}"
 
 

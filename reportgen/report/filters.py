@@ -19,7 +19,7 @@ from markupsafe import Markup, escape
 
 from reportgen.numfmt import (  # noqa: F401  (re-exported: the templates and plots use them as F.*)
     MAX_SIG, NO_INTERVAL, NOT_DEFINED, PCT_DP, PLAIN_SIG, VALUE_DP, WIDTH_SIG, _bounds, _finite, _fmt, count,
-    decimals, interval, level, num, pct, signed,
+    decimals, fixed, interval, level, num, pct, signed,
 )
 
 # Verdict kinds (CSS class suffixes and test hooks) and their texts.
@@ -253,7 +253,20 @@ def ticks(text: Any):
     return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", str(escape("" if text is None else text))))
 
 
+def gate_lines(gate: Any) -> list[float]:
+    """The limits a gate row's numbers are read against, each with its negative (``abs_max``): numbers beside the
+    gate never print as a limit they do not equal (numfmt.apart)."""
+    out: list[float] = []
+    for b in getattr(fields(gate), "bounds", None) or []:
+        lim = getattr(fields(b), "limit", None)
+        if _finite(lim):
+            out += [float(lim), -float(lim)]
+    return out
+
+
 FILTERS = {
+    "gate_lines": gate_lines,
+    "fixed": fixed,
     "ticks": ticks,
     "num": num,
     "interval": interval,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from reportgen import numfmt
 from reportgen.results.model import Results
 
 
@@ -127,7 +128,7 @@ def _selection_tables(v: dict, gated: set, limit: int = MAX_TABLE_ROWS) -> None:
                            else "; the rule's verdict is inconclusive for all of them")
             ratios = [p.get("impact_ratio") for p in left if p.get("impact_ratio") is not None]
             if ratios:
-                common += f"; their impact ratios are {min(ratios):.3f} or more"
+                common += f"; their impact ratios are {numfmt.fixed(min(ratios), 3)} or more"
         ex_shown, ex_left, _ = bound_rows(excluded, lambda p: False, limit)
         tables.append({"task": task, "shown": shown, "excluded": ex_shown, "empty": empty[:limit],
                        "empty_more": max(len(empty) - limit, 0),

@@ -549,3 +549,14 @@ def test_baseline_is_read_through_the_typed_model(tmp_path: Path):
     code, out = run(["run", str(spec), "--out", str(tmp_path / "o3")])
     line = spec.read_text().splitlines().index(f"baseline: {tmp_path / 'bad.json'}") + 1
     assert code == 2 and re.search(rf"s2\.yaml:{line}:\d+: baseline: .*not a valid results\.json", out), out
+
+
+def test_a_gate_text_never_prints_its_quantity_as_the_limit():
+    """Four significant digits would print 0.79996 as 0.8 and say "0.8 < 0.8"; the text keeps the digits that
+    show the side, and so does the interval in a gate's reason (an end of 0.05049 beside ±0.05 is 0.0505)."""
+    assert G._exact_status("min", 0.8, 0.79996) == ("fail", "0.79996 < 0.8")
+    assert G._exact_status("abs_max", 0.05, -0.050004) == ("fail", "|-0.050004| > 0.05")
+    assert G._exact_status("max", 0.1, 0.0123456) == ("pass", "0.01235 ≤ 0.1")
+    assert G._exact_status("max", 0.1, 0.1) == ("pass", "0.1 ≤ 0.1")
+    est = SimpleNamespace(level=0.95, method="bootstrap", lower=0.0168, upper=0.05049, point=0.03)
+    assert G._iv_text(G.Bound("abs_max", 0.05, "value", est)).endswith("interval [0.0168, 0.0505]")

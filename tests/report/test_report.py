@@ -283,6 +283,45 @@ def test_verdict_badge_texts():
     assert F.verdict_kind(disp) == "against"
 
 
+def test_no_number_prints_as_a_line_it_does_not_equal():
+    """A value or interval end beside a verdict read against a line prints with the digits that show its side:
+    the four-fifths line 0.8 everywhere (the lending sample's lowest impact ratio is 0.79975, which three decimals
+    would print as 0.800 beside "under 0.8: adverse impact indicated"), a gate's limit in its row (toxicity's
+    interval end 0.0505 beside "±0.05"). A number equal to the line, or far from it, keeps its usual digits."""
+    assert F.num(0.7997495891697315, 0.7388226361427603, 0.8530406585149451) == "0.7997"
+    assert F.interval({"lower": 0.7388226361427603, "upper": 0.8530406585149451}, 0.7997495891697315) \
+        == "[0.7388, 0.8530]"
+    assert F.num(0.80004, 0.7, 0.9) == "0.80004" and F.num(0.8, 0.7, 0.9) == "0.800"
+    assert F.num(0.7997, 0.7, 0.9) == "0.7997"
+    assert F.interval({"lower": 0.0168, "upper": 0.0505}, 0.03) == "[0.017, 0.051]"  # no line: three decimals
+    assert F.interval({"lower": 0.0168, "upper": 0.05049}, 0.03, lines=(0.05, -0.05)) == "[0.0168, 0.0505]"
+    assert F.num(-0.05003, -0.06, 0.01, lines=(0.05, -0.05)) == "-0.05003"
+    assert F.fixed(0.7997495891697315, 3) == "0.7997" and F.fixed(0.8, 3) == "0.800" and F.fixed(0.91, 3) == "0.910"
+    assert F.fixed(0.741, 3, 0.79995) == "0.74100"  # an interval's ends share the decimals of the end near the line
+    assert F.gate_lines({"bounds": [{"kind": "abs_max", "limit": 0.05}]}) == [0.05, -0.05]
+
+
+def test_the_lending_sample_never_prints_its_flagged_ratio_as_0_8(sample_runs):
+    """Through the report: the lending sample's lowest impact ratio is 0.79975 and its rule's verdict says
+    "adverse impact indicated" (a flag under 0.8). Every place the report prints that ratio — the first page's row,
+    the family's headline, the category table beside "< 0.8: yes", the console line — shows 0.7997, never 0.800."""
+    import re
+
+    proc, produced = sample_runs["lending_rates"]
+    results = json.loads(produced.read_bytes())
+    ir = next(m for m in results["metrics"] if m["name"] == "impact_ratio")
+    assert 0.7995 < ir["value"] < 0.8 and ir["verdict"]["kind"] == "indicated"
+    html = render_html(results, (ROOT / "specs" / "lending_rates.yaml").read_text(encoding="utf-8"), generated=DATE)
+    text = re.sub(r"<[^>]+>", " ", html)
+    assert text.count("0.7997") >= 3, text.count("0.7997")
+    assert not re.search(r"\b0\.800\b", text)
+    from reportgen.release.pipelines import metric_line
+    from reportgen.results.model import Results
+
+    line = metric_line(next(m for m in Results.model_validate(results).metrics if m.name == "impact_ratio"))
+    assert line.value == "0.7997" and line.interval == "[0.7388, 0.8530]", line  # the console's and CI's line
+
+
 # --------------------------------------------------------------------------- macros (golden)
 
 
