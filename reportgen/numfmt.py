@@ -12,9 +12,10 @@ and the gate texts all format them here, with one convention per quantity:
 * ``interval(iv, value)`` prints ``[lower, upper]`` with the decimals of ``num(value, iv)`` (a tiny non-zero
   value may keep one more digit than its interval).
 * ``pct`` prints shares as percentages with one decimal (more when the interval is narrower than 0.1 points).
-* A value or interval end never prints as a line the document reads it against unless it equals it: the
-  four-fifths line 0.8 (:data:`LINES`) everywhere, and a gate's limit in that gate's texts. 0.79975 prints as
-  0.7997 beside "under 0.8" rather than 0.800 (:func:`apart`).
+* A value or interval end never prints as a line the document reads it against unless it equals it: 0 and
+  the four-fifths line 0.8 (:data:`LINES`) everywhere, and a gate's limit in that gate's texts. 0.79975 prints
+  as 0.7997 beside "under 0.8" rather than 0.800, an interval end 0.00019 as 0.0002, not 0.000
+  (:func:`apart`).
 
 This module imports nothing beyond the standard library, so any stage can use it.
 """
@@ -34,9 +35,11 @@ PLAIN_SIG = 3        # a number shown without an interval
 WIDTH_SIG = 2        # significant digits kept on the interval width
 VALUE_DP = 3         # decimals of every value below 10 that has an interval (one convention per quantity)
 PCT_DP = 1           # decimals of every percentage
-# Lines the whole document reads numbers against: the four-fifths line of every impact and exposure ratio's verdict.
-# No value or interval end prints as one of them unless it equals it (:func:`apart`); a gate adds its own limit.
-LINES = (0.8,)
+# Lines the whole document reads numbers against: 0, where every difference's verdict is read (an interval that
+# excludes it), and the four-fifths line of every impact and exposure ratio's verdict. No value or interval end
+# prints as one of them unless it equals it (:func:`apart`); a gate adds its own limit.
+LINES = (0.0, 0.8)
+APART_MAX = 4        # at most this many more decimals to show a number's side of a line
 
 
 def _finite(x: Any) -> bool:
@@ -89,16 +92,19 @@ def _fmt(x: float, p: int) -> str:
     return s
 
 
-def apart(p: int, numbers: tuple, lines: Any = ()) -> int:
+def apart(p: int, numbers: tuple, lines: Any = (), base: tuple = ()) -> int:
     """Decimals at least ``p`` with which no number of ``numbers`` prints as a line it does not equal: a value or
     interval end of 0.79975 next to a verdict read against 0.8 prints as 0.7997 (not 0.800, which would read as
-    "not under 0.8"), an interval end of 0.10004 beside a gate's limit 0.1 as 0.10004. ``lines``: the lines the
-    document reads these numbers against, besides :data:`LINES` (a gate's limit). At most 12 decimals."""
-    marks = [float(t) for t in (*LINES, *lines) if _finite(t)]
+    "not under 0.8"), an interval end of 0.00019 beside "biased against" (the interval excludes 0) as 0.0002, not
+    0.000, and an end of 0.10004 beside a gate's limit 0.1 as 0.10004. ``lines``: the lines the document reads
+    these numbers against besides ``base`` (:data:`LINES` for values; 0 for percentages and points). At most
+    :data:`APART_MAX` more decimals: a number closer to the line than that keeps ``p``."""
+    marks = [float(t) for t in (*base, *lines) if _finite(t)]
     xs = [float(x) for x in numbers if _finite(x)]
-    while p < 12 and any(x != t and _fmt(x, p) == _fmt(t, p) for x in xs for t in marks):
-        p += 1
-    return p
+    for q in range(p, p + APART_MAX + 1):
+        if not any(x != t and _fmt(x, q) == _fmt(t, q) for x in xs for t in marks):
+            return q
+    return p  # within 10^-(p + APART_MAX) of the line: rounding residue (an end computed as 1e-17), not a side
 
 
 def num(value: Any, lower: Any = None, upper: Any = None, lines: Any = ()) -> str:
@@ -107,7 +113,7 @@ def num(value: Any, lower: Any = None, upper: Any = None, lines: Any = ()) -> st
     if not _finite(value):
         return NOT_DEFINED
     lo, hi = _bounds(lower, upper)
-    return _fmt(float(value), apart(decimals(value, lo, hi), (value, lo, hi), lines))
+    return _fmt(float(value), apart(decimals(value, lo, hi), (value, lo, hi), lines, LINES))
 
 
 def interval(iv: Any, value: Any = None, lines: Any = ()) -> str:
@@ -116,7 +122,8 @@ def interval(iv: Any, value: Any = None, lines: Any = ()) -> str:
     if not (_finite(lo) and _finite(hi)):
         return NO_INTERVAL
     p = decimals(None, lo, hi) if max(abs(lo), abs(hi)) < 10 else decimals(value if _finite(value) else None, lo, hi)
-    p = apart(p, (value, lo, hi), lines)
+    # the ends keep off every line; the value (which keeps its own first digit off 0, above) off the others
+    p = apart(apart(p, (lo, hi), lines, LINES), (value,), lines, tuple(t for t in LINES if t))
     return f"[{_fmt(float(lo), p)}, {_fmt(float(hi), p)}]"
 
 
@@ -126,7 +133,7 @@ def fixed(value: Any, p: int = VALUE_DP, *others: Any) -> str:
     ratio of 0.79975 is "0.7997", not "0.800" beside "< 0.8: yes". ``None`` -> ``"not defined"``."""
     if not _finite(value):
         return NOT_DEFINED
-    return _fmt(float(value), apart(p, (value, *others)))
+    return _fmt(float(value), apart(p, (value, *others), (), LINES))
 
 
 def pct(value: Any, lower: Any = None, upper: Any = None) -> str:
@@ -143,7 +150,16 @@ def pct(value: Any, lower: Any = None, upper: Any = None) -> str:
             p = max(PCT_DP, min(p, MAX_SIG - 1 - math.floor(math.log10(top))))
     if value != 0:  # a small non-zero share never prints as 0.0%
         p = max(p, -math.floor(math.log10(abs(value) * 100)))
-    return _fmt(float(value) * 100, p) + "%"
+    return _fmt(float(value) * 100, apart(p, tuple(v * 100 for v in (value, lo, hi) if _finite(v)), (), (0.0,))) + "%"
+
+
+def points(value: Any, lower: Any = None, upper: Any = None) -> tuple[str, str, str]:
+    """A difference of two shares in percentage points with its interval, one decimal (``0.16`` -> ``"16.0"``), or
+    more where an end that is not 0 would print as 0.0 (an interval that excludes 0 shows that it does):
+    ``(value, lower, upper)`` texts."""
+    xs = tuple(float(v) * 100 for v in (value, lower, upper) if _finite(v))
+    p = apart(PCT_DP, xs, (), (0.0,))
+    return tuple(_fmt(float(v) * 100, p) if _finite(v) else NOT_DEFINED for v in (value, lower, upper))  # type: ignore[return-value]
 
 
 def count(value: Any) -> str:

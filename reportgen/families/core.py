@@ -158,8 +158,9 @@ def headline(ev: "Evaluation", evals: list["Evaluation"], reps: np.ndarray, leve
                     tuple(as_json_float(v) for v in per_run))
 
 
-MSG_EXCLUDES_ESTIMATE = ("the bootstrap distribution lies to one side of the estimate (it is biased here, as a mean of "
-                         "absolute differences is near 0), so the percentile interval does not contain the value")
+MSG_EXCLUDES_ESTIMATE = ("the bootstrap's replicates lie to one side of the estimate, so the percentile interval does not "
+                         "contain the value (usual for a distance or an absolute difference near 0, which resampling "
+                         "moves away from 0)")
 
 
 def flag_excluded(iv: BootstrapInterval | None, value: float) -> BootstrapInterval | None:

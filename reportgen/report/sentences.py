@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reportgen.numfmt import interval_name
+from reportgen.numfmt import interval_name, points
 from reportgen.spec.catalogue import CATALOGUE
 
 from . import filters
@@ -87,17 +87,19 @@ def headline_sentence(pair: Any, iv: Any, unit: str = "rows") -> str:
             more = "less" if more == "more" else "more"
     else:
         first, second = ref, prot
-    text = f"{among}{first} {unit} {what} {abs(d) * 100:.1f} points {more} often than {second} {unit}"
-    if iv is not None and filters._finite(iv.lower) and filters._finite(iv.upper):
-        lo, hi = float(iv.lower), float(iv.upper)
+    has_iv = iv is not None and filters._finite(iv.lower) and filters._finite(iv.upper)
+    lo, hi = (float(iv.lower), float(iv.upper)) if has_iv else (None, None)
+    if has_iv and not identified and d < 0:  # the sentence reads reference minus protected
+        lo, hi = -hi, -lo
+    size, lo_t, hi_t = points(abs(d), lo, hi)  # one number of decimals; an end that is not 0 never reads 0.0
+    text = f"{among}{first} {unit} {what} {size} points {more} often than {second} {unit}"
+    if has_iv:
         if identified:  # a proxy attribute decided on its identified set: the set of δ itself, named
             text += (f" (probability-weighted); the costly outcome's rate, {pair.group} minus {pair.reference}: "
                      f"{interval_name(iv)} interval over every assignment of groups consistent with the proxies "
-                     f"[{lo * 100:.1f}, {hi * 100:.1f}]")
+                     f"[{lo_t}, {hi_t}]")
         else:
-            if d < 0:  # the sentence reads reference minus protected
-                lo, hi = -hi, -lo
-            text += f" [{lo * 100:.1f}, {hi * 100:.1f}]"
+            text += f" [{lo_t}, {hi_t}]"
     return text
 
 
@@ -111,15 +113,15 @@ def amplification_sentence(pairs: list, unit: str = "rows", source: str | None =
     p = max(ok, key=lambda q: abs(float(q.delta)))
     d = float(p.delta)
     than = "the declared base rate" if source in ("uniform", "table") else "their true rate"
-    text = (f"Largest: {_group_value(_or(p.group, ''))} {unit} were predicted {_or(p.task, 'the task')} "
-            f"{abs(d) * 100:.1f} points {'more' if d > 0 else 'less'} often than {than}")
     iv = p.interval
-    if iv is not None and filters._finite(iv.lower) and filters._finite(iv.upper):
-        lo, hi = float(iv.lower), float(iv.upper)
-        if d < 0:
-            lo, hi = -hi, -lo
-        text += f" [{lo * 100:.1f}, {hi * 100:.1f}]"
-    return text
+    has_iv = iv is not None and filters._finite(iv.lower) and filters._finite(iv.upper)
+    lo, hi = (float(iv.lower), float(iv.upper)) if has_iv else (None, None)
+    if has_iv and d < 0:
+        lo, hi = -hi, -lo
+    size, lo_t, hi_t = points(abs(d), lo, hi)
+    text = (f"Largest: {_group_value(_or(p.group, ''))} {unit} were predicted {_or(p.task, 'the task')} "
+            f"{size} points {'more' if d > 0 else 'less'} often than {than}")
+    return text + (f" [{lo_t}, {hi_t}]" if has_iv else "")
 
 
 def _or(value: Any, default: Any) -> Any:
