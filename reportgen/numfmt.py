@@ -127,6 +127,18 @@ def interval(iv: Any, value: Any = None, lines: Any = ()) -> str:
     return f"[{_fmt(float(lo), p)}, {_fmt(float(hi), p)}]"
 
 
+def sig(value: float, *lines: Any, digits: int = 4) -> str:
+    """``value`` to ``digits`` significant digits (``%g``), or more where that would print it as one of ``lines``
+    it does not equal: a gate's "0.79996 < 0.8", not "0.8 < 0.8"; a diff's "old [0.1, 0.12344], new [0.12345,
+    0.2] do not overlap", not two ends that both read 0.1234. At most 17 digits."""
+    x = float(value)
+    marks = [float(t) for t in lines if _finite(t) and float(t) != x]
+    k = digits
+    while k < 17 and any(float(f"{x:.{k}g}") == t or f"{x:.{k}g}" == f"{t:.{k}g}" for t in marks):
+        k += 1
+    return f"{x:.{k}g}"
+
+
 def fixed(value: Any, p: int = VALUE_DP, *others: Any) -> str:
     """``value`` with ``p`` decimals (a regulatory table's three), or more where ``p`` would print it — or one of
     ``others`` printed beside it, an interval's ends — as a line it does not equal (:func:`apart`): an impact

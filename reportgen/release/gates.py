@@ -204,17 +204,8 @@ class Check:
     bounds: list[Bound] = field(default_factory=list)
 
 
-def _q(q: float, limit: float) -> str:
-    """The gated quantity to four significant digits, or more where four would print it as the limit it is
-    compared with (0.79996 against 0.8 is "0.79996 < 0.8", not "0.8 < 0.8")."""
-    k = 4
-    while k < 17 and abs(q) != abs(limit) and abs(float(f"{q:.{k}g}")) == abs(limit):
-        k += 1
-    return f"{q:.{k}g}"
-
-
 def _exact_status(kind: str, limit: float, q: float) -> tuple[str, str]:
-    t = _q(q, limit)
+    t = numfmt.sig(q, limit, -limit)  # never "0.8 < 0.8"
     if kind in ("max", "max_increase"):
         return ("pass", f"{t} ≤ {limit:g}") if q <= limit else ("fail", f"{t} > {limit:g}")
     if kind == "min":

@@ -560,3 +560,14 @@ def test_a_gate_text_never_prints_its_quantity_as_the_limit():
     assert G._exact_status("max", 0.1, 0.1) == ("pass", "0.1 ≤ 0.1")
     est = SimpleNamespace(level=0.95, method="bootstrap", lower=0.0168, upper=0.05049, point=0.03)
     assert G._iv_text(G.Bound("abs_max", 0.05, "value", est)).endswith("interval [0.0168, 0.0505]")
+
+
+def test_numbers_of_gate_and_diff_texts_keep_their_side():
+    """numfmt.sig, which the gate and diff reasons use: four significant digits unless they would print a number
+    as a limit (or another interval's end) it does not equal."""
+    from reportgen import numfmt
+
+    assert numfmt.sig(0.79996, 0.8, -0.8) == "0.79996" and numfmt.sig(0.8, 0.8) == "0.8"
+    assert numfmt.sig(0.0123456) == "0.01235" and numfmt.sig(0.100004, 0.1) == "0.100004"
+    ends = (0.1, 0.123441, 0.123449, 0.2)
+    assert [numfmt.sig(e, *ends) for e in ends] == ["0.1", "0.12344", "0.12345", "0.2"]

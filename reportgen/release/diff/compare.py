@@ -344,32 +344,36 @@ def _decide(row: Row, limit: float, level: float, reps) -> Gate:
         w = worsening(row.name, nb) - worsening(row.name, ob)
         g.method = "paired_bootstrap"
         g.lower, g.upper = _quantiles(w, level)
-        iv = f"paired bootstrap {numfmt.level(level)} interval of the worsening [{g.lower:.4g}, {g.upper:.4g}]"
+        lo, hi = numfmt.sig(g.lower, limit, g.upper), numfmt.sig(g.upper, limit, g.lower)  # never "0.1 <= 0.1"
+        iv = f"paired bootstrap {numfmt.level(level)} interval of the worsening [{lo}, {hi}]"
         if g.upper <= limit:
-            g.status, g.reason = GATE_PASS, f"upper end {g.upper:.4g} <= {limit:g} ({iv})"
+            g.status, g.reason = GATE_PASS, f"upper end {hi} <= {limit:g} ({iv})"
         elif g.lower > limit:
-            g.status, g.reason = GATE_FAIL, f"lower end {g.lower:.4g} > {limit:g} ({iv})"
+            g.status, g.reason = GATE_FAIL, f"lower end {lo} > {limit:g} ({iv})"
         else:
             g.reason = f"interval straddles {limit:g} ({iv})"
         return g
     if not (row.old_interval and row.new_interval):
-        g.reason = f"worsening {row.worse:.4g}: {row.reason or 'no interval'}; cannot tell it from noise"
+        g.reason = f"worsening {numfmt.sig(row.worse, limit)}: {row.reason or 'no interval'}; cannot tell it from noise"
         return g
     g.method = "interval_overlap"
     (olo, ohi), (nlo, nhi) = _fold(row.name, row.old_interval), _fold(row.name, row.new_interval)
     g.lower, g.upper = nlo - ohi, nhi - olo  # the range of worsenings both intervals allow
     worse_beyond, better_beyond = nlo > ohi, nhi < olo
     w = row.worse
-    ivs = f"{numfmt.level(level)} intervals old [{olo:.4g}, {ohi:.4g}], new [{nlo:.4g}, {nhi:.4g}]"
+    ends = (olo, ohi, nlo, nhi)  # each end printed apart from the others: "do not overlap" is visible in the text
+    o_lo, o_hi, n_lo, n_hi = (numfmt.sig(e, *ends) for e in ends)
+    ivs = f"{numfmt.level(level)} intervals old [{o_lo}, {o_hi}], new [{n_lo}, {n_hi}]"
+    w_txt = numfmt.sig(w, limit)
     if w > limit and worse_beyond:
-        g.status, g.reason = GATE_FAIL, f"worsening {w:.4g} > {limit:g} and beyond noise ({ivs} do not overlap)"
+        g.status, g.reason = GATE_FAIL, f"worsening {w_txt} > {limit:g} and beyond noise ({ivs} do not overlap)"
     elif w <= limit and not worse_beyond:
         why = "better beyond noise" if better_beyond else "within noise"
-        g.status, g.reason = GATE_PASS, f"worsening {w:.4g} <= {limit:g} and {why} ({ivs})"
+        g.status, g.reason = GATE_PASS, f"worsening {w_txt} <= {limit:g} and {why} ({ivs})"
     elif w > limit:
-        g.reason = f"worsening {w:.4g} > {limit:g} but within noise ({ivs} overlap)"
+        g.reason = f"worsening {w_txt} > {limit:g} but within noise ({ivs} overlap)"
     else:
-        g.reason = f"worsening {w:.4g} <= {limit:g} but a worsening beyond noise ({ivs} do not overlap)"
+        g.reason = f"worsening {w_txt} <= {limit:g} but a worsening beyond noise ({ivs} do not overlap)"
     return g
 
 
