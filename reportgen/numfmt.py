@@ -181,6 +181,16 @@ def count(value: Any) -> str:
     return f"{int(round(value)):,}"
 
 
+def amount(value: Any) -> str:
+    """A count that may be weighted (a group's rows under proxy probabilities or weights): a whole number with
+    thousands separators (``2757.0`` -> ``"2,757"``, never rounded to significant digits), else one decimal
+    (``1234.46`` -> ``"1,234.5"``), so a weighted count never reads as a count of rows."""
+    if not _finite(value):
+        return NOT_DEFINED
+    v = float(value)
+    return f"{int(v):,}" if v == int(v) else f"{v:,.1f}"
+
+
 def level(value: Any) -> str:
     """A confidence level as a percentage: ``0.95`` -> ``"95%"``."""
     if not _finite(value):

@@ -19,7 +19,7 @@ from markupsafe import Markup, escape
 
 from reportgen.numfmt import (  # noqa: F401  (re-exported: the templates and plots use them as F.*)
     MAX_SIG, NO_INTERVAL, NOT_DEFINED, PCT_DP, PLAIN_SIG, VALUE_DP, WIDTH_SIG, _bounds, _finite, _fmt, count,
-    decimals, fixed, interval, level, num, pct, signed,
+    amount, decimals, fixed, interval, level, num, pct, signed,
 )
 
 # Verdict kinds (CSS class suffixes and test hooks) and their texts.
@@ -267,6 +267,7 @@ def gate_lines(gate: Any) -> list[float]:
 FILTERS = {
     "gate_lines": gate_lines,
     "fixed": fixed,
+    "amount": amount,
     "ticks": ticks,
     "num": num,
     "interval": interval,

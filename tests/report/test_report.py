@@ -339,6 +339,14 @@ def test_an_interval_that_excludes_its_value_says_so_under_it(macros):
     assert "outside its interval" not in str(macros.value_interval(0.05, {"lower": 0.01, "upper": 0.09}))
 
 
+def test_a_group_count_is_printed_whole_and_a_weighted_one_as_weighted():
+    """The outcome tables printed a group's 2,757 rows as 2760 (three significant digits), so the column added to
+    5,003 on a file of 5,000; a proxy-weighted mass of 7.8 rows printed as 8. Counts are whole numbers with
+    separators, weighted masses keep one decimal (numfmt.amount)."""
+    assert F.amount(2757.0) == "2,757" and F.amount(3213) == "3,213" and F.amount(7.8) == "7.8"
+    assert F.amount(1234.46) == "1,234.5" and F.amount(None) == "not defined"
+
+
 def test_macro_value_interval(macros):
     iv = {"lower": 0.023537036564693158, "upper": 0.08857870975064192}
     assert str(macros.value_interval(0.05527643730587661, iv)) == (
