@@ -256,7 +256,7 @@ def test_delong_and_the_point_auc_worked_in_place_equal_the_expressions_they_rep
     worked in place, equal the whole-array expressions bit for bit (ties, a group without positives or of one row)."""
     x, codes, label = case
     blocks = sq.hard_blocks(sq.rank(x), label, codes, 4)
-    for (Pb, Nb), d in zip(blocks, [sq._delong_blocks(Pb, Nb) for Pb, Nb in blocks]):
+    for (Pb, Nb), d in zip(blocks, [sq.delong_blocks(Pb, Nb) for Pb, Nb in blocks]):
         assert np.array_equal([d.auc, d.variance], _delong_before(Pb, Nb), equal_nan=True)
     mw = sq.group_auc_of_blocks(blocks)
     assert np.array_equal(mw.num, [float(Pb @ ((np.cumsum(Nb) - Nb) + 0.5 * Nb)) for Pb, Nb in blocks])
@@ -284,8 +284,8 @@ def test_the_point_auc_of_distinct_scores_from_the_positives_places_equals_the_b
     fast, slow = sq.group_auc_of_blocks(blocks, True), sq.group_auc_of_blocks(blocks)
     for a, b in ((fast.num, slow.num), (fast.pos, slow.pos), (fast.neg, slow.neg)):
         assert a.dtype == b.dtype and np.array_equal(a, b)
-    for Pb, Nb in blocks:  # DeLong without the halves (0 where its placements are read), bit for bit
-        d_fast, d_slow = sq._delong_blocks(Pb, Nb, True), sq._delong_blocks(Pb, Nb)
+    for Pb, Nb in blocks:  # DeLong without the halves or the negatives' array (Nb None), bit for bit
+        d_fast, d_slow = sq.delong_blocks(Pb), sq.delong_blocks(Pb, Nb)
         assert np.array_equal([d_fast.auc, d_fast.variance], [d_slow.auc, d_slow.variance], equal_nan=True)
         assert np.array_equal([d_fast.auc, d_fast.variance], _delong_before(Pb, Nb), equal_nan=True)
     assert np.array_equal(r.sorted_tie, np.arange(n)) and r.sorted_tie is r.sorted_tie
@@ -302,7 +302,7 @@ def test_the_point_auc_of_distinct_scores_equals_the_blocks_sums_on_a_large_grou
     fast, slow = sq.group_auc_of_blocks(blocks, True), sq.group_auc_of_blocks(blocks)
     assert np.array_equal(fast.num, slow.num) and fast.num.min() > 2.0 ** 32
     for Pb, Nb in blocks:
-        d_fast, d_slow = sq._delong_blocks(Pb, Nb, True), sq._delong_blocks(Pb, Nb)
+        d_fast, d_slow = sq.delong_blocks(Pb), sq.delong_blocks(Pb, Nb)
         assert (d_fast.auc, d_fast.variance) == (d_slow.auc, d_slow.variance)
 
 
