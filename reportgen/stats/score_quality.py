@@ -36,7 +36,6 @@ import numpy as np
 from reportgen import scratch as pool
 from reportgen.stats.normal import SCIPY_Z, scipy_z as _z  # noqa: F401 (DeLong's z; SCIPY_Z read by the tests)
 from reportgen.stats import sketch_multiplier as skm
-from reportgen.stats.counts import blas_on_one_thread
 from reportgen.stats.delong import DeLong, delong_blocks
 from reportgen.stats import mann_whitney as _mw  # its CHUNK_ELEMENTS read at each call: one setting for both passes
 from reportgen.stats.mann_whitney import MannWhitneyPass
@@ -91,7 +90,7 @@ def rank(score: np.ndarray, order: np.ndarray | Sorted | None = None) -> Ranked:
     s = np.asarray(score, dtype=np.float64)
     if np.isnan(s).any():
         raise ValueError("scores must not be NaN")
-    view = order if isinstance(order, Sorted) and order.x is s else None
+    view = Sorted.of(order, s)
     if view is not None:  # the places tying the next, from the sort's candidates (no gather of the scores)
         order, same = view.order, view.equal_next()
     else:

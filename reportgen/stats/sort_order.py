@@ -184,6 +184,17 @@ class Sorted:
         self._held: dict = {}
         self._coarse: np.ndarray | None = None  # every STRIDE-th sorted value, for :meth:`search`
 
+    @classmethod
+    def of(cls, order, x) -> "Sorted | None":
+        """``order`` when it is a sorted view of this very column ``x`` (then its gathers serve), else None (an
+        array, None, or a view of another array: its values are not ``x``'s)."""
+        return order if isinstance(order, cls) and order.x is x else None
+
+    @staticmethod
+    def indices(order):
+        """The plain order: a view's ``order`` array, anything else as it is."""
+        return order.order if isinstance(order, Sorted) else order
+
     @property
     def values(self) -> np.ndarray:
         """``x[order]``, as float64."""
@@ -257,10 +268,10 @@ def _small(column) -> np.ndarray:
 def sorted_parts(x, order: "np.ndarray | Sorted | None") -> tuple[np.ndarray, np.ndarray]:
     """The stable ascending order of float64 column ``x`` and the sorted values: from ``order`` when the caller
     sorted already (an array, or a :class:`Sorted` view of this very column, whose gather is shared)."""
-    if isinstance(order, Sorted):
-        if order.x is x:
-            return order.order, order.values
-        order = order.order
+    view = Sorted.of(order, x)
+    if view is not None:
+        return view.order, view.values
+    order = Sorted.indices(order)
     x = np.asarray(x, dtype=np.float64)
     if order is None:
         order = stable_order(x)

@@ -21,7 +21,7 @@ from reportgen.stats import resample
 from reportgen.stats import score_quality as sq
 from reportgen.stats import sketch as sk
 from reportgen.stats.sketch import TAIL_SHARE, Binned, Sketch
-from reportgen.stats.sort_order import Sorted, narrow_codes, stable_order
+from reportgen.stats.sort_order import Sorted, narrow_codes, sorted_parts, stable_order
 from tests.stats.test_resample import SPEC as RESAMPLE_SPEC
 
 
@@ -69,6 +69,21 @@ def test_the_view_gathers_each_column_once_and_never_hands_one_columns_gather_to
     assert narrow_codes(np.array([-1, 126])).dtype == np.int8
     assert narrow_codes(np.array([-1, 127])).dtype == np.int16  # room for the callers' +1
     assert narrow_codes(np.array([0, 40_000])).dtype == np.int32
+
+
+def test_a_view_serves_only_the_very_column_it_sorted():
+    """``Sorted.of(order, x)``: the view when it sorted this very array, else None — an equal copy, an array order
+    or None are not it; ``Sorted.indices`` gives the plain order either way. Every reader that shares a view's
+    gathers asks through it, so a view of another array never hands its values to ``x``."""
+    x = np.array([3.0, 1.0, 2.0])
+    view = Sorted(x, stable_order(x))
+    assert Sorted.of(view, x) is view
+    assert Sorted.of(view, x.copy()) is None and Sorted.of(view.order, x) is None and Sorted.of(None, x) is None
+    assert Sorted.indices(view) is view.order and Sorted.indices(view.order) is view.order
+    assert Sorted.indices(None) is None
+    y = np.array([30.0, 10.0, 20.0])  # another column of the same order: its own values, not the view's
+    order, ys = sorted_parts(y, view)
+    assert np.array_equal(order, view.order) and np.array_equal(ys, [10.0, 20.0, 30.0])
 
 
 # ------------------------------------------------------------------------------------------ KS and the levels
