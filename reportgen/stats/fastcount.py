@@ -30,6 +30,7 @@ import math
 import numpy as np
 from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
+from reportgen.stats.narrow import narrowest
 from reportgen.stats.plan import Plan
 
 MAX_SHARE = 0.5  # a batch with more distinct rows than this share of its rows: the reduction does not pay
@@ -186,10 +187,6 @@ def _span(a: np.ndarray, unsigned: np.dtype | None = None) -> tuple[int, int]:
     return int(np.minimum.reduce(a)), int(np.maximum.reduce(a))
 
 
-def _narrowest(size: int):
-    return np.uint8 if size <= 1 << 8 else np.uint16 if size <= 1 << 16 else np.uint32
-
-
 def _dense_codes(arrays: list[np.ndarray], lows: list[int], ranges: list[int],
                  unsigned: list[np.dtype] | None = None) -> np.ndarray:
     """How many rows have each mixed-radix code (column ``i``'s value minus the low end of its span, times the product of
@@ -206,7 +203,7 @@ def _dense_codes(arrays: list[np.ndarray], lows: list[int], ranges: list[int],
         u = a.view(unsigned[i] if unsigned is not None else np.dtype(f"u{a.dtype.itemsize}"))
         if lo % (1 << (8 * a.dtype.itemsize)):
             u = u - u.dtype.type(lo % (1 << (8 * a.dtype.itemsize)))
-        dt = _narrowest(size * r)
+        dt = narrowest(size * r - 1).type  # the codes so far: 0 .. size·r − 1
         if code is None:
             code = np.zeros(n, dtype=dt)
         elif code.dtype != dt:

@@ -13,6 +13,7 @@ import numpy as np
 
 from reportgen import scratch
 from reportgen.derived import derived
+from reportgen.stats.narrow import narrowest
 
 PREFIX_BITS = 32  # at least this many of a key's (range-reduced) top bits beside the row numbers, else an argsort
 SMALL = 4096  # columns shorter than this are argsorted directly (the packing's fixed passes would cost more)
@@ -166,10 +167,8 @@ def narrow_codes(codes: np.ndarray) -> np.ndarray:
     if c.dtype.kind not in "iu" or not len(c):
         return c
     top = max(int(c.max()), -int(c.min()))
-    for t in (np.int8, np.int16, np.int32):
-        if top <= np.iinfo(t).max - 1:  # room for the callers' +1 (a code of −1 as bin 0)
-            return c.astype(t)
-    return c
+    t = narrowest(top + 1, -top, signed=True)  # room for the callers' +1 (a code of −1 as bin 0)
+    return c.astype(t) if t.itemsize < 8 else c
 
 
 class Sorted:
