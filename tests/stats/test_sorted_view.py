@@ -22,6 +22,7 @@ from reportgen.stats import score_quality as sq
 from reportgen.stats import sketch as sk
 from reportgen.stats.sketch import TAIL_SHARE, Binned, Sketch
 from reportgen.stats.sort_order import Sorted, narrow_codes, sorted_parts, stable_order
+from tests.stats.test_delong import with_halves as _delong_before  # DeLong's whole-array expressions
 from tests.stats.test_resample import SPEC as RESAMPLE_SPEC
 
 
@@ -250,18 +251,6 @@ def test_ranks_and_tie_blocks_from_the_view_equal_the_gathered_ones(case):
     shared = sq.hard_blocks(sq.rank(x, view), label, codes, 4)
     for (p1, n1), (p2, n2) in zip(plain, shared):
         assert p1.dtype == p2.dtype and np.array_equal(p1, p2) and np.array_equal(n1, n2)
-
-
-def _delong_before(Pb, Nb):
-    m, n = float(Pb.sum()), float(Nb.sum())
-    if m <= 0 or n <= 0:
-        return (np.nan, np.nan)
-    v10 = (np.cumsum(Nb) - 0.5 * Nb) / n
-    v01 = (m - np.cumsum(Pb) + 0.5 * Pb) / m
-    auc = float(Pb @ v10) / m
-    if m < 2 or n < 2:
-        return (auc, np.nan)
-    return auc, float(Pb @ (v10 - auc) ** 2) / (m - 1) / m + float(Nb @ (v01 - auc) ** 2) / (n - 1) / n
 
 
 @settings(max_examples=150, deadline=None)
