@@ -190,7 +190,7 @@ class Sorted:
         return order if isinstance(order, cls) and order.x is x else None
 
     @staticmethod
-    def indices(order):
+    def indices(order: "np.ndarray | Sorted | None") -> np.ndarray | None:
         """The plain order: a view's ``order`` array, anything else as it is."""
         return order.order if isinstance(order, Sorted) else order
 
