@@ -110,11 +110,19 @@ def _rows_summary(ctx: AttributeContext, v: TaskValues) -> tuple:
     """The rows' own group summary ``(n, mean, ss)`` (:func:`reportgen.stats.outcome.rows_summary`) and the power
     sums the multiplier reads (None when the point values summed the rows first), computed once and kept with the
     family's other statistics of these rows: the point values and the multiplier read it."""
-    cache = _rows_cache(ctx, v)
-    if "s1" not in cache:
-        cache["s1"] = oc.rows_summary(v.yhat, v.membership, powers=True)
-    s = cache["s1"]
+    s = _own_summary(_rows_cache(ctx, v), v, powers=True)
     return s.n, s.mean, s.ss, s.powers
+
+
+def _own_summary(cache: dict, v: TaskValues, P: Callable[[], np.ndarray] | None = None,
+                 powers: bool = False) -> oc.GroupSummary:
+    """The rows' own group summary (:func:`reportgen.stats.outcome.rows_summary` of ``v.yhat``), computed by whichever
+    reader comes first and kept in ``cache`` for the other: the multiplier's (``powers``: with the power sums it
+    reads; it runs before the point values) or the point values' (``P``: how to get the rows' membership matrix
+    where the codes cannot give the sums)."""
+    if "s1" not in cache:
+        cache["s1"] = oc.rows_summary(v.yhat, v.membership, P, powers=powers)
+    return cache["s1"]
 
 
 def hard_of(v: TaskValues) -> bool:
@@ -148,8 +156,7 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
     rng, hard = v.range, hard_of(v)
     if name == "mean_ratio" and v.favorable == "higher":  # oriented: above 1 is worse for the group
         pairs = [(b, a) for a, b in pairs]
-    if "s1" not in cache:  # one group per row: the sums by the codes, no (n, G) matrix
-        cache["s1"] = oc.rows_summary(x, v.membership, rows_P)
+    s1 = _own_summary(cache, v, rows_P)  # one group per row: the sums by the codes, no (n, G) matrix
     # the order statistics (quantiles, KS, W1) of the rows are sums of integer counts in value order, so the distinct
     # (group, value) patterns with their counts give them bit for bit at O(patterns); the means stay on the rows
     # one group per row, the rows themselves: their codes in value order serve the quantiles and the KS/W1 (no matrix)
@@ -163,7 +170,7 @@ def outcome_side(name: str, v: TaskValues, R: Replicates | None, pairs: list[tup
     if ("levels", q) not in cache:
         cache[("levels", q)] = oc.group_quantile_levels(xo, G if by_codes else Po, (0.5, q, *PLOT_LEVELS), oo,
                                                         codes=v.membership.codes if by_codes else None)  # (G, 2 + L)
-    s1, levels = cache["s1"], cache[("levels", q)]
+    levels = cache[("levels", q)]
     Q1, Qq, curve = levels[:, 0], levels[:, 1] if name == "quantile_difference" else None, levels[:, 2:]
     groups = [{"n": float(s1.n[g]), "mean": s1.mean[g], "sd": math.sqrt(s1.var[g]) if s1.var[g] >= 0 else None,
                "median": Q1[g], **({"quantile": Qq[g]} if Qq is not None else {}),

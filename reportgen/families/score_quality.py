@@ -207,8 +207,7 @@ class _File:
             R = self.R
             self.cache["delong"] = sq.delong_by_group(R.columns[0], R.columns[1], _codes(R.P), R.P.shape[1],
                                                       self.rranked, R.counts) if self.exact_patterns else \
-                sq.delong_by_group(self.s, self.y, self.codes, self.membership.G, self.ranked, blocks=self.blocks,
-                                   distinct=self.distinct)
+                sq.delong_by_group(self.s, self.y, self.codes, self.membership.G, self.ranked, blocks=self.blocks)
         return self.cache["delong"]
 
 

@@ -30,6 +30,7 @@ import math
 import numpy as np
 from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy.py
 
+from reportgen.stats.narrow import narrowest
 from reportgen.stats.plan import Plan
 
 MAX_SHARE = 0.5  # a batch with more distinct rows than this share of its rows: the reduction does not pay
@@ -118,20 +119,19 @@ def distinct_rows(batch) -> Distinct | None:
         return None
     cols = batch.columns
     types = _numpy_types()
-    kinds = [types.get(col.type.id) for col in cols]
-    if None in kinds or any(col.null_count for col in cols):
+    if any(col.type.id not in types or col.null_count for col in cols):
         return None
-    arrays = [_values(col, k[0]) for col, k in zip(cols, kinds)]
+    arrays = [_values(col, types[col.type.id]) for col in cols]
     lows, ranges = [], []
-    for a, k in zip(arrays, kinds):
-        lo, hi = _span(a, k[1])
+    for a in arrays:
+        lo, hi = _span(a)
         if hi - lo >= MAX_RANGE:
             return None
         lows.append(lo)
         ranges.append(hi - lo + 1)
     if math.prod(ranges) <= DENSE_MAX:
         layout = (tuple(names), tuple(a.dtype.str for a in arrays), tuple(lows), tuple(ranges))
-        return Distinct(layout, _dense_codes(arrays, lows, ranges, [k[1] for k in kinds]))
+        return Distinct(layout, _dense_codes(arrays, lows, ranges))
     import pyarrow as pa
 
     keys = [f"c{i}" for i in range(len(names))]  # positional names: no clash with the count's name
@@ -144,20 +144,20 @@ def distinct_rows(batch) -> Distinct | None:
                           weights))
 
 
-_TYPES: dict[int, tuple] = {}
+_TYPES: dict[int, np.dtype | None] = {}
+_UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}  # a column's bits read as unsigned, by width
 
 
-def _numpy_types() -> dict[int, tuple]:
-    """Arrow type id -> (the NumPy type of its values, or None for a boolean column, unpacked from its bits; the
-    unsigned type of the same width) for the types the reduction takes: integers and booleans. Built once: a
-    batch's columns are looked up by id (pass 1 asks for every batch, hundreds of times a second)."""
+def _numpy_types() -> dict[int, np.dtype | None]:
+    """Arrow type id -> the NumPy type of its values (None for a boolean column, unpacked from its bits) for the
+    types the reduction takes: integers and booleans. Built once: a batch's columns are looked up by id (pass 1
+    asks for every batch, hundreds of times a second)."""
     if not _TYPES:
         import pyarrow as pa
 
-        table = {pa.bool_().id: (None, np.dtype(np.uint8))}
+        table: dict[int, np.dtype | None] = {pa.bool_().id: None}
         for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64()):
-            dt = np.dtype(f"{'i' if pa.types.is_signed_integer(t) else 'u'}{t.bit_width // 8}")
-            table[t.id] = (dt, np.dtype(f"u{dt.itemsize}"))
+            table[t.id] = np.dtype(f"{'i' if pa.types.is_signed_integer(t) else 'u'}{t.bit_width // 8}")
         _TYPES.update(table)
     return _TYPES
 
@@ -168,30 +168,24 @@ def _values(col, dt: np.dtype | None = None) -> np.ndarray:
     reportgen/lazy.py), booleans unpacked from their bits. ``dt``: the NumPy type of an integer column's values
     when the caller knows it (:func:`_numpy_types`)."""
     if dt is None:
-        dt = _numpy_types()[col.type.id][0]
+        dt = _numpy_types()[col.type.id]
         if dt is None:
             return col.to_numpy(zero_copy_only=False)
     return np.frombuffer(col.buffers()[1], dtype=dt, count=len(col), offset=col.offset * dt.itemsize)
 
 
-def _span(a: np.ndarray, unsigned: np.dtype | None = None) -> tuple[int, int]:
+def _span(a: np.ndarray) -> tuple[int, int]:
     """A column's values lie in ``lo..hi``. A binary column (the common case: labels, predictions, two groups)
     takes one pass: when the largest value of its bits read as unsigned is at most 1, every value is 0 or 1 and
     the span is 0..1 (0..0 when all are 0), whether or not a 0 occurs; another column its minimum and maximum.
-    A span wider than the values is exact all the same: the codes it leaves unused count nothing.
-    ``unsigned``: the unsigned type of ``a``'s width."""
-    top = int(np.maximum.reduce(a.view(unsigned or np.dtype(f"u{a.dtype.itemsize}"))))
+    A span wider than the values is exact all the same: the codes it leaves unused count nothing."""
+    top = int(np.maximum.reduce(a.view(_UNSIGNED[a.dtype.itemsize])))
     if top <= 1:
         return 0, top
     return int(np.minimum.reduce(a)), int(np.maximum.reduce(a))
 
 
-def _narrowest(size: int):
-    return np.uint8 if size <= 1 << 8 else np.uint16 if size <= 1 << 16 else np.uint32
-
-
-def _dense_codes(arrays: list[np.ndarray], lows: list[int], ranges: list[int],
-                 unsigned: list[np.dtype] | None = None) -> np.ndarray:
+def _dense_codes(arrays: list[np.ndarray], lows: list[int], ranges: list[int]) -> np.ndarray:
     """How many rows have each mixed-radix code (column ``i``'s value minus the low end of its span, times the product of
     the later columns' ranges: the first column most significant), as ``np.bincount`` over all the codes.
     The codes are built by Horner's rule, ``code = code * range + offset``, each step in the narrowest unsigned
@@ -200,13 +194,13 @@ def _dense_codes(arrays: list[np.ndarray], lows: list[int], ranges: list[int],
     n = len(arrays[0])
     code = None
     size = 1
-    for i, (a, lo, r) in enumerate(zip(arrays, lows, ranges)):
+    for a, lo, r in zip(arrays, lows, ranges):
         if r == 1:
             continue
-        u = a.view(unsigned[i] if unsigned is not None else np.dtype(f"u{a.dtype.itemsize}"))
+        u = a.view(_UNSIGNED[a.dtype.itemsize])
         if lo % (1 << (8 * a.dtype.itemsize)):
             u = u - u.dtype.type(lo % (1 << (8 * a.dtype.itemsize)))
-        dt = _narrowest(size * r)
+        dt = narrowest(size * r - 1).type  # the codes so far: 0 .. size·r − 1
         if code is None:
             code = np.zeros(n, dtype=dt)
         elif code.dtype != dt:

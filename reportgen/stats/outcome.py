@@ -227,7 +227,7 @@ def group_quantile_levels(x, P, levels: Sequence[float], order: np.ndarray | Non
     none) — then ``P`` may be just the number of groups, and the groups' rows are read off the sorted codes."""
     if codes is not None:
         G = int(P) if np.ndim(P) == 0 else np.shape(P)[1]
-        if isinstance(order, Sorted) and order.x is x:  # the shared view: its values read at the levels' rows only
+        if Sorted.of(order, x) is not None:  # the shared view: its values read at the levels' rows only
             return oc_codes.hard_quantile_levels(order, None, np.asarray(codes), G, levels)
         o, xs = _sorted(x, order)
         return oc_codes.hard_quantile_levels(order if isinstance(order, Sorted) else o, xs, np.asarray(codes), G, levels)
@@ -286,7 +286,7 @@ def ecdf_distances(x, w, P, pairs: Pairs, order: np.ndarray | Sorted | None = No
     are then counts of the sorted codes (the same figures: a float sum of ones is the integer count), and
     ``with_w1=False`` leaves the Wasserstein-1 distances out (NaN) when only the KS distances are read."""
     if w is None and codes is not None:
-        lazy = isinstance(order, Sorted) and order.x is x  # the shared view: the KS reads its ties, not its values
+        lazy = Sorted.of(order, x) is not None  # the shared view: the KS reads its ties, not its values
         o, xs = (order, None) if lazy else _sorted(x, order)
         return oc_codes.hard_ecdf_distances(order if isinstance(order, Sorted) else o, xs, np.asarray(codes), pairs,
                                             w1=with_w1)

@@ -21,6 +21,7 @@ from reportgen.derived import derived
 
 from reportgen.stats import counts
 from reportgen.stats.identified import StratumSums, pool, pooling
+from reportgen.stats.narrow import narrowest
 from reportgen.stats.vector_codes import plain, vector_strata
 from reportgen.stats.proxy_cells import CellMoments, _factorize_sorted, grid_cells, usable
 
@@ -289,7 +290,7 @@ def _pattern_bits(Y: np.ndarray, Yhat: np.ndarray, rows: np.ndarray | None = Non
     to four tasks) and gathered in it; kept in it up to eight tasks (every reader widens it where it is combined
     with int64 codes: 10 MB instead of 80 at 10M rows), otherwise widened once to int64."""
     K = Y.shape[1]
-    dt = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if 2 * K <= 8 * np.dtype(t).itemsize)
+    dt = narrowest((1 << 2 * K) - 1).type
     small = np.zeros(len(Y), dtype=dt)
     for k in range(K):
         small |= Y[:, k].astype(dt) << dt(k)

@@ -43,6 +43,7 @@ from reportgen.lazy import pandas as pd  # imported on first use: reportgen/lazy
 
 from reportgen.stats import counts, multiplier as mp, sketch as sk, sketch_multiplier as skm
 from reportgen.stats.membership import Membership
+from reportgen.stats.narrow import narrowest
 from reportgen.stats.sort_order import Sorted
 
 PATTERN_MIN_ROWS = 100_000  # below: keyed Poisson weights per row (fast at this size; the figures stay as they were)
@@ -219,9 +220,8 @@ def distinct_ranks(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def rank_dtype(count: int) -> np.dtype:
-    """The narrowest integer type of ranks ``0 .. count − 1``."""
-    return np.dtype(np.uint8 if count <= 1 << 8 else np.uint16 if count <= 1 << 16 else
-                    np.int32 if count < 1 << 31 else np.int64)
+    """The narrowest integer type of ranks ``0 .. count − 1``: unsigned up to two bytes, signed beyond."""
+    return narrowest(count - 1, signed=count > 1 << 16)
 
 
 HASH_BLOCK = 1 << 16  # rows hashed (and keys counted) at a time: a block's codes and hash table stay in cache

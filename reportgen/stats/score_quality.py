@@ -19,7 +19,7 @@ is the same statistic with the positives of group ``a`` and the negatives of gro
 DeLong's variance (DeLong, DeLong & Clarke-Pearson 1988) reads the same blocks: a positive's placement is the
 share of negatives it outranks, a negative's the share of positives that outrank it (ties ½), so the
 structural components come from the one sort, as in Sun & Xu (2014); frequency weights count a row that many
-times. Calibration sums are weighted sums per group and equal-width score bin; calibration in the large and
+times. The formula is written once, in :mod:`reportgen.stats.delong`. Calibration sums are weighted sums per group and equal-width score bin; calibration in the large and
 the expected calibration error are functions of them.
 
 Sums of integer-valued weights are exact in float64, so the AUC of a resample is one rounding of an exact
@@ -36,8 +36,7 @@ import numpy as np
 from reportgen import scratch as pool
 from reportgen.stats.normal import SCIPY_Z, scipy_z as _z  # noqa: F401 (DeLong's z; SCIPY_Z read by the tests)
 from reportgen.stats import sketch_multiplier as skm
-from reportgen.stats.counts import blas_on_one_thread
-from reportgen.stats.delong_lean import DeLong, delong_lean as _delong_lean, squared_dot
+from reportgen.stats.delong import DeLong, delong_blocks
 from reportgen.stats import mann_whitney as _mw  # its CHUNK_ELEMENTS read at each call: one setting for both passes
 from reportgen.stats.mann_whitney import MannWhitneyPass
 from reportgen.stats.sort_order import Sorted, codes_in_order, sorted_parts
@@ -91,7 +90,7 @@ def rank(score: np.ndarray, order: np.ndarray | Sorted | None = None) -> Ranked:
     s = np.asarray(score, dtype=np.float64)
     if np.isnan(s).any():
         raise ValueError("scores must not be NaN")
-    view = order if isinstance(order, Sorted) and order.x is s else None
+    view = Sorted.of(order, s)
     if view is not None:  # the places tying the next, from the sort's candidates (no gather of the scores)
         order, same = view.order, view.equal_next()
     else:
@@ -217,67 +216,28 @@ def auc_reason(pos: float, neg: float) -> str | None:
 
 
 def delong(ranked: Ranked, pos: np.ndarray, neg: np.ndarray) -> DeLong:
-    """DeLong's AUC and variance of the rows with frequency ``pos`` (positives) and ``neg`` (negatives).
-
-    A positive's placement V10 is the share of negatives it outranks, a negative's V01 the share of positives
-    that outrank it (ties ½ in both); every row of a tie block shares its block's placement. The AUC is the mean
-    placement; S10 and S01 are the placements' sample variances (denominator m − 1 and n − 1), and
-    Var(AUC) = S10/m + S01/n (DeLong et al. 1988, eq. 4–5)."""
+    """DeLong's AUC and variance (:func:`~reportgen.stats.delong.delong_blocks`, where the formula is) of the rows
+    with frequency ``pos`` (positives) and ``neg`` (negatives)."""
     pos = np.asarray(pos, dtype=np.float64)
     neg = np.asarray(neg, dtype=np.float64)
     _, Pb, Nb = next(_block_sums(ranked, pos, neg, None))
-    return _delong_blocks(Pb[:, 0], Nb[:, 0])
-
-
-def _delong_blocks(Pb: np.ndarray, Nb: np.ndarray | None, distinct: bool = False,
-                   scratch: tuple[np.ndarray, np.ndarray] | None = None) -> DeLong:
-    """DeLong's AUC and variance from the positives' and negatives' weight per tie block, in score order
-    (``scratch``: two float64 buffers at least as long, for the placements: the groups share them). ``distinct``:
-    every block one row, ``Pb`` 0/1, ``Nb = 1 − Pb`` (the caller's test). A placement is read only where its class's
-    weight is 1 (elsewhere a product with 0) and the other class's half is 0 there: no halves. ``Nb`` None (distinct
-    only): ``1 − Pb`` made where it is read (:func:`_delong_lean`; its sum, of whole numbers, exactly ``len − m``)."""
-    m = float(Pb.sum())
-    n = float(Nb.sum()) if Nb is not None else float(len(Pb)) - m
-    if m <= 0 or n <= 0:
-        return DeLong(math.nan, math.nan, m, n)
-    if Nb is None:
-        return _delong_lean(Pb, m, n, scratch or (np.empty(len(Pb)), np.empty(len(Pb))))
-    # each array worked in place, the same operations in the same order as ``(cumsum(Nb) − ½·Nb) / n``, ...
-    half = None if distinct else np.multiply(Nb, 0.5)
-    v10, v01 = (scratch[0][:len(Pb)], scratch[1][:len(Pb)]) if scratch else (np.empty(len(Pb)), np.empty(len(Pb)))
-    # a positive's placement among the negatives: (Σ below + ½ tied) / n
-    np.cumsum(Nb, out=v10)
-    if half is not None:
-        v10 -= half
-    v10 /= n
-    np.cumsum(Pb, out=v01)  # a negative's placement among the positives: (m − Σ up to it + ½ tied) / m
-    np.subtract(m, v01, out=v01)
-    if half is not None:
-        np.multiply(Pb, 0.5, out=half)
-        v01 += half
-    v01 /= m
-    with blas_on_one_thread():  # OpenBLAS splits a long dot's sum among its threads: the last bits would follow
-        auc = float(Pb @ v10) / m  # the machine's core count (and its idle threads spin: ~2× the CPU on 2 cores)
-        if m < 2 or n < 2:
-            return DeLong(auc, math.nan, m, n)
-        s10, s01 = squared_dot(Pb, v10, auc, m - 1), squared_dot(Nb, v01, auc, n - 1)
-    return DeLong(auc, s10 / m + s01 / n, m, n)
+    return delong_blocks(Pb[:, 0], Nb[:, 0])
 
 
 def delong_by_group(score: np.ndarray, label: np.ndarray, codes: np.ndarray, G: int,
                     ranked: Ranked | None = None, counts: np.ndarray | None = None,
-                    blocks: list[tuple[np.ndarray, np.ndarray | None]] | None = None,
-                    distinct: bool = False) -> list[DeLong]:
+                    blocks: list[tuple[np.ndarray, np.ndarray | None]] | None = None) -> list[DeLong]:
     """DeLong per group of a hard membership (``codes``: each row's group, −1 none). DeLong's variance assumes each
     row in one group; a proxy attribute has no DeLong interval. ``counts``: each row's frequency (distinct
-    patterns standing for their rows: the same integer sums, so the same figures)."""
+    patterns standing for their rows: the same integer sums, so the same figures). ``blocks``: the groups' tie
+    blocks when the caller has them (:func:`hard_blocks`; with ``Nb`` None for distinct scores and 0/1 labels)."""
     ranked = ranked or rank(score)
     codes = np.asarray(codes)
     if counts is None:  # rows: each group's tie blocks in one pass (the same integer sums as _block_sums)
         blocks = blocks or hard_blocks(ranked, np.asarray(label, dtype=np.float64), codes, G)
         top = max(len(Pb) for Pb, _ in blocks)  # the placements' buffers, shared by the groups (written first)
         scratch = (pool.take(top, np.float64), pool.take(top, np.float64))
-        return [_delong_blocks(Pb, Nb, distinct, scratch) for Pb, Nb in blocks]
+        return [delong_blocks(Pb, Nb, scratch) for Pb, Nb in blocks]
     c, y = np.asarray(counts, dtype=np.float64), np.asarray(label, dtype=np.float64)
     return [delong(ranked, (codes == g) * y * c, (codes == g) * (1.0 - y) * c) for g in range(G)]
 

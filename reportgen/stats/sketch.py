@@ -88,8 +88,9 @@ def build(codes: np.ndarray, x: np.ndarray, label: np.ndarray | None, B: int, ro
     n = len(x)
     L = 1 if label is None else 2
     budget = max(SKETCH_DRAWS // max(B, 1), 64)
-    view = order if isinstance(order, Sorted) and order.x is x else \
-        Sorted(x, stable_order(x) if order is None else np.asarray(getattr(order, "order", order)))
+    view = Sorted.of(order, x)
+    if view is None:  # an order (or a view of another array): a view of ``x`` on it
+        view = Sorted(x, stable_order(x) if order is None else np.asarray(Sorted.indices(order)))
     cc = view.take(codes, "codes")  # the codes in value order; the values read where needed (view.value_at, search)
     ls = None if label is None else view.take(label, "small")  # a 0/1 label as int8 (the same whole numbers)
     T = int(min(budget // TAIL_SHARE, max(n - 1, 0) // 4))

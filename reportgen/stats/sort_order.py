@@ -13,6 +13,7 @@ import numpy as np
 
 from reportgen import scratch
 from reportgen.derived import derived
+from reportgen.stats.narrow import narrowest
 
 PREFIX_BITS = 32  # at least this many of a key's (range-reduced) top bits beside the row numbers, else an argsort
 SMALL = 4096  # columns shorter than this are argsorted directly (the packing's fixed passes would cost more)
@@ -166,10 +167,8 @@ def narrow_codes(codes: np.ndarray) -> np.ndarray:
     if c.dtype.kind not in "iu" or not len(c):
         return c
     top = max(int(c.max()), -int(c.min()))
-    for t in (np.int8, np.int16, np.int32):
-        if top <= np.iinfo(t).max - 1:  # room for the callers' +1 (a code of −1 as bin 0)
-            return c.astype(t)
-    return c
+    t = narrowest(top + 1, -top, signed=True)  # room for the callers' +1 (a code of −1 as bin 0)
+    return c.astype(t) if t.itemsize < 8 else c
 
 
 class Sorted:
@@ -183,6 +182,17 @@ class Sorted:
         self.x, self.order, self.near = x, order, near  # near: :func:`ordered`'s places that may tie the next
         self._held: dict = {}
         self._coarse: np.ndarray | None = None  # every STRIDE-th sorted value, for :meth:`search`
+
+    @classmethod
+    def of(cls, order, x) -> "Sorted | None":
+        """``order`` when it is a sorted view of this very column ``x`` (then its gathers serve), else None (an
+        array, None, or a view of another array: its values are not ``x``'s)."""
+        return order if isinstance(order, cls) and order.x is x else None
+
+    @staticmethod
+    def indices(order: "np.ndarray | Sorted | None") -> np.ndarray | None:
+        """The plain order: a view's ``order`` array, anything else as it is."""
+        return order.order if isinstance(order, Sorted) else order
 
     @property
     def values(self) -> np.ndarray:
@@ -257,10 +267,10 @@ def _small(column) -> np.ndarray:
 def sorted_parts(x, order: "np.ndarray | Sorted | None") -> tuple[np.ndarray, np.ndarray]:
     """The stable ascending order of float64 column ``x`` and the sorted values: from ``order`` when the caller
     sorted already (an array, or a :class:`Sorted` view of this very column, whose gather is shared)."""
-    if isinstance(order, Sorted):
-        if order.x is x:
-            return order.order, order.values
-        order = order.order
+    view = Sorted.of(order, x)
+    if view is not None:
+        return view.order, view.values
+    order = Sorted.indices(order)
     x = np.asarray(x, dtype=np.float64)
     if order is None:
         order = stable_order(x)

@@ -167,7 +167,7 @@ def test_the_point_auc_by_blocks_of_places_and_delong_in_shared_buffers_are_the_
         want = [sum(int(p) * (2 * int(below) + int(q)) for p, q, below in zip(Pb, Nb, np.cumsum(Nb) - Nb)) / 2
                 for Pb, Nb in blocks]
         assert got.num.tobytes() == np.array(want, dtype=np.float64).tobytes()
-    shared = sq.delong_by_group(s, y, codes, G, ranked, blocks=blocks, distinct=distinct)
+    shared = sq.delong_by_group(s, y, codes, G, ranked, blocks=blocks)
     for d, (Pb, Nb) in zip(shared, blocks):  # against DeLong's whole-array expressions (test_sorted_view)
         assert np.array_equal([d.auc, d.variance], _delong_before(Pb, Nb), equal_nan=True)
         assert (d.positives, d.negatives) == (float(Pb.sum()), float(Nb.sum()))
@@ -177,7 +177,7 @@ def test_the_point_auc_by_blocks_of_places_and_delong_in_shared_buffers_are_the_
             assert Pn.tobytes() == Pb.tobytes() and (Nn is None) == bool((c == g).any())  # (an empty group: zeros)
         mw = sq.group_auc_of_blocks(bare, True)
         assert np.array([mw.num, mw.pos, mw.neg]).tobytes() == np.array([got.num, got.pos, got.neg]).tobytes()
-        lean = sq.delong_by_group(s, y, codes, G, ranked, blocks=bare, distinct=True)
+        lean = sq.delong_by_group(s, y, codes, G, ranked, blocks=bare)
         assert np.array([(d.auc, d.variance, d.positives, d.negatives) for d in lean]).tobytes() == \
             np.array([(d.auc, d.variance, d.positives, d.negatives) for d in shared]).tobytes()
         # the sorted view's labels kept as int8 (no float64 array per group): the same values, sums and figures
@@ -186,7 +186,7 @@ def test_the_point_auc_by_blocks_of_places_and_delong_in_shared_buffers_are_the_
             assert Ps.dtype == (np.int8 if (c == g).any() else np.float64) and np.array_equal(Ps, Pb)
         mw8 = sq.group_auc_of_blocks(small, True)
         assert np.array([mw8.num, mw8.pos, mw8.neg]).tobytes() == np.array([got.num, got.pos, got.neg]).tobytes()
-        lean8 = sq.delong_by_group(s, y, codes, G, ranked, blocks=small, distinct=True)
+        lean8 = sq.delong_by_group(s, y, codes, G, ranked, blocks=small)
         assert np.array([(d.auc, d.variance, d.positives, d.negatives) for d in lean8]).tobytes() == \
             np.array([(d.auc, d.variance, d.positives, d.negatives) for d in shared]).tobytes()
 

@@ -21,7 +21,8 @@ from reportgen.stats import resample
 from reportgen.stats import score_quality as sq
 from reportgen.stats import sketch as sk
 from reportgen.stats.sketch import TAIL_SHARE, Binned, Sketch
-from reportgen.stats.sort_order import Sorted, narrow_codes, stable_order
+from reportgen.stats.sort_order import Sorted, narrow_codes, sorted_parts, stable_order
+from tests.stats.test_delong import with_halves as _delong_before  # DeLong's whole-array expressions
 from tests.stats.test_resample import SPEC as RESAMPLE_SPEC
 
 
@@ -69,6 +70,21 @@ def test_the_view_gathers_each_column_once_and_never_hands_one_columns_gather_to
     assert narrow_codes(np.array([-1, 126])).dtype == np.int8
     assert narrow_codes(np.array([-1, 127])).dtype == np.int16  # room for the callers' +1
     assert narrow_codes(np.array([0, 40_000])).dtype == np.int32
+
+
+def test_a_view_serves_only_the_very_column_it_sorted():
+    """``Sorted.of(order, x)``: the view when it sorted this very array, else None — an equal copy, an array order
+    or None are not it; ``Sorted.indices`` gives the plain order either way. Every reader that shares a view's
+    gathers asks through it, so a view of another array never hands its values to ``x``."""
+    x = np.array([3.0, 1.0, 2.0])
+    view = Sorted(x, stable_order(x))
+    assert Sorted.of(view, x) is view
+    assert Sorted.of(view, x.copy()) is None and Sorted.of(view.order, x) is None and Sorted.of(None, x) is None
+    assert Sorted.indices(view) is view.order and Sorted.indices(view.order) is view.order
+    assert Sorted.indices(None) is None
+    y = np.array([30.0, 10.0, 20.0])  # another column of the same order: its own values, not the view's
+    order, ys = sorted_parts(y, view)
+    assert np.array_equal(order, view.order) and np.array_equal(ys, [10.0, 20.0, 30.0])
 
 
 # ------------------------------------------------------------------------------------------ KS and the levels
@@ -237,18 +253,6 @@ def test_ranks_and_tie_blocks_from_the_view_equal_the_gathered_ones(case):
         assert p1.dtype == p2.dtype and np.array_equal(p1, p2) and np.array_equal(n1, n2)
 
 
-def _delong_before(Pb, Nb):
-    m, n = float(Pb.sum()), float(Nb.sum())
-    if m <= 0 or n <= 0:
-        return (np.nan, np.nan)
-    v10 = (np.cumsum(Nb) - 0.5 * Nb) / n
-    v01 = (m - np.cumsum(Pb) + 0.5 * Pb) / m
-    auc = float(Pb @ v10) / m
-    if m < 2 or n < 2:
-        return (auc, np.nan)
-    return auc, float(Pb @ (v10 - auc) ** 2) / (m - 1) / m + float(Nb @ (v01 - auc) ** 2) / (n - 1) / n
-
-
 @settings(max_examples=150, deadline=None)
 @given(rows(max_rows=3000))
 def test_delong_and_the_point_auc_worked_in_place_equal_the_expressions_they_replaced(case):
@@ -256,7 +260,7 @@ def test_delong_and_the_point_auc_worked_in_place_equal_the_expressions_they_rep
     worked in place, equal the whole-array expressions bit for bit (ties, a group without positives or of one row)."""
     x, codes, label = case
     blocks = sq.hard_blocks(sq.rank(x), label, codes, 4)
-    for (Pb, Nb), d in zip(blocks, [sq._delong_blocks(Pb, Nb) for Pb, Nb in blocks]):
+    for (Pb, Nb), d in zip(blocks, [sq.delong_blocks(Pb, Nb) for Pb, Nb in blocks]):
         assert np.array_equal([d.auc, d.variance], _delong_before(Pb, Nb), equal_nan=True)
     mw = sq.group_auc_of_blocks(blocks)
     assert np.array_equal(mw.num, [float(Pb @ ((np.cumsum(Nb) - Nb) + 0.5 * Nb)) for Pb, Nb in blocks])
@@ -284,8 +288,8 @@ def test_the_point_auc_of_distinct_scores_from_the_positives_places_equals_the_b
     fast, slow = sq.group_auc_of_blocks(blocks, True), sq.group_auc_of_blocks(blocks)
     for a, b in ((fast.num, slow.num), (fast.pos, slow.pos), (fast.neg, slow.neg)):
         assert a.dtype == b.dtype and np.array_equal(a, b)
-    for Pb, Nb in blocks:  # DeLong without the halves (0 where its placements are read), bit for bit
-        d_fast, d_slow = sq._delong_blocks(Pb, Nb, True), sq._delong_blocks(Pb, Nb)
+    for Pb, Nb in blocks:  # DeLong without the halves or the negatives' array (Nb None), bit for bit
+        d_fast, d_slow = sq.delong_blocks(Pb), sq.delong_blocks(Pb, Nb)
         assert np.array_equal([d_fast.auc, d_fast.variance], [d_slow.auc, d_slow.variance], equal_nan=True)
         assert np.array_equal([d_fast.auc, d_fast.variance], _delong_before(Pb, Nb), equal_nan=True)
     assert np.array_equal(r.sorted_tie, np.arange(n)) and r.sorted_tie is r.sorted_tie
@@ -302,7 +306,7 @@ def test_the_point_auc_of_distinct_scores_equals_the_blocks_sums_on_a_large_grou
     fast, slow = sq.group_auc_of_blocks(blocks, True), sq.group_auc_of_blocks(blocks)
     assert np.array_equal(fast.num, slow.num) and fast.num.min() > 2.0 ** 32
     for Pb, Nb in blocks:
-        d_fast, d_slow = sq._delong_blocks(Pb, Nb, True), sq._delong_blocks(Pb, Nb)
+        d_fast, d_slow = sq.delong_blocks(Pb), sq.delong_blocks(Pb, Nb)
         assert (d_fast.auc, d_fast.variance) == (d_slow.auc, d_slow.variance)
 
 
