@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 NOT_DEFINED = "not defined"
@@ -92,6 +94,45 @@ def _fmt(x: float, p: int) -> str:
     return s
 
 
+_DOCUMENT_LINES: ContextVar[tuple[float, ...]] = ContextVar("reportgen_document_lines", default=())
+
+
+def gate_limits(results: Any) -> tuple[float, ...]:
+    """Every gate limit of a run's results (a results model or its JSON mapping), with its negative: the lines a
+    whole document reads its numbers against, besides :data:`LINES`."""
+    out: list[float] = []
+    gates = results.get("gates") if isinstance(results, Mapping) else getattr(results, "gates", None)
+    for g in gates or []:
+        bounds = g.get("bounds") if isinstance(g, Mapping) else getattr(g, "bounds", None)
+        for b in bounds or []:
+            lim = b.get("limit") if isinstance(b, Mapping) else getattr(b, "limit", None)
+            if _finite(lim):
+                out += [float(lim), -float(lim)]
+    return tuple(sorted(set(out)))
+
+
+@contextmanager
+def document_lines(lines: tuple[float, ...]) -> Iterator[None]:
+    """Within the block, no number prints as one of ``lines`` it does not equal, as for :data:`LINES`: the report,
+    the terminal and the CI summaries of a run set its gate limits (:func:`gate_limits`), so toxicity's accuracy
+    gap is 0.0334 [0.0168, 0.0505] on every page that prints it, beside a gate of ±0.05, not [0.017, 0.050]."""
+    token = _DOCUMENT_LINES.set(tuple(lines))
+    try:
+        yield
+    finally:
+        _DOCUMENT_LINES.reset(token)
+
+
+def _lines() -> tuple[float, ...]:
+    return LINES + _DOCUMENT_LINES.get()
+
+
+def _points_lines() -> tuple[float, ...]:
+    """The lines of shares printed in percent or points: 0 and the document's limits (a gate of ±0.05 on a gap in
+    rates is ±5 points); not 0.8, which is a ratio's line."""
+    return (0.0, *(100 * t for t in _DOCUMENT_LINES.get()))
+
+
 def apart(p: int, numbers: tuple, lines: Any = (), base: tuple = ()) -> int:
     """Decimals at least ``p`` with which no number of ``numbers`` prints as a line it does not equal: a value or
     interval end of 0.79975 next to a verdict read against 0.8 prints as 0.7997 (not 0.800, which would read as
@@ -113,7 +154,7 @@ def num(value: Any, lower: Any = None, upper: Any = None, lines: Any = ()) -> st
     if not _finite(value):
         return NOT_DEFINED
     lo, hi = _bounds(lower, upper)
-    return _fmt(float(value), apart(decimals(value, lo, hi), (value, lo, hi), lines, LINES))
+    return _fmt(float(value), apart(decimals(value, lo, hi), (value, lo, hi), lines, _lines()))
 
 
 def interval(iv: Any, value: Any = None, lines: Any = ()) -> str:
@@ -123,7 +164,7 @@ def interval(iv: Any, value: Any = None, lines: Any = ()) -> str:
         return NO_INTERVAL
     p = decimals(None, lo, hi) if max(abs(lo), abs(hi)) < 10 else decimals(value if _finite(value) else None, lo, hi)
     # the ends keep off every line; the value (which keeps its own first digit off 0, above) off the others
-    p = apart(apart(p, (lo, hi), lines, LINES), (value,), lines, tuple(t for t in LINES if t))
+    p = apart(apart(p, (lo, hi), lines, _lines()), (value,), lines, tuple(t for t in _lines() if t))
     return f"[{_fmt(float(lo), p)}, {_fmt(float(hi), p)}]"
 
 
@@ -145,7 +186,7 @@ def fixed(value: Any, p: int = VALUE_DP, *others: Any) -> str:
     ratio of 0.79975 is "0.7997", not "0.800" beside "< 0.8: yes". ``None`` -> ``"not defined"``."""
     if not _finite(value):
         return NOT_DEFINED
-    return _fmt(float(value), apart(p, (value, *others), (), LINES))
+    return _fmt(float(value), apart(p, (value, *others), (), _lines()))
 
 
 def pct(value: Any, lower: Any = None, upper: Any = None) -> str:
@@ -162,7 +203,7 @@ def pct(value: Any, lower: Any = None, upper: Any = None) -> str:
             p = max(PCT_DP, min(p, MAX_SIG - 1 - math.floor(math.log10(top))))
     if value != 0:  # a small non-zero share never prints as 0.0%
         p = max(p, -math.floor(math.log10(abs(value) * 100)))
-    return _fmt(float(value) * 100, apart(p, tuple(v * 100 for v in (value, lo, hi) if _finite(v)), (), (0.0,))) + "%"
+    return _fmt(float(value) * 100, apart(p, tuple(v * 100 for v in (value, lo, hi) if _finite(v)), (), _points_lines())) + "%"
 
 
 def points(value: Any, lower: Any = None, upper: Any = None) -> tuple[str, str, str]:
@@ -170,7 +211,7 @@ def points(value: Any, lower: Any = None, upper: Any = None) -> tuple[str, str, 
     more where an end that is not 0 would print as 0.0 (an interval that excludes 0 shows that it does):
     ``(value, lower, upper)`` texts."""
     xs = tuple(float(v) * 100 for v in (value, lower, upper) if _finite(v))
-    p = apart(PCT_DP, xs, (), (0.0,))
+    p = apart(PCT_DP, xs, (), _points_lines())
     return tuple(_fmt(float(v) * 100, p) if _finite(v) else NOT_DEFINED for v in (value, lower, upper))  # type: ignore[return-value]
 
 

@@ -216,8 +216,9 @@ def _summary(results, written: list[str]) -> None:
         click.echo(line)
     from reportgen.release.pipelines import metric_line
 
-    for m in results.metrics:
-        x = metric_line(m)  # value, its decision interval (named) and the verdict read off it: the report's rounding
+    with numfmt.document_lines(numfmt.gate_limits(results)):  # the report's rounding, its gate limits included
+        lines = [(m, metric_line(m)) for m in results.metrics]
+    for m, x in lines:  # value, its decision interval (named) and the verdict read off it
         if not x.defined:
             click.echo(f"  {x.name:<20} {x.attribute:<14} not defined ({x.reason})")
             continue

@@ -269,7 +269,8 @@ def summary_markdown(results: Any, files: Iterable[str], *, link_base: str = "")
         out.append(f"> ⚠️ {md_text(w, 400)}")
     if results.gating.warnings:
         out.append("")
-    rows = [metric_line(m) for m in results.metrics]
+    with numfmt.document_lines(numfmt.gate_limits(results)):  # the report's rounding, its gate limits included
+        rows = [metric_line(m) for m in results.metrics]
     if rows:
         table = ["| metric | attribute | value | decision interval | verdict |", "|---|---|---:|---|---|"]
         for x in rows:

@@ -49,6 +49,7 @@ from jinja2.bccache import BytecodeCache
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from markupsafe import Markup
 
+from reportgen import numfmt
 from reportgen.results.model import Results
 from reportgen.spec.errors import Problem, SpecError
 
@@ -316,6 +317,13 @@ def _render(results: Results, spec_text: str | bytes, *, templates_dir, generate
                          "'210mm 297mm')")
     env = make_environment(templates_dir, mode=mode)
     results, spec_text = _for_display(results, spec_text)
+    # no number on any page prints as a gate limit it does not equal (numfmt.document_lines)
+    with numfmt.document_lines(numfmt.gate_limits(results)):
+        return _render_with(env, results, spec_text, generated=generated, mode=mode, page_size=page_size, logo=logo)
+
+
+def _render_with(env, results: Results, spec_text: str, *, generated, mode: str, page_size: str,
+                 logo: _Logo | None) -> str:
     with _stage("plots"):
         # A first pass records the plots the context asks for; they are drawn side by side in worker processes
         # (plots.draw), then the context is built again from the cache. The SVG text is the same either way.

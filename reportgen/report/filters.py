@@ -253,19 +253,7 @@ def ticks(text: Any):
     return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", str(escape("" if text is None else text))))
 
 
-def gate_lines(gate: Any) -> list[float]:
-    """The limits a gate row's numbers are read against, each with its negative (``abs_max``): numbers beside the
-    gate never print as a limit they do not equal (numfmt.apart)."""
-    out: list[float] = []
-    for b in getattr(fields(gate), "bounds", None) or []:
-        lim = getattr(fields(b), "limit", None)
-        if _finite(lim):
-            out += [float(lim), -float(lim)]
-    return out
-
-
 FILTERS = {
-    "gate_lines": gate_lines,
     "fixed": fixed,
     "amount": amount,
     "ticks": ticks,

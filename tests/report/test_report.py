@@ -24,6 +24,7 @@ from reportgen.report import (
     render_html,
     render_pdf,
 )
+from reportgen import numfmt
 from reportgen.report import filters as F
 from reportgen.report import plots
 from reportgen.report.context import _metric_view
@@ -298,7 +299,26 @@ def test_no_number_prints_as_a_line_it_does_not_equal():
     assert F.num(-0.05003, -0.06, 0.01, lines=(0.05, -0.05)) == "-0.05003"
     assert F.fixed(0.7997495891697315, 3) == "0.7997" and F.fixed(0.8, 3) == "0.800" and F.fixed(0.91, 3) == "0.910"
     assert F.fixed(0.741, 3, 0.79995) == "0.74100"  # an interval's ends share the decimals of the end near the line
-    assert F.gate_lines({"bounds": [{"kind": "abs_max", "limit": 0.05}]}) == [0.05, -0.05]
+    limits = numfmt.gate_limits({"gates": [{"bounds": [{"kind": "abs_max", "limit": 0.05}]}]})
+    assert limits == (-0.05, 0.05)
+    with numfmt.document_lines(limits):  # the report, terminal and CI summaries set the run's gate limits
+        assert F.interval({"lower": 0.0168, "upper": 0.05049}, 0.0334) == "[0.0168, 0.0505]"
+        assert numfmt.points(0.0334, 0.0168, 0.05049) == ("3.34", "1.68", "5.05")
+    assert F.interval({"lower": 0.0168, "upper": 0.05049}, 0.0334) == "[0.017, 0.050]"  # outside: no such line
+
+
+def test_a_gated_value_prints_its_side_of_the_limit_on_every_page(sample_runs):
+    """Through the report: toxicity's accuracy gap has the interval [0.0168, 0.0505] and a gate of ±0.05 that is
+    inconclusive on it. Three decimals would print [0.017, 0.050] — inside the limit — on the first page and in the
+    family's section; every print of it shows 0.0505, and the sentence's points 5.05."""
+    import re
+
+    _, produced = sample_runs["toxicity"]
+    results = json.loads(produced.read_bytes())
+    html = render_html(results, (ROOT / "specs" / "toxicity.yaml").read_text(encoding="utf-8"), generated=DATE)
+    text = re.sub(r"<[^>]+>", " ", html)
+    assert text.count("[0.0168, 0.0505]") >= 4 and "[0.017, 0.050]" not in text
+    assert "[1.68, 5.05]" in text
 
 
 def test_the_lending_sample_never_prints_its_flagged_ratio_as_0_8(sample_runs):
