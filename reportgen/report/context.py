@@ -240,7 +240,8 @@ def _metric_views(entry: Any, index: int, run_labels: list[str] | None = None, u
     if known.sentence == "comparison":
         v["headline_text"] = headline_sentence(sel_pair, said_iv, unit)
     elif known.sentence == "largest_pair":
-        v["headline_text"] = amplification_sentence(pairs_in, unit, base.source if base is not None else None)
+        v["headline_text"] = amplification_sentence(pairs_in, unit, base.source if base is not None else None,
+                                                    getattr(entry, "value", None))
     else:
         v["headline_text"] = ""
     pairs, undefined = _sorted_pairs(pairs_in, direction)

@@ -103,14 +103,22 @@ def headline_sentence(pair: Any, iv: Any, unit: str = "rows") -> str:
     return text
 
 
-def amplification_sentence(pairs: list, unit: str = "rows", source: str | None = None) -> str:
-    """BiasAmp→ A→T in words, from the pair that moves the value most (largest |y·Δ|): 'Largest: Caucasian
+def amplification_sentence(pairs: list, unit: str = "rows", source: str | None = None,
+                           value: float | None = None) -> str:
+    """BiasAmp→ A→T in words, from the pair that moves the value most in the value's own direction (the largest
+    y·Δ when the value is above 0, the smallest when below; the largest |Δ| without a value): 'Largest: Caucasian
     defendants were predicted recidivism=1 7.5 points less often than their true rate [2.5, 12.6]'. Δ is the
-    model's rate of the task in the group minus the true rate (or the declared base rate: uniform or table)."""
+    model's rate of the task in the group minus the true rate (or the declared base rate: uniform or table). The
+    pair of largest |Δ| may pull the other way (y = −1: its Δ reduces the value); naming it beside "amplifies"
+    would contradict the row, so it is named only when it pulls the value's way."""
     ok = [p for p in (filters.fields(q) for q in pairs or []) if p is not None and filters._finite(p.delta) and p.y]
     if not ok:
         return ""
-    p = max(ok, key=lambda q: abs(float(q.delta)))
+    if filters._finite(value) and value != 0:
+        sign = 1.0 if value > 0 else -1.0
+        p = max(ok, key=lambda q: sign * float(q.y) * float(q.delta))
+    else:
+        p = max(ok, key=lambda q: abs(float(q.delta)))
     d = float(p.delta)
     than = "the declared base rate" if source in ("uniform", "table") else "their true rate"
     iv = p.interval
@@ -121,7 +129,15 @@ def amplification_sentence(pairs: list, unit: str = "rows", source: str | None =
     size, lo_t, hi_t = points(abs(d), lo, hi)
     text = (f"Largest: {_group_value(_or(p.group, ''))} {unit} were predicted {_or(p.task, 'the task')} "
             f"{size} points {'more' if d > 0 else 'less'} often than {than}")
-    return text + (f" [{lo_t}, {hi_t}]" if has_iv else "")
+    text += f" [{lo_t}, {hi_t}]" if has_iv else ""
+    deltas = [float(q.delta) for q in ok]
+    if len(deltas) > 1 and (min(deltas) > 0 or max(deltas) < 0):  # a common shift that y·Δ counts both ways
+        lo_all, hi_all = sorted(abs(x) for x in (min(deltas), max(deltas)))
+        a, b = points(lo_all, None, hi_all)[::2]
+        text += (f"; every group is predicted {'more' if deltas[0] > 0 else 'less'} often than {than.replace('their', 'its')} (by {a} to "
+                 f"{b} points), which the value counts with each pair's sign y, so it reflects the differences "
+                 "between the groups' shifts, not the common one")
+    return text
 
 
 def _or(value: Any, default: Any) -> Any:

@@ -56,3 +56,23 @@ def test_amplification_in_words_names_the_pair_that_moves_the_value_most():
     assert amplification_sentence(pairs, "defendants", "uniform").endswith("than the declared base rate [2.5, 12.6]")
     assert amplification_sentence(pairs[2:], "rows", "train") == ""
 
+
+
+def test_amplification_in_words_names_a_pair_that_pulls_the_value_its_way():
+    """nyc_sqf_runs: race amplifies (0.065 [0.026, 0.105]) but the pair of largest |Δ| (ASIAN/PAC.ISL, y = −1,
+    Δ = +0.426) reduces it; naming it beside "amplifies" contradicted the row. The sentence names the pair of
+    largest y·Δ in the value's direction, and says when every group shares one shift (all Δ > 0), which y·Δ counts
+    both ways."""
+    def pair(g, y, d):
+        return {"group": f"race={g}", "task": "outcome=1", "y": y, "delta": d,
+                "interval": {"lower": d - 0.1, "upper": d + 0.1}}
+
+    pairs = [pair("ASIAN", -1, 0.426), pair("WHITE HISPANIC", 1, 0.393), pair("BLACK", 1, 0.379)]
+    amp = amplification_sentence(pairs, "rows", "train", value=0.065)
+    assert amp.startswith("Largest: WHITE HISPANIC rows were predicted outcome=1 39.3 points more often than their "
+                          "true rate [29.3, 49.3]"), amp
+    assert "every group is predicted more often than its true rate (by 37.9 to 42.6 points)" in amp
+    red = amplification_sentence(pairs, "rows", "train", value=-0.02)
+    assert red.startswith("Largest: ASIAN rows were predicted outcome=1 42.6 points more often"), red
+    mixed = [pair("A", 1, 0.05), pair("B", -1, -0.02)]
+    assert "every group" not in amplification_sentence(mixed, "rows", "train", value=0.03)
