@@ -213,6 +213,22 @@ def _exact_status(kind: str, limit: float, q: float) -> tuple[str, str]:
     return (("pass", f"|{t}| ≤ {limit:g}") if abs(q) <= limit else ("fail", f"|{t}| > {limit:g}"))
 
 
+P_FLOOR = 1e-6  # below this a p read off an interval by a normal approximation says nothing more (docs/guide/gates.md)
+
+
+def _pnum(p: float) -> str:
+    """``"0.0012"``, or ``"< 1e-06"`` below :data:`P_FLOOR`: the p-values of a gate are a normal approximation
+    read off a bootstrap interval of ~1,000 replicates, which cannot tell 1e-31 from 1e-7 (results.json keeps the
+    float)."""
+    return f"< {P_FLOOR:g}" if p < P_FLOOR else f"{p:.2g}"
+
+
+def _eq(p: float) -> str:
+    """``"= 0.0012"`` or ``"< 1e-06"``, to follow a "p"."""
+    t = _pnum(p)
+    return t if t.startswith("<") else f"= {t}"
+
+
 def limit_lines(b) -> tuple[float, float]:
     """The lines a gate's numbers are read against: its limit, and its negative (``abs_max``)."""
     return (b.limit, -b.limit)
@@ -362,21 +378,21 @@ def evaluate(spec, entries: list[MetricResult], replicates: Replicates | None = 
         b.p_fail_adjusted = adj
         ok, bad = _side_words(b.kind, f"{b.limit:g}")
         iv = _iv_text(b)
-        corr = f", Holm-adjusted over {m} gated values {adj:.2g}" if correction == "holm" and m > 1 else ""
+        corr = f", Holm-adjusted over {m} gated values {_pnum(adj)}" if correction == "holm" and m > 1 else ""
         if b.p_pass <= alpha:
             b.status = "pass"
-            b.reason = f"{b.quantity} {ok}: {iv} (p = {b.p_pass:.2g} ≤ {alpha:g})"
+            b.reason = f"{b.quantity} {ok}: {iv} (p {_eq(b.p_pass)} ≤ {alpha:g})"
         elif adj <= alpha:
             b.status = "fail"
-            b.reason = f"{b.quantity} {bad}: {iv} (p = {b.p_fail:.2g}{corr} ≤ {alpha:g})"
+            b.reason = f"{b.quantity} {bad}: {iv} (p {_eq(b.p_fail)}{corr} ≤ {alpha:g})"
         else:
             b.status = "inconclusive"
             if b.p_fail <= alpha:
-                b.reason = (f"{b.quantity} {bad} on its own interval ({iv}, p = {b.p_fail:.2g}) but not after the "
-                            f"correction over {m} gated values (Holm-adjusted p = {adj:.2g} > {alpha:g})")
+                b.reason = (f"{b.quantity} {bad} on its own interval ({iv}, p {_eq(b.p_fail)}) but not after the "
+                            f"correction over {m} gated values (Holm-adjusted p {_eq(adj)} > {alpha:g})")
             else:
                 b.reason = (f"the {b.quantity} is on neither side of {'±' if b.kind == 'abs_max' else ''}"
-                            f"{b.limit:g} at {numfmt.level(b.est.level or level)}: {iv} (p for failing {b.p_fail:.2g}{corr})")
+                            f"{b.limit:g} at {numfmt.level(b.est.level or level)}: {iv} (p for failing {_pnum(b.p_fail)}{corr})")
 
     out = []
     warn_by_gate: dict[int, list[Bound]] = {}

@@ -571,3 +571,10 @@ def test_numbers_of_gate_and_diff_texts_keep_their_side():
     assert numfmt.sig(0.0123456) == "0.01235" and numfmt.sig(0.100004, 0.1) == "0.100004"
     ends = (0.1, 0.123441, 0.123449, 0.2)
     assert [numfmt.sig(e, *ends) for e in ends] == ["0.1", "0.12344", "0.12345", "0.2"]
+
+
+def test_a_gate_reason_does_not_print_a_p_the_approximation_cannot_tell():
+    """The multilabel sample's gate printed "p = 2.3e-31": a normal approximation read off 1,000 bootstrap
+    replicates, 11 standard errors out. Below 1e-6 the reason says "p < 1e-06" (results.json keeps the float)."""
+    assert G._eq(2.3e-31) == "< 1e-06" and G._eq(0.0012) == "= 0.0012" and G._pnum(0.98) == "0.98"
+    assert G._pnum(1e-6) == "1e-06"
