@@ -79,9 +79,11 @@ class _File:
 
     def group_n(self, g: int) -> float:
         """The column sum of ``P`` (hard membership: the group's rows counted, the same exact sum, no ``P``)."""
-        if self.hard and self.codes is not None:
-            return float(np.count_nonzero(self.codes == g))
-        return float(self.P[:, g].sum())
+        if not (self.hard and self.codes is not None):
+            return float(self.P[:, g].sum())
+        if "group rows" not in self.cache:  # every group's, counted in blocks (no (n,) mask)
+            self.cache["group rows"] = cp.group_rows(self.codes, self.membership.G)
+        return float(self.cache["group rows"][g])
 
     @property
     def ranked(self) -> sq.Ranked:
@@ -425,10 +427,8 @@ def _pair(ctx: AttributeContext, m: Metric, f: _File, evals: list[Evaluation], p
            "ece": "ece"}[m.name]
     d[key] = as_json_float(v)
     if math.isnan(v):
-        d["reason"] = _reason(m.name, f, g)
+        return ScoreQualityPair(**d, reason=_reason(m.name, f, g))
     pair = ScoreQualityPair(**d)
-    if math.isnan(v):
-        return pair
     if m.name in ("auc", "auc_gap"):
         pair.delong = _delong(f, g, m.name, level, runs)
     if m.name == "ece":

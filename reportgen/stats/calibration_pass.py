@@ -38,6 +38,15 @@ def _block_bins(s: np.ndarray, lo: float, hi: float, bins: int) -> np.ndarray:
     return np.minimum(np.floor((s - lo) / (hi - lo) * bins).astype(np.int64), bins - 1)
 
 
+def group_rows(codes: np.ndarray, G: int) -> np.ndarray:
+    """Each group's rows ``(G,)`` int64 (``codes``: −1 none), counted :data:`ROW_BLOCK` rows at a time."""
+    out = np.zeros(G, dtype=np.int64)
+    for a in range(0, len(codes), ROW_BLOCK):
+        c = np.asarray(codes[a:a + ROW_BLOCK])
+        out += np.bincount(c[c >= 0], minlength=G)[:G]
+    return out
+
+
 def hard_sums(score: np.ndarray, label: np.ndarray, codes: np.ndarray, G: int, *, bins: int,
               bounds: tuple[float, float] = (0.0, 1.0)) -> CalibrationSums:
     """(rows, Σ score, Σ label) per group and bin, ``(G, bins, 3)``, of rows with group ``codes`` (−1: none) and a
@@ -85,6 +94,8 @@ def calibrated_ece(score: np.ndarray, codes: np.ndarray, g: int, sums: Calibrati
     bits = gen.bit_generator
     state = bits.state
     done = np.zeros(bins, dtype=np.int64)  # each bin's rows drawn for so far
+    most = max(DRAW_ELEMENTS, max(k for k in (d1 - d0 for d0, d1 in chunks)))
+    ubuf, hbuf = np.empty(most), np.empty(most, dtype=bool)  # reused: no fresh pages per call
 
     def flush(b: int, s: np.ndarray) -> None:
         """The uniforms of bin ``b``'s next ``len(s)`` rows (scores ``s``) in every chunk of draws."""
@@ -96,9 +107,10 @@ def calibrated_ece(score: np.ndarray, codes: np.ndarray, g: int, sums: Calibrati
                 part = s[r0:r0 + per]
                 bits.state = state
                 bits.advance(m * d0 + (at + r0) * k)  # chunk d0 begins after m·d0 uniforms; a row takes k of them
-                U = gen.random((len(part), k))  # row by row, as ece_if_calibrated's (rows, k) draw; compared draw by
-                hit = np.less(U.T, part, out=np.empty((k, len(part)), dtype=bool))  # draw: each count contiguous
-                observed[b, d0:d1] += np.count_nonzero(hit, axis=1)
+                U = ubuf[:len(part) * k].reshape(len(part), k)
+                gen.random(out=U)  # row by row, as ece_if_calibrated's (rows, k) draw; compared draw by draw, so
+                hit = np.less(U.T, part, out=hbuf[:k * len(part)].reshape(k, len(part)))  # each count is contiguous
+                observed[b, d0:d1] += np.count_nonzero(hit, axis=1) if k > 1 else np.count_nonzero(hit)
         done[b] += len(s)
 
     held: list[list[np.ndarray]] = [[] for _ in range(bins)]
