@@ -19,7 +19,8 @@ from reportgen.stats import score_quality as sq
 from reportgen.stats import multiplier as mp
 from reportgen.stats import resample
 from reportgen.stats import sketch as sk
-from tests.stats.test_sketch import _write
+from tests.stats.test_sketch import _write, engines_agree
+from tests.stats.test_soft_engines import _close  # equal JSON but for floats within 1e-12 (the blocked Σ score)
 
 
 def _data(n: int, seed: int, G: int = 3):
@@ -101,20 +102,16 @@ def _run(tmp_path, name: str) -> tuple[dict, dict]:
     return res, reps
 
 
-def _close(a, b, path=""):
-    """Equal JSON but for floats within 1e-12 (the blocked Σ score)."""
-    if isinstance(a, dict):
-        assert a.keys() == b.keys(), path
-        for k in a:
-            _close(a[k], b[k], f"{path}.{k}")
-    elif isinstance(a, list):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            _close(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) and isinstance(b, float):
-        assert abs(a - b) <= 1e-12, (path, a, b)
-    else:
-        assert a == b, (path, a, b)
+def _force(monkeypatch) -> None:
+    """The sketch from the first row, Gaussian multipliers on it, a coarse budget."""
+    for mod, name, value in ((resample, "PATTERN_MIN_ROWS", 0), (sk, "SKETCH_MIN_CELLS", 0), (mp, "MIN_GROUP_ROWS", 1),
+                             (sk, "SKETCH_DRAWS", 400 * 200)):
+        monkeypatch.setattr(mod, name, value)
+
+
+def test_memory_stream_and_dask_give_the_same_sketched_calibration(tmp_path, monkeypatch):
+    _force(monkeypatch)
+    engines_agree(_write(tmp_path), ("calibration_in_the_large", "ece"), "sketch_multiplier")
 
 
 def test_a_sketched_run_prints_the_rows_values_and_draws_no_replicate(tmp_path, monkeypatch):
@@ -123,9 +120,7 @@ def test_a_sketched_run_prints_the_rows_values_and_draws_no_replicate(tmp_path, 
     their intervals are withheld with the sketch's reason, and replicates.json holds no replicate of theirs (none
     drawn, so none reaches a gate or a diff); the AUC keeps its sketched interval and replicates."""
     plain, plain_reps = _run(tmp_path, "plain")
-    for mod, name, value in ((resample, "PATTERN_MIN_ROWS", 0), (sk, "SKETCH_MIN_CELLS", 0), (mp, "MIN_GROUP_ROWS", 1),
-                             (sk, "SKETCH_DRAWS", 400 * 200)):  # the sketch forced, Gaussian multipliers on it
-        monkeypatch.setattr(mod, name, value)
+    _force(monkeypatch)
     sketched, sketched_reps = _run(tmp_path, "sketched")
     assert sketched["auc"]["interval"]["scheme"] == "sketch_multiplier"
     assert sketched_reps["auc"]["value"] is not None
