@@ -185,3 +185,27 @@ def test_at_two_million_rows_the_calibration_metrics_allocate_no_row_sized_array
     rows = sq.calibration_sums(s, y.astype(np.float64), P)
     assert np.all(np.abs(np.array([p.calibration_in_the_large for p in citl.entry.pairs]) - rows.citl()) <= 1e-12)
     assert np.all(np.abs(np.array([p.ece for p in ece.entry.pairs]) - rows.ece()) <= 1e-12)
+
+
+def test_a_max_increase_gate_on_sketched_calibration_is_inconclusive_and_says_why(tmp_path, monkeypatch):
+    """Through the CLI: a paired `max_increase` gate on calibration in the large under a sketch has no replicates to
+    pair (none is drawn), so it is not decided on replicates whose discretisation error has no bound — the entry says
+    it has no interval, and the gate is inconclusive with that reason instead of contradicting it (before: decided
+    on the sketch's replicates; on this same release 'the change is 0 on every paired resample', a pass)."""
+    from conftest import cli_in_process
+
+    _force(monkeypatch)
+    spec = _write(tmp_path)
+    text = spec.read_text()
+    start = text.index("metrics: [")
+    text = text[:start] + "metrics: [calibration_in_the_large]\n" + text[text.index("\n", start) + 1:]
+    spec.write_text(text)
+    done = cli_in_process("run", spec, "--out", tmp_path / "base", "--format", "json", "--replicates", "-q")
+    assert done.returncode == 0, done.stderr
+    spec.write_text(text + "gates:\n  - metric: calibration_in_the_large\n    max_increase: 0.01\n")
+    done = cli_in_process("run", spec, "--out", tmp_path / "new", "--format", "json", "--baseline",
+                          tmp_path / "base", "--replicates", "-q")
+    r = json.loads((tmp_path / "new" / "results.json").read_text())
+    (g,) = r["gates"]
+    assert g["status"] == "inconclusive" and done.returncode != 0
+    assert "no finite bound" in json.dumps(g)
