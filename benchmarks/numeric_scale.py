@@ -6,6 +6,7 @@ Run from the repository root:
     .venv/bin/python benchmarks/numeric_scale.py                       # 1M rows, B = 1000, both kinds of data
     .venv/bin/python benchmarks/numeric_scale.py --rows 10000000 --values repeating
     .venv/bin/python benchmarks/numeric_scale.py --rows 2000 --resamples 20   # smoke run (the test does this)
+    .venv/bin/python benchmarks/numeric_scale.py --rows 10000000 --values continuous --calibration   # + ECE, CITL
 
 What it does (benchmarks/README.md, "Numeric-task scale benchmark"):
 
@@ -25,6 +26,9 @@ What it does (benchmarks/README.md, "Numeric-task scale benchmark"):
    ``--source`` leaves that out.
 5. Prints the seconds, the ratio work / baseline against the target (3×), the resampling scheme each statistic
    used, and the peak resident memory of the process.
+6. ``--calibration``: after the three (and outside the ratio), ``calibration_in_the_large`` and ``ece`` on the
+   score, each with its CPU seconds, the peak of its own allocations (``tracemalloc``) and how far it raised the
+   process's resident peak (``VmHWM``, reset before it through ``/proc/self/clear_refs``; Linux).
 
 Exit status 0 when it ran (the table says whether the target was met).
 """
@@ -119,7 +123,48 @@ metrics: [smd, ks_distance, auc]
 """
 
 
-def work(path: Path, B: int, seed: int) -> dict:
+def _hwm_mb() -> float | None:
+    """The process's resident peak (VmHWM) in MB, None where /proc does not say."""
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) / 1024 for line in f if line.startswith("VmHWM"))
+    except (OSError, StopIteration):
+        return None
+
+
+def _reset_hwm() -> None:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # resets VmHWM to the current RSS (Linux 4.0+)
+    except OSError:
+        pass
+
+
+def calibration(ctx, out: dict) -> None:
+    """``calibration_in_the_large`` then ``ece`` on the score (the ECE reads the sums the first computed): seconds,
+    CPU, tracemalloc peak, the resident peak's rise, value and interval (or why there is none)."""
+    import tracemalloc
+    from types import SimpleNamespace
+
+    from reportgen.families import score_quality
+
+    for name in ("calibration_in_the_large", "ece"):
+        _reset_hwm()
+        base = _hwm_mb()
+        tracemalloc.start()
+        t, c = time.perf_counter(), time.process_time()
+        e = score_quality.entry(ctx, SimpleNamespace(name=name, tasks=["tox"], options=SimpleNamespace(bins=None)))
+        sec, cpu = time.perf_counter() - t, time.process_time() - c
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        top = _hwm_mb()
+        iv = e.entry.interval
+        out[name] = (sec, cpu, peak / 1e6, None if base is None or top is None else top - base, float(e.entry.value),
+                     getattr(iv, "scheme", None), (getattr(iv, "lower", None), getattr(iv, "upper", None)),
+                     getattr(iv, "reason", None), e.replicates is not None)
+
+
+def work(path: Path, B: int, seed: int, with_calibration: bool = False) -> dict:
     """The spec's data loaded by reportgen, then the families' entries for smd, ks_distance and auc (values, group
     summaries, plotted quantiles, B replicates, intervals, bounds, DeLong); seconds and schemes."""
     from types import SimpleNamespace
@@ -147,6 +192,8 @@ def work(path: Path, B: int, seed: int) -> dict:
                      getattr(iv, "sketch_bins", None), time.process_time() - c)
     out["total"] = time.perf_counter() - t0
     out["cpu"] = time.process_time() - c0
+    if with_calibration:  # outside the ratio's work
+        calibration(ctx, out)
     return out
 
 
@@ -163,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--poisson", action="store_true",
                     help="keyed Poisson weights per row even where the rows repeat (the scheme before patterns)")
     ap.add_argument("--data-dir", type=Path, default=Path("/tmp/reportgen-bench-numeric"))
+    ap.add_argument("--calibration", action="store_true",
+                    help="also time calibration_in_the_large and ece on the score (outside the ratio)")
     ap.add_argument("--source", action="store_true",
                     help="do not compile reportgen's bytecode first (imports inside the work compile its source)")
     a = ap.parse_args(argv)
@@ -179,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     for kind in kinds:
         path = generate(a.data_dir / f"numeric-{kind}-{a.rows}-{a.seed}.parquet", a.rows, a.seed, kind)
         base, base_cpu = min(baseline(path) for _ in range(2))
-        w = work(path, a.resamples, a.seed)
+        w = work(path, a.resamples, a.seed, a.calibration)
         ratio = w["total"] / base
         compute = w["total"] - w["load"]
         bare = min(scan_seconds(path) for _ in range(2))
@@ -195,6 +244,12 @@ def main(argv: list[str] | None = None) -> int:
             sketch = f"  {bins:,} bins, discretisation error {err:.2g} included" if bins else ""
             print(f"  {name:<12} {sec:7.2f} s (CPU {cpu:5.2f} s)  scheme {scheme or '-':<11}  value {value:.4f}  "
                   f"interval {ends}{sketch}")
+        for name in ("calibration_in_the_large", "ece") if a.calibration else ():
+            sec, cpu, traced, rss, value, scheme, (lo, hi), why, reps = w[name]
+            rise = f"{rss:.0f} MB" if rss is not None else "n/a"
+            ends = f"[{lo:.5f}, {hi:.5f}]" if lo is not None and hi is not None else f"none ({(why or '')[:48]}…)"
+            print(f"  {name:<24} {sec:6.2f} s (CPU {cpu:5.2f} s)  allocations' peak {traced:7.1f} MB  resident peak "
+                  f"+{rise}  value {value:.5f}  scheme {scheme or '-'}  interval {ends}  replicates kept: {reps}")
     print(f"\npeak RSS {peak_rss_gb():.2f} GB; load average {' '.join(f'{v:.1f}' for v in os.getloadavg())}; "
           f"reportgen {'from source' if a.source else 'from compiled bytecode'}")
     return 0

@@ -99,16 +99,18 @@ def bootstrap_interval(reps: np.ndarray, level: float, resamples: int, seed: int
     resampling. ``widen``: replicates of a sketch (docs/metrics.md §11): both ends move out by its error."""
     if resamples == 0:
         return None
-    lo, hi, undefined = intervals.percentile(reps, level, undefined_beyond=True)
-    iv = {"method": "bootstrap", "level": level, "lower": lo, "upper": hi, "resamples": resamples, "seed": seed,
+    iv = {"method": "bootstrap", "level": level, "lower": None, "upper": None, "resamples": resamples, "seed": seed,
           "scheme": scheme, "covers": ["rows"]}
+    if widen is not None and not math.isfinite(widen.error):  # withheld: the replicates are not read (a caller
+        # may have drawn none, as calibration under a sketch does)
+        return BootstrapInterval(**iv, sketch_bins=widen.bins, note=widen.note, reason=(
+            "the replicates were resampled from a sketch of the values, and this quantity's discretisation error has "
+            "no finite bound on some replicate (docs/metrics.md §11)"))
+    lo, hi, undefined = intervals.percentile(reps, level, undefined_beyond=True)
+    iv.update(lower=lo, upper=hi)
     if widen is not None:
         iv.update(sketch_bins=widen.bins, note=widen.note)
-        if not math.isfinite(widen.error):
-            lo = hi = iv["lower"] = iv["upper"] = None
-            iv["reason"] = ("the replicates were resampled from a sketch of the values, and this quantity's "
-                            "discretisation error has no finite bound on some replicate (docs/metrics.md §11)")
-        elif lo is not None and hi is not None:
+        if lo is not None and hi is not None:
             iv["discretisation_error"] = widen.error
             lo = iv["lower"] = lo - widen.error
             hi = iv["upper"] = hi + widen.error

@@ -24,6 +24,7 @@ from reportgen.fileio import jfloat as as_json_float
 from reportgen.results.score_quality import (CalibratedReference, DeLongInterval, HoeffdingBound, ReliabilityPoint,
                                              ScoreQualityPair, ScoreQualityResult, ScoreQualityVerdict)
 from reportgen.spec.model import Metric
+from reportgen.stats import calibration_pass as cp
 from reportgen.stats import counts
 from reportgen.stats import score_quality as sq
 from reportgen.stats import sketch as sk
@@ -77,11 +78,12 @@ class _File:
         return self.cache["P"]
 
     def group_n(self, g: int) -> float:
-        """The weight of group ``g``: its rows counted when membership is hard (a sum of ones is exact in any
-        order, so this is the column sum of ``P`` without building it), else that column sum."""
-        if self.hard and self.codes is not None:
-            return float(np.count_nonzero(self.codes == g))
-        return float(self.P[:, g].sum())
+        """The column sum of ``P`` (hard membership: the group's rows counted, the same exact sum, no ``P``)."""
+        if not (self.hard and self.codes is not None):
+            return float(self.P[:, g].sum())
+        if "group rows" not in self.cache:  # every group's, counted in blocks (no (n,) mask)
+            self.cache["group rows"] = cp.group_rows(self.codes, self.membership.G)
+        return float(self.cache["group rows"][g])
 
     @property
     def ranked(self) -> sq.Ranked:
@@ -165,12 +167,28 @@ class _File:
             self.cache[("mw", a, b)] = sq.MannWhitney(run.num, run.wp, run.wn)
             self.cache[("tie pass", a, b)] = tie
 
-    def calibration(self, bins: int) -> tuple[sq.CalibrationSums, sq.CalibrationSums]:
-        key = ("calibration", bins)
+    @property
+    def calibration_sketched(self) -> bool:
+        """Replicates from a sketch (hard membership): calibration prints no interval there (§11) and draws no
+        replicate; its sums are read in blocked passes over the rows (:mod:`reportgen.stats.calibration_pass`)."""
+        return self.R.sketch is not None and self.codes is not None
+
+    def calibration(self, bins: int) -> tuple[sq.CalibrationSums, sq.CalibrationSums | None]:
+        """(the point sums, the replicates' sums: None under a sketch)."""
+        key, sq_of = ("calibration", bins), sq.calibration_sums
         if key not in self.cache:
-            self.cache[key] = (sq.calibration_sums(self.s, self.y, self.P, bins=bins),
-                               sq.calibration_sums(self.R.columns[0], self.R.columns[1], self.R.P, self.W, bins=bins))
+            self.cache[key] = (cp.hard_sums(self.s, self.y, self.codes, self.membership.G, bins=bins), None) \
+                if self.calibration_sketched and self.codes is not None else \
+                (sq_of(self.s, self.y, self.P, bins=bins), sq_of(*self.R.columns[:2], self.R.P, self.W, bins=bins))
         return self.cache[key]
+
+    def calibrated(self, g: int, bins: int, seed: int, stream: int) -> np.ndarray:
+        """Group ``g``'s ECE on each redraw of its labels from a calibrated score (the same uniforms either way)."""
+        if self.calibration_sketched and self.codes is not None:
+            return cp.calibrated_ece(self.s, self.codes, g, self.calibration(bins)[0], draws=CALIBRATED_DRAWS,
+                                     seed=seed, stream=stream)
+        return sq.ece_if_calibrated(self.s, self.P[:, [g]], draws=CALIBRATED_DRAWS, seed=seed, stream=stream,
+                                    bins=bins)[:, 0]
 
     def sketch_error(self, name: str, g: int) -> np.ndarray:
         """Pair ``g``'s discretisation error on each replicate of a sketch (:mod:`reportgen.stats.sketch`): the
@@ -283,9 +301,10 @@ def _pairs_of(name: str, f: _File, G: int, bins: int) -> tuple[list[int], np.nda
             reps.append(sign * (rg - r0))
         return groups, np.array(pts), np.stack(reps, axis=1) if reps else np.zeros((f.R.weights.shape[1], 0))
     point, reps = f.calibration(bins)
-    if name == "calibration_in_the_large":
-        return list(range(G)), point.citl(), reps.citl()
-    return list(range(G)), point.ece(), reps.ece()
+    citl = name == "calibration_in_the_large"
+    if reps is None:  # a sketch: no replicate drawn, the interval is withheld (sketch_error; placeholders unread)
+        return list(range(G)), point.citl() if citl else point.ece(), np.full((f.R.weights.shape[1], G), np.nan)
+    return list(range(G)), point.citl() if citl else point.ece(), reps.citl() if citl else reps.ece()
 
 
 def _headline_of(name: str, pt: np.ndarray, reps: np.ndarray) -> tuple[float, np.ndarray, int | None]:
@@ -341,12 +360,13 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     pairs: list[ScoreQualityPair] = []
     pair_reps: dict[int, np.ndarray] = {}
     for p, (task, g) in enumerate(meta):
-        f = first[_task_pos(tasks, task)]
+        f = first[[t for _, t in tasks].index(task)]
         pair = _pair(ctx, m, f, evals, p, g, task, bins, len(evals))
         if not math.isnan(ev.pair_point[p]):
             h = pair_interval(pair, ev, evals, p, ctx.level, ctx.B, ctx.seed, scheme,
                               sk.widening(f.R.sketch, errors[p]))
-            pair_reps[len(pairs)] = ev.pair_reps[:, p]
+            if not _withheld(m.name, f):
+                pair_reps[len(pairs)] = ev.pair_reps[:, p]
             pair.verdict = _verdict(m.name, pair, h.interval, attr, g, f.favorable)
         else:
             pair.verdict = ScoreQualityVerdict(kind="undefined", text=f"not defined: {pair.reason}", interval=None)
@@ -354,10 +374,8 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     out: dict = {"name": m.name, "attribute": attr.name}
     if not first[0].hard:
         out["estimator"] = "probability_weighted"
-    if m.name in ("auc_gap", "xauc"):
-        out["reference"] = attr.label(0)
-    if m.name in ("calibration_in_the_large", "ece"):
-        out["bins"] = bins
+    out.update({"reference": attr.label(0)} if m.name in ("auc_gap", "xauc") else {"bins": bins}
+               if m.name in ("calibration_in_the_large", "ece") else {})
     out["value"] = as_json_float(value)
     if math.isnan(value):
         out["reason"] = "no group has a defined value" if m.name not in ("auc_gap", "xauc") else \
@@ -372,11 +390,12 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     out.update(h.keys())
     out["verdict"] = _summary(m.name, pairs)
     out["pairs"] = pairs
-    return Computed(ScoreQualityResult(**out), ev.reps if ctx.B else None, pair_reps)
+    drawn = ctx.B and not any(_withheld(m.name, f) for f in first)
+    return Computed(ScoreQualityResult(**out), ev.reps if drawn else None, pair_reps)
 
 
-def _task_pos(tasks: list[tuple[int, str]], label: str) -> int:
-    return [t for _, t in tasks].index(label)
+def _withheld(name: str, f: _File) -> bool:  # calibration under a sketch: no replicate reaches a gate, diff or file
+    return name in ("calibration_in_the_large", "ece") and f.calibration_sketched
 
 
 def _value_is(name: str, which: tuple[str, int], attr) -> str:
@@ -407,16 +426,13 @@ def _pair(ctx: AttributeContext, m: Metric, f: _File, evals: list[Evaluation], p
            "ece": "ece"}[m.name]
     d[key] = as_json_float(v)
     if math.isnan(v):
-        d["reason"] = _reason(m.name, f, g)
+        return ScoreQualityPair(**d, reason=_reason(m.name, f, g))
     pair = ScoreQualityPair(**d)
-    if math.isnan(v):
-        return pair
     if m.name in ("auc", "auc_gap"):
         pair.delong = _delong(f, g, m.name, level, runs)
     if m.name == "ece":
         pair.bound_reason = BOUND_ECE
-        ref = sq.ece_if_calibrated(f.s, f.P[:, [g]], draws=CALIBRATED_DRAWS, seed=ctx.seed,
-                                   stream=counts.stream_id("calibrated", attr.name, task, str(g)), bins=bins)[:, 0]
+        ref = f.calibrated(g, bins, ctx.seed, counts.stream_id("calibrated", attr.name, task, str(g)))
         pair.calibrated = CalibratedReference(draws=CALIBRATED_DRAWS, seed=ctx.seed,
                                               mean=as_json_float(float(ref.mean())),
                                               upper=as_json_float(float(np.quantile(ref, level))))
@@ -484,7 +500,7 @@ def _bound(name: str, f: _File, g: int, v: float, level: float, runs: int) -> tu
              + sq.hoeffding_auc_halfwidth(pos[0], neg[g], half_level))
         rng = "each direction's xAUC kernel in [0, 1], the two bounds at α/2"
     else:
-        h, rng = sq.hoeffding_mean_halfwidth(float(f.P[:, g].sum()), 2.0, level), "score − label in [−1, 1]"
+        h, rng = sq.hoeffding_mean_halfwidth(f.group_n(g), 2.0, level), "score − label in [−1, 1]"
     if not math.isfinite(h):
         return None, "no distribution-free bound: too few rows of a class"
     lo_q, hi_q = (0.0, 1.0) if name == "auc" else (-1.0, 1.0)  # the quantity's own range

@@ -178,7 +178,7 @@ def _entries(spec: Path, engine: str, names: tuple[str, ...] = ENTRIES) -> str:
     (attr,) = L.attrs
     ctx = AttributeContext.build(ls, L, attr, level=0.95, B=40, seed=4, schemes=set())
     family = {"mae": error_parity, "auc": score_quality, "auc_gap": score_quality, "xauc": score_quality,
-              "ece": score_quality}
+              "ece": score_quality, "calibration_in_the_large": score_quality}
     out = [family.get(name, outcome_disparity).entry(
         ctx, SimpleNamespace(name=name, tasks=None, options=SimpleNamespace(bins=None))).entry for name in names]
     return json.dumps([e.model_dump(mode="json", exclude_unset=True) for e in out], sort_keys=True)
