@@ -370,7 +370,10 @@ def _bernstein_at(b: BernsteinInterval, d: float, level: float, P: int, prot: st
         t = math.hypot(t, h_runs)
     lo, hi = max(d - t, -b.max_cost), min(d + t, b.max_cost)  # δ lies in [−C, C]
     v = intervals.verdict(lo, hi)
-    return b.replace(**extra, lower=lo, upper=hi, halfwidth=t, level=lvl, verdict=v,
+    # n_needed at this level too: the block names lvl, so the rows it says are needed are for lvl
+    need = intervals.examples_needed(d, confidence=lvl, gamma=b.gamma, variance=b.variance or 0.0,
+                                     max_cost=b.max_cost)
+    return b.replace(**extra, lower=lo, upper=hi, halfwidth=t, level=lvl, verdict=v, n_needed=need,
                      verdict_text=_verdict_text(v, prot, ref),
                      simultaneous=f"Bonferroni over {P} pairs: holds for the chosen pair after the choice")
 
@@ -420,9 +423,8 @@ def _bernstein(r1: dict, gamma: float | None, max_cost: float, level: float, pro
     lo, hi = max(d - t, -max_cost), min(d + t, max_cost)  # δ lies in [−C, C]: clipping keeps the coverage
     v = intervals.verdict(lo, hi)
     out.update(lower=lo, upper=hi, halfwidth=t, verdict=v, verdict_text=_verdict_text(v, prot, ref),
-               n_needed=math.ceil(intervals.samplesize(abs(d), confidence=level, gamma=g,
-                                                         variance=float(r1["variance"][0]), max_cost=max_cost))
-               if abs(d) > 0 else None)
+               n_needed=intervals.examples_needed(d, confidence=level, gamma=g, variance=float(r1["variance"][0]),
+                                                  max_cost=max_cost))
     if gamma is None:
         out["note"] = "gamma is the observed share of the smaller compared group, not a known bound"
     elif gamma > share:

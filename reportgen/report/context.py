@@ -20,6 +20,7 @@ local-bias section (:mod:`.local_bias_view`) and the plain blocks (:mod:`.blocks
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any, NamedTuple
 
@@ -246,6 +247,8 @@ def _metric_views(entry: Any, index: int, run_labels: list[str] | None = None, u
         v["headline_text"] = ""
     pairs, undefined = _sorted_pairs(pairs_in, direction)
     v["pairs_sorted"] = [pv for _, pv in pairs]
+    levels = {pv["interval"].get("level") for pv in v["pairs_sorted"] if isinstance(pv.get("interval"), Mapping)}
+    v["pairs_level"] = levels.pop() if len(levels) == 1 else None  # the table's header: its rows' level, not the headline's
     v["pairs_undefined_list"] = undefined
     v["pairs_highlighted"] = sum(1 for _, pv in pairs if pv["excludes_zero"])
     by_source = []

@@ -240,6 +240,18 @@ def runs_strip(rows: list[RunsRow], *, plot_id: str, title: str, xlabel: str, co
     return finish(fig, matplotlib, alt, plot_id)
 
 
+def _bernstein_centre(b: Any, C: float) -> float:
+    """The δ a Bernstein block is centred on: an end the clip to [−C, C] left alone, minus or plus the half-width
+    (the midpoint of the printed ends is not δ when one end is clipped)."""
+    t = b.halfwidth
+    if filters._finite(t):
+        if b.lower > -C:
+            return float(b.lower + t)
+        if b.upper < C:
+            return float(b.upper - t)
+    return float((b.lower + b.upper) / 2.0)
+
+
 @memo
 def samplesize_curve(b: Any, *, plot_id: str, what: str) -> Markup | None:
     """Examples needed to claim a bias of size δ (Ethayarajh 2020), current n and estimate marked.
@@ -252,7 +264,10 @@ def samplesize_curve(b: Any, *, plot_id: str, what: str) -> Markup | None:
         return None
     conf, gamma, var, n = float(b.level), float(b.gamma), float(b.variance), float(b.n)
     C = float(b.max_cost or 1.0)
-    est = abs((b.lower + b.upper) / 2.0)
+    est = abs(_bernstein_centre(b, C))
+    # the number the block's 'Examples needed' line prints (its n_needed, at its level), so text and chart agree
+    needed = b.n_needed if getattr(b, "n_needed", None) is not None else \
+        _iv.examples_needed(est, confidence=conf, gamma=gamma, variance=var, max_cost=C)
     var_max = (C / gamma) ** 2
     hi = min(C, max(0.5, 1.6 * est))
     xs = [hi * i / 120 for i in range(2, 121)]
@@ -272,9 +287,9 @@ def samplesize_curve(b: Any, *, plot_id: str, what: str) -> Markup | None:
         if est > 0:
             ax.axvline(est, color="black", linewidth=0.9, linestyle=(0, (6, 2, 1, 2)),
                        label=f"estimated bias |δ| = {filters.num(est)}")
-            n_est = _iv.samplesize(est, confidence=conf, gamma=gamma, variance=var, max_cost=C)
-            ax.plot([est], [n_est], marker="D", markersize=6, markerfacecolor="white", markeredgecolor="black",
-                    linestyle="none", label=f"needed for |δ| = {filters.num(est)}: {filters.count(math.ceil(n_est))}")
+        if est > 0 and needed is not None:
+            ax.plot([est], [needed], marker="D", markersize=6, markerfacecolor="white", markeredgecolor="black",
+                    linestyle="none", label=f"needed for |δ| = {filters.num(est)}: {filters.count(needed)}")
         if smallest <= hi:
             ax.plot([smallest], [n], marker="s", markersize=5, color="black", linestyle="none",
                     label=f"smallest bias claimable with n: {filters.num(smallest)}")
@@ -293,8 +308,7 @@ def samplesize_curve(b: Any, *, plot_id: str, what: str) -> Markup | None:
     alt = (f"Examples needed to claim a bias in {what} at {filters.level(conf)} confidence, as a function of the "
            f"bias size (γ = {filters.num(gamma)}, σ² = {filters.num(var)}, C = {filters.num(C)}). "
            f"This test set has n = {filters.count(n)}; ")
-    if est > 0:
-        needed = math.ceil(_iv.samplesize(est, confidence=conf, gamma=gamma, variance=var, max_cost=C))
+    if est > 0 and needed is not None:
         alt += f"the estimated |δ| = {filters.num(est)} needs {filters.count(needed)} examples; "
     alt += f"the smallest bias claimable with n examples is {filters.num(smallest)}."
     return finish(fig, matplotlib, alt, plot_id)

@@ -82,14 +82,15 @@ def rows_needed(delta: float, *, n: int, rows_known: int, variance: float | None
     reason when undefined). The bound is Ethayarajh's sample-size bound n > (2σ² + 2Cδ/(3γ))·ln(2/(1−ρ))/δ²
     (docs/metrics.md §3) with the observed σ² and γ; when only a share n/rows_known of the annotated rows enter the
     comparison (a condition such as y = 1), new annotated rows are assumed to enter it in that share."""
-    from reportgen.stats.intervals import samplesize
+    from reportgen.stats.intervals import examples_needed
 
     if variance is None or not math.isfinite(variance):
         return None, None, "the pair's variance is undefined"
     if gamma <= 0 or n <= 0:
         return None, None, "a compared group has no annotated rows, so the bound cannot say how many are needed"
-    need = math.floor(samplesize(delta, confidence=confidence, gamma=gamma, variance=variance,
-                                 max_cost=max_cost)) + 1
+    need = examples_needed(delta, confidence=confidence, gamma=gamma, variance=variance, max_cost=max_cost)
+    if need is None:
+        return None, None, "the bound is beyond any sample for this bias size"
     share = n / rows_known if rows_known > 0 else 1.0
     more = max(0, math.ceil(need / share) - rows_known) if share > 0 else None
     return need, more, None

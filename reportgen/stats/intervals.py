@@ -51,6 +51,19 @@ def samplesize(delta: float, *, confidence: float, gamma: float, variance: float
     return (2.0 * variance + (2.0 * max_cost / (3.0 * gamma)) * delta) * (-L) / (delta * delta)
 
 
+def examples_needed(delta: float, *, confidence: float, gamma: float, variance: float | None = None,
+                    max_cost: float = 1.0) -> int | None:
+    """The smallest n the sample-size bound allows for a bias of size |``delta``| at ``confidence``:
+    ⌊(2σ² + (2C/(3γ))|δ|)(−L)/δ²⌋ + 1 (the bound is strict, docs/metrics.md §3); None when δ = 0 or the bound is
+    not finite. The one number a Bernstein block's ``n_needed``, the report's 'Examples needed' line and its
+    sample-size chart all print, at the level the block names."""
+    d = abs(delta)
+    if not d > 0 or gamma <= 0:
+        return None
+    bound = samplesize(d, confidence=confidence, gamma=gamma, variance=variance, max_cost=max_cost)
+    return math.floor(bound) + 1 if math.isfinite(bound) else None
+
+
 def smallest_detectable(n: float, *, confidence: float, gamma: float, variance: float | None = None,
                         max_cost: float = 1.0) -> float:
     """Smallest δ̄ claimable with n examples (solves the sample-size bound for δ̄)."""

@@ -107,3 +107,17 @@ def test_a_negative_delta_prints_one_orientation_in_sentence_and_verdict(tmp_pat
     # the words read from the protected group too: a lower cost rate (not being approved) = approved more often
     assert sentence.index("Asian applicants") < sentence.index("White applicants")
     assert "more often" in sentence
+
+
+def test_pair_table_header_names_the_rows_level_not_the_headlines():
+    """bisg_demo's demographic parity headline is decided on an identified set at the Bonferroni level over its 5
+    pairs (99 %); the per-comparison table's rows are at the spec's 95 % and say so, and its header printed '99%
+    intervals' above them. The header now names the rows' level."""
+    import re
+
+    doc = _load("bisg_demo")
+    dp = next(m for m in doc["metrics"] if m["name"] == "demographic_parity")
+    assert dp["identified"]["interval"]["level"] > 0.95 and {p["interval"]["level"] for p in dp["pairs"]} == {0.95}
+    html = render_html(doc, (ROOT / "specs" / "bisg_demo.yaml").read_text(encoding="utf-8"))
+    headers = re.findall(r"<th>([^<]*)</th><th>Verdict</th><th class=\"n\">n needed</th>", html)
+    assert headers and set(headers) == {"95% intervals"}, headers
