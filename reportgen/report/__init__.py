@@ -317,24 +317,18 @@ def _render(results: Results, spec_text: str | bytes, *, templates_dir, generate
                          "'210mm 297mm')")
     env = make_environment(templates_dir, mode=mode)
     results, spec_text = _for_display(results, spec_text)
-    # no number on any page prints as a gate limit it does not equal (numfmt.document_lines)
-    with numfmt.document_lines(numfmt.gate_limits(results)):
-        return _render_with(env, results, spec_text, generated=generated, mode=mode, page_size=page_size, logo=logo)
-
-
-def _render_with(env, results: Results, spec_text: str, *, generated, mode: str, page_size: str,
-                 logo: _Logo | None) -> str:
-    with _stage("plots"):
-        # A first pass records the plots the context asks for; they are drawn side by side in worker processes
-        # (plots.draw), then the context is built again from the cache. The SVG text is the same either way.
-        with _plots.collecting() as calls:
-            build_context(results, spec_text, generated=generated, mode=mode, page_size=page_size)
-        _plots.draw(calls)
-        ctx = build_context(results, spec_text, generated=generated, mode=mode, page_size=page_size)
-    ctx["w3c_date"] = generated if generated and _W3C_DATE.match(generated) else None
-    ctx["logo"] = ({"src": logo.src(mode), "alt": ctx["organisation"] or "Organisation logo"}
-                   if logo is not None else None)
-    return env.get_template("base.html").render(ctx)
+    with numfmt.document_lines(numfmt.gate_limits(results)):  # no number prints as a gate limit it is not
+        with _stage("plots"):
+            # A first pass records the plots the context asks for; they are drawn side by side in worker processes
+            # (plots.draw), then the context is built again from the cache. The SVG text is the same either way.
+            with _plots.collecting() as calls:
+                build_context(results, spec_text, generated=generated, mode=mode, page_size=page_size)
+            _plots.draw(calls)
+            ctx = build_context(results, spec_text, generated=generated, mode=mode, page_size=page_size)
+        ctx["w3c_date"] = generated if generated and _W3C_DATE.match(generated) else None
+        ctx["logo"] = ({"src": logo.src(mode), "alt": ctx["organisation"] or "Organisation logo"}
+                       if logo is not None else None)
+        return env.get_template("base.html").render(ctx)
 
 
 def _for_display(results: Results, spec_text: str) -> tuple[Results, str]:
