@@ -245,6 +245,10 @@ def _metric_views(entry: Any, index: int, run_labels: list[str] | None = None, u
         v["headline_text"] = ""
     pairs, undefined = _sorted_pairs(pairs_in, direction)
     v["pairs_sorted"] = [pv for _, pv in pairs]
+    # the one level of the rows' decision intervals, which a table's header names (None when the rows differ)
+    levels = {round(float(iv["level"]), 12) for pv in v["pairs_sorted"] if isinstance(iv := pv.get("interval"), dict)
+              and filters._finite(iv.get("level"))}
+    v["pairs_level"] = levels.pop() if len(levels) == 1 else None
     v["pairs_undefined_list"] = undefined
     v["pairs_highlighted"] = sum(1 for _, pv in pairs if pv["excludes_zero"])
     by_source = []
