@@ -451,11 +451,11 @@ def test_a_headline_chosen_among_pairs_covers_at_the_bonferroni_level():
         lo95, hi95 = np.quantile(reps, [0.025, 0.975], axis=0)
         ks = oc.ecdf_distances(x, None, Pm, pairs, with_w1=False)[0]
         kb = oc.ks_bounds(x, Pm, 1 - level, pairs)
-        for v, (l, h), truth in ((value, (lo, hi), true_md), (ks, (kb.lower, kb.upper), true_ks)):
-            decides = (l > 0) | (h < 0)
+        for v, (low, high), truth in ((value, (lo, hi), true_md), (ks, (kb.lower, kb.upper), true_ks)):
+            decides = (low > 0) | (high < 0)
             pool = np.flatnonzero(decides) if decides.any() else np.arange(P)
             sel = pool[np.argmax(np.abs(v[pool]))]
-            covered = (bool(l[sel] <= truth[sel] <= h[sel]), bool(np.all((l <= truth) & (truth <= h))))
+            covered = (bool(low[sel] <= truth[sel] <= high[sel]), bool(np.all((low <= truth) & (truth <= high))))
             if truth is true_md:
                 head_md += covered[0]
                 all_md += covered[1]
