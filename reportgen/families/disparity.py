@@ -323,8 +323,9 @@ def _disparity_headline(pairs: list[DisparityPair], level: float, decision: str 
         conclusive = [p for p in defined if p.at_headline is not None and p.at_headline.decides]
         pool = conclusive or defined
         sel = max(pool, key=lambda p: (abs(p.delta), p.delta))  # ties: the positive one, order-free
-        which = ("the identified set's interval at the Bonferroni level" if sel.decision == "identified"
-                 else "simultaneous, or Bonferroni for Bernstein")  # a proxy attribute's pairs: all identified
+        bonf = numfmt.level(1 - (1 - level) / P)  # the levels the count reads, named (docs/metrics.md §3)
+        which = (f"the identified set's interval at the Bonferroni level {bonf}" if sel.decision == "identified"
+                 else f"simultaneous {numfmt.level(level)}, or Bernstein at the Bonferroni level {bonf}")
         if conclusive:
             out["value_is"] = (f"{_pair_name(sel)}: the largest |delta| among the {len(conclusive)} of {P} pairs whose "
                                f"decision interval ({which}) excludes 0")
