@@ -17,7 +17,7 @@ from reportgen.families.core import AttributeContext, Computed, Evaluation, comb
 from reportgen.stats.loading import Loaded
 from reportgen.stats.statistic import Estimate
 from reportgen.fileio import jfloat as as_json_float
-from reportgen.results.intervals import (BernsteinInterval, DecisionVerdict, IdentifiedInterval, IdentifiedSet,
+from reportgen.results.intervals import (AtHeadline, BernsteinInterval, DecisionVerdict, IdentifiedInterval, IdentifiedSet,
                                          PairInterval, RowsAndRunsInterval, SimultaneousInterval)
 from reportgen.results.metrics import DisparityPair, DisparityResult, GroupRates
 from reportgen import numfmt
@@ -317,11 +317,15 @@ def _disparity_headline(pairs: list[DisparityPair], level: float, decision: str 
                 s = heads.get(at[i])
                 iv = None if s is None or s.no_verdict else s.interval
             at_head[i] = (iv, b)
-        conclusive = [p for i, p in enumerate(defined) if not p.no_verdict and _excludes_zero(at_head[i][0])]
+        for i, p in enumerate(defined):  # each row shows the interval the choice reads (docs/metrics.md §3)
+            p.at_headline = AtHeadline(pairs=P, interval=at_head[i][0],
+                                       decides=not p.no_verdict and _excludes_zero(at_head[i][0]))
+        conclusive = [p for p in defined if p.at_headline is not None and p.at_headline.decides]
         pool = conclusive or defined
         sel = max(pool, key=lambda p: (abs(p.delta), p.delta))  # ties: the positive one, order-free
-        which = ("the identified set's interval at the Bonferroni level" if sel.decision == "identified"
-                 else "simultaneous, or Bonferroni for Bernstein")  # a proxy attribute's pairs: all identified
+        bonf = numfmt.level(1 - (1 - level) / P)  # the levels the count reads, named (docs/metrics.md §3)
+        which = (f"the identified set's interval at the Bonferroni level {bonf}" if sel.decision == "identified"
+                 else f"simultaneous {numfmt.level(level)}, or Bernstein at the Bonferroni level {bonf}")
         if conclusive:
             out["value_is"] = (f"{_pair_name(sel)}: the largest |delta| among the {len(conclusive)} of {P} pairs whose "
                                f"decision interval ({which}) excludes 0")

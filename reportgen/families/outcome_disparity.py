@@ -20,7 +20,7 @@ import numpy as np
 from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline
 from reportgen.fileio import jfloat as as_json_float
 from reportgen.results.intervals import DecisionVerdict
-from reportgen.results.outcome import DistributionFreeBound, OutcomeGroup, OutcomePair, OutcomeResult
+from reportgen.results.outcome import AtHeadline, DistributionFreeBound, OutcomeGroup, OutcomePair, OutcomeResult
 from reportgen import numfmt
 from reportgen.spec import catalogue
 from reportgen.spec.model import Metric
@@ -40,6 +40,10 @@ RUNS_BOUND = "no distribution-free bound over several runs (not derived for a me
 PROXY_BOUND = ("no distribution-free bound for probability-weighted order statistics or SD: the bound holds for one "
                "group per row")
 DISTANCES = ("ks_distance", "wasserstein")
+W1_CONSERVATIVE = ("the distribution-free bound decides, and it is conservative: it integrates both groups' DKW "
+                   "bands over the whole declared range, so it excludes 0 only for a large distance; 'insufficient "
+                   "evidence' here does not say the distributions agree (W1 is at least the absolute difference of "
+                   "means, so a mean difference whose interval excludes 0 also shows W1 above 0)")
 MOMENTS = ("mean_difference", "smd", "mean_ratio")  # functions of each group's (Σ1, Σx, Σx²): the multiplier applies
 UNITLESS = ("smd", "mean_ratio", "ks_distance")  # values without the outcome's unit
 PLOT_LEVELS = tuple(i / 20 for i in range(21))  # the quantiles each group's distribution is drawn from
@@ -307,6 +311,8 @@ def decide(pair: OutcomePair, name: str, spec_decision: str, n_small: float, sma
             kind="against" if against else "insufficient",
             text=verdict_text(name, pair.value, pair.group, pair.reference or "", favorable, noun) if against
             else "insufficient evidence", interval=iv_name)
+        if name == "wasserstein" and not against:
+            pair.decision_note = W1_CONSERVATIVE
 
 
 def with_interval(ctx: AttributeContext, pair: OutcomePair, ev: Evaluation, evals: list[Evaluation],
@@ -408,58 +414,84 @@ def _q(m: Metric) -> float:
 
 def _headline(name, pairs, replicates, pair_bounds, level, ctx, spec_decision, favorable, noun="outcomes",
               schemes=None, widens=None) -> dict:
-    """The pair chosen by evidence (the largest |value − null| among the pairs whose decision interval excludes the
-    null and that have a verdict, else the largest overall), with its intervals at the Bonferroni level over the
-    defined pairs so its verdict holds after the choice. ``replicates``: each pair's replicates of its value, and
-    its evaluation per prediction file -- with several runs the chosen pair's interval is rows and runs, as every
-    pair's is (docs/metrics.md §4), never the rows-only part."""
-    pair_reps, pair_runs = replicates
+    """The pair chosen by evidence, decided at the Bonferroni level 1 − (1 − ρ)/P over the P defined pairs
+    (docs/metrics.md §11, "Several pairs: one level per row"): every defined pair is given its decision interval at
+    that level (``at_headline``); the headline is the largest |value − null| among the pairs whose interval at that
+    level excludes the null and that have a verdict, else the largest overall, and it carries that pair's intervals
+    at that level, so the pairs it counts, its verdict and the rows it is chosen from read one level.
+    ``replicates``: each pair's replicates of its value, and its evaluation per prediction file -- with several
+    runs a pair's interval is rows and runs (docs/metrics.md §4), never the rows-only part."""
     defined = [i for i, p in enumerate(pairs) if p.value is not None]
     if not defined:
         return {"value": None, "reason": "no pair has a value (§11)", "interval": None}
     null = null_of(name)
-    conclusive = [i for i in defined if pairs[i].verdict is not None and pairs[i].verdict.kind == "against"]
-    pool = conclusive or defined
-    sel = max(pool, key=lambda i: (abs(pairs[i].value - null), pairs[i].value))
-    p = pairs[sel]
     P = len(defined)
-    out: dict = {"value": p.value}
     if P == 1:
-        out.update(interval=p.interval, **({"bound": p.bound} if p.bound else {}),
-                   **({"bound_reason": p.bound_reason} if p.bound_reason else {}),
-                   value_is=f"the only defined pair: {_pair_name(p)}")
+        p = pairs[defined[0]]
+        out: dict = {"value": p.value, "interval": p.interval, **({"bound": p.bound} if p.bound else {}),
+                     **({"bound_reason": p.bound_reason} if p.bound_reason else {}),
+                     "value_is": f"the only defined pair: {_pair_name(p)}"}
+        sel, shadow = defined[0], p
     else:
         lvl = 1 - (1 - level) / P
-        reps = pair_reps.get(sel)
-        runs = pair_runs.get(sel, [])
-        head = headline(Evaluation(p.value, reps, np.zeros(0), np.zeros((0, 0))), runs, reps, lvl, ctx.B, ctx.seed,
-                        (schemes or {}).get(sel, "poisson"), [e.value for e in runs] or [p.value],
-                        (widens or {}).get(sel)) \
-            if reps is not None and reps.size else None
-        out["interval"] = head.interval if head is not None and head.interval is not None else p.interval
-        if sel in pair_bounds:
-            fn, i = pair_bounds[sel]
-            b = fn(1 - lvl)
-            if isinstance(b, str):
-                out["bound_reason"] = b
-            else:
-                out["bound"] = bound_model((b[0][i], b[1][i], b[2], b[3]), lvl, p.value)
-        elif p.bound_reason:
-            out["bound_reason"] = p.bound_reason
-        why = "whose decision interval excludes the null" if conclusive else "(none decides)"
-        out["value_is"] = (f"{_pair_name(p)}: the largest difference among the {len(pool)} of {P} pairs {why}; its "
-                           f"intervals are at the Bonferroni level {lvl:.4g} over the {P} pairs")
-    shadow = OutcomePair(group=p.group, reference=p.reference, task=p.task, value=p.value, n_group=p.n_group,
-                         n_reference=p.n_reference, **({"interval": out["interval"]} if out.get("interval") else {}),
-                         **({"bound": out["bound"]} if out.get("bound") else {}),
-                         **({"bound_reason": out["bound_reason"]} if out.get("bound_reason") else {}))
-    small, n_small = (p.reference, p.n_reference) if (p.n_reference or 0) < p.n_group else (p.group, p.n_group)
-    decide(shadow, name, spec_decision, float(n_small or 0), small or "", favorable, noun)
+        bounds_at: dict[int, object] = {}  # each task's bounds at the Bonferroni level, computed once for its pairs
+        at = {i: _pair_at(name, pairs[i], i, lvl, replicates, pair_bounds, bounds_at, ctx, spec_decision, favorable,
+                          noun, schemes or {}, widens or {}) for i in defined}
+        for i in defined:
+            shadow = at[i]
+            pairs[i].at_headline = AtHeadline(pairs=P, interval=getattr(shadow, shadow.decision or "interval"),
+                                              decides=_decides(shadow))
+        conclusive = [i for i in defined if _decides(at[i])]
+        pool = conclusive or defined
+        sel = max(pool, key=lambda i: (abs(pairs[i].value - null), pairs[i].value))
+        p, shadow = pairs[sel], at[sel]
+        out = {"value": p.value, "interval": shadow.interval,
+               **({"bound": shadow.bound} if shadow.bound else {}),
+               **({"bound_reason": shadow.bound_reason} if shadow.bound_reason else {})}
+        at_lvl = f"at the Bonferroni level {numfmt.level(lvl)} over the {P} pairs"
+        out["value_is"] = (f"{_pair_name(p)}: the largest difference among the {len(conclusive)} of {P} pairs whose "
+                           f"decision interval {at_lvl} excludes the null" if conclusive else
+                           f"{_pair_name(p)}: the largest difference of the {P} pairs; no pair's decision interval "
+                           f"{at_lvl} excludes the null") + "; the headline's intervals are at that level"
     for key in ("decision", "decision_note", "no_verdict", "verdict"):
         if getattr(shadow, key) is not None:
             out[key] = getattr(shadow, key)
     out.update(selected_pair=sel, selected=_pair_name(p))
     return out
+
+
+def _decides(shadow: OutcomePair) -> bool:
+    return shadow.verdict is not None and shadow.verdict.kind == "against"
+
+
+def _pair_at(name, p: OutcomePair, i: int, lvl: float, replicates, pair_bounds, bounds_at, ctx, spec_decision,
+             favorable, noun, schemes, widens) -> OutcomePair:
+    """Pair ``i`` with its bootstrap interval and bound at level ``lvl``, decided there as a pair is (a copy: the pair
+    itself keeps its intervals at the spec's level)."""
+    assert p.value is not None  # a defined pair
+    pair_reps, pair_runs = replicates
+    reps, runs = pair_reps.get(i), pair_runs.get(i, [])
+    head = headline(Evaluation(p.value, reps, np.zeros(0), np.zeros((0, 0))), runs, reps, lvl, ctx.B, ctx.seed,
+                    schemes.get(i, "poisson"), [e.value for e in runs] or [p.value], widens.get(i)) \
+        if reps is not None and reps.size else None
+    interval = head.interval if head is not None and head.interval is not None else None
+    bound, bound_reason = None, p.bound_reason
+    if i in pair_bounds:
+        fn, k = pair_bounds[i]
+        if id(fn) not in bounds_at:
+            bounds_at[id(fn)] = fn(1 - lvl)
+        b = bounds_at[id(fn)]
+        if isinstance(b, str):
+            bound_reason = b
+        else:
+            bound = bound_model((b[0][k], b[1][k], b[2], b[3]), lvl, p.value)
+    shadow = OutcomePair(group=p.group, reference=p.reference, task=p.task, value=p.value, n_group=p.n_group,
+                         n_reference=p.n_reference, **({"interval": interval} if interval is not None else {}),
+                         **({"bound": bound} if bound is not None else {}),
+                         **({"bound_reason": bound_reason} if bound_reason else {}))
+    small, n_small = (p.reference, p.n_reference) if (p.n_reference or 0) < p.n_group else (p.group, p.n_group)
+    decide(shadow, name, spec_decision, float(n_small or 0), small or "", favorable, noun)
+    return shadow
 
 
 def _pair_name(p: OutcomePair) -> str:

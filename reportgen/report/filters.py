@@ -19,7 +19,7 @@ from markupsafe import Markup, escape
 
 from reportgen.numfmt import (  # noqa: F401  (re-exported: the templates and plots use them as F.*)
     MAX_SIG, NO_INTERVAL, NOT_DEFINED, PCT_DP, PLAIN_SIG, VALUE_DP, WIDTH_SIG, _bounds, _finite, _fmt, count,
-    amount, decimals, fixed, interval, level, num, pct, signed,
+    amount, decimals, fixed, interval, interval_name, level, num, pct, signed,
 )
 
 # Verdict kinds (CSS class suffixes and test hooks) and their texts.
@@ -263,6 +263,7 @@ FILTERS = {
     "count": count,
     "signed": signed,
     "level": level,
+    "interval_name": interval_name,
     "verdict_badge": verdict_badge,
     "verdict_kind": verdict_kind,
     "short": short,

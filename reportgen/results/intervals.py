@@ -1,5 +1,5 @@
 """The intervals of results.json (docs/metrics.md §3, §4): bootstrap, rows and runs, simultaneous, across runs,
-over trials, Bernstein and Katz, the verdict a row reads off its decision interval, and which interval that is.
+over trials, Bernstein and Katz, distribution-free bounds, a pair's decision interval at its headline's level, the verdict a row reads off its decision interval, and which interval that is.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from reportgen.results.vocabulary import (COVERS_TEXT, LEVEL_TEXT, LOWER_TEXT, R
 __all__ = ["BootstrapInterval", "RowsAndRunsInterval", "SimultaneousInterval", "AcrossRunsInterval",
            "TrialsInterval", "BernsteinInterval", "DecisionVerdict", "decision_interval", "HeadlineInterval",
            "PairInterval", "KatzInterval", "IdentifiedInterval", "IdentifiedVerdict", "IdentifiedSet",
-           "NarrowedInterval", "SampleOnlyInterval", "SampleOnlyEstimate"]
+           "NarrowedInterval", "SampleOnlyInterval", "SampleOnlyEstimate", "DistributionFreeBound", "AtHeadline",
+           "AT_HEADLINE"]
 
 
 class BootstrapInterval(ResultValue):
@@ -251,6 +252,43 @@ class IdentifiedInterval(ResultValue):
         "1 + N(0, 1): each pooled stratum's counts and masses drawn jointly from their exact normal distribution, "
         "used when a vector per row makes the per-cell draws exceed their budget; docs/metrics.md §10). Absent: "
         "drawn per (stratum, pattern) cell, or with keyed Poisson row weights.")
+
+
+class DistributionFreeBound(ResultValue):
+    """An interval that holds for every distribution on the declared range (Hoeffding, empirical Bernstein, DKW),
+    docs/metrics.md §11."""
+
+    method: Literal["distribution_free"] = documented("A finite-sample bound that assumes only independent rows "
+                                                      "within each group (and the declared range where named).")
+    bound: str = documented("The inequality in words, e.g. 'Hoeffding and empirical Bernstein (Maurer & Pontil "
+                            "2009), each at half the error, intersected'.")
+    level: float = documented(LEVEL_TEXT)
+    lower: float | None = documented(LOWER_TEXT + " May be -inf in words: null with `note`.")
+    upper: float | None = documented(UPPER_TEXT + " May be +inf in words: null with `note`.")
+    range: list[float] | None = documented("The outcome's range the bound uses ([lo, hi]); null when it needs none "
+                                           "(the KS distance).")
+    covers: list[Covers] = documented(COVERS_TEXT)
+    note: str | None = optional("A caveat, e.g. an end that is unbounded at this sample size.")
+
+
+AT_HEADLINE = ("With several defined pairs: the pair's decision interval at the level the headline is chosen among the "
+               "pairs and decided at (`AtHeadline`); the pair's own verdict, gates and diff read its decision interval "
+               "at the spec's level.")
+
+
+class AtHeadline(ResultValue):
+    """A pair's decision interval at the level its metric's headline is chosen and decided at, when the headline is
+    chosen among several pairs: the simultaneous (max-|t|) bootstrap interval, or the Bernstein interval, identified
+    set's interval or distribution-free bound at the Bonferroni level 1 − (1 − ρ)/P over the P defined pairs
+    (docs/metrics.md §3, §11 "Several pairs: one level per row")."""
+
+    pairs: int = documented("P: the defined pairs the headline is chosen among.")
+    interval: Annotated[Union[BootstrapInterval, RowsAndRunsInterval, SimultaneousInterval, BernsteinInterval,
+                              DistributionFreeBound, IdentifiedInterval],
+                        Field(union_mode="left_to_right")] | None = documented(
+        "The pair's decision interval (the kind its `decision` names) at the headline's level; null without one.")
+    decides: bool = documented("Whether this interval excludes the null and the pair has a verdict: the pair counts "
+                               "among those the headline is chosen from (`value_is` counts them).")
 
 
 class IdentifiedVerdict(ResultValue):

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field
 
 from reportgen.results.intervals import ACROSS_RUNS as _ACROSS_RUNS, INTERVAL_ROWS as _INTERVAL_ROWS, PER_RUN as _PER_RUN
-from reportgen.results.intervals import (AcrossRunsInterval, BernsteinInterval, BootstrapInterval, DecisionVerdict,
+from reportgen.results.intervals import (AT_HEADLINE, AcrossRunsInterval, AtHeadline, BernsteinInterval, BootstrapInterval, DecisionVerdict,
                                          HeadlineInterval, IdentifiedSet, KatzInterval, SampleOnlyEstimate, PairInterval, SimultaneousInterval, TrialsInterval)
 from reportgen.results.ranking import RankingResult
 from reportgen.results.outcome import OutcomeResult
@@ -209,6 +209,7 @@ class DisparityPair(ResultModel):
                                                "undefined.")
     identified: IdentifiedSet | None = optional(_IDENTIFIED)
     sample_only: SampleOnlyEstimate | None = optional(_SAMPLE_ONLY)
+    at_headline: AtHeadline | None = optional(AT_HEADLINE)
 
 
 class GroupRates(ResultModel):

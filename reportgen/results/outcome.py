@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from reportgen.results.intervals import (AcrossRunsInterval, BootstrapInterval, DecisionVerdict, HeadlineInterval,
-                                         PairInterval)
-from reportgen.results.vocabulary import (COVERS_TEXT, LEVEL_TEXT, LOWER_TEXT, UPPER_TEXT, Covers, ResultModel,
-                                          ResultValue, documented, metric_names, optional)
+from reportgen.results.intervals import (AT_HEADLINE, AcrossRunsInterval, AtHeadline, BootstrapInterval, DecisionVerdict,
+                                         DistributionFreeBound, HeadlineInterval, PairInterval)
+from reportgen.results.vocabulary import ResultModel, documented, metric_names, optional
 
-__all__ = ["OutcomeMetric", "DistributionFreeBound", "OutcomeGroup", "OutcomePair", "OutcomeResult"]
+__all__ = ["OutcomeMetric", "DistributionFreeBound", "OutcomeGroup", "OutcomePair", "OutcomeResult", "AtHeadline"]
 
 OutcomeMetric = metric_names("outcome_disparity")
 ErrorMetric = metric_names("error_parity")
@@ -23,23 +22,6 @@ _NO_VERDICT = ("Present when the row supports no verdict whatever its intervals 
                "10 rows; a distance without a distribution-free bound).")
 _BOUND_REASON = ("Why there is no distribution-free bound, e.g. 'no distribution-free bound: the outcome is "
                  "unbounded' (no `range:` declared).")
-
-
-class DistributionFreeBound(ResultValue):
-    """An interval that holds for every distribution on the declared range (Hoeffding, empirical Bernstein, DKW),
-    docs/metrics.md §11."""
-
-    method: Literal["distribution_free"] = documented("A finite-sample bound that assumes only independent rows "
-                                                      "within each group (and the declared range where named).")
-    bound: str = documented("The inequality in words, e.g. 'Hoeffding and empirical Bernstein (Maurer & Pontil "
-                            "2009), each at half the error, intersected'.")
-    level: float = documented(LEVEL_TEXT)
-    lower: float | None = documented(LOWER_TEXT + " May be -inf in words: null with `note`.")
-    upper: float | None = documented(UPPER_TEXT + " May be +inf in words: null with `note`.")
-    range: list[float] | None = documented("The outcome's range the bound uses ([lo, hi]); null when it needs none "
-                                           "(the KS distance).")
-    covers: list[Covers] = documented(COVERS_TEXT)
-    note: str | None = optional("A caveat, e.g. an end that is unbounded at this sample size.")
 
 
 class OutcomeGroup(ResultModel):
@@ -79,6 +61,7 @@ class OutcomePair(ResultModel):
     decision_note: str | None = optional(_DECISION_NOTE)
     no_verdict: str | None = optional(_NO_VERDICT)
     verdict: DecisionVerdict | None = optional("The pair's verdict, from its decision interval.")
+    at_headline: AtHeadline | None = optional(AT_HEADLINE)
 
     # what the report's and release's code for comparison pairs reads (a disparity pair's δ and condition)
     @property
