@@ -132,7 +132,8 @@ CATALOGUE: dict[str, MetricInfo] = {m.name: m for m in (
          (("all", None),)))),
     MetricInfo("selection_rate", "selection", None,
                "Selection rate (EEOC Uniform Guidelines, 29 CFR 1607.4(D)): the share of a group's rows the model "
-               "selects (predicts positive). The value is the share over all rows; each group's share is a pair.",
+               "selects (the prediction counted as selected, positive unless the spec says otherwise). The value is the "
+               "share over all rows; each group's share is a pair.",
                needs_label=False, worse="abs", value_range=(0.0, 1.0), pair_quantity="selection_rate", docs_section="8.",
                title="Selection rate", short="Selection rate", papers=("ugesp1978",), method="selection",
                membership=_SOFT),
