@@ -25,7 +25,7 @@ PROJECTION_METHOD_TEXT = {"pca": "principal component analysis (PCA)", "svd": "t
 # Rows of the side-by-side table: (key, label, kind); the kind says which filter the template uses.
 LOCAL_BIAS_ROWS = [
     ("test", "Held-out test of the cluster gaps", "test"),
-    ("max_gap", "Largest cluster |gap| where the clusters were chosen", "num"),
+    ("max_gap", "Gap of the cluster with the largest |gap| where the clusters were chosen (signed)", "num"),
     ("bcr", "BCR: share of detectable clusters with |gap| ≥ threshold (descriptive)", "pct"),
     ("bir", "BIR: share of rows in those clusters (descriptive)", "pct"),
     ("inertia_ratio", "Inertia (k-means = 1.00)", "num"),

@@ -264,7 +264,7 @@ def test_side_by_side_table(lb_html):
                        "confirmed: cluster 0")
     assert "<strong>confirmed: cluster 0</strong>" in t
     # the global gap's digits come from its Bernstein interval (two significant digits: 0.0127 -> 0.013)
-    assert rows[1] == ("Largest cluster |gap| where the clusters were chosen +0.013 0.0583 cluster 1, 260 rows: "
+    assert rows[1] == ("Gap of the cluster with the largest |gap| where the clusters were chosen (signed) +0.013 0.0583 cluster 1, 260 rows: "
                        "-0.0583 0.104 cluster 0, 120 rows: +0.104")
     assert rows[2] == "BCR: share of detectable clusters with |gap| ≥ threshold (descriptive) — 2 25.0% 50.0%"
     assert rows[3] == "BIR: share of rows in those clusters (descriptive) — 2 28.9% 46.7%"
