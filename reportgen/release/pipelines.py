@@ -83,6 +83,12 @@ def metric_line(m: Any) -> MetricLine:
     verdict = ""
     if getattr(own, "interval", None) or (named and own is not None):  # a verdict read off a named decision
         verdict = own.text  # interval (group disparity; a proxy impact ratio's identified set)
+    elif own is None and ivs:  # a family whose word is the sign of its interval (amplification, Multi→ by its
+        from reportgen.report.filters import verdict_of  # signed mean): the first page's badge, the one rule
+
+        kind, text = verdict_of(m)
+        verdict = text if kind != "undefined" else ""
+        named = bool(verdict)  # printed after the interval's name, as every verdict read off an interval is
     return MetricLine(m.name, attribute, numfmt.num(m.value, shown), ivs, numfmt.interval_name(iv) if ivs else "",
                       verdict, "", named, bool(ivs and getattr(iv, "degenerate", None)))
 

@@ -327,3 +327,24 @@ def test_every_sample_gives_a_valid_junit_and_a_summary_row_per_metric(path):
         elif iv is not None and iv.lower is not None:
             assert "95%" in row or "%" in row
             assert ("supports no verdict" in row) == bool(getattr(iv, "degenerate", None)), row
+
+
+def test_the_terminal_and_ci_lines_carry_the_first_pages_amplification_words(sample_runs):
+    """BiasAmp and Multi→ rows had their word ("amplifies") only on the report's pages; the terminal and the
+    Markdown summary printed the bare interval. metric_line now prints the first page's word, by the same rule
+    (report.filters.verdict_of), after the interval's name."""
+    import json as _json
+
+    from reportgen.release.pipelines import metric_line
+    from reportgen.report.filters import verdict_of
+    from reportgen.results.model import Results
+
+    _, produced = sample_runs["compas"]
+    results = Results.model_validate(_json.loads(produced.read_bytes()))
+    seen = 0
+    for m in results.metrics:
+        if m.name.startswith(("biasamp_", "multi_")) and m.value is not None:
+            x = metric_line(m)
+            assert x.verdict == verdict_of(m)[1] and x.decision_named, (m.name, x)
+            seen += 1
+    assert seen >= 4
