@@ -539,11 +539,11 @@ def _verdict(name: str, pair: ScoreQualityPair, iv, attr, g: int, favorable: str
 def _summary(name: str, pairs: list[ScoreQualityPair]) -> ScoreQualityVerdict:
     """The value's reading: descriptive, counting its pairs' verdicts (each read off the pair's own interval)."""
     kinds = [p.verdict.kind for p in pairs if p.verdict is not None]
-    against = kinds.count("against")
+    against, left = kinds.count("against"), kinds.count("undefined")  # left: no verdict (no interval at all)
     what = "comparisons" if name in ("auc_gap", "xauc") else "groups"
     if name in ("auc", "ece"):
         return ScoreQualityVerdict(kind="descriptive", text="descriptive: each group's value is in its row",
                                    interval=None)
     return ScoreQualityVerdict(kind="descriptive", interval=None,
                                text=f"descriptive: against the group in {against} of {len(kinds)} {what} "
-                                    "(each read off its own interval)")
+                                    f"(each read off its own interval){f'; {left} without a verdict' if left else ''}")

@@ -176,3 +176,19 @@ def test_auc_gap_pairs_cover_the_population_gap():
         p = fam.entry(_ctx([v], B=200, seed=r, G=2), _metric("auc_gap")).entry.pairs[0]
         hits += p.interval.lower <= truth <= p.interval.upper
     assert 0.88 <= hits / R <= 0.99, hits / R
+
+
+def test_the_headline_counts_groups_without_a_verdict():
+    """Under the sketch, calibration in the large prints no interval, so no group has a verdict; the headline said
+    "against the group in 0 of 3 groups", which reads as "none miscalibrated". It now says how many have none."""
+    from types import SimpleNamespace
+
+    from reportgen.families.score_quality import _summary
+
+    def pair(kind):
+        return SimpleNamespace(verdict=SimpleNamespace(kind=kind))
+
+    text = _summary("calibration_in_the_large", [pair("undefined")] * 3).text
+    assert text == ("descriptive: against the group in 0 of 3 groups (each read off its own interval); "
+                    "3 without a verdict")
+    assert _summary("auc_gap", [pair("against"), pair("insufficient")]).text.endswith("own interval)")
