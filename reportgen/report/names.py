@@ -36,8 +36,19 @@ def long_names(doc: dict, limit: int = NAME_LIMIT) -> dict[str, str]:
         if isinstance(t, dict):
             raw.update(str(t.get(k, "")) for k in ("name", "column", "predicted"))
     long_raw = {s for s in raw if len(s) > limit}
-    found = long_raw | {g for g in labels if len(g) > limit and not any(r in g for r in long_raw)}
+    found = long_raw | {g for g in labels if len(g) > limit and not any(r in g for r in long_raw)
+                        and not _short_parts(g, limit)}
     return {s: display_name(s, limit) for s in found}
+
+
+def _short_parts(label: str, limit: int, most: int = 4) -> bool:
+    """An intersection's label whose every part is short (``sex×race=Male×Native Hawaiian or Other Pacific
+    Islander``: each name and value at most ``limit``, at most ``most`` attributes) is shown in full: its length
+    is bounded by its parts, and shortening it to ``Male×Native Hawaiian or Other Pac…#f4220d`` in the LL144
+    tables, while the race table prints the category whole, named one category two ways."""
+    name, _, value = label.partition("=")
+    parts = name.split("×") + value.split("×")
+    return len(name.split("×")) <= most and all(len(p) <= limit for p in parts)
 
 
 def strings_mapped(obj: Any, text: Callable[[str], str]) -> Any:

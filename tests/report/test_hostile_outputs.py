@@ -563,3 +563,19 @@ def test_an_archive_that_refuses_the_report_exits_2_after_writing_it(monkeypatch
     assert r.returncode == 2 and events[-1]["event"] == "error" and events[-1]["exit"] == 2, r.stderr
     assert events[-1]["problems"] == ["the report was written to v2 but not filed: arch/index.sqlite is not a "
                                       "reportgen archive index (tables: none)"]
+
+
+def test_an_intersection_of_short_names_is_shown_whole():
+    """ll144's intersectional category sex×race_ethnicity=Male×Native Hawaiian or Other Pacific Islander (66
+    characters) was shortened to 'Male×Native Hawaiian or Other Pac…#f4220d' in the LL144 tables while the race
+    table printed the category whole. A label whose every part is short is shown in full; one with a long part is
+    still shortened (the long names' guard)."""
+    from reportgen.numfmt import NAME_LIMIT
+    from reportgen.report.names import long_names
+
+    label = "sex×race_ethnicity=Male×Native Hawaiian or Other Pacific Islander"
+    doc = {"attributes": [{"name": "sex×race_ethnicity", "groups": [label]}]}
+    assert len(label) > NAME_LIMIT and long_names(doc) == {}
+    long_value = "x" * (NAME_LIMIT + 1)
+    doc = {"attributes": [{"name": "a×b", "groups": [f"a×b=Male×{long_value}"]}]}
+    assert list(long_names(doc)) == [f"a×b=Male×{long_value}"]
