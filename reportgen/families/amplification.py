@@ -9,7 +9,7 @@ from reportgen.stats import metrics
 from reportgen.data.files import AttributeDef, TaskColumns
 from reportgen.families.base_source import BaseInfo
 from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline, needs_predicted, \
-    add_signed_pair, pair_counts
+    add_signed_pair, pair_counts, state_direction
 from reportgen.stats.loading import Loaded
 from reportgen.stats.statistic import Estimate
 from reportgen.fileio import jfloat as as_json_float
@@ -83,7 +83,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     """The metric on one attribute, from the spec's base source (and each of `base.compare`, kept beside it)."""
     undefined = needs_predicted(ctx, m)
     if undefined:
-        return undefined
+        return state_direction(undefined)
     b = ctx.ls.spec.base
     sources = [b.source] + [c for c in b.compare if c != b.source]
     task_idx = ctx.task_idx(m)
@@ -95,7 +95,7 @@ def entry(ctx: AttributeContext, m: Metric) -> Computed:
     if len(sources) > 1:
         first.by_source = [BySource(source=src, value=c.entry.value, interval=c.entry.interval)
                            for src, c in zip(sources, computed)]
-    return computed[0]
+    return state_direction(computed[0])
 
 
 def sweep_value(m: Metric, attr: AttributeDef, N: np.ndarray, base: BaseInfo, k: int, t: TaskColumns) -> np.ndarray:

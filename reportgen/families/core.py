@@ -27,6 +27,7 @@ from reportgen.stats.values import TaskValues, task_values
 from reportgen.spec import catalogue
 from reportgen.stats.statistic import Estimate, RowPatterns, cell_counts, estimate, group_moments, patterns_of
 from reportgen.fileio import jfloat as as_json_float
+from reportgen.results.direction import direction_verdict
 from reportgen.results.intervals import AcrossRunsInterval, BootstrapInterval, RowsAndRunsInterval
 from reportgen.results.metrics import MetricResult
 from reportgen.results.vocabulary import ResultModel
@@ -396,6 +397,16 @@ def pair_counts(pairs: list) -> dict:
     value carries ``reason``)."""
     defined = sum(1 for p in pairs if p.reason is None)
     return {"pairs_defined": defined, "pairs_undefined": len(pairs) - defined, "pairs": pairs}
+
+
+def state_direction(c: Computed) -> Computed:
+    """An amplification row (BiasAmp, Multi→, leakage, DPA) with its verdict stated, and each of its pairs' (y·Δ):
+    the sign of its interval in words, by the one rule (``results.direction``), read by the report, the terminal and
+    CI lines alike (docs/metrics.md §1). Called once, where the family has built the entry."""
+    for pair in c.entry.pairs:
+        pair.verdict = direction_verdict(pair)
+    c.entry.verdict = direction_verdict(c.entry)
+    return c
 
 
 def undefined_entry(m: Metric, attr: AttributeDef, reason: str) -> Computed:

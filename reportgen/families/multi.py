@@ -8,7 +8,7 @@ import numpy as np
 from reportgen.stats import metrics
 from reportgen.stats import counts
 from reportgen.families.core import AttributeContext, Computed, Evaluation, combine, headline, needs_predicted, \
-    add_signed_pair, pair_counts
+    add_signed_pair, pair_counts, state_direction
 from reportgen.stats.loading import sample_note
 from reportgen.fileio import jfloat as as_json_float
 from reportgen.results.metrics import BaseInfo, MultiPair, MultiResult, SignedMean
@@ -102,6 +102,4 @@ def _multi_entry(ctx: AttributeContext, m: Metric) -> Computed:
 
 def entry(ctx: AttributeContext, m: Metric) -> Computed:
     undefined = needs_predicted(ctx, m)
-    if undefined:
-        return undefined
-    return _multi_entry(ctx, m)
+    return state_direction(undefined or _multi_entry(ctx, m))

@@ -8,7 +8,7 @@ import numpy as np
 from reportgen.stats import intervals
 from reportgen.stats import metrics
 from reportgen.data.files import AttributeDef
-from reportgen.families.core import AttributeContext, Computed
+from reportgen.families.core import AttributeContext, Computed, state_direction
 from reportgen.stats.loading import Loaded
 from reportgen.fileio import jfloat as as_json_float
 from reportgen.results.metrics import PredictabilityResult
@@ -118,4 +118,5 @@ def structural_zero(name: str, r: dict, runs: list[dict], attr: AttributeDef) ->
 def entry(ctx: AttributeContext, m: Metric) -> Computed:
     """The metric on one attribute; its row bootstrap's replicates stay inside the attackers' module (no gate pairs
     them), so nothing travels beside the entry."""
-    return Computed(_predictability_entry(m, ctx.attr, ctx.L, ctx.has_pred, ctx.level, ctx.seed, ctx.B))
+    return state_direction(Computed(_predictability_entry(m, ctx.attr, ctx.L, ctx.has_pred, ctx.level, ctx.seed,
+                                                          ctx.B)))

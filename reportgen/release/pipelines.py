@@ -70,6 +70,7 @@ class MetricLine:
 
 def metric_line(m: Any) -> MetricLine:
     """A metric result's printed line (the report's rounding); an undefined value carries its reason."""
+    from reportgen.results.direction import DirectionVerdict
     from reportgen.results.model import decision_interval
 
     attribute = numfmt.display_name(m.attribute)
@@ -81,10 +82,11 @@ def metric_line(m: Any) -> MetricLine:
     own = getattr(m, "verdict", None)
     named = bool(ivs and getattr(m, "decision", None))
     verdict = ""
-    if getattr(own, "interval", None) or (named and own is not None):  # a verdict read off a named decision
-        verdict = own.text  # interval (group disparity; a proxy impact ratio's identified set)
-    elif own is None and ivs:  # a family whose word is the sign of its interval (amplification, Multi→ by its
-        from reportgen.report.filters import verdict_of  # signed mean): the first page's badge, the one rule
+    direction = isinstance(own, DirectionVerdict) or own is None  # (older results state no direction verdict)
+    if not direction and (getattr(own, "interval", None) or (named and own is not None)):  # a verdict read off a
+        verdict = own.text  # named decision interval (group disparity; a proxy impact ratio's identified set)
+    elif direction and ivs:  # a family whose word is the sign of its interval (amplification, Multi→ by its
+        from reportgen.report.filters import verdict_of  # signed mean): its stated verdict, the first page's badge
 
         kind, text = verdict_of(m)
         verdict = text if kind != "undefined" else ""

@@ -21,12 +21,14 @@ from reportgen.numfmt import (  # noqa: F401  (re-exported: the templates and pl
     MAX_SIG, NO_INTERVAL, NOT_DEFINED, PCT_DP, PLAIN_SIG, VALUE_DP, WIDTH_SIG, _bounds, _finite, _fmt, count,
     amount, decimals, fixed, interval, interval_name, level, num, pct, signed,
 )
+# Verdict kinds (CSS class suffixes and test hooks) and their texts: the amplification rows' direction words and
+# their one rule live below the report (reportgen/results/direction.py), so results.json, the report and the terminal
+# say the same word.
+from reportgen.results.direction import (  # noqa: F401  (re-exported: the templates and tests read them as F.*)
+    AMPLIFIES, INSUFFICIENT, NO_BASE_DIRECTION, NO_CONTRIBUTION, NO_VARIATION, ORIENTED as _ORIENTED, REDUCES,
+    direction_words as _direction_words, interval_verdict,
+)
 
-# Verdict kinds (CSS class suffixes and test hooks) and their texts.
-AMPLIFIES = "amplifies"
-NO_VARIATION = "no sampling variation: no verdict"
-REDUCES = "reduces"
-INSUFFICIENT = "insufficient evidence"
 # The selection family's regulatory verdict kinds (docs/metrics.md §8) drawn with the badge styles above.
 BADGE_STYLE = {"indicated": "against", "not_indicated": "clear", "inconclusive": "insufficient"}
 
@@ -34,48 +36,10 @@ BADGE_STYLE = {"indicated": "against", "not_indicated": "clear", "inconclusive":
 # --------------------------------------------------------------------------- verdicts
 
 
-def interval_verdict(lower: Any, upper: Any) -> str:
-    """Amplification reading of an interval already oriented so that above 0 amplifies (a metric value, a signed
-    mean, y·Δ): above 0, below 0, or containing 0. Only :func:`direction_words` calls it."""
-    if not (_finite(lower) and _finite(upper)):
-        return NOT_DEFINED
-    if lower > 0:
-        return AMPLIFIES
-    if upper < 0:
-        return REDUCES
-    return INSUFFICIENT
-
-
-NO_BASE_DIRECTION = "no direction (the base data give the pair none)"
-NO_CONTRIBUTION = "no contribution (y = 0)"
-_KIND = {AMPLIFIES: "amplifies", REDUCES: "reduces", INSUFFICIENT: "insufficient"}
-_ORIENTED = object()  # direction_words' default: the interval is already oriented (a value, not a pair's Δ)
-
-
 def direction_words(iv: Any, y: Any = _ORIENTED) -> tuple[str, str]:
-    """(kind, text): the one place an amplification sign becomes a word ("amplifies", "reduces", "insufficient
-    evidence"), for the report, the first page, ``Results.to_frame`` and every other reader.
-
-    ``iv``: the interval (lower, upper attributes or keys) of a value whose sign already reads as the direction
-    (a metric value, a Multi→ signed mean, a mean across runs); or, with ``y``, the interval of a pair's Δ, whose
-    direction is that of y·Δ (docs/metrics.md §1: y is the base data's direction of the pair) — a pair's raw Δ
-    never gives a word. ``y`` None: the base gives no direction, 0: the pair does not count; neither has one. An
-    interval marked degenerate supports no verdict."""
-    iv = fields(iv)
-    if y is not _ORIENTED:
-        if y is None:
-            return "undefined", NO_BASE_DIRECTION
-        if not y:
-            return "undefined", NO_CONTRIBUTION
-    if iv is None:
-        return "undefined", NO_INTERVAL
-    if getattr(iv, "degenerate", None):  # an interval that cannot vary supports no verdict
-        return "insufficient", NO_VARIATION
-    lo, hi = _or_nan(iv, "lower"), _or_nan(iv, "upper")
-    if y is not _ORIENTED and _finite(lo) and _finite(hi):
-        lo, hi = sorted((y * lo, y * hi))
-    text = interval_verdict(lo, hi)
-    return _KIND.get(text, "undefined"), text
+    """(kind, text) of an amplification interval (``reportgen.results.direction.direction_words``, the one rule),
+    for a model object or a plain results.json mapping: the report, the first page, ``Results.to_frame``."""
+    return _direction_words(fields(iv), y)
 
 
 class Fields:
@@ -168,11 +132,6 @@ def verdict_of(entry: Any) -> tuple[Any, Any]:
         # whose Multi→ pairs had none) there is no direction, never the raw Δ's
         return direction_words(iv, getattr(entry, "y", None))
     return direction_words(iv)
-
-
-def _or_nan(iv: Any, end: str) -> Any:
-    """An interval end as the old mapping code read it: NaN when the interval has no such end at all."""
-    return getattr(iv, end) if has_field(iv, end) else math.nan
 
 
 def verdict_badge(entry: Any) -> str:

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
+from reportgen.results.direction import DirectionVerdict
 from reportgen.results.intervals import ACROSS_RUNS as _ACROSS_RUNS, INTERVAL_ROWS as _INTERVAL_ROWS, PER_RUN as _PER_RUN
 from reportgen.results.intervals import (AT_HEADLINE, AcrossRunsInterval, AtHeadline, BernsteinInterval, BootstrapInterval, DecisionVerdict,
                                          HeadlineInterval, IdentifiedSet, KatzInterval, SampleOnlyEstimate, PairInterval, SimultaneousInterval, TrialsInterval)
@@ -43,6 +44,12 @@ _IDENTIFIED = ("Proxy attributes (`probabilities:`, `bisg:`): the sharp partial-
                "interval.")
 _SAMPLE_ONLY = ("A proxy attribute with `annotated:`: the pair's quantity from the annotated rows alone with their "
                 "true groups, and its bootstrap interval, printed beside the proxy-based estimates.")
+_DIRECTION = ("The row's verdict, read off the sign of its interval (docs/metrics.md §1): 'amplifies', 'reduces' or "
+              "'insufficient evidence'; the report, the terminal and CI lines print this word. Absent in results "
+              "of versions before it was stated (readers then apply the same rule).")
+_PAIR_DIRECTION = ("The pair's verdict, read off the sign of y·Δ from its interval of Δ (docs/metrics.md §1): "
+                   "'amplifies', 'reduces', 'insufficient evidence'; 'undefined' when the base gives the pair no "
+                   "direction (y null or 0) or Δ is undefined. Absent in results of older versions.")
 _HEADLINE_INTERVAL = ("The interval printed, decided and gated on: a bootstrap interval for one prediction file, "
                       "rows_and_runs for several runs, a simultaneous interval for a headline chosen among several "
                       "pairs; null when there is no value or no resampling (bootstrap resamples 0).")
@@ -84,6 +91,7 @@ class AmplificationPair(ResultModel):
                                      "undefined (`reason`).")
     reason: str | None = optional("Why the pair is undefined.")
     contribution: float | None = optional("y·Δ: the pair's signed contribution to the metric value.")
+    verdict: DirectionVerdict | None = optional(_PAIR_DIRECTION)
     interval: PairInterval | None = optional("Interval of Δ; absent without resampling.")
     interval_rows: BootstrapInterval | None = optional(_INTERVAL_ROWS)
     across_runs: AcrossRunsInterval | None = optional(_ACROSS_RUNS)
@@ -102,6 +110,7 @@ class AmplificationResult(ResultModel):
                                      "(`reason`).")
     reason: str | None = optional("Why the value is undefined.")
     interval: HeadlineInterval | None = documented(_HEADLINE_INTERVAL)
+    verdict: DirectionVerdict | None = optional(_DIRECTION)
     interval_rows: BootstrapInterval | None = optional(_INTERVAL_ROWS)
     across_runs: AcrossRunsInterval | None = optional(_ACROSS_RUNS)
     per_run: list[float | None] | None = optional(_PER_RUN)
@@ -136,6 +145,7 @@ class MultiPair(ResultModel):
     delta: float | None = documented("Δ for the pair; null when undefined (`reason`).")
     reason: str | None = optional("Why the pair is undefined.")
     contribution: float | None = optional("y·Δ: the pair's signed contribution to the signed mean.")
+    verdict: DirectionVerdict | None = optional(_PAIR_DIRECTION)
     interval: PairInterval | None = optional("Interval of Δ; absent without resampling.")
     interval_rows: BootstrapInterval | None = optional(_INTERVAL_ROWS)
     across_runs: AcrossRunsInterval | None = optional(_ACROSS_RUNS)
@@ -169,6 +179,10 @@ class MultiResult(ResultModel):
     across_runs: AcrossRunsInterval | None = optional(_ACROSS_RUNS)
     per_run: list[float | None] | None = optional(_PER_RUN)
     signed_mean: SignedMean | None = optional("Signed mean of y·Δ with its interval (the direction of the effect).")
+    verdict: DirectionVerdict | None = optional("The row's verdict, read off the sign of `signed_mean`'s interval "
+                                                "(the value, a mean |Δ|, has none; docs/metrics.md §1): 'amplifies', "
+                                                "'reduces' or 'insufficient evidence'. Absent in results of older "
+                                                "versions.")
     variance: float | None = optional("Variance of the pairs' Δ.")
     pairs_defined: int | None = optional("Number of pairs with a defined Δ.")
     pairs_undefined: int | None = optional("Number of pairs whose Δ is undefined.")
@@ -284,6 +298,7 @@ class PredictabilityResult(ResultModel):
     interval: PairInterval | None = documented("Row-bootstrap interval (rows and the trials' randomness; rows_and_runs "
                                                "with several runs); null when there is none (`interval_reason`).")
     interval_reason: str | None = optional("Why there is no interval, or why its ends are null.")
+    verdict: DirectionVerdict | None = optional(_DIRECTION)
     trials: TrialsInterval | None = optional("Mean ± t over the trials (trial noise only; never decided on); null when "
                                              "the value is undefined.")
     lambda_d: float | None = optional("Leakage: λ_D, the attacker's quality from the (error-matched) true tasks.")

@@ -34,6 +34,7 @@ from reportgen.results.ranking import *  # noqa: F401,F403
 from reportgen.results.regulatory import *  # noqa: F401,F403
 from reportgen.results.outcome import *  # noqa: F401,F403
 from reportgen.results.vocabulary import *  # noqa: F401,F403
+from reportgen.results.direction import DirectionVerdict  # noqa: F401  (amplification verdicts: their own module)
 from reportgen.results.gates import GateResult, Gating
 from reportgen.results.local_bias import LocalBias
 from reportgen.results.metrics import MetricResult

@@ -95,6 +95,7 @@ def test_to_frame_words_of_multi_pairs_follow_y_times_delta(multi):
             assert row.verdict_kind == "undefined"
         else:
             assert row.verdict == _word(p["interval"]["lower"], p["interval"]["upper"], p["y"]), p
+        assert (row.verdict_kind, row.verdict) == (p["verdict"]["kind"], p["verdict"]["text"])  # results.json's word
 
 
 def _first_page(html: str) -> str:
@@ -187,6 +188,7 @@ def test_leakage_zero_by_construction_supports_no_verdict(tmp_path, quality):
     why = m["structural_zero"]
     assert "0 by construction" in why and "age=adult" in why and "balanced" in why
     assert m["interval"]["note"] == why
+    assert m["verdict"]["kind"] == "insufficient" and m["verdict"]["text"] == "no sampling variation: no verdict"
     assert res["gates"][0]["status"] == "inconclusive"
     html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     page = _first_page(html)
