@@ -13,7 +13,8 @@ and the gate texts all format them here, with one convention per quantity:
   value may keep one more digit than its interval).
 * ``pct`` prints shares as percentages with one decimal (more when the interval is narrower than 0.1 points).
 * A value or interval end never prints as a line the document reads it against unless it equals it: 0 and
-  the four-fifths line 0.8 (:data:`LINES`) everywhere, and a gate's limit in that gate's texts. 0.79975 prints
+  the four-fifths line 0.8 (:data:`LINES`) everywhere, a run's gate limits wherever its report and summaries
+  are printed (:func:`document_lines`), and a gate's limit in that gate's own texts. 0.79975 prints
   as 0.7997 beside "under 0.8" rather than 0.800, an interval end 0.00019 as 0.0002, not 0.000
   (:func:`apart`).
 

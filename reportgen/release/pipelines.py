@@ -101,7 +101,9 @@ def _where(attribute: str, pair: dict | None) -> str:
 
 
 def _bound_text(b: Any) -> str:
-    lines = (b.limit, -b.limit)
+    from reportgen.release.gates import limit_lines
+
+    lines = limit_lines(b)
     iv = f" [{numfmt.num(b.lower, lines=lines)}, {numfmt.num(b.upper, lines=lines)}]" \
         if b.lower is not None and b.upper is not None else ""
     point = numfmt.num(b.point, lines=lines) if b.point is not None else "not defined"
