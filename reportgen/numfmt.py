@@ -98,6 +98,17 @@ def _fmt(x: float, p: int) -> str:
 _DOCUMENT_LINES: ContextVar[tuple[float, ...]] = ContextVar("reportgen_document_lines", default=())
 
 
+def limit_lines(limit: float) -> tuple[float, float]:
+    """The lines a gate's numbers are read against: its limit and its negative (``abs_max``)."""
+    return (float(limit), -float(limit))
+
+
+def document_lines_now() -> tuple[float, ...]:
+    """The gate limits the current block prints its numbers apart from (:func:`document_lines`), for caches of
+    printed text (the plots) to key on."""
+    return _DOCUMENT_LINES.get()
+
+
 def gate_limits(results: Any) -> tuple[float, ...]:
     """Every gate limit of a run's results (a results model or its JSON mapping), with its negative: the lines a
     whole document reads its numbers against, besides :data:`LINES`."""
@@ -108,7 +119,7 @@ def gate_limits(results: Any) -> tuple[float, ...]:
         for b in bounds or []:
             lim = b.get("limit") if isinstance(b, Mapping) else getattr(b, "limit", None)
             if _finite(lim):
-                out += [float(lim), -float(lim)]
+                out += limit_lines(lim)
     return tuple(sorted(set(out)))
 
 

@@ -214,10 +214,9 @@ def _summary(results, written: list[str]) -> None:
     click.echo(f"{show(r.title, 200)} — {show(r.model.name)} {show(r.model.version)}")
     for line in _drop_lines(results):
         click.echo(line)
-    from reportgen.release.pipelines import metric_line
+    from reportgen.release.pipelines import metric_lines
 
-    with numfmt.document_lines(numfmt.gate_limits(results)):  # the report's rounding, its gate limits included
-        lines = [(m, metric_line(m)) for m in results.metrics]
+    lines = zip(results.metrics, metric_lines(results))  # the report's rounding, its gate limits included
     for m, x in lines:  # value, its decision interval (named) and the verdict read off it
         if not x.defined:
             click.echo(f"  {x.name:<20} {x.attribute:<14} not defined ({x.reason})")

@@ -205,7 +205,7 @@ class Check:
 
 
 def _exact_status(kind: str, limit: float, q: float) -> tuple[str, str]:
-    t = numfmt.sig(q, limit, -limit)  # never "0.8 < 0.8"
+    t = numfmt.sig(q, *numfmt.limit_lines(limit))  # never "0.8 < 0.8"
     if kind in ("max", "max_increase"):
         return ("pass", f"{t} ≤ {limit:g}") if q <= limit else ("fail", f"{t} > {limit:g}")
     if kind == "min":
@@ -229,16 +229,11 @@ def _eq(p: float) -> str:
     return t if t.startswith("<") else f"= {t}"
 
 
-def limit_lines(b) -> tuple[float, float]:
-    """The lines a gate's numbers are read against: its limit, and its negative (``abs_max``)."""
-    return (b.limit, -b.limit)
-
-
 def _iv_text(b: Bound) -> str:
     e = b.est
     lvl = f"{numfmt.level(e.level)} " if e.level is not None else ""
     name = numfmt.METHOD_NAMES.get(e.method, e.method) if e.method in ("bernstein", "katz log-ratio") else e.method
-    shown = numfmt.interval({"lower": e.lower, "upper": e.upper}, e.point, lines=limit_lines(b))
+    shown = numfmt.interval({"lower": e.lower, "upper": e.upper}, e.point, lines=numfmt.limit_lines(b.limit))
     return f"{name + ' ' if name else ''}{lvl}interval {shown}"
 
 

@@ -86,13 +86,21 @@ def metric_line(m: Any) -> MetricLine:
     if not direction and (getattr(own, "interval", None) or (named and own is not None)):  # a verdict read off a
         verdict = own.text  # named decision interval (group disparity; a proxy impact ratio's identified set)
     elif direction and ivs:  # a family whose word is the sign of its interval (amplification, Multi→ by its
-        from reportgen.report.filters import verdict_of  # signed mean): its stated verdict, the first page's badge
+        if own is None:  # signed mean): its stated verdict; results of an older version state none: the same rule
+            from reportgen.results.direction import direction_verdict
 
-        kind, text = verdict_of(m)
-        verdict = text if kind != "undefined" else ""
+            own = direction_verdict(m)
+        verdict = own.text if own.kind != "undefined" else ""
         named = bool(verdict)  # printed after the interval's name, as every verdict read off an interval is
     return MetricLine(m.name, attribute, numfmt.num(m.value, shown), ivs, numfmt.interval_name(iv) if ivs else "",
                       verdict, "", named, bool(ivs and getattr(iv, "degenerate", None)))
+
+
+def metric_lines(results: Any) -> list[MetricLine]:
+    """Every metric's line as the terminal and the Markdown summary print it, with the run's gate limits as lines
+    no number prints as (numfmt.document_lines), as in the report."""
+    with numfmt.document_lines(numfmt.gate_limits(results)):
+        return [metric_line(m) for m in results.metrics]
 
 
 def _where(attribute: str, pair: dict | None) -> str:
@@ -101,9 +109,7 @@ def _where(attribute: str, pair: dict | None) -> str:
 
 
 def _bound_text(b: Any) -> str:
-    from reportgen.release.gates import limit_lines
-
-    lines = limit_lines(b)
+    lines = numfmt.limit_lines(b.limit)
     iv = f" [{numfmt.num(b.lower, lines=lines)}, {numfmt.num(b.upper, lines=lines)}]" \
         if b.lower is not None and b.upper is not None else ""
     point = numfmt.num(b.point, lines=lines) if b.point is not None else "not defined"
@@ -279,8 +285,7 @@ def summary_markdown(results: Any, files: Iterable[str], *, link_base: str = "")
         out.append(f"> ⚠️ {md_text(w, 400)}")
     if results.gating.warnings:
         out.append("")
-    with numfmt.document_lines(numfmt.gate_limits(results)):  # the report's rounding, its gate limits included
-        rows = [metric_line(m) for m in results.metrics]
+    rows = metric_lines(results)
     if rows:
         table = ["| metric | attribute | value | decision interval | verdict |", "|---|---|---:|---|---|"]
         for x in rows:

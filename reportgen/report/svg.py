@@ -19,6 +19,8 @@ from io import StringIO
 
 from markupsafe import Markup
 
+from reportgen import numfmt
+
 
 
 RC = {
@@ -126,7 +128,8 @@ def memo(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        key = json.dumps([args, kwargs], sort_keys=True, default=repr)
+        # the printed numbers also follow the document's gate limits (numfmt.document_lines): part of the key
+        key = json.dumps([args, kwargs, numfmt.document_lines_now()], sort_keys=True, default=repr)
         if key not in cache:
             if _COLLECT is not None:
                 _COLLECT.append((fn.__name__, key, args, kwargs))
@@ -176,9 +179,11 @@ def workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _draw_one(name: str, args: tuple, kwargs: dict) -> str | None:
-    """In a worker: one plot, drawn by the undecorated function (the SVG text, or None)."""
-    out = _PLOTTERS[name].__wrapped__(*args, **kwargs)
+def _draw_one(name: str, args: tuple, kwargs: dict, lines: tuple = ()) -> str | None:
+    """In a worker: one plot, drawn by the undecorated function (the SVG text, or None), its numbers apart from
+    the document's gate limits as in this process (``lines``)."""
+    with numfmt.document_lines(lines):
+        out = _PLOTTERS[name].__wrapped__(*args, **kwargs)
     return None if out is None else str(out)
 
 
@@ -207,7 +212,8 @@ def draw(calls: list) -> None:
         # inherited from this process; about 10 % of the drawing time
         with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork"),
                                  initializer=gc.disable) as pool:
-            futures = [(c, pool.submit(_draw_one, c[0], c[2], c[3])) for c in todo]
+            lines = numfmt.document_lines_now()
+            futures = [(c, pool.submit(_draw_one, c[0], c[2], c[3], lines)) for c in todo]
             for (name, key, _args, _kwargs), fut in futures:
                 try:
                     svg = fut.result()

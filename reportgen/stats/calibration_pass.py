@@ -23,19 +23,11 @@ from __future__ import annotations
 import numpy as np
 
 from reportgen.stats import mann_whitney as _mw
-from reportgen.stats.score_quality import CalibrationSums
+from reportgen.stats.score_quality import CalibrationSums, score_bins
 
 ROW_BLOCK = 1 << 15  # rows read at a time
 BUFFER = 1 << 17  # a group's scores gathered by bin before their uniforms are drawn (1 MB of float64)
 DRAW_ELEMENTS = 1 << 17  # uniforms drawn per call (1 MB of float64)
-
-
-def _block_bins(s: np.ndarray, lo: float, hi: float, bins: int) -> np.ndarray:
-    """Each score's equal-width bin (:func:`reportgen.stats.score_quality.score_bins`, the same arithmetic) of one
-    block, after its range check."""
-    if ((s < lo) | (s > hi) | np.isnan(s)).any():
-        raise ValueError(f"scores must lie in [{lo}, {hi}]")
-    return np.minimum(np.floor((s - lo) / (hi - lo) * bins).astype(np.int64), bins - 1)
 
 
 def group_rows(codes: np.ndarray, G: int) -> np.ndarray:
@@ -61,7 +53,7 @@ def hard_sums(score: np.ndarray, label: np.ndarray, codes: np.ndarray, G: int, *
     for a in range(0, len(score), ROW_BLOCK):
         s = np.asarray(score[a:a + ROW_BLOCK], dtype=np.float64)
         c = np.asarray(codes[a:a + ROW_BLOCK])
-        key = c * bins + _block_bins(s, lo, hi, bins)
+        key = c * bins + score_bins(s, bins, (lo, hi))[0]
         keep = c >= 0
         if not keep.all():
             key, s = key[keep], s[keep]
@@ -121,7 +113,7 @@ def calibrated_ece(score: np.ndarray, codes: np.ndarray, g: int, sums: Calibrati
         if not mine.any():
             continue
         s = s[mine]
-        idx = _block_bins(s, lo, hi, bins)
+        idx = score_bins(s, bins, (lo, hi))[0]
         order = np.argsort(idx, kind="stable")  # the block's rows by bin, in row order within a bin
         cut = np.searchsorted(idx[order], np.arange(bins + 1))
         for b in range(bins):

@@ -1115,3 +1115,19 @@ def test_how_to_read_explains_the_words_this_report_uses(name, present, absent):
         assert f"<dt>{words}" in legend, words
     for words in absent:
         assert f"<dt>{words}" not in legend, words
+
+
+def test_a_cached_plot_is_drawn_again_under_other_gate_limits():
+    """Plots are cached by their arguments; their printed numbers also follow the document's gate limits
+    (numfmt.document_lines), so the limits are part of the key: a plot drawn for one report is not reused, with
+    stale labels, by a report whose gates differ."""
+    from reportgen.report import svg
+
+    @svg.memo
+    def _label_plot_for_test(x):
+        return F.interval({"lower": 0.0168, "upper": x}, 0.03)
+
+    outside = _label_plot_for_test(0.05004)
+    with numfmt.document_lines(numfmt.limit_lines(0.05)):
+        inside = _label_plot_for_test(0.05004)
+    assert (outside, inside) == ("[0.017, 0.050]", "[0.01680, 0.05004]")
